@@ -1,0 +1,249 @@
+"""``tfrlens-cli``: the headless command line over the codec.
+
+Exit codes: 0 fine, 1 the data has problems, 2 bad usage or unusable input
+(with a one-line message on stderr, never a traceback).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections import Counter
+from typing import Sequence
+
+from .decode import decode_record, feature_values, record_feature_lists, record_features, record_json_value
+from .errors import TFRecordError, UsageError
+from .framing import Compression, RecordStatus
+from .reader import TFRecordFile
+
+EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE = 0, 1, 2
+INFO_SAMPLE = 1000
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str):  # one line, exit 2 (argparse's own code)
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n")
+
+
+def _open(args) -> TFRecordFile:
+    return TFRecordFile(args.file, check_crc=not args.no_crc, use_cache=not args.no_cache)
+
+
+def _out(line: str = "") -> None:
+    sys.stdout.write(line + "\n")
+
+
+def cmd_info(args) -> int:
+    with _open(args) as f:
+        f.build_index(verify=not args.no_crc)
+        n = len(f)
+        statuses = Counter(f.index.status(i).label for i in range(n))
+        kinds: Counter = Counter()
+        features: dict[str, Counter] = {}
+        present: Counter = Counter()
+        sample = min(n, INFO_SAMPLE)
+        for i in range(sample):
+            decoded = decode_record(f.read(i).data)
+            kinds[decoded.kind.value] += 1
+            for key, dtype in feature_types(decoded).items():
+                features.setdefault(key, Counter())[dtype] += 1
+                present[key] += 1
+        _out(f"path:        {f.path}")
+        _out(f"compression: {f.compression.value}")
+        size = f"{f.file_size:,} bytes"
+        if f.compression is not Compression.NONE:
+            size += f" ({f._data_end():,} uncompressed)"
+        _out(f"size:        {size}")
+        ok = statuses.get("ok", 0)
+        _out(f"records:     {n:,} ({ok:,} ok" + "".join(
+            f", {c:,} {s}" for s, c in sorted(statuses.items()) if s != "ok") + ")")
+        scope = "" if sample == n else f" (first {sample:,} records)"
+        _out(f"kinds{scope}: " + (", ".join(f"{k} {c:,}" for k, c in kinds.most_common()) or "none"))
+        if features:
+            _out(f"features{scope}:")
+            width = max(len(k) for k in features)
+            for key in sorted(features):
+                types = "/".join(t for t, _ in features[key].most_common())
+                mixed = "  (mixed types)" if len(features[key]) > 1 else ""
+                _out(f"  {key:<{width}}  {types:<6}  in {present[key]:,} of {sample:,}{mixed}")
+        _print_problems(f)
+        return EXIT_PROBLEMS if f.problems else EXIT_OK
+
+
+def feature_types(decoded) -> dict[str, str]:
+    """Feature key -> dtype of one record (feature lists marked as such)."""
+    types = {}
+    features = record_features(decoded)
+    for key, feature in (features.items() if features is not None else ()):
+        types[key] = feature_values(feature)[0] or "empty"
+    lists = record_feature_lists(decoded)
+    for key, flist in (lists.items() if lists is not None else ()):
+        dtype = next((feature_values(step)[0] for step in flist.feature), None) or "empty"
+        types[f"{key} (feature list)"] = dtype
+    return types
+
+
+def _print_problems(f: TFRecordFile) -> None:
+    if not f.problems:
+        _out("problems:    none")
+        return
+    _out(f"problems:    {len(f.problems)}")
+    for p in f.problems:
+        rec = f"record {p.index}" if p.index is not None else "no record"
+        _out(f"  offset {p.offset:,} ({rec}): {p.kind.value}: {p.detail}")
+
+
+def cmd_verify(args) -> int:
+    with _open(args) as f:
+        f.verify()
+        n = len(f)
+        ok = sum(1 for i in range(n) if not f.index.status(i).damaged)
+        if args.json:
+            _out(json.dumps({"path": f.path, "compression": f.compression.value, "records": n, "ok": ok,
+                             "problems": [p.to_json() for p in f.problems]}))
+        else:
+            _out(f"{f.path}: {n:,} records, {ok:,} ok, {len(f.problems)} problem(s) ({f.compression.value})")
+            for p in f.problems:
+                rec = f"record {p.index}" if p.index is not None else "no record"
+                _out(f"  offset {p.offset:,} ({rec}): {p.kind.value}: {p.detail}")
+        return EXIT_PROBLEMS if f.problems else EXIT_OK
+
+
+def parse_range(text: str | None, n: int) -> range:
+    """``A:B`` with Python slice rules (either side may be empty or negative)."""
+    if not text:
+        return range(n)
+    parts = text.split(":")
+    try:
+        if len(parts) == 1:
+            i = int(parts[0])
+            return range(n)[i:i + 1] if i != -1 else range(n)[-1:]
+        if len(parts) == 2:
+            a, b = (int(p) if p.strip() else None for p in parts)
+            return range(n)[slice(a, b)]
+    except ValueError:
+        pass
+    raise UsageError(f"bad --range {text!r}: expected A:B, e.g. 10:20 or :5 or -3:")
+
+
+def cmd_cat(args) -> int:
+    with _open(args) as f:
+        f.build_index()
+        for i in parse_range(args.range, len(f)):
+            rec = f.read(i)
+            decoded = decode_record(rec.data)
+            if args.json:
+                _out(json.dumps({"index": i, "offset": rec.info.offset, "length": rec.info.length,
+                                 "status": rec.status.label, "kind": decoded.kind.value,
+                                 "value": record_json_value(decoded)}))
+            else:
+                _out(f"# record {i}  offset {rec.info.offset:,}  length {rec.info.length:,}  "
+                     f"{rec.status.label}  {decoded.kind.value}")
+                _out(_text(decoded))
+        return EXIT_PROBLEMS if f.problems else EXIT_OK
+
+
+def _text(decoded) -> str:
+    if decoded.message is None:
+        import base64
+
+        return "raw base64: " + base64.b64encode(decoded.data).decode()
+    from google.protobuf import text_format
+
+    return text_format.MessageToString(decoded.message, as_utf8=True).rstrip()
+
+
+def cmd_index(args) -> int:
+    fmt = args.format
+    with _open(args) as f:
+        f.build_index()
+        if fmt == "dali":
+            if f.compression is not Compression.NONE:
+                raise UsageError(f"the dali index format needs an uncompressed file; {f.path} is {f.compression.value}")
+            lines = []
+            skipped = 0
+            for i in range(len(f)):
+                info = f.record_info(i)
+                if info.status in (RecordStatus.TRUNCATED,):
+                    skipped += 1
+                    continue
+                lines.append(f"{info.offset} {info.end - info.offset}\n")
+            _write_text(args.output, "".join(lines))
+            if skipped:
+                sys.stderr.write(f"tfrlens-cli: {skipped} truncated record(s) left out of the index\n")
+        else:
+            from . import index_cache
+
+            if not args.output or args.output == "-":
+                if sys.stdout.isatty():
+                    raise UsageError("the native index is binary: give -o OUT")
+            target = index_cache.save(f.path, f.file_size, f.mtime_ns, f.compression, f.index, f.problems,
+                                      f.verified, f._data_end())
+            if target is None:
+                raise TFRecordError(f"cannot write the index cache for {f.path}")
+            with open(target, "rb") as src:
+                blob = src.read()
+            if args.output and args.output != "-":
+                from .writer import atomic_write_bytes
+
+                atomic_write_bytes(args.output, blob)
+            else:
+                sys.stdout.buffer.write(blob)
+        return EXIT_PROBLEMS if f.problems else EXIT_OK
+
+
+def _write_text(output: str | None, text: str) -> None:
+    if not output or output == "-":
+        sys.stdout.write(text)
+    else:
+        from .writer import atomic_write_bytes
+
+        atomic_write_bytes(output, text.encode())
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="tfrlens-cli", description="Inspect, verify and convert TFRecord files.")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    def add(name: str, help_: str):
+        p = sub.add_parser(name, help=help_, description=help_)
+        p.add_argument("file", help="a TFRecord file (plain, GZIP or ZLIB)")
+        p.add_argument("--no-crc", action="store_true", help="do not check CRCs")
+        p.add_argument("--no-cache", action="store_true", help="ignore and do not write the index cache")
+        return p
+
+    add("info", "compression, size, records, kinds, feature keys and problems").set_defaults(func=cmd_info)
+    p = add("verify", "check every length and data CRC; report every problem")
+    p.add_argument("--json", action="store_true", help="one JSON object")
+    p.set_defaults(func=cmd_verify)
+    p = add("cat", "print records (protobuf text, or JSON lines)")
+    p.add_argument("--json", action="store_true", help="one JSON object per record, one per line")
+    p.add_argument("--range", metavar="A:B", help="records A..B-1 (Python slice rules)")
+    p.set_defaults(func=cmd_cat)
+    p = add("index", "write the record index (native binary, or DALI's text format)")
+    p.add_argument("-o", "--output", metavar="OUT", help="where to write (default: stdout)")
+    p.add_argument("--format", choices=["native", "dali"], default="native")
+    p.set_defaults(func=cmd_index)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return args.func(args)
+    except TFRecordError as exc:
+        sys.stderr.write(f"tfrlens-cli: {exc}\n")
+        return EXIT_USAGE
+    except BrokenPipeError:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return EXIT_OK
+    except KeyboardInterrupt:
+        sys.stderr.write("tfrlens-cli: interrupted\n")
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

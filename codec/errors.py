@@ -1,0 +1,32 @@
+"""The codec's exceptions. Each also derives from the built-in it resembles,
+so callers may catch either; messages name the file, where, and what."""
+from __future__ import annotations
+
+
+class TFRecordError(Exception):
+    """Base of every error the codec raises on purpose."""
+
+
+class FileAccessError(TFRecordError, OSError):
+    """The path is missing, a directory, or cannot be read or written."""
+
+
+class NotTFRecordError(TFRecordError, ValueError):
+    """The content is not a TFRecord stream (plain, GZIP or ZLIB)."""
+
+
+class CorruptRecordError(TFRecordError, ValueError):
+    """A record's length or data CRC does not match, or a stream is damaged."""
+
+    def __init__(self, message: str, *, offset: int | None = None, index: int | None = None):
+        super().__init__(message)
+        self.offset = offset
+        self.index = index
+
+
+class TruncatedRecordError(CorruptRecordError, EOFError):
+    """A record runs past the end of the file or stream."""
+
+
+class UsageError(TFRecordError, ValueError):
+    """A bad argument: a record spec, a compression name, an out-of-range index."""

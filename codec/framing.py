@@ -1,0 +1,117 @@
+"""TFRecord framing: constants, record statuses, problems, and encoding.
+
+A record on disk is::
+
+    uint64 length (little-endian) | uint32 masked_crc32c(length bytes)
+    | data[length] | uint32 masked_crc32c(data)
+"""
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass
+from enum import Enum, IntEnum
+
+from .crc import masked_crc
+
+HEADER = struct.Struct("<QI")  # length, masked CRC of the 8 length bytes
+LENGTH = struct.Struct("<Q")
+CRC = struct.Struct("<I")
+HEADER_SIZE = 12
+FOOTER_SIZE = 4
+OVERHEAD = HEADER_SIZE + FOOTER_SIZE
+
+
+class Compression(str, Enum):
+    """How a TFRecord stream is wrapped; the value is the CLI/JSON spelling."""
+
+    NONE = "none"
+    GZIP = "gzip"
+    ZLIB = "zlib"
+
+    @classmethod
+    def parse(cls, text: str | "Compression" | None) -> "Compression":
+        from .errors import UsageError
+
+        if isinstance(text, Compression):
+            return text
+        name = (text or "none").strip().lower()
+        aliases = {"": "none", "plain": "none", "gz": "gzip"}
+        try:
+            return cls(aliases.get(name, name))
+        except ValueError:
+            raise UsageError(f"unknown compression {text!r}: expected none, gzip or zlib") from None
+
+
+class RecordStatus(IntEnum):
+    """One byte per record in the index."""
+
+    UNCHECKED = 0  # header's length CRC holds; data CRC not checked yet
+    OK = 1  # both CRCs hold
+    LENGTH_CRC = 2  # length CRC fails, but the data CRC proves the length: recovered
+    DATA_CRC = 3  # length CRC holds, data CRC fails
+    TRUNCATED = 4  # the record runs past the end of the file or stream
+
+    @property
+    def label(self) -> str:
+        """The status word of the CLI's JSON: ok, length_crc, data_crc or truncated."""
+        return "ok" if self <= RecordStatus.OK else self.name.lower()
+
+    @property
+    def damaged(self) -> bool:
+        return self >= RecordStatus.LENGTH_CRC
+
+    @property
+    def data_intact(self) -> bool:
+        """True when the record's data is known or presumed good (salvageable)."""
+        return self <= RecordStatus.LENGTH_CRC
+
+
+class ProblemKind(str, Enum):
+    LENGTH_CRC = "length_crc"
+    DATA_CRC = "data_crc"
+    TRUNCATED = "truncated"
+    GARBAGE = "garbage"
+    DECOMPRESS = "decompress"
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One piece of damage.
+
+    ``offset`` is where the damaged record's 12-byte header starts (or where
+    the damage starts, if no header is left), in the uncompressed stream.
+    ``size`` is how many bytes the damage spans there (skipped bytes for a
+    resynchronisation). ``compressed_offset`` is set for GZIP/ZLIB streams.
+    """
+
+    index: int | None
+    offset: int
+    kind: ProblemKind
+    detail: str
+    size: int = 0
+    compressed_offset: int | None = None
+    expected: int | None = None
+    found: int | None = None
+
+    def to_json(self) -> dict:
+        return {"index": self.index, "offset": self.offset, "problem": self.kind.value, "detail": self.detail}
+
+
+@dataclass(frozen=True)
+class RecordInfo:
+    """Where a record is and what is known of it, without its data."""
+
+    index: int
+    offset: int
+    length: int
+    status: RecordStatus
+
+    @property
+    def end(self) -> int:
+        return self.offset + OVERHEAD + self.length
+
+
+def encode_record(data: bytes) -> bytes:
+    """Frame ``data`` exactly as TensorFlow's TFRecordWriter does."""
+    length = LENGTH.pack(len(data))
+    return b"".join((length, CRC.pack(masked_crc(length)), data, CRC.pack(masked_crc(bytes(data)))))

@@ -1,0 +1,107 @@
+"""A per-user cache of finished indexes, keyed by path, size and mtime.
+
+One file per indexed path in the user cache folder (or ``$TFRLENS_CACHE_DIR``):
+an 8-byte magic, a length-prefixed JSON header, then the offsets (uint64 LE)
+and statuses (uint8). A changed size or mtime, or any unreadable entry, is a
+miss; the cache is an optimisation and never an error.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import struct
+import tempfile
+
+import numpy as np
+
+from .framing import Compression, Problem, ProblemKind
+from .record_index import RecordIndex
+
+MAGIC = b"TFRLIDX1"
+VERSION = 1
+_LEN = struct.Struct("<I")
+
+
+def cache_dir() -> str:
+    env = os.environ.get("TFRLENS_CACHE_DIR")
+    if env:
+        return env
+    import platformdirs
+
+    return os.path.join(platformdirs.user_cache_dir("tfrecord-lens"), "index")
+
+
+def cache_path(path: str) -> str:
+    key = hashlib.sha256(os.path.realpath(path).encode("utf-8", "surrogateescape")).hexdigest()[:32]
+    return os.path.join(cache_dir(), key + ".tfri")
+
+
+def save(path: str, size: int, mtime_ns: int, compression: Compression, index: RecordIndex,
+         problems: list[Problem], verified: bool, stream_end: int) -> str | None:
+    header = {
+        "version": VERSION,
+        "path": os.path.realpath(path),
+        "size": size,
+        "mtime_ns": mtime_ns,
+        "compression": compression.value,
+        "count": len(index),
+        "verified": verified,
+        "stream_end": stream_end,
+        "problems": [
+            {"index": p.index, "offset": p.offset, "kind": p.kind.value, "detail": p.detail, "size": p.size,
+             "compressed_offset": p.compressed_offset, "expected": p.expected, "found": p.found}
+            for p in problems
+        ],
+    }
+    blob = json.dumps(header).encode()
+    target = cache_path(path)
+    try:
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=os.path.dirname(target), suffix=".tmp")
+        try:
+            with os.fdopen(fd, "wb") as f:
+                f.write(MAGIC + _LEN.pack(len(blob)) + blob)
+                f.write(index.offsets().astype("<u8").tobytes())
+                f.write(index.statuses().tobytes())
+            os.replace(tmp, target)
+        except BaseException:
+            os.unlink(tmp)
+            raise
+    except OSError:
+        return None
+    return target
+
+
+def load(path: str, size: int, mtime_ns: int, compression: Compression):
+    """(index, problems, verified, stream_end) from the cache, or None on a miss."""
+    try:
+        with open(cache_path(path), "rb") as f:
+            if f.read(8) != MAGIC:
+                return None
+            (n,) = _LEN.unpack(f.read(4))
+            header = json.loads(f.read(n))
+            if (header.get("version") != VERSION or header["path"] != os.path.realpath(path)
+                    or header["size"] != size or header["mtime_ns"] != mtime_ns
+                    or header["compression"] != compression.value):
+                return None
+            count = header["count"]
+            offsets = np.fromfile(f, dtype="<u8", count=count)
+            statuses = np.fromfile(f, dtype=np.uint8, count=count)
+    except (OSError, ValueError, KeyError, struct.error):
+        return None
+    if offsets.shape[0] != count or statuses.shape[0] != count:
+        return None
+    problems = [
+        Problem(p["index"], p["offset"], ProblemKind(p["kind"]), p["detail"], p["size"], p["compressed_offset"],
+                p["expected"], p["found"])
+        for p in header["problems"]
+    ]
+    return RecordIndex.from_arrays(offsets, statuses), problems, header["verified"], header["stream_end"]
+
+
+def invalidate(path: str) -> None:
+    try:
+        os.unlink(cache_path(path))
+    except OSError:
+        pass

@@ -1,0 +1,197 @@
+"""GZIP/ZLIB streams read forward once, then at random through checkpoints.
+
+While indexing, :class:`InflateScanner` decompresses the file in one pass and
+keeps a copy of the decompressor every ``checkpoint_every`` bytes of output.
+:class:`InflateReader` then reaches any uncompressed offset by resuming from
+the nearest checkpoint before it, never from the start of the file.
+"""
+from __future__ import annotations
+
+import bisect
+import threading
+import zlib
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import BinaryIO
+
+from .framing import Compression
+
+READ_CHUNK = 1 << 16
+CHECKPOINT_EVERY = 1 << 20
+GZIP_MAGIC = b"\x1f\x8b"
+
+
+def wbits_for(compression: Compression) -> int:
+    return 31 if compression is Compression.GZIP else 15
+
+
+def looks_like_zlib(head: bytes) -> bool:
+    """A valid two-byte zlib header (RFC 1950): deflate, window <= 32K, check bits."""
+    if len(head) < 2:
+        return False
+    cmf, flg = head[0], head[1]
+    return cmf & 0x0F == 8 and cmf >> 4 <= 7 and (cmf << 8 | flg) % 31 == 0
+
+
+@dataclass
+class Checkpoint:
+    in_pos: int  # compressed bytes consumed before this state
+    out_pos: int  # uncompressed bytes produced before this state
+    state: "zlib._Decompress"
+
+
+class StreamDamage(Exception):
+    """Raised inside the scanner; carries where the compressed stream broke."""
+
+    def __init__(self, kind: str, compressed_offset: int, out_pos: int, detail: str):
+        super().__init__(detail)
+        self.kind = kind  # "decompress" | "truncated" | "garbage"
+        self.compressed_offset = compressed_offset
+        self.out_pos = out_pos
+        self.detail = detail
+
+
+class InflateScanner:
+    """Forward-only decompression with checkpoints; yields output chunks."""
+
+    def __init__(self, f: BinaryIO, compression: Compression, checkpoint_every: int = CHECKPOINT_EVERY):
+        self.f = f
+        self.compression = compression
+        self.every = checkpoint_every
+        self.checkpoints: list[Checkpoint] = []
+        self.in_pos = 0
+        self.out_pos = 0
+        self.damage: StreamDamage | None = None
+
+    def chunks(self):
+        """Yield uncompressed chunks in order; on damage set ``self.damage`` and stop."""
+        wbits = wbits_for(self.compression)
+        d = zlib.decompressobj(wbits)
+        self.f.seek(0)
+        self.checkpoints = [Checkpoint(0, 0, d.copy())]
+        last_ckpt = 0
+        pending = b""
+        while True:
+            if not pending:
+                pending = self.f.read(READ_CHUNK)
+                if not pending:
+                    if not d.eof:
+                        self.damage = StreamDamage(
+                            "truncated", self.in_pos, self.out_pos,
+                            f"{self.compression.value.upper()} stream ends early at compressed byte {self.in_pos}",
+                        )
+                    return
+            try:
+                out = d.decompress(pending, READ_CHUNK * 4)
+            except zlib.error as exc:
+                self.damage = StreamDamage(
+                    "decompress", self.in_pos, self.out_pos,
+                    f"{self.compression.value.upper()} stream damaged near compressed byte {self.in_pos}: {exc}",
+                )
+                return
+            if d.eof:
+                rest = d.unused_data
+                consumed = len(pending) - len(rest)
+            else:
+                rest = d.unconsumed_tail
+                consumed = len(pending) - len(rest)
+            self.in_pos += consumed
+            pending = rest
+            if out:
+                self.out_pos += len(out)
+                yield out
+            if d.eof:
+                if not pending:
+                    pending = self.f.read(READ_CHUNK)
+                if not pending:
+                    return
+                if self.compression is Compression.GZIP and pending[:2] == GZIP_MAGIC:
+                    d = zlib.decompressobj(wbits)  # a concatenated member
+                    self.checkpoints.append(Checkpoint(self.in_pos, self.out_pos, d.copy()))
+                    last_ckpt = self.out_pos
+                    continue
+                self.damage = StreamDamage(
+                    "garbage", self.in_pos, self.out_pos,
+                    f"bytes after the end of the {self.compression.value.upper()} stream at compressed byte {self.in_pos}",
+                )
+                return
+            if self.out_pos - last_ckpt >= self.every:
+                self.checkpoints.append(Checkpoint(self.in_pos, self.out_pos, d.copy()))
+                last_ckpt = self.out_pos
+
+
+class InflateReader:
+    """Random access to the uncompressed stream through checkpoints."""
+
+    def __init__(self, path: str, compression: Compression, checkpoints: list[Checkpoint], total_out: int):
+        self.path = path
+        self.compression = compression
+        self.checkpoints = checkpoints
+        self.total_out = total_out  # uncompressed bytes known to be readable
+        self._lock = threading.Lock()
+        self._blocks: OrderedDict[int, bytes] = OrderedDict()
+        self._f: BinaryIO | None = None
+
+    def close(self) -> None:
+        with self._lock:
+            if self._f is not None:
+                self._f.close()
+                self._f = None
+            self._blocks.clear()
+
+    def read(self, pos: int, size: int) -> bytes:
+        """Up to ``size`` bytes at uncompressed offset ``pos`` (fewer at the end)."""
+        end = min(pos + size, self.total_out)
+        if pos >= end:
+            return b""
+        parts = []
+        with self._lock:
+            while pos < end:
+                k = bisect.bisect_right(self._starts(), pos) - 1
+                block = self._block(k)
+                start = self.checkpoints[k].out_pos
+                piece = block[pos - start:end - start]
+                if not piece:
+                    break
+                parts.append(piece)
+                pos += len(piece)
+        return b"".join(parts)
+
+    def _starts(self) -> list[int]:
+        starts = getattr(self, "_starts_cache", None)
+        if starts is None or len(starts) != len(self.checkpoints):
+            starts = [c.out_pos for c in self.checkpoints]
+            self._starts_cache = starts
+        return starts
+
+    def _block(self, k: int) -> bytes:
+        block = self._blocks.get(k)
+        if block is not None:
+            self._blocks.move_to_end(k)
+            return block
+        ck = self.checkpoints[k]
+        stop = self.checkpoints[k + 1].out_pos if k + 1 < len(self.checkpoints) else self.total_out
+        want = stop - ck.out_pos
+        if self._f is None:
+            self._f = open(self.path, "rb")
+        self._f.seek(ck.in_pos)
+        d = ck.state.copy()
+        out = []
+        got = 0
+        while got < want:
+            data = d.unconsumed_tail or self._f.read(READ_CHUNK)
+            if not data:
+                break
+            try:
+                piece = d.decompress(data, want - got)
+            except zlib.error:
+                break
+            out.append(piece)
+            got += len(piece)
+            if d.eof:
+                break
+        block = b"".join(out)
+        self._blocks[k] = block
+        if len(self._blocks) > 4:
+            self._blocks.popitem(last=False)
+        return block
