@@ -1,0 +1,406 @@
+"""Tests for codec.images: finding, sniffing and decoding images, and their boxes."""
+
+from __future__ import annotations
+
+import io
+import json
+import struct
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from PIL import Image, JpegImagePlugin
+
+from codec.decode import DecodedRecord, decode_record
+from codec.images import (
+    BoundingBox,
+    ImageDecodeError,
+    ImageRef,
+    decode_image,
+    find_boxes,
+    find_images,
+    main_image,
+    probe_image,
+    sniff_image,
+    thumbnail,
+)
+from codec.proto import BytesList, Example, Feature, FloatList, Int64List, SequenceExample
+
+FIXTURES = Path(__file__).parent.parent / "fixtures"
+MANIFEST = json.loads((FIXTURES / "MANIFEST.json").read_text())
+
+
+# ---------------------------------------------------------------- helpers
+
+
+def _framed_records(name: str) -> list[bytes]:
+    """Records of an intact, uncompressed fixture (the reader is tested elsewhere)."""
+    stream = (FIXTURES / name).read_bytes()
+    records, pos = [], 0
+    while pos < len(stream):
+        (length,) = struct.unpack_from("<Q", stream, pos)
+        records.append(stream[pos + 12:pos + 12 + length])
+        pos += 12 + length + 4
+    assert pos == len(stream)
+    assert len(records) == len(MANIFEST[name]["records"])
+    return records
+
+
+def _decoded_fixture(name: str) -> list[DecodedRecord]:
+    return [decode_record(r) for r in _framed_records(name)]
+
+
+def _ints(*values: int) -> Feature:
+    return Feature(int64_list=Int64List(value=list(values)))
+
+
+def _floats(*values: float) -> Feature:
+    return Feature(float_list=FloatList(value=list(values)))
+
+
+def _bytes(*values: bytes) -> Feature:
+    return Feature(bytes_list=BytesList(value=list(values)))
+
+
+def _record(**features: Feature) -> DecodedRecord:
+    """An Example with ``features`` (``/`` in keys spelled ``__``), decoded."""
+    example = Example()
+    for key, feature in features.items():
+        example.features.feature[key.replace("__", "/")].CopyFrom(feature)
+    return decode_record(example.SerializeToString())
+
+
+def _encode(image: Image.Image, fmt: str, **options) -> bytes:
+    out = io.BytesIO()
+    image.save(out, fmt, **options)
+    return out.getvalue()
+
+
+def _gradient(width: int, height: int, mode: str = "RGB") -> Image.Image:
+    x = np.linspace(0, 255, width, dtype=np.uint8)
+    y = np.linspace(0, 255, height, dtype=np.uint8)
+    rgb = np.stack(np.broadcast_arrays(x[None, :], y[:, None], x[None, :] // 2 + 60), axis=2)
+    return Image.fromarray(np.ascontiguousarray(rgb)).convert(mode)
+
+
+def _translucent(width: int, height: int) -> Image.Image:
+    image = _gradient(width, height)
+    image.putalpha(_gradient(width, height, "L"))
+    return image
+
+
+def _features(decoded: DecodedRecord):
+    return decoded.message.features.feature
+
+
+# ---------------------------------------------------------------- sniffing
+
+
+@pytest.mark.parametrize("fmt", ["JPEG", "PNG", "GIF", "BMP", "WEBP", "TIFF"])
+def test_sniff_and_probe_by_content(fmt):
+    data = _encode(_gradient(20, 12), fmt)
+    assert sniff_image(data) == fmt
+    info = probe_image(data)
+    assert (info.format, info.width, info.height) == (fmt, 20, 12)
+
+
+def test_probe_reports_channels():
+    assert probe_image(_encode(_gradient(4, 4, "L"), "PNG")).channels == 1
+    assert probe_image(_encode(_gradient(4, 4, "RGBA"), "PNG")).channels == 4
+    assert probe_image(_encode(_gradient(4, 4), "JPEG")).channels == 3
+
+
+def test_sniff_file_that_is_a_jpeg():
+    assert sniff_image((FIXTURES / "not_a_tfrecord.jpg").read_bytes()) == "JPEG"
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        b"",
+        b"daisy",
+        b"\xff\xd8\xff",  # JPEG magic and nothing else
+        b"\xff\xd8\xff\xe0" + bytes(40),
+        b"\x89PNG\r\n\x1a\n" + bytes(10),
+        b"BM is not a bitmap",
+        b"GIF89a",
+        b"RIFF\x00\x00\x00\x00WEBPjunk",
+        bytes(range(256)),
+    ],
+)
+def test_sniff_rejects_non_images(data):
+    assert sniff_image(data) is None
+    assert probe_image(data) is None
+
+
+@pytest.mark.filterwarnings("ignore:Corrupt EXIF data:UserWarning")
+@settings(max_examples=200)
+@given(st.sampled_from([b"", b"\xff\xd8\xff", b"\x89PNG\r\n\x1a\n", b"GIF89a", b"BM",
+                        b"II*\x00", b"MM\x00*", b"RIFF\x00\x00\x00\x00WEBP"]),
+       st.binary(max_size=200))
+def test_sniff_never_raises_on_junk_after_magic(magic, tail):
+    assert sniff_image(magic + tail) in (None, "JPEG", "PNG", "GIF", "BMP", "TIFF", "WEBP")
+
+
+# ---------------------------------------------------------------- finding
+
+
+def test_flowers_jpegs_match_their_decode():
+    for decoded in _decoded_fixture("flowers_jpeg.tfrecord"):
+        (ref,) = find_images(decoded)
+        assert (ref.key, ref.value_index, ref.step, ref.kind, ref.format) == (
+            "encoded", 0, None, "encoded", "JPEG")
+        assert ref.data == _features(decoded)["encoded"].bytes_list.value[0]
+        image = decode_image(ref)
+        assert image.size == (ref.width, ref.height)
+        assert image.mode == "RGB"
+
+
+def test_text_bytes_are_not_images():
+    decoded = _decoded_fixture("flowers_jpeg.tfrecord")[0]
+    text = _features(decoded)["text"].bytes_list.value[0]
+    assert text and sniff_image(text) is None
+    assert "text" not in {ref.key for ref in find_images(decoded)}
+
+
+def test_sequence_example_frames_are_png_steps():
+    for decoded, expected in zip(_decoded_fixture("sequence_examples.tfrecord"),
+                                 MANIFEST["sequence_examples.tfrecord"]["records"]):
+        frames = expected["json"]["featureLists"]["featureList"]["frames"]["feature"]
+        refs = find_images(decoded)
+        assert [ref.step for ref in refs] == list(range(len(frames)))
+        assert all(ref.key == "frames" and ref.format == "PNG" for ref in refs)
+        steps = decoded.message.feature_lists.feature_list["frames"].feature
+        for ref in refs:
+            assert ref.data == steps[ref.step].bytes_list.value[0]
+            assert decode_image(ref).size == (ref.width, ref.height)
+        assert main_image(refs) is None  # frames live in feature lists, none is the main image
+
+
+def test_raw_pixels_square_guess():
+    for decoded in _decoded_fixture("raw_pixels_32x32x3.tfrecord"):
+        (ref,) = find_images(decoded)
+        assert (ref.key, ref.kind, ref.format) == ("image", "raw", "RAW")
+        assert (ref.height, ref.width, ref.channels) == (32, 32, 3)
+        image = decode_image(ref)
+        assert (image.mode, image.size) == ("RGB", (32, 32))
+        assert image.tobytes() == ref.data == _features(decoded)["image"].bytes_list.value[0]
+
+
+def test_raw_pixels_shape_from_prefixed_siblings():
+    pixels = bytes(range(24)) * 3  # 6 wide, 4 high, 3 channels
+    (ref,) = find_images(_record(image__raw=_bytes(pixels), image__height=_ints(4),
+                                 image__width=_ints(6)))
+    assert (ref.key, ref.width, ref.height, ref.channels) == ("image/raw", 6, 4, 3)
+    assert decode_image(ref).getpixel((1, 0)) == (3, 4, 5)
+
+
+def test_raw_pixels_channels_from_sibling_or_length():
+    grey = bytes(range(24))
+    (ref,) = find_images(_record(image__raw=_bytes(grey), image__height=_ints(4),
+                                 image__width=_ints(6), image__channels=_ints(1)))
+    assert ref.channels == 1 and decode_image(ref).mode == "L"
+    (ref,) = find_images(_record(pixels=_bytes(grey), height=_ints(4), width=_ints(6)))
+    assert ref.channels == 1
+    (ref,) = find_images(_record(mask=_bytes(bytes(96)), mask_height=_ints(4),
+                                 mask_width=_ints(6), mask_depth=_ints(4)))
+    assert ref.channels == 4 and decode_image(ref).mode == "RGBA"
+
+
+def test_raw_pixels_with_shape_that_does_not_fit_are_not_images():
+    # 32*32*3 bytes would make a square guess, but the record says 10x10.
+    decoded = _record(image=_bytes(bytes(range(256)) * 12), height=_ints(10), width=_ints(10))
+    assert find_images(decoded) == []
+    wrong_channels = _record(image=_bytes(bytes(range(256)) * 12), height=_ints(32),
+                             width=_ints(32), channels=_ints(1))
+    assert find_images(wrong_channels) == []
+
+
+def test_square_guess_needs_a_plausible_size():
+    assert find_images(_record(digest=_bytes(bytes(range(16))))) == []  # 4x4x1: a hash
+    (ref,) = find_images(_record(tile=_bytes(bytes(range(64)))))  # 8x8x1
+    assert (ref.width, ref.height, ref.channels) == (8, 8, 1)
+
+
+def test_text_of_pixel_length_is_not_an_image():
+    assert find_images(_record(caption=_bytes(b"a" * 192))) == []  # 8x8x3 bytes, but text
+
+
+def test_every_value_of_a_list_and_context_are_searched():
+    png = _encode(_gradient(5, 3), "PNG")
+    jpeg = _encode(_gradient(7, 9), "JPEG")
+    refs = find_images(_record(images=_bytes(b"not an image", png, jpeg)))
+    assert [(r.value_index, r.format, r.width) for r in refs] == [(1, "PNG", 5), (2, "JPEG", 7)]
+
+    sequence = SequenceExample()
+    sequence.context.feature["cover"].CopyFrom(_bytes(png))
+    sequence.context.feature["height"].CopyFrom(_ints(4))
+    sequence.context.feature["width"].CopyFrom(_ints(4))
+    sequence.feature_lists.feature_list["pixels"].feature.add().CopyFrom(_bytes(bytes(16)))
+    refs = find_images(decode_record(sequence.SerializeToString()))
+    assert [(r.key, r.step, r.kind) for r in refs] == [("cover", None, "encoded"),
+                                                        ("pixels", 0, "raw")]
+
+
+def test_no_images_in_raw_or_plain_records():
+    assert find_images(decode_record(b"Record A")) == []
+    assert find_images(decode_record(b"")) == []
+    assert find_images(_decoded_fixture("my_example.tfrecords")[0]) == []
+
+
+@settings(max_examples=100)
+@given(st.lists(st.binary(max_size=300), max_size=4), st.integers(0, 40), st.integers(0, 40))
+def test_find_images_never_raises(values, height, width):
+    decoded = _record(image__encoded=_bytes(*(b"\xff\xd8\xff" + v for v in values)),
+                      image__raw=_bytes(*values), image__height=_ints(height),
+                      image__width=_ints(width))
+    for ref in find_images(decoded):
+        assert ref.width > 0 and ref.height > 0
+
+
+# ---------------------------------------------------------------- decoding
+
+
+def test_corrupt_jpeg_is_found_but_does_not_decode():
+    decoded = _decoded_fixture("flowers_jpeg.tfrecord")[0]
+    jpeg = _features(decoded)["encoded"].bytes_list.value[0]
+    # Cut inside the scan data (the header survives), and inside the header: the
+    # 300-byte stub must not pass for 10x10x3 raw pixels either.
+    cut = _record(encoded=_bytes(jpeg[:-100]), stub=_bytes(jpeg[:300]))
+    refs = find_images(cut)  # must not raise
+    assert [r.key for r in refs] == ["encoded"]
+    with pytest.raises(ImageDecodeError, match="'encoded'"):
+        decode_image(refs[0])
+    with pytest.raises(ImageDecodeError):
+        thumbnail(refs[0], 16)
+
+
+def test_raw_ref_of_wrong_length_raises_decode_error():
+    ref = ImageRef("image", 0, None, "raw", "RAW", 4, 4, 3, bytes(10))
+    with pytest.raises(ImageDecodeError, match="expected 48 bytes"):
+        decode_image(ref)
+    with pytest.raises(ImageDecodeError):
+        decode_image(ImageRef("image", 0, None, "raw", "RAW", 4, 4, 5, bytes(80)))
+
+
+@pytest.mark.parametrize(
+    ("image", "fmt", "mode"),
+    [
+        (_gradient(6, 4, "P"), "PNG", "RGB"),
+        (_gradient(6, 4, "LA"), "PNG", "RGBA"),
+        (_gradient(6, 4, "1"), "PNG", "L"),
+        (_gradient(6, 4, "CMYK"), "JPEG", "RGB"),
+        (_translucent(6, 4), "WEBP", "RGBA"),
+    ],
+)
+def test_decode_image_gives_display_modes(image, fmt, mode):
+    data = _encode(image, fmt)
+    (ref,) = find_images(_record(image=_bytes(data)))
+    decoded = decode_image(ref)
+    assert decoded.mode == mode and decoded.size == (6, 4)
+
+
+def test_sixteen_bit_images_are_stretched_to_grey():
+    depth = np.array([[1000, 2000], [3000, 5000]], dtype=np.uint16)
+    data = _encode(Image.fromarray(depth), "PNG")
+    (ref,) = find_images(_record(depth=_bytes(data)))
+    image = decode_image(ref)
+    assert image.mode == "L"
+    assert np.asarray(image).tolist() == [[0, 63], [127, 255]]
+
+
+def test_thumbnail_fits_and_keeps_aspect():
+    data = _encode(_gradient(800, 600), "JPEG")
+    (ref,) = find_images(_record(image=_bytes(data)))
+    assert thumbnail(ref, 100).size == (100, 75)
+    assert thumbnail(ref, 2000).size == (800, 600)  # never enlarged
+    png_ref = find_images(_record(image=_bytes(_encode(_gradient(30, 60), "PNG"))))[0]
+    assert thumbnail(png_ref, 20).size == (10, 20)
+    raw_ref = find_images(_decoded_fixture("raw_pixels_32x32x3.tfrecord")[0])[0]
+    assert thumbnail(raw_ref, 8).size == (8, 8)
+    with pytest.raises(ValueError):
+        thumbnail(ref, 0)
+
+
+def test_jpeg_thumbnail_decodes_at_reduced_scale(monkeypatch):
+    requests = []
+    original = JpegImagePlugin.JpegImageFile.draft
+
+    def spy(self, mode, size):
+        requests.append(size)
+        return original(self, mode, size)
+
+    monkeypatch.setattr(JpegImagePlugin.JpegImageFile, "draft", spy)
+    (ref,) = find_images(_record(image=_bytes(_encode(_gradient(800, 600), "JPEG"))))
+    thumbnail(ref, 100)
+    assert requests and requests[0] == (100, 100)
+    requests.clear()
+    decode_image(ref)
+    assert requests == []
+
+
+# ---------------------------------------------------------------- boxes
+
+
+def test_detection_boxes_in_pixels():
+    records = _decoded_fixture("detection.tfrecord")
+    total = 0
+    for decoded in records:
+        features = _features(decoded)
+        refs = find_images(decoded)
+        main = main_image(refs)
+        assert main.key == "image/encoded"
+        assert (main.width, main.height) == (features["image/width"].int64_list.value[0],
+                                             features["image/height"].int64_list.value[0])
+        boxes = find_boxes(decoded, main)
+        xmins = list(features["image/object/bbox/xmin"].float_list.value)
+        assert len(boxes) == len(xmins)
+        labels = [t.decode() for t in features["image/object/class/text"].bytes_list.value]
+        assert [b.label for b in boxes] == labels
+        for box, xmin in zip(boxes, xmins):
+            assert 0 <= box.xmin <= box.xmax <= main.width
+            assert 0 <= box.ymin <= box.ymax <= main.height
+            assert box.xmin == pytest.approx(xmin * main.width)
+        total += len(boxes)
+    assert total > len(records)  # the fixture has records with several boxes
+
+
+def test_pixel_boxes_and_numeric_labels():
+    jpeg = _encode(_gradient(50, 40), "JPEG")
+    decoded = _record(image__encoded=_bytes(jpeg), image__object__bbox__xmin=_floats(10),
+                      image__object__bbox__ymin=_floats(5), image__object__bbox__xmax=_floats(30),
+                      image__object__bbox__ymax=_floats(20),
+                      image__object__class__label=_ints(7))
+    (ref,) = find_images(decoded)
+    assert find_boxes(decoded, ref) == [BoundingBox(10, 5, 30, 20, "7")]
+
+
+def test_boxes_need_matching_counts_and_the_main_image():
+    jpeg = _encode(_gradient(50, 40), "JPEG")
+    mask = _encode(_gradient(50, 40, "L"), "PNG")
+    box = dict(image__object__bbox__xmin=_floats(0.1), image__object__bbox__ymin=_floats(0.2),
+               image__object__bbox__xmax=_floats(0.5), image__object__bbox__ymax=_floats(1.0))
+    # Other images sort before and after image/encoded; only it gets the boxes.
+    decoded = _record(aaa=_bytes(mask), image__crop=_bytes(mask), image__encoded=_bytes(jpeg),
+                      image__object__mask=_bytes(mask), **box)
+    refs = find_images(decoded)
+    assert [r.key for r in refs] == ["aaa", "image/crop", "image/encoded", "image/object/mask"]
+    assert main_image(refs) is refs[2]
+    (box_,) = find_boxes(decoded, refs[2])  # float32 0.1 * 50 is not exactly 5
+    assert (box_.xmin, box_.ymin, box_.xmax, box_.ymax) == pytest.approx((5, 8, 25, 40))
+    assert box_.label is None
+    assert [find_boxes(decoded, refs[i]) for i in (0, 1, 3)] == [[], [], []]
+
+    without_encoded = _record(thumb=_bytes(mask), image__crop=_bytes(jpeg), **box)
+    assert main_image(find_images(without_encoded)).key == "image/crop"
+
+    box["image__object__bbox__ymax"] = _floats(1.0, 0.9)
+    uneven = _record(image__encoded=_bytes(jpeg), **box)
+    assert find_boxes(uneven, find_images(uneven)[0]) == []
+
+
+def test_no_boxes_without_bbox_features():
+    decoded = _decoded_fixture("flowers_jpeg.tfrecord")[0]
+    assert find_boxes(decoded, find_images(decoded)[0]) == []
