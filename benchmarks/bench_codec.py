@@ -23,6 +23,9 @@ def bench_file(label: str, path: str, n: int) -> None:
     print(f"{label}: {n:,} records, {os.path.getsize(path) / 2**20:.1f} MiB")
     best_index = best_verify = float("inf")
     for _ in range(3):
+        import gc
+
+        gc.collect()
         with TFRecordFile(path, use_cache=False) as f:
             before = rss_mb()
             t = time.perf_counter()
@@ -41,7 +44,7 @@ def bench_file(label: str, path: str, n: int) -> None:
         "TensorFlow not installed"
     row("index pass (length CRCs)", f"{n / best_index:,.0f} rec/s", f"{best_index:.3f} s")
     row("verify pass (every CRC)", f"{n / best_verify:,.0f} rec/s", f"{best_verify:.3f} s")
-    row("index memory", f"{mem:.2f} B/record", f"RSS growth {rss:.2f} B/record")
+    row("index memory", f"{mem:.2f} B/record", f"heap growth {rss:.2f} B/record")
     print(f"  {tf_text}")
     with TFRecordFile(path) as f:  # warm the cache, then time a reopen
         f.build_index()
