@@ -12,7 +12,8 @@ import sys
 from collections import Counter
 from typing import Sequence
 
-from .decode import decode_record, feature_values, record_feature_lists, record_features, record_json_value
+from .decode import decode_record, detect_kind, feature_values, record_feature_lists, record_features
+from .export import FORMATS, ExportReport, export_iter, json_line, parse_records_spec
 from .errors import TFRecordError, UsageError
 from .framing import Compression, RecordStatus
 from .reader import TFRecordFile
@@ -132,15 +133,12 @@ def cmd_cat(args) -> int:
         f.build_index()
         for i in parse_range(args.range, len(f)):
             rec = f.read(i)
-            decoded = decode_record(rec.data)
             if args.json:
-                _out(json.dumps({"index": i, "offset": rec.info.offset, "length": rec.info.length,
-                                 "status": rec.status.label, "kind": decoded.kind.value,
-                                 "value": record_json_value(decoded)}))
+                _out(json.dumps(json_line(i, rec.data, rec.status, rec.info.offset, rec.info.length)))
             else:
                 _out(f"# record {i}  offset {rec.info.offset:,}  length {rec.info.length:,}  "
-                     f"{rec.status.label}  {decoded.kind.value}")
-                _out(_text(decoded))
+                     f"{rec.status.label}  {detect_kind(rec.data).value}")
+                _out(_text(decode_record(rec.data)))
         return EXIT_PROBLEMS if f.problems else EXIT_OK
 
 
@@ -193,6 +191,17 @@ def cmd_index(args) -> int:
         return EXIT_PROBLEMS if f.problems else EXIT_OK
 
 
+def cmd_export(args) -> int:
+    with _open(args) as f:
+        f.build_index()
+        indices = parse_records_spec(args.records, len(f))
+        report = ExportReport(args.to, args.format)
+        for _ in export_iter(f, args.to, args.format, indices, args.compression, report):
+            pass
+        sys.stderr.write(f"tfrlens-cli: {report.summary()}\n")
+        return EXIT_PROBLEMS if f.problems else EXIT_OK
+
+
 def _write_text(output: str | None, text: str) -> None:
     if not output or output == "-":
         sys.stdout.write(text)
@@ -225,6 +234,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-o", "--output", metavar="OUT", help="where to write (default: stdout)")
     p.add_argument("--format", choices=["native", "dali"], default="native")
     p.set_defaults(func=cmd_index)
+    p = add("export", "export records as tfrecord, jsonl, csv or image files")
+    p.add_argument("--to", required=True, metavar="OUT", help="output file (a folder for --format images)")
+    p.add_argument("--format", choices=FORMATS, default="tfrecord")
+    p.add_argument("--compression", choices=[c.value for c in Compression], default="none",
+                   help="for --format tfrecord")
+    p.add_argument("--records", metavar="SPEC", help="indexes and ranges, e.g. 1,3,10:20 (default: all)")
+    p.set_defaults(func=cmd_export)
     return parser
 
 

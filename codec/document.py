@@ -1,0 +1,281 @@
+"""An editable view of a TFRecord file: edits are an overlay, never a copy.
+
+The record list is a piece table: a short list of pieces, each either a run
+of the original file's records (by index) or a run of new records kept in an
+append-only store. Replacing one record of a 10 GB file costs that record's
+bytes and a few pieces, not a copy of the file. Every edit returns nothing and
+changes the pieces; :meth:`snapshot`/:meth:`restore` give undo/redo for free,
+because the store only grows and a snapshot is just the (small) piece list.
+"""
+from __future__ import annotations
+
+import bisect
+import os
+from dataclasses import dataclass
+from typing import Callable, Iterable, Iterator, Sequence
+
+from .errors import UsageError
+from .framing import OVERHEAD, Compression, RecordStatus
+from .reader import TFRecordFile
+from .scan import IndexProgress
+from .writer import TFRecordWriter
+
+
+@dataclass(frozen=True)
+class Piece:
+    """``stop - start`` records: original records [start, stop) or store items."""
+
+    new: bool
+    start: int
+    stop: int
+
+    def __len__(self) -> int:
+        return self.stop - self.start
+
+
+@dataclass(frozen=True)
+class SaveReport:
+    path: str
+    records: int
+    copied: int  # untouched records copied verbatim
+    written: int  # new or changed records
+    dropped_truncated: int  # truncated records that cannot be written without breaking the file
+
+
+class Document:
+    """The records of ``source`` as the user has edited them."""
+
+    def __init__(self, source: TFRecordFile) -> None:
+        self.source = source
+        self._store: list[bytes] = []
+        self._pieces: list[Piece] = []
+        self._starts: list[int] = []
+        self._length = 0
+        self.reset()
+
+    # -- state --------------------------------------------------------------
+    def reset(self) -> None:
+        """Forget every edit: the document is the source's indexed records."""
+        self._store = []
+        self._set([Piece(False, 0, len(self.source))] if len(self.source) else [])
+
+    def sync_source_length(self) -> None:
+        """Extend the last original piece while the source is still being indexed."""
+        n = len(self.source)
+        if not self.modified:
+            self._set([Piece(False, 0, n)] if n else [])
+
+    def _set(self, pieces: list[Piece]) -> None:
+        merged: list[Piece] = []
+        for p in pieces:
+            if not len(p):
+                continue
+            if merged and merged[-1].new == p.new and merged[-1].stop == p.start:
+                merged[-1] = Piece(p.new, merged[-1].start, p.stop)
+            else:
+                merged.append(p)
+        self._pieces = merged
+        self._starts = []
+        total = 0
+        for p in merged:
+            self._starts.append(total)
+            total += len(p)
+        self._length = total
+
+    def snapshot(self) -> tuple[Piece, ...]:
+        return tuple(self._pieces)
+
+    def restore(self, snapshot: Sequence[Piece]) -> None:
+        self._set(list(snapshot))
+
+    @property
+    def modified(self) -> bool:
+        n = len(self.source)
+        return self._pieces != ([Piece(False, 0, n)] if n else [])
+
+    def __len__(self) -> int:
+        return self._length
+
+    # -- lookup -------------------------------------------------------------
+    def _locate(self, i: int) -> tuple[Piece, int]:
+        if i < 0:
+            i += self._length
+        if not 0 <= i < self._length:
+            raise IndexError(f"record {i} out of range: the document has {self._length} records")
+        k = bisect.bisect_right(self._starts, i) - 1
+        piece = self._pieces[k]
+        return piece, piece.start + (i - self._starts[k])
+
+    def origin(self, i: int) -> int | None:
+        """The source record index behind record ``i``, or None for a new/changed one."""
+        piece, j = self._locate(i)
+        return None if piece.new else j
+
+    def is_modified(self, i: int) -> bool:
+        return self.origin(i) is None
+
+    def data(self, i: int) -> bytes:
+        piece, j = self._locate(i)
+        return self._store[j] if piece.new else self.source.read(j).data
+
+    def status(self, i: int) -> RecordStatus:
+        piece, j = self._locate(i)
+        return RecordStatus.OK if piece.new else self.source.index.status(j)
+
+    def __iter__(self) -> Iterator[bytes]:
+        for i in range(self._length):
+            yield self.data(i)
+
+    # -- edits --------------------------------------------------------------
+    def _split(self, i: int) -> int:
+        """Make ``i`` a piece boundary; return the index of the piece starting at i."""
+        if i == self._length:
+            return len(self._pieces)
+        k = bisect.bisect_right(self._starts, i) - 1
+        piece = self._pieces[k]
+        cut = piece.start + (i - self._starts[k])
+        if cut == piece.start:
+            return k
+        self._pieces[k:k + 1] = [Piece(piece.new, piece.start, cut), Piece(piece.new, cut, piece.stop)]
+        self._starts.insert(k + 1, i)
+        return k + 1
+
+    def _take(self, a: int, b: int) -> list[Piece]:
+        """The pieces covering records [a, b) (after splitting at both ends)."""
+        ka = self._split(a)
+        kb = self._split(b)
+        return self._pieces[ka:kb]
+
+    def _add(self, records: Iterable[bytes]) -> Piece:
+        start = len(self._store)
+        self._store.extend(bytes(r) for r in records)
+        return Piece(True, start, len(self._store))
+
+    def replace(self, i: int, data: bytes) -> None:
+        self.replace_many({i: data})
+
+    def replace_many(self, changes: dict[int, bytes]) -> None:
+        """Replace several records at once (one step for undo)."""
+        for i in sorted(changes):
+            self._check(i)
+        for i in sorted(changes):
+            ka = self._split(i)
+            self._split(i + 1)
+            self._pieces[ka] = self._add([changes[i]])
+        self._set(self._pieces)
+
+    def insert(self, i: int, records: Sequence[bytes]) -> None:
+        if not 0 <= i <= self._length:
+            raise UsageError(f"cannot insert at {i}: the document has {self._length} records")
+        k = self._split(i)
+        self._pieces[k:k] = [self._add(records)]
+        self._set(self._pieces)
+
+    def delete(self, indices: Iterable[int]) -> None:
+        for a, b in reversed(_runs(indices)):
+            self._check(a)
+            self._check(b - 1)
+            ka = self._split(a)
+            kb = self._split(b)
+            del self._pieces[ka:kb]
+            self._set(self._pieces)
+
+    def duplicate(self, indices: Iterable[int]) -> list[int]:
+        """Insert a copy after each run of ``indices``; return the copies' new indices."""
+        runs = _runs(indices)
+        placed = []
+        shift = 0
+        for a, b in runs:
+            a, b = a + shift, b + shift
+            pieces = [Piece(p.new, p.start, p.stop) for p in self._take(a, b)]
+            k = self._split(b)
+            self._pieces[k:k] = pieces
+            self._set(self._pieces)
+            placed.extend(range(b, b + (b - a)))
+            shift += b - a
+        return placed
+
+    def move(self, indices: Iterable[int], to: int) -> list[int]:
+        """Move the records ``indices`` (in order) so the first lands at ``to`` among the rest.
+
+        ``to`` counts positions in the document without the moved records.
+        Returns the moved records' new indices.
+        """
+        chosen = sorted(set(indices))
+        for i in chosen:
+            self._check(i)
+        moved: list[Piece] = []
+        for a, b in _runs(chosen):
+            moved.extend(Piece(p.new, p.start, p.stop) for p in self._take(a, b))
+        self.delete(chosen)
+        if not 0 <= to <= self._length:
+            raise UsageError(f"cannot move to {to}: {self._length} records remain")
+        k = self._split(to)
+        self._pieces[k:k] = moved
+        self._set(self._pieces)
+        return list(range(to, to + len(chosen)))
+
+    def _check(self, i: int) -> None:
+        if not 0 <= i < self._length:
+            raise IndexError(f"record {i} out of range: the document has {self._length} records")
+
+    # -- saving -------------------------------------------------------------
+    def save_iter(self, path: str | os.PathLike | None = None, compression: Compression | str | None = None,
+                  result: list | None = None) -> Iterator[IndexProgress]:
+        """Write the document to ``path`` (default: over the source), atomically.
+
+        Untouched records are copied as their original framed bytes (a record
+        whose data CRC proved a damaged length gets a fresh header); truncated
+        ones are dropped (written back they would break every record after
+        them). The target is replaced only after everything was written,
+        flushed and synced; on any failure it is left exactly as it was.
+        ``result`` (a list), when given, receives the :class:`SaveReport`.
+        """
+        target = os.fspath(path) if path is not None else self.source.path
+        comp = Compression.parse(compression) if compression is not None else self.source.compression
+        copied = written = dropped = 0
+        n = self._length
+        with TFRecordWriter(target, comp) as w:
+            for k, piece in enumerate(self._pieces):
+                base = self._starts[k]
+                for j in range(piece.start, piece.stop):
+                    if piece.new:
+                        w.write(self._store[j])
+                        written += 1
+                    else:
+                        info = self.source.record_info(j)
+                        if info.status is RecordStatus.TRUNCATED:
+                            dropped += 1
+                            continue
+                        if info.status is RecordStatus.LENGTH_CRC:  # data proven good: give it a fresh header
+                            w.write(self.source.read(j).data)
+                            written += 1
+                        else:
+                            w.write_framed(self.source.read_bytes(info.offset, OVERHEAD + info.length))
+                            copied += 1
+                    done = base + (j - piece.start) + 1
+                    if done % 4096 == 0:
+                        yield IndexProgress(done, done, n, 0)
+        if result is not None:
+            result.append(SaveReport(target, copied + written, copied, written, dropped))
+        yield IndexProgress(n, n, n, 0, done=True)
+
+    def save(self, path: str | os.PathLike | None = None, compression: Compression | str | None = None) -> SaveReport:
+        result: list[SaveReport] = []
+        for _ in self.save_iter(path, compression, result):
+            pass
+        return result[0]
+
+
+def _runs(indices: Iterable[int]) -> list[tuple[int, int]]:
+    """Sorted, de-duplicated indices as half-open runs [a, b)."""
+    runs: list[tuple[int, int]] = []
+    for i in sorted(set(indices)):
+        if runs and runs[-1][1] == i:
+            runs[-1] = (runs[-1][0], i + 1)
+        else:
+            runs.append((i, i + 1))
+    return runs
+
+
+__all__ = ["Document", "Piece", "SaveReport"]

@@ -1,0 +1,327 @@
+"""Export records as TFRecord, JSON Lines, CSV or image files.
+
+Every exporter is a generator of :class:`IndexProgress` over a *record
+source*: anything with ``len()`` and ``data(i)``/``status(i)`` or a
+:class:`TFRecordFile` (see :func:`as_source`). ``report`` collects what was
+written and what could not be represented.
+"""
+from __future__ import annotations
+
+import base64
+import csv
+import io
+import json
+import os
+import tempfile
+from dataclasses import dataclass, field
+from typing import Iterator, Sequence
+
+from .decode import RecordKind, decode_record, feature_values, is_text, record_feature_lists, record_features, \
+    record_json_value
+from .errors import FileAccessError, UsageError
+from .framing import Compression, RecordStatus
+from .images import ImageDecodeError, decode_image, find_images
+from .scan import IndexProgress
+from .writer import TFRecordWriter, atomic_write_bytes, describe_write_error
+
+FORMATS = ("tfrecord", "jsonl", "csv", "images")
+IMAGE_EXTENSIONS = {"JPEG": "jpg", "PNG": "png", "GIF": "gif", "BMP": "bmp", "WEBP": "webp", "TIFF": "tif",
+                    "ICO": "ico", "PPM": "ppm", "JPEG2000": "jp2"}
+PROGRESS_EVERY = 1024
+
+
+@dataclass
+class ExportReport:
+    path: str
+    format: str
+    records: int = 0
+    files: int = 0
+    notes: list[str] = field(default_factory=list)
+
+    def summary(self) -> str:
+        what = f"{self.files:,} image files" if self.format == "images" else f"{self.records:,} records"
+        return f"wrote {what} to {self.path}" + "".join(f"; {n}" for n in self.notes)
+
+
+class FileSource:
+    """A TFRecordFile seen as a record source."""
+
+    def __init__(self, tfile) -> None:
+        self.tfile = tfile
+
+    def __len__(self) -> int:
+        return len(self.tfile)
+
+    def data(self, i: int) -> bytes:
+        return self.tfile.read(i).data
+
+    def status(self, i: int) -> RecordStatus:
+        return self.tfile.index.status(i)
+
+
+def as_source(obj):
+    return obj if hasattr(obj, "data") else FileSource(obj)
+
+
+def parse_records_spec(spec: str | None, n: int) -> list[int]:
+    """``1,3,10:20`` -> record indexes (ranges half-open, Python slice rules), in the order given."""
+    if spec is None or not spec.strip():
+        return list(range(n))
+    out: list[int] = []
+    seen: set[int] = set()
+    for part in spec.split(","):
+        part = part.strip()
+        try:
+            if ":" in part:
+                a, _, b = part.partition(":")
+                items = range(n)[slice(int(a) if a.strip() else None, int(b) if b.strip() else None)]
+            else:
+                i = int(part)
+                items = [i % n] if -n <= i < n else None
+        except ValueError:
+            raise UsageError(f"bad record spec {part!r} in {spec!r}: expected indexes and ranges like 1,3,10:20") from None
+        if items is None:
+            raise UsageError(f"record {part} out of range: there are {n} records")
+        for i in items:
+            if i not in seen:
+                seen.add(i)
+                out.append(i)
+    return out
+
+
+def _progress(done: int, total: int) -> IndexProgress:
+    return IndexProgress(done, done, total, 0, done == total)
+
+
+def export_iter(source, out: str, fmt: str, indices: Sequence[int] | None = None,
+                compression: Compression | str = Compression.NONE,
+                report: ExportReport | None = None) -> Iterator[IndexProgress]:
+    """Export ``indices`` (default: all) of ``source`` to ``out`` in ``fmt``."""
+    source = as_source(source)
+    if fmt not in FORMATS:
+        raise UsageError(f"unknown export format {fmt!r}: expected one of {', '.join(FORMATS)}")
+    indices = list(range(len(source))) if indices is None else list(indices)
+    report = report if report is not None else ExportReport(out, fmt)
+    report.path, report.format = out, fmt
+    runner = {"tfrecord": _tfrecord, "jsonl": _jsonl, "csv": _csv, "images": _images}[fmt]
+    if fmt != "tfrecord" and Compression.parse(compression) is not Compression.NONE:
+        raise UsageError(f"--compression applies to tfrecord exports only, not {fmt}")
+    yield from runner(source, out, indices, report, Compression.parse(compression))
+
+
+def export(source, out: str, fmt: str, indices: Sequence[int] | None = None,
+           compression: Compression | str = Compression.NONE) -> ExportReport:
+    report = ExportReport(out, fmt)
+    for _ in export_iter(source, out, fmt, indices, compression, report):
+        pass
+    return report
+
+
+def _tfrecord(source, out, indices, report, compression) -> Iterator[IndexProgress]:
+    damaged = 0
+    with TFRecordWriter(out, compression) as w:
+        for k, i in enumerate(indices):
+            if source.status(i).damaged and not source.status(i).data_intact:
+                damaged += 1
+            w.write(source.data(i))
+            report.records += 1
+            if k % PROGRESS_EVERY == 0:
+                yield _progress(k, len(indices))
+    if damaged:
+        report.notes.append(f"{damaged} damaged record(s) written with fresh CRCs")
+    yield _progress(len(indices), len(indices))
+
+
+def json_line(index: int, data: bytes, status: RecordStatus, offset: int | None = None,
+              length: int | None = None) -> dict:
+    """The object of one ``cat --json`` / jsonl line (``offset`` only for records in a file)."""
+    decoded = decode_record(data)
+    obj = {"index": index}
+    if offset is not None:
+        obj["offset"] = offset
+    obj.update({"length": len(data) if length is None else length, "status": status.label,
+                "kind": decoded.kind.value, "value": record_json_value(decoded)})
+    return obj
+
+
+def _jsonl(source, out, indices, report, compression) -> Iterator[IndexProgress]:
+    buf = _TextSink(out)
+    with buf:
+        for k, i in enumerate(indices):
+            if isinstance(source, FileSource):
+                rec = source.tfile.read(i)
+                line = json_line(i, rec.data, rec.status, rec.info.offset, rec.info.length)
+            else:
+                line = json_line(i, source.data(i), source.status(i))
+            buf.write(json.dumps(line) + "\n")
+            report.records += 1
+            if k % PROGRESS_EVERY == 0:
+                yield _progress(k, len(indices))
+    yield _progress(len(indices), len(indices))
+
+
+def csv_cell(dtype: str | None, values: list, counters: dict) -> str:
+    """One feature of one record as a CSV cell (the rules are in the README)."""
+    if not values:
+        return ""
+    if dtype == "bytes":
+        texts = []
+        for v in values:
+            if is_text(v) or v == b"":
+                texts.append(v.decode("utf-8"))
+            else:
+                counters["base64"] = counters.get("base64", 0) + 1
+                texts.append(base64.b64encode(v).decode("ascii"))
+        return texts[0] if len(texts) == 1 else json.dumps(texts, ensure_ascii=False)
+    if dtype == "float":
+        values = [float(v) for v in values]
+        if len(values) == 1:
+            return _float_text(values[0])
+        return "[" + ",".join(_float_text(v) for v in values) + "]"
+    return str(values[0]) if len(values) == 1 else json.dumps(values)
+
+
+def _float_text(v: float) -> str:
+    import numpy as np
+
+    return str(np.float32(v))
+
+
+def _csv(source, out, indices, report, compression) -> Iterator[IndexProgress]:
+    keys: dict[str, None] = {}
+    total = len(indices)
+    for k, i in enumerate(indices):  # first pass: the columns
+        decoded = decode_record(source.data(i))
+        features = record_features(decoded)
+        for key in (features or ()):
+            keys.setdefault(key)
+        if k % PROGRESS_EVERY == 0:
+            yield IndexProgress(k // 2, k, 2 * total, 0)
+    columns = sorted(keys)
+    counters: dict[str, int] = {}
+    lists_skipped = raw = 0
+    sink = _TextSink(out)
+    with sink:
+        writer = csv.writer(sink, lineterminator="\n")
+        writer.writerow(["index"] + columns)
+        for k, i in enumerate(indices):
+            decoded = decode_record(source.data(i))
+            if decoded.kind is RecordKind.RAW:
+                raw += 1
+                writer.writerow([i] + [""] * len(columns))
+            else:
+                features = record_features(decoded)
+                row = [i]
+                for key in columns:
+                    row.append(csv_cell(*feature_values(features[key]), counters) if key in features else "")
+                writer.writerow(row)
+                if record_feature_lists(decoded):
+                    lists_skipped += 1
+            report.records += 1
+            if k % PROGRESS_EVERY == 0:
+                yield IndexProgress(total // 2 + k // 2, total + k, 2 * total, 0)
+    if counters.get("base64"):
+        report.notes.append(f"{counters['base64']:,} binary bytes value(s) written as base64")
+    if lists_skipped:
+        report.notes.append(f"feature lists of {lists_skipped:,} SequenceExample(s) not exported: "
+                            "CSV has one cell per feature and record (use jsonl)")
+    if raw:
+        report.notes.append(f"{raw:,} raw record(s) have no features: their rows are empty (use jsonl or tfrecord)")
+    yield _progress(total, total)
+
+
+def image_file_name(index: int, key: str, value_index: int, step: int | None, ext: str) -> str:
+    safe = "".join(c if c.isalnum() or c in "-." else "_" for c in key).strip("_") or "image"
+    parts = [f"{index:06d}", safe]
+    if step is not None:
+        parts.append(f"step{step}")
+    if value_index:
+        parts.append(str(value_index))
+    return "_".join(parts) + "." + ext
+
+
+def _images(source, out, indices, report, compression) -> Iterator[IndexProgress]:
+    try:
+        os.makedirs(out, exist_ok=True)
+    except OSError as exc:
+        raise FileAccessError(describe_write_error(out, exc)) from None
+    if not os.path.isdir(out):
+        raise FileAccessError(f"not a folder: {out}")
+    failed = 0
+    for k, i in enumerate(indices):
+        decoded = decode_record(source.data(i))
+        for ref in find_images(decoded):
+            if ref.kind == "encoded":
+                ext = IMAGE_EXTENSIONS.get(ref.format, ref.format.lower())
+                blob = ref.data
+            else:
+                try:
+                    image = decode_image(ref)
+                except ImageDecodeError:
+                    failed += 1
+                    continue
+                b = io.BytesIO()
+                image.save(b, format="PNG")
+                ext, blob = "png", b.getvalue()
+            atomic_write_bytes(os.path.join(out, image_file_name(i, ref.key, ref.value_index, ref.step, ext)), blob)
+            report.files += 1
+        report.records += 1
+        if k % 64 == 0:
+            yield _progress(k, len(indices))
+    if failed:
+        report.notes.append(f"{failed} raw pixel buffer(s) could not be converted")
+    yield _progress(len(indices), len(indices))
+
+
+class _TextSink(io.StringIO):
+    """Collect text and write it atomically on close, in chunks to bound memory."""
+
+    CHUNK = 8 << 20
+
+    def __init__(self, path: str) -> None:
+        super().__init__()
+        self.path = path
+        target_dir = os.path.dirname(os.path.abspath(path))
+        try:
+            fd, self._tmp = tempfile.mkstemp(dir=target_dir, prefix=f".{os.path.basename(path)}.", suffix=".tmp")
+        except OSError as exc:
+            raise FileAccessError(describe_write_error(path, exc)) from None
+        self._f = os.fdopen(fd, "w", encoding="utf-8", newline="")
+
+    def write(self, s: str) -> int:
+        n = super().write(s)
+        if self.tell() >= self.CHUNK:
+            self._flush_chunk()
+        return n
+
+    def _flush_chunk(self) -> None:
+        try:
+            self._f.write(self.getvalue())
+        except OSError as exc:
+            self._abort()
+            raise FileAccessError(describe_write_error(self.path, exc)) from None
+        self.seek(0)
+        self.truncate()
+
+    def _abort(self) -> None:
+        try:
+            self._f.close()
+        finally:
+            try:
+                os.unlink(self._tmp)
+            except OSError:
+                pass
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        if exc_type is not None:
+            self._abort()
+            return
+        self._flush_chunk()
+        try:
+            self._f.flush()
+            os.fsync(self._f.fileno())
+            self._f.close()
+            os.replace(self._tmp, self.path)
+        except OSError as exc:
+            self._abort()
+            raise FileAccessError(describe_write_error(self.path, exc)) from None
