@@ -17,6 +17,7 @@ from .export import FORMATS, ExportReport, export_iter, json_line, parse_records
 from .errors import TFRecordError, UsageError
 from .framing import Compression, RecordStatus
 from .reader import TFRecordFile
+from .repair import expand_inputs, repair
 
 EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE = 0, 1, 2
 INFO_SAMPLE = 1000
@@ -89,26 +90,105 @@ def _print_problems(f: TFRecordFile) -> None:
     if not f.problems:
         _out("problems:    none")
         return
-    _out(f"problems:    {len(f.problems)}")
+    _out(f"problems:    {len(f.problems)} ({_kinds_summary(f.problems)})")
     for p in f.problems:
-        rec = f"record {p.index}" if p.index is not None else "no record"
-        _out(f"  offset {p.offset:,} ({rec}): {p.kind.value}: {p.detail}")
+        _out(_problem_line(p))
+
+
+def _kinds_summary(problems) -> str:
+    counts = Counter(p.kind.value for p in problems)
+    return ", ".join(f"{kind} {n}" for kind, n in counts.most_common())
+
+
+def _problem_line(p) -> str:
+    rec = f"record {p.index}" if p.index is not None else "no record"
+    where = f"offset {p.offset:,}"
+    if p.compressed_offset is not None:
+        where += f" (compressed {p.compressed_offset:,})"
+    return f"  {where} ({rec}): {p.kind.value}: {p.detail}"
+
+
+def _inputs(args) -> tuple[list[str], bool]:
+    """The files to work on, and whether the user named exactly one file."""
+    paths, notes = expand_inputs(args.file)
+    for note in notes:
+        sys.stderr.write(f"tfrlens-cli: {note}\n")
+    if not paths:
+        raise UsageError("no TFRecord files to work on")
+    single = len(args.file) == 1 and len(paths) == 1 and not os.path.isdir(args.file[0])
+    return paths, single
 
 
 def cmd_verify(args) -> int:
-    with _open(args) as f:
-        f.verify()
-        n = len(f)
-        ok = sum(1 for i in range(n) if not f.index.status(i).damaged)
-        if args.json:
-            _out(json.dumps({"path": f.path, "compression": f.compression.value, "records": n, "ok": ok,
-                             "problems": [p.to_json() for p in f.problems]}))
-        else:
-            _out(f"{f.path}: {n:,} records, {ok:,} ok, {len(f.problems)} problem(s) ({f.compression.value})")
-            for p in f.problems:
-                rec = f"record {p.index}" if p.index is not None else "no record"
-                _out(f"  offset {p.offset:,} ({rec}): {p.kind.value}: {p.detail}")
-        return EXIT_PROBLEMS if f.problems else EXIT_OK
+    paths, single = _inputs(args)
+    limit = args.max_problems
+    code = EXIT_OK
+    totals = Counter()
+    for path in paths:
+        try:
+            f = TFRecordFile(path, check_crc=True, use_cache=not args.no_cache)
+        except TFRecordError as exc:
+            if single:
+                raise
+            sys.stderr.write(f"tfrlens-cli: {exc}\n")
+            code = EXIT_USAGE
+            totals["unusable"] += 1
+            continue
+        with f:
+            f.verify()
+            n = len(f)
+            ok = sum(1 for i in range(n) if not f.index.status(i).damaged)
+            shown = f.problems if limit is None else f.problems[:limit]
+            totals.update(files=1, records=n, ok=ok, problems=len(f.problems))
+            if f.problems and code == EXIT_OK:
+                code = EXIT_PROBLEMS
+            if args.json:
+                report = {"path": f.path, "compression": f.compression.value, "records": n, "ok": ok,
+                          "problems": [p.to_json() for p in shown]}
+                if limit is not None:
+                    report["problems_total"] = len(f.problems)
+                _out(json.dumps(report))
+                continue
+            kinds = f" ({_kinds_summary(f.problems)})" if f.problems else ""
+            _out(f"{f.path}: {n:,} records, {ok:,} ok, {len(f.problems)} problem(s){kinds} "
+                 f"[{f.compression.value}]")
+            if single or limit is not None:
+                for p in shown:
+                    _out(_problem_line(p))
+                if len(shown) < len(f.problems):
+                    _out(f"  ... and {len(f.problems) - len(shown)} more")
+    if not single and not args.json:
+        _out(f"total: {totals['files']} file(s), {totals['records']:,} records, {totals['ok']:,} ok, "
+             f"{totals['problems']} problem(s)" + (f", {totals['unusable']} unusable" if totals["unusable"] else ""))
+    return code
+
+
+def cmd_repair(args) -> int:
+    paths, single = _inputs(args)
+    out = args.output
+    to_folder = not single or os.path.isdir(out)
+    if to_folder:
+        os.makedirs(out, exist_ok=True)
+    code = EXIT_OK
+    kept = dropped = 0
+    for path in paths:
+        target = os.path.join(out, os.path.basename(path)) if to_folder else out
+        try:
+            f = TFRecordFile(path, check_crc=True, use_cache=not args.no_cache)
+        except TFRecordError as exc:
+            if single:
+                raise
+            sys.stderr.write(f"tfrlens-cli: {exc}\n")
+            code = EXIT_USAGE
+            continue
+        with f:
+            report = repair(f, target, args.compression, args.include_damaged)
+        kept += report.kept
+        dropped += len(report.dropped)
+        _out(f"{path} -> {target}: {report.summary()}")
+    if not single:
+        _out(f"total: {len(paths)} file(s), kept {kept:,}, dropped {dropped:,}")
+    return code
 
 
 def parse_range(text: str | None, n: int) -> range:
@@ -217,15 +297,27 @@ def build_parser() -> argparse.ArgumentParser:
 
     def add(name: str, help_: str):
         p = sub.add_parser(name, help=help_, description=help_)
-        p.add_argument("file", help="a TFRecord file (plain, GZIP or ZLIB)")
+        if name in ("verify", "repair"):
+            p.add_argument("file", nargs="+", help="TFRecord files, globs or folders (plain, GZIP or ZLIB)")
+        else:
+            p.add_argument("file", help="a TFRecord file (plain, GZIP or ZLIB)")
         p.add_argument("--no-crc", action="store_true", help="do not check CRCs")
         p.add_argument("--no-cache", action="store_true", help="ignore and do not write the index cache")
         return p
 
     add("info", "compression, size, records, kinds, feature keys and problems").set_defaults(func=cmd_info)
     p = add("verify", "check every length and data CRC; report every problem")
-    p.add_argument("--json", action="store_true", help="one JSON object")
+    p.add_argument("--json", action="store_true", help="one JSON object per file")
+    p.add_argument("--max-problems", type=int, metavar="N", help="list at most N problems per file")
     p.set_defaults(func=cmd_verify)
+    p = add("repair", "write a clean copy with every intact record")
+    p.add_argument("-o", "--output", required=True, metavar="OUT",
+                   help="the repaired file (a folder when several inputs are given)")
+    p.add_argument("--compression", choices=[c.value for c in Compression],
+                   help="compression of the output (default: as the input)")
+    p.add_argument("--include-damaged", action="store_true",
+                   help="also write damaged records (their data as found, with fresh CRCs)")
+    p.set_defaults(func=cmd_repair)
     p = add("cat", "print records (protobuf text, or JSON lines)")
     p.add_argument("--json", action="store_true", help="one JSON object per record, one per line")
     p.add_argument("--range", metavar="A:B", help="records A..B-1 (Python slice rules)")

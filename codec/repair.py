@@ -1,0 +1,113 @@
+"""Salvage: a clean copy of every record that can be trusted.
+
+Kept: records whose data CRC holds (including those found by resynchronising
+and those whose data CRC proves a damaged length). Dropped: records with a
+failing data CRC and truncated ones, unless ``include_damaged`` asks for
+them (written with their data as found and fresh CRCs, and listed as such).
+Bytes that belong to no record (garbage, broken streams) are never written.
+"""
+from __future__ import annotations
+
+import glob
+import os
+from dataclasses import dataclass, field
+from typing import Iterator
+
+from .errors import FileAccessError, NotTFRecordError
+from .framing import Compression
+from .reader import TFRecordFile, sniff_compression
+from .scan import IndexProgress
+from .writer import TFRecordWriter
+
+
+@dataclass
+class RepairReport:
+    source: str
+    output: str
+    kept: int = 0
+    dropped: list[tuple[int, str]] = field(default_factory=list)  # (index, status label)
+    included_damaged: list[tuple[int, str]] = field(default_factory=list)
+    problems: int = 0
+
+    def summary(self) -> str:
+        text = f"kept {self.kept:,} record(s), dropped {len(self.dropped):,}"
+        if self.included_damaged:
+            text += f", included {len(self.included_damaged):,} damaged on request " + \
+                    "(" + ", ".join(f"#{i} {s}" for i, s in self.included_damaged[:10]) + \
+                    (", …" if len(self.included_damaged) > 10 else "") + ")"
+        if self.dropped:
+            text += " (" + ", ".join(f"#{i} {s}" for i, s in self.dropped[:10]) + \
+                    (", …" if len(self.dropped) > 10 else "") + ")"
+        return text
+
+
+def repair_iter(source: TFRecordFile, output: str | os.PathLike, compression: Compression | str | None = None,
+                include_damaged: bool = False, report: RepairReport | None = None) -> Iterator[IndexProgress]:
+    """Verify ``source`` (if not yet), then write its salvageable records to ``output``."""
+    output = os.fspath(output)
+    if os.path.exists(output) and os.path.samefile(output, source.path):
+        raise FileAccessError(f"the repaired copy must not replace its source: {output}")
+    report = report if report is not None else RepairReport(source.path, output)
+    if not source.verified:
+        yield from source.verify_iter()
+    comp = Compression.parse(compression) if compression is not None else source.compression
+    n = len(source)
+    report.problems = len(source.problems)
+    with TFRecordWriter(output, comp) as w:
+        for i in range(n):
+            rec = source.read(i)
+            if rec.status.data_intact:
+                w.write(rec.data)
+                report.kept += 1
+            elif include_damaged:
+                w.write(rec.data)
+                report.included_damaged.append((i, rec.status.label))
+            else:
+                report.dropped.append((i, rec.status.label))
+            if i % 4096 == 4095:
+                yield IndexProgress(i + 1, i + 1, n, report.problems)
+    yield IndexProgress(n, n, n, report.problems, True)
+
+
+def repair(source: TFRecordFile, output, compression=None, include_damaged: bool = False) -> RepairReport:
+    report = RepairReport(source.path, os.fspath(output))
+    for _ in repair_iter(source, output, compression, include_damaged, report):
+        pass
+    return report
+
+
+def expand_inputs(args: list[str]) -> tuple[list[str], list[str]]:
+    """Files named, globbed, or found in named folders (TFRecord content only).
+
+    Returns (paths, notes); a folder's files that are not TFRecords are
+    skipped with a note, a named file that is not one is kept (its error is
+    reported when it is opened).
+    """
+    paths: list[str] = []
+    notes: list[str] = []
+    for arg in args:
+        if any(c in arg for c in "*?[") and not os.path.exists(arg):
+            matches = sorted(glob.glob(arg))
+            if not matches:
+                notes.append(f"no files match {arg}")
+            paths.extend(matches)
+        elif os.path.isdir(arg):
+            found = 0
+            for name in sorted(os.listdir(arg)):
+                path = os.path.join(arg, name)
+                if not os.path.isfile(path) or name.startswith("."):
+                    continue
+                try:
+                    sniff_compression(path)
+                except (NotTFRecordError, FileAccessError):
+                    continue
+                paths.append(path)
+                found += 1
+            if not found:
+                notes.append(f"no TFRecord files in {arg}")
+        else:
+            paths.append(arg)
+    return paths, notes
+
+
+__all__ = ["RepairReport", "repair", "repair_iter", "expand_inputs"]
