@@ -12,7 +12,7 @@ from __future__ import annotations
 import bisect
 import os
 from dataclasses import dataclass
-from typing import Callable, Iterable, Iterator, Sequence
+from typing import Iterable, Iterator, Sequence
 
 from .errors import UsageError
 from .framing import OVERHEAD, Compression, RecordStatus

@@ -5,7 +5,6 @@ exactly what the reader reports.
 """
 from __future__ import annotations
 
-import io
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -104,8 +103,10 @@ def test_damaged_compressed_stream_never_crashes_or_invents_records(tmp_path, re
         return
     with f:
         ok = [f.read(i).data for i in range(len(f)) if f.index.status(i) is RecordStatus.OK]
-        it = iter(records)
-        assert all(any(r == o for r in it) for o in ok), "a record was invented"
+        # A flipped bit in deflate data can turn a literal into a back-reference that
+        # repeats earlier output, whole frames included: TensorFlow reads those too.
+        # What must never happen is a CRC-valid record that was never written.
+        assert all(o in records for o in ok), "a record was invented"
         if len(ok) < len(records):
             assert f.problems, "records lost without a reported problem"
 

@@ -7,8 +7,6 @@ import gzip
 import hashlib
 import json
 import struct
-import subprocess
-import sys
 import zlib
 from pathlib import Path
 
