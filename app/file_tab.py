@@ -1,0 +1,486 @@
+"""One open TFRecord file: the record table beside the record detail.
+
+A FileTab owns its TFRecordFile, its table model and its worker: the index
+pass (then, for files up to ``AUTO_VERIFY_BYTES``, a data CRC check of every
+record) runs on a worker thread, and the model appends rows as progress
+arrives. The window only reads :meth:`FileTab.state` and calls the actions.
+"""
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from typing import NamedTuple
+
+from PySide6.QtCore import QItemSelectionModel, QModelIndex, QPoint, Qt, Signal
+from PySide6.QtGui import QAction, QGuiApplication, QKeySequence
+from PySide6.QtWidgets import (QAbstractItemView, QHeaderView, QMenu, QSplitter, QTableView,
+                               QVBoxLayout, QWidget)
+
+from codec.decode import decode_record, record_json_value
+from codec.reader import TFRecordFile
+from codec.scan import IndexProgress
+
+from app.record_detail import RecordDetail
+from app.record_table_model import BASE_COLUMNS, Column, RecordTableModel
+from app.settings import Settings, columns_signature
+from app.worker import GeneratorWorker
+
+# Files up to this size get every data CRC checked right after indexing, so
+# damaged records are marked without asking; larger files on request.
+AUTO_VERIFY_BYTES = 256 << 20
+
+
+class PassProgress(NamedTuple):
+    """A worker's progress: which pass ("index" or "verify") and how far."""
+
+    phase: str
+    progress: IndexProgress
+
+
+@dataclass(frozen=True)
+class TabState:
+    """What the status bar shows about a tab."""
+
+    path: str
+    compression: str
+    file_size: int
+    records: int
+    problems: int
+    phase: str  # "index", "verify", "done", "cancelled", "failed"
+    fraction: float
+    running: bool
+    verified: bool
+    error: str | None = None
+
+
+class GoTarget(NamedTuple):
+    kind: str  # "record" or "offset"
+    value: int
+
+
+def parse_goto(text: str) -> GoTarget:
+    """``12`` or ``-1`` is a record; ``@12345``, ``@0x3039`` or ``0x3039`` a byte offset.
+
+    Thousands separators (``1,234`` / ``1_234`` / spaces) are allowed.
+    Raises ValueError with a one-line message.
+    """
+    raw = text.strip()
+    s = raw.replace(",", "").replace("_", "").replace(" ", "")
+    kind = "record"
+    if s.startswith("@"):
+        kind, s = "offset", s[1:]
+    if s.lower().startswith("0x"):
+        kind = "offset"
+    try:
+        value = int(s, 0) if kind == "offset" else int(s)
+    except ValueError:
+        raise ValueError(f"not a record number or byte offset: {raw!r} (try 42, -1, @12345 or 0x3039)") from None
+    if kind == "offset" and value < 0:
+        raise ValueError(f"a byte offset cannot be negative: {raw!r}")
+    return GoTarget(kind, value)
+
+
+class RecordTableView(QTableView):
+    """The record table: fixed row height, Home/End jump to the first/last record."""
+
+    copied = Signal(str)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
+        self.setAlternatingRowColors(True)
+        self.setShowGrid(False)
+        self.setWordWrap(False)
+        self.setTextElideMode(Qt.TextElideMode.ElideRight)
+        self.setHorizontalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
+        self.setVerticalScrollMode(QAbstractItemView.ScrollMode.ScrollPerItem)
+        self.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        vh = self.verticalHeader()
+        vh.setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
+        vh.setDefaultSectionSize(self.fontMetrics().height() + 8)
+        vh.hide()
+        hh = self.horizontalHeader()
+        hh.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+        hh.setStretchLastSection(True)
+        hh.setHighlightSections(False)
+        hh.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+
+    def moveCursor(self, action: QAbstractItemView.CursorAction, modifiers: Qt.KeyboardModifier) -> QModelIndex:
+        model = self.model()
+        if model is not None and model.rowCount() and action in (
+                QAbstractItemView.CursorAction.MoveHome, QAbstractItemView.CursorAction.MoveEnd):
+            row = 0 if action == QAbstractItemView.CursorAction.MoveHome else model.rowCount() - 1
+            column = max(0, self.currentIndex().column())
+            return model.index(row, column)
+        return super().moveCursor(action, modifiers)
+
+    def keyPressEvent(self, event) -> None:
+        if event.matches(QKeySequence.StandardKey.Copy):
+            self.copy_rows()
+            event.accept()
+            return
+        super().keyPressEvent(event)
+
+    def copy_rows(self) -> str:
+        """Copy the selected rows as tab-separated text (header line first)."""
+        model = self.model()
+        rows = sorted({i.row() for i in self.selectionModel().selectedRows()}) if model else []
+        if not rows:
+            return ""
+        cols = range(model.columnCount())
+        lines = ["\t".join(str(model.headerData(c, Qt.Orientation.Horizontal)) for c in cols)]
+        for r in rows[:10000]:
+            lines.append("\t".join(str(model.index(r, c).data() or "") for c in cols))
+        text = "\n".join(lines)
+        QGuiApplication.clipboard().setText(text)
+        self.copied.emit(f"copied {len(rows):,} row(s)")
+        return text
+
+
+class FileTab(QWidget):
+    """One open file: its table, its detail view and its index worker.
+
+    Signals: ``state_changed()`` whenever :meth:`state` may read differently,
+    ``indexing_finished()`` when the index (and any verify) pass ends,
+    ``message(str)`` a one-line note for the status bar.
+    """
+
+    state_changed = Signal()
+    indexing_finished = Signal()
+    message = Signal(str)
+
+    def __init__(self, tfile: TFRecordFile, settings: Settings, parent: QWidget | None = None,
+                 *, auto_verify_bytes: int = AUTO_VERIFY_BYTES) -> None:
+        super().__init__(parent)
+        self.tfile = tfile
+        self.settings = settings
+        self._auto_verify = tfile.file_size <= auto_verify_bytes
+        self._worker: GeneratorWorker | None = None
+        self._phase = "index"
+        self._last: IndexProgress | None = None
+        self._error: str | None = None
+        self._pending: GoTarget | None = None
+        self._columns_ready = False
+        self._closed = False
+
+        self.model = RecordTableModel(tfile, self)
+        self.model.error.connect(self.message)
+        self.table = RecordTableView(self)
+        self.table.setModel(self.model)
+        self.table.copied.connect(self.message)
+        self.table.horizontalHeader().customContextMenuRequested.connect(self._header_menu)
+        self.table.selectionModel().currentRowChanged.connect(self._current_row_changed)
+        self.detail = RecordDetail(self)
+        self._size_columns()
+
+        self.splitter = QSplitter(Qt.Orientation.Horizontal, self)
+        self.splitter.addWidget(self.table)
+        self.splitter.addWidget(self.detail)
+        self.splitter.setStretchFactor(0, 1)
+        self.splitter.setStretchFactor(1, 1)
+        self.splitter.setChildrenCollapsible(False)
+        saved = settings.splitter_state()
+        if saved is not None:
+            self.splitter.restoreState(saved)
+        else:
+            self.splitter.setSizes([600, 600])
+        self.splitter.splitterMoved.connect(lambda *_: self.settings.save_splitter(self.splitter.saveState()))
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.splitter)
+        self.setFocusProxy(self.table)
+
+    @classmethod
+    def open(cls, path: str, settings: Settings, parent: QWidget | None = None) -> "FileTab":
+        """Open ``path`` (raises codec.errors.TFRecordError with a one-line message)."""
+        return cls(TFRecordFile(path), settings, parent)
+
+    # -- state ------------------------------------------------------------
+    @property
+    def path(self) -> str:
+        return self.tfile.path
+
+    @property
+    def title(self) -> str:
+        return os.path.basename(self.tfile.path) or self.tfile.path
+
+    def is_running(self) -> bool:
+        return self._worker is not None and self._worker.is_running()
+
+    def state(self) -> TabState:
+        last = self._last
+        return TabState(
+            path=self.tfile.path,
+            compression=self.tfile.compression.value,
+            file_size=self.tfile.file_size,
+            records=self.model.rowCount(),
+            problems=len(self.tfile.problems),
+            phase=self._phase,
+            fraction=last.fraction if last is not None else 0.0,
+            running=self.is_running(),
+            verified=self.tfile.verified,
+            error=self._error,
+        )
+
+    # -- the worker -------------------------------------------------------
+    def start(self) -> None:
+        """Index the file on a worker thread (then verify it when it is small)."""
+        self._run(self._index_passes, "index")
+
+    def verify(self) -> bool:
+        """Check every record's data CRC on a worker thread; False if busy."""
+        if self.is_running() or self._closed:
+            return False
+        self._run(self._verify_passes, "verify")
+        return True
+
+    def cancel(self) -> None:
+        if self._worker is not None:
+            self._worker.cancel()
+
+    def _run(self, passes, phase: str) -> None:
+        self._phase = phase
+        self._error = None
+        self._worker = GeneratorWorker(passes, self)
+        self._worker.progress.connect(self._on_progress)
+        self._worker.finished.connect(self._on_finished)
+        self._worker.failed.connect(self._on_failed)
+        self._worker.start()
+        self.state_changed.emit()
+
+    def _index_passes(self):
+        for p in self.tfile.index_iter():
+            yield PassProgress("index", p)
+        if self._auto_verify and not self.tfile.verified:
+            yield from self._verify_passes()
+
+    def _verify_passes(self):
+        for p in self.tfile.verify_iter():
+            yield PassProgress("verify", p)
+
+    def _on_progress(self, pp: PassProgress) -> None:
+        if self._closed:
+            return
+        problems_before = self._last.problems if self._last is not None else 0
+        self._last = pp.progress
+        self._phase = pp.phase
+        if pp.phase == "verify" and pp.progress.problems != problems_before:
+            self.model.refresh_status()  # a damaged record was found: repaint its row
+        self._rows_arrived()
+        self.state_changed.emit()
+
+    def _on_finished(self, pp: PassProgress | None) -> None:
+        if self._closed:
+            return
+        if pp is not None:
+            self._last = pp.progress
+        self._phase = "cancelled" if self._worker is not None and self._worker.cancelled else "done"
+        self._rows_arrived()
+        self.model.refresh_status()
+        self._resolve_pending(final=True)
+        if self._phase == "cancelled":
+            self.message.emit(f"stopped: {self.model.rowCount():,} records indexed so far")
+        elif not self.model.rowCount():
+            self.message.emit(f"{self.title}: no records")
+        self.state_changed.emit()
+        self.indexing_finished.emit()
+
+    def _on_failed(self, error: str) -> None:
+        if self._closed:
+            return
+        self._phase = "failed"
+        self._error = error
+        self._rows_arrived()
+        self.model.refresh_status()
+        self._resolve_pending(final=True)
+        self.message.emit(f"{self.title}: {error}")
+        self.state_changed.emit()
+        self.indexing_finished.emit()
+
+    def _rows_arrived(self) -> None:
+        self.model.sync()
+        if self.model.rowCount():
+            if not self._columns_ready:
+                self._init_columns()
+            if self._pending is None and not self.table.currentIndex().isValid():
+                self.select_record(0)
+        self._resolve_pending(final=False)
+
+    # -- columns ----------------------------------------------------------
+    def _init_columns(self) -> None:
+        self._columns_ready = True
+        keys = self.model.sample_keys()
+        chosen = self.settings.feature_columns(columns_signature(keys))
+        self._set_columns(self.model.default_feature_columns() if chosen is None else chosen, save=False)
+
+    def _set_columns(self, keys: list[str], *, save: bool = True) -> None:
+        self.model.set_feature_columns(keys)
+        if save:
+            self.settings.set_feature_columns(columns_signature(self.model.sample_keys()), keys)
+        self._size_feature_columns()
+
+    def _size_columns(self) -> None:
+        """Widths from the font for the fixed columns; a fair share for feature columns."""
+        fm = self.table.fontMetrics()
+        widths = {Column.INDEX: "88,888,888", Column.OFFSET: "88,888,888,888", Column.SIZE: "888,888,888",
+                  Column.KIND: "SequenceExample", Column.STATUS: "ok, after skipped bytes"}
+        for col, sample in widths.items():
+            icon = 22 if col == Column.STATUS else 0
+            self.table.setColumnWidth(col, fm.horizontalAdvance(sample) + 24 + icon)
+        self._size_feature_columns()
+
+    def _size_feature_columns(self) -> None:
+        width = max(110, self.table.fontMetrics().horizontalAdvance("M") * 14)
+        for col in range(BASE_COLUMNS, self.model.columnCount()):
+            self.table.setColumnWidth(col, width)
+
+    def fill_column_menu(self, menu: QMenu) -> None:
+        """(Re)fill ``menu`` with the feature keys to show as columns, checkable."""
+        menu.clear()
+        shown = self.model.feature_columns()
+        keys = list(dict.fromkeys(self.model.sample_keys() + shown))
+        if not keys:
+            menu.addAction("No features in the first records").setEnabled(False)
+        for key in keys:
+            action = QAction(key, menu, checkable=True, checked=key in shown)
+            action.toggled.connect(lambda on, k=key: self.toggle_column(k, on))
+            menu.addAction(action)
+        menu.addSeparator()
+        menu.addAction("Default Columns", lambda: self._set_columns(self.model.default_feature_columns()))
+
+    def toggle_column(self, key: str, on: bool) -> None:
+        shown = self.model.feature_columns()
+        if on and key not in shown:
+            order = list(dict.fromkeys(self.model.sample_keys() + shown))
+            shown = [k for k in order if k in shown or k == key]
+        elif not on:
+            shown = [k for k in shown if k != key]
+        self._set_columns(shown)
+
+    def _header_menu(self, pos: QPoint) -> None:
+        menu = QMenu(self)
+        self.fill_column_menu(menu)
+        menu.exec(self.table.horizontalHeader().mapToGlobal(pos))
+        menu.deleteLater()
+
+    # -- navigation -------------------------------------------------------
+    def current_record(self) -> int:
+        index = self.table.currentIndex()
+        return index.row() if index.isValid() else -1
+
+    def select_record(self, i: int) -> None:
+        """Make record ``i`` current, selected and visible (shows its detail)."""
+        column = max(0, self.table.currentIndex().column())
+        index = self.model.index(i, column)
+        self.table.selectionModel().setCurrentIndex(
+            index, QItemSelectionModel.SelectionFlag.ClearAndSelect | QItemSelectionModel.SelectionFlag.Rows)
+        self.table.scrollTo(index, QAbstractItemView.ScrollHint.PositionAtCenter)
+
+    def _current_row_changed(self, current: QModelIndex, previous: QModelIndex) -> None:
+        if current.isValid():
+            self.detail.show_record(self.tfile, current.row())
+        else:
+            self.detail.clear()
+
+    def go_to(self, text: str) -> str | None:
+        """Jump to a record number or byte offset (see :func:`parse_goto`).
+
+        Returns a one-line message when the jump is not possible (yet), else None.
+        While indexing, a target not reached yet is remembered and jumped to
+        when its row arrives.
+        """
+        try:
+            target = parse_goto(text)
+        except ValueError as exc:
+            return str(exc)
+        self._pending = target
+        note = self._resolve_pending(final=not self.is_running(), announce=False)
+        if self._pending is not None:
+            what = f"record {target.value:,}" if target.kind == "record" else f"byte {target.value:,}"
+            return f"{what} is not indexed yet: going there when it is"
+        return note
+
+    def _resolve_pending(self, *, final: bool, announce: bool = True) -> str | None:
+        """Jump to the pending go-to target once its row exists; say so when it never will."""
+        target = self._pending
+        if target is None:
+            return None
+        n = self.model.rowCount()
+        note: str | None = None
+        if target.kind == "record":
+            i = target.value + n if target.value < 0 else target.value
+            if 0 <= i < n and (target.value >= 0 or final):
+                self.select_record(i)
+            elif final:
+                note = f"no record {target.value:,}: {self.title} has {n:,} records"
+            else:
+                return None  # its row may still come
+        else:
+            offset = target.value
+            i = self.tfile.find_record(offset)
+            if not final and (n == 0 or (i == n - 1 and offset >= self.tfile.record_info(i).end)):
+                return None  # the record holding it may still come
+            if i < 0:
+                if n:
+                    self.select_record(0)
+                note = f"byte {offset:,} is before the first record"
+            else:
+                self.select_record(i)
+                info = self.tfile.record_info(i)
+                where = "in" if offset < info.end else "past the end of"
+                note = f"byte {offset:,} is {where} record {i:,}, which starts at byte {info.offset:,}"
+        self._pending = None
+        if note and announce:
+            self.message.emit(note)
+        return note
+
+    def next_damaged(self, backwards: bool = False) -> int:
+        """Select the next (or previous) damaged record, or record after skipped bytes; -1 if none."""
+        bad = self.model.flagged_rows()
+        cur = self.current_record()
+        if backwards:
+            before = bad[bad < cur] if cur >= 0 else bad
+            found = int(before[-1]) if before.size else -1
+        else:
+            after = bad[bad > cur]
+            found = int(after[0]) if after.size else -1
+        if found >= 0:
+            self.select_record(found)
+        else:
+            self.message.emit("no damaged record " + ("before" if backwards else "after") + " this one"
+                              + ("" if self.tfile.verified else " (data CRCs not checked yet: File > Verify Checksums)"))
+        return found
+
+    # -- copying ----------------------------------------------------------
+    def copy_record_json(self) -> str:
+        """Copy the current record as TensorFlow's protobuf JSON."""
+        i = self.current_record()
+        if i < 0:
+            return ""
+        text = json.dumps(record_json_value(decode_record(self.tfile.read(i).data)), indent=2)
+        QGuiApplication.clipboard().setText(text)
+        self.message.emit(f"copied record {i:,} as JSON")
+        return text
+
+    def copy_offset(self) -> str:
+        i = self.current_record()
+        if i < 0:
+            return ""
+        text = str(self.tfile.index.offset(i))
+        QGuiApplication.clipboard().setText(text)
+        self.message.emit(f"copied the offset of record {i:,}: {text}")
+        return text
+
+    # -- lifetime ---------------------------------------------------------
+    def close_file(self) -> None:
+        """Stop the worker and close the file; the tab is unusable afterwards."""
+        if self._closed:
+            return
+        if self._worker is not None:
+            self._worker.stop()
+        self._closed = True
+        self.detail.clear()
+        self.detail.wait()  # background loads may still be reading the file
+        self.tfile.close()

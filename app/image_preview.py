@@ -1,0 +1,588 @@
+"""Every image of a record: encoded images, raw pixel buffers, SequenceExample strips.
+
+The codec finds the images (``find_images``), decodes them (``decode_image``)
+and places boxes (``find_boxes``); this widget only lays them out, scales them
+and draws the boxes with their labels. Images larger than
+``INLINE_DECODE_BYTES`` (and any beyond an inline budget) are decoded on a
+thread pool; ``imagesShown(count)`` fires once every image of the record is
+on screen (decoded or replaced by a "cannot decode" note).
+"""
+from __future__ import annotations
+
+import zlib
+from dataclasses import dataclass, field
+from collections import Counter
+from itertools import groupby
+from typing import NamedTuple
+
+from PIL import Image
+from PySide6.QtCore import QEvent, QObject, QPointF, QRectF, QSize, Qt, Signal
+from PySide6.QtGui import (QColor, QFont, QFontMetrics, QImage, QPainter, QPaintEvent, QPen, QPixmap, QResizeEvent,
+                           QWheelEvent)
+from PySide6.QtWidgets import (QButtonGroup, QFrame, QHBoxLayout, QLabel, QScrollArea, QSizePolicy, QToolButton,
+                               QVBoxLayout, QWidget)
+
+from codec.decode import DecodedRecord
+from codec.images import (BoundingBox, ImageDecodeError, ImageRef, decode_image, find_boxes, find_images,
+                          main_image)
+
+from app.background import PoolJobs
+from app.worker import one_line
+
+INLINE_DECODE_BYTES = 1 << 20  # one image bigger than this is decoded on the pool
+INLINE_BUDGET_BYTES = 2 << 20  # and so is everything after this much inline decoding
+MAX_UPSCALE = 8.0
+MIN_ZOOM, MAX_ZOOM = 0.05, 32.0
+MAX_CACHED_PIXELS = 16 << 20  # a scaled copy bigger than this is not kept; the visible part is drawn
+STRIP_FRAME_HEIGHT = 120  # fit mode: strip frames at most this high,
+STRIP_MIN_HEIGHT = 64  # and at least this high (the strip scrolls sideways)
+STRIP_SPACING = 8
+CARD_SPACING = 4  # between an image and its caption
+MARGIN = 10
+
+# Saturated colours that stay distinct from each other on photos and on white.
+BOX_COLORS = tuple(QColor(c) for c in (
+    "#e6194b", "#3cb44b", "#4363d8", "#f58231", "#911eb4", "#00a3c4", "#f032e6", "#9a6324",
+    "#469990", "#000075", "#808000", "#800000", "#bfef45", "#ff6f91"))
+BOX_SHADOW = QColor(0, 0, 0, 120)
+CANVAS_BG = QColor(241, 245, 249)
+ERROR_BG = QColor(254, 242, 242)
+ERROR_FG = QColor(185, 28, 28)
+CAPTION_COLOR = "#475569"
+
+
+def to_qimage(image: Image.Image) -> QImage:
+    """A deep copy of a Pillow image (RGB, RGBA or L, as ``decode_image`` returns) as a QImage."""
+    formats = {"RGB": QImage.Format.Format_RGB888, "RGBA": QImage.Format.Format_RGBA8888,
+               "L": QImage.Format.Format_Grayscale8}
+    if image.mode not in formats:
+        image = image.convert("RGBA" if "A" in image.getbands() else "RGB")
+    data = image.tobytes()
+    bytes_per_line = len(data) // image.height if image.height else 0
+    return QImage(data, image.width, image.height, bytes_per_line, formats[image.mode]).copy()
+
+
+def _decode_to_qimage(ref: ImageRef) -> QImage:
+    return to_qimage(decode_image(ref))
+
+
+def label_colors(labels: list[str | None]) -> dict[str | None, QColor]:
+    """A colour per label: stable across records (by hash), distinct within one."""
+    colors: dict[str | None, QColor] = {}
+    used: set[int] = set()
+    for label in dict.fromkeys(labels):
+        k = zlib.crc32((label or "").encode("utf-8")) % len(BOX_COLORS)
+        for _ in range(len(BOX_COLORS)):
+            if k not in used:
+                break
+            k = (k + 1) % len(BOX_COLORS)
+        used.add(k)
+        colors[label] = BOX_COLORS[k]
+    return colors
+
+
+def _readable_text_color(bg: QColor) -> QColor:
+    luminance = 0.299 * bg.red() + 0.587 * bg.green() + 0.114 * bg.blue()
+    return QColor("black") if luminance > 150 else QColor("white")
+
+
+@dataclass
+class _Shown:
+    """One image slot: its ref, boxes, and (once decoded) its pixels or error."""
+
+    ref: ImageRef
+    boxes: list[BoundingBox] = field(default_factory=list)
+    image: QImage | None = None
+    error: str | None = None
+    pending: bool = False
+
+
+class ImageCanvas(QWidget):
+    """Paints one image at a scale, with its boxes and labels on top."""
+
+    def __init__(self, shown: _Shown, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.shown = shown
+        self.scale = 1.0
+        self.show_boxes = True
+        self._pixmap: QPixmap | None = None
+        self._pixmap_size = QSize()
+        self.setSizePolicy(QSizePolicy.Policy.Fixed, QSizePolicy.Policy.Fixed)
+        font = QFont(self.font())
+        font.setPointSizeF(max(7.0, font.pointSizeF() * 0.9))
+        font.setBold(True)
+        self._label_font = font
+
+    def natural_size(self) -> QSize:
+        image = self.shown.image
+        if image is not None:
+            return image.size()
+        return QSize(max(1, self.shown.ref.width), max(1, self.shown.ref.height))
+
+    def set_scale(self, scale: float) -> None:
+        self.scale = scale
+        size = self.natural_size()
+        if self.shown.image is None:
+            # placeholders keep a readable size whatever the image's would be
+            w = min(max(int(size.width() * scale), 220), 480)
+            h = min(max(int(size.height() * scale), 90), 240)
+        else:
+            w, h = max(1, round(size.width() * scale)), max(1, round(size.height() * scale))
+        self.setFixedSize(w, h)
+        self.update()
+
+    def image_changed(self) -> None:
+        self._pixmap = None
+        self.set_scale(self.scale)
+
+    def _scaled_pixmap(self) -> QPixmap | None:
+        """The image at the canvas size, cached; None when too big to hold scaled."""
+        image = self.shown.image
+        target = self.size()
+        if image is None or target.width() * target.height() > MAX_CACHED_PIXELS:
+            return None
+        if self._pixmap is None or self._pixmap_size != target:
+            if target == image.size():
+                scaled = image
+            else:
+                scaled = image.scaled(target, Qt.AspectRatioMode.IgnoreAspectRatio, self._transformation())
+            self._pixmap = QPixmap.fromImage(scaled)
+            self._pixmap_size = QSize(target)
+        return self._pixmap
+
+    def _transformation(self) -> Qt.TransformationMode:
+        """Crisp pixels when enlarged a lot, smooth otherwise."""
+        return Qt.TransformationMode.FastTransformation if self.scale >= 2 else Qt.TransformationMode.SmoothTransformation
+
+    def paintEvent(self, event: QPaintEvent) -> None:
+        painter = QPainter(self)
+        image = self.shown.image
+        if image is None:
+            self._paint_placeholder(painter)
+            return
+        painter.fillRect(event.rect(), CANVAS_BG)
+        pixmap = self._scaled_pixmap()
+        if pixmap is not None:
+            painter.drawPixmap(0, 0, pixmap)
+        else:  # zoomed far in: scale only the exposed part
+            exposed = QRectF(event.rect())
+            sx, sy = image.width() / self.width(), image.height() / self.height()
+            source = QRectF(exposed.x() * sx, exposed.y() * sy, exposed.width() * sx, exposed.height() * sy)
+            painter.setRenderHint(QPainter.RenderHint.SmoothPixmapTransform,
+                                  self._transformation() == Qt.TransformationMode.SmoothTransformation)
+            painter.drawImage(exposed, image, source)
+        if self.show_boxes and self.shown.boxes:
+            self._paint_boxes(painter)
+
+    def _paint_placeholder(self, painter: QPainter) -> None:
+        rect = self.rect()
+        if self.shown.error:
+            painter.fillRect(rect, ERROR_BG)
+            painter.setPen(QPen(ERROR_FG, 1, Qt.PenStyle.DashLine))
+            painter.drawRect(rect.adjusted(0, 0, -1, -1))
+            painter.setPen(ERROR_FG)
+            text = self.shown.error
+        else:
+            painter.fillRect(rect, CANVAS_BG)
+            painter.setPen(QColor(CAPTION_COLOR))
+            text = "decoding…"
+        painter.drawText(rect.adjusted(10, 8, -10, -8),
+                         Qt.AlignmentFlag.AlignCenter | Qt.TextFlag.TextWordWrap, text)
+
+    def _paint_boxes(self, painter: QPainter) -> None:
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        size = self.natural_size()
+        sx = self.width() / size.width()
+        sy = self.height() / size.height()
+        colors = label_colors([box.label for box in self.shown.boxes])
+        painter.setFont(self._label_font)
+        metrics = QFontMetrics(self._label_font)
+        for box in self.shown.boxes:
+            color = colors[box.label]
+            r = QRectF(QPointF(box.xmin * sx, box.ymin * sy), QPointF(box.xmax * sx, box.ymax * sy)).normalized()
+            painter.setPen(QPen(BOX_SHADOW, 4))  # a dark rim keeps light colours visible on light images
+            painter.drawRect(r)
+            painter.setPen(QPen(color, 2))
+            painter.drawRect(r)
+            if not box.label:
+                continue
+            tw, th = metrics.horizontalAdvance(box.label) + 8, metrics.height() + 2
+            top = r.top() - th if r.top() - th >= 0 else r.top()
+            left = min(max(0.0, r.left()), max(0.0, self.width() - tw))
+            chip = QRectF(left, top, tw, th)
+            painter.fillRect(chip, color)
+            painter.setPen(_readable_text_color(color))
+            painter.drawText(chip, Qt.AlignmentFlag.AlignCenter, box.label)
+
+
+class _Strip(NamedTuple):
+    cards: list[_Card]
+    scroller: QScrollArea
+    frames: QWidget
+
+
+class _Card(QWidget):
+    """An image canvas with its caption below."""
+
+    def __init__(self, shown: _Shown, caption: str, tooltip: str, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.canvas = ImageCanvas(shown, self)
+        self.caption = QLabel(caption, self)
+        self.caption.setStyleSheet(f"color: {CAPTION_COLOR};")
+        self.caption.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.setToolTip(tooltip)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(CARD_SPACING)
+        layout.addWidget(self.canvas, 0, Qt.AlignmentFlag.AlignLeft)
+        layout.addWidget(self.caption, 0, Qt.AlignmentFlag.AlignLeft)
+
+
+def _dims(ref: ImageRef) -> str:
+    dims = f"{ref.width}×{ref.height}"
+    return f"{dims}×{ref.channels}" if ref.kind == "raw" and ref.channels else dims
+
+
+def caption_text(ref: ImageRef, boxes: int, with_index: bool = False) -> str:
+    """``image/encoded · JPEG · 160×120 · 3 boxes`` (``step N`` for a step, ``value N`` when asked)."""
+    parts = [ref.key, "raw uint8" if ref.kind == "raw" else ref.format, _dims(ref)]
+    if ref.step is not None:
+        parts.append(f"step {ref.step}")
+    if with_index:
+        parts.append(f"value {ref.value_index}")
+    if boxes:
+        parts.append(f"{boxes} box" if boxes == 1 else f"{boxes} boxes")
+    return " · ".join(parts)
+
+
+class ImagePreview(QWidget):
+    """Images of one record, with zoom to fit / 1:1 and Ctrl+wheel zoom.
+
+    ``imagesShown(count)`` is emitted when all images of the record set by
+    :meth:`set_record` are displayed (at once when none need the pool).
+    """
+
+    imagesShown = Signal(int)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._shown: list[_Shown] = []
+        self._cards: list[_Card] = []
+        self._strips: list[_Strip] = []  # one per feature list with image steps
+        self._generation = 0
+        self._pending = 0
+        self._fit = True
+        self._zoom = 1.0
+        self._jobs = PoolJobs(self)
+        self._jobs.done.connect(self._decoded)
+        self._jobs.failed.connect(self._decode_failed)
+
+        self.fit_button = self._tool_button("Fit", "Scale every image to fit the view")
+        self.actual_button = self._tool_button("1:1", "Show images at their real size")
+        self.boxes_button = self._tool_button("Boxes", "Draw bounding boxes and labels")
+        self.boxes_button.setChecked(True)
+        group = QButtonGroup(self)
+        group.addButton(self.fit_button)
+        group.addButton(self.actual_button)
+        self.fit_button.setChecked(True)
+        self.fit_button.clicked.connect(self.zoom_to_fit)
+        self.actual_button.clicked.connect(self.zoom_actual)
+        self.boxes_button.toggled.connect(self._set_boxes_visible)
+        self.zoom_label = QLabel(self)
+        self.zoom_label.setStyleSheet(f"color: {CAPTION_COLOR};")
+        self.summary = QLabel(self)
+        self.summary.setStyleSheet(f"color: {CAPTION_COLOR};")
+
+        bar = QHBoxLayout()
+        bar.setContentsMargins(6, 4, 6, 4)
+        bar.setSpacing(4)
+        for w in (self.fit_button, self.actual_button, self.boxes_button):
+            bar.addWidget(w)
+        bar.addSpacing(8)
+        bar.addWidget(self.zoom_label)
+        bar.addStretch(1)
+        bar.addWidget(self.summary)
+
+        self.content = QWidget()
+        self.content_layout = QVBoxLayout(self.content)
+        self.content_layout.setContentsMargins(MARGIN, MARGIN, MARGIN, MARGIN)
+        self.content_layout.setSpacing(14)
+        self.content_layout.addStretch(1)
+        self.scroll = QScrollArea(self)
+        self.scroll.setWidgetResizable(True)
+        self.scroll.setFrameShape(QFrame.Shape.NoFrame)
+        self.scroll.setWidget(self.content)
+        self.scroll.viewport().installEventFilter(self)
+
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(0)
+        layout.addLayout(bar)
+        layout.addWidget(self.scroll, 1)
+        self._update_zoom_label()
+
+    def _tool_button(self, text: str, tip: str) -> QToolButton:
+        button = QToolButton(self)
+        button.setText(text)
+        button.setToolTip(tip)
+        button.setCheckable(True)
+        button.setAutoRaise(True)
+        return button
+
+    # -- public -----------------------------------------------------------
+    def image_count(self) -> int:
+        return len(self._shown)
+
+    def box_count(self, i: int) -> int:
+        return len(self._shown[i].boxes)
+
+    def image_refs(self) -> list[ImageRef]:
+        return [s.ref for s in self._shown]
+
+    def image_size(self, i: int) -> QSize | None:
+        """Size of decoded image ``i`` (None until decoded or when it cannot be)."""
+        image = self._shown[i].image
+        return None if image is None else image.size()
+
+    def image_error(self, i: int) -> str | None:
+        return self._shown[i].error
+
+    def pending(self) -> int:
+        """Images still decoding on the pool."""
+        return self._pending
+
+    def wait(self, msecs: int = -1) -> bool:
+        """Block until pool decodes have finished (results still arrive by signal)."""
+        return self._jobs.wait(msecs)
+
+    def clear(self) -> None:
+        self._generation += 1
+        self._pending = 0
+        self._shown = []
+        self._cards = []
+        self._strips = []
+        while self.content_layout.count() > 1:  # keep the closing stretch
+            widget = self.content_layout.takeAt(0).widget()
+            if widget is not None:  # a card or a strip, with its cards
+                widget.hide()
+                widget.deleteLater()
+        self.summary.setText("")
+
+    def set_record(self, decoded: DecodedRecord | None, refs: list[ImageRef] | None = None) -> int:
+        """Show the images of ``decoded`` (``refs`` from ``find_images`` if already known).
+
+        Returns how many images there are; ``imagesShown`` follows when all are up.
+        """
+        self.clear()
+        if decoded is None:
+            return 0
+        refs = find_images(decoded) if refs is None else refs
+        generation = self._generation
+        main = main_image(refs)  # only the main image has boxes (see codec.images.find_boxes)
+        self._shown = [_Shown(ref, find_boxes(decoded, ref) if ref is main else []) for ref in refs]
+        self._build_cards()
+        budget = INLINE_BUDGET_BYTES
+        for i, shown in enumerate(self._shown):
+            size = len(shown.ref.data)
+            if size > INLINE_DECODE_BYTES or size > budget:
+                shown.pending = True
+                self._pending += 1
+                ref = shown.ref
+                self._jobs.submit((generation, i), lambda ref=ref: (
+                    _decode_to_qimage(ref) if generation == self._generation else None))  # skip when stale
+            else:
+                budget -= size
+                try:
+                    shown.image = _decode_to_qimage(shown.ref)
+                except ImageDecodeError as exc:
+                    shown.error = str(exc)
+                except Exception as exc:  # noqa: BLE001 - a note on the card, never a traceback
+                    shown.error = f"cannot decode: {one_line(exc)}"
+        self._update_summary()
+        self._apply_zoom()
+        if not self._pending:
+            self.imagesShown.emit(len(self._shown))
+        return len(self._shown)
+
+    # -- cards ------------------------------------------------------------
+    def _build_cards(self) -> None:
+        singles = [(i, s) for i, s in enumerate(self._shown) if s.ref.step is None]
+        steps = [(i, s) for i, s in enumerate(self._shown) if s.ref.step is not None]
+        several = Counter(s.ref.key for _, s in singles)
+        for i, shown in singles:
+            text = caption_text(shown.ref, len(shown.boxes), several[shown.ref.key] > 1)
+            card = _Card(shown, text, self._tooltip(shown.ref))
+            self._cards.append(card)
+            self._add_section(card, Qt.AlignmentFlag.AlignLeft)
+        for key, group in groupby(steps, key=lambda item: item[1].ref.key):
+            self._add_section(self._strip(key, list(group)))
+
+    def _add_section(self, widget: QWidget, alignment: Qt.AlignmentFlag = Qt.AlignmentFlag(0)) -> None:
+        """Add below the previous sections (before the closing stretch)."""
+        self.content_layout.insertWidget(self.content_layout.count() - 1, widget, 0, alignment)
+
+    def _strip(self, key: str, members: list[tuple[int, _Shown]]) -> QWidget:
+        """A titled row of a feature list's image steps, scrolling sideways on its own."""
+        strip = QWidget(self.content)
+        strip.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Maximum)
+        layout = QVBoxLayout(strip)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(6)
+        first = members[0][1].ref
+        n = len({s.ref.step for _, s in members})
+        title = QLabel(f"<b>{key}</b> · {n} step{'s' if n != 1 else ''} · "
+                       f"{'raw uint8' if first.kind == 'raw' else first.format} {_dims(first)}", strip)
+        title.setStyleSheet(f"color: {CAPTION_COLOR};")
+        layout.addWidget(title)
+        frames = QWidget()
+        row = QHBoxLayout(frames)
+        row.setContentsMargins(0, 0, 0, 0)
+        row.setSpacing(STRIP_SPACING)
+        cards = []
+        for _, shown in members:
+            ref = shown.ref
+            text = f"step {ref.step}" + (f" · value {ref.value_index}" if ref.value_index else "")
+            card = _Card(shown, text, self._tooltip(ref), frames)
+            cards.append(card)
+            self._cards.append(card)
+            row.addWidget(card, 0, Qt.AlignmentFlag.AlignTop)
+        row.addStretch(1)
+        scroller = QScrollArea(strip)
+        scroller.setFrameShape(QFrame.Shape.NoFrame)
+        scroller.setWidgetResizable(True)
+        scroller.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        scroller.setWidget(frames)
+        layout.addWidget(scroller)
+        self._strips.append(_Strip(cards, scroller, frames))
+        return strip
+
+    @staticmethod
+    def _tooltip(ref: ImageRef) -> str:
+        return f"{caption_text(ref, 0, True)} · {len(ref.data):,} bytes"
+
+    def _card_for(self, shown: _Shown) -> _Card | None:
+        for card in self._cards:
+            if card.canvas.shown is shown:
+                return card
+        return None
+
+    def _update_summary(self) -> None:
+        n = len(self._shown)
+        boxes = sum(len(s.boxes) for s in self._shown)
+        bad = sum(1 for s in self._shown if s.error)
+        text = f"{n} image{'s' if n != 1 else ''}"
+        if boxes:
+            text += f" · {boxes} box{'es' if boxes != 1 else ''}"
+        if bad:
+            text += f" · {bad} cannot be decoded"
+        self.summary.setText(text if n else "")
+        self.boxes_button.setEnabled(boxes > 0)
+
+    # -- decoding results -------------------------------------------------
+    def _decoded(self, ticket: tuple[int, int], image: QImage) -> None:
+        self._finish(ticket, image, None)
+
+    def _decode_failed(self, ticket: tuple[int, int], message: str) -> None:
+        self._finish(ticket, None, message)
+
+    def _finish(self, ticket: tuple[int, int], image: QImage | None, error: str | None) -> None:
+        generation, i = ticket
+        if generation != self._generation or i >= len(self._shown):
+            return
+        shown = self._shown[i]
+        shown.image, shown.error, shown.pending = image, error, False
+        card = self._card_for(shown)
+        if card is not None:
+            card.canvas.image_changed()
+        self._pending -= 1
+        self._update_summary()
+        self._apply_zoom()
+        if self._pending == 0:
+            self.imagesShown.emit(len(self._shown))
+
+    # -- zoom -------------------------------------------------------------
+    def zoom_to_fit(self) -> None:
+        self._fit = True
+        self.fit_button.setChecked(True)
+        self._apply_zoom()
+
+    def zoom_actual(self) -> None:
+        self.set_zoom(1.0)
+
+    def set_zoom(self, factor: float) -> None:
+        """Show every image at ``factor`` times its real size."""
+        self._fit = False
+        self._zoom = min(MAX_ZOOM, max(MIN_ZOOM, factor))
+        self.actual_button.setChecked(abs(self._zoom - 1.0) < 1e-9)
+        if not self.actual_button.isChecked():
+            group = self.fit_button.group()
+            group.setExclusive(False)
+            self.fit_button.setChecked(False)
+            group.setExclusive(True)
+        self._apply_zoom()
+
+    def zoom_factor(self, i: int = 0) -> float:
+        """The scale image ``i`` is shown at now."""
+        return self._cards[i].canvas.scale if i < len(self._cards) else self._zoom
+
+    def _available(self) -> QSize:
+        """Room for one image in fit mode; independent of scroll bars coming and going."""
+        bar = self.scroll.verticalScrollBar().sizeHint().width()
+        return QSize(max(40, self.scroll.width() - bar - 2 * MARGIN), max(40, self.scroll.height() - 2 * MARGIN))
+
+    def _fit_scale(self, card: _Card) -> float:
+        size = card.canvas.natural_size()
+        room = self._available()
+        avail_h = max(40, room.height() - card.caption.sizeHint().height() - 8)
+        return min(room.width() / size.width(), avail_h / size.height(), MAX_UPSCALE)
+
+    def _strip_scale(self, cards: list[_Card]) -> float:
+        """Fit the strip's width, with frames between the strip's minimum and maximum height."""
+        tallest = max(c.canvas.natural_size().height() for c in cards)
+        total_w = sum(c.canvas.natural_size().width() for c in cards)
+        room = self._available().width() - STRIP_SPACING * (len(cards) - 1)
+        scale = max(room / total_w, STRIP_MIN_HEIGHT / tallest)
+        return min(scale, STRIP_FRAME_HEIGHT / tallest, MAX_UPSCALE)
+
+    def _apply_zoom(self) -> None:
+        strip_cards = {id(c) for strip in self._strips for c in strip.cards}
+        for card in self._cards:
+            if id(card) not in strip_cards:
+                card.canvas.set_scale(self._fit_scale(card) if self._fit else self._zoom)
+        for strip in self._strips:
+            scale = self._strip_scale(strip.cards) if self._fit else self._zoom
+            for card in strip.cards:
+                card.canvas.set_scale(scale)
+            # layouts catch up later; the row's height is known now
+            tallest = max(c.canvas.height() + CARD_SPACING + c.caption.sizeHint().height() for c in strip.cards)
+            strip.scroller.setFixedHeight(tallest + strip.scroller.horizontalScrollBar().sizeHint().height())
+        self._update_zoom_label()
+
+    def _update_zoom_label(self) -> None:
+        if self._fit:
+            scale = self._cards[0].canvas.scale if self._cards else None
+            self.zoom_label.setText(f"fit · {scale * 100:.0f}%" if scale else "fit")
+        else:
+            self.zoom_label.setText(f"{self._zoom * 100:.0f}%")
+
+    def _set_boxes_visible(self, visible: bool) -> None:
+        for card in self._cards:
+            card.canvas.show_boxes = visible
+            card.canvas.update()
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        if self._fit and self._cards:
+            self._apply_zoom()
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if watched is self.scroll.viewport():
+            if event.type() == QEvent.Type.Wheel and isinstance(event, QWheelEvent) \
+                    and event.modifiers() & Qt.KeyboardModifier.ControlModifier:
+                steps = event.angleDelta().y() / 120
+                if steps:
+                    start = self.zoom_factor(0) if self._fit else self._zoom
+                    self.set_zoom(start * 1.25 ** steps)
+                event.accept()
+                return True
+        return super().eventFilter(watched, event)

@@ -1,0 +1,89 @@
+"""What the app remembers between runs, kept with QSettings.
+
+Always the INI format in the user scope, so tests can redirect every read and
+write with ``QSettings.setPath(IniFormat, UserScope, tmp)``.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+
+from PySide6.QtCore import QByteArray, QSettings
+
+ORGANIZATION = "TFRecord Lens"
+APPLICATION = "tfrlens"
+MAX_RECENT = 10
+
+
+def columns_signature(keys: list[str]) -> str:
+    """A short key for a dataset's schema: shards with the same features share columns."""
+    return hashlib.sha1("\n".join(sorted(keys)).encode("utf-8")).hexdigest()[:16]
+
+
+class Settings:
+    """Recent files, window geometry and state, chosen feature columns."""
+
+    def __init__(self, organization: str = ORGANIZATION, application: str = APPLICATION) -> None:
+        self._q = QSettings(QSettings.Format.IniFormat, QSettings.Scope.UserScope, organization, application)
+
+    @property
+    def qsettings(self) -> QSettings:
+        return self._q
+
+    def sync(self) -> None:
+        self._q.sync()
+
+    # -- recent files -----------------------------------------------------
+    def recent_files(self) -> list[str]:
+        value = self._q.value("recent/files", [], type=list)
+        return [str(p) for p in value if p]
+
+    def add_recent(self, path: str) -> None:
+        path = os.path.abspath(path)
+        files = [p for p in self.recent_files() if p != path]
+        self._q.setValue("recent/files", [path, *files][:MAX_RECENT])
+
+    def remove_recent(self, path: str) -> None:
+        path = os.path.abspath(path)
+        self._q.setValue("recent/files", [p for p in self.recent_files() if p != path])
+
+    def clear_recent(self) -> None:
+        self._q.setValue("recent/files", [])
+
+    # -- window -----------------------------------------------------------
+    def window_geometry(self) -> QByteArray | None:
+        return self._bytes("window/geometry")
+
+    def window_state(self) -> QByteArray | None:
+        return self._bytes("window/state")
+
+    def save_window(self, geometry: QByteArray, state: QByteArray) -> None:
+        self._q.setValue("window/geometry", geometry)
+        self._q.setValue("window/state", state)
+
+    def splitter_state(self) -> QByteArray | None:
+        return self._bytes("window/splitter")
+
+    def save_splitter(self, state: QByteArray) -> None:
+        self._q.setValue("window/splitter", state)
+
+    def last_directory(self) -> str:
+        return str(self._q.value("recent/directory", "", type=str))
+
+    def set_last_directory(self, path: str) -> None:
+        self._q.setValue("recent/directory", path)
+
+    # -- columns ----------------------------------------------------------
+    def feature_columns(self, signature: str) -> list[str] | None:
+        """The feature columns chosen for a schema, or None when never chosen."""
+        key = f"columns/{signature}"
+        if not self._q.contains(key):
+            return None
+        return [str(k) for k in self._q.value(key, [], type=list)]
+
+    def set_feature_columns(self, signature: str, keys: list[str]) -> None:
+        self._q.setValue(f"columns/{signature}", list(keys))
+
+    def _bytes(self, key: str) -> QByteArray | None:
+        value = self._q.value(key)
+        return value if isinstance(value, QByteArray) and not value.isEmpty() else None

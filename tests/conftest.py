@@ -1,0 +1,70 @@
+"""Test-wide setup: Qt offscreen, a private index cache, private settings.
+
+Importable without PySide6 (the codec's tests run with Qt blocked): Qt is only
+touched when it is there, and tests marked ``gui`` are skipped when it is not.
+"""
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+
+
+def _qt_available() -> bool:
+    try:
+        return importlib.util.find_spec("PySide6.QtWidgets") is not None
+    except (ImportError, ValueError):
+        return False
+
+
+HAVE_QT = _qt_available()
+
+
+def pytest_collection_modifyitems(config, items) -> None:
+    if HAVE_QT:
+        return
+    skip = pytest.mark.skip(reason="PySide6 is not importable")
+    for item in items:
+        if "gui" in item.keywords:
+            item.add_marker(skip)
+
+
+@pytest.fixture(autouse=True)
+def private_cache(tmp_path, monkeypatch) -> Path:
+    """Index caches go to a temporary folder, never to the user's cache."""
+    path = tmp_path / "index-cache"
+    monkeypatch.setenv("TFRLENS_CACHE_DIR", str(path))
+    return path
+
+
+@pytest.fixture(autouse=True)
+def private_settings(tmp_path) -> Path | None:
+    """QSettings (INI, user scope) read and write a temporary folder."""
+    if not HAVE_QT:
+        yield None
+        return
+    from PySide6.QtCore import QSettings
+
+    path = tmp_path / "settings"
+    path.mkdir()
+    QSettings.setPath(QSettings.Format.IniFormat, QSettings.Scope.UserScope, str(path))
+    yield path
+
+
+@pytest.fixture(scope="session")
+def manifest() -> dict:
+    """MANIFEST.json of the reference fixtures written by TensorFlow."""
+    return json.loads((FIXTURES / "MANIFEST.json").read_text())
+
+
+@pytest.fixture
+def fixture_file():
+    """``fixture_file("name.tfrecord")`` -> its path as a string."""
+    return lambda name: os.fspath(FIXTURES / name)
