@@ -16,11 +16,15 @@ from .decode import decode_record, detect_kind, feature_values, record_feature_l
 from .export import FORMATS, ExportReport, export_iter, json_line, parse_records_spec
 from .errors import TFRecordError, UsageError
 from .framing import Compression, RecordStatus
+from .query import ExprError, Filter, compile_filter, matching_indices
 from .reader import TFRecordFile
 from .repair import expand_inputs, repair
+from .schema import infer_schema
+from .stats import compute_stats, stats_text
 
 EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE = 0, 1, 2
 INFO_SAMPLE = 1000
+WHERE_HELP = "only records matching a filter expression, e.g. 'label == 3 and image/height > 100'"
 
 
 class _Parser(argparse.ArgumentParser):
@@ -208,11 +212,32 @@ def parse_range(text: str | None, n: int) -> range:
     raise UsageError(f"bad --range {text!r}: expected A:B, e.g. 10:20 or :5 or -3:")
 
 
+def _where(args) -> Filter | None:
+    """The compiled ``--where`` expression (None without one); a bad one is a usage error."""
+    text = getattr(args, "where", None)
+    if text is None:
+        return None
+    try:
+        return compile_filter(text)
+    except ExprError as exc:
+        raise UsageError(f"bad --where expression {text!r}: {exc}") from None
+
+
+def _selected(f: TFRecordFile, flt: Filter | None, indices=None):
+    """``indices`` (default: all records) narrowed to those ``flt`` matches."""
+    if flt is None:
+        return indices
+    return matching_indices(f, flt, indices)
+
+
 def cmd_cat(args) -> int:
+    flt = _where(args)
     with _open(args) as f:
         f.build_index()
         for i in parse_range(args.range, len(f)):
             rec = f.read(i)
+            if flt is not None and not flt.matches(i, rec.data, rec.status, rec.info.offset, rec.info.length):
+                continue
             if args.json:
                 _out(json.dumps(json_line(i, rec.data, rec.status, rec.info.offset, rec.info.length)))
             else:
@@ -272,13 +297,47 @@ def cmd_index(args) -> int:
 
 
 def cmd_export(args) -> int:
+    flt = _where(args)
     with _open(args) as f:
         f.build_index()
         indices = parse_records_spec(args.records, len(f))
+        if flt is not None:
+            indices = list(_selected(f, flt, indices))
         report = ExportReport(args.to, args.format)
         for _ in export_iter(f, args.to, args.format, indices, args.compression, report):
             pass
         sys.stderr.write(f"tfrlens-cli: {report.summary()}\n")
+        return EXIT_PROBLEMS if f.problems else EXIT_OK
+
+
+def cmd_stats(args) -> int:
+    flt = _where(args)
+    with _open(args) as f:
+        f.build_index()
+        result = compute_stats(f, _selected(f, flt))
+        report = result.to_json()
+        if flt is not None:
+            report["where"] = flt.text
+        if args.json:
+            _out(json.dumps(report, ensure_ascii=False, allow_nan=False))
+        else:
+            _out(stats_text(report, f.path))
+        return EXIT_PROBLEMS if f.problems else EXIT_OK
+
+
+def cmd_schema(args) -> int:
+    flt = _where(args)
+    with _open(args) as f:
+        f.build_index()
+        schema = infer_schema(f, _selected(f, flt))
+        if args.json:
+            report = schema.to_json()
+            if flt is not None:
+                report["where"] = flt.text
+            _out(json.dumps(report, ensure_ascii=False))
+        else:
+            source = os.path.basename(f.path) + ("" if flt is None else f", records where {flt.text}")
+            sys.stdout.write(schema.to_python(source))
         return EXIT_PROBLEMS if f.problems else EXIT_OK
 
 
@@ -321,6 +380,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = add("cat", "print records (protobuf text, or JSON lines)")
     p.add_argument("--json", action="store_true", help="one JSON object per record, one per line")
     p.add_argument("--range", metavar="A:B", help="records A..B-1 (Python slice rules)")
+    p.add_argument("--where", metavar="EXPR", help=WHERE_HELP)
     p.set_defaults(func=cmd_cat)
     p = add("index", "write the record index (native binary, or DALI's text format)")
     p.add_argument("-o", "--output", metavar="OUT", help="where to write (default: stdout)")
@@ -332,7 +392,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--compression", choices=[c.value for c in Compression], default="none",
                    help="for --format tfrecord")
     p.add_argument("--records", metavar="SPEC", help="indexes and ranges, e.g. 1,3,10:20 (default: all)")
+    p.add_argument("--where", metavar="EXPR", help=WHERE_HELP + " (with --records: those of them that match)")
     p.set_defaults(func=cmd_export)
+    p = add("stats", "per-feature statistics: presence, types, values, top values, images")
+    p.add_argument("--json", action="store_true", help="one JSON object")
+    p.add_argument("--where", metavar="EXPR", help=WHERE_HELP)
+    p.set_defaults(func=cmd_stats)
+    p = add("schema", "the inferred feature spec, as Python code for tf.io.parse_example or JSON")
+    p.add_argument("--json", action="store_true", help="one JSON object")
+    p.add_argument("--where", metavar="EXPR", help=WHERE_HELP)
+    p.set_defaults(func=cmd_schema)
     return parser
 
 
