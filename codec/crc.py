@@ -4,12 +4,12 @@ from __future__ import annotations
 import google_crc32c
 import numpy as np
 
-_MASK_DELTA = 0xA282EAD8
+MASK_DELTA = 0xA282EAD8
 
 
 def mask(crc: int) -> int:
     """TensorFlow's CRC mask: rotate right by 15 bits and add a constant."""
-    return (((crc >> 15) | (crc << 17)) + _MASK_DELTA) & 0xFFFFFFFF
+    return (((crc >> 15) | (crc << 17)) + MASK_DELTA) & 0xFFFFFFFF
 
 
 def masked_crc(data: bytes) -> int:
@@ -42,7 +42,7 @@ def masked_crc_rows(rows: np.ndarray) -> np.ndarray:
         crc = _TABLE[(crc ^ rows[:, col]) & 0xFF] ^ (crc >> np.uint32(8))
     crc ^= np.uint32(0xFFFFFFFF)
     rot = (crc >> np.uint32(15)) | (crc << np.uint32(17))
-    return rot + np.uint32(_MASK_DELTA)  # uint32 arithmetic wraps mod 2**32
+    return rot + np.uint32(MASK_DELTA)  # uint32 arithmetic wraps mod 2**32
 
 
 def masked_crc_windows(buf: np.ndarray, width: int = 8) -> np.ndarray:
@@ -55,4 +55,4 @@ def masked_crc_windows(buf: np.ndarray, width: int = 8) -> np.ndarray:
         crc = _TABLE[(crc ^ buf[col:col + n]) & 0xFF] ^ (crc >> np.uint32(8))
     crc ^= np.uint32(0xFFFFFFFF)
     rot = (crc >> np.uint32(15)) | (crc << np.uint32(17))
-    return rot + np.uint32(_MASK_DELTA)
+    return rot + np.uint32(MASK_DELTA)

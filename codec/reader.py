@@ -10,6 +10,8 @@ import zlib
 from dataclasses import dataclass
 from typing import Iterator
 
+import numpy as np
+
 from . import index_cache
 from .crc import masked_crc
 from .errors import CorruptRecordError, FileAccessError, NotTFRecordError, TruncatedRecordError, UsageError
@@ -17,7 +19,8 @@ from .framing import (CRC, HEADER, HEADER_SIZE, LENGTH, OVERHEAD, Compression, P
                       RecordStatus)
 from .inflate import GZIP_MAGIC, InflateReader, InflateScanner, looks_like_zlib
 from .record_index import RecordIndex
-from .scan import IndexProgress, PlainSource, Scanner, StreamSource, candidate_headers, data_crc_problem
+from .scan import (IndexProgress, PlainSource, Scanner, StreamSource, candidate_headers, data_crc_problem,
+                   verify_spans)
 
 SNIFF_WINDOW = 4 << 20
 
@@ -235,6 +238,9 @@ class TFRecordFile:
         self.problems = [p for p in self.problems if p.kind is not ProblemKind.DATA_CRC]
         check, self.check_crc = self.check_crc, True
         n = len(self.index)
+        if self._mmap is not None:
+            yield from self._verify_plain(n, every)
+            n = 0  # done: skip the per-record loop below
         for i in range(n):
             status = self.index.status(i)
             if status in (RecordStatus.UNCHECKED, RecordStatus.OK, RecordStatus.DATA_CRC):
@@ -246,7 +252,26 @@ class TFRecordFile:
         self.verified = True
         if self.use_cache:
             self._save_cache()
-        yield IndexProgress(n, self._data_end(), self._data_end(), len(self.problems), True)
+        yield IndexProgress(len(self.index), self._data_end(), self._data_end(), len(self.problems), True)
+
+    def _verify_plain(self, n: int, every: int) -> Iterator[IndexProgress]:
+        """Batch verification over the mmap (records whose data CRC is checkable)."""
+        offsets = self.index.offsets()
+        statuses = self.index.statuses()
+        checkable = np.flatnonzero(statuses <= RecordStatus.DATA_CRC)
+        checkable = checkable[statuses[checkable] != RecordStatus.LENGTH_CRC]
+        found = []
+        for start in range(0, checkable.shape[0], every):
+            idx = checkable[start:start + every]
+            ok, stored, computed = verify_spans(self._mmap, offsets[idx].astype(np.int64))
+            self.index.set_statuses(idx, np.where(ok, np.uint8(RecordStatus.OK), np.uint8(RecordStatus.DATA_CRC)))
+            for k in np.flatnonzero(~ok).tolist():
+                i = int(idx[k])
+                found.append(data_crc_problem(i, int(offsets[i]), int(stored[k]), int(computed[k])))
+            last = int(idx[-1])
+            yield IndexProgress(last + 1, int(offsets[last]), self.file_size, len(self.problems) + len(found))
+        with self._lock:
+            self.problems = sorted(self.problems + found, key=lambda p: p.offset)
 
     def verify(self) -> list[Problem]:
         for _ in self.verify_iter():

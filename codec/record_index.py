@@ -56,6 +56,14 @@ class RecordIndex:
     def set_status(self, i: int, status: RecordStatus) -> None:
         self._status[i >> CHUNK_BITS][i & (CHUNK - 1)] = int(status)
 
+    def set_statuses(self, indices: np.ndarray, statuses: np.ndarray) -> None:
+        """Vectorised ``set_status`` for many records."""
+        indices = np.asarray(indices, dtype=np.int64)
+        chunks = indices >> CHUNK_BITS
+        for chunk in np.unique(chunks).tolist():
+            sel = chunks == chunk
+            self._status[chunk][indices[sel] & (CHUNK - 1)] = statuses[sel]
+
     def offsets(self) -> np.ndarray:
         """All offsets as one array (a copy)."""
         return self._concat(self._offsets, np.uint64)
