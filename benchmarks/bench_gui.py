@@ -1,0 +1,111 @@
+"""The app on a big file: first rows, full count, memory, event-loop gaps.
+
+    .venv/bin/python benchmarks/bench_gui.py [--records 10000000]
+
+Generates a file of small Examples in benchmarks/_data, opens it in the real
+main window (offscreen unless $QT_QPA_PLATFORM says otherwise) and prints:
+time from open to the first rows painted, to the full count, the longest gap
+a 10 ms QTimer saw while indexing, scrolling to the end, and the app's
+anonymous memory above the empty window.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+from benchmarks.common import data_path, row, rss_mb  # noqa: E402
+
+
+def make_file(n: int) -> str:
+    from codec import write_records
+    from codec.proto import Example
+
+    path = data_path(f"examples_{n}.tfrecord")
+    if os.path.exists(path):
+        return path
+    variants = []
+    for label in range(10):
+        ex = Example()
+        ex.features.feature["label"].int64_list.value.append(label)
+        ex.features.feature["score"].float_list.value.append(label / 10)
+        ex.features.feature["name"].bytes_list.value.append(b"class-%d" % label)
+        variants.append(ex.SerializeToString())
+    print(f"generating {n:,} records into {path} ...", flush=True)
+    write_records(path, (variants[i % 10] for i in range(n)))
+    return path
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--records", type=int, default=10_000_000)
+    args = ap.parse_args()
+    path = make_file(args.records)
+    os.environ["TFRLENS_CACHE_DIR"] = tempfile.mkdtemp(prefix="tfrlens-bench-cache-")
+
+    from PySide6.QtCore import QElapsedTimer, QSettings, QTimer
+    from PySide6.QtWidgets import QApplication
+
+    QSettings.setPath(QSettings.Format.IniFormat, QSettings.Scope.UserScope, tempfile.mkdtemp())
+    app = QApplication([])
+    from app.main_window import MainWindow
+
+    window = MainWindow()
+    window.resize(1300, 800)
+    window.show()
+    app.processEvents()
+    empty_mb = rss_mb()
+
+    gaps = []
+    clock = QElapsedTimer()
+    ticker = QTimer()
+    ticker.setInterval(10)
+    last = [0]
+
+    def tick() -> None:
+        now = clock.elapsed()
+        gaps.append(now - last[0])
+        if os.environ.get("BENCH_VERBOSE") and now - last[0] > 50:
+            print(f"    gap {now - last[0]} ms at {now} ms, rows {tab.model.rowCount():,}", flush=True)
+        last[0] = now
+
+    ticker.timeout.connect(tick)
+    t0 = time.perf_counter()
+    tab = window.open_file(path)
+    clock.start()
+    ticker.start()
+    first_rows = None
+    finished = []
+    tab.indexing_finished.connect(lambda: finished.append(time.perf_counter()))
+    while not finished or first_rows is None:
+        app.processEvents()
+        if first_rows is None and tab.model.rowCount() > 0:
+            tab.table.viewport().grab()  # paint the visible rows
+            first_rows = time.perf_counter() - t0
+        time.sleep(0.001)
+    full = finished[0] - t0
+    ticker.stop()
+    count = tab.model.rowCount()
+    t = time.perf_counter()
+    tab.table.scrollToBottom()
+    tab.table.viewport().grab()
+    scroll = time.perf_counter() - t
+    app.processEvents()
+    mem = rss_mb() - empty_mb
+    print(f"{count:,} records, {os.path.getsize(path) / 2**20:,.0f} MiB, platform {app.platformName()}")
+    row("open -> first rows painted", f"{first_rows:.3f} s")
+    row("open -> full count (index pass)", f"{full:.2f} s", f"{count / full:,.0f} records/s")
+    row("longest event-loop gap while indexing", f"{max(gaps[1:] or [0]):.0f} ms",
+        f"mean tick {sum(gaps[1:]) / max(1, len(gaps) - 1):.1f} ms over {len(gaps)} ticks")
+    row("scroll to the end and paint", f"{scroll * 1000:.0f} ms")
+    row("memory above the empty app", f"{mem:,.0f} MiB", f"{mem * 2**20 / count:.1f} B/record")
+    window.close()
+
+
+if __name__ == "__main__":
+    main()
