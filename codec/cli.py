@@ -19,6 +19,7 @@ from .framing import Compression, RecordStatus
 from .query import ExprError, Filter, compile_filter, matching_indices
 from .reader import TFRecordFile
 from .repair import expand_inputs, repair
+from .shards import ShardSet, looks_like_shard_set
 from .schema import infer_schema
 from .stats import compute_stats, stats_text
 
@@ -32,8 +33,17 @@ class _Parser(argparse.ArgumentParser):
         self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n")
 
 
-def _open(args) -> TFRecordFile:
-    return TFRecordFile(args.file, check_crc=not args.no_crc, use_cache=not args.no_cache)
+def _open(args):
+    """A TFRecordFile, or a ShardSet when several files, a folder or a glob are named."""
+    files = args.file if isinstance(args.file, list) else [args.file]
+    options = {"check_crc": not args.no_crc, "use_cache": not args.no_cache}
+    if looks_like_shard_set(files):
+        shards = ShardSet.from_args(files, **options)
+        shards.build_index()
+        for path, reason in shards.unusable:
+            sys.stderr.write(f"tfrlens-cli: skipped {path}: {reason}\n")
+        return shards
+    return TFRecordFile(files[0], **options)
 
 
 def _out(line: str = "") -> None:
@@ -56,9 +66,11 @@ def cmd_info(args) -> int:
                 features.setdefault(key, Counter())[dtype] += 1
                 present[key] += 1
         _out(f"path:        {f.path}")
+        if hasattr(f, "shards"):
+            _out(f"shards:      {len(f.shards):,}" + (f" ({len(f.unusable)} unusable)" if f.unusable else ""))
         _out(f"compression: {f.compression.value}")
         size = f"{f.file_size:,} bytes"
-        if f.compression is not Compression.NONE:
+        if f.compression is not Compression.NONE and not hasattr(f, "shards"):
             size += f" ({f._data_end():,} uncompressed)"
         _out(f"size:        {size}")
         ok = statuses.get("ok", 0)
@@ -356,10 +368,14 @@ def build_parser() -> argparse.ArgumentParser:
 
     def add(name: str, help_: str):
         p = sub.add_parser(name, help=help_, description=help_)
-        if name in ("verify", "repair"):
+        if name == "index":
+            p.add_argument("file", help="a TFRecord file (plain, GZIP or ZLIB)")
+        elif name in ("verify", "repair"):
             p.add_argument("file", nargs="+", help="TFRecord files, globs or folders (plain, GZIP or ZLIB)")
         else:
-            p.add_argument("file", help="a TFRecord file (plain, GZIP or ZLIB)")
+            p.add_argument("file", nargs="+",
+                           help="a TFRecord file (plain, GZIP or ZLIB); several files, a folder or a glob "
+                                "are read as one set of shards")
         p.add_argument("--no-crc", action="store_true", help="do not check CRCs")
         p.add_argument("--no-cache", action="store_true", help="ignore and do not write the index cache")
         return p

@@ -92,9 +92,13 @@ class Problem:
     compressed_offset: int | None = None
     expected: int | None = None
     found: int | None = None
+    path: str | None = None  # the shard, when the problem belongs to one file of a set
 
     def to_json(self) -> dict:
-        return {"index": self.index, "offset": self.offset, "problem": self.kind.value, "detail": self.detail}
+        out = {"index": self.index, "offset": self.offset, "problem": self.kind.value, "detail": self.detail}
+        if self.path is not None:
+            out["path"] = self.path
+        return out
 
 
 @dataclass(frozen=True)

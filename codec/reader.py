@@ -112,31 +112,83 @@ class TFRecordFile:
         self.check_crc = check_crc
         self.use_cache = use_cache
         self.compression = sniff_compression(self.path)
-        self._file = _open_file(self.path)
-        st = os.fstat(self._file.fileno())
+        st = os.stat(self.path)
         self.file_size = st.st_size
         self.mtime_ns = st.st_mtime_ns
         self.index = RecordIndex()
         self.problems: list[Problem] = []
         self.indexed = False
         self.verified = False
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()
+        self._file = None
         self._mmap = None
+        self._pins = 0  # passes running over the mmap: no release meanwhile
         self._inflate: InflateReader | None = None
         self._stream_end = 0  # uncompressed bytes available (compressed files)
-        if self.compression is Compression.NONE and self.file_size:
-            self._mmap = mmap.mmap(self._file.fileno(), 0, access=mmap.ACCESS_READ)
+        self._acquire()
 
     # -- lifetime ---------------------------------------------------------
+    def _acquire(self) -> None:
+        """Open (and map) the file if it was released; refuse if it changed since."""
+        with self._lock:
+            if self._file is not None:
+                return
+            f = _open_file(self.path)
+            st = os.fstat(f.fileno())
+            if (st.st_size, st.st_mtime_ns) != (self.file_size, self.mtime_ns):
+                f.close()
+                raise FileAccessError(f"{self.path} changed on disk since it was opened: open it again")
+            self._file = f
+            if self.compression is Compression.NONE and self.file_size:
+                self._mmap = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+
+    def release(self) -> bool:
+        """Close the OS handles but keep the index; the next read reopens the file.
+
+        Returns False (and keeps them) while a pass is running over the file.
+        """
+        with self._lock:
+            if self._pins:
+                return False
+            if self._inflate is not None:
+                self._inflate.close()
+            if self._mmap is not None:
+                try:
+                    self._mmap.close()
+                except BufferError:
+                    return False  # a numpy view from an unfinished pass still holds it
+                self._mmap = None
+            if self._file is not None:
+                self._file.close()
+                self._file = None
+            return True
+
+    @property
+    def is_open(self) -> bool:
+        return self._file is not None
+
+    def _pinned(self):
+        """Context: the file is open and will not be released until the block ends."""
+        tfile = self
+
+        class _Pin:
+            def __enter__(self_inner):
+                with tfile._lock:
+                    tfile._acquire()
+                    tfile._pins += 1
+
+            def __exit__(self_inner, *exc):
+                with tfile._lock:
+                    tfile._pins -= 1
+
+        return _Pin()
+
     def close(self) -> None:
-        if self._inflate is not None:
-            self._inflate.close()
-        if self._mmap is not None:
-            try:
-                self._mmap.close()
-            except BufferError:
-                pass  # a numpy view from an unfinished pass still holds it; GC frees it
-        self._file.close()
+        with self._lock:
+            self._pins = 0
+            if not self.release() and self._file is not None:
+                self._file.close()  # the mmap stays until the numpy view is collected
+                self._file = None
 
     def __enter__(self) -> "TFRecordFile":
         return self
@@ -173,8 +225,9 @@ class TFRecordFile:
         self.index = RecordIndex()
         self.problems = []
         if self.compression is Compression.NONE:
-            source = PlainSource(self._mmap if self._mmap is not None else b"")
-            yield from Scanner(source, self.index, self.problems, self.file_size, verify=verify).run()
+            with self._pinned():
+                source = PlainSource(self._mmap if self._mmap is not None else b"")
+                yield from Scanner(source, self.index, self.problems, self.file_size, verify=verify).run()
         else:
             yield from self._scan_stream(verify)
         self.problems.sort(key=lambda p: p.offset)
@@ -238,8 +291,9 @@ class TFRecordFile:
         self.problems = [p for p in self.problems if p.kind is not ProblemKind.DATA_CRC]
         check, self.check_crc = self.check_crc, True
         n = len(self.index)
-        if self._mmap is not None:
-            yield from self._verify_plain(n, every)
+        if self.compression is Compression.NONE and self.file_size:
+            with self._pinned():
+                yield from self._verify_plain(n, every)
             n = 0  # done: skip the per-record loop below
         for i in range(n):
             status = self.index.status(i)
@@ -286,10 +340,13 @@ class TFRecordFile:
         return self.file_size if self.compression is Compression.NONE else self._stream_end
 
     def _bytes(self, pos: int, size: int) -> bytes:
-        if self._mmap is not None:
-            return self._mmap[pos:pos + size]
         if self.compression is Compression.NONE:
-            return b""
+            if not self.file_size:
+                return b""
+            with self._lock:  # no release() between the check and the slice
+                if self._mmap is None:
+                    self._acquire()
+                return self._mmap[pos:pos + size]
         return self._inflater().read(pos, size)
 
     def _inflater(self) -> InflateReader:

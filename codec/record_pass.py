@@ -15,6 +15,7 @@ from google.protobuf.message import DecodeError
 
 from .crc import masked_crc
 from .decode import DecodedRecord, RecordKind, decode_record
+from .errors import TFRecordError
 from .framing import CRC, HEADER_SIZE, LENGTH, Compression, RecordStatus
 from .proto import Example
 from .scan import IndexProgress
@@ -39,10 +40,13 @@ def iter_records(tfile, indices: Sequence[int] | None = None, every: int = PROGR
     ``check_crc=False``) and a failure recorded on the file. With
     ``intact_only`` records whose data is damaged are skipped.
     """
+    if indices is None and hasattr(tfile, "shards"):
+        yield from _iter_shard_set(tfile, every, intact_only)
+        return
     order = range(len(tfile)) if indices is None else indices
     n = len(order)
-    plain = tfile.compression is Compression.NONE
-    read, read_bytes = tfile.read, tfile.read_bytes
+    plain = tfile.compression is Compression.NONE and hasattr(tfile, "read_bytes")
+    read, read_bytes = tfile.read, getattr(tfile, "read_bytes", None)
     index = tfile.index
     offset_of, status_of, set_status = index.offset, index.status, index.set_status
     check = tfile.check_crc
@@ -70,6 +74,27 @@ def iter_records(tfile, indices: Sequence[int] | None = None, every: int = PROGR
         if k % every == every - 1:
             yield IndexProgress(k + 1, k + 1, n, len(tfile.problems))
     yield IndexProgress(n, n, n, len(tfile.problems), True)
+
+
+def _iter_shard_set(shards, every: int, intact_only: bool):
+    """:func:`iter_records` over a :class:`~codec.shards.ShardSet`, shard by shard."""
+    total = len(shards)
+    done = 0
+    for k in range(shards.indexed_shards):
+        try:
+            f = shards.shard_file(k)
+        except TFRecordError:
+            continue
+        base = shards.record_start(k)
+        for item in iter_records(f, None, every, intact_only):
+            if isinstance(item, IndexProgress):
+                if not item.done:
+                    yield IndexProgress(done + item.records, done + item.records, total, len(shards.problems))
+            else:
+                yield (base + item[0],) + item[1:]
+        done += len(f)
+        yield IndexProgress(done, done, total, len(shards.problems))
+    yield IndexProgress(total, total, total, len(shards.problems), True)
 
 
 def record_pass(tfile, visit: Callable[[bytes], None], indices: Sequence[int] | None = None,

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Iterator
 
 from .errors import FileAccessError, NotTFRecordError
-from .framing import Compression
+from .framing import HEADER_SIZE, Compression
 from .reader import TFRecordFile, sniff_compression
 from .scan import IndexProgress
 from .writer import TFRecordWriter
@@ -95,8 +95,8 @@ def expand_inputs(args: list[str]) -> tuple[list[str], list[str]]:
             found = 0
             for name in sorted(os.listdir(arg)):
                 path = os.path.join(arg, name)
-                if not os.path.isfile(path) or name.startswith("."):
-                    continue
+                if not os.path.isfile(path) or name.startswith(".") or 0 < os.path.getsize(path) < HEADER_SIZE:
+                    continue  # (a file shorter than one record header is no dataset's shard)
                 try:
                     sniff_compression(path)
                 except (NotTFRecordError, FileAccessError):

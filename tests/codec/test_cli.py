@@ -97,9 +97,10 @@ def test_bad_input_is_one_line_and_exit_2(capsys, argv, message):
     assert err.count("\n") == 1 and "Traceback" not in err
 
 
-def test_a_directory_is_exit_2(capsys, tmp_path):
+def test_a_folder_without_tfrecords_is_exit_2(capsys, tmp_path):
+    (tmp_path / "notes.txt").write_text("hello")
     code, _, err = run(capsys, "info", str(tmp_path))
-    assert code == 2 and "is a directory" in err
+    assert code == 2 and "no TFRecord files in" in err
 
 
 def test_dali_index_matches_the_records(capsys, tmp_path):

@@ -1,0 +1,285 @@
+"""Several TFRecord files (a dataset's shards) seen as one sequence of records.
+
+Records are numbered across shards in order. Shards are opened only when
+needed (so opening 10,000 shards reads nothing), indexed in order in the
+background (with :meth:`ShardSet.index_iter`, each shard's index coming from
+the cache when it has one), and at most ``max_open`` of them hold an open
+file at any time: the least recently used are released (their index stays).
+"""
+from __future__ import annotations
+
+import bisect
+import os
+import re
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass, replace
+from typing import Iterator, Sequence
+
+from .errors import FileAccessError, TFRecordError, UsageError
+from .framing import Compression, Problem, RecordInfo, RecordStatus
+from .reader import RecordData, TFRecordFile
+from .repair import expand_inputs
+from .scan import IndexProgress
+
+MAX_OPEN = 64
+_SHARD_PATTERN = re.compile(r"-\d{5}-of-\d{5}")
+
+
+@dataclass
+class Shard:
+    path: str
+    size: int
+    file: TFRecordFile | None = None
+    count: int | None = None  # records, once indexed
+    error: str | None = None  # why the shard could not be read
+
+
+def looks_like_shard_set(args: Sequence[str]) -> bool:
+    """Several paths, a folder, a glob, or a ``name-00000-of-01024`` path."""
+    return (len(args) > 1 or any(os.path.isdir(a) for a in args)
+            or any(any(c in a for c in "*?[") and not os.path.exists(a) for a in args))
+
+
+def shard_pattern(path: str) -> str:
+    """``train-00003-of-01024.tfrecord`` -> ``train-*-of-01024.tfrecord``."""
+    return _SHARD_PATTERN.sub(lambda m: "-*-of-" + m.group(0)[-5:], path)
+
+
+class _SetIndex:
+    """The per-record view the codec's passes use (``status`` etc.) across shards."""
+
+    def __init__(self, owner: "ShardSet") -> None:
+        self._owner = owner
+
+    def __len__(self) -> int:
+        return len(self._owner)
+
+    def status(self, i: int) -> RecordStatus:
+        f, j = self._owner.locate(i)
+        return f.index.status(j)
+
+    def set_status(self, i: int, status: RecordStatus) -> None:
+        f, j = self._owner.locate(i)
+        f.index.set_status(j, status)
+
+    def offset(self, i: int) -> int:
+        f, j = self._owner.locate(i)
+        return f.index.offset(j)
+
+
+class ShardSet:
+    """Shards as one record sequence, duck-compatible with :class:`TFRecordFile`
+    for reading, verifying, filtering, statistics and export."""
+
+    def __init__(self, paths: Sequence[str], *, check_crc: bool = True, use_cache: bool = True,
+                 max_open: int = MAX_OPEN, name: str | None = None) -> None:
+        if not paths:
+            raise UsageError("a shard set needs at least one file")
+        self.check_crc = check_crc
+        self.use_cache = use_cache
+        self.max_open = max(1, max_open)
+        self.shards: list[Shard] = []
+        for p in paths:
+            try:
+                size = os.path.getsize(p)
+            except OSError as exc:
+                raise FileAccessError(f"cannot read {p}: {exc.strerror or exc}") from None
+            self.shards.append(Shard(os.fspath(p), size))
+        self.path = name or (shard_pattern(self.shards[0].path) if len(self.shards) > 1 else self.shards[0].path)
+        self.file_size = sum(s.size for s in self.shards)
+        self.index = _SetIndex(self)
+        self._starts: list[int] = [0]  # record number of each indexed shard's first record
+        self._open: OrderedDict[int, TFRecordFile] = OrderedDict()
+        self._lock = threading.RLock()
+        self.indexed = False
+        self.verified = False
+
+    @classmethod
+    def from_args(cls, args: Sequence[str], **kwargs) -> "ShardSet":
+        paths, notes = expand_inputs(list(args))
+        if not paths:
+            raise UsageError("; ".join(notes) or "no TFRecord files to open")
+        name = args[0] if len(args) == 1 else None
+        return cls(paths, name=name, **kwargs)
+
+    # -- shards -------------------------------------------------------------
+    def __len__(self) -> int:
+        return self._starts[-1]
+
+    @property
+    def indexed_shards(self) -> int:
+        return len(self._starts) - 1
+
+    @property
+    def compression(self) -> Compression:
+        """The first shard's compression (shards may differ; each is read its own way)."""
+        f = self._file(0)
+        return f.compression if f is not None else Compression.NONE
+
+    def shard_file(self, k: int) -> TFRecordFile:
+        f = self._file(k)
+        if f is None:
+            raise FileAccessError(self.shards[k].error or f"cannot open {self.shards[k].path}")
+        return f
+
+    def _file(self, k: int) -> TFRecordFile | None:
+        """The shard's TFRecordFile, opened on demand; the LRU ones beyond max_open released."""
+        shard = self.shards[k]
+        with self._lock:
+            if shard.error is not None:
+                return None
+            if shard.file is None:
+                try:
+                    shard.file = TFRecordFile(shard.path, check_crc=self.check_crc, use_cache=self.use_cache)
+                except TFRecordError as exc:
+                    shard.error = str(exc)
+                    return None
+            else:
+                shard.file._acquire()
+            self._open[k] = shard.file
+            self._open.move_to_end(k)
+            while len(self._open) > self.max_open:
+                old, f = next(iter(self._open.items()))
+                del self._open[old]
+                f.release()
+            return shard.file
+
+    @property
+    def open_files(self) -> int:
+        return sum(1 for s in self.shards if s.file is not None and s.file.is_open)
+
+    def locate(self, i: int) -> tuple[TFRecordFile, int]:
+        """(shard file, record number inside it) of record ``i`` of the set."""
+        n = len(self)
+        if i < 0:
+            i += n
+        if not 0 <= i < n:
+            raise IndexError(f"record {i} out of range: {self.path} has {n} records indexed")
+        k = bisect.bisect_right(self._starts, i) - 1
+        return self.shard_file(k), i - self._starts[k]
+
+    def record_start(self, k: int) -> int:
+        """The set's record number of shard ``k``'s first record (shard must be indexed)."""
+        return self._starts[k]
+
+    def shard_of(self, i: int) -> int:
+        return bisect.bisect_right(self._starts, i) - 1
+
+    # -- passes ---------------------------------------------------------------
+    def index_iter(self, *, verify: bool = False) -> Iterator[IndexProgress]:
+        """Index the shards in order; records of each appear as it completes."""
+        done_bytes = sum(s.size for s in self.shards[: self.indexed_shards])
+        for k in range(self.indexed_shards, len(self.shards)):
+            f = self._file(k)
+            if f is not None:
+                with f._pinned():
+                    for p in f.index_iter(verify=verify):
+                        yield IndexProgress(len(self) + p.records, done_bytes + p.position, self.file_size,
+                                            self._problem_count() + p.problems)
+                self.shards[k].count = len(f)
+            else:
+                self.shards[k].count = 0
+            with self._lock:
+                self._starts.append(self._starts[-1] + self.shards[k].count)
+            done_bytes += self.shards[k].size
+            yield IndexProgress(len(self), done_bytes, self.file_size, self._problem_count())
+        self.indexed = True
+        self.verified = verify or self.verified
+        yield IndexProgress(len(self), self.file_size, self.file_size, self._problem_count(), True)
+
+    def build_index(self, *, verify: bool = False) -> "ShardSet":
+        for _ in self.index_iter(verify=verify):
+            pass
+        return self
+
+    def verify_iter(self) -> Iterator[IndexProgress]:
+        if not self.indexed:
+            yield from self.index_iter(verify=True)
+            return
+        base = 0
+        for k, shard in enumerate(self.shards):
+            f = self._file(k)
+            if f is not None:
+                with f._pinned():
+                    for p in f.verify_iter():
+                        yield IndexProgress(self._starts[k] + p.records, base + p.position, self.file_size,
+                                            self._problem_count())
+            base += shard.size
+        self.verified = True
+        yield IndexProgress(len(self), self.file_size, self.file_size, self._problem_count(), True)
+
+    def verify(self) -> list[Problem]:
+        for _ in self.verify_iter():
+            pass
+        return self.problems
+
+    # -- what the passes and views read -----------------------------------------
+    def _problem_count(self) -> int:
+        return sum(len(s.file.problems) for s in self.shards if s.file is not None)
+
+    @property
+    def unusable(self) -> list[tuple[str, str]]:
+        """(path, reason) of shards that could not be read at all (not a TFRecord, unreadable)."""
+        return [(s.path, s.error) for s in self.shards if s.error is not None]
+
+    @property
+    def problems(self) -> list[Problem]:
+        """Every shard's problems, with record numbers of the set and the shard's path."""
+        out = []
+        for k, s in enumerate(self.shards):
+            if s.file is None:
+                continue
+            base = self._starts[k] if k < len(self._starts) else None
+            for p in s.file.problems:
+                index = p.index + base if (p.index is not None and base is not None) else None
+                out.append(replace(p, index=index, path=s.path))
+        return out
+
+    def read(self, i: int) -> RecordData:
+        f, j = self.locate(i)
+        rec = f.read(j)
+        return RecordData(RecordInfo(i, rec.info.offset, rec.info.length, rec.info.status), rec.data,
+                          rec.stored_crc, rec.computed_crc)
+
+    def record_info(self, i: int) -> RecordInfo:
+        f, j = self.locate(i)
+        info = f.record_info(j)
+        return RecordInfo(i, info.offset, info.length, info.status)
+
+    def __getitem__(self, key):
+        if isinstance(key, slice):
+            return [self[i] for i in range(*key.indices(len(self)))]
+        f, j = self.locate(key)
+        return f[j]
+
+    def __iter__(self) -> Iterator[bytes]:
+        for i in range(len(self)):
+            yield self[i]
+
+    def intact(self) -> Iterator[tuple[int, bytes]]:
+        for k in range(self.indexed_shards):
+            f = self._file(k)
+            if f is None:
+                continue
+            for j, data in f.intact():
+                yield self._starts[k] + j, data
+
+    def close(self) -> None:
+        with self._lock:
+            for s in self.shards:
+                if s.file is not None:
+                    s.file.close()
+            self._open.clear()
+
+    def __enter__(self) -> "ShardSet":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"<ShardSet {self.path!r} shards={len(self.shards)} records={len(self)}>"
+
+
+__all__ = ["ShardSet", "Shard", "looks_like_shard_set", "shard_pattern", "MAX_OPEN"]
