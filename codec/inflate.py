@@ -174,8 +174,10 @@ class InflateReader:
         want = stop - ck.out_pos
         if self._f is None:
             self._f = open(self.path, "rb")
-        self._f.seek(ck.in_pos)
         d = ck.state.copy()
+        # The state may hold input it has not consumed yet (its unconsumed_tail,
+        # the file's bytes from in_pos on): it is fed first, the file goes on after it.
+        self._f.seek(ck.in_pos + len(d.unconsumed_tail))
         out = []
         got = 0
         while got < want:
