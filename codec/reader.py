@@ -123,6 +123,7 @@ class TFRecordFile:
         self._file = None
         self._mmap = None
         self._pins = 0  # passes running over the mmap: no release meanwhile
+        self._closed = False
         self._inflate: InflateReader | None = None
         self._stream_end = 0  # uncompressed bytes available (compressed files)
         self._acquire()
@@ -133,6 +134,8 @@ class TFRecordFile:
         with self._lock:
             if self._file is not None:
                 return
+            if self._closed:
+                raise FileAccessError(f"{self.path} was closed")
             f = _open_file(self.path)
             st = os.fstat(f.fileno())
             if (st.st_size, st.st_mtime_ns) != (self.file_size, self.mtime_ns):
@@ -185,6 +188,7 @@ class TFRecordFile:
 
     def close(self) -> None:
         with self._lock:
+            self._closed = True
             self._pins = 0
             if not self.release() and self._file is not None:
                 self._file.close()  # the mmap stays until the numpy view is collected
@@ -347,6 +351,8 @@ class TFRecordFile:
                 if self._mmap is None:
                     self._acquire()
                 return self._mmap[pos:pos + size]
+        if self._closed:
+            raise FileAccessError(f"{self.path} was closed")
         return self._inflater().read(pos, size)
 
     def _inflater(self) -> InflateReader:
