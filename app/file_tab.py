@@ -21,9 +21,13 @@ from codec.decode import decode_record, record_json_value
 from codec.reader import TFRecordFile
 from codec.scan import IndexProgress
 
+from app.corruption_tools import CorruptionTools
+from app.filtered_table_model import FilteredTableModel
+from app.qa_views import QaViews
 from app.record_detail import RecordDetail
 from app.record_table_model import BASE_COLUMNS, Column, RecordTableModel
 from app.settings import Settings, columns_signature
+from app.tab_editing import TabEditing
 from app.worker import GeneratorWorker
 
 # Files up to this size get every data CRC checked right after indexing, so
@@ -150,6 +154,7 @@ class FileTab(QWidget):
     state_changed = Signal()
     indexing_finished = Signal()
     message = Signal(str)
+    reopened = Signal()  # tfile is a new file now (saved over or saved as): drop what was read from the old
 
     def __init__(self, tfile: TFRecordFile, settings: Settings, parent: QWidget | None = None,
                  *, auto_verify_bytes: int = AUTO_VERIFY_BYTES) -> None:
@@ -168,15 +173,19 @@ class FileTab(QWidget):
         self.model = RecordTableModel(tfile, self)
         self.model.error.connect(self.message)
         self.table = RecordTableView(self)
-        self.table.setModel(self.model)
+        self.proxy = FilteredTableModel(self.model, self)  # the rows shown: all records, or a filter's (issue 6)
+        self.table.setModel(self.proxy)
         self.table.copied.connect(self.message)
         self.table.horizontalHeader().customContextMenuRequested.connect(self._header_menu)
         self.table.selectionModel().currentRowChanged.connect(self._current_row_changed)
         self.detail = RecordDetail(self)
         self._size_columns()
+        self.corruption = CorruptionTools(self)  # problems panel + corruption map (issue 5)
+        self.editing = TabEditing(self)  # edits over a Document, undo, save (issue 4)
+        self.qa = QaViews(self)  # filter bar, Table | Gallery, statistics, feature spec (issue 6)
 
         self.splitter = QSplitter(Qt.Orientation.Horizontal, self)
-        self.splitter.addWidget(self.table)
+        self.splitter.addWidget(self.qa.around(self.corruption.beside_table(self.table)))
         self.splitter.addWidget(self.detail)
         self.splitter.setStretchFactor(0, 1)
         self.splitter.setStretchFactor(1, 1)
@@ -189,7 +198,7 @@ class FileTab(QWidget):
         self.splitter.splitterMoved.connect(lambda *_: self.settings.save_splitter(self.splitter.saveState()))
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
-        layout.addWidget(self.splitter)
+        layout.addWidget(self.corruption.above_problems(self.splitter))
         self.setFocusProxy(self.table)
 
     @classmethod
@@ -279,6 +288,7 @@ class FileTab(QWidget):
         self._phase = "cancelled" if self._worker is not None and self._worker.cancelled else "done"
         self._rows_arrived()
         self.model.refresh_status()
+        self.editing.attach()  # editing starts once the whole file is indexed (issue 4)
         self._resolve_pending(final=True)
         if self._phase == "cancelled":
             self.message.emit(f"stopped: {self.model.rowCount():,} records indexed so far")
@@ -368,19 +378,20 @@ class FileTab(QWidget):
     # -- navigation -------------------------------------------------------
     def current_record(self) -> int:
         index = self.table.currentIndex()
-        return index.row() if index.isValid() else -1
+        return self.proxy.record_at(index.row()) if index.isValid() else -1
 
     def select_record(self, i: int) -> None:
         """Make record ``i`` current, selected and visible (shows its detail)."""
         column = max(0, self.table.currentIndex().column())
-        index = self.model.index(i, column)
+        index = self.proxy.index(self.proxy.row_for_record(i, nearest=True), column)  # nearest shown when filtered
         self.table.selectionModel().setCurrentIndex(
             index, QItemSelectionModel.SelectionFlag.ClearAndSelect | QItemSelectionModel.SelectionFlag.Rows)
         self.table.scrollTo(index, QAbstractItemView.ScrollHint.PositionAtCenter)
 
     def _current_row_changed(self, current: QModelIndex, previous: QModelIndex) -> None:
         if current.isValid():
-            self.detail.show_record(self.tfile, current.row())
+            record = self.proxy.record_at(current.row())
+            self.detail.show_record(self.editing.source_for(record), record)
         else:
             self.detail.clear()
 
@@ -419,8 +430,8 @@ class FileTab(QWidget):
                 return None  # its row may still come
         else:
             offset = target.value
-            i = self.tfile.find_record(offset)
-            if not final and (n == 0 or (i == n - 1 and offset >= self.tfile.record_info(i).end)):
+            i = self.model.tfile.find_record(offset)  # the edited rows, once editing is on
+            if not final and (n == 0 or (i == n - 1 and offset >= self.model.tfile.record_info(i).end)):
                 return None  # the record holding it may still come
             if i < 0:
                 if n:
@@ -428,7 +439,7 @@ class FileTab(QWidget):
                 note = f"byte {offset:,} is before the first record"
             else:
                 self.select_record(i)
-                info = self.tfile.record_info(i)
+                info = self.model.tfile.record_info(i)
                 where = "in" if offset < info.end else "past the end of"
                 note = f"byte {offset:,} is {where} record {i:,}, which starts at byte {info.offset:,}"
         self._pending = None
@@ -459,7 +470,7 @@ class FileTab(QWidget):
         i = self.current_record()
         if i < 0:
             return ""
-        text = json.dumps(record_json_value(decode_record(self.tfile.read(i).data)), indent=2)
+        text = json.dumps(record_json_value(decode_record(self.model.tfile.read(i).data)), indent=2)
         QGuiApplication.clipboard().setText(text)
         self.message.emit(f"copied record {i:,} as JSON")
         return text
@@ -468,18 +479,41 @@ class FileTab(QWidget):
         i = self.current_record()
         if i < 0:
             return ""
-        text = str(self.tfile.index.offset(i))
+        if self.model.is_edited(i):
+            self.message.emit(f"record {i:,} is edited and not saved yet: it has no offset in the file")
+            return ""
+        text = str(self.model.tfile.index.offset(i))
         QGuiApplication.clipboard().setText(text)
         self.message.emit(f"copied the offset of record {i:,}: {text}")
         return text
 
     # -- lifetime ---------------------------------------------------------
+    def reopen(self, path: str) -> None:
+        """Show ``path`` in this tab from now on (after a save): a new file, index and history.
+
+        Raises codec.errors.TFRecordError (one line) when it cannot be opened.
+        """
+        tfile = TFRecordFile(path)
+        row = self.current_record()
+        self.detail.clear()
+        self.detail.wait()
+        old, self.tfile = self.tfile, tfile
+        self.model.set_file(tfile)
+        old.close()
+        self._last = None
+        self._error = None
+        self._pending = GoTarget("record", row) if row >= 0 else None
+        self.reopened.emit()
+        self.start()
+
     def close_file(self) -> None:
         """Stop the worker and close the file; the tab is unusable afterwards."""
         if self._closed:
             return
         if self._worker is not None:
             self._worker.stop()
+        self.editing.close()
+        self.qa.close()
         self._closed = True
         self.detail.clear()
         self.detail.wait()  # background loads may still be reading the file

@@ -190,29 +190,42 @@ class ImageCanvas(QWidget):
                          Qt.AlignmentFlag.AlignCenter | Qt.TextFlag.TextWordWrap, text)
 
     def _paint_boxes(self, painter: QPainter) -> None:
-        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
         size = self.natural_size()
-        sx = self.width() / size.width()
-        sy = self.height() / size.height()
-        colors = label_colors([box.label for box in self.shown.boxes])
-        painter.setFont(self._label_font)
-        metrics = QFontMetrics(self._label_font)
-        for box in self.shown.boxes:
-            color = colors[box.label]
-            r = QRectF(QPointF(box.xmin * sx, box.ymin * sy), QPointF(box.xmax * sx, box.ymax * sy)).normalized()
-            painter.setPen(QPen(BOX_SHADOW, 4))  # a dark rim keeps light colours visible on light images
-            painter.drawRect(r)
-            painter.setPen(QPen(color, 2))
-            painter.drawRect(r)
-            if not box.label:
-                continue
-            tw, th = metrics.horizontalAdvance(box.label) + 8, metrics.height() + 2
-            top = r.top() - th if r.top() - th >= 0 else r.top()
-            left = min(max(0.0, r.left()), max(0.0, self.width() - tw))
-            chip = QRectF(left, top, tw, th)
-            painter.fillRect(chip, color)
-            painter.setPen(_readable_text_color(color))
-            painter.drawText(chip, Qt.AlignmentFlag.AlignCenter, box.label)
+        paint_boxes(painter, self.shown.boxes, QRectF(self.rect()), self.width() / size.width(),
+                    self.height() / size.height(), self._label_font)
+
+
+def paint_boxes(painter: QPainter, boxes: list[BoundingBox], area: QRectF, sx: float, sy: float,
+                label_font: QFont | None, rim: float = 4, line: float = 2) -> None:
+    """Draw ``boxes`` scaled by ``sx``, ``sy`` into ``area``, with their labels as chips.
+
+    Also used by the gallery's thumbnails; ``label_font`` None draws no labels.
+    """
+    painter.save()
+    painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+    colors = label_colors([box.label for box in boxes])
+    metrics = QFontMetrics(label_font) if label_font is not None else None
+    if label_font is not None:
+        painter.setFont(label_font)
+    ox, oy = area.left(), area.top()
+    for box in boxes:
+        color = colors[box.label]
+        r = QRectF(QPointF(ox + box.xmin * sx, oy + box.ymin * sy),
+                   QPointF(ox + box.xmax * sx, oy + box.ymax * sy)).normalized()
+        painter.setPen(QPen(BOX_SHADOW, rim))  # a dark rim keeps light colours visible on light images
+        painter.drawRect(r)
+        painter.setPen(QPen(color, line))
+        painter.drawRect(r)
+        if not box.label or metrics is None:
+            continue
+        tw, th = metrics.horizontalAdvance(box.label) + 8, metrics.height() + 2
+        top = r.top() - th if r.top() - th >= area.top() else r.top()
+        left = min(max(area.left(), r.left()), max(area.left(), area.right() - tw))
+        chip = QRectF(left, top, tw, th)
+        painter.fillRect(chip, color)
+        painter.setPen(_readable_text_color(color))
+        painter.drawText(chip, Qt.AlignmentFlag.AlignCenter, box.label)
+    painter.restore()
 
 
 class _Strip(NamedTuple):

@@ -10,14 +10,17 @@ import os
 
 from PySide6.QtCore import QSize, Qt
 from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QKeySequence
-from PySide6.QtWidgets import (QFileDialog, QFrame, QHBoxLayout, QInputDialog, QLabel, QMainWindow,
+from PySide6.QtWidgets import (QFileDialog, QFrame, QHBoxLayout, QInputDialog, QLabel, QMainWindow, QMenu,
                                QMessageBox, QProgressBar, QStackedWidget, QTabWidget, QToolButton, QVBoxLayout,
                                QWidget)
 
 from codec.errors import TFRecordError
 
 from app import icons
+from app.edit_actions import EditActions
 from app.file_tab import FileTab
+from app.qa_docks import QaDocks
+from app.salvage_dialog import SalvageDialog
 from app.settings import Settings
 from app.start_page import StartPage, human_size
 from resources import demo_path
@@ -192,6 +195,9 @@ class MainWindow(QMainWindow):
         view_menu = mb.addMenu("&View")
         self.columns_menu = view_menu.addMenu("Feature &Columns")
         self.columns_menu.aboutToShow.connect(self._fill_columns_menu)
+        # -- issue 6: Table / Gallery, Filter, Statistics and Feature Spec docks (app/qa_docks.py) --
+        self.qa = QaDocks(self, view_menu)
+        # -- end issue 6 --
         view_menu.addSeparator()
         view_menu.addAction(self.fullscreen_action)
         go_menu = mb.addMenu("&Go")
@@ -201,6 +207,10 @@ class MainWindow(QMainWindow):
             go_menu.addAction(action)
         help_menu = mb.addMenu("&Help")
         help_menu.addAction(self.about_action)
+        self._make_damage_actions(file_menu, view_menu)  # issue 5
+        # -- issue 4: Save, Save As, Export, Undo/Redo, record edits, Undo History (app/edit_actions.py) --
+        self.edit_actions = EditActions(self, file_menu, edit_menu, view_menu)
+        # -- end issue 4 --
 
     # -- tabs -------------------------------------------------------------
     def current_tab(self) -> FileTab | None:
@@ -247,6 +257,8 @@ class MainWindow(QMainWindow):
             return None, str(exc).splitlines()[0] if str(exc) else f"cannot open {path}"
         tab.state_changed.connect(self._refresh_status)
         tab.message.connect(lambda text, t=tab: self._tab_message(t, text))
+        self._wire_damage_tools(tab)  # issue 5
+        self.edit_actions.tab_opened(tab)  # issue 4
         index = self.tabs.addTab(tab, icons.icon("file"), tab.title)
         self.tabs.setTabToolTip(index, path)
         self.tabs.setCurrentIndex(index)
@@ -271,6 +283,8 @@ class MainWindow(QMainWindow):
         tab = self.tabs.widget(index)
         if not isinstance(tab, FileTab):
             return
+        if not self.edit_actions.confirm_close(tab, lambda: self.close_tab(self.tabs.indexOf(tab))):  # issue 4
+            return
         self.tabs.removeTab(index)
         tab.close_file()
         tab.deleteLater()
@@ -287,6 +301,58 @@ class MainWindow(QMainWindow):
         tab = self.current_tab()
         if tab is not None and not tab.verify():
             self.statusBar().showMessage("busy: wait for indexing to finish, or stop it first", MESSAGE_MS)
+
+    # -- damage: Problems panel and salvage (issue 5) ----------------------
+    def _make_damage_actions(self, file_menu: QMenu, view_menu: QMenu) -> None:
+        """Salvage Intact Records… (File, after Verify/Stop) and Problems Panel (View)."""
+        self.salvage_action = self._action("Sal&vage Intact Records…", self.salvage_current, None, None,
+                                           "Write a clean copy with every record that can be trusted")
+        self.problems_action = self._action("&Problems Panel", self._toggle_problems_panel, "Ctrl+Shift+P", None,
+                                            "Show or hide the list of damage found in this file")
+        self.problems_action.setCheckable(True)
+        after_stop = file_menu.actions().index(self.cancel_action) + 1
+        file_menu.insertAction(file_menu.actions()[after_stop], self.salvage_action)
+        view_menu.insertAction(view_menu.actions()[0], self.problems_action)
+        self._tab_actions += [self.salvage_action, self.problems_action]
+        self._salvage_dialog: SalvageDialog | None = None
+        self.tabs.currentChanged.connect(self._sync_problems_action)
+
+    def _wire_damage_tools(self, tab: FileTab) -> None:
+        tab.corruption.salvage_requested.connect(self.salvage_current)
+        tab.corruption.panel_visibility_changed.connect(self._sync_problems_action)
+
+    def _sync_problems_action(self, *_) -> None:
+        tab = self.current_tab()
+        self.problems_action.setChecked(tab is not None and tab.corruption.panel_visible())
+
+    def _toggle_problems_panel(self, on: bool) -> None:
+        tab = self.current_tab()
+        if tab is not None:
+            tab.corruption.set_panel_visible(on)
+
+    def salvage_current(self) -> SalvageDialog | None:
+        """Open the Salvage dialog for the current tab's file (non-modal: the window stays usable)."""
+        tab = self.current_tab()
+        if tab is None:
+            return None
+        dialog = self._salvage_dialog
+        if dialog is not None and (dialog.is_running() or dialog.source == tab.path) and dialog.isVisible():
+            dialog.raise_()
+            dialog.activateWindow()
+            return dialog
+        if dialog is not None:
+            dialog.deleteLater()
+        dialog = SalvageDialog(tab.path, tab.tfile.compression, len(tab.tfile.problems), self)
+        dialog.open_requested.connect(self.open_file)
+        dialog.salvage_finished.connect(self._salvage_finished)
+        self._salvage_dialog = dialog
+        dialog.show()
+        return dialog
+
+    def _salvage_finished(self, result) -> None:
+        if result is not None:
+            self.statusBar().showMessage(f"salvaged {os.path.basename(result.report.source)}: "
+                                         f"{result.report.summary()}", MESSAGE_MS)
 
     # -- go to ------------------------------------------------------------
     def go_to(self, text: str) -> str | None:
@@ -331,8 +397,9 @@ class MainWindow(QMainWindow):
             self.setWindowTitle(APP_NAME)
             self.setWindowFilePath("")
         else:
-            self.setWindowTitle(f"{tab.title} — {APP_NAME}")
+            self.setWindowTitle(f"{tab.title}[*] — {APP_NAME}")
             self.setWindowFilePath(tab.path)
+        self.edit_actions.current_changed(tab)  # issue 4: active undo stack, modified mark
         self._refresh_status()
 
     def _refresh_status(self) -> None:
@@ -428,6 +495,9 @@ class MainWindow(QMainWindow):
             self.open_files(paths)
 
     def closeEvent(self, event: QCloseEvent) -> None:
+        if not self.edit_actions.confirm_quit():  # issue 4: unsaved changes (Save / Discard / Cancel)
+            event.ignore()
+            return
         self.settings.save_window(self.saveGeometry(), self.saveState())
         while self.tabs.count():
             self.close_tab(0)

@@ -50,6 +50,7 @@ class LoadedRecord:
     text: str | None  # raw records only: the bytes as UTF-8 with replacement characters
     text_cut: bool = False
     summaries: dict | None = None  # the tree's value texts, see record_tree_model.summarize
+    note: str | None = None  # instead of "at offset N" (an edited record: app.edited_file.PinnedRecord)
 
 
 def load_record(tfile: TFRecordFile, index: int) -> LoadedRecord:
@@ -65,7 +66,7 @@ def load_record(tfile: TFRecordFile, index: int) -> LoadedRecord:
     return LoadedRecord(
         info=rec.info, decoded=decoded, tree=tree, images=find_images(decoded),
         framed=framed_record(tfile, rec.info.offset, rec.data, rec.stored_crc, rec.computed_crc),
-        text=text, text_cut=cut, summaries=summarize(tree, decoded))
+        text=text, text_cut=cut, summaries=summarize(tree, decoded), note=getattr(tfile, "note", None))
 
 
 def _size_text(n: int) -> str:
@@ -261,8 +262,9 @@ class RecordDetail(QWidget):
                       f"{html.escape(STATUS_TEXT[status])}</span>"
         if status.damaged:
             status_html = f"<b>{status_html}</b>"
+        where = html.escape(loaded.note) if loaded.note else f"at offset {info.offset:,}"
         return (f"<b>Record {info.index:,}</b> · {KIND_TEXT[loaded.decoded.kind]} · {info.length:,} bytes · "
-                f"{status_html} <span style='color:{MUTED_COLOR}'>&nbsp;at offset {info.offset:,}</span>")
+                f"{status_html} <span style='color:{MUTED_COLOR}'>&nbsp;{where}</span>")
 
     def _update_tabs(self, image_count: int, raw: bool) -> None:
         self._switching = True

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, Qt, Signal
-from PySide6.QtGui import QColor
+from PySide6.QtGui import QColor, QFont
 
 from codec.decode import RecordKind, decode_record, feature_cell, feature_keys
 from codec.framing import RecordStatus
@@ -47,6 +47,7 @@ DAMAGED_TINT = QColor(229, 57, 53, 56)
 RECOVERED_TINT = QColor(251, 140, 0, 48)
 DAMAGED_TEXT = QColor(211, 47, 47)
 RECOVERED_TEXT = QColor(205, 120, 0)
+EDITED_TEXT = QColor(37, 99, 235)  # rows changed or added and not saved yet
 
 # Larger records are not read or decoded for a table row (the detail view does it).
 MAX_DECODE_BYTES = 16 << 20
@@ -89,6 +90,8 @@ class RecordTableModel(QAbstractTableModel):
         self._problem_details: dict[int, str] = {}
         self._gaps: dict[int, str] = {}  # record -> what was skipped just before it
         self._problems_seen: tuple = ()
+        self._edited_font = QFont()
+        self._edited_font.setItalic(True)
 
     # -- the file ---------------------------------------------------------
     @property
@@ -120,6 +123,41 @@ class RecordTableModel(QAbstractTableModel):
                                   [Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.DecorationRole,
                                    Qt.ItemDataRole.BackgroundRole, Qt.ItemDataRole.ForegroundRole,
                                    STATUS_ROLE])
+
+    # -- editing (app.edited_file.EditedFile stands in for the file) --------
+    def set_file(self, tfile) -> None:
+        """Read rows from ``tfile`` from now on: a TFRecordFile, or the edited view of one."""
+        same = len(tfile) == self._rows
+        if not same:
+            self.beginResetModel()
+        self._tfile = tfile
+        self._rows = len(tfile)
+        self._cache.clear()
+        self._sampled = None
+        self._problems_seen = ()
+        if same:
+            self.refresh_status()
+        else:
+            self.endResetModel()
+
+    def records_changed(self, rows=None) -> None:
+        """Edits happened: ``rows`` changed in place, or (None) rows came, went or moved."""
+        self._problems_seen = ()
+        if rows is None or len(self._tfile) != self._rows:
+            self.beginResetModel()
+            self._rows = len(self._tfile)
+            self._cache.clear()
+            self._sampled = None
+            self.endResetModel()
+            return
+        for i in rows:
+            self._cache.pop(i, None)
+        if rows:
+            self.dataChanged.emit(self.index(min(rows), 0), self.index(max(rows), self.columnCount() - 1))
+
+    def is_edited(self, i: int) -> bool:
+        """True for a row that is new or changed and not saved yet (it has no offset in the file)."""
+        return self._tfile.index.offset(i) < 0
 
     # -- feature columns --------------------------------------------------
     def sample_keys(self, limit: int = SAMPLE_RECORDS) -> list[str]:
@@ -213,6 +251,8 @@ class RecordTableModel(QAbstractTableModel):
             return _RIGHT if col in (Column.INDEX, Column.OFFSET, Column.SIZE) else _LEFT
         if role == RECORD_ROLE:
             return i
+        if role == Qt.ItemDataRole.FontRole:
+            return self._edited_font if self.is_edited(i) else None
         if role not in _ROW_ROLES:
             return None
         row = self._row(i)
@@ -228,6 +268,8 @@ class RecordTableModel(QAbstractTableModel):
         if role == Qt.ItemDataRole.ForegroundRole:
             if col != Column.STATUS:
                 return None
+            if self.is_edited(i):
+                return EDITED_TEXT
             if status.damaged:
                 return RECOVERED_TEXT if status is RecordStatus.LENGTH_CRC else DAMAGED_TEXT
             return RECOVERED_TEXT if self._gap_before(i) else None
@@ -244,7 +286,8 @@ class RecordTableModel(QAbstractTableModel):
         if col == Column.INDEX:
             return str(i)
         if col == Column.OFFSET:
-            return f"{self._tfile.index.offset(i):,}"
+            offset = self._tfile.index.offset(i)
+            return "—" if offset < 0 else f"{offset:,}"
         row = self._row(i)
         if col == Column.SIZE:
             return "?" if row.length is None else f"{row.length:,}"
@@ -255,6 +298,8 @@ class RecordTableModel(QAbstractTableModel):
                 return "large"
             return "—" if row.kind is None else KIND_TEXT[row.kind]
         if col == Column.STATUS:
+            if self.is_edited(i):
+                return "edited"
             status = self._tfile.index.status(i)
             if not status.damaged and self._gap_before(i):
                 return "ok, after skipped bytes"
@@ -262,8 +307,10 @@ class RecordTableModel(QAbstractTableModel):
         return row.cells.get(self._features[col - BASE_COLUMNS], "")
 
     def _tooltip(self, i: int, col: int, row: _Row, status: RecordStatus) -> str | None:
-        if col == Column.OFFSET:
+        if col == Column.OFFSET or (col == Column.STATUS and self.is_edited(i)):
             offset = self._tfile.index.offset(i)
+            if offset < 0:
+                return f"record {i} is new or changed: not saved yet (File > Save writes it)"
             return f"record {i} starts at byte {offset:,} ({offset:#x})"
         if col == Column.STATUS or status.damaged:
             notes = [self._problem_detail(i) or STATUS_TEXT[status]]

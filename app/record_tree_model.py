@@ -18,11 +18,13 @@ import json
 import math
 from typing import Any
 
-from PySide6.QtCore import QAbstractItemModel, QModelIndex, QObject, QPersistentModelIndex, Qt
+from PySide6.QtCore import QAbstractItemModel, QModelIndex, QObject, QPersistentModelIndex, Qt, Signal
 from PySide6.QtGui import QColor, QFont, QFontDatabase
 
 from codec.decode import (DecodedRecord, RecordKind, TreeNode, format_value, is_text, value_at,
                           value_count, value_node)
+from codec.edit import parse_value
+from codec.errors import UsageError
 from codec.images import probe_image
 
 FIRST_CHUNK = 20
@@ -32,6 +34,7 @@ KIND_ROLE = Qt.ItemDataRole.UserRole + 2  # "node", "value" or "more"
 VALUE_MAX_LEN = 160
 SUMMARY_MAX_LEN = 72
 TOOLTIP_MAX_LEN = 600
+INLINE_EDIT_MAX = 1000  # longer (or multi-line, or binary) bytes values are edited in a dialog
 
 _MUTED = QColor(100, 116, 139)
 _MORE = QColor(37, 99, 235)
@@ -162,6 +165,18 @@ def value_text(node: TreeNode, decoded: DecodedRecord | None = None, max_len: in
     return ""
 
 
+def edit_text(value: Any, dtype: str | None) -> str:
+    """A value as the user edits it (what :func:`codec.edit.parse_value` reads back)."""
+    if dtype == "bytes":
+        b = bytes(value)
+        if (is_text(b) or not b) and not b.startswith((b"hex:", b"base64:")):
+            return b.decode("utf-8")
+        return "hex:" + b.hex()
+    if dtype == "float":
+        return format_value(value, "float")
+    return str(int(value))
+
+
 def summarize(tree: TreeNode, decoded: DecodedRecord, limit: int = 2000) -> dict:
     """Value texts of the first ``limit`` nodes that have children, keyed as the model caches them.
 
@@ -179,10 +194,20 @@ def summarize(tree: TreeNode, decoded: DecodedRecord, limit: int = 2000) -> dict
 
 
 class RecordTreeModel(QAbstractItemModel):
-    """Rows of a decoded record; :meth:`set_record` replaces them, :meth:`clear` empties."""
+    """Rows of a decoded record; :meth:`set_record` replaces them, :meth:`clear` empties.
+
+    When :meth:`set_editable` is on, a row showing one value is editable in
+    the Value column: ``setData`` checks the text against the value's type and
+    emits ``value_edited(path, value_index, value)`` (the owner turns it into
+    an undo command and shows the record again) or ``error(message)``.
+    """
+
+    value_edited = Signal(object, int, object)
+    error = Signal(str)
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
+        self._editable = False
         self._decoded: DecodedRecord | None = None
         self._tree: TreeNode | None = None
         self._summaries: dict = {}
@@ -296,7 +321,59 @@ class RecordTreeModel(QAbstractItemModel):
         flags = Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable
         if self.row_kind(index) != "node":
             flags |= Qt.ItemFlag.ItemNeverHasChildren
+        if index.column() == 2 and self.inline_editable(index):
+            flags |= Qt.ItemFlag.ItemIsEditable
         return flags
+
+    # -- editing ----------------------------------------------------------
+    def set_editable(self, on: bool) -> None:
+        self._editable = on
+
+    @property
+    def editable(self) -> bool:
+        return self._editable
+
+    def value_target(self, index: _Index) -> tuple[str, tuple, int] | None:
+        """(dtype, feature or step path, value index) of a row that shows one value, else None."""
+        if self.row_kind(index) == "value":
+            holder: TreeNode = index.internalPointer().node
+            return (holder.dtype, holder.path, index.row()) if holder.dtype else None
+        node = self.node(index)
+        if node is not None and node.role in ("feature", "step") and node.dtype and value_count(node) == 1:
+            return node.dtype, node.path, 0
+        return None
+
+    def target_value(self, index: _Index) -> Any:
+        """The value a :meth:`value_target` row shows."""
+        node = self.node(index)
+        return None if node is None else node.values[0]
+
+    def inline_editable(self, index: _Index) -> bool:
+        """True when the row's value is edited in place (numbers, short one-line text)."""
+        if not self._editable or self.value_target(index) is None:
+            return False
+        node = self.node(index)
+        if node.dtype != "bytes":
+            return True
+        b = bytes(node.values[0])
+        return len(b) <= INLINE_EDIT_MAX and b"\n" not in b and b"\r" not in b and (not b or is_text(b))
+
+    def setData(self, index: _Index, value: Any, role: int = Qt.ItemDataRole.EditRole) -> bool:  # noqa: N802
+        target = self.value_target(index) if self._editable else None
+        if role != Qt.ItemDataRole.EditRole or target is None:
+            return False
+        dtype, path, value_index = target
+        try:
+            parsed = parse_value(str(value), dtype)
+        except UsageError as exc:
+            self.error.emit(str(exc))
+            return False
+        old = self.target_value(index)
+        same = parsed == old if dtype != "float" else edit_text(parsed, dtype) == edit_text(old, dtype)
+        if same:
+            return False
+        self.value_edited.emit(path, value_index, parsed)
+        return True
 
     # -- elision ----------------------------------------------------------
     def hidden_count(self, parent: _Index) -> int:
@@ -346,6 +423,8 @@ class RecordTreeModel(QAbstractItemModel):
         node = self.node(index)
         if role == NODE_ROLE:
             return node
+        if role == Qt.ItemDataRole.EditRole and column == 2 and self.value_target(index) is not None:
+            return edit_text(node.values[0], node.dtype)
         if role == Qt.ItemDataRole.DisplayRole:
             if column == 2 and kind == "value":  # cached: a value may be megabytes to check
                 key = (id(index.internalPointer().node), index.row())

@@ -7,6 +7,7 @@ from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QMenu, QTreeView, 
 
 from app.record_tree_model import RecordTreeModel
 
+DTYPES = ("int64", "float", "bytes")
 EXPAND_LISTS_UP_TO = 8  # feature lists opened when a SequenceExample is shown
 SHOW_ALL_LIMIT = 10_000  # the context menu shows at most this many more rows at once
 
@@ -18,9 +19,17 @@ class RecordTreeView(QTreeView):
     value; "Copy as JSON" copies it as JSON. Clicking a "… N more" row, or
     pressing Enter on it, shows the next values. ``copied(str)`` says what was
     copied, for a status bar.
+
+    Editing (when the model is editable): F2 or a double-click edits a value
+    in place; everything else (a value too long to edit in place, adding,
+    removing, renaming, retyping) goes out as ``edit_requested(action, info)``
+    for the owner to ask for details and push an undo command.
+    ``edit_requested("read_only", {})`` means an edit was tried while the
+    model is not editable.
     """
 
     copied = Signal(str)
+    edit_requested = Signal(str, object)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -33,6 +42,7 @@ class RecordTreeView(QTreeView):
         self.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         self.customContextMenuRequested.connect(self._context_menu)
         self.clicked.connect(self._show_more_at)
+        self.doubleClicked.connect(self._edit_at)
         self.expanded.connect(self._span_more_row)
         header = self.header()
         header.setStretchLastSection(True)
@@ -118,6 +128,7 @@ class RecordTreeView(QTreeView):
         menu = QMenu(self)
         menu.addAction(self.copy_action)
         menu.addAction(self.copy_json_action)
+        self._add_edit_entries(menu, index)
         hidden = model.hidden_count(index)
         if hidden > 0:
             menu.addSeparator()
@@ -154,4 +165,149 @@ class RecordTreeView(QTreeView):
                 and model.row_kind(self.currentIndex()) == "more":
             model.show_more(self.currentIndex())
             return
+        if model is not None and event.key() == Qt.Key.Key_F2 and self.state() != self.State.EditingState:
+            self._edit_at(self.currentIndex())
+            return
+        if model is not None and event.key() == Qt.Key.Key_Delete and self.state() != self.State.EditingState:
+            self.request_remove(self.currentIndex())
+            return
         super().keyPressEvent(event)
+
+    # -- editing ----------------------------------------------------------
+    def current_path(self) -> tuple | None:
+        """The tree path of the current row (a value row's path ends with its index)."""
+        model = self.tree_model()
+        node = model.node(self.currentIndex()) if model is not None else None
+        return None if node is None else node.path
+
+    def select_path(self, path: tuple) -> bool:
+        """Make the row at ``path`` current (or its nearest shown ancestor); True if found exactly."""
+        model = self.tree_model()
+        index = model.root_index() if model is not None else QModelIndex()
+        if not index.isValid():
+            return False
+        while model.node(index).path != tuple(path):
+            found = QModelIndex()
+            for r in range(model.rowCount(index)):
+                child = model.index(r, 0, index)
+                node = model.node(child)
+                if node is not None and node.path and tuple(path[:len(node.path)]) == node.path:
+                    found = child
+                    break
+            if not found.isValid():
+                break
+            self.expand(index)
+            index = found
+        self.setCurrentIndex(index)
+        self.scrollTo(index)
+        return model.node(index).path == tuple(path)
+
+    def _edit_at(self, index: QModelIndex) -> None:
+        """Edit a value row: in place when the model allows, else through the owner's dialog."""
+        model = self.tree_model()
+        if model is None or not index.isValid() or model.node(index) is None:
+            return
+        target = model.value_target(index)
+        if not model.editable:
+            if target is not None:
+                self.edit_requested.emit("read_only", {})
+            return
+        value_index = index.siblingAtColumn(2)
+        if target is None:
+            node = model.node(index)
+            if node.role == "raw":
+                self.edit_requested.emit("replace_record", {})
+            elif node.role in ("feature", "step") and node.dtype:
+                self.edit_requested.emit("edit_values", {"path": node.path, "dtype": node.dtype})
+            return
+        if model.inline_editable(value_index):
+            if self.state() != self.State.EditingState:
+                self.setCurrentIndex(value_index)
+                self.edit(value_index)
+            return
+        dtype, path, i = target
+        self.edit_requested.emit("edit_value", {"path": path, "index": i, "dtype": dtype})
+
+    def request_remove(self, index: QModelIndex) -> None:
+        """Delete: a value, a step, a feature or a feature list, whichever the row is."""
+        model = self.tree_model()
+        if model is None or not index.isValid() or model.node(index) is None:
+            return
+        if not model.editable:
+            self.edit_requested.emit("read_only", {})
+            return
+        node = model.node(index)
+        if model.row_kind(index) == "value":
+            holder = index.internalPointer().node
+            self.edit_requested.emit("remove_value", {"path": holder.path, "index": index.row()})
+        elif node.role == "step":
+            self.edit_requested.emit("remove_step", {"key": node.path[1], "index": node.path[2]})
+        elif node.role in ("feature", "feature_list"):
+            self.edit_requested.emit("delete_feature", {"path": node.path})
+
+    def _add_edit_entries(self, menu: QMenu, index: QModelIndex) -> None:
+        """The editing part of the context menu for the row at ``index``."""
+        model = self.tree_model()
+        node = model.node(index)
+        if not model.editable:
+            return
+        ask = self.edit_requested.emit
+        menu.addSeparator()
+        if model.row_kind(index) == "value":
+            holder = index.internalPointer().node
+            i = index.row()
+            menu.addAction("Edit Value…\tF2", lambda: self._edit_at(index))
+            menu.addAction("Insert Value Before…",
+                           lambda: ask("insert_value", {"path": holder.path, "index": i, "dtype": holder.dtype}))
+            menu.addAction("Insert Value After…",
+                           lambda: ask("insert_value", {"path": holder.path, "index": i + 1, "dtype": holder.dtype}))
+            menu.addAction("Remove Value\tDel", lambda: self.request_remove(index))
+            return
+        role = node.role
+        if role in ("feature", "step"):
+            if model.value_target(index) is not None:
+                menu.addAction("Edit Value…\tF2", lambda: self._edit_at(index))
+            if node.dtype:
+                menu.addAction("Edit Values…", lambda: ask("edit_values", {"path": node.path, "dtype": node.dtype}))
+                menu.addAction("Add Value…", lambda: ask("insert_value", {"path": node.path,
+                                                                          "index": len(node.values),
+                                                                          "dtype": node.dtype}))
+            self._add_type_menu(menu, node)
+            if role == "step":
+                key, step = node.path[1], node.path[2]
+                menu.addSeparator()
+                menu.addAction("Insert Step Before",
+                               lambda: ask("insert_step", {"key": key, "index": step, "dtype": node.dtype}))
+                menu.addAction("Insert Step After",
+                               lambda: ask("insert_step", {"key": key, "index": step + 1, "dtype": node.dtype}))
+                menu.addAction("Remove Step\tDel", lambda: self.request_remove(index))
+            else:
+                menu.addSeparator()
+                menu.addAction("Rename Feature…", lambda: ask("rename_feature", {"path": node.path}))
+                menu.addAction("Delete Feature\tDel", lambda: self.request_remove(index))
+        elif role == "feature_list":
+            menu.addAction("Add Step", lambda: ask("insert_step", {"key": node.path[1], "index": len(node.children),
+                                                                   "dtype": node.dtype}))
+            self._add_type_menu(menu, node)
+            menu.addSeparator()
+            menu.addAction("Rename Feature List…", lambda: ask("rename_feature", {"path": node.path}))
+            menu.addAction("Delete Feature List\tDel", lambda: self.request_remove(index))
+        elif role in ("example", "features"):
+            scope = "features" if role == "example" else "context"
+            menu.addAction("Add Feature…", lambda: ask("add_feature", {"scope": scope}))
+        elif role == "sequence_example":
+            menu.addAction("Add Context Feature…", lambda: ask("add_feature", {"scope": "context"}))
+            menu.addAction("Add Feature List…", lambda: ask("add_feature", {"scope": "feature_lists"}))
+        elif role == "feature_lists":
+            menu.addAction("Add Feature List…", lambda: ask("add_feature", {"scope": "feature_lists"}))
+        elif role == "raw":
+            menu.addAction("Replace Record Bytes…", lambda: ask("replace_record", {}))
+
+    def _add_type_menu(self, menu: QMenu, node) -> None:
+        types = menu.addMenu("Change Type")
+        for dtype in DTYPES:
+            action = types.addAction(dtype, lambda d=dtype: self.edit_requested.emit(
+                "change_type", {"path": node.path, "dtype": d}))
+            action.setCheckable(True)
+            action.setChecked(dtype == node.dtype)
+            action.setEnabled(dtype != node.dtype)

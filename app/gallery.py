@@ -1,0 +1,824 @@
+"""The gallery: a grid of the shown records' images with captions and boxes.
+
+:class:`GalleryModel` has one item per row of the
+:class:`~app.filtered_table_model.FilteredTableModel` (every record, or a
+filter's matches), so the table and the gallery always show the same
+records in the same order. Thumbnails are made lazily: painting asks for
+the tiles on screen, the model asks the
+:class:`~app.thumbnail_loader.ThumbnailLoader` for those first and for a
+screenful either side next, and keeps what arrives in a bounded LRU cache.
+The view lays out uniform cells (``QListView`` in icon mode, static
+movement), so 100,000 records scroll as smoothly as 100.
+"""
+from __future__ import annotations
+
+import math
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import Callable
+
+from PySide6.QtCore import (QAbstractListModel, QItemSelectionModel, QModelIndex, QPersistentModelIndex, QPoint,
+                            QRect, QRectF, QSize, Qt, QTimer, Signal)
+from PySide6.QtGui import QColor, QFont, QFontMetrics, QImage, QPainter, QPainterPath, QPen
+from PySide6.QtWidgets import (QAbstractItemView, QCheckBox, QComboBox, QHBoxLayout, QLabel, QListView, QSlider,
+                               QStyle, QStyledItemDelegate, QStyleOptionViewItem, QVBoxLayout, QWidget)
+
+from codec.framing import RecordStatus
+from codec.images import BoundingBox
+
+from app import icons
+from app.background import PoolJobs
+from app.filtered_table_model import FilteredTableModel
+from app.image_preview import CANVAS_BG, ERROR_BG, ERROR_FG, paint_boxes
+from app.labels import STATUS_TEXT
+from app.record_table_model import RECORD_ROLE, STATUS_ROLE
+from app.thumbnail_loader import SAMPLE_RECORDS, ThumbnailLoader, ThumbRequest, ThumbResult, sample_keys
+
+TILE_ROLE = Qt.ItemDataRole.UserRole + 40  # a Tile: what the delegate paints
+
+MIN_SIDE, MAX_SIDE, DEFAULT_SIDE = 48, 320, 128
+MAX_CACHE_BYTES = 96 << 20
+MAX_CACHE_ITEMS = 20_000
+MAX_QUEUE = 600  # tiles asked of the loader at once (visible first)
+APPEND_DELAY_MS = 250  # rows appended while indexing reach the grid at most this often
+PAD = 6
+LABELS_FROM_SIDE = 120  # box labels drawn on thumbnails at least this big
+ASPECT_SAMPLES = (1, 4, 16, 64)  # thumbnails after which the tile shape is reconsidered
+MAX_UPSCALE = 4.0  # small images are enlarged at most this much to fill a tile
+DAMAGED_COLOR = QColor(211, 47, 47)
+MUTED = QColor("#64748b")
+SETTINGS_SIDE = "gallery/side"
+
+
+@dataclass
+class Tile:
+    """One gallery item as the delegate paints it."""
+
+    record: int
+    state: str  # "pending", "ok", "none", "error", "unreadable"
+    image: QImage | None
+    boxes: list[BoundingBox]
+    caption: str
+    note: str
+    status: RecordStatus
+
+
+class GalleryModel(QAbstractListModel):
+    """Items = rows of ``rows``; thumbnails, captions and record statuses by role.
+
+    ``tileReady(record)`` when a record's thumbnail arrives; ``idle()`` when
+    no thumbnail is being made.
+    """
+
+    tileReady = Signal(int)
+    idle = Signal()
+    aspectChanged = Signal(float)
+
+    def __init__(self, rows: FilteredTableModel, read: Callable, parent=None, *, threads: int | None = None,
+                 status: Callable[[int], RecordStatus] | None = None) -> None:
+        super().__init__(parent)
+        self._rows = rows
+        self._status = status  # a record's live status (a verify pass may find damage after its tile was made)
+        self._side = DEFAULT_SIDE  # device pixels
+        self._image_key: str | None = None
+        self._caption_key: str | None = None
+        self._images: OrderedDict[int, ThumbResult] = OrderedDict()
+        self._image_bytes = 0
+        self._captions: OrderedDict[int, str] = OrderedDict()
+        self._asked: set[int] = set()
+        self.visible_rows: Callable[[], tuple[int, int] | None] = lambda: None  # the view's, set by it
+        self.aspect = 0.0  # the typical height/width of the thumbnails made (capped at 1)
+        self._aspects: list[float] = []
+        self._flush_timer = QTimer(self)
+        self._flush_timer.setSingleShot(True)
+        self._flush_timer.setInterval(0)
+        self._flush_timer.timeout.connect(self._flush)
+        self.loader = ThumbnailLoader(read, threads, self)
+        self.loader.ready.connect(self._ready)
+        self.loader.idle.connect(self.idle)
+        # The view knows ``_count`` rows. A hidden gallery follows nothing (it catches up when shown), and
+        # rows appended while indexing arrive in batches: each insert makes QListView lay out every tile again.
+        self._count = 0
+        self._active = False
+        self._dirty = True
+        self._inserting = False
+        self._append_timer = QTimer(self)
+        self._append_timer.setSingleShot(True)
+        self._append_timer.setInterval(APPEND_DELAY_MS)
+        self._append_timer.timeout.connect(self._flush_appends)
+        rows.rowsAboutToBeInserted.connect(self._about_to_insert)
+        rows.rowsInserted.connect(self._inserted)
+        rows.rowsAboutToBeRemoved.connect(self._about_to_remove)
+        rows.rowsRemoved.connect(self._removed)
+        rows.modelAboutToBeReset.connect(self._about_to_reset)
+        rows.modelReset.connect(self._reset)
+        rows.dataChanged.connect(self._rows_changed)
+
+    # -- settings ---------------------------------------------------------
+    @property
+    def side(self) -> int:
+        return self._side
+
+    def set_side(self, side: int) -> None:
+        """Thumbnails of at most ``side`` device pixels; smaller cached ones are shown scaled until replaced."""
+        if side != self._side:
+            self._side = side
+            self._changed_all()
+
+    @property
+    def image_key(self) -> str | None:
+        return self._image_key
+
+    def set_image_key(self, key: str | None) -> None:
+        """Show feature ``key``'s image (None: each record's main image)."""
+        if key != self._image_key:
+            self._image_key = key
+            self.aspect = 0.0
+            self._aspects = []
+            self._images.clear()
+            self._image_bytes = 0
+            self._changed_all()
+
+    @property
+    def caption_key(self) -> str | None:
+        return self._caption_key
+
+    def set_caption_key(self, key: str | None) -> None:
+        """Caption tiles with feature ``key`` (None: the best caption feature of each record)."""
+        if key != self._caption_key:
+            self._caption_key = key
+            self._captions.clear()
+            self._changed_all()
+
+    def record_at(self, row: int) -> int:
+        return self._rows.record_at(row)
+
+    def row_for_record(self, record: int) -> int:
+        return self._rows.row_for_record(record)
+
+    def tile_count(self) -> int:
+        """Records whose thumbnail (or its absence) is known and cached."""
+        return len(self._images)
+
+    def cached_tile(self, record: int) -> ThumbResult | None:
+        return self._images.get(record)
+
+    def pending(self) -> int:
+        return self.loader.pending() + len(self._asked)
+
+    def forget(self) -> None:
+        """Drop every cached tile (the records were replaced)."""
+        self._images.clear()
+        self._image_bytes = 0
+        self._captions.clear()
+        self._changed_all()
+
+    def close(self) -> None:
+        self._flush_timer.stop()
+        self.loader.close()
+
+    # -- Qt model ---------------------------------------------------------
+    def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:
+        return 0 if parent.isValid() else self._count
+
+    # -- following the rows -----------------------------------------------
+    @property
+    def active(self) -> bool:
+        return self._active
+
+    def set_active(self, active: bool) -> None:
+        """Follow the rows (the gallery is shown), or stop following them (hidden)."""
+        self._active = active
+        if active and (self._dirty or self._count != self._rows.rowCount()):
+            self.beginResetModel()
+            self._count = self._rows.rowCount()
+            self._dirty = False
+            self.endResetModel()
+
+    def _about_to_insert(self, _parent: QModelIndex, first: int, last: int) -> None:
+        if not self._active:
+            self._dirty = True
+        elif first >= self._count:  # appended (indexing): shown in a batch a moment later
+            if not self._append_timer.isActive():
+                self._append_timer.start()
+        else:
+            self._flush_appends()
+            self.beginInsertRows(QModelIndex(), first, last)
+            self._inserting = True
+
+    def _inserted(self, _parent: QModelIndex, first: int, last: int) -> None:
+        if self._inserting:
+            self._inserting = False
+            self._count += last - first + 1
+            self.endInsertRows()
+
+    def _flush_appends(self) -> None:
+        self._append_timer.stop()
+        n = self._rows.rowCount()
+        if self._active and n > self._count:
+            self.beginInsertRows(QModelIndex(), self._count, n - 1)
+            self._count = n
+            self.endInsertRows()
+
+    def _about_to_remove(self, _parent: QModelIndex, first: int, last: int) -> None:
+        if not self._active or last >= self._count:
+            self._dirty = True
+            return
+        self.beginRemoveRows(QModelIndex(), first, last)
+        self._count -= last - first + 1
+        self._inserting = False
+
+    def _removed(self, _parent: QModelIndex, first: int, last: int) -> None:
+        if self._dirty:
+            if self._active:
+                self.set_active(True)
+            return
+        self.endRemoveRows()
+
+    def _about_to_reset(self) -> None:
+        if self._active:
+            self.beginResetModel()
+
+    def _reset(self) -> None:
+        if self._active:
+            self._append_timer.stop()
+            self._count = self._rows.rowCount()
+            self._dirty = False
+            self.endResetModel()
+        else:
+            self._dirty = True
+
+    def data(self, index: QModelIndex | QPersistentModelIndex, role: int = Qt.ItemDataRole.DisplayRole):
+        if not index.isValid():
+            return None
+        record = self._rows.record_at(index.row())
+        if record < 0:
+            return None
+        if role == TILE_ROLE:
+            return self._tile(record)
+        if role == RECORD_ROLE:
+            return record
+        if role == Qt.ItemDataRole.DisplayRole:
+            return self._captions.get(record, "")
+        if role == Qt.ItemDataRole.ToolTipRole:
+            return self._tooltip(record)
+        return None
+
+    def _tile(self, record: int) -> Tile:
+        result = self._images.get(record)
+        caption = self._captions.get(record)
+        if result is not None:
+            self._images.move_to_end(record)
+        if caption is not None:
+            self._captions.move_to_end(record)
+        if result is None or caption is None or (result.state == "ok" and result.request.side < self._side):
+            self._ask(record)
+        status = self._live_status(record, result)
+        if result is None:
+            return Tile(record, "pending", None, [], caption or "", "", status)
+        return Tile(record, result.state, result.image, result.boxes, caption or "", result.note, status)
+
+    def _live_status(self, record: int, result: ThumbResult | None) -> RecordStatus:
+        if self._status is not None:
+            try:
+                return self._status(record)
+            except (IndexError, ValueError, OSError):
+                pass
+        return result.status if result is not None else RecordStatus.UNCHECKED
+
+    def _tooltip(self, record: int) -> str:
+        result = self._images.get(record)
+        lines = [f"Record {record:,}"]
+        caption = self._captions.get(record)
+        if caption:
+            lines.append(caption)
+        if result is not None and result.note:
+            lines.append(result.note)
+        status = self._live_status(record, result)
+        if status.damaged:
+            lines.append(f"record damaged: {STATUS_TEXT[status]}")
+        return "\n".join(lines)
+
+    # -- asking for thumbnails --------------------------------------------
+    def _ask(self, record: int) -> None:
+        self._asked.add(record)
+        if not self._flush_timer.isActive():
+            self._flush_timer.start()
+
+    def _needs(self, record: int) -> ThumbRequest | None:
+        result = self._images.get(record)
+        image_ok = result is not None and not (result.state == "ok" and result.request.side < self._side)
+        if image_ok and record in self._captions:
+            return None
+        return ThumbRequest(record, 0 if image_ok else self._side, self._image_key, self._caption_key)
+
+    def _flush(self) -> None:
+        """Ask the loader for the tiles on screen, then a screenful after and before them.
+
+        Painting asks for the tiles it lacks; the range is the whole screen's
+        (a repaint of one tile must not shrink what is being made).
+        """
+        asked, self._asked = self._asked, set()
+        if not asked:
+            return
+        rows = sorted(r for r in (self._rows.row_for_record(rec) for rec in asked) if r >= 0)
+        if not rows:
+            return
+        lo, hi = rows[0], rows[-1]
+        screen = self.visible_rows()
+        if screen is not None:
+            lo, hi = min(lo, screen[0]), max(hi, screen[1])
+        span = hi - lo + 1
+        n = self.rowCount()
+        order = list(range(lo, hi + 1)) + list(range(hi + 1, min(n, hi + 1 + 2 * span))) + \
+            list(range(lo - 1, max(-1, lo - 1 - span), -1))
+        requests = []
+        for row in order:
+            request = self._needs(self._rows.record_at(row))
+            if request is not None:
+                requests.append(request)
+                if len(requests) >= MAX_QUEUE:
+                    break
+        self.loader.want(requests)
+
+    def _ready(self, result: ThumbResult) -> None:
+        request = result.request
+        if request.image_key != self._image_key:
+            return
+        record = request.record
+        if request.caption_key == self._caption_key:
+            self._captions[record] = result.caption
+            self._captions.move_to_end(record)
+            while len(self._captions) > MAX_CACHE_ITEMS:
+                self._captions.popitem(last=False)
+        if result.state == "ok" and result.image is not None and result.image.width():
+            self._learn_aspect(result.image.height() / result.image.width())
+        if result.state != "caption":
+            old = self._images.pop(record, None)
+            if old is not None:
+                self._image_bytes -= old.nbytes
+            self._images[record] = result
+            self._image_bytes += result.nbytes
+            while self._images and (self._image_bytes > MAX_CACHE_BYTES or len(self._images) > MAX_CACHE_ITEMS):
+                _, dropped = self._images.popitem(last=False)
+                self._image_bytes -= dropped.nbytes
+        row = self._rows.row_for_record(record)
+        if 0 <= row < self._count:
+            index = self.index(row, 0)
+            self.dataChanged.emit(index, index, [TILE_ROLE, Qt.ItemDataRole.DisplayRole])
+        self.tileReady.emit(record)
+
+    def _learn_aspect(self, aspect: float) -> None:
+        """The median shape of the first thumbnails sets the tiles' shape (a few relayouts at most)."""
+        if len(self._aspects) >= ASPECT_SAMPLES[-1]:
+            return
+        self._aspects.append(min(1.0, aspect))
+        if len(self._aspects) in ASPECT_SAMPLES:
+            median = sorted(self._aspects)[len(self._aspects) // 2]
+            if abs(median - self.aspect) > 0.02:
+                self.aspect = median
+                self.aspectChanged.emit(median)
+
+    def _rows_changed(self, top_left: QModelIndex, bottom_right: QModelIndex, roles: list = ()) -> None:
+        """A record's status changed (repaint its tile) or its bytes did (an edit: make its tile again)."""
+        first, last = top_left.row(), bottom_right.row()
+        if STATUS_ROLE in roles:
+            pass
+        elif last - first > 1000:
+            self._images.clear()
+            self._image_bytes = 0
+            self._captions.clear()
+        else:
+            for row in range(first, last + 1):
+                record = self._rows.record_at(row)
+                old = self._images.pop(record, None)
+                if old is not None:
+                    self._image_bytes -= old.nbytes
+                self._captions.pop(record, None)
+        if 0 <= first < self.rowCount():
+            self.dataChanged.emit(self.index(first, 0), self.index(min(last, self.rowCount() - 1), 0))
+
+    def _changed_all(self) -> None:
+        if self.rowCount():
+            self.dataChanged.emit(self.index(0, 0), self.index(self.rowCount() - 1, 0))
+
+
+class GalleryDelegate(QStyledItemDelegate):
+    """Paints a tile: the thumbnail (with boxes), a caption line, and marks for damage."""
+
+    def __init__(self, parent=None) -> None:
+        super().__init__(parent)
+        self.side = DEFAULT_SIDE  # logical pixels: the longest side of a thumbnail
+        self.aspect = 1.0  # height/width of the image area (at most 1): landscape images get lower tiles
+        self.show_boxes = True
+        self._font = QFont()
+        self._small = QFont()
+        self._chip_font = QFont()
+        self.set_font(QFont())
+
+    def set_font(self, font: QFont) -> None:
+        self._font = QFont(font)
+        self._small = QFont(font)
+        self._small.setPointSizeF(max(6.5, font.pointSizeF() * 0.85))
+        self._chip_font = QFont(self._small)
+        self._chip_font.setBold(True)
+
+    def box_height(self) -> int:
+        return max(1, round(self.side * self.aspect))
+
+    def cell_size(self) -> QSize:
+        line = QFontMetrics(self._font).height()
+        return QSize(self.side + 2 * PAD, self.box_height() + 2 * PAD + line + 4)
+
+    def tile_rect(self, option_rect: QRect) -> QRect:
+        """The tile inside its grid cell (cells are wider than tiles when spread to fill a row)."""
+        size = self.cell_size()
+        return QRect(option_rect.left() + (option_rect.width() - size.width()) // 2, option_rect.top(),
+                     size.width(), size.height())
+
+    def sizeHint(self, option: QStyleOptionViewItem, index: QModelIndex) -> QSize:
+        return self.cell_size()
+
+    def paint(self, painter: QPainter, option: QStyleOptionViewItem, index: QModelIndex) -> None:
+        tile: Tile | None = index.data(TILE_ROLE)
+        if tile is None:
+            return
+        painter.save()
+        tile_rect = self.tile_rect(option.rect)
+        cell = QRectF(tile_rect).adjusted(1, 1, -1, -1)
+        selected = bool(option.state & QStyle.StateFlag.State_Selected)
+        hovered = bool(option.state & QStyle.StateFlag.State_MouseOver)
+        palette = option.palette
+        if selected:
+            highlight = QColor(palette.highlight().color())
+            highlight.setAlpha(70)
+            painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+            painter.setPen(QPen(palette.highlight().color(), 2))
+            painter.setBrush(highlight)
+            painter.drawRoundedRect(cell, 6, 6)
+        elif hovered:
+            hover = QColor(palette.highlight().color())
+            hover.setAlpha(25)
+            painter.setPen(Qt.PenStyle.NoPen)
+            painter.setBrush(hover)
+            painter.drawRoundedRect(cell, 6, 6)
+        box = QRectF(tile_rect.left() + PAD, tile_rect.top() + PAD, self.side, self.box_height())
+        self._paint_image(painter, box, tile)
+        self._paint_caption(painter, option, tile_rect, tile)
+        if tile.status.damaged:
+            self._paint_damage(painter, box, tile.status)
+        painter.restore()
+
+    def _paint_image(self, painter: QPainter, box: QRectF, tile: Tile) -> None:
+        if tile.image is None or tile.state != "ok":
+            self._paint_placeholder(painter, box, tile)
+            return
+        image = tile.image
+        scale = min(box.width() / image.width(), box.height() / image.height(), MAX_UPSCALE)
+        w, h = image.width() * scale, image.height() * scale
+        # centred across, resting on the caption: landscape images do not float away from their words
+        target = QRectF(box.left() + (box.width() - w) / 2, box.bottom() - h, w, h)
+        painter.setRenderHint(QPainter.RenderHint.SmoothPixmapTransform)
+        painter.drawImage(target, image)
+        if self.show_boxes and tile.boxes:
+            thin = self.side < LABELS_FROM_SIDE
+            paint_boxes(painter, tile.boxes, target, scale, scale, None if thin else self._chip_font,
+                        rim=3 if thin else 4, line=1.5 if thin else 2)
+
+    def _paint_placeholder(self, painter: QPainter, box: QRectF, tile: Tile) -> None:
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        inner = box.adjusted(4, 4, -4, -4)
+        if tile.state in ("error", "unreadable") or (tile.state == "none" and tile.status.damaged):
+            painter.setPen(QPen(ERROR_FG, 1.2, Qt.PenStyle.DashLine))
+            painter.setBrush(ERROR_BG)
+            painter.drawRoundedRect(inner, 4, 4)
+            painter.setPen(ERROR_FG)
+            text = {"error": "cannot decode", "unreadable": "cannot read"}.get(tile.state, "damaged record")
+        elif tile.state == "none":
+            painter.setPen(QPen(QColor(203, 213, 225), 1.2, Qt.PenStyle.DashLine))
+            painter.setBrush(Qt.BrushStyle.NoBrush)
+            painter.drawRoundedRect(inner, 4, 4)
+            painter.setPen(MUTED)
+            text = "no image"
+        else:
+            painter.setPen(Qt.PenStyle.NoPen)
+            painter.setBrush(CANVAS_BG)
+            painter.drawRoundedRect(inner, 4, 4)
+            return
+        painter.setFont(self._small)
+        painter.drawText(inner.adjusted(4, 4, -4, -4), Qt.AlignmentFlag.AlignCenter | Qt.TextFlag.TextWordWrap, text)
+
+    def _paint_caption(self, painter: QPainter, option: QStyleOptionViewItem, tile_rect: QRect, tile: Tile) -> None:
+        rect = QRect(tile_rect.left() + PAD, tile_rect.top() + PAD + self.box_height() + 2, self.side,
+                     QFontMetrics(self._font).height() + 2)
+        number = f"{tile.record:,}"
+        painter.setFont(self._small)
+        small = QFontMetrics(self._small)
+        nw = small.horizontalAdvance(number) + 6
+        painter.setPen(DAMAGED_COLOR if tile.status.damaged else MUTED)
+        painter.drawText(rect, Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter, number)
+        if not tile.caption:
+            return
+        painter.setFont(self._font)
+        text_rect = rect.adjusted(nw, 0, 0, 0)
+        text = QFontMetrics(self._font).elidedText(tile.caption, Qt.TextElideMode.ElideRight, text_rect.width())
+        painter.setPen(option.palette.text().color())
+        painter.drawText(text_rect, Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter, text)
+
+    def _paint_damage(self, painter: QPainter, box: QRectF, status: RecordStatus) -> None:
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        painter.setPen(QPen(DAMAGED_COLOR, 2.5))
+        painter.setBrush(Qt.BrushStyle.NoBrush)
+        painter.drawRoundedRect(box.adjusted(1, 1, -1, -1), 4, 4)
+        size = max(14, min(22, int(self.side / 6)))
+        badge = QRect(int(box.right()) - size - 3, int(box.top()) + 3, size, size)
+        path = QPainterPath()
+        path.addEllipse(QRectF(badge).adjusted(-2, -2, 2, 2))
+        painter.fillPath(path, QColor(255, 255, 255, 220))
+        icons.icon("warning" if status is RecordStatus.LENGTH_CRC else "damaged").paint(painter, badge)
+
+
+class GalleryView(QListView):
+    """Icon-mode list with uniform cells laid out in rows (no per-item geometry is kept)."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setViewMode(QListView.ViewMode.IconMode)
+        self.setMovement(QListView.Movement.Static)  # list-mode layout: fast, no free positions
+        self.setFlow(QListView.Flow.LeftToRight)
+        self.setWrapping(True)
+        self.setResizeMode(QListView.ResizeMode.Adjust)
+        self.setUniformItemSizes(True)
+        self.setLayoutMode(QListView.LayoutMode.Batched)
+        self.setBatchSize(2000)
+        self.setSpacing(0)
+        self.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.setVerticalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
+        self.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.setMouseTracking(True)
+        self.setDragEnabled(False)
+        self.setWordWrap(False)
+
+    def setModel(self, model) -> None:  # type: ignore[override]
+        super().setModel(model)
+        if isinstance(model, GalleryModel):
+            model.visible_rows = self.visible_rows
+
+    def visible_rows(self) -> tuple[int, int] | None:
+        """First and last rows on screen (None when none are)."""
+        model = self.model()
+        if model is None or not model.rowCount():
+            return None
+        grid = self.gridSize()
+        if not grid.isValid() or grid.isEmpty():
+            return None
+        height = self.viewport().height()
+        x = grid.width() // 2
+        first = self.indexAt(QPoint(x, 1))
+        if not first.isValid():
+            first = self.indexAt(QPoint(x, min(height - 1, grid.height() // 2)))
+        last = QModelIndex()
+        columns = max(1, self.viewport().width() // grid.width())
+        for y in (height - 2, height - 2 - grid.height() // 2):
+            for col in range(columns - 1, -1, -1):
+                last = self.indexAt(QPoint(col * grid.width() + x, y))
+                if last.isValid():
+                    break
+            if last.isValid():
+                break
+        lo = first.row() if first.isValid() else 0
+        hi = last.row() if last.isValid() else model.rowCount() - 1
+        return (lo, hi) if lo <= hi else None
+
+    def set_cell_size(self, size: QSize) -> None:
+        """Tiles of ``size``; grid cells share out a row's spare width so rows fill the view."""
+        self._cell = QSize(size)
+        self._spread()
+        self.verticalScrollBar().setSingleStep(max(16, size.height() // 4))
+
+    def _spread(self) -> None:
+        cell = getattr(self, "_cell", None)
+        if cell is None or cell.width() <= 0:
+            return
+        # the width with a scroll bar, whether one shows or not: no relayout loop when it comes and goes
+        width = self.width() - 2 * self.frameWidth() - self.verticalScrollBar().sizeHint().width()
+        columns = max(1, width // cell.width())
+        grid = QSize(max(cell.width(), width // columns), cell.height())
+        if grid != self.gridSize():
+            self.setGridSize(grid)
+
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        self._spread()
+
+
+class Gallery(QWidget):
+    """The gallery tab: a toolbar (image, caption, boxes, size) over the grid.
+
+    ``recordActivated(record)`` when the user makes a tile current;
+    :meth:`set_current_record` follows the table.
+    """
+
+    recordActivated = Signal(int)
+    openRequested = Signal(int)
+
+    def __init__(self, rows: FilteredTableModel, read: Callable, settings=None, parent: QWidget | None = None,
+                 *, threads: int | None = None, status: Callable[[int], RecordStatus] | None = None) -> None:
+        super().__init__(parent)
+        self._rows = rows
+        self._read = read
+        self._settings = settings
+        self._sampled = False
+        self._following = False
+        self._scroll_target: tuple | None = None
+        self._pending_record = -1  # the record to show as current (kept while the gallery is hidden)
+        self.model = GalleryModel(rows, read, self, threads=threads, status=status)
+        self.model.aspectChanged.connect(self._aspect_changed)
+        self.delegate = GalleryDelegate(self)
+        self.view = GalleryView(self)
+        self.view.setModel(self.model)
+        self.view.setItemDelegate(self.delegate)
+        self.delegate.set_font(self.view.font())
+        self.view.selectionModel().currentChanged.connect(self._current_changed)
+        self.view.verticalScrollBar().rangeChanged.connect(self._retry_scroll)
+        self.view.verticalScrollBar().actionTriggered.connect(self._user_scrolled)  # the user's own scrolling wins
+        self.view.doubleClicked.connect(lambda index: self.openRequested.emit(self.model.record_at(index.row())))
+        self._sampler = PoolJobs(self, max_threads=1)
+        self._sampler.done.connect(self._sampled_keys)
+
+        self.image_combo = QComboBox(self)
+        self.image_combo.setToolTip("Which image feature to show (Auto: image/encoded, else the first image; "
+                                    "the first step of a SequenceExample)")
+        self.image_combo.addItem("Auto", None)
+        self.image_combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
+        self.caption_combo = QComboBox(self)
+        self.caption_combo.setToolTip("Which feature captions each thumbnail (Auto: the class text, label or "
+                                      "file name of each record)")
+        self.caption_combo.addItem("Auto", None)
+        self.caption_combo.addItem("None", "")
+        self.caption_combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
+        self.boxes_check = QCheckBox("Boxes", self)
+        self.boxes_check.setChecked(True)
+        self.boxes_check.setToolTip("Draw Object Detection API boxes (image/object/bbox/*) on the thumbnails")
+        self.size_slider = QSlider(Qt.Orientation.Horizontal, self)
+        self.size_slider.setRange(MIN_SIDE, MAX_SIDE)
+        self.size_slider.setSingleStep(8)
+        self.size_slider.setPageStep(32)
+        self.size_slider.setFixedWidth(120)
+        self.size_slider.setToolTip("Thumbnail size")
+
+        bar = QHBoxLayout()
+        bar.setContentsMargins(6, 4, 6, 4)
+        bar.setSpacing(6)
+        bar.addWidget(QLabel("Image:", self))
+        bar.addWidget(self.image_combo)
+        bar.addSpacing(6)
+        bar.addWidget(QLabel("Caption:", self))
+        bar.addWidget(self.caption_combo)
+        bar.addSpacing(6)
+        bar.addWidget(self.boxes_check)
+        bar.addStretch(1)
+        bar.addWidget(QLabel("Size:", self))
+        bar.addWidget(self.size_slider)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(0)
+        layout.addLayout(bar)
+        layout.addWidget(self.view, 1)
+
+        self.image_combo.currentIndexChanged.connect(self._image_chosen)
+        self.caption_combo.currentIndexChanged.connect(self._caption_chosen)
+        self.boxes_check.toggled.connect(self._boxes_toggled)
+        side = DEFAULT_SIDE
+        if settings is not None:
+            side = int(settings.qsettings.value(SETTINGS_SIDE, DEFAULT_SIDE, type=int) or DEFAULT_SIDE)
+        self.size_slider.setValue(max(MIN_SIDE, min(MAX_SIDE, side)))
+        self.size_slider.valueChanged.connect(self.set_side)
+        self.set_side(self.size_slider.value(), save=False)
+        rows.countsChanged.connect(self._rows_changed)
+
+    # -- public -----------------------------------------------------------
+    def set_side(self, side: int, save: bool = True) -> None:
+        """Thumbnails of ``side`` x ``side`` logical pixels."""
+        self.delegate.side = side
+        ratio = self.devicePixelRatioF() if self.isVisible() else 1.0
+        self.model.set_side(max(1, math.ceil(side * ratio)))
+        self.view.set_cell_size(self.delegate.cell_size())
+        if self.size_slider.value() != side:
+            self.size_slider.setValue(side)
+        if save and self._settings is not None:
+            self._settings.qsettings.setValue(SETTINGS_SIDE, side)
+        current = self.view.currentIndex()
+        if current.isValid():
+            self.scroll_to_row(current.row())
+
+    def set_current_record(self, record: int) -> None:
+        """Make ``record``'s tile current (when shown), without announcing it back."""
+        self._pending_record = record
+        if not self.model.active:
+            return  # a hidden gallery catches up when shown
+        row = self._rows.row_for_record(record)
+        current = self.view.currentIndex()
+        if (current.row() if current.isValid() else -1) == row:
+            return
+        self._following = True
+        try:
+            if row < 0:
+                self.view.selectionModel().clear()
+            else:
+                index = self.model.index(row, 0)
+                self.view.selectionModel().setCurrentIndex(index, QItemSelectionModel.SelectionFlag.ClearAndSelect)
+                self.scroll_to_row(row)
+        finally:
+            self._following = False
+
+    def scroll_to_row(self, row: int,
+                      hint: QAbstractItemView.ScrollHint = QAbstractItemView.ScrollHint.EnsureVisible) -> None:
+        """Bring tile ``row`` into view, now or as soon as the grid has laid it out.
+
+        The grid lays tiles out in batches between events (100,000 tiles take
+        a fraction of a second in the background); a tile not laid out yet is
+        scrolled to when its batch is done.
+        """
+        index = self.model.index(row, 0)
+        self._scroll_target = None
+        if not index.isValid():
+            return
+        self.view.scrollTo(index, hint)
+        if not self.view.visualRect(index).intersects(self.view.viewport().rect()):
+            self._scroll_target = (row, hint)
+
+    def _user_scrolled(self, *_) -> None:
+        self._scroll_target = None
+
+    def _retry_scroll(self, *_) -> None:
+        if self._scroll_target is not None:
+            self.scroll_to_row(*self._scroll_target)
+
+    def current_record(self) -> int:
+        index = self.view.currentIndex()
+        return self.model.record_at(index.row()) if index.isValid() else -1
+
+    def stop(self) -> None:
+        """Stop making thumbnails and wait for those in the making (before the file closes)."""
+        self.model.close()
+        self._sampler.wait()
+
+    # -- internals --------------------------------------------------------
+    def showEvent(self, event) -> None:
+        super().showEvent(event)
+        self.model.set_active(True)
+        ratio = self.devicePixelRatioF()
+        self.model.set_side(max(1, math.ceil(self.delegate.side * ratio)))
+        self._sample()
+        if self._pending_record >= 0:
+            self.set_current_record(self._pending_record)
+        current = self.view.currentIndex()
+        if current.isValid():
+            self.scroll_to_row(current.row(), QAbstractItemView.ScrollHint.PositionAtCenter)
+
+    def hideEvent(self, event) -> None:
+        super().hideEvent(event)
+        self.model.set_active(False)
+
+    def _aspect_changed(self, aspect: float) -> None:
+        self.delegate.aspect = max(0.5, aspect)
+        self.view.set_cell_size(self.delegate.cell_size())
+
+    def _sample(self) -> None:
+        """Offer the image and caption features of the first records (once, off the GUI thread)."""
+        if self._sampled or self._rows.total() == 0:
+            return
+        self._sampled = True
+        read, n = self._read, min(SAMPLE_RECORDS, self._rows.total())
+        self._sampler.submit("keys", lambda: sample_keys(read, range(n)))
+
+    def _sampled_keys(self, _ticket, keys: tuple[list[str], list[str]]) -> None:
+        image_keys, caption_keys = keys
+        for key in image_keys:
+            if self.image_combo.findData(key) < 0:
+                self.image_combo.addItem(key, key)
+        for key in caption_keys:
+            if self.caption_combo.findData(key) < 0:
+                self.caption_combo.addItem(key, key)
+
+    def _image_chosen(self, _index: int) -> None:
+        self.model.set_image_key(self.image_combo.currentData())
+        self.delegate.aspect = 1.0
+        self.view.set_cell_size(self.delegate.cell_size())
+
+    def _caption_chosen(self, _index: int) -> None:
+        key = self.caption_combo.currentData()
+        self.model.set_caption_key(key)
+
+    def _boxes_toggled(self, on: bool) -> None:
+        self.delegate.show_boxes = on
+        self.view.viewport().update()
+
+    def _current_changed(self, current: QModelIndex, _previous: QModelIndex) -> None:
+        if not self._following and current.isValid():
+            self.recordActivated.emit(self.model.record_at(current.row()))
+
+    def _rows_changed(self) -> None:
+        if not self._sampled and self.isVisible():
+            self._sample()

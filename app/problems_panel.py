@@ -1,0 +1,375 @@
+"""The Problems panel: every piece of damage the codec found in the open file.
+
+:class:`ProblemListModel` adapts ``TFRecordFile.problems`` (a list the index
+and verify passes grow, and sometimes replace, on a worker thread) to a
+table; :meth:`ProblemListModel.sync` is called on progress and turns what
+changed into row inserts or a reset. :class:`ProblemsPanel` shows it with a
+one-line summary and says which problem the user picked; what that selects
+elsewhere is decided by :mod:`app.corruption_tools`.
+"""
+from __future__ import annotations
+
+from collections import Counter
+from enum import IntEnum
+from typing import Any
+
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, Signal
+from PySide6.QtGui import QColor
+from PySide6.QtWidgets import (QAbstractItemView, QHBoxLayout, QHeaderView, QLabel, QPushButton, QTableView,
+                               QToolButton, QVBoxLayout, QWidget)
+
+from codec.framing import HEADER_SIZE, Compression, Problem, ProblemKind
+from codec.reader import TFRecordFile
+
+from app import icons
+
+PROBLEM_ROLE = Qt.ItemDataRole.UserRole  # the codec Problem of a row
+
+DAMAGED_TEXT = QColor(211, 47, 47)
+RECOVERED_TEXT = QColor(205, 120, 0)
+MUTED_COLOR = "#64748b"
+
+KIND_WORDS = {
+    ProblemKind.LENGTH_CRC: "length CRC",
+    ProblemKind.DATA_CRC: "data CRC",
+    ProblemKind.TRUNCATED: "truncated",
+    ProblemKind.GARBAGE: "garbage",
+    ProblemKind.DECOMPRESS: "decompression error",
+}
+
+
+class ProblemColumn(IntEnum):
+    RECORD = 0
+    OFFSET = 1
+    COMPRESSED = 2
+    KIND = 3
+    EXPECTED = 4
+    FOUND = 5
+    DETAIL = 6
+
+
+HEADERS = ("Record", "Offset", "Compressed at", "Problem", "Expected", "Found", "Detail")
+HEADER_TIPS = (
+    "The damaged record's number; — when no record is left there (skipped bytes)",
+    "Where the damage starts (the damaged record's header, or the first skipped byte)",
+    "Where in the compressed file the GZIP/ZLIB stream broke",
+    "What is wrong",
+    "Stored CRC, or the length the header claims",
+    "Computed CRC, or the bytes actually left",
+    "The codec's full description",
+)
+_RIGHT = Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
+_LEFT = Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter
+
+
+def is_recovered(p: Problem) -> bool:
+    """A bad length CRC whose data CRC proved the length: the record itself is fine."""
+    return p.kind is ProblemKind.LENGTH_CRC and p.index is not None
+
+
+def problem_title(p: Problem) -> str:
+    """The kind in a few words, with the size of a run of skipped bytes."""
+    word = KIND_WORDS.get(p.kind, p.kind.value)
+    if is_recovered(p):
+        return f"{word} (recovered)"
+    if p.kind is ProblemKind.GARBAGE:
+        return f"garbage run of {p.size:,} bytes"
+    if p.kind is ProblemKind.LENGTH_CRC and p.size:
+        return f"{word}, {p.size:,} bytes skipped"
+    if p.kind is ProblemKind.TRUNCATED and p.index is None and p.size:
+        return f"{word}: {p.size:,} bytes of a header"
+    return word
+
+
+def expected_found(p: Problem) -> tuple[str, str]:
+    """(expected, found): stored vs computed CRC, claimed length vs bytes left."""
+    if p.kind in (ProblemKind.LENGTH_CRC, ProblemKind.DATA_CRC) and p.expected is not None:
+        found = f"computed {p.found:#010x}" if p.found is not None else ""
+        return f"stored {p.expected:#010x}", found
+    if p.kind is ProblemKind.TRUNCATED:
+        if p.expected is not None:
+            left = f"{p.found:,} bytes left" if p.found is not None else ""
+            return f"{p.expected + 4:,} bytes ({p.expected:,} data + CRC)", left
+        return f"{HEADER_SIZE}-byte header", f"{p.size:,} bytes left"
+    return "", ""
+
+
+def problems_summary(problems: list[Problem]) -> str:
+    """"2 problems: 1 length CRC, 1 data CRC" (grouped by kind, in order of first appearance)."""
+    if not problems:
+        return "no problems"
+    kinds = Counter(KIND_WORDS.get(p.kind, p.kind.value) for p in problems)
+    n = len(problems)
+    return f"{n:,} problem{'' if n == 1 else 's'}: " + ", ".join(f"{c:,} {k}" for k, c in kinds.items())
+
+
+class ProblemListModel(QAbstractTableModel):
+    """One row per problem of ``tfile``, in the codec's order (by offset)."""
+
+    def __init__(self, tfile: TFRecordFile, parent=None) -> None:
+        super().__init__(parent)
+        self._tfile = tfile
+        self._problems: list[Problem] = []
+        self._seen: tuple[int, int] = (0, 0)  # (id, len) of the codec's list at the last sync
+
+    @property
+    def file(self) -> TFRecordFile:
+        """The TFRecordFile (or edited view of one) whose problems are shown."""
+        return self._tfile
+
+    def set_file(self, tfile: TFRecordFile) -> None:
+        """Show ``tfile``'s problems from now on (an edited view, or the file reopened after a save)."""
+        self.beginResetModel()
+        self._tfile = tfile
+        self._problems = []
+        self._seen = (0, 0)
+        self.endResetModel()
+        self.sync()
+
+    @property
+    def compressed(self) -> bool:
+        return self._tfile.compression is not Compression.NONE
+
+    def problems(self) -> list[Problem]:
+        return list(self._problems)
+
+    def problem(self, row: int) -> Problem:
+        return self._problems[row]
+
+    def row_of(self, problem: Problem) -> int:
+        """The row showing ``problem`` (the same object, else an equal one); -1 if none."""
+        for row, p in enumerate(self._problems):
+            if p is problem:
+                return row
+        return self._problems.index(problem) if problem in self._problems else -1
+
+    def sync(self, *, force: bool = False) -> bool:
+        """Catch up with the codec's problem list; True when rows changed.
+
+        Appended problems become inserted rows; anything else (the list was
+        replaced, sorted or had a problem inserted) resets the model.
+        ``force`` compares even when the list looks unchanged (after a pass
+        ends: the codec sorts its list in place).
+        """
+        current = self._tfile.problems
+        new = list(current)  # one atomic copy: the worker may append meanwhile
+        key = (id(current), len(new))
+        if key == self._seen and not force:
+            return False
+        self._seen = key
+        old = self._problems
+        same_prefix = len(new) >= len(old) and all(a is b for a, b in zip(old, new))
+        if same_prefix and len(new) == len(old):
+            return False
+        if same_prefix:
+            self.beginInsertRows(QModelIndex(), len(old), len(new) - 1)
+            self._problems = new
+            self.endInsertRows()
+        else:
+            self.beginResetModel()
+            self._problems = new
+            self.endResetModel()
+        return True
+
+    # -- Qt ---------------------------------------------------------------
+    def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:
+        return 0 if parent.isValid() else len(self._problems)
+
+    def columnCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:
+        return 0 if parent.isValid() else len(HEADERS)
+
+    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if orientation != Qt.Orientation.Horizontal or not 0 <= section < len(HEADERS):
+            return None
+        if role == Qt.ItemDataRole.DisplayRole:
+            return HEADERS[section]
+        if role == Qt.ItemDataRole.ToolTipRole:
+            return HEADER_TIPS[section]
+        if role == Qt.ItemDataRole.TextAlignmentRole:
+            return _RIGHT if section in (ProblemColumn.RECORD, ProblemColumn.OFFSET, ProblemColumn.COMPRESSED) \
+                else _LEFT
+        return None
+
+    def data(self, index: QModelIndex | QPersistentModelIndex, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if not index.isValid() or not 0 <= index.row() < len(self._problems):
+            return None
+        p = self._problems[index.row()]
+        col = index.column()
+        if role == Qt.ItemDataRole.DisplayRole:
+            return self._display(p, col)
+        if role == PROBLEM_ROLE:
+            return p
+        if role == Qt.ItemDataRole.ToolTipRole:
+            return self._tooltip(p, col)
+        if role == Qt.ItemDataRole.TextAlignmentRole:
+            return _RIGHT if col in (ProblemColumn.RECORD, ProblemColumn.OFFSET, ProblemColumn.COMPRESSED) else _LEFT
+        if role == Qt.ItemDataRole.ForegroundRole and col == ProblemColumn.KIND:
+            return RECOVERED_TEXT if is_recovered(p) else DAMAGED_TEXT
+        if role == Qt.ItemDataRole.DecorationRole and col == ProblemColumn.KIND:
+            return icons.icon("warning" if is_recovered(p) else "damaged")
+        return None
+
+    def _display(self, p: Problem, col: int) -> str:
+        if col == ProblemColumn.RECORD:
+            return f"{p.index:,}" if p.index is not None else "—"
+        if col == ProblemColumn.OFFSET:
+            return f"{p.offset:,}"
+        if col == ProblemColumn.COMPRESSED:
+            return f"{p.compressed_offset:,}" if p.compressed_offset is not None else ""
+        if col == ProblemColumn.KIND:
+            return problem_title(p)
+        if col == ProblemColumn.EXPECTED:
+            return expected_found(p)[0]
+        if col == ProblemColumn.FOUND:
+            return expected_found(p)[1]
+        return p.detail
+
+    def _tooltip(self, p: Problem, col: int) -> str:
+        where = "decompressed stream" if self.compressed else "file"
+        lines = [f"{problem_title(p)} at byte {p.offset:,} ({p.offset:#x}) of the {where}"]
+        if p.size:
+            lines.append(f"{p.size:,} damaged bytes: {p.offset:,}–{p.offset + p.size - 1:,}")
+        if p.compressed_offset is not None:
+            lines.append(f"the compressed stream broke at byte {p.compressed_offset:,} of the file")
+        if p.index is None:
+            before = self._tfile.find_record(p.offset)
+            after = before + 1
+            if after < len(self._tfile):
+                lines.append(f"no record left here: the next record found is #{after:,}"
+                             + (f" (after #{before:,})" if before >= 0 else ""))
+            elif before >= 0:
+                lines.append(f"no record left here: the last record before it is #{before:,}")
+        lines.append(p.detail)
+        return "\n".join(lines)
+
+
+class ProblemsTable(QTableView):
+    """The panel's table: whole rows, compact, read-only."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.setAlternatingRowColors(True)
+        self.setShowGrid(False)
+        self.setWordWrap(False)
+        self.setTextElideMode(Qt.TextElideMode.ElideRight)
+        vh = self.verticalHeader()
+        vh.hide()
+        vh.setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
+        vh.setDefaultSectionSize(self.fontMetrics().height() + 6)
+        hh = self.horizontalHeader()
+        hh.setStretchLastSection(True)
+        hh.setHighlightSections(False)
+        hh.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+        self._press_changed_row = False
+
+    def mousePressEvent(self, event) -> None:
+        before = self.currentIndex().row()
+        super().mousePressEvent(event)
+        self._press_changed_row = self.currentIndex().row() != before
+
+    def take_press_changed_row(self) -> bool:
+        """Did the last mouse press change the current row (already announced)? Resets."""
+        changed, self._press_changed_row = self._press_changed_row, False
+        return changed
+
+
+class ProblemsPanel(QWidget):
+    """A titled table of problems.
+
+    ``problem_activated(Problem)`` when the user picks one (click, keys, Enter);
+    ``salvage_requested()`` from the Salvage button; ``close_requested()``
+    from the ✕ button.
+    """
+
+    problem_activated = Signal(object)
+    salvage_requested = Signal()
+    close_requested = Signal()
+
+    def __init__(self, model: ProblemListModel, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.model = model
+        self._quiet = False
+        self._note = ""
+        self.title = QLabel("<b>Problems</b>", self)
+        self.summary = QLabel(self)
+        self.summary.setStyleSheet(f"color: {MUTED_COLOR};")
+        self.summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.salvage_button = QPushButton("Salvage Intact Records…", self)
+        self.salvage_button.setToolTip("Write a clean copy with every record that can be trusted")
+        self.salvage_button.clicked.connect(self.salvage_requested)
+        self.close_button = QToolButton(self)
+        self.close_button.setText("✕")
+        self.close_button.setAutoRaise(True)
+        self.close_button.setToolTip("Hide the Problems panel (View > Problems Panel shows it again)")
+        self.close_button.clicked.connect(self.close_requested)
+
+        self.table = ProblemsTable(self)
+        self.table.setModel(model)
+        self._size_columns()
+        self._show_compressed_column()
+        model.modelReset.connect(self._show_compressed_column)
+        self.table.selectionModel().currentRowChanged.connect(self._current_changed)
+        self.table.clicked.connect(self._clicked)
+        model.modelReset.connect(self._update_summary)
+        model.rowsInserted.connect(self._update_summary)
+
+        top = QHBoxLayout()
+        top.setContentsMargins(8, 4, 4, 2)
+        top.setSpacing(8)
+        top.addWidget(self.title)
+        top.addWidget(self.summary, 1)
+        top.addWidget(self.salvage_button)
+        top.addWidget(self.close_button)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(0)
+        layout.addLayout(top)
+        layout.addWidget(self.table, 1)
+        self._update_summary()
+
+    def _size_columns(self) -> None:
+        fm = self.table.fontMetrics()
+        samples = {ProblemColumn.RECORD: "Record 8,888", ProblemColumn.OFFSET: "8,888,888,888",
+                   ProblemColumn.COMPRESSED: "Compressed at 8,888",
+                   ProblemColumn.KIND: "length CRC, 88,888 bytes skipped",
+                   ProblemColumn.EXPECTED: "888 bytes (888 data + CRC)", ProblemColumn.FOUND: "computed 0x88888888"}
+        for col, sample in samples.items():
+            extra = 30 if col == ProblemColumn.KIND else 16
+            self.table.setColumnWidth(col, fm.horizontalAdvance(sample) + extra)
+
+    def _show_compressed_column(self) -> None:
+        self.table.setColumnHidden(ProblemColumn.COMPRESSED, not self.model.compressed)
+
+    def set_note(self, note: str) -> None:
+        """A few words after the summary (how far checking has come)."""
+        if note != self._note:
+            self._note = note
+            self._update_summary()
+
+    def _update_summary(self, *_) -> None:
+        text = problems_summary(self.model.problems())
+        self.summary.setText(f"{text} · {self._note}" if self._note else text)
+
+    def select_problem(self, problem: Problem) -> None:
+        """Make ``problem``'s row current without announcing it (the caller is showing it)."""
+        row = self.model.row_of(problem)
+        if row < 0:
+            return
+        self._quiet = True
+        try:
+            self.table.selectRow(row)
+        finally:
+            self._quiet = False
+        self.table.scrollTo(self.model.index(row, 0))
+
+    def _current_changed(self, current: QModelIndex, previous: QModelIndex) -> None:
+        if current.isValid() and not self._quiet:
+            self.problem_activated.emit(self.model.problem(current.row()))
+
+    def _clicked(self, index: QModelIndex) -> None:
+        # a click on the row that was already current shows it again (the user may have moved away)
+        if index.isValid() and not self.table.take_press_changed_row():
+            self.problem_activated.emit(self.model.problem(index.row()))
