@@ -329,7 +329,9 @@ class TFRecordFile:
             last = int(idx[-1])
             yield IndexProgress(last + 1, int(offsets[last]), self.file_size, len(self.problems) + len(found))
         with self._lock:
-            self.problems = sorted(self.problems + found, key=lambda p: p.offset)
+            known = {(p.offset, p.kind) for p in self.problems}
+            fresh = [p for p in found if (p.offset, p.kind) not in known]
+            self.problems = sorted(self.problems + fresh, key=lambda p: p.offset)
 
     def verify(self) -> list[Problem]:
         for _ in self.verify_iter():
@@ -414,6 +416,8 @@ class TFRecordFile:
 
     def _add_problem(self, problem: Problem) -> None:
         with self._lock:
+            if any(p.offset == problem.offset and p.kind is problem.kind for p in self.problems):
+                return  # another thread (a verify pass, a view reading rows) found it first
             problems = list(self.problems)
             bisect.insort(problems, problem, key=lambda p: p.offset)
             self.problems = problems  # swapped whole: readers on other threads see a consistent list

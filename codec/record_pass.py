@@ -18,6 +18,7 @@ from .decode import DecodedRecord, RecordKind, decode_record
 from .errors import TFRecordError
 from .framing import CRC, HEADER_SIZE, LENGTH, Compression, RecordStatus
 from .proto import Example
+from .reader import TFRecordFile
 from .scan import IndexProgress
 
 PROGRESS_EVERY = 2048
@@ -45,11 +46,15 @@ def iter_records(tfile, indices: Sequence[int] | None = None, every: int = PROGR
         return
     order = range(len(tfile)) if indices is None else indices
     n = len(order)
-    plain = tfile.compression is Compression.NONE and hasattr(tfile, "read_bytes")
+    # The fast path reads a plain file's mapped bytes itself; anything else (a
+    # compressed file, a shard set, the GUI's edited view of a file) goes
+    # through its own read(i).
+    plain = isinstance(tfile, TFRecordFile) and tfile.compression is Compression.NONE
     read, read_bytes = tfile.read, getattr(tfile, "read_bytes", None)
     index = tfile.index
-    offset_of, status_of, set_status = index.offset, index.status, index.set_status
-    check = tfile.check_crc
+    offset_of, status_of = index.offset, index.status
+    set_status = getattr(index, "set_status", None)
+    check = getattr(tfile, "check_crc", True)
     unpack_len, unpack_crc = LENGTH.unpack_from, CRC.unpack_from
     for k, i in enumerate(order):
         status = status_of(i)

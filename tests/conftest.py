@@ -68,3 +68,13 @@ def manifest() -> dict:
 def fixture_file():
     """``fixture_file("name.tfrecord")`` -> its path as a string."""
     return lambda name: os.fspath(FIXTURES / name)
+
+
+@pytest.fixture(autouse=True)
+def never_block_on_unsaved_prompt(monkeypatch) -> None:
+    """A window closed by a test with unsaved edits discards them instead of waiting on a modal prompt."""
+    if not HAVE_QT:
+        return
+    import app.edit_dialogs
+
+    monkeypatch.setattr(app.edit_dialogs, "ask_unsaved", lambda parent, name: "discard")

@@ -425,3 +425,18 @@ def test_gallery_over_100k_records_makes_only_what_is_seen(qtbot):
     finally:
         gallery.stop()
         f.close()
+
+
+def test_filter_and_statistics_run_over_unsaved_edits(window, qtbot):
+    tab = open_done(window, qtbot, "flowers_jpeg.tfrecord")
+    qtbot.waitUntil(lambda: tab.editing.editable, timeout=TIMEOUT)
+    tab.select_record(0)
+    assert tab.editing.delete_selected()
+    assert tab.model.rowCount() == 24
+    filter_done(qtbot, tab, "has(label) and index >= 0")
+    assert "24 of 24" in tab.qa.filter_bar.count_text()
+    tab.qa.filter_bar.clear()
+    panel = tab.qa.stats_panel()
+    with qtbot.waitSignal(panel.statsReady, timeout=TIMEOUT):
+        window.qa.show_statistics()
+    assert panel.stats_json()["records"] == 24
