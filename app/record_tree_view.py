@@ -34,6 +34,7 @@ class RecordTreeView(QTreeView):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setUniformRowHeights(True)
+        self.setTextElideMode(Qt.TextElideMode.ElideMiddle)  # "image/…/bbox/xmin" keeps the informative end
         self.setAlternatingRowColors(True)
         self.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
