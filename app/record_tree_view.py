@@ -38,7 +38,6 @@ class RecordTreeView(QTreeView):
         self.setAlternatingRowColors(True)
         self.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
-        self.setTextElideMode(Qt.TextElideMode.ElideRight)
         self.setAllColumnsShowFocus(True)
         self.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         self.customContextMenuRequested.connect(self._context_menu)
