@@ -129,3 +129,42 @@ class PassRunner(QObject):
             self._start_queued()
             return
         self.failed.emit(error)
+
+
+class RecomputesWhenShown:
+    """Mixin for a panel that goes over records on a worker (``self.runner``).
+
+    Edits, a new filter or another scope only mark it stale (``_stale``); it
+    goes over the records again when it is visible, or as soon as it is shown.
+    The panel provides ``compute()`` and ``_filter_applies()``.
+    """
+
+    _stale = True
+
+    def ensure(self) -> None:
+        """Compute when there is nothing current to show (called when the panel is shown)."""
+        if self._stale and not self.runner.is_active():
+            self.compute()
+
+    def source_idle(self) -> None:
+        self.runner.source_idle()
+
+    def mark_stale(self) -> None:
+        """The records changed: go over them again when next shown (now, if shown)."""
+        self._stale = True
+        if self.isVisible():
+            self.compute()
+
+    def stop(self) -> None:
+        self.runner.stop()
+
+    def showEvent(self, event) -> None:
+        super().showEvent(event)
+        self.ensure()
+
+    def _scope_changed(self) -> None:
+        self.mark_stale()
+
+    def _filter_changed(self) -> None:
+        if self._filter_applies():
+            self.mark_stale()

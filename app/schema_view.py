@@ -19,8 +19,8 @@ from codec.schema import FileSchema, schema_from_stats, schema_iter
 from codec.scan import IndexProgress
 
 from app.filtered_table_model import FilteredTableModel
-from app.pass_runner import PassRunner
-from app.stats_panel import MUTED_COLOR, PassBar
+from app.pass_runner import PassRunner, RecomputesWhenShown
+from app.stats_panel import MUTED_COLOR, SCOPE_SHOWN, PassBar
 
 PYTHON_TAB, JSON_TAB = 0, 1
 
@@ -65,7 +65,7 @@ class _CodePage(QWidget):
         return code
 
 
-class SchemaView(QWidget):
+class SchemaView(RecomputesWhenShown, QWidget):
     """The feature spec of one file's records; ``message(str)`` for the status bar."""
 
     message = Signal(str)
@@ -128,37 +128,9 @@ class SchemaView(QWidget):
             self.runner.cancel()
             self._set_schema(schema_from_stats(stats), words)
 
-    def ensure(self) -> None:
-        if self._stale and not self.runner.is_active():
-            self.compute()
-
-    def source_idle(self) -> None:
-        self.runner.source_idle()
-
-    def mark_stale(self) -> None:
-        """The records changed: go over them again when next shown (now, if shown)."""
-        self._stale = True
-        if self.isVisible():
-            self.compute()
-
-    def stop(self) -> None:
-        self.runner.stop()
-
     # -- internals --------------------------------------------------------
-    def showEvent(self, event) -> None:
-        super().showEvent(event)
-        self.ensure()
-
-    def _scope_changed(self) -> None:
-        self._stale = True
-        if self.isVisible():
-            self.compute()
-
-    def _filter_changed(self) -> None:
-        if self.bar.scope_value() == "shown":
-            self._stale = True
-            if self.isVisible():
-                self.compute()
+    def _filter_applies(self) -> bool:
+        return self.bar.scope_value() == SCOPE_SHOWN
 
     def _finished(self, payload, last: IndexProgress | None, cancelled: bool) -> None:
         self.bar.set_running(False)

@@ -26,8 +26,8 @@ from codec.stats import FileStats, stats_iter
 
 from app import charts, icons
 from app.filtered_table_model import FilteredTableModel
+from app.pass_runner import PassRunner, RecomputesWhenShown
 from app.labels import KIND_TEXT
-from app.pass_runner import PassRunner
 
 NAME_ROLE = Qt.ItemDataRole.UserRole + 60  # the feature's name (feature rows)
 CHART_ROLE = Qt.ItemDataRole.UserRole + 62  # what the chart column paints: (kind, ...)
@@ -394,7 +394,7 @@ class PassBar(QWidget):
         return None, "all records"
 
 
-class StatsPanel(QWidget):
+class StatsPanel(RecomputesWhenShown, QWidget):
     """Statistics of one file's records; ``statsReady(FileStats, scope words)`` when computed."""
 
     statsReady = Signal(object, str)
@@ -474,38 +474,9 @@ class StatsPanel(QWidget):
         self._stale = False
         self.runner.start(lambda: stats_iter(source, indices, result), (result, words))
 
-    def ensure(self) -> None:
-        """Compute when there is nothing current to show (called when the panel is shown)."""
-        if self._stale and not self.runner.is_active():
-            self.compute()
-
-    def source_idle(self) -> None:
-        self.runner.source_idle()
-
-    def mark_stale(self) -> None:
-        """The records changed: go over them again when next shown (now, if shown)."""
-        self._stale = True
-        if self.isVisible():
-            self.compute()
-
-    def stop(self) -> None:
-        self.runner.stop()
-
     # -- internals --------------------------------------------------------
-    def showEvent(self, event) -> None:
-        super().showEvent(event)
-        self.ensure()
-
-    def _scope_changed(self) -> None:
-        self._stale = True
-        if self.isVisible():
-            self.compute()
-
-    def _filter_changed(self) -> None:
-        if self.bar.scope_value() == SCOPE_SHOWN:
-            self._stale = True
-            if self.isVisible():
-                self.compute()
+    def _filter_applies(self) -> bool:
+        return self.bar.scope_value() == SCOPE_SHOWN
 
     def _finished(self, payload, last: IndexProgress | None, cancelled: bool) -> None:
         self.bar.set_running(False)
