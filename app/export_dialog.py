@@ -19,6 +19,8 @@ from PySide6.QtWidgets import (QButtonGroup, QComboBox, QDialog, QDialogButtonBo
 
 from codec.export import ExportReport, export_iter
 from codec.framing import Compression
+from codec.index_cache import write_index
+from codec.reader import TFRecordFile
 from codec.scan import IndexProgress
 
 from app.edit_dialogs import COMPRESSIONS, ERROR_STYLE, HINT_STYLE
@@ -43,13 +45,10 @@ def _dispose(worker: GeneratorWorker) -> None:
 
 
 def index_export_iter(path: str, out: str, fmt: str) -> Iterator[IndexProgress]:
-    """Write the index of ``path`` as ``tfrlens-cli index --format fmt -o out`` does."""
-    from codec.cli import build_parser
-
-    args = build_parser().parse_args(["index", path, "--format", fmt, "-o", out])
-    yield IndexProgress(0, 0, 1, 0)
-    args.func(args)
-    yield IndexProgress(1, 1, 1, 0, done=True)
+    """Write the index of ``path`` (native or DALI) as ``tfrlens-cli index`` does, on a worker."""
+    with TFRecordFile(path) as f:
+        yield from f.index_iter()  # from the cache when the file was indexed before
+        write_index(f, out, fmt)
 
 
 def default_output(path: str, fmt: str, selection: bool) -> str:

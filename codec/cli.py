@@ -15,7 +15,7 @@ from typing import Sequence
 from .decode import decode_record, detect_kind, feature_values, record_feature_lists, record_features
 from .export import FORMATS, ExportReport, export_iter, json_line, parse_records_spec
 from .errors import TFRecordError, UsageError
-from .framing import Compression, RecordStatus
+from .framing import Compression
 from .query import ExprError, Filter, compile_filter, matching_indices
 from .reader import TFRecordFile
 from .repair import expand_inputs, repair
@@ -270,41 +270,22 @@ def _text(decoded) -> str:
 
 
 def cmd_index(args) -> int:
-    fmt = args.format
+    from . import index_cache
+
     with _open(args) as f:
         f.build_index()
-        if fmt == "dali":
-            if f.compression is not Compression.NONE:
-                raise UsageError(f"the dali index format needs an uncompressed file; {f.path} is {f.compression.value}")
-            lines = []
-            skipped = 0
-            for i in range(len(f)):
-                info = f.record_info(i)
-                if info.status in (RecordStatus.TRUNCATED,):
-                    skipped += 1
-                    continue
-                lines.append(f"{info.offset} {info.end - info.offset}\n")
-            _write_text(args.output, "".join(lines))
+        to_stdout = not args.output or args.output == "-"
+        if args.format == "dali":
+            text, skipped = index_cache.dali_index_text(f)
+            _write_text(args.output, text)
             if skipped:
                 sys.stderr.write(f"tfrlens-cli: {skipped} truncated record(s) left out of the index\n")
+        elif to_stdout:
+            if sys.stdout.isatty():
+                raise UsageError("the native index is binary: give -o OUT")
+            sys.stdout.buffer.write(index_cache.native_index_blob(f))
         else:
-            from . import index_cache
-
-            if not args.output or args.output == "-":
-                if sys.stdout.isatty():
-                    raise UsageError("the native index is binary: give -o OUT")
-            target = index_cache.save(f.path, f.file_size, f.mtime_ns, f.compression, f.index, f.problems,
-                                      f.verified, f._data_end())
-            if target is None:
-                raise TFRecordError(f"cannot write the index cache for {f.path}")
-            with open(target, "rb") as src:
-                blob = src.read()
-            if args.output and args.output != "-":
-                from .writer import atomic_write_bytes
-
-                atomic_write_bytes(args.output, blob)
-            else:
-                sys.stdout.buffer.write(blob)
+            index_cache.write_index(f, args.output, "native")
         return EXIT_PROBLEMS if f.problems else EXIT_OK
 
 

@@ -105,3 +105,50 @@ def invalidate(path: str) -> None:
         os.unlink(cache_path(path))
     except OSError:
         pass
+
+
+INDEX_FORMATS = ("native", "dali")
+
+
+def dali_index_text(tfile) -> tuple[str, int]:
+    """The ``offset size`` lines NVIDIA DALI and the ``tfrecord`` package read, and how many
+    truncated records were left out (uncompressed files only)."""
+    from .errors import UsageError
+    from .framing import RecordStatus
+
+    if tfile.compression is not Compression.NONE:
+        raise UsageError(f"the dali index format needs an uncompressed file; {tfile.path} is "
+                         f"{tfile.compression.value}")
+    lines = []
+    skipped = 0
+    for i in range(len(tfile)):
+        info = tfile.record_info(i)
+        if info.status is RecordStatus.TRUNCATED:
+            skipped += 1
+            continue
+        lines.append(f"{info.offset} {info.end - info.offset}\n")
+    return "".join(lines), skipped
+
+
+def native_index_blob(tfile) -> bytes:
+    """The index in the cache's own binary format (what ``--format native`` writes)."""
+    from .errors import TFRecordError
+
+    target = save(tfile.path, tfile.file_size, tfile.mtime_ns, tfile.compression, tfile.index, tfile.problems,
+                  tfile.verified, tfile._data_end())
+    if target is None:
+        raise TFRecordError(f"cannot write the index cache for {tfile.path}")
+    with open(target, "rb") as src:
+        return src.read()
+
+
+def write_index(tfile, output: str, fmt: str = "native") -> int:
+    """Write ``tfile``'s (finished) index to ``output`` atomically; return truncated records left out."""
+    from .writer import atomic_write_bytes
+
+    if fmt == "dali":
+        text, skipped = dali_index_text(tfile)
+        atomic_write_bytes(output, text.encode())
+        return skipped
+    atomic_write_bytes(output, native_index_blob(tfile))
+    return 0
