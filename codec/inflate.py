@@ -8,6 +8,7 @@ the nearest checkpoint before it, never from the start of the file.
 from __future__ import annotations
 
 import bisect
+import queue
 import threading
 import zlib
 from collections import OrderedDict
@@ -38,6 +39,50 @@ class Checkpoint:
     in_pos: int  # compressed bytes consumed before this state
     out_pos: int  # uncompressed bytes produced before this state
     state: "zlib._Decompress"
+
+
+def prefetch(items, depth: int = 8):
+    """Run the iterator ``items`` on a thread, ``depth`` items ahead of the consumer.
+
+    zlib releases the GIL while it inflates, so decompression overlaps with the
+    consumer's header walk. Closing this generator stops and joins the thread.
+    """
+    q: queue.Queue = queue.Queue(depth)
+    stop = threading.Event()
+    end = object()
+    errors: list[BaseException] = []
+
+    def put(item) -> bool:
+        while not stop.is_set():
+            try:
+                q.put(item, timeout=0.05)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def run() -> None:
+        try:
+            for item in items:
+                if not put(item):
+                    return
+        except BaseException as exc:  # handed to the consumer
+            errors.append(exc)
+        put(end)
+
+    thread = threading.Thread(target=run, name="tfrlens-inflate", daemon=True)
+    thread.start()
+    try:
+        while True:
+            item = q.get()
+            if item is end:
+                break
+            yield item
+        if errors:
+            raise errors[0]
+    finally:
+        stop.set()
+        thread.join()
 
 
 class StreamDamage(Exception):
@@ -193,7 +238,8 @@ class InflateReader:
             if d.eof:
                 break
         block = b"".join(out)
-        self._blocks[k] = block
-        if len(self._blocks) > 4:
-            self._blocks.popitem(last=False)
+        if k + 1 < len(self.checkpoints):  # the last block may still grow while indexing runs
+            self._blocks[k] = block
+            if len(self._blocks) > 4:
+                self._blocks.popitem(last=False)
         return block

@@ -17,7 +17,7 @@ from .crc import masked_crc
 from .errors import CorruptRecordError, FileAccessError, NotTFRecordError, TruncatedRecordError, UsageError
 from .framing import (CRC, HEADER, HEADER_SIZE, LENGTH, OVERHEAD, Compression, Problem, ProblemKind, RecordInfo,
                       RecordStatus)
-from .inflate import GZIP_MAGIC, InflateReader, InflateScanner, looks_like_zlib
+from .inflate import GZIP_MAGIC, InflateReader, InflateScanner, looks_like_zlib, prefetch
 from .record_index import RecordIndex
 from .scan import (IndexProgress, PlainSource, Scanner, StreamSource, candidate_headers, data_crc_problem,
                    verify_spans)
@@ -242,10 +242,11 @@ class TFRecordFile:
 
     def _scan_stream(self, verify: bool) -> Iterator[IndexProgress]:
         f = _open_file(self.path)
+        chunks = None
         try:
             inflater = InflateScanner(f, self.compression)
             self._inflate = InflateReader(self.path, self.compression, inflater.checkpoints, 0)
-            chunks = inflater.chunks()
+            chunks = prefetch(inflater.chunks())
             source = StreamSource(chunks, lambda: inflater.in_pos)
             scanner = Scanner(source, self.index, self.problems, self.file_size, verify=verify)
             for progress in scanner.run():
@@ -258,6 +259,8 @@ class TFRecordFile:
             if inflater.damage is not None:
                 self._add_stream_damage(inflater.damage)
         finally:
+            if chunks is not None:
+                chunks.close()  # stops the decompressing thread before its file closes
             f.close()
 
     def _add_stream_damage(self, damage) -> None:
