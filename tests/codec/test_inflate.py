@@ -94,17 +94,3 @@ def test_an_abandoned_pass_stops_its_decompressing_thread(tmp_path):
     passes.close()  # e.g. the GUI's Cancel
     assert not [t for t in threading.enumerate() if t.name == "tfrlens-inflate"]
     f.close()
-
-
-def test_a_read_during_indexing_is_not_cut_short_later(tmp_path):
-    """A block read from the last checkpoint while indexing runs must not be cached short."""
-    recs = text_records()
-    path = tmp_path / "big.gz"
-    write_records(path, recs, "gzip")
-    with TFRecordFile(path, use_cache=False) as f:
-        seen = 0
-        for _ in f.index_iter():
-            if len(f) > seen:
-                seen = len(f)
-                assert f[seen - 1] == recs[seen - 1]  # the newest record, from the newest checkpoint
-        assert [f[i] for i in range(len(recs))] == recs
