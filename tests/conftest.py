@@ -78,3 +78,16 @@ def never_block_on_unsaved_prompt(monkeypatch) -> None:
     import app.edit_dialogs
 
     monkeypatch.setattr(app.edit_dialogs, "ask_unsaved", lambda parent, name: "discard")
+
+
+@pytest.fixture
+def window(qtbot):
+    """The real main window, shown (offscreen in CI)."""
+    from app.main_window import MainWindow
+    from app.settings import Settings
+
+    w = MainWindow(Settings())
+    qtbot.addWidget(w)
+    w.resize(1300, 860)
+    w.show()
+    return w

@@ -20,6 +20,7 @@ from app.main_window import MainWindow  # noqa: E402
 from app.record_detail import RecordDetail  # noqa: E402
 from app.record_table_model import STATUS_ROLE, Column  # noqa: E402
 from app.settings import Settings  # noqa: E402
+from tests.gui_helpers import open_done, wait_done  # noqa: E402
 from resources import demo_path  # noqa: E402
 
 pytestmark = pytest.mark.gui
@@ -39,25 +40,10 @@ GOOD_FILES = ["my_example.tfrecords", "detection.tfrecord", "flowers_jpeg.tfreco
               "shards/train-00002-of-00004.tfrecord"]
 
 
-@pytest.fixture
-def window(qtbot) -> MainWindow:
-    w = MainWindow(Settings())
-    qtbot.addWidget(w)
-    w.show()
-    return w
 
 
-def wait_done(qtbot, tab: FileTab, timeout: int = 20000) -> FileTab:
-    """Wait until the tab's worker has ended (indexing, then verifying small files)."""
-    qtbot.waitUntil(lambda: not tab.is_running() and tab.state().phase in ("done", "failed", "cancelled"),
-                    timeout=timeout)
-    return tab
 
 
-def open_done(window: MainWindow, qtbot, path: str) -> FileTab:
-    tab = window.open_file(path)
-    assert tab is not None, window.message_bar.text()
-    return wait_done(qtbot, tab)
 
 
 def column(tab: FileTab, col: int) -> list[str]:

@@ -25,28 +25,13 @@ from app.problems_panel import ProblemColumn, ProblemListModel, expected_found, 
 from app.record_detail import HEX_TAB  # noqa: E402
 from app.record_table_model import Column  # noqa: E402
 from app.salvage_dialog import SalvageDialog, default_output  # noqa: E402
-from app.settings import Settings  # noqa: E402
+from tests.gui_helpers import open_done, wait_done  # noqa: E402
 
 
-@pytest.fixture
-def window(qtbot) -> MainWindow:
-    w = MainWindow(Settings())
-    qtbot.addWidget(w)
-    w.resize(1200, 800)
-    w.show()
-    return w
 
 
-def wait_done(qtbot, tab: FileTab, timeout: int = 30000) -> FileTab:
-    qtbot.waitUntil(lambda: not tab.is_running() and tab.state().phase in ("done", "failed", "cancelled"),
-                    timeout=timeout)
-    return tab
 
 
-def open_done(window: MainWindow, qtbot, path: str) -> FileTab:
-    tab = window.open_file(path)
-    assert tab is not None, window.message_bar.text()
-    return wait_done(qtbot, tab)
 
 
 def cell(tab: FileTab, row: int, col: int) -> str:

@@ -20,34 +20,19 @@ from codec.writer import write_records  # noqa: E402
 from app.file_tab import FileTab  # noqa: E402
 from app.filtered_table_model import FilteredTableModel  # noqa: E402
 from app.gallery import TILE_ROLE  # noqa: E402
-from app.main_window import MainWindow  # noqa: E402
 from app.qa_views import GALLERY_VIEW, TABLE_VIEW  # noqa: E402
 from app.record_table_model import RECORD_ROLE, RecordTableModel  # noqa: E402
-from app.settings import Settings  # noqa: E402
 from app.stats_panel import CHART, PRESENT, TOP_ROLE, TYPE  # noqa: E402
 from app.thumbnail_loader import ThumbRequest, caption_for, make_thumbnail  # noqa: E402
+from tests.gui_helpers import open_done  # noqa: E402
 from resources import demo_path  # noqa: E402
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 TIMEOUT = 20000
 
 
-@pytest.fixture
-def window(qtbot) -> MainWindow:
-    w = MainWindow(Settings())
-    qtbot.addWidget(w)
-    w.resize(1300, 860)
-    w.show()
-    return w
 
 
-def open_done(window: MainWindow, qtbot, name: str) -> FileTab:
-    path = name if Path(name).is_absolute() else str(FIXTURES / name)
-    tab = window.open_file(path)
-    assert tab is not None, window.message_bar.text()
-    qtbot.waitUntil(lambda: not tab.is_running() and tab.state().phase in ("done", "failed", "cancelled"),
-                    timeout=TIMEOUT)
-    return tab
 
 
 def show_gallery(qtbot, tab: FileTab, side: int = 64) -> None:

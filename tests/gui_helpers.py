@@ -1,0 +1,22 @@
+"""Helpers shared by the GUI tests: open a file in the real window and wait for its passes."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+
+
+def wait_done(qtbot, tab, timeout: int = 30000):
+    """Wait until the tab's worker has ended (indexing, then verifying small files)."""
+    qtbot.waitUntil(lambda: not tab.is_running() and tab.state().phase in ("done", "failed", "cancelled"),
+                    timeout=timeout)
+    return tab
+
+
+def open_done(window, qtbot, name_or_path: str, timeout: int = 30000):
+    """Open a fixture (by name) or any path in ``window`` and wait until its passes end."""
+    path = name_or_path if os.path.isabs(name_or_path) else os.fspath(FIXTURES / name_or_path)
+    tab = window.open_file(path)
+    assert tab is not None, window.message_bar.text()
+    return wait_done(qtbot, tab, timeout)
