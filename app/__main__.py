@@ -12,7 +12,9 @@ from app import __version__
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         prog="tfrlens", description="Browse and inspect TFRecord files (plain, GZIP or ZLIB).")
-    parser.add_argument("files", nargs="*", metavar="FILE", help="TFRecord files to open, one tab each")
+    parser.add_argument("files", nargs="*", metavar="FILE", help="TFRecord files to open, one tab each; a folder or a quoted glob "
+                        "('train-*-of-01024.tfrecord') opens as one dataset")
+    parser.add_argument("--set", action="store_true", help="open the FILEs as one dataset (shard set) in one tab")
     parser.add_argument("--demo", action="store_true", help="open the demo dataset")
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     return parser.parse_args(argv)
@@ -23,7 +25,9 @@ def build_window(args: argparse.Namespace):
     from app.main_window import MainWindow
 
     window = MainWindow()
-    if args.files:
+    if args.files and args.set:
+        window.open_set(list(args.files))
+    elif args.files:
         window.open_files(list(args.files))
     if args.demo:
         window.open_demo()

@@ -32,7 +32,7 @@ from codec.framing import HEADER_SIZE, Compression, Problem, ProblemKind, Record
 from app.background import PoolJobs
 from app.corruption_map import CorruptionMap, Mark
 from app.hex_view import FramedRecord
-from app.problems_panel import ProblemListModel, ProblemsPanel, is_recovered, problem_title
+from app.problems_panel import ProblemListModel, ProblemsPanel, is_recovered, problem_title, record_before
 from app.record_detail import HEX_TAB
 from app.record_table_model import RECORD_ROLE
 
@@ -287,7 +287,7 @@ class CorruptionTools(QObject):
         n = len(self.records)
         if problem.index is not None and problem.index < n:
             return problem.index
-        before = self.records.find_record(problem.offset)
+        before = record_before(self.records, problem)
         return before + 1 if before + 1 < n else before
 
     def select_near(self, offset: int) -> int:

@@ -56,6 +56,7 @@ class TabState:
     running: bool
     verified: bool
     error: str | None = None
+    shards: tuple[int, int] | None = None  # (indexed, all) for a shard set
 
 
 class GoTarget(NamedTuple):
@@ -169,8 +170,9 @@ class FileTab(QWidget):
         self._pending: GoTarget | None = None
         self._columns_ready = False
         self._closed = False
+        self.edit_block: str | None = None  # why this tab can never be edited (a shard set)
 
-        self.model = RecordTableModel(tfile, self)
+        self.model = self._make_model(tfile)
         self.model.error.connect(self.message)
         self.table = RecordTableView(self)
         self.proxy = FilteredTableModel(self.model, self)  # the rows shown: all records, or a filter's (issue 6)
@@ -200,6 +202,9 @@ class FileTab(QWidget):
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.corruption.above_problems(self.splitter))
         self.setFocusProxy(self.table)
+
+    def _make_model(self, tfile) -> RecordTableModel:
+        return RecordTableModel(tfile, self)
 
     @classmethod
     def open(cls, path: str, settings: Settings, parent: QWidget | None = None) -> "FileTab":

@@ -22,6 +22,7 @@ from app.file_tab import FileTab
 from app.qa_docks import QaDocks
 from app.salvage_dialog import SalvageDialog
 from app.settings import Settings
+from app.shard_set_tab import ShardSetTab, opens_as_set
 from app.start_page import StartPage, human_size
 from resources import demo_path
 
@@ -149,6 +150,10 @@ class MainWindow(QMainWindow):
         a = self._action
         self.open_action = a("&Open…", self.open_dialog, QKeySequence.StandardKey.Open, "open",
                              "Open TFRecord files (plain, GZIP or ZLIB)")
+        self.open_folder_action = a("Open &Folder as Dataset…", self.open_folder_dialog, None, "open",
+                                    "Open every TFRecord file in a folder as one dataset, in one tab")
+        self.open_set_action = a("Open Files as One &Dataset…", self.open_set_dialog, None, None,
+                                 "Open several shards as one dataset, records numbered across them")
         self.demo_action = a("Open &Demo Dataset", self.open_demo, None, "demo")
         self.verify_action = a("&Verify Checksums", self.verify_current, "Ctrl+Shift+V", "verify",
                                "Check every record's data CRC")
@@ -180,6 +185,8 @@ class MainWindow(QMainWindow):
         mb = self.menuBar()
         file_menu = mb.addMenu("&File")
         file_menu.addAction(self.open_action)
+        file_menu.addAction(self.open_folder_action)
+        file_menu.addAction(self.open_set_action)
         self.recent_menu = file_menu.addMenu("Open &Recent")
         self.recent_menu.aboutToShow.connect(self._fill_recent_menu)
         file_menu.addAction(self.demo_action)
@@ -246,7 +253,10 @@ class MainWindow(QMainWindow):
         return tab
 
     def _open_one(self, path: str) -> tuple[FileTab | None, str | None]:
+        """A file in its tab; a folder or a glob pattern as one shard set."""
         path = os.path.abspath(os.path.expanduser(path))
+        if opens_as_set(path):
+            return self._open_set([path])
         for tab in self.file_tabs():
             if os.path.abspath(tab.path) == path:
                 self.tabs.setCurrentWidget(tab)
@@ -255,6 +265,30 @@ class MainWindow(QMainWindow):
             tab = FileTab.open(path, self.settings, self)
         except (TFRecordError, OSError, ValueError) as exc:
             return None, str(exc).splitlines()[0] if str(exc) else f"cannot open {path}"
+        return self._add_tab(tab, path), None
+
+    def open_set(self, paths: list[str]) -> FileTab | None:
+        """Open files, a folder or a glob as one dataset in one tab; None with a message on failure."""
+        tab, error = self._open_set([os.path.abspath(os.path.expanduser(p)) for p in paths])
+        if error:
+            self.show_error(error)
+        return tab
+
+    def _open_set(self, paths: list[str]) -> tuple[FileTab | None, str | None]:
+        for tab in self.file_tabs():
+            if isinstance(tab, ShardSetTab) and (tab.path == paths[0] if len(paths) == 1 else
+                                                 [s.path for s in tab.shard_set.shards] == paths):
+                self.tabs.setCurrentWidget(tab)
+                return tab, None
+        try:
+            tab = ShardSetTab.open_set(paths, self.settings, self)
+        except (TFRecordError, OSError, ValueError) as exc:
+            return None, str(exc).splitlines()[0] if str(exc) else f"cannot open {paths[0]}"
+        tab.unusable.connect(self.show_error)
+        return self._add_tab(tab, paths[0], recent=len(paths) == 1), None
+
+    def _add_tab(self, tab: FileTab, path: str, *, recent: bool = True) -> FileTab:
+        """Wire a new tab in, show it and start indexing it."""
         tab.state_changed.connect(self._refresh_status)
         tab.message.connect(lambda text, t=tab: self._tab_message(t, text))
         self._wire_damage_tools(tab)  # issue 5
@@ -263,11 +297,12 @@ class MainWindow(QMainWindow):
         self.tabs.setTabToolTip(index, path)
         self.tabs.setCurrentIndex(index)
         self.message_bar.hide()
-        self.settings.add_recent(path)
-        self._refresh_recent()
+        if recent:
+            self.settings.add_recent(path)
+            self._refresh_recent()
         tab.start()
         tab.table.setFocus()
-        return tab, None
+        return tab
 
     def open_demo(self) -> FileTab | None:
         return self.open_file(demo_path())
@@ -278,6 +313,19 @@ class MainWindow(QMainWindow):
         if paths:
             self.settings.set_last_directory(os.path.dirname(paths[0]))
             self.open_files(paths)
+
+    def open_folder_dialog(self) -> None:
+        path = QFileDialog.getExistingDirectory(self, "Open Folder as Dataset", self.settings.last_directory())
+        if path:
+            self.settings.set_last_directory(path)
+            self.open_set([path])
+
+    def open_set_dialog(self) -> None:
+        paths, _ = QFileDialog.getOpenFileNames(self, "Open Files as One Dataset", self.settings.last_directory(),
+                                                FILE_FILTERS)
+        if paths:
+            self.settings.set_last_directory(os.path.dirname(paths[0]))
+            self.open_set(sorted(paths))
 
     def close_tab(self, index: int) -> None:
         tab = self.tabs.widget(index)
@@ -334,6 +382,9 @@ class MainWindow(QMainWindow):
         """Open the Salvage dialog for the current tab's file (non-modal: the window stays usable)."""
         tab = self.current_tab()
         if tab is None:
+            return None
+        if isinstance(tab, ShardSetTab):
+            self.statusBar().showMessage("salvage works on one file: open the damaged shard on its own", MESSAGE_MS)
             return None
         dialog = self._salvage_dialog
         if dialog is not None and (dialog.is_running() or dialog.source == tab.path) and dialog.isVisible():
@@ -428,6 +479,8 @@ class MainWindow(QMainWindow):
             records += " (stopped)"
         elif s.phase == "failed":
             records += " (indexing failed)"
+        if s.shards is not None:  # a shard set
+            records += f" · shards {s.shards[0]:,} of {s.shards[1]:,} indexed"
         self.records_label.setText(records)
         self.records_label.setToolTip(s.error or "")
         if s.problems:

@@ -9,6 +9,7 @@ elsewhere is decided by :mod:`app.corruption_tools`.
 """
 from __future__ import annotations
 
+import os
 from collections import Counter
 from enum import IntEnum
 from typing import Any
@@ -101,6 +102,17 @@ def problems_summary(problems: list[Problem]) -> str:
     kinds = Counter(KIND_WORDS.get(p.kind, p.kind.value) for p in problems)
     n = len(problems)
     return f"{n:,} problem{'' if n == 1 else 's'}: " + ", ".join(f"{c:,} {k}" for k, c in kinds.items())
+
+
+def record_before(records, p: Problem) -> int:
+    """The last record starting at or before problem ``p`` (for a shard set: in the problem's own shard)."""
+    shards = getattr(records, "shards", None)  # codec.shards.ShardSet: offsets are per shard
+    if shards is None or p.path is None:
+        return records.find_record(p.offset)
+    k = next((k for k, s in enumerate(shards) if s.path == p.path), len(shards))
+    if k >= records.indexed_shards:
+        return -1
+    return records.record_start(k) + records.shard_file(k).find_record(p.offset)
 
 
 class ProblemListModel(QAbstractTableModel):
@@ -225,14 +237,16 @@ class ProblemListModel(QAbstractTableModel):
         return p.detail
 
     def _tooltip(self, p: Problem, col: int) -> str:
-        where = "decompressed stream" if self.compressed else "file"
-        lines = [f"{problem_title(p)} at byte {p.offset:,} ({p.offset:#x}) of the {where}"]
+        where = "the decompressed stream" if self.compressed else "the file"
+        if p.path is not None:  # a shard of a set
+            where = os.path.basename(p.path)
+        lines = [f"{problem_title(p)} at byte {p.offset:,} ({p.offset:#x}) of {where}"]
         if p.size:
             lines.append(f"{p.size:,} damaged bytes: {p.offset:,}–{p.offset + p.size - 1:,}")
         if p.compressed_offset is not None:
             lines.append(f"the compressed stream broke at byte {p.compressed_offset:,} of the file")
         if p.index is None:
-            before = self._tfile.find_record(p.offset)
+            before = record_before(self._tfile, p)
             after = before + 1
             if after < len(self._tfile):
                 lines.append(f"no record left here: the next record found is #{after:,}"

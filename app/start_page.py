@@ -1,6 +1,7 @@
 """What the window shows with no file open: open, recent files, the demo."""
 from __future__ import annotations
 
+import glob
 import os
 
 from PySide6.QtCore import QSize, Qt, Signal
@@ -108,8 +109,9 @@ class StartPage(QWidget):
         """Show these files (most recent first); missing ones are listed greyed out."""
         self.recent_list.clear()
         for path in paths:
-            exists = os.path.isfile(path)
-            size = f" · {human_size(os.path.getsize(path))}" if exists else " · missing"
+            exists = os.path.isfile(path) or os.path.isdir(path) or bool(glob.glob(path))  # a dataset: folder, glob
+            size = f" · {human_size(os.path.getsize(path))}" if os.path.isfile(path) else \
+                (" · dataset" if exists else " · missing")
             item = QListWidgetItem(icons.icon("file"), f"{os.path.basename(path)}{size}\n{os.path.dirname(path)}")
             item.setData(Qt.ItemDataRole.UserRole, path)
             item.setToolTip(path)

@@ -169,6 +169,8 @@ class TabEditing(QObject):
 
     def read_only_reason(self) -> str:
         """Why editing is off right now (one line for the status bar); "" when it is on."""
+        if self.tab.edit_block:
+            return self.tab.edit_block
         if self._busy:
             return f"{self._busy}: editing resumes when it has finished"
         if self.target is not None:
@@ -193,6 +195,9 @@ class TabEditing(QObject):
         tfile = self.tab.tfile
         if self.target is not None:
             return True
+        if self.tab.edit_block:
+            self._set_tree_editable()
+            return False
         if not tfile.indexed:
             self._set_tree_editable()
             return False

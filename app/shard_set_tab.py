@@ -1,0 +1,206 @@
+"""A whole dataset (a codec ShardSet: several files, a folder or a glob) in one tab.
+
+The tab is a :class:`~app.file_tab.FileTab` over the set: records are
+numbered across shards, a "Shard" column names each record's file, the
+detail shows a record inside its own shard (so the hex view has real file
+offsets), and editing is off. Shards are indexed in order on the tab's worker.
+"""
+from __future__ import annotations
+
+import fnmatch
+import os
+from dataclasses import replace
+from typing import Any, Sequence
+
+import numpy as np
+from PySide6.QtCore import QModelIndex, Qt, Signal
+from PySide6.QtWidgets import QWidget
+
+from codec.errors import TFRecordError
+from codec.framing import RecordStatus
+from codec.reader import sniff_compression
+from codec.shards import ShardSet, looks_like_shard_set
+
+from app.edited_file import PinnedRecord
+from app.file_tab import FileTab, TabState, parse_goto
+from app.problems_panel import record_before
+from app.record_table_model import BASE_COLUMNS, RecordTableModel
+from app.settings import Settings
+
+SHARD_HEADER = "Shard"
+READ_ONLY_REASON = "read-only: a dataset of several shards cannot be edited (open one shard on its own to edit it)"
+
+
+def opens_as_set(path: str) -> bool:
+    """A folder, or a glob pattern that is not itself an existing file."""
+    return looks_like_shard_set([path])
+
+
+def skipped_in_folders(args: Sequence[str], kept: Sequence[str]) -> list[tuple[str, str]]:
+    """(path, reason) of the files in folders among ``args`` that the set leaves out (not TFRecords)."""
+    kept_paths = set(kept)
+    skipped = []
+    for arg in args:
+        if not os.path.isdir(arg):
+            continue
+        for name in sorted(os.listdir(arg)):
+            path = os.path.join(arg, name)
+            if path in kept_paths or name.startswith(".") or not os.path.isfile(path):
+                continue
+            try:
+                sniff_compression(path)
+                reason = "shorter than one record header"
+            except (TFRecordError, OSError) as exc:
+                reason = str(exc).splitlines()[0]
+            skipped.append((path, reason))
+    return skipped
+
+
+class ShardRecord(PinnedRecord):
+    """Record ``row`` of a set, read from its shard: the detail's hex view shows the shard's real offsets."""
+
+    def __init__(self, shard, row: int, local: int) -> None:
+        super().__init__(shard, row, local, None)
+        self.note = (f"record {local:,} of {os.path.basename(shard.path)}, "
+                     f"at offset {shard.index.offset(local):,}")
+
+
+class ShardSetTableModel(RecordTableModel):
+    """The record table with one more column, last: the shard file of each record."""
+
+    @property
+    def shard_set(self) -> ShardSet:
+        return self.tfile
+
+    @property
+    def shard_column(self) -> int:
+        return BASE_COLUMNS + len(self.feature_columns())
+
+    def shard_name(self, i: int) -> str:
+        return os.path.basename(self.shard_set.shards[self.shard_set.shard_of(i)].path)
+
+    def columnCount(self, parent: QModelIndex = QModelIndex()) -> int:
+        return 0 if parent.isValid() else super().columnCount() + 1
+
+    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if orientation == Qt.Orientation.Horizontal and section == self.shard_column:
+            if role == Qt.ItemDataRole.DisplayRole:
+                return SHARD_HEADER
+            if role == Qt.ItemDataRole.ToolTipRole:
+                return "The shard file holding the record (offsets are inside it)"
+            if role == Qt.ItemDataRole.TextAlignmentRole:
+                return Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter
+            return None
+        return super().headerData(section, orientation, role)
+
+    def _value(self, i: int, col: int, role: int) -> Any:
+        if col == self.shard_column:
+            if role in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.ToolTipRole):
+                name = self.shard_name(i)
+                if role == Qt.ItemDataRole.ToolTipRole:
+                    f, j = self.shard_set.locate(i)
+                    return f"{f.path}\nrecord {j:,} of this shard"
+                return name
+        return super()._value(i, col, role)
+
+    def flagged_rows(self) -> np.ndarray:
+        """Damaged records and records after skipped bytes, from the shards' problems (no shard reopened)."""
+        self._map_problems()
+        damaged = {p.index for p in self.shard_set.problems if p.index is not None and p.index < self.rowCount()
+                   and self.shard_set.index.status(p.index) >= RecordStatus.LENGTH_CRC}
+        gaps = {i for i in self._gaps if i < self.rowCount()}
+        return np.array(sorted(damaged | gaps), dtype=np.int64)
+
+    def _map_problems(self) -> None:
+        """As for a file, with a gap's next record found inside the gap's own shard."""
+        s = self.shard_set
+        problems = s.problems
+        key = (len(problems), len(s))
+        if key == self._problems_seen:
+            return
+        self._problem_details = {p.index: f"{p.kind.value}: {p.detail}" for p in problems if p.index is not None}
+        self._gaps = {}
+        for p in problems:
+            if p.index is None:
+                nxt = record_before(s, p) + 1
+                if 0 < nxt < len(s):
+                    self._gaps[nxt] = f"{p.kind.value} at byte {p.offset:,} of {os.path.basename(p.path)}: {p.detail}"
+        self._problems_seen = key
+
+
+class ShardSetTab(FileTab):
+    """A FileTab over a :class:`ShardSet`; ``unusable(str)`` lists shards that cannot be read, one per line."""
+
+    unusable = Signal(str)
+
+    def __init__(self, shard_set: ShardSet, settings: Settings, parent: QWidget | None = None, *,
+                 skipped: Sequence[tuple[str, str]] = (), **kwargs) -> None:
+        super().__init__(shard_set, settings, parent, **kwargs)
+        self.edit_block = READ_ONLY_REASON
+        self.corruption.map.hide()  # it draws one file's bytes; a set's offsets are per shard
+        self.skipped = list(skipped)  # files of the folders opened that are not TFRecords
+        self._unusable_seen = 0
+        self.state_changed.connect(self._check_unusable)
+
+    @classmethod
+    def open_set(cls, args: Sequence[str], settings: Settings, parent: QWidget | None = None) -> "ShardSetTab":
+        """Files, a folder or a glob as one set (raises codec.errors.TFRecordError, one line)."""
+        shard_set = ShardSet.from_args(list(args))
+        return cls(shard_set, settings, parent, skipped=skipped_in_folders(args, [s.path for s in shard_set.shards]))
+
+    def _make_model(self, tfile) -> RecordTableModel:
+        return ShardSetTableModel(tfile, self)
+
+    @property
+    def shard_set(self) -> ShardSet:
+        return self.tfile
+
+    @property
+    def title(self) -> str:
+        s = self.shard_set
+        name = os.path.basename(s.path.rstrip(os.sep)) or s.path
+        if len(s.shards) > 1 and not os.path.isdir(s.path) and \
+                not all(fnmatch.fnmatchcase(shard.path, s.path) for shard in s.shards):  # no shared name pattern
+            return f"{os.path.basename(s.shards[0].path)} +{len(s.shards) - 1}"
+        return name
+
+    def state(self) -> TabState:
+        s = self.shard_set
+        return replace(super().state(), shards=(s.indexed_shards, len(s.shards)))
+
+    # -- what differs from a single file ---------------------------------------
+    def _set_columns(self, keys: list[str], *, save: bool = True) -> None:
+        """Feature columns as usual; the Shard column stays shown right after "#"."""
+        super()._set_columns(keys, save=save)
+        header = self.table.horizontalHeader()
+        header.moveSection(header.visualIndex(self.model.shard_column), 1)
+        self.table.setColumnWidth(self.model.shard_column,
+                                  self.table.fontMetrics().horizontalAdvance("train-00000-of-00000.tfrecord") + 16)
+
+    def _current_row_changed(self, current: QModelIndex, previous: QModelIndex) -> None:
+        """The detail reads the record from its shard, so offsets in the hex view are the shard file's."""
+        if not current.isValid():
+            self.detail.clear()
+            return
+        record = self.proxy.record_at(current.row())
+        try:
+            shard, local = self.shard_set.locate(record)
+        except (OSError, ValueError, IndexError) as exc:
+            self.message.emit(f"cannot read record {record:,}: {exc}")
+            return
+        self.detail.show_record(ShardRecord(shard, record, local), record)
+
+    def go_to(self, text: str) -> str | None:
+        try:
+            target = parse_goto(text)
+        except ValueError as exc:
+            return str(exc)
+        if target.kind == "offset":
+            return "byte offsets are per shard: go to a record number, or open the shard on its own"
+        return super().go_to(text)
+
+    def _check_unusable(self) -> None:
+        bad = self.skipped + self.shard_set.unusable
+        if len(bad) != self._unusable_seen:
+            self._unusable_seen = len(bad)
+            self.unusable.emit("\n".join(f"skipped {os.path.basename(p)}: {why}" for p, why in bad))
