@@ -4,6 +4,10 @@ One file per indexed path in the user cache folder (or ``$TFRLENS_CACHE_DIR``):
 an 8-byte magic, a length-prefixed JSON header, then the offsets (uint64 LE)
 and statuses (uint8). A changed size or mtime, or any unreadable entry, is a
 miss; the cache is an optimisation and never an error.
+
+Beside it, for a GZIP file whose stream was undamaged, a ``.gzi`` file holds
+its zran index (``indexed_gzip``'s export, keyed the same way) so a cached
+open reads at random without decompressing the whole file first.
 """
 from __future__ import annotations
 
@@ -19,6 +23,7 @@ from .framing import Compression, Problem, ProblemKind
 from .record_index import RecordIndex
 
 MAGIC = b"TFRLIDX1"
+ZRAN_MAGIC = b"TFRLZRN1"
 VERSION = 1
 _LEN = struct.Struct("<I")
 
@@ -100,11 +105,62 @@ def load(path: str, size: int, mtime_ns: int, compression: Compression):
     return RecordIndex.from_arrays(offsets, statuses), problems, header["verified"], header["stream_end"]
 
 
-def invalidate(path: str) -> None:
+def zran_path(path: str) -> str:
+    return cache_path(path)[: -len(".tfri")] + ".gzi"
+
+
+def save_zran(path: str, size: int, mtime_ns: int, blob: bytes | None, stream_end: int) -> str | None:
+    """Store a GZIP file's exported zran index; ``blob=None`` removes a stale one."""
+    target = zran_path(path)
+    if blob is None:
+        _unlink(target)
+        return None
+    header = json.dumps({"version": VERSION, "path": os.path.realpath(path), "size": size,
+                         "mtime_ns": mtime_ns, "stream_end": stream_end, "length": len(blob)}).encode()
     try:
-        os.unlink(cache_path(path))
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=os.path.dirname(target), suffix=".tmp")
+        try:
+            with os.fdopen(fd, "wb") as f:
+                f.write(ZRAN_MAGIC + _LEN.pack(len(header)) + header)
+                f.write(blob)
+            os.replace(tmp, target)
+        except BaseException:
+            os.unlink(tmp)
+            raise
+    except OSError:
+        return None
+    return target
+
+
+def load_zran(path: str, size: int, mtime_ns: int, stream_end: int) -> bytes | None:
+    """The exported zran index for this very file (same size, mtime and stream length), or None."""
+    try:
+        with open(zran_path(path), "rb") as f:
+            if f.read(8) != ZRAN_MAGIC:
+                return None
+            (n,) = _LEN.unpack(f.read(4))
+            header = json.loads(f.read(n))
+            if (header.get("version") != VERSION or header["path"] != os.path.realpath(path)
+                    or header["size"] != size or header["mtime_ns"] != mtime_ns
+                    or header["stream_end"] != stream_end):
+                return None
+            blob = f.read()
+    except (OSError, ValueError, KeyError, struct.error):
+        return None
+    return blob if len(blob) == header["length"] else None
+
+
+def _unlink(target: str) -> None:
+    try:
+        os.unlink(target)
     except OSError:
         pass
+
+
+def invalidate(path: str) -> None:
+    _unlink(cache_path(path))
+    _unlink(zran_path(path))
 
 
 INDEX_FORMATS = ("native", "dali")

@@ -8,6 +8,7 @@ the nearest checkpoint before it, never from the start of the file.
 from __future__ import annotations
 
 import bisect
+import io
 import queue
 import threading
 import zlib
@@ -20,6 +21,14 @@ from .framing import Compression
 READ_CHUNK = 1 << 16
 CHECKPOINT_EVERY = 1 << 20
 GZIP_MAGIC = b"\x1f\x8b"
+
+try:  # optional: serialisable GZIP checkpoints (zran); everything works without it
+    from indexed_gzip.indexed_gzip import _IndexedGzipFile
+except Exception:  # noqa: BLE001 - missing, or a broken build: use the zlib checkpoints only
+    _IndexedGzipFile = None
+
+ZRAN_SPACING = 1 << 20  # a 32 KiB window per point: ~32 MB per GB of uncompressed data
+ZRAN_STEP = 1 << 23  # the builder seeks forward this far at a time (uncompressed bytes)
 
 
 def wbits_for(compression: Compression) -> int:
@@ -210,13 +219,14 @@ class InflateReader:
         return starts
 
     def _block(self, k: int) -> bytes:
-        block = self._blocks.get(k)
-        if block is not None:
-            self._blocks.move_to_end(k)
-            return block
         ck = self.checkpoints[k]
         stop = self.checkpoints[k + 1].out_pos if k + 1 < len(self.checkpoints) else self.total_out
         want = stop - ck.out_pos
+        block = self._blocks.get(k)
+        # The last block grows while indexing runs: a cached copy serves only if it is long enough.
+        if block is not None and len(block) >= want:
+            self._blocks.move_to_end(k)
+            return block
         if self._f is None:
             self._f = open(self.path, "rb")
         d = ck.state.copy()
@@ -238,8 +248,122 @@ class InflateReader:
             if d.eof:
                 break
         block = b"".join(out)
-        if k + 1 < len(self.checkpoints):  # the last block may still grow while indexing runs
-            self._blocks[k] = block
-            if len(self._blocks) > 4:
-                self._blocks.popitem(last=False)
+        self._blocks[k] = block
+        self._blocks.move_to_end(k)
+        if len(self._blocks) > 4:
+            self._blocks.popitem(last=False)
+        return block
+
+
+def zran_available() -> bool:
+    return _IndexedGzipFile is not None
+
+
+class ZranBuilder:
+    """A zran index of a GZIP file, built on a thread.
+
+    zran (the ``indexed_gzip`` package) inflates in C with the GIL released.
+    Unlike the zlib checkpoints its index can be exported, so it goes into the
+    index cache and a cached open reads at random without decompressing the
+    whole file. ``on_done(blob, end)`` runs on the thread after a successful build.
+    """
+
+    def __init__(self, path: str, on_done=None):
+        self.path = path
+        self._on_done = on_done
+        self.blob: bytes | None = None
+        self.end = 0
+        self.error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, name="tfrlens-zran", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        try:
+            z = _IndexedGzipFile(filename=self.path, spacing=ZRAN_SPACING, drop_handles=True)
+            try:
+                pos = 0
+                while True:  # seek (GIL released) builds the index as it goes
+                    pos += ZRAN_STEP
+                    if z.seek(pos) < pos:
+                        break
+                self.end = z.tell()
+                buf = io.BytesIO()
+                z.export_index(fileobj=buf)
+                self.blob = buf.getvalue()
+            finally:
+                z.close()
+            if self._on_done is not None:
+                self._on_done(self.blob, self.end)
+        except BaseException as exc:  # noqa: BLE001 - damage, I/O, zran: no zran index, that is all
+            self.error = exc
+
+    def result(self) -> tuple[bytes, int] | None:
+        """Wait for the build; (exported index, uncompressed size) or None if it failed."""
+        self._thread.join()
+        if self.blob is None:
+            return None
+        return self.blob, self.end
+
+
+class ZranReader:
+    """Random access to a GZIP stream through an imported zran index.
+
+    Same interface as :class:`InflateReader`. No file handle is kept between
+    reads (zran opens and closes the file around each call), so ``close`` only
+    drops the cached blocks. Errors are raised to the caller, which falls back
+    to the zlib checkpoints.
+    """
+
+    BLOCK = 1 << 18
+
+    def __init__(self, path: str, blob: bytes, total_out: int):
+        self.path = path
+        self.total_out = total_out
+        self.checkpoints: list[Checkpoint] = []  # the zlib ones; none here
+        self._lock = threading.Lock()
+        self._blocks: OrderedDict[int, bytes] = OrderedDict()
+        z = _IndexedGzipFile(filename=path, spacing=ZRAN_SPACING, drop_handles=True, auto_build=False,
+                             skip_crc_check=True)
+        try:
+            z.import_index(fileobj=io.BytesIO(blob))
+        except BaseException:
+            z.close()
+            raise
+        self._z = z
+
+    def close(self) -> None:
+        with self._lock:
+            self._blocks.clear()
+
+    def read(self, pos: int, size: int) -> bytes:
+        end = min(pos + size, self.total_out)
+        if pos >= end:
+            return b""
+        parts = []
+        with self._lock:
+            while pos < end:
+                k = pos // self.BLOCK
+                block = self._block(k)
+                start = k * self.BLOCK
+                piece = block[pos - start:end - start]
+                if not piece:
+                    break
+                parts.append(piece)
+                pos += len(piece)
+        return b"".join(parts)
+
+    def _block(self, k: int) -> bytes:
+        block = self._blocks.get(k)
+        if block is not None:
+            self._blocks.move_to_end(k)
+            return block
+        start = k * self.BLOCK
+        want = min(self.BLOCK, self.total_out - start)
+        self._z.seek(start)
+        block = self._z.read(want)
+        if len(block) != want:
+            raise OSError(f"{self.path}: the zran index reads {len(block)} of {want} bytes at {start}")
+        self._blocks[k] = block
+        if len(self._blocks) > 4:
+            self._blocks.popitem(last=False)
         return block

@@ -17,7 +17,8 @@ from .crc import masked_crc
 from .errors import CorruptRecordError, FileAccessError, NotTFRecordError, TruncatedRecordError, UsageError
 from .framing import (CRC, HEADER, HEADER_SIZE, LENGTH, OVERHEAD, Compression, Problem, ProblemKind, RecordInfo,
                       RecordStatus)
-from .inflate import GZIP_MAGIC, InflateReader, InflateScanner, looks_like_zlib, prefetch
+from .inflate import (GZIP_MAGIC, InflateReader, InflateScanner, ZranBuilder, ZranReader, looks_like_zlib, prefetch,
+                      zran_available)
 from .record_index import RecordIndex
 from .scan import (IndexProgress, PlainSource, Scanner, StreamSource, candidate_headers, data_crc_problem,
                    verify_spans)
@@ -124,7 +125,9 @@ class TFRecordFile:
         self._mmap = None
         self._pins = 0  # passes running over the mmap: no release meanwhile
         self._closed = False
-        self._inflate: InflateReader | None = None
+        self._inflate: InflateReader | ZranReader | None = None
+        self._zran_job: ZranBuilder | None = None  # the GZIP zran index being built for the cache
+        self._stream_clean = False  # the compressed stream had no damage (GZIP: a zran index is possible)
         self._stream_end = 0  # uncompressed bytes available (compressed files)
         self._acquire()
 
@@ -239,10 +242,16 @@ class TFRecordFile:
         self.verified = verify
         if self.use_cache:
             self._save_cache()
+            if self.compression is Compression.GZIP:
+                index_cache.save_zran(self.path, self.file_size, self.mtime_ns, None, 0)  # drop a stale one
+                if self._zran_possible():
+                    # After the pass, not during it: on two cores a concurrent build slowed the pass ~50%.
+                    self._zran_job = ZranBuilder(self.path, self._zran_saver())
 
     def _scan_stream(self, verify: bool) -> Iterator[IndexProgress]:
         f = _open_file(self.path)
         chunks = None
+        self._stream_clean = False
         try:
             inflater = InflateScanner(f, self.compression)
             self._inflate = InflateReader(self.path, self.compression, inflater.checkpoints, 0)
@@ -258,6 +267,8 @@ class TFRecordFile:
             self._stream_end = inflater.out_pos
             if inflater.damage is not None:
                 self._add_stream_damage(inflater.damage)
+            else:
+                self._stream_clean = True
         finally:
             if chunks is not None:
                 chunks.close()  # stops the decompressing thread before its file closes
@@ -281,8 +292,10 @@ class TFRecordFile:
             return False
         self.index, self.problems, self.verified, self._stream_end = cached
         self.indexed = True
+        # Only damage to the compressed stream itself carries a compressed offset.
+        self._stream_clean = all(p.compressed_offset is None for p in self.problems)
         if self.compression is not Compression.NONE:
-            self._inflate = None  # checkpoints are rebuilt on first random read
+            self._inflate = None  # a zran index from the cache, or checkpoints rebuilt on first random read
         return True
 
     def _save_cache(self) -> None:
@@ -358,13 +371,67 @@ class TFRecordFile:
                 return self._mmap[pos:pos + size]
         if self._closed:
             raise FileAccessError(f"{self.path} was closed")
-        return self._inflater().read(pos, size)
+        reader = self._inflater()
+        if not isinstance(reader, ZranReader):
+            return reader.read(pos, size)
+        try:
+            return reader.read(pos, size)
+        except Exception:  # noqa: BLE001 - zran failed: fall back to the zlib checkpoints
+            with self._lock:
+                if self._inflate is reader:
+                    self._inflate = self._rebuild_checkpoints()
+            return self._inflater().read(pos, size)
 
-    def _inflater(self) -> InflateReader:
+    def _inflater(self) -> InflateReader | ZranReader:
         with self._lock:
             if self._inflate is None:
-                self._inflate = self._rebuild_checkpoints()
+                self._inflate = self._cached_zran() or self._rebuild_checkpoints()
             return self._inflate
+
+    def _zran_possible(self) -> bool:
+        """A GZIP file whose stream is undamaged, with the cache on and indexed_gzip importable."""
+        return (self.compression is Compression.GZIP and self.use_cache and zran_available()
+                and self._stream_clean)
+
+    def _zran_saver(self):
+        """``on_done`` for a zran build: cache it if the file is still the one indexed."""
+        path, size, mtime_ns, end = self.path, self.file_size, self.mtime_ns, self._stream_end
+
+        def save(blob: bytes, out: int) -> None:
+            try:
+                st = os.stat(path)
+            except OSError:
+                return
+            if out == end and (st.st_size, st.st_mtime_ns) == (size, mtime_ns):
+                index_cache.save_zran(path, size, mtime_ns, blob, end)
+
+        return save
+
+    def wait_for_cache(self) -> None:
+        """Block until background cache work (a GZIP file's zran index) has finished."""
+        job = self._zran_job
+        if job is not None:
+            job.result()
+
+    def _cached_zran(self) -> ZranReader | None:
+        """After a cache load of an undamaged GZIP file: random reads through a zran index.
+
+        From the cache if it holds one; else built now (one C-speed pass, the
+        cost of rebuilding the zlib checkpoints) and cached for the next open.
+        """
+        if not self._zran_possible():
+            return None
+        self.wait_for_cache()
+        blob = index_cache.load_zran(self.path, self.file_size, self.mtime_ns, self._stream_end)
+        if blob is None:
+            built = ZranBuilder(self.path, self._zran_saver()).result()
+            if built is None or built[1] != self._stream_end:
+                return None
+            blob = built[0]
+        try:
+            return ZranReader(self.path, blob, self._stream_end)
+        except Exception:  # noqa: BLE001 - an unreadable index: use the zlib checkpoints
+            return None
 
     def _rebuild_checkpoints(self) -> InflateReader:
         """After a cache load: one decompression pass to find checkpoints again."""
