@@ -42,33 +42,22 @@ def cache_path(path: str) -> str:
     return os.path.join(cache_dir(), key + ".tfri")
 
 
-def save(path: str, size: int, mtime_ns: int, compression: Compression, index: RecordIndex,
-         problems: list[Problem], verified: bool, stream_end: int) -> str | None:
-    header = {
-        "version": VERSION,
-        "path": os.path.realpath(path),
-        "size": size,
-        "mtime_ns": mtime_ns,
-        "compression": compression.value,
-        "count": len(index),
-        "verified": verified,
-        "stream_end": stream_end,
-        "problems": [
-            {"index": p.index, "offset": p.offset, "kind": p.kind.value, "detail": p.detail, "size": p.size,
-             "compressed_offset": p.compressed_offset, "expected": p.expected, "found": p.found}
-            for p in problems
-        ],
-    }
+def _identity(path: str, size: int, mtime_ns: int) -> dict:
+    """What ties a cache entry to one version of one file."""
+    return {"version": VERSION, "path": os.path.realpath(path), "size": size, "mtime_ns": mtime_ns}
+
+
+def _write_entry(target: str, magic: bytes, header: dict, payloads: list[bytes]) -> str | None:
+    """Magic, length-prefixed JSON header, payloads: written atomically; None if it cannot be."""
     blob = json.dumps(header).encode()
-    target = cache_path(path)
     try:
         os.makedirs(os.path.dirname(target), exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=os.path.dirname(target), suffix=".tmp")
         try:
             with os.fdopen(fd, "wb") as f:
-                f.write(MAGIC + _LEN.pack(len(blob)) + blob)
-                f.write(index.offsets().astype("<u8").tobytes())
-                f.write(index.statuses().tobytes())
+                f.write(magic + _LEN.pack(len(blob)) + blob)
+                for payload in payloads:
+                    f.write(payload)
             os.replace(tmp, target)
         except BaseException:
             os.unlink(tmp)
@@ -78,17 +67,35 @@ def save(path: str, size: int, mtime_ns: int, compression: Compression, index: R
     return target
 
 
+def _read_header(f, magic: bytes, expected: dict) -> dict | None:
+    """The entry's header if its magic and every ``expected`` field match, else None."""
+    if f.read(len(magic)) != magic:
+        return None
+    (n,) = _LEN.unpack(f.read(4))
+    header = json.loads(f.read(n))
+    if any(header.get(key) != value for key, value in expected.items()):
+        return None
+    return header
+
+
+def save(path: str, size: int, mtime_ns: int, compression: Compression, index: RecordIndex,
+         problems: list[Problem], verified: bool, stream_end: int) -> str | None:
+    header = dict(_identity(path, size, mtime_ns), compression=compression.value, count=len(index),
+                  verified=verified, stream_end=stream_end, problems=[
+                      {"index": p.index, "offset": p.offset, "kind": p.kind.value, "detail": p.detail,
+                       "size": p.size, "compressed_offset": p.compressed_offset, "expected": p.expected,
+                       "found": p.found}
+                      for p in problems])
+    return _write_entry(cache_path(path), MAGIC, header,
+                        [index.offsets().astype("<u8").tobytes(), index.statuses().tobytes()])
+
+
 def load(path: str, size: int, mtime_ns: int, compression: Compression):
     """(index, problems, verified, stream_end) from the cache, or None on a miss."""
     try:
         with open(cache_path(path), "rb") as f:
-            if f.read(8) != MAGIC:
-                return None
-            (n,) = _LEN.unpack(f.read(4))
-            header = json.loads(f.read(n))
-            if (header.get("version") != VERSION or header["path"] != os.path.realpath(path)
-                    or header["size"] != size or header["mtime_ns"] != mtime_ns
-                    or header["compression"] != compression.value):
+            header = _read_header(f, MAGIC, dict(_identity(path, size, mtime_ns), compression=compression.value))
+            if header is None:
                 return None
             count = header["count"]
             offsets = np.fromfile(f, dtype="<u8", count=count)
@@ -115,35 +122,16 @@ def save_zran(path: str, size: int, mtime_ns: int, blob: bytes | None, stream_en
     if blob is None:
         _unlink(target)
         return None
-    header = json.dumps({"version": VERSION, "path": os.path.realpath(path), "size": size,
-                         "mtime_ns": mtime_ns, "stream_end": stream_end, "length": len(blob)}).encode()
-    try:
-        os.makedirs(os.path.dirname(target), exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=os.path.dirname(target), suffix=".tmp")
-        try:
-            with os.fdopen(fd, "wb") as f:
-                f.write(ZRAN_MAGIC + _LEN.pack(len(header)) + header)
-                f.write(blob)
-            os.replace(tmp, target)
-        except BaseException:
-            os.unlink(tmp)
-            raise
-    except OSError:
-        return None
-    return target
+    header = dict(_identity(path, size, mtime_ns), stream_end=stream_end, length=len(blob))
+    return _write_entry(target, ZRAN_MAGIC, header, [blob])
 
 
 def load_zran(path: str, size: int, mtime_ns: int, stream_end: int) -> bytes | None:
     """The exported zran index for this very file (same size, mtime and stream length), or None."""
     try:
         with open(zran_path(path), "rb") as f:
-            if f.read(8) != ZRAN_MAGIC:
-                return None
-            (n,) = _LEN.unpack(f.read(4))
-            header = json.loads(f.read(n))
-            if (header.get("version") != VERSION or header["path"] != os.path.realpath(path)
-                    or header["size"] != size or header["mtime_ns"] != mtime_ns
-                    or header["stream_end"] != stream_end):
+            header = _read_header(f, ZRAN_MAGIC, dict(_identity(path, size, mtime_ns), stream_end=stream_end))
+            if header is None:
                 return None
             blob = f.read()
     except (OSError, ValueError, KeyError, struct.error):

@@ -174,7 +174,34 @@ class InflateScanner:
                 last_ckpt = self.out_pos
 
 
-class InflateReader:
+class _BlockReader:
+    """Reads of the uncompressed stream assembled from blocks a subclass decompresses.
+
+    Subclasses give ``_locate(pos) -> (block number, its start offset)`` and
+    ``_block(k) -> bytes`` (called with ``self._lock`` held, caching as they see fit).
+    """
+
+    total_out: int
+    _lock: threading.Lock
+
+    def read(self, pos: int, size: int) -> bytes:
+        """Up to ``size`` bytes at uncompressed offset ``pos`` (fewer at the end)."""
+        end = min(pos + size, self.total_out)
+        if pos >= end:
+            return b""
+        parts = []
+        with self._lock:
+            while pos < end:
+                k, start = self._locate(pos)
+                piece = self._block(k)[pos - start:end - start]
+                if not piece:
+                    break
+                parts.append(piece)
+                pos += len(piece)
+        return b"".join(parts)
+
+
+class InflateReader(_BlockReader):
     """Random access to the uncompressed stream through checkpoints."""
 
     def __init__(self, path: str, compression: Compression, checkpoints: list[Checkpoint], total_out: int):
@@ -193,23 +220,9 @@ class InflateReader:
                 self._f = None
             self._blocks.clear()
 
-    def read(self, pos: int, size: int) -> bytes:
-        """Up to ``size`` bytes at uncompressed offset ``pos`` (fewer at the end)."""
-        end = min(pos + size, self.total_out)
-        if pos >= end:
-            return b""
-        parts = []
-        with self._lock:
-            while pos < end:
-                k = bisect.bisect_right(self._starts(), pos) - 1
-                block = self._block(k)
-                start = self.checkpoints[k].out_pos
-                piece = block[pos - start:end - start]
-                if not piece:
-                    break
-                parts.append(piece)
-                pos += len(piece)
-        return b"".join(parts)
+    def _locate(self, pos: int) -> tuple[int, int]:
+        k = bisect.bisect_right(self._starts(), pos) - 1
+        return k, self.checkpoints[k].out_pos
 
     def _starts(self) -> list[int]:
         starts = getattr(self, "_starts_cache", None)
@@ -305,7 +318,7 @@ class ZranBuilder:
         return self.blob, self.end
 
 
-class ZranReader:
+class ZranReader(_BlockReader):
     """Random access to a GZIP stream through an imported zran index.
 
     Same interface as :class:`InflateReader`. No file handle is kept between
@@ -335,22 +348,9 @@ class ZranReader:
         with self._lock:
             self._blocks.clear()
 
-    def read(self, pos: int, size: int) -> bytes:
-        end = min(pos + size, self.total_out)
-        if pos >= end:
-            return b""
-        parts = []
-        with self._lock:
-            while pos < end:
-                k = pos // self.BLOCK
-                block = self._block(k)
-                start = k * self.BLOCK
-                piece = block[pos - start:end - start]
-                if not piece:
-                    break
-                parts.append(piece)
-                pos += len(piece)
-        return b"".join(parts)
+    def _locate(self, pos: int) -> tuple[int, int]:
+        k = pos // self.BLOCK
+        return k, k * self.BLOCK
 
     def _block(self, k: int) -> bytes:
         block = self._blocks.get(k)
