@@ -94,12 +94,12 @@ def _iter_shard_set(shards, every: int, intact_only: bool):
         for item in iter_records(f, None, every, intact_only):
             if isinstance(item, IndexProgress):
                 if not item.done:
-                    yield IndexProgress(done + item.records, done + item.records, total, len(shards.problems))
+                    yield IndexProgress(done + item.records, done + item.records, total, shards.problem_count())
             else:
                 yield (base + item[0],) + item[1:]
         done += len(f)
-        yield IndexProgress(done, done, total, len(shards.problems))
-    yield IndexProgress(total, total, total, len(shards.problems), True)
+        yield IndexProgress(done, done, total, shards.problem_count())
+    yield IndexProgress(total, total, total, shards.problem_count(), True)
 
 
 def record_pass(tfile, visit: Callable[[bytes], None], indices: Sequence[int] | None = None,

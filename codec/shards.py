@@ -176,17 +176,17 @@ class ShardSet:
                 with f._pinned():
                     for p in f.index_iter(verify=verify):
                         yield IndexProgress(len(self) + p.records, done_bytes + p.position, self.file_size,
-                                            self._problem_count() + p.problems)
+                                            self.problem_count() + p.problems)
                 self.shards[k].count = len(f)
             else:
                 self.shards[k].count = 0
             with self._lock:
                 self._starts.append(self._starts[-1] + self.shards[k].count)
             done_bytes += self.shards[k].size
-            yield IndexProgress(len(self), done_bytes, self.file_size, self._problem_count())
+            yield IndexProgress(len(self), done_bytes, self.file_size, self.problem_count())
         self.indexed = True
         self.verified = verify or self.verified
-        yield IndexProgress(len(self), self.file_size, self.file_size, self._problem_count(), True)
+        yield IndexProgress(len(self), self.file_size, self.file_size, self.problem_count(), True)
 
     def build_index(self, *, verify: bool = False) -> "ShardSet":
         for _ in self.index_iter(verify=verify):
@@ -204,10 +204,10 @@ class ShardSet:
                 with f._pinned():
                     for p in f.verify_iter():
                         yield IndexProgress(self._starts[k] + p.records, base + p.position, self.file_size,
-                                            self._problem_count())
+                                            self.problem_count())
             base += shard.size
         self.verified = True
-        yield IndexProgress(len(self), self.file_size, self.file_size, self._problem_count(), True)
+        yield IndexProgress(len(self), self.file_size, self.file_size, self.problem_count(), True)
 
     def verify(self) -> list[Problem]:
         for _ in self.verify_iter():
@@ -215,7 +215,8 @@ class ShardSet:
         return self.problems
 
     # -- what the passes and views read -----------------------------------------
-    def _problem_count(self) -> int:
+    def problem_count(self) -> int:
+        """How many problems the shards have (without building the list)."""
         return sum(len(s.file.problems) for s in self.shards if s.file is not None)
 
     @property
