@@ -13,6 +13,7 @@ import os
 import re
 import threading
 from collections import OrderedDict
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from typing import Iterator, Sequence
 
@@ -56,16 +57,16 @@ class _SetIndex:
         return len(self._owner)
 
     def status(self, i: int) -> RecordStatus:
-        f, j = self._owner.locate(i)
-        return f.index.status(j)
+        index, j = self._owner.locate_index(i)
+        return index.status(j)
 
     def set_status(self, i: int, status: RecordStatus) -> None:
-        f, j = self._owner.locate(i)
-        f.index.set_status(j, status)
+        index, j = self._owner.locate_index(i)
+        index.set_status(j, status)
 
     def offset(self, i: int) -> int:
-        f, j = self._owner.locate(i)
-        return f.index.offset(j)
+        index, j = self._owner.locate_index(i)
+        return index.offset(j)
 
 
 class ShardSet:
@@ -129,6 +130,8 @@ class ShardSet:
         with self._lock:
             if shard.error is not None:
                 return None
+            if k not in self._open:
+                self._make_room(self.max_open - 1)  # before opening, so the count never passes max_open
             if shard.file is None:
                 try:
                     shard.file = TFRecordFile(shard.path, check_crc=self.check_crc, use_cache=self.use_cache)
@@ -139,25 +142,40 @@ class ShardSet:
                 shard.file._acquire()
             self._open[k] = shard.file
             self._open.move_to_end(k)
-            while len(self._open) > self.max_open:
-                old, f = next(iter(self._open.items()))
-                del self._open[old]
-                f.release()
             return shard.file
+
+    def _make_room(self, keep: int) -> None:
+        """Release least recently used files until at most ``keep`` are open; a file a
+        pass is still using refuses and stays counted, so the next one goes instead."""
+        for old, f in list(self._open.items()):
+            if len(self._open) <= keep:
+                break
+            if f.release():
+                del self._open[old]
 
     @property
     def open_files(self) -> int:
         return sum(1 for s in self.shards if s.file is not None and s.file.is_open)
 
-    def locate(self, i: int) -> tuple[TFRecordFile, int]:
-        """(shard file, record number inside it) of record ``i`` of the set."""
+    def _split(self, i: int) -> tuple[int, int]:
+        """(shard, record number inside it) of record ``i`` of the set."""
         n = len(self)
         if i < 0:
             i += n
         if not 0 <= i < n:
             raise IndexError(f"record {i} out of range: {self.path} has {n} records indexed")
         k = bisect.bisect_right(self._starts, i) - 1
-        return self.shard_file(k), i - self._starts[k]
+        return k, i - self._starts[k]
+
+    def locate(self, i: int) -> tuple[TFRecordFile, int]:
+        """(shard file, record number inside it) of record ``i`` of the set, the shard opened."""
+        k, j = self._split(i)
+        return self.shard_file(k), j
+
+    def locate_index(self, i: int):
+        """(shard's record index, record number inside it) of record ``i``: no file opened."""
+        k, j = self._split(i)
+        return self.shards[k].file.index, j
 
     def record_start(self, k: int) -> int:
         """The set's record number of shard ``k``'s first record (shard must be indexed)."""
@@ -171,15 +189,12 @@ class ShardSet:
         """Index the shards in order; records of each appear as it completes."""
         done_bytes = sum(s.size for s in self.shards[: self.indexed_shards])
         for k in range(self.indexed_shards, len(self.shards)):
-            f = self._file(k)
-            if f is not None:
-                with f._pinned():
+            with self._using(k) as f:
+                if f is not None:
                     for p in f.index_iter(verify=verify):
                         yield IndexProgress(len(self) + p.records, done_bytes + p.position, self.file_size,
                                             self.problem_count() + p.problems)
-                self.shards[k].count = len(f)
-            else:
-                self.shards[k].count = 0
+                self.shards[k].count = len(f) if f is not None else 0
             with self._lock:
                 self._starts.append(self._starts[-1] + self.shards[k].count)
             done_bytes += self.shards[k].size
@@ -199,9 +214,8 @@ class ShardSet:
             return
         base = 0
         for k, shard in enumerate(self.shards):
-            f = self._file(k)
-            if f is not None:
-                with f._pinned():
+            with self._using(k) as f:
+                if f is not None:
                     for p in f.verify_iter():
                         yield IndexProgress(self._starts[k] + p.records, base + p.position, self.file_size,
                                             self.problem_count())
@@ -237,22 +251,47 @@ class ShardSet:
                 out.append(replace(p, index=index, path=s.path))
         return out
 
+    @contextmanager
+    def _using(self, k: int) -> Iterator[TFRecordFile | None]:
+        """Shard ``k``'s file (None if unusable), pinned open until the block ends, so
+        another thread opening shards cannot release it half-way (it would reopen
+        outside the count of open files)."""
+        with self._lock:
+            f = self._file(k)
+            pin = f._pinned() if f is not None else None
+            if pin is not None:
+                pin.__enter__()
+        try:
+            yield f
+        finally:
+            if pin is not None:
+                pin.__exit__(None, None, None)
+
+    @contextmanager
+    def _located(self, i: int) -> Iterator[tuple[TFRecordFile, int]]:
+        """:meth:`locate` with the shard pinned open while the block runs."""
+        k, j = self._split(i)
+        with self._using(k) as f:
+            if f is None:
+                raise FileAccessError(self.shards[k].error or f"cannot open {self.shards[k].path}")
+            yield f, j
+
     def read(self, i: int) -> RecordData:
-        f, j = self.locate(i)
-        rec = f.read(j)
+        with self._located(i) as (f, j):
+            rec = f.read(j)
         return RecordData(RecordInfo(i, rec.info.offset, rec.info.length, rec.info.status), rec.data,
                           rec.stored_crc, rec.computed_crc)
 
     def record_info(self, i: int) -> RecordInfo:
-        f, j = self.locate(i)
-        info = f.record_info(j)
+        with self._located(i) as (f, j):
+            info = f.record_info(j)
         return RecordInfo(i, info.offset, info.length, info.status)
 
     def __getitem__(self, key):
         if isinstance(key, slice):
             return [self[i] for i in range(*key.indices(len(self)))]
-        f, j = self.locate(key)
-        return f[j]
+        with self._located(key) as (f, j):
+            return f[j]
 
     def __iter__(self) -> Iterator[bytes]:
         for i in range(len(self)):
@@ -260,11 +299,11 @@ class ShardSet:
 
     def intact(self) -> Iterator[tuple[int, bytes]]:
         for k in range(self.indexed_shards):
-            f = self._file(k)
-            if f is None:
-                continue
-            for j, data in f.intact():
-                yield self._starts[k] + j, data
+            with self._using(k) as f:
+                if f is None:
+                    continue
+                for j, data in f.intact():
+                    yield self._starts[k] + j, data
 
     def close(self) -> None:
         with self._lock:

@@ -58,6 +58,43 @@ def test_at_most_max_open_files_are_held(tmp_path):
             assert s.open_files <= 4
 
 
+
+def test_reads_from_another_thread_while_indexing_stay_within_max_open(tmp_path):
+    # The GUI reads rows while a worker indexes: a shard in use by a read must
+    # never be released under it (it would reopen uncounted), and the count of
+    # open files must never pass max_open.
+    import random
+    import threading
+    paths = []
+    for k in range(60):
+        path = tmp_path / f"part-{k:05d}-of-00060.tfrecord"
+        write_records(path, [b"%d-%d" % (k, i) for i in range(5)], "gzip" if k % 4 == 0 else "none")
+        paths.append(os.fspath(path))
+    s = ShardSet(paths, max_open=3)
+    peak, wrong, stop = [0], [], threading.Event()
+
+    def reader():
+        rng = random.Random(7)
+        while not stop.is_set():
+            n = len(s)
+            if n:
+                i = rng.randrange(n)
+                if s[i] != b"%d-%d" % divmod(i, 5):
+                    wrong.append(i)
+            peak[0] = max(peak[0], s.open_files)
+
+    t = threading.Thread(target=reader)
+    t.start()
+    try:
+        for _ in s.index_iter():
+            peak[0] = max(peak[0], s.open_files)
+    finally:
+        stop.set()
+        t.join()
+    assert len(s) == 300 and not wrong
+    assert 1 <= peak[0] <= 3 and s.open_files <= 3
+    s.close()
+
 def test_verify_stats_filter_and_export_across_the_set(tmp_path):
     folder = tmp_path / "data"
     folder.mkdir()
