@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Callable
 from PySide6.QtCore import QObject, Qt
 from PySide6.QtGui import QAction, QKeySequence, QUndoGroup
 from PySide6.QtWidgets import QLabel, QMenu
+from shiboken6 import isValid as shiboken_valid
 
 from app import edit_dialogs
 from app.export_dialog import ExportDialog
@@ -171,6 +172,8 @@ class EditActions(QObject):
 
     def _update_marks(self) -> None:
         """The title bar's [*], and a * on each modified tab."""
+        if not shiboken_valid(self.window.tabs):
+            return  # the window is being destroyed: its undo stacks leave the group one by one
         for i in range(self.window.tabs.count()):
             tab = self.window.tabs.widget(i)
             modified = tab.editing.modified

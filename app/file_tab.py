@@ -28,7 +28,7 @@ from app.record_detail import RecordDetail
 from app.record_table_model import BASE_COLUMNS, Column, RecordTableModel
 from app.settings import Settings, columns_signature
 from app.tab_editing import TabEditing
-from app.worker import GeneratorWorker
+from app.worker import PAINT_GATE, GeneratorWorker
 
 # Files up to this size get every data CRC checked right after indexing, so
 # damaged records are marked without asking; larger files on request.
@@ -120,6 +120,10 @@ class RecordTableView(QTableView):
             column = max(0, self.currentIndex().column())
             return model.index(row, column)
         return super().moveCursor(action, modifiers)
+
+    def paintEvent(self, event) -> None:
+        with PAINT_GATE.painting():
+            super().paintEvent(event)
 
     def keyPressEvent(self, event) -> None:
         if event.matches(QKeySequence.StandardKey.Copy):

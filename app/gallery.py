@@ -33,6 +33,7 @@ from app.image_preview import CANVAS_BG, ERROR_BG, ERROR_FG, paint_boxes
 from app.labels import STATUS_TEXT
 from app.record_table_model import RECORD_ROLE, STATUS_ROLE
 from app.thumbnail_loader import SAMPLE_RECORDS, ThumbnailLoader, ThumbRequest, ThumbResult, sample_keys
+from app.worker import PAINT_GATE
 
 TILE_ROLE = Qt.ItemDataRole.UserRole + 40  # a Tile: what the delegate paints
 
@@ -559,6 +560,10 @@ class GalleryView(QListView):
         self.setDragEnabled(False)
         self.setWordWrap(False)
 
+
+    def paintEvent(self, event) -> None:
+        with PAINT_GATE.painting():  # each tile is painted in Python: keep workers off the GIL meanwhile
+            super().paintEvent(event)
     def setModel(self, model) -> None:  # type: ignore[override]
         super().setModel(model)
         if isinstance(model, GalleryModel):

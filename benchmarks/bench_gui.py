@@ -70,7 +70,7 @@ def main() -> None:
     def tick() -> None:
         now = clock.elapsed()
         gaps.append(now - last[0])
-        if os.environ.get("BENCH_VERBOSE") and now - last[0] > 50:
+        if os.environ.get("BENCH_VERBOSE") and now - last[0] > 30:
             print(f"    gap {now - last[0]} ms at {now} ms, rows {tab.model.rowCount():,}", flush=True)
         last[0] = now
 

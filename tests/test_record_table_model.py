@@ -283,3 +283,58 @@ def test_worker_cancel_stops_at_the_next_yield(qtbot):
     worker.wait()
     assert worker.cancelled
     assert len(steps) < 1000
+
+
+def test_worker_pauses_while_a_view_paints(qtbot, monkeypatch):
+    # A repaint makes hundreds of calls into Python; the worker must not
+    # compete for the GIL meanwhile, so it stops at its next yield until the
+    # paint ends (PAINT_WAIT_MAX raised so a slow machine cannot time it out).
+    import app.worker as worker_module
+
+    monkeypatch.setattr(worker_module, "PAINT_WAIT_MAX", 30.0)
+    steps: list[int] = []
+
+    def count():
+        for i in range(500):
+            steps.append(i)
+            yield i
+
+    worker = GeneratorWorker(count)
+    with worker_module.PAINT_GATE.painting():
+        worker.start()
+        qtbot.waitUntil(lambda: len(steps) >= 1, timeout=5000)
+        assert not worker.wait(300)  # still running: it is held at the gate
+        assert len(steps) == 1
+    with qtbot.waitSignal(worker.finished, timeout=5000) as blocker:
+        pass
+    assert blocker.args[0] == 499 and len(steps) == 500
+    worker.wait()
+
+
+def test_table_paint_closes_the_gate(qtbot, tmp_path, monkeypatch):
+    import app.worker as worker_module
+    from app.file_tab import RecordTableView
+
+    seen: list[int] = []
+    original = RecordTableModel._value
+
+    def spy(self, i, col, role):
+        seen.append(worker_module.PAINT_GATE._busy)
+        return original(self, i, col, role)
+
+    monkeypatch.setattr(RecordTableModel, "_value", spy)
+    f = TFRecordFile(many_records(tmp_path / "few.tfrecord", 50))
+    f.build_index()
+    model = RecordTableModel(f)
+    model.sync()
+    view = RecordTableView()
+    view.setModel(model)
+    qtbot.addWidget(view)
+    view.resize(400, 300)
+    view.show()
+    qtbot.waitExposed(view)
+    seen.clear()
+    view.grab()  # renders the view: every visible cell is painted
+    assert seen and all(busy == 1 for busy in seen)
+    assert worker_module.PAINT_GATE._busy == 0
+    f.close()
