@@ -5,7 +5,7 @@ an 8-byte magic, a length-prefixed JSON header, then the offsets (uint64 LE)
 and statuses (uint8). A changed size or mtime, or any unreadable entry, is a
 miss; the cache is an optimisation and never an error.
 
-Beside it, for a GZIP file whose stream was undamaged, a ``.gzi`` file holds
+Beside it, for a GZIP or ZLIB file whose stream was undamaged, a ``.gzi`` file holds
 its zran index (``indexed_gzip``'s export, keyed the same way) so a cached
 open reads at random without decompressing the whole file first.
 """
@@ -117,7 +117,7 @@ def zran_path(path: str) -> str:
 
 
 def save_zran(path: str, size: int, mtime_ns: int, blob: bytes | None, stream_end: int) -> str | None:
-    """Store a GZIP file's exported zran index; ``blob=None`` removes a stale one."""
+    """Store a GZIP or ZLIB file's exported zran index; ``blob=None`` removes a stale one."""
     target = zran_path(path)
     if blob is None:
         _unlink(target)

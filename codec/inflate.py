@@ -10,6 +10,7 @@ from __future__ import annotations
 import bisect
 import io
 import queue
+import struct
 import threading
 import zlib
 from collections import OrderedDict
@@ -272,17 +273,132 @@ def zran_available() -> bool:
     return _IndexedGzipFile is not None
 
 
+ZLIB_FDICT = 0x20
+_GZIP_HEADER = GZIP_MAGIC + b"\x08\x00" + b"\x00" * 4 + b"\x00\xff"  # deflate, no flags, no mtime, OS unknown
+
+
+class ZlibAsGzip(io.RawIOBase):
+    """A ZLIB file seen as a one-member GZIP file, read-only and seekable.
+
+    indexed_gzip refuses ZLIB streams, but both formats wrap the same raw
+    deflate data: this presents a synthetic 10-byte GZIP header, the ZLIB
+    file's bytes after its 2-byte header and before its 4-byte Adler-32, then
+    an 8-byte trailer (CRC 0, so zran must skip CRC checks; the size modulo
+    2**32). The file is opened on the first read and closed by
+    :meth:`release` (the next read reopens it).
+    """
+
+    def __init__(self, path: str, total_out: int):
+        self.path = path
+        self._f: BinaryIO | None = None
+        with open(path, "rb") as f:
+            head = f.read(2)
+            size = f.seek(0, io.SEEK_END)
+        if not looks_like_zlib(head) or size < 6:
+            raise ValueError(f"{path}: not a ZLIB stream")
+        if head[1] & ZLIB_FDICT:
+            raise ValueError(f"{path}: the ZLIB stream needs a preset dictionary")
+        self._body_end = len(_GZIP_HEADER) + size - 6  # where the deflate data ends in the GZIP view
+        self._trailer = struct.pack("<II", 0, total_out & 0xFFFFFFFF)
+        self._size = self._body_end + len(self._trailer)
+        self._pos = 0
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return True
+
+    def tell(self) -> int:
+        return self._pos
+
+    def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
+        base = {io.SEEK_SET: 0, io.SEEK_CUR: self._pos, io.SEEK_END: self._size}[whence]
+        if base + offset < 0:
+            raise ValueError(f"negative seek position {base + offset}")
+        self._pos = base + offset
+        return self._pos
+
+    def release(self) -> None:
+        """Close the file handle (reads reopen it)."""
+        if self._f is not None:
+            self._f.close()
+            self._f = None
+
+    def close(self) -> None:
+        self.release()
+        super().close()
+
+    def _file(self, pos: int) -> BinaryIO:
+        """The ZLIB file, positioned at GZIP-view offset ``pos`` (inside the deflate data)."""
+        if self._f is None:
+            self._f = open(self.path, "rb")
+        self._f.seek(pos - len(_GZIP_HEADER) + 2)
+        return self._f
+
+    def read(self, size: int = -1) -> bytes:
+        pos = self._pos
+        n = self._size - pos if size is None or size < 0 else min(size, self._size - pos)
+        if n <= 0:
+            return b""
+        if len(_GZIP_HEADER) <= pos and pos + n <= self._body_end:  # the usual case: one read, no copy
+            data = self._file(pos).read(n)
+            self._pos = pos + len(data)
+            return data
+        buf = bytearray(n)  # a read crossing the synthetic header or trailer
+        return bytes(memoryview(buf)[:self.readinto(buf)])
+
+    def readinto(self, buffer) -> int:
+        out = memoryview(buffer).cast("B")
+        pos = self._pos
+        n = max(0, min(len(out), self._size - pos))
+        done = 0
+        while done < n:
+            p = pos + done
+            if p < len(_GZIP_HEADER):
+                k = min(n - done, len(_GZIP_HEADER) - p)
+                out[done:done + k] = _GZIP_HEADER[p:p + k]
+            elif p < self._body_end:
+                k = self._file(p).readinto(out[done:min(n, done + self._body_end - p)])
+                if not k:
+                    break  # the file shrank under us
+            else:
+                k = n - done
+                out[done:n] = self._trailer[p - self._body_end:p - self._body_end + k]
+            done += k
+        self._pos = pos + done
+        return done
+
+
+def _zran_file(path: str, compression: Compression, total_out: int, auto_build: bool):
+    """(an indexed_gzip file over ``path``, the :class:`ZlibAsGzip` view it reads or None).
+
+    GZIP CRCs are checked while building and skipped when reading through an
+    imported index; the ZLIB view has no CRC to check.
+    """
+    if compression is Compression.ZLIB:
+        view = ZlibAsGzip(path, total_out)
+        return _IndexedGzipFile(fileobj=view, spacing=ZRAN_SPACING, auto_build=auto_build,
+                                skip_crc_check=True), view
+    return _IndexedGzipFile(filename=path, spacing=ZRAN_SPACING, drop_handles=True, auto_build=auto_build,
+                            skip_crc_check=not auto_build), None
+
+
 class ZranBuilder:
-    """A zran index of a GZIP file, built on a thread.
+    """A zran index of a GZIP or ZLIB file, built on a thread.
 
     zran (the ``indexed_gzip`` package) inflates in C with the GIL released.
     Unlike the zlib checkpoints its index can be exported, so it goes into the
     index cache and a cached open reads at random without decompressing the
-    whole file. ``on_done(blob, end)`` runs on the thread after a successful build.
+    whole file. ``total_out`` (the uncompressed size) is needed for ZLIB only.
+    ``on_done(blob, end)`` runs on the thread after a successful build.
     """
 
-    def __init__(self, path: str, on_done=None):
+    def __init__(self, path: str, compression: Compression = Compression.GZIP, total_out: int = 0,
+                 on_done=None):
         self.path = path
+        self.compression = compression
+        self.total_out = total_out
         self._on_done = on_done
         self.blob: bytes | None = None
         self.end = 0
@@ -292,7 +408,7 @@ class ZranBuilder:
 
     def _run(self) -> None:
         try:
-            z = _IndexedGzipFile(filename=self.path, spacing=ZRAN_SPACING, drop_handles=True)
+            z, view = _zran_file(self.path, self.compression, self.total_out, auto_build=True)
             try:
                 pos = 0
                 while True:  # seek (GIL released) builds the index as it goes
@@ -305,6 +421,8 @@ class ZranBuilder:
                 self.blob = buf.getvalue()
             finally:
                 z.close()
+                if view is not None:
+                    view.close()
             if self._on_done is not None:
                 self._on_done(self.blob, self.end)
         except BaseException as exc:  # noqa: BLE001 - damage, I/O, zran: no zran index, that is all
@@ -319,34 +437,38 @@ class ZranBuilder:
 
 
 class ZranReader(_BlockReader):
-    """Random access to a GZIP stream through an imported zran index.
+    """Random access to a GZIP or ZLIB stream through an imported zran index.
 
-    Same interface as :class:`InflateReader`. No file handle is kept between
-    reads (zran opens and closes the file around each call), so ``close`` only
-    drops the cached blocks. Errors are raised to the caller, which falls back
-    to the zlib checkpoints.
+    Same interface as :class:`InflateReader`. ``close`` drops the cached
+    blocks and any file handle (GZIP: zran opens the file around each call;
+    ZLIB: the :class:`ZlibAsGzip` view reopens it on the next read). Errors
+    are raised to the caller, which falls back to the zlib checkpoints.
     """
 
     BLOCK = 1 << 18
 
-    def __init__(self, path: str, blob: bytes, total_out: int):
+    def __init__(self, path: str, blob: bytes, total_out: int, compression: Compression = Compression.GZIP):
         self.path = path
         self.total_out = total_out
         self.checkpoints: list[Checkpoint] = []  # the zlib ones; none here
         self._lock = threading.Lock()
         self._blocks: OrderedDict[int, bytes] = OrderedDict()
-        z = _IndexedGzipFile(filename=path, spacing=ZRAN_SPACING, drop_handles=True, auto_build=False,
-                             skip_crc_check=True)
+        z, view = _zran_file(path, compression, total_out, auto_build=False)
         try:
             z.import_index(fileobj=io.BytesIO(blob))
         except BaseException:
             z.close()
+            if view is not None:
+                view.close()
             raise
         self._z = z
+        self._view = view
 
     def close(self) -> None:
         with self._lock:
             self._blocks.clear()
+            if self._view is not None:
+                self._view.release()
 
     def _locate(self, pos: int) -> tuple[int, int]:
         k = pos // self.BLOCK

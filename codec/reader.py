@@ -126,8 +126,8 @@ class TFRecordFile:
         self._pins = 0  # passes running over the mmap: no release meanwhile
         self._closed = False
         self._inflate: InflateReader | ZranReader | None = None
-        self._zran_job: ZranBuilder | None = None  # the GZIP zran index being built for the cache
-        self._stream_clean = False  # the compressed stream had no damage (GZIP: a zran index is possible)
+        self._zran_job: ZranBuilder | None = None  # the zran index being built for the cache
+        self._stream_clean = False  # the compressed stream had no damage (a zran index is possible)
         self._stream_end = 0  # uncompressed bytes available (compressed files)
         self._acquire()
 
@@ -242,11 +242,11 @@ class TFRecordFile:
         self.verified = verify
         if self.use_cache:
             self._save_cache()
-            if self.compression is Compression.GZIP:
+            if self.compression is not Compression.NONE:
                 index_cache.save_zran(self.path, self.file_size, self.mtime_ns, None, 0)  # drop a stale one
                 if self._zran_possible():
                     # After the pass, not during it: on two cores a concurrent build slowed the pass ~50%.
-                    self._zran_job = ZranBuilder(self.path, self._zran_saver())
+                    self._zran_job = self._zran_builder()
 
     def _scan_stream(self, verify: bool) -> Iterator[IndexProgress]:
         f = _open_file(self.path)
@@ -389,9 +389,12 @@ class TFRecordFile:
             return self._inflate
 
     def _zran_possible(self) -> bool:
-        """A GZIP file whose stream is undamaged, with the cache on and indexed_gzip importable."""
-        return (self.compression is Compression.GZIP and self.use_cache and zran_available()
+        """A GZIP or ZLIB file whose stream is undamaged, with the cache on and indexed_gzip importable."""
+        return (self.compression is not Compression.NONE and self.use_cache and zran_available()
                 and self._stream_clean)
+
+    def _zran_builder(self) -> ZranBuilder:
+        return ZranBuilder(self.path, self.compression, self._stream_end, self._zran_saver())
 
     def _zran_saver(self):
         """``on_done`` for a zran build: cache it if the file is still the one indexed."""
@@ -408,13 +411,13 @@ class TFRecordFile:
         return save
 
     def wait_for_cache(self) -> None:
-        """Block until background cache work (a GZIP file's zran index) has finished."""
+        """Block until background cache work (a GZIP or ZLIB file's zran index) has finished."""
         job = self._zran_job
         if job is not None:
             job.result()
 
     def _cached_zran(self) -> ZranReader | None:
-        """After a cache load of an undamaged GZIP file: random reads through a zran index.
+        """After a cache load of an undamaged GZIP or ZLIB file: random reads through a zran index.
 
         From the cache if it holds one; else built now (one C-speed pass, the
         cost of rebuilding the zlib checkpoints) and cached for the next open.
@@ -424,12 +427,12 @@ class TFRecordFile:
         self.wait_for_cache()
         blob = index_cache.load_zran(self.path, self.file_size, self.mtime_ns, self._stream_end)
         if blob is None:
-            built = ZranBuilder(self.path, self._zran_saver()).result()
+            built = self._zran_builder().result()
             if built is None or built[1] != self._stream_end:
                 return None
             blob = built[0]
         try:
-            return ZranReader(self.path, blob, self._stream_end)
+            return ZranReader(self.path, blob, self._stream_end, self.compression)
         except Exception:  # noqa: BLE001 - an unreadable index: use the zlib checkpoints
             return None
 

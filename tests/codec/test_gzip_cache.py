@@ -2,8 +2,9 @@
 
 An undamaged GZIP file's index pass also stores a zran index (``indexed_gzip``)
 in the cache; a later open reads any record from it without decompressing the
-whole file again. ZLIB, damaged streams and a missing or failing
-``indexed_gzip`` fall back to rebuilding the zlib checkpoints.
+whole file again (ZLIB files too: see test_zlib_zran.py). Damaged streams
+and a missing or failing ``indexed_gzip`` fall back to rebuilding the zlib
+checkpoints.
 """
 from __future__ import annotations
 
@@ -96,21 +97,6 @@ def test_cached_gzip_of_several_members(tmp_path, monkeypatch):
         f.build_index()
         for i in random.Random(2).sample(range(len(recs)), len(recs)):
             assert f[i] == recs[i]
-
-
-def test_zlib_uses_the_checkpoint_fallback(tmp_path, monkeypatch):
-    recs = _records(5000, seed=4)
-    path = tmp_path / "a.zlib.tfrecord"
-    write_records(path, recs, "zlib")
-    assert _index(path) == recs
-    assert not os.path.exists(index_cache.zran_path(os.fspath(path)))
-    calls = _count_rebuilds(monkeypatch)
-    with TFRecordFile(path) as f:
-        f.build_index()
-        for i in random.Random(5).sample(range(len(recs)), len(recs)):
-            assert f[i] == recs[i]
-        assert not isinstance(f._inflate, ZranReader)
-    assert calls[0] == 1
 
 
 def test_truncated_gzip_uses_the_checkpoint_fallback(tmp_path, monkeypatch):

@@ -1,0 +1,169 @@
+"""ZLIB random access after a cached open, through a zran index.
+
+indexed_gzip reads GZIP only; :class:`ZlibAsGzip` shows it a ZLIB file as a
+GZIP one (same deflate data, synthetic header and trailer), so an undamaged
+ZLIB file gets a cached zran index like a GZIP file. Damaged streams still fall
+back to the zlib checkpoints and read what survived.
+"""
+from __future__ import annotations
+
+import os
+import random
+import struct
+import zlib
+
+import pytest
+
+from codec import TFRecordFile, index_cache, inflate, write_records
+from codec.inflate import ZlibAsGzip, ZranReader
+
+needs_zran = pytest.mark.skipif(not inflate.zran_available(), reason="indexed_gzip is not installed")
+
+
+def _records(n: int, seed: int, scale: int = 1) -> list[bytes]:
+    """Records that compress about 2:1, so the file is multi-MB compressed too."""
+    rng = random.Random(seed)
+    words = [b"alpha", b"beta", b"gamma", b"delta"]
+    return [rng.randbytes(rng.randrange(20, 120) * scale)
+            + b" ".join(rng.choice(words) for _ in range(rng.randrange(5, 40) * scale))
+            + i.to_bytes(4, "little") for i in range(n)]
+
+
+@pytest.fixture(scope="module")
+def big_records() -> list[bytes]:
+    return _records(3000, seed=21, scale=12)  # ~7 MB uncompressed, ~3.5 MB compressed
+
+
+def _index(path) -> list[bytes]:
+    with TFRecordFile(path) as f:
+        f.build_index()
+        f.wait_for_cache()  # the zran index is built after the pass, on a thread
+        return list(f)
+
+
+def _count_rebuilds(monkeypatch) -> list[int]:
+    calls = [0]
+    real = TFRecordFile._rebuild_checkpoints
+
+    def counting(self):
+        calls[0] += 1
+        return real(self)
+
+    monkeypatch.setattr(TFRecordFile, "_rebuild_checkpoints", counting)
+    return calls
+
+
+@needs_zran
+def test_cached_zlib_reads_every_record_in_random_order_through_zran(tmp_path, big_records, monkeypatch):
+    path = tmp_path / "big.zlib.tfrecord"
+    write_records(path, big_records, "zlib")
+    assert os.path.getsize(path) > 2 * 2**20  # multi-MB compressed
+    sequential = _index(path)
+    assert sequential == big_records
+    assert os.path.exists(index_cache.zran_path(os.fspath(path)))
+
+    calls = _count_rebuilds(monkeypatch)
+    order = list(range(len(big_records)))
+    random.Random(7).shuffle(order)
+    with TFRecordFile(path) as f:
+        assert f._load_cache()
+        assert f[-1] == sequential[-1]
+        assert isinstance(f._inflate, ZranReader)
+        for i in order:
+            assert f[i] == sequential[i]
+        assert f.release()
+        assert f._inflate._view._f is None  # release() closed the ZLIB view's handle too
+        assert f[order[0]] == sequential[order[0]]
+    assert calls[0] == 0  # no full decompression pass
+
+
+@needs_zran
+def test_a_zlib_cache_entry_without_a_zran_index_gets_one_on_the_first_random_read(tmp_path, monkeypatch):
+    recs = _records(3000, seed=22)
+    path = tmp_path / "a.zlib.tfrecord"
+    write_records(path, recs, "zlib")
+    _index(path)
+    os.unlink(index_cache.zran_path(os.fspath(path)))
+    calls = _count_rebuilds(monkeypatch)
+    with TFRecordFile(path) as f:
+        assert f._load_cache()
+        assert f[1500] == recs[1500]
+        assert isinstance(f._inflate, ZranReader)
+    assert calls[0] == 0
+    assert os.path.exists(index_cache.zran_path(os.fspath(path)))
+
+
+@pytest.mark.parametrize("damage", ["truncated", "flipped"])
+def test_a_damaged_zlib_file_falls_back_to_checkpoints_and_reads_what_survived(tmp_path, big_records, damage,
+                                                                                monkeypatch):
+    whole = tmp_path / "whole.zlib"
+    write_records(whole, big_records, "zlib")
+    raw = bytearray(whole.read_bytes())
+    if damage == "truncated":
+        raw = raw[: len(raw) * 2 // 3]
+    else:
+        raw[len(raw) // 2] ^= 0x55
+    path = tmp_path / f"{damage}.zlib.tfrecord"
+    path.write_bytes(bytes(raw))
+    with TFRecordFile(path) as f:
+        f.build_index()
+        f.wait_for_cache()
+        read = [f.read(i) for i in range(len(f))]
+        assert any(p.compressed_offset is not None for p in f.problems)
+    assert not os.path.exists(index_cache.zran_path(os.fspath(path)))
+    first = [r.data for r in read]
+    intact = [r.data for r in read if r.stored_crc is not None and r.stored_crc == r.computed_crc]
+    originals = iter(big_records)
+    assert len(intact) > 100 and all(r in originals for r in intact)  # in order, none invented
+
+    calls = _count_rebuilds(monkeypatch)
+    with TFRecordFile(path) as f:
+        assert f._load_cache()
+        for i in random.Random(8).sample(range(len(f)), len(f)):
+            assert f.read(i).data == first[i]
+        assert not isinstance(f._inflate, ZranReader)
+    assert calls[0] == 1
+
+
+def test_without_indexed_gzip_zlib_still_works(tmp_path, monkeypatch):
+    monkeypatch.setattr(inflate, "_IndexedGzipFile", None)
+    recs = _records(2000, seed=23)
+    path = tmp_path / "a.zlib.tfrecord"
+    write_records(path, recs, "zlib")
+    assert _index(path) == recs
+    assert not os.path.exists(index_cache.zran_path(os.fspath(path)))
+    with TFRecordFile(path) as f:
+        f.build_index()
+        assert f[-1] == recs[-1]
+        assert not isinstance(f._inflate, ZranReader)
+
+
+def test_the_gzip_view_of_a_zlib_file_is_byte_exact(tmp_path):
+    data = random.Random(4).randbytes(50_000) + b"abc" * 40_000
+    path = tmp_path / "a.zz"
+    path.write_bytes(zlib.compress(data))
+    raw = path.read_bytes()
+    want = (b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\xff" + raw[2:-4]
+            + struct.pack("<II", 0, len(data)))
+    view = ZlibAsGzip(os.fspath(path), len(data))
+    assert view.read() == want
+    assert view.read(10) == b""
+    rng = random.Random(5)
+    for _ in range(500):
+        pos = rng.randrange(len(want) + 4)
+        n = rng.choice([0, 1, 7, 10, 11, 100, 4096, len(want)])
+        view.seek(pos)
+        assert view.read(n) == want[pos:pos + n]
+        view.seek(pos)
+        buf = bytearray(n)
+        assert bytes(buf[:view.readinto(buf)]) == want[pos:pos + n]
+    assert view.seek(-8, os.SEEK_END) == len(want) - 8 and view.read() == want[-8:]
+    view.close()
+
+
+def test_a_zlib_stream_with_a_preset_dictionary_is_refused(tmp_path):
+    c = zlib.compressobj(zdict=b"alpha beta gamma")
+    path = tmp_path / "dict.zz"
+    path.write_bytes(c.compress(b"alpha beta " * 100) + c.flush())
+    with pytest.raises(ValueError, match="preset dictionary"):
+        ZlibAsGzip(os.fspath(path), 1100)
