@@ -87,6 +87,7 @@ class GalleryModel(QAbstractListModel):
         self._image_bytes = 0
         self._captions: OrderedDict[int, str] = OrderedDict()
         self._asked: set[int] = set()
+        self._epoch = 0  # grows when records are renumbered: tiles asked for before are dropped
         self.visible_rows: Callable[[], tuple[int, int] | None] = lambda: None  # the view's, set by it
         self.aspect = 0.0  # the typical height/width of the thumbnails made (capped at 1)
         self._aspects: list[float] = []
@@ -168,7 +169,8 @@ class GalleryModel(QAbstractListModel):
         return self.loader.pending() + len(self._asked)
 
     def forget(self) -> None:
-        """Drop every cached tile (the records were replaced)."""
+        """Drop every cached tile (the records were replaced or renumbered)."""
+        self._epoch += 1
         self._images.clear()
         self._image_bytes = 0
         self._captions.clear()
@@ -212,6 +214,10 @@ class GalleryModel(QAbstractListModel):
             self._inserting = False
             self._count += last - first + 1
             self.endInsertRows()
+        if first < self._rows.rowCount() - (last - first + 1):
+            # Records came in before others (a shard set's shard indexed out of order): the
+            # records after them have new numbers, and tiles are cached by record number.
+            self.forget()
 
     def _flush_appends(self) -> None:
         self._append_timer.stop()
@@ -311,7 +317,7 @@ class GalleryModel(QAbstractListModel):
         image_ok = result is not None and not (result.state == "ok" and result.request.side < self._side)
         if image_ok and record in self._captions:
             return None
-        return ThumbRequest(record, 0 if image_ok else self._side, self._image_key, self._caption_key)
+        return ThumbRequest(record, 0 if image_ok else self._side, self._image_key, self._caption_key, self._epoch)
 
     def _flush(self) -> None:
         """Ask the loader for the tiles on screen, then a screenful after and before them.
@@ -344,7 +350,7 @@ class GalleryModel(QAbstractListModel):
 
     def _ready(self, result: ThumbResult) -> None:
         request = result.request
-        if request.image_key != self._image_key:
+        if request.image_key != self._image_key or request.epoch != self._epoch:
             return
         record = request.record
         if request.caption_key == self._caption_key:

@@ -110,7 +110,7 @@ def record_before(records, p: Problem) -> int:
     if shards is None or p.path is None:
         return records.find_record(p.offset)
     k = next((k for k, s in enumerate(shards) if s.path == p.path), len(shards))
-    if k >= records.indexed_shards:
+    if k >= len(shards) or not records.is_numbered(k):
         return -1
     return records.record_start(k) + records.shard_file(k).find_record(p.offset)
 

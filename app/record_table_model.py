@@ -99,7 +99,23 @@ class RecordTableModel(QAbstractTableModel):
         return self._tfile
 
     def sync(self) -> int:
-        """Append rows for records indexed since the last call; return how many."""
+        """Add rows for records indexed since the last call; return how many.
+
+        A file's records are appended. A shard set's shards join where they
+        belong (one indexed out of order lands before others): the set numbers
+        them only now, on this thread, so rows and numbers change together.
+        """
+        publish = getattr(self._tfile, "publish", None)
+        if publish is not None:
+            added = 0
+            for first, count in publish():
+                if first < self._rows:
+                    self._cache.clear()  # rows are cached by record number, and those after ``first`` moved
+                self.beginInsertRows(QModelIndex(), first, first + count - 1)
+                self._rows += count
+                self.endInsertRows()
+                added += count
+            return added
         n = len(self._tfile)
         if n < self._rows:  # the index was rebuilt from scratch
             self.beginResetModel()

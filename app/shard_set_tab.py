@@ -14,7 +14,7 @@ from typing import Any, Sequence
 
 import numpy as np
 from PySide6.QtCore import QModelIndex, Qt, Signal
-from PySide6.QtWidgets import QWidget
+from PySide6.QtWidgets import QSplitter, QWidget
 
 from codec.errors import TFRecordError
 from codec.framing import RecordStatus
@@ -22,10 +22,11 @@ from codec.reader import sniff_compression
 from codec.shards import ShardSet, looks_like_shard_set
 
 from app.edited_file import PinnedRecord
-from app.file_tab import FileTab, TabState, parse_goto
+from app.file_tab import FileTab, PassProgress, TabState, parse_goto
 from app.problems_panel import record_before
 from app.record_table_model import BASE_COLUMNS, RecordTableModel
 from app.settings import Settings
+from app.shards_panel import ShardsPanel
 
 SHARD_HEADER = "Shard"
 READ_ONLY_REASON = "read-only: a dataset of several shards cannot be edited (open one shard on its own to edit it)"
@@ -141,12 +142,37 @@ class ShardSetTab(FileTab):
         self.skipped = list(skipped)  # files of the folders opened that are not TFRecords
         self._unusable_seen = 0
         self.state_changed.connect(self._check_unusable)
+        # The shards beside the table (left of the table and detail): click one to see it, even
+        # before its turn comes.
+        self._wanted_shard: int | None = None
+        self.shards_panel = ShardsPanel(shard_set, self)
+        self.shards_panel.shardActivated.connect(self.show_shard)
+        self.state_changed.connect(self._shards_progress)
+        self.outer_splitter = outer = QSplitter(Qt.Orientation.Horizontal, self)
+        self.corruption.splitter.replaceWidget(0, outer)  # the replaced splitter loses its parent:
+        outer.addWidget(self.shards_panel)
+        outer.addWidget(self.splitter)  # it gets the new one here
+        self.splitter.show()
+        outer.setStretchFactor(0, 0)
+        outer.setStretchFactor(1, 1)
+        outer.setSizes([self.fontMetrics().horizontalAdvance("x") * 52, 1200])
 
     @classmethod
     def open_set(cls, args: Sequence[str], settings: Settings, parent: QWidget | None = None) -> "ShardSetTab":
         """Files, a folder or a glob as one set (raises codec.errors.TFRecordError, one line)."""
         shard_set = ShardSet.from_args(list(args))
         return cls(shard_set, settings, parent, skipped=skipped_in_folders(args, [s.path for s in shard_set.shards]))
+
+    def _index_passes(self):
+        """Index the shards; each joins the numbering when the model syncs (on this thread)."""
+        for p in self.shard_set.index_iter(publish=False):
+            yield PassProgress("index", p)
+        if self._auto_verify and not self.shard_set.verified:
+            yield from self._verify_passes()
+
+    def _verify_passes(self):
+        for p in self.shard_set.verify_iter(publish=False):
+            yield PassProgress("verify", p)
 
     def _make_model(self, tfile) -> RecordTableModel:
         return ShardSetTableModel(tfile, self)
@@ -189,6 +215,38 @@ class ShardSetTab(FileTab):
             self.message.emit(f"cannot read record {record:,}: {exc}")
             return
         self.detail.show_record(ShardRecord(shard, record, local), record)
+        self.shards_panel.select_shard(self.shard_set.shard_of(record))
+
+    # -- the shards list ---------------------------------------------------------
+    def show_shard(self, k: int) -> None:
+        """Show shard ``k``'s first record; a shard not indexed yet is indexed next and shown when done."""
+        s = self.shard_set
+        shard = s.shards[k]
+        name = os.path.basename(shard.path)
+        if shard.error is not None:
+            self.message.emit(f"{name} is unusable: {shard.error}")
+            return
+        if s.is_numbered(k):
+            self._wanted_shard = None
+            self.shards_panel.model.asked = None
+            if shard.count:
+                self.select_record(s.record_start(k))
+            else:
+                self.message.emit(f"{name} holds no records")
+            return
+        s.prioritize(k)
+        self._wanted_shard = k
+        self.shards_panel.model.asked = k
+        self.shards_panel.refresh()
+        self.message.emit(f"indexing {name} next")
+        if not self.is_running() and not self._closed:
+            self.start()  # indexing was stopped: go on, with this shard first
+
+    def _shards_progress(self) -> None:
+        self.shards_panel.refresh()
+        k = self._wanted_shard
+        if k is not None and self.shard_set.is_numbered(k):
+            self.show_shard(k)
 
     def go_to(self, text: str) -> str | None:
         try:

@@ -50,6 +50,7 @@ class ThumbRequest:
     side: int
     image_key: str | None  # None: the record's main image (the first step's for a SequenceExample)
     caption_key: str | None  # None: the best caption feature of each record
+    epoch: int = 0  # the asker's numbering of records when asked (results from an older one are dropped)
 
 
 @dataclass

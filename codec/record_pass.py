@@ -15,7 +15,6 @@ from google.protobuf.message import DecodeError
 
 from .crc import masked_crc
 from .decode import DecodedRecord, RecordKind, decode_record
-from .errors import TFRecordError
 from .framing import CRC, HEADER_SIZE, LENGTH, Compression, RecordStatus
 from .proto import Example
 from .reader import TFRecordFile
@@ -85,20 +84,22 @@ def _iter_shard_set(shards, every: int, intact_only: bool):
     """:func:`iter_records` over a :class:`~codec.shards.ShardSet`, shard by shard."""
     total = len(shards)
     done = 0
-    for k in range(shards.indexed_shards):
-        try:
-            f = shards.shard_file(k)
-        except TFRecordError:
-            continue
-        base = shards.record_start(k)
-        for item in iter_records(f, None, every, intact_only):
-            if isinstance(item, IndexProgress):
-                if not item.done:
-                    yield IndexProgress(done + item.records, done + item.records, total, shards.problem_count())
-            else:
-                yield (base + item[0],) + item[1:]
-        done += len(f)
-        yield IndexProgress(done, done, total, shards.problem_count())
+    problems = shards.problem_count()
+    for k in shards.numbered_shards():
+        with shards.using(k) as f:  # pinned: other threads opening shards cannot release it meanwhile
+            if f is None:
+                continue
+            base, before = shards.record_start(k), len(f.problems)
+            for item in iter_records(f, None, every, intact_only):
+                if isinstance(item, IndexProgress):
+                    if not item.done:
+                        yield IndexProgress(done + item.records, done + item.records, total,
+                                            problems + len(f.problems) - before)
+                else:
+                    yield (base + item[0],) + item[1:]
+            done += len(f)
+            problems += len(f.problems) - before
+        yield IndexProgress(done, done, total, problems)
     yield IndexProgress(total, total, total, shards.problem_count(), True)
 
 

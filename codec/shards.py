@@ -1,14 +1,22 @@
 """Several TFRecord files (a dataset's shards) seen as one sequence of records.
 
-Records are numbered across shards in order. Shards are opened only when
-needed (so opening 10,000 shards reads nothing), indexed in order in the
+Records are numbered across shards in shard order. Shards are opened only
+when needed (so opening 10,000 shards reads nothing), indexed in the
 background (with :meth:`ShardSet.index_iter`, each shard's index coming from
 the cache when it has one), and at most ``max_open`` of them hold an open
 file at any time: the least recently used are released (their index stays).
+
+Indexing goes in shard order unless someone asks for a shard first
+(:meth:`ShardSet.prioritize`, e.g. the shard a person clicked). A shard
+indexed out of order joins the numbering at its place, so the numbers of
+the records after it grow: numbers are final once every shard before is
+indexed. A shard joins the numbering when it is *published*: at once by
+default, or, with ``index_iter(publish=False)``, when the consumer calls
+:meth:`ShardSet.publish` (the GUI does, on its own thread, so the numbers a
+view shows never change between two of its repaints).
 """
 from __future__ import annotations
 
-import bisect
 import os
 import re
 import threading
@@ -16,6 +24,8 @@ from collections import OrderedDict
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from typing import Iterator, Sequence
+
+import numpy as np
 
 from .errors import FileAccessError, TFRecordError, UsageError
 from .framing import Compression, Problem, RecordInfo, RecordStatus
@@ -90,7 +100,14 @@ class ShardSet:
         self.path = name or (shard_pattern(self.shards[0].path) if len(self.shards) > 1 else self.shards[0].path)
         self.file_size = sum(s.size for s in self.shards)
         self.index = _SetIndex(self)
-        self._starts: list[int] = [0]  # record number of each indexed shard's first record
+        # Numbering: records of each published shard (0 until then) and their running sums.
+        self._counts = np.zeros(len(self.shards), dtype=np.int64)
+        self._starts = np.zeros(len(self.shards) + 1, dtype=np.int64)
+        self._numbered = np.zeros(len(self.shards), dtype=bool)
+        self._finished: list[int] = []  # shards indexed, not yet published
+        self._wanted: list[int] = []  # shards asked for first (the last asked, first)
+        self.insertions: list[tuple[int, int]] = []  # (first record, count) of each shard as it was published
+        self.current: int | None = None  # the shard being indexed
         self._open: OrderedDict[int, TFRecordFile] = OrderedDict()
         self._lock = threading.RLock()
         self.indexed = False
@@ -106,11 +123,62 @@ class ShardSet:
 
     # -- shards -------------------------------------------------------------
     def __len__(self) -> int:
-        return self._starts[-1]
+        return int(self._starts[-1])
 
     @property
     def indexed_shards(self) -> int:
-        return len(self._starts) - 1
+        """How many shards are indexed and numbered."""
+        return int(self._numbered.sum())
+
+    def is_numbered(self, k: int) -> bool:
+        """True once shard ``k``'s records are part of the set's numbering."""
+        return bool(self._numbered[k])
+
+    def numbered_shards(self) -> list[int]:
+        """The shards whose records are numbered, in shard order."""
+        return np.flatnonzero(self._numbered).tolist()
+
+    def prioritize(self, k: int) -> None:
+        """Index shard ``k`` next (if it is not indexed yet); safe from any thread."""
+        with self._lock:
+            if not self._numbered[k] and k not in self._finished:
+                if k in self._wanted:
+                    self._wanted.remove(k)
+                self._wanted.append(k)
+
+    def publish(self) -> list[tuple[int, int]]:
+        """Number the shards indexed since the last call: their (first record, count), in order.
+
+        ``index_iter()`` publishes by itself unless told not to.
+        """
+        with self._lock:
+            done, self._finished = self._finished, []
+            added = []
+            for k in done:
+                count = self.shards[k].count or 0
+                self._counts[k] = count
+                self._numbered[k] = True
+                starts = np.zeros_like(self._starts)
+                np.cumsum(self._counts, out=starts[1:])
+                self._starts = starts  # replaced whole: readers on other threads see old or new
+                if count:
+                    added.append((int(starts[k]), count))
+            self.insertions.extend(added)
+            if bool(self._numbered.all()):
+                self.indexed = True
+            return added
+
+    def _next_shard(self) -> int | None:
+        """The shard to index next: the last one asked for, else the first waiting."""
+        with self._lock:
+            while self._wanted:
+                k = self._wanted.pop()
+                if self.shards[k].count is None:
+                    return k
+            for k, shard in enumerate(self.shards):
+                if shard.count is None:
+                    return k
+            return None
 
     @property
     def compression(self) -> Compression:
@@ -164,8 +232,9 @@ class ShardSet:
             i += n
         if not 0 <= i < n:
             raise IndexError(f"record {i} out of range: {self.path} has {n} records indexed")
-        k = bisect.bisect_right(self._starts, i) - 1
-        return k, i - self._starts[k]
+        starts = self._starts
+        k = int(np.searchsorted(starts, i, side="right")) - 1  # shards with no records share a start
+        return k, i - int(starts[k])
 
     def locate(self, i: int) -> tuple[TFRecordFile, int]:
         """(shard file, record number inside it) of record ``i`` of the set, the shard opened."""
@@ -178,50 +247,72 @@ class ShardSet:
         return self.shards[k].file.index, j
 
     def record_start(self, k: int) -> int:
-        """The set's record number of shard ``k``'s first record (shard must be indexed)."""
-        return self._starts[k]
+        """The set's record number of shard ``k``'s first record (shard must be numbered)."""
+        return int(self._starts[k])
 
     def shard_of(self, i: int) -> int:
-        return bisect.bisect_right(self._starts, i) - 1
+        return self._split(i)[0]
 
     # -- passes ---------------------------------------------------------------
-    def index_iter(self, *, verify: bool = False) -> Iterator[IndexProgress]:
-        """Index the shards in order; records of each appear as it completes."""
-        done_bytes = sum(s.size for s in self.shards[: self.indexed_shards])
-        for k in range(self.indexed_shards, len(self.shards)):
-            with self._using(k) as f:
-                if f is not None:
-                    for p in f.index_iter(verify=verify):
-                        yield IndexProgress(len(self) + p.records, done_bytes + p.position, self.file_size,
-                                            self.problem_count() + p.problems)
-                self.shards[k].count = len(f) if f is not None else 0
-            with self._lock:
-                self._starts.append(self._starts[-1] + self.shards[k].count)
-            done_bytes += self.shards[k].size
-            yield IndexProgress(len(self), done_bytes, self.file_size, self.problem_count())
-        self.indexed = True
+    def index_iter(self, *, verify: bool = False, publish: bool = True) -> Iterator[IndexProgress]:
+        """Index the shards, in order except those :meth:`prioritize` asks for first.
+
+        Each shard's records join the numbering when it is done (or, with
+        ``publish=False``, when the caller calls :meth:`publish`).
+        """
+        done_bytes = sum(s.size for s in self.shards if s.count is not None)
+        records = sum(s.count for s in self.shards if s.count)
+        problems = self.problem_count()
+        try:
+            while (k := self._next_shard()) is not None:
+                shard = self.shards[k]
+                self.current = k
+                with self.using(k) as f:
+                    if f is not None:
+                        before = len(f.problems)
+                        for p in f.index_iter(verify=verify):
+                            yield IndexProgress(records + p.records, done_bytes + p.position, self.file_size,
+                                                problems + p.problems)
+                        problems += len(f.problems) - before
+                    with self._lock:
+                        shard.count = len(f) if f is not None else 0
+                        self._finished.append(k)
+                if publish:
+                    self.publish()
+                records += shard.count
+                done_bytes += shard.size
+                yield IndexProgress(records, done_bytes, self.file_size, problems)
+        finally:
+            self.current = None
+        if publish:
+            self.publish()
         self.verified = verify or self.verified
-        yield IndexProgress(len(self), self.file_size, self.file_size, self.problem_count(), True)
+        yield IndexProgress(records, self.file_size, self.file_size, problems, True)
 
     def build_index(self, *, verify: bool = False) -> "ShardSet":
         for _ in self.index_iter(verify=verify):
             pass
         return self
 
-    def verify_iter(self) -> Iterator[IndexProgress]:
-        if not self.indexed:
-            yield from self.index_iter(verify=True)
+    def verify_iter(self, *, publish: bool = True) -> Iterator[IndexProgress]:
+        """Check every record's data CRC (indexing first what is not indexed yet)."""
+        if any(shard.count is None for shard in self.shards):
+            yield from self.index_iter(verify=True, publish=publish)
             return
-        base = 0
+        base = done = 0
+        problems = self.problem_count()
         for k, shard in enumerate(self.shards):
-            with self._using(k) as f:
+            with self.using(k) as f:
                 if f is not None:
+                    before = len(f.problems)
                     for p in f.verify_iter():
-                        yield IndexProgress(self._starts[k] + p.records, base + p.position, self.file_size,
-                                            self.problem_count())
+                        yield IndexProgress(done + p.records, base + p.position, self.file_size,
+                                            problems + len(f.problems) - before)
+                    problems += len(f.problems) - before
+            done += shard.count
             base += shard.size
         self.verified = True
-        yield IndexProgress(len(self), self.file_size, self.file_size, self.problem_count(), True)
+        yield IndexProgress(done, self.file_size, self.file_size, problems, True)
 
     def verify(self) -> list[Problem]:
         for _ in self.verify_iter():
@@ -245,14 +336,14 @@ class ShardSet:
         for k, s in enumerate(self.shards):
             if s.file is None:
                 continue
-            base = self._starts[k] if k < len(self._starts) else None
+            base = self.record_start(k) if self._numbered[k] else None
             for p in s.file.problems:
                 index = p.index + base if (p.index is not None and base is not None) else None
                 out.append(replace(p, index=index, path=s.path))
         return out
 
     @contextmanager
-    def _using(self, k: int) -> Iterator[TFRecordFile | None]:
+    def using(self, k: int) -> Iterator[TFRecordFile | None]:
         """Shard ``k``'s file (None if unusable), pinned open until the block ends, so
         another thread opening shards cannot release it half-way (it would reopen
         outside the count of open files)."""
@@ -271,7 +362,7 @@ class ShardSet:
     def _located(self, i: int) -> Iterator[tuple[TFRecordFile, int]]:
         """:meth:`locate` with the shard pinned open while the block runs."""
         k, j = self._split(i)
-        with self._using(k) as f:
+        with self.using(k) as f:
             if f is None:
                 raise FileAccessError(self.shards[k].error or f"cannot open {self.shards[k].path}")
             yield f, j
@@ -298,12 +389,13 @@ class ShardSet:
             yield self[i]
 
     def intact(self) -> Iterator[tuple[int, bytes]]:
-        for k in range(self.indexed_shards):
-            with self._using(k) as f:
+        for k in self.numbered_shards():
+            with self.using(k) as f:
                 if f is None:
                     continue
+                base = self.record_start(k)
                 for j, data in f.intact():
-                    yield self._starts[k] + j, data
+                    yield base + j, data
 
     def close(self) -> None:
         with self._lock:

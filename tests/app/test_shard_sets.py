@@ -155,6 +155,44 @@ def test_many_shards_keep_few_files_open(window, qtbot, tmp_path):
     assert s.open_files <= MAX_OPEN and tab.state().verified
 
 
+
+def test_a_shard_clicked_in_the_list_is_indexed_first_and_shown(window, qtbot, tmp_path, monkeypatch):
+    import app.worker as worker_module
+    from app.shards_panel import INDEXED, NAME, NEXT, RECORDS, STATE
+
+    for k in range(200):
+        write_records(tmp_path / f"part-{k:05d}-of-00200.tfrecord", [example(shard=k, idx=j) for j in range(3)])
+    # Hold the worker at its first yield (as a long repaint would) while the shard is clicked.
+    monkeypatch.setattr(worker_module, "PAINT_WAIT_MAX", 30.0)
+    with worker_module.PAINT_GATE.painting():
+        tab = window.open_set([str(tmp_path / "part-*-of-00200.tfrecord")])
+        panel = tab.shards_panel
+        assert panel.model.rowCount() == 200 and panel.isVisible()
+        view = panel.view
+        view.scrollTo(panel.model.index(150, 0))
+        qtbot.mouseClick(view.viewport(), Qt.MouseButton.LeftButton, pos=view.visualRect(panel.model.index(150, 0)).center())
+        assert panel.model.data(panel.model.index(150, STATE)) == NEXT
+        assert window.statusBar().currentMessage() == "indexing part-00150-of-00200.tfrecord next"
+    s = tab.shard_set
+    with qtbot.waitSignal(tab.detail.recordShown, timeout=TIMEOUT):
+        pass  # shown as soon as shard 150 is indexed, long before the shards before it
+    first_numbered = [k for k in range(200) if s.is_numbered(k)]
+    assert 150 in first_numbered and len(first_numbered) < 150
+    wait_done(qtbot, tab)
+    # Shards before it came in later; the selection moved down with its record.
+    assert s.insertions[:2] == [(0, 3), (3, 3)]  # shard 0 (under way when clicked), then shard 150
+    assert tab.model.rowCount() == 600
+    assert tab.current_record() == 450 and s.record_start(150) == 450
+    assert tab.model.data(tab.model.index(450, shard_column(tab))) == "part-00150-of-00200.tfrecord"
+    assert panel.model.data(panel.model.index(150, STATE)) == INDEXED
+    assert panel.model.data(panel.model.index(150, RECORDS)) == "3"
+    assert panel.model.data(panel.model.index(150, NAME)) == "00150"  # what tells the shards apart
+    assert panel.summary.text() == "part-*-of-00200.tfrecord\n200 shards · 200 indexed · 600 records"
+    # An indexed shard clicked shows its first record at once.
+    with qtbot.waitSignal(tab.detail.recordShown, timeout=TIMEOUT):
+        tab.show_shard(7)
+    assert tab.current_record() == 21
+
 def test_command_line_and_drop(qtbot, tmp_path):
     assert parse_args(["--set", "a", "b"]).set and not parse_args(["a", "b"]).set
     files = sorted(str(p) for p in SHARDS.iterdir())

@@ -43,6 +43,51 @@ def test_opening_reads_nothing_and_indexing_is_in_order():
     s.close()
 
 
+
+def test_a_shard_asked_for_is_indexed_next_and_joins_the_numbering_at_its_place(tmp_path):
+    paths = []
+    for k in range(5):
+        path = tmp_path / f"part-{k:05d}-of-00005.tfrecord"
+        write_records(path, [b"%d-%d" % (k, i) for i in range(k + 1)])  # shard k holds k + 1 records
+        paths.append(os.fspath(path))
+    s = ShardSet(paths)
+    passes = s.index_iter()
+    next(passes)
+    while s.indexed_shards < 1:  # shard 0 first, as nothing was asked for
+        next(passes)
+    assert s.numbered_shards() == [0] and len(s) == 1
+    s.prioritize(3)
+    while s.indexed_shards < 2:
+        next(passes)
+    assert s.numbered_shards() == [0, 3] and not s.is_numbered(1)
+    assert len(s) == 5 and [s[i] for i in range(5)] == [b"0-0", b"3-0", b"3-1", b"3-2", b"3-3"]
+    assert s.record_start(3) == 1 and s.shard_of(4) == 3
+    for _ in passes:
+        pass
+    assert s.indexed and s.numbered_shards() == [0, 1, 2, 3, 4]
+    assert [s[i] for i in range(len(s))] == [b"%d-%d" % (k, i) for k in range(5) for i in range(k + 1)]
+    assert s.record_start(3) == 6  # final numbers once every shard before is indexed
+    # Each shard was published with the place it took at the time: replaying them rebuilds the order.
+    assert s.insertions == [(0, 1), (1, 4), (1, 2), (3, 3), (10, 5)]
+    s.close()
+
+
+def test_without_publish_the_numbering_waits_for_the_consumer(tmp_path):
+    paths = []
+    for k in range(3):
+        path = tmp_path / f"part-{k:05d}-of-00003.tfrecord"
+        write_records(path, [b"%d" % k] * 2)
+        paths.append(os.fspath(path))
+    s = ShardSet(paths)
+    s.prioritize(2)
+    progress = list(s.index_iter(publish=False))
+    assert progress[-1].done and progress[-1].records == 6
+    assert len(s) == 0 and not s.indexed  # indexed, but nothing numbered yet
+    assert s.publish() == [(0, 2), (0, 2), (2, 2)]  # shard 2 first, then 0 before it, then 1 between
+    assert s.indexed and [s[i] for i in range(6)] == [b"0", b"0", b"1", b"1", b"2", b"2"]
+    assert s.publish() == []
+    s.close()
+
 def test_at_most_max_open_files_are_held(tmp_path):
     paths = []
     for k in range(30):
