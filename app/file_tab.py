@@ -22,7 +22,8 @@ from codec.reader import TFRecordFile
 from codec.scan import IndexProgress
 
 from app.corruption_tools import CorruptionTools
-from app.filtered_table_model import FilteredTableModel
+from app.filtered_table_model import FilteredTableModel, window_rows_for
+from app.page_bar import PageBar
 from app.qa_views import QaViews
 from app.record_detail import RecordDetail
 from app.record_table_model import BASE_COLUMNS, Column, RecordTableModel
@@ -87,9 +88,16 @@ def parse_goto(text: str) -> GoTarget:
 
 
 class RecordTableView(QTableView):
-    """The record table: fixed row height, Home/End jump to the first/last record."""
+    """The record table: fixed row height, Home/End jump to the first/last record.
+
+    Over a paged :class:`FilteredTableModel` the keys cross page edges: Home /
+    End, Up at the first row and Down at the last ask for another matching
+    position with ``positionRequested(int)`` (the tab moves the window there).
+    """
 
     copied = Signal(str)
+    note = Signal(str)  # a one-line note for the status bar
+    positionRequested = Signal(int)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -130,7 +138,39 @@ class RecordTableView(QTableView):
             self.copy_rows()
             event.accept()
             return
+        position = self._position_beyond_window(event)
+        if position >= 0:
+            event.accept()
+            self.positionRequested.emit(position)
+            return
         super().keyPressEvent(event)
+
+    def _position_beyond_window(self, event) -> int:
+        """The matching position a key asks for outside a paged window (-1: the key stays in the window)."""
+        rows = self.model()
+        if not isinstance(rows, FilteredTableModel) or not rows.is_paged() or \
+                event.modifiers() & Qt.KeyboardModifier.ShiftModifier:
+            return -1
+        key, current = event.key(), self.currentIndex()
+        start, count = rows.window_start, rows.rowCount()
+        row = current.row() if current.isValid() else -1
+        if key == Qt.Key.Key_Home:
+            return 0
+        if key == Qt.Key.Key_End:
+            return rows.matching_count() - 1
+        if key in (Qt.Key.Key_Down, Qt.Key.Key_PageDown) and row == count - 1 and \
+                start + count < rows.matching_count():
+            return start + count
+        if key in (Qt.Key.Key_Up, Qt.Key.Key_PageUp) and row == 0 and start > 0:
+            return start - 1
+        return -1
+
+    def selectAll(self) -> None:
+        super().selectAll()
+        rows = self.model()
+        if isinstance(rows, FilteredTableModel) and rows.is_paged():
+            self.note.emit(f"selected the {rows.rowCount():,} rows of this page, not all {rows.matching_count():,} "
+                           "records (File > Export can export all records or the filtered ones)")
 
     def copy_rows(self) -> str:
         """Copy the selected rows as tab-separated text (header line first)."""
@@ -180,8 +220,16 @@ class FileTab(QWidget):
         self.model.error.connect(self.message)
         self.table = RecordTableView(self)
         self.proxy = FilteredTableModel(self.model, self)  # the rows shown: all records, or a filter's (issue 6)
+        # a window of rows Qt can lay out (issue 7): fewer than 2^31 px of rows
+        self.proxy.set_window_rows(min(self.proxy.window_rows,
+                                       window_rows_for(self.table.verticalHeader().defaultSectionSize())))
+        self.proxy.filterChanged.connect(self._filter_changed)
         self.table.setModel(self.proxy)
         self.table.copied.connect(self.message)
+        self.table.note.connect(self.message)
+        self.table.positionRequested.connect(self.select_position)
+        self.page_bar = PageBar(self.proxy, self)
+        self.page_bar.stepRequested.connect(self.step_page)
         self.table.horizontalHeader().customContextMenuRequested.connect(self._header_menu)
         self.table.selectionModel().currentRowChanged.connect(self._current_row_changed)
         self.detail = RecordDetail(self)
@@ -191,7 +239,9 @@ class FileTab(QWidget):
         self.qa = QaViews(self)  # filter bar, Table | Gallery, statistics, feature spec (issue 6)
 
         self.splitter = QSplitter(Qt.Orientation.Horizontal, self)
-        self.splitter.addWidget(self.qa.around(self.corruption.beside_table(self.table)))
+        left = self.qa.around(self.corruption.beside_table(self.table))
+        left.layout().insertWidget(1, self.page_bar)  # under the filter bar, over Table | Gallery: both are paged
+        self.splitter.addWidget(left)
         self.splitter.addWidget(self.detail)
         self.splitter.setStretchFactor(0, 1)
         self.splitter.setStretchFactor(1, 1)
@@ -390,12 +440,33 @@ class FileTab(QWidget):
         return self.proxy.record_at(index.row()) if index.isValid() else -1
 
     def select_record(self, i: int) -> None:
-        """Make record ``i`` current, selected and visible (shows its detail)."""
+        """Make record ``i`` current, selected and visible (shows its detail).
+
+        Filtered, the nearest matching record; paged, the window moves to it first.
+        """
         column = max(0, self.table.currentIndex().column())
-        index = self.proxy.index(self.proxy.row_for_record(i, nearest=True), column)  # nearest shown when filtered
+        index = self.proxy.index(self.proxy.reveal(i, nearest=True), column)
         self.table.selectionModel().setCurrentIndex(
             index, QItemSelectionModel.SelectionFlag.ClearAndSelect | QItemSelectionModel.SelectionFlag.Rows)
         self.table.scrollTo(index, QAbstractItemView.ScrollHint.PositionAtCenter)
+
+    def select_position(self, position: int) -> None:
+        """Select the ``position``-th matching record (all records, or the filter's), paging to it."""
+        record = self.proxy.matching_record(position)
+        if record >= 0:
+            self.select_record(record)
+
+    def step_page(self, step: int) -> None:
+        """Show the next (``step`` 1) or previous (-1) page of rows and select its first record."""
+        rows = self.proxy
+        position = rows.window_start + step * rows.window_rows
+        self.select_position(min(max(position, 0), rows.matching_count() - 1))
+
+    def _filter_changed(self) -> None:
+        """A filter was set or cleared (the window is back at the start): page to the record shown if it is there."""
+        record = self.detail.current_record()
+        if record >= 0:
+            self.proxy.reveal(record)
 
     def _current_row_changed(self, current: QModelIndex, previous: QModelIndex) -> None:
         if current.isValid():
