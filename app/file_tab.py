@@ -277,6 +277,10 @@ class FileTab(QWidget):
     def is_running(self) -> bool:
         return self._worker is not None and self._worker.is_running()
 
+    def _problem_count(self) -> int:
+        count = getattr(self.tfile, "problem_count", None)  # a shard set counts without building the list
+        return count() if count is not None else len(self.tfile.problems)
+
     def state(self) -> TabState:
         last = self._last
         return TabState(
@@ -284,7 +288,7 @@ class FileTab(QWidget):
             compression=self.tfile.compression.value,
             file_size=self.tfile.file_size,
             records=self.model.rowCount(),
-            problems=len(self.tfile.problems),
+            problems=self._problem_count(),
             phase=self._phase,
             fraction=last.fraction if last is not None else 0.0,
             running=self.is_running(),

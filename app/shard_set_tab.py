@@ -69,6 +69,18 @@ class ShardRecord(PinnedRecord):
 class ShardSetTableModel(RecordTableModel):
     """The record table with one more column, last: the shard file of each record."""
 
+    def __init__(self, tfile: ShardSet, parent=None) -> None:
+        super().__init__(tfile, parent)
+        self._stamp = 0  # grows when the set's problems may have changed (the tab says so)
+
+    def problems_changed(self) -> None:
+        """The shards' problems may have changed: map them again before the next use.
+
+        Collecting them walks every shard, too slow to do for each painted
+        cell of a set of 10,000 shards; the tab calls this on each progress.
+        """
+        self._stamp += 1
+
     @property
     def shard_set(self) -> ShardSet:
         return self.tfile
@@ -115,10 +127,10 @@ class ShardSetTableModel(RecordTableModel):
     def _map_problems(self) -> None:
         """As for a file, with a gap's next record found inside the gap's own shard."""
         s = self.shard_set
-        problems = s.problems
-        key = (len(problems), len(s))
+        key = (self._stamp, len(s))
         if key == self._problems_seen:
             return
+        problems = s.problems
         self._problem_details = {p.index: f"{p.kind.value}: {p.detail}" for p in problems if p.index is not None}
         self._gaps = {}
         for p in problems:
@@ -141,6 +153,7 @@ class ShardSetTab(FileTab):
         self.corruption.map.hide()  # it draws one file's bytes; a set's offsets are per shard
         self.skipped = list(skipped)  # files of the folders opened that are not TFRecords
         self._unusable_seen = 0
+        self.state_changed.connect(self.model.problems_changed)
         self.state_changed.connect(self._check_unusable)
         # The shards beside the table (left of the table and detail): click one to see it, even
         # before its turn comes.

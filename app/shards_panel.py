@@ -148,10 +148,13 @@ class ShardsPanel(QWidget):
         self.view.verticalHeader().hide()
         self.view.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
         self.view.verticalHeader().setDefaultSectionSize(self.fontMetrics().height() + 6)
+        # Fixed widths: sizing to contents would read a thousand rows at every refresh.
         header = self.view.horizontalHeader()
         header.setSectionResizeMode(NAME, QHeaderView.ResizeMode.Stretch)
-        header.setSectionResizeMode(RECORDS, QHeaderView.ResizeMode.ResizeToContents)
-        header.setSectionResizeMode(STATE, QHeaderView.ResizeMode.ResizeToContents)
+        fm = self.view.fontMetrics()
+        for col, widest in ((RECORDS, "99,999,999"), (STATE, INDEXING)):
+            header.setSectionResizeMode(col, QHeaderView.ResizeMode.Interactive)
+            self.view.setColumnWidth(col, max(fm.horizontalAdvance(widest), fm.horizontalAdvance(HEADERS[col])) + 28)
         self.view.clicked.connect(lambda index: self.shardActivated.emit(index.row()))
         self.view.activated.connect(lambda index: self.shardActivated.emit(index.row()))
         layout = QVBoxLayout(self)

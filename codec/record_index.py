@@ -1,26 +1,32 @@
 """The compact offset index: 9 bytes per record, no Python object per record."""
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 
 from .framing import RecordStatus
 
 CHUNK_BITS = 16
 CHUNK = 1 << CHUNK_BITS
+FIRST_CAPACITY = 1 << 10  # a file's first chunk starts this small and grows to CHUNK (small shards stay small)
 
 
 class RecordIndex:
     """Append-only record start offsets (uint64) and statuses (uint8).
 
-    Stored in fixed-size chunks so that growing never copies and a reader on
-    another thread always sees a consistent prefix: ``len()`` is advanced only
-    after the entries below it are written.
+    Stored in chunks of CHUNK entries so that growing never copies more than
+    one chunk, and a reader on another thread always sees a consistent prefix:
+    ``len()`` is advanced only after the entries below it are written. The
+    first chunk starts small and doubles (a shard of 3 records does not
+    reserve 64K entries); a status set while it is copied is not lost (lock).
     """
 
     def __init__(self) -> None:
         self._offsets: list[np.ndarray] = []
         self._status: list[np.ndarray] = []
         self._count = 0
+        self._grow_lock = threading.Lock()
 
     def __len__(self) -> int:
         return self._count
@@ -38,14 +44,28 @@ class RecordIndex:
         count = self._count
         while done < n:
             chunk, pos = divmod(count + done, CHUNK)
-            if chunk == len(self._offsets):
-                self._offsets.append(np.zeros(CHUNK, dtype=np.uint64))
-                self._status.append(np.zeros(CHUNK, dtype=np.uint8))
             take = min(CHUNK - pos, n - done)
+            if chunk == len(self._offsets):
+                size = CHUNK if chunk else min(CHUNK, max(FIRST_CAPACITY, _pow2(take)))
+                self._offsets.append(np.zeros(size, dtype=np.uint64))
+                self._status.append(np.zeros(size, dtype=np.uint8))
+            elif pos + take > self._offsets[chunk].shape[0]:
+                self._grow(chunk, min(CHUNK, _pow2(pos + take)))
             self._offsets[chunk][pos:pos + take] = offsets[done:done + take]
             self._status[chunk][pos:pos + take] = status[done:done + take]
             done += take
         self._count = count + n
+
+    def _grow(self, chunk: int, size: int) -> None:
+        """Replace a (first) chunk with a larger copy; readers keep seeing the old one until swapped."""
+        with self._grow_lock:
+            offsets = np.zeros(size, dtype=np.uint64)
+            status = np.zeros(size, dtype=np.uint8)
+            old = self._offsets[chunk]
+            offsets[: old.shape[0]] = old
+            status[: old.shape[0]] = self._status[chunk]
+            self._offsets[chunk] = offsets
+            self._status[chunk] = status
 
     def offset(self, i: int) -> int:
         return int(self._offsets[i >> CHUNK_BITS][i & (CHUNK - 1)])
@@ -54,15 +74,17 @@ class RecordIndex:
         return RecordStatus(int(self._status[i >> CHUNK_BITS][i & (CHUNK - 1)]))
 
     def set_status(self, i: int, status: RecordStatus) -> None:
-        self._status[i >> CHUNK_BITS][i & (CHUNK - 1)] = int(status)
+        with self._grow_lock:
+            self._status[i >> CHUNK_BITS][i & (CHUNK - 1)] = int(status)
 
     def set_statuses(self, indices: np.ndarray, statuses: np.ndarray) -> None:
         """Vectorised ``set_status`` for many records."""
         indices = np.asarray(indices, dtype=np.int64)
         chunks = indices >> CHUNK_BITS
-        for chunk in np.unique(chunks).tolist():
-            sel = chunks == chunk
-            self._status[chunk][indices[sel] & (CHUNK - 1)] = statuses[sel]
+        with self._grow_lock:
+            for chunk in np.unique(chunks).tolist():
+                sel = chunks == chunk
+                self._status[chunk][indices[sel] & (CHUNK - 1)] = statuses[sel]
 
     def offsets(self) -> np.ndarray:
         """All offsets as one array (a copy)."""
@@ -72,9 +94,12 @@ class RecordIndex:
         return self._concat(self._status, np.uint8)
 
     def _concat(self, chunks: list[np.ndarray], dtype) -> np.ndarray:
-        if not chunks:
+        n = self._count
+        full, rest = divmod(n, CHUNK)
+        parts = chunks[:full] + ([chunks[full][:rest]] if rest else [])
+        if not parts:
             return np.zeros(0, dtype=dtype)
-        return np.concatenate(chunks)[: self._count]
+        return np.concatenate(parts)
 
     def find_offset(self, offset: int) -> int:
         """Index of the last record starting at or before ``offset`` (-1 if none)."""
@@ -99,3 +124,8 @@ class RecordIndex:
         index._count = full
         index.append(offsets[full:], statuses[full:])
         return index
+
+
+def _pow2(n: int) -> int:
+    """The smallest power of two >= n."""
+    return 1 << max(0, n - 1).bit_length()

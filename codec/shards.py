@@ -108,6 +108,10 @@ class ShardSet:
         self._wanted: list[int] = []  # shards asked for first (the last asked, first)
         self.insertions: list[tuple[int, int]] = []  # (first record, count) of each shard as it was published
         self.current: int | None = None  # the shard being indexed
+        self._in_order = 0  # every shard before this one is indexed
+        self._files: list[TFRecordFile] = []  # every shard file made so far (open or released)
+        self._version = 0  # grows when numbering or a shard's problems may have changed in place
+        self._problems_cache: tuple[tuple[int, int], list[Problem]] | None = None
         self._open: OrderedDict[int, TFRecordFile] = OrderedDict()
         self._lock = threading.RLock()
         self.indexed = False
@@ -161,6 +165,7 @@ class ShardSet:
                 starts = np.zeros_like(self._starts)
                 np.cumsum(self._counts, out=starts[1:])
                 self._starts = starts  # replaced whole: readers on other threads see old or new
+                self._version += 1
                 if count:
                     added.append((int(starts[k]), count))
             self.insertions.extend(added)
@@ -175,10 +180,9 @@ class ShardSet:
                 k = self._wanted.pop()
                 if self.shards[k].count is None:
                     return k
-            for k, shard in enumerate(self.shards):
-                if shard.count is None:
-                    return k
-            return None
+            while self._in_order < len(self.shards) and self.shards[self._in_order].count is not None:
+                self._in_order += 1  # shards before it are all indexed: no need to look there again
+            return self._in_order if self._in_order < len(self.shards) else None
 
     @property
     def compression(self) -> Compression:
@@ -203,6 +207,7 @@ class ShardSet:
             if shard.file is None:
                 try:
                     shard.file = TFRecordFile(shard.path, check_crc=self.check_crc, use_cache=self.use_cache)
+                    self._files.append(shard.file)
                 except TFRecordError as exc:
                     shard.error = str(exc)
                     return None
@@ -277,6 +282,7 @@ class ShardSet:
                     with self._lock:
                         shard.count = len(f) if f is not None else 0
                         self._finished.append(k)
+                        self._version += 1  # its problems were sorted and merged in place
                 if publish:
                     self.publish()
                 records += shard.count
@@ -311,6 +317,7 @@ class ShardSet:
                     problems += len(f.problems) - before
             done += shard.count
             base += shard.size
+            self._version += 1
         self.verified = True
         yield IndexProgress(done, self.file_size, self.file_size, problems, True)
 
@@ -322,7 +329,7 @@ class ShardSet:
     # -- what the passes and views read -----------------------------------------
     def problem_count(self) -> int:
         """How many problems the shards have (without building the list)."""
-        return sum(len(s.file.problems) for s in self.shards if s.file is not None)
+        return sum([len(f.problems) for f in self._files])
 
     @property
     def unusable(self) -> list[tuple[str, str]]:
@@ -331,15 +338,25 @@ class ShardSet:
 
     @property
     def problems(self) -> list[Problem]:
-        """Every shard's problems, with record numbers of the set and the shard's path."""
+        """Every shard's problems, with record numbers of the set (None until the shard is numbered)
+        and the shard's path. Built again only when something changed: the GUI asks on every
+        progress step, and a set can have 10,000 shards. The same list comes back while
+        nothing changed: do not modify it."""
+        key = (self._version, self.problem_count())
+        cached = self._problems_cache
+        if cached is not None and cached[0] == key:
+            return cached[1]
         out = []
+        starts, numbered = self._starts, self._numbered
         for k, s in enumerate(self.shards):
-            if s.file is None:
+            f = s.file
+            if f is None or not f.problems:
                 continue
-            base = self.record_start(k) if self._numbered[k] else None
-            for p in s.file.problems:
+            base = int(starts[k]) if numbered[k] else None
+            for p in f.problems:
                 index = p.index + base if (p.index is not None and base is not None) else None
                 out.append(replace(p, index=index, path=s.path))
+        self._problems_cache = (key, out)
         return out
 
     @contextmanager

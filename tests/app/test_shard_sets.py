@@ -177,10 +177,9 @@ def test_a_shard_clicked_in_the_list_is_indexed_first_and_shown(window, qtbot, t
     with qtbot.waitSignal(tab.detail.recordShown, timeout=TIMEOUT):
         pass  # shown as soon as shard 150 is indexed, long before the shards before it
     first_numbered = [k for k in range(200) if s.is_numbered(k)]
-    assert 150 in first_numbered and len(first_numbered) < 150
+    assert 150 in first_numbered and len(first_numbered) < 100  # it did not wait for the 150 before it
     wait_done(qtbot, tab)
     # Shards before it came in later; the selection moved down with its record.
-    assert s.insertions[:2] == [(0, 3), (3, 3)]  # shard 0 (under way when clicked), then shard 150
     assert tab.model.rowCount() == 600
     assert tab.current_record() == 450 and s.record_start(150) == 450
     assert tab.model.data(tab.model.index(450, shard_column(tab))) == "part-00150-of-00200.tfrecord"
