@@ -24,6 +24,17 @@ def expected_records() -> list[str]:
     return [r["sha256"] for name in SHARDS for r in MANIFEST[name]["records"]]
 
 
+def write_shards(folder, n: int, records, gzip_every: int = 0) -> list[str]:
+    """``n`` shards ``part-0000k-of-0000n.tfrecord``; shard k holds ``records(k)``; every
+    ``gzip_every``-th is GZIP."""
+    paths = []
+    for k in range(n):
+        path = folder / f"part-{k:05d}-of-{n:05d}.tfrecord"
+        write_records(path, records(k), "gzip" if gzip_every and k % gzip_every == 0 else "none")
+        paths.append(os.fspath(path))
+    return paths
+
+
 def test_records_are_numbered_across_shards_in_order():
     with ShardSet([fixture_path(n) for n in SHARDS]) as s:
         s.build_index()
@@ -43,13 +54,8 @@ def test_opening_reads_nothing_and_indexing_is_in_order():
     s.close()
 
 
-
 def test_a_shard_asked_for_is_indexed_next_and_joins_the_numbering_at_its_place(tmp_path):
-    paths = []
-    for k in range(5):
-        path = tmp_path / f"part-{k:05d}-of-00005.tfrecord"
-        write_records(path, [b"%d-%d" % (k, i) for i in range(k + 1)])  # shard k holds k + 1 records
-        paths.append(os.fspath(path))
+    paths = write_shards(tmp_path, 5, lambda k: [b"%d-%d" % (k, i) for i in range(k + 1)])  # k + 1 records
     s = ShardSet(paths)
     passes = s.index_iter()
     next(passes)
@@ -73,12 +79,7 @@ def test_a_shard_asked_for_is_indexed_next_and_joins_the_numbering_at_its_place(
 
 
 def test_without_publish_the_numbering_waits_for_the_consumer(tmp_path):
-    paths = []
-    for k in range(3):
-        path = tmp_path / f"part-{k:05d}-of-00003.tfrecord"
-        write_records(path, [b"%d" % k] * 2)
-        paths.append(os.fspath(path))
-    s = ShardSet(paths)
+    s = ShardSet(write_shards(tmp_path, 3, lambda k: [b"%d" % k] * 2))
     s.prioritize(2)
     progress = list(s.index_iter(publish=False))
     assert progress[-1].done and progress[-1].records == 6
@@ -88,12 +89,9 @@ def test_without_publish_the_numbering_waits_for_the_consumer(tmp_path):
     assert s.publish() == []
     s.close()
 
+
 def test_at_most_max_open_files_are_held(tmp_path):
-    paths = []
-    for k in range(30):
-        path = tmp_path / f"part-{k:05d}-of-00030.tfrecord"
-        write_records(path, [b"%d-%d" % (k, i) for i in range(5)], "gzip" if k % 3 == 0 else "none")
-        paths.append(os.fspath(path))
+    paths = write_shards(tmp_path, 30, lambda k: [b"%d-%d" % (k, i) for i in range(5)], gzip_every=3)
     with ShardSet(paths, max_open=4) as s:
         s.build_index()
         assert s.open_files <= 4
@@ -103,18 +101,13 @@ def test_at_most_max_open_files_are_held(tmp_path):
             assert s.open_files <= 4
 
 
-
 def test_reads_from_another_thread_while_indexing_stay_within_max_open(tmp_path):
     # The GUI reads rows while a worker indexes: a shard in use by a read must
     # never be released under it (it would reopen uncounted), and the count of
     # open files must never pass max_open.
     import random
     import threading
-    paths = []
-    for k in range(60):
-        path = tmp_path / f"part-{k:05d}-of-00060.tfrecord"
-        write_records(path, [b"%d-%d" % (k, i) for i in range(5)], "gzip" if k % 4 == 0 else "none")
-        paths.append(os.fspath(path))
+    paths = write_shards(tmp_path, 60, lambda k: [b"%d-%d" % (k, i) for i in range(5)], gzip_every=4)
     s = ShardSet(paths, max_open=3)
     peak, wrong, stop = [0], [], threading.Event()
 
@@ -139,6 +132,7 @@ def test_reads_from_another_thread_while_indexing_stay_within_max_open(tmp_path)
     assert len(s) == 300 and not wrong
     assert 1 <= peak[0] <= 3 and s.open_files <= 3
     s.close()
+
 
 def test_verify_stats_filter_and_export_across_the_set(tmp_path):
     folder = tmp_path / "data"
