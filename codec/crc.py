@@ -32,14 +32,20 @@ _TABLE = _make_table()
 
 
 def masked_crc_rows(rows: np.ndarray) -> np.ndarray:
-    """Masked CRC-32C of each row of a 2-D uint8 array (one header per row).
+    """Masked CRC-32C of each row of a 2-D uint8 array (one header per row)."""
+    return masked_crc_columns([rows[:, col] for col in range(rows.shape[1])])
 
-    Used to check many 8-byte length fields at once: per byte column, one
-    table lookup over every row, instead of one Python call per header.
+
+def masked_crc_columns(columns: list[np.ndarray]) -> np.ndarray:
+    """Masked CRC-32C of many equal-length byte strings given column by column.
+
+    ``columns[j][i]`` is byte j of string i. Used to check many 8-byte length
+    fields at once: per byte column, one table lookup over every string,
+    instead of one Python call per header.
     """
-    crc = np.full(rows.shape[0], 0xFFFFFFFF, dtype=np.uint32)
-    for col in range(rows.shape[1]):
-        crc = _TABLE[(crc ^ rows[:, col]) & 0xFF] ^ (crc >> np.uint32(8))
+    crc = np.full(columns[0].shape[0], 0xFFFFFFFF, dtype=np.uint32)
+    for column in columns:
+        crc = _TABLE[(crc ^ column) & 0xFF] ^ (crc >> np.uint32(8))
     crc ^= np.uint32(0xFFFFFFFF)
     rot = (crc >> np.uint32(15)) | (crc << np.uint32(17))
     return rot + np.uint32(MASK_DELTA)  # uint32 arithmetic wraps mod 2**32

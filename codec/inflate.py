@@ -20,7 +20,12 @@ from typing import BinaryIO
 from .framing import Compression
 
 READ_CHUNK = 1 << 16
-CHECKPOINT_EVERY = 1 << 20
+READ_BLOCK = 1 << 20  # compressed bytes read from the file at a time by the index pass
+OUT_TARGET = 1 << 19  # uncompressed bytes per zlib call the index pass aims at
+OUT_CAP = 1 << 20  # output limit per call where flush cannot be used
+MIN_STEP = 1 << 12  # compressed bytes per step of the index pass, at least
+MAX_STEP = 1 << 16  # and at most (inflating 64 KiB can give ~64 MiB, deflate's worst case)
+CHECKPOINT_EVERY = 1 << 21  # a checkpoint holds ~40 KB (zlib state and window): ~20 MB per GB
 GZIP_MAGIC = b"\x1f\x8b"
 
 try:  # optional: serialisable GZIP checkpoints (zran); everything works without it
@@ -109,70 +114,124 @@ class StreamDamage(Exception):
 class InflateScanner:
     """Forward-only decompression with checkpoints; yields output chunks."""
 
-    def __init__(self, f: BinaryIO, compression: Compression, checkpoint_every: int = CHECKPOINT_EVERY):
+    def __init__(self, f: BinaryIO, compression: Compression, checkpoint_every: int | None = None):
         self.f = f
         self.compression = compression
-        self.every = checkpoint_every
+        self.every = checkpoint_every or CHECKPOINT_EVERY
         self.checkpoints: list[Checkpoint] = []
         self.in_pos = 0
         self.out_pos = 0
         self.damage: StreamDamage | None = None
 
     def chunks(self):
-        """Yield uncompressed chunks in order; on damage set ``self.damage`` and stop."""
+        """Yield the uncompressed stream in order, as lists of bytes (one list per step);
+        on damage set ``self.damage`` and stop.
+
+        Built for the prefetch thread: each step inflates about ``OUT_TARGET``
+        bytes (the input step adapts to the compression ratio) in one stretch
+        without the GIL (see :func:`_flush_continues`), and a step's output is
+        handed over only once the next step has started, so the consumer's
+        Python work overlaps the inflating instead of queueing for the GIL.
+        Every step consumes all of its input, so a checkpoint holds no copy of
+        unconsumed input: only zlib's state and window (~40 KB).
+        """
         wbits = wbits_for(self.compression)
+        name = self.compression.value.upper()
         d = zlib.decompressobj(wbits)
         self.f.seek(0)
         self.checkpoints = [Checkpoint(0, 0, d.copy())]
         last_ckpt = 0
-        pending = b""
+        ratio = 4.0  # uncompressed bytes per compressed byte, as last seen
+        data = memoryview(b"")  # compressed input read but not yet consumed
+        ready: list[bytes] = []  # the previous step's output, in parts
         while True:
-            if not pending:
-                pending = self.f.read(READ_CHUNK)
-                if not pending:
-                    if not d.eof:
-                        self.damage = StreamDamage(
-                            "truncated", self.in_pos, self.out_pos,
-                            f"{self.compression.value.upper()} stream ends early at compressed byte {self.in_pos}",
-                        )
-                    return
-            try:
-                out = d.decompress(pending, READ_CHUNK * 4)
-            except zlib.error as exc:
-                self.damage = StreamDamage(
-                    "decompress", self.in_pos, self.out_pos,
-                    f"{self.compression.value.upper()} stream damaged near compressed byte {self.in_pos}: {exc}",
-                )
-                return
-            if d.eof:
-                rest = d.unused_data
-                consumed = len(pending) - len(rest)
-            else:
-                rest = d.unconsumed_tail
-                consumed = len(pending) - len(rest)
-            self.in_pos += consumed
-            pending = rest
-            if out:
-                self.out_pos += len(out)
-                yield out
-            if d.eof:
-                if not pending:
-                    pending = self.f.read(READ_CHUNK)
-                if not pending:
-                    return
-                if self.compression is Compression.GZIP and pending[:2] == GZIP_MAGIC:
+            if len(data) < 2:  # two bytes: enough to recognise a following GZIP member
+                more = self.f.read(READ_BLOCK)
+                if more:
+                    data = memoryview(bytes(data) + more if data else more)
+            if not data or d.eof:
+                if d.eof and data and self.compression is Compression.GZIP and data[:2] == GZIP_MAGIC:
                     d = zlib.decompressobj(wbits)  # a concatenated member
                     self.checkpoints.append(Checkpoint(self.in_pos, self.out_pos, d.copy()))
                     last_ckpt = self.out_pos
                     continue
-                self.damage = StreamDamage(
-                    "garbage", self.in_pos, self.out_pos,
-                    f"bytes after the end of the {self.compression.value.upper()} stream at compressed byte {self.in_pos}",
-                )
+                if ready:
+                    yield ready
+                if data:
+                    self.damage = StreamDamage(
+                        "garbage", self.in_pos, self.out_pos,
+                        f"bytes after the end of the {name} stream at compressed byte {self.in_pos}")
+                elif not d.eof:
+                    self.damage = StreamDamage("truncated", self.in_pos, self.out_pos,
+                                               f"{name} stream ends early at compressed byte {self.in_pos}")
                 return
-            if self.out_pos - last_ckpt >= self.every:
+            step = max(MIN_STEP, min(MAX_STEP, int(OUT_TARGET / ratio)))
+            piece = data[:step]
+            try:
+                out = [d.decompress(piece, 1 if _FLUSH_CONTINUES else OUT_CAP)]
+                if ready:
+                    yield ready  # now: the consumer walks it while flush inflates without the GIL
+                    ready = []
+                if _FLUSH_CONTINUES and d.unconsumed_tail and not d.eof:
+                    out.append(d.flush(int(len(piece) * ratio * 1.25) + (1 << 15)))
+            except zlib.error as exc:
+                if ready:
+                    yield ready
+                self.damage = StreamDamage("decompress", self.in_pos, self.out_pos,
+                                           f"{name} stream damaged near compressed byte {self.in_pos}: {exc}")
+                return
+            left = len(d.unused_data) if d.eof else len(d.unconsumed_tail)
+            consumed = len(piece) - left
+            produced = sum(map(len, out))
+            self.in_pos += consumed
+            self.out_pos += produced
+            data = data[consumed:]
+            ready = [o for o in out if o]
+            if _FLUSH_CONTINUES and left and not d.eof:  # flush stops quietly where the data is bad
+                if ready:
+                    yield ready
+                try:
+                    d.decompress(d.unconsumed_tail, 1)
+                    detail = "invalid data"
+                except zlib.error as exc:
+                    detail = str(exc)
+                self.damage = StreamDamage("decompress", self.in_pos, self.out_pos,
+                                           f"{name} stream damaged at compressed byte {self.in_pos}: {detail}")
+                return
+            if consumed and produced:
+                ratio = max(1.0, produced / consumed)
+            gap = self.out_pos - last_ckpt
+            # With input left over (OUT_CAP reached) the copy would keep it alive: wait, within bounds.
+            if gap >= self.every and not d.eof and (not left or gap >= 2 * self.every - OUT_CAP):
                 self.checkpoints.append(Checkpoint(self.in_pos, self.out_pos, d.copy()))
                 last_ckpt = self.out_pos
+
+
+def _flush_continues() -> bool:
+    """Does ``Decompress.flush(n)`` inflate all pending input into one n-byte buffer and
+    leave the stream open, so that ``decompress`` can go on after it?
+
+    CPython's does (it ends the stream only at its real end), and unlike
+    ``decompress``, whose output buffer starts at 32 KiB and re-takes the GIL
+    each time it grows, it inflates a whole step in one stretch without the
+    GIL. Checked once here, since the documentation promises less; if not,
+    the index pass uses ``decompress`` alone.
+    """
+    try:
+        data = bytes(range(256)) * 64 + b"tfrecord lens" * 500
+        packed = zlib.compress(data)
+        d = zlib.decompressobj()
+        out = []
+        for k in range(0, len(packed), 100):
+            out.append(d.decompress(packed[k:k + 100], 1))
+            if d.unconsumed_tail:
+                out.append(d.flush(1 << 16))
+        return b"".join(out) == data and d.eof
+    except Exception:  # noqa: BLE001 - any surprise: use the documented path
+        return False
+
+
+_FLUSH_CONTINUES = _flush_continues()
 
 
 class _BlockReader:
@@ -243,30 +302,50 @@ class InflateReader(_BlockReader):
             return block
         if self._f is None:
             self._f = open(self.path, "rb")
+        try:
+            block = self._inflate(ck, want, salvage=False)
+        except zlib.error:  # damage inside the block: what the index pass saw of it, no more
+            block = self._inflate(ck, want, salvage=_FLUSH_CONTINUES)
+        self._blocks[k] = block
+        self._blocks.move_to_end(k)
+        if len(self._blocks) > 4:
+            self._blocks.popitem(last=False)
+        return block
+
+
+    def _inflate(self, ck: Checkpoint, want: int, salvage: bool) -> bytes:
+        """Up to ``want`` bytes from checkpoint ``ck``; raise zlib.error at damage unless ``salvage``.
+
+        Salvaging inflates the way the index pass does (``flush``, which stops
+        quietly at bad data), so it gives exactly the output the pass saw
+        before the damage.
+        """
         d = ck.state.copy()
         # The state may hold input it has not consumed yet (its unconsumed_tail,
         # the file's bytes from in_pos on): it is fed first, the file goes on after it.
         self._f.seek(ck.in_pos + len(d.unconsumed_tail))
         out = []
         got = 0
-        while got < want:
-            data = d.unconsumed_tail or self._f.read(READ_CHUNK)
+        while got < want and not d.eof:
+            data = d.unconsumed_tail or self._f.read(MAX_STEP if salvage else READ_CHUNK)
             if not data:
                 break
-            try:
+            if not salvage:
                 piece = d.decompress(data, want - got)
+                out.append(piece)
+                got += len(piece)
+                continue
+            try:
+                pieces = [d.decompress(data, 1)]
             except zlib.error:
                 break
-            out.append(piece)
-            got += len(piece)
-            if d.eof:
-                break
-        block = b"".join(out)
-        self._blocks[k] = block
-        self._blocks.move_to_end(k)
-        if len(self._blocks) > 4:
-            self._blocks.popitem(last=False)
-        return block
+            if d.unconsumed_tail and not d.eof:
+                pieces.append(d.flush(1 << 20))
+            out += pieces
+            got += sum(map(len, pieces))
+            if d.unconsumed_tail and not d.eof:
+                break  # flush stopped at the damage
+        return b"".join(out)[:want]
 
 
 def zran_available() -> bool:
