@@ -162,8 +162,13 @@ class InflateScanner:
                         "garbage", self.in_pos, self.out_pos,
                         f"bytes after the end of the {name} stream at compressed byte {self.in_pos}")
                 elif not d.eof:
-                    self.damage = StreamDamage("truncated", self.in_pos, self.out_pos,
-                                               f"{name} stream ends early at compressed byte {self.in_pos}")
+                    try:  # flush may have stopped at bad data with no input left (a wrong checksum)
+                        d.decompress(b"", 1)
+                        self.damage = StreamDamage("truncated", self.in_pos, self.out_pos,
+                                                   f"{name} stream ends early at compressed byte {self.in_pos}")
+                    except zlib.error as exc:
+                        self.damage = StreamDamage("decompress", self.in_pos, self.out_pos,
+                                                   f"{name} stream damaged at compressed byte {self.in_pos}: {exc}")
                 return
             step = max(MIN_STEP, min(MAX_STEP, int(OUT_TARGET / ratio)))
             piece = data[:step]

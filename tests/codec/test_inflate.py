@@ -95,3 +95,79 @@ def test_an_abandoned_pass_stops_its_decompressing_thread(tmp_path):
     passes.close()  # e.g. the GUI's Cancel
     assert not [t for t in threading.enumerate() if t.name == "tfrlens-inflate"]
     f.close()
+
+
+@pytest.mark.parametrize("make", [records, text_records])
+def test_checkpoints_keep_only_zlib_state_and_stay_evenly_spaced(tmp_path, make, monkeypatch):
+    import tracemalloc
+
+    monkeypatch.setattr(inflate, "CHECKPOINT_EVERY", 1 << 20)
+    path = tmp_path / "big.zlib"
+    write_records(path, make(), "zlib")
+    with TFRecordFile(path, use_cache=False) as f:
+        tracemalloc.start()
+        try:
+            f.build_index()
+            reader = f._inflate
+            count = len(reader.checkpoints)
+            assert all(not c.state.unconsumed_tail for c in reader.checkpoints)  # no copy of input kept
+            held = tracemalloc.get_traced_memory()[0]
+            reader.checkpoints = []
+            held -= tracemalloc.get_traced_memory()[0]
+        finally:
+            tracemalloc.stop()
+        assert count >= 5 and held / count < 48 * 1024  # zlib's state (~7 KB) and window (32 KB)
+
+
+@pytest.mark.parametrize("compression", ["gzip", "zlib"])
+def test_a_wrong_checksum_is_reported_as_damage_not_truncation(tmp_path, compression):
+    from codec.framing import ProblemKind
+
+    recs = text_records(200)
+    path = tmp_path / f"a.{compression}"
+    write_records(path, recs, compression)
+    blob = bytearray(path.read_bytes())
+    blob[-8 if compression == "gzip" else -2] ^= 0x10  # the CRC-32 / Adler-32 at the end
+    path.write_bytes(bytes(blob))
+    with TFRecordFile(path, use_cache=False) as f:
+        f.build_index()
+        (problem,) = f.problems
+        assert problem.kind is ProblemKind.DECOMPRESS and "incorrect data check" in problem.detail
+        assert len(blob) - 8 <= problem.compressed_offset <= len(blob)  # in the trailer
+        assert list(f) == recs  # every record was inflated before the check failed
+
+
+@pytest.mark.parametrize("flush", [True, False])
+def test_after_damage_random_reads_give_what_the_pass_saw(tmp_path, flush, monkeypatch):
+    monkeypatch.setattr(inflate, "_FLUSH_CONTINUES", flush and inflate._FLUSH_CONTINUES)
+    monkeypatch.setattr(inflate, "CHECKPOINT_EVERY", 1 << 20)
+    path = tmp_path / "bad.gz"
+    write_records(path, text_records(), "gzip")
+    blob = bytearray(path.read_bytes())
+    mid = len(blob) * 2 // 3
+    blob[mid:mid + 16] = bytes(16)
+    path.write_bytes(bytes(blob))
+    with TFRecordFile(path, use_cache=False) as f:
+        f.build_index()
+        damage = [p for p in f.problems if p.compressed_offset is not None]
+        assert damage and damage[0].compressed_offset >= mid - 4  # zeros may inflate for a while
+        seen = [f.read(i).data for i in range(len(f))]
+        reader = f._inflate
+        reader._blocks.clear()  # read again from the checkpoints, in another order
+        order = list(range(len(f)))
+        random.Random(2).shuffle(order)
+        for i in order:
+            assert f.read(i).data == seen[i]
+
+
+def test_the_index_pass_without_flush_finds_the_same_records(tmp_path, monkeypatch):
+    path = tmp_path / "a.zlib"
+    recs = text_records(300) + records(300)
+    write_records(path, recs, "zlib")
+    with TFRecordFile(path, use_cache=False) as f:
+        f.build_index()
+        with_flush = f.index.offsets().tolist()
+    monkeypatch.setattr(inflate, "_FLUSH_CONTINUES", False)
+    with TFRecordFile(path, use_cache=False) as f:
+        f.build_index()
+        assert f.index.offsets().tolist() == with_flush and list(f) == recs and not f.problems
