@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import glob
 import os
+import re
 from dataclasses import dataclass, field
 from typing import Iterator
 
@@ -76,12 +77,22 @@ def repair(source: TFRecordFile, output, compression=None, include_damaged: bool
     return report
 
 
+_TFRECORD_NAME = re.compile(r"(\.(tfrecords?|tfrec|tfr)|-\d{5}-of-\d{5})(\.(gz|gzip|zz|zlib))?$", re.IGNORECASE)
+
+
+def looks_like_tfrecord_name(name: str) -> bool:
+    """``x.tfrecord``, ``x.tfrecords``, ``x.tfrec``, ``x.tfr``, ``train-00003-of-01024`` (+ ``.gz``...)."""
+    return _TFRECORD_NAME.search(name) is not None
+
+
 def expand_inputs(args: list[str]) -> tuple[list[str], list[str]]:
     """Files named, globbed, or found in named folders (TFRecord content only).
 
-    Returns (paths, notes); a folder's files that are not TFRecords are
-    skipped with a note, a named file that is not one is kept (its error is
-    reported when it is opened).
+    Returns (paths, notes). In a folder, files named like TFRecords are taken
+    without reading them (a folder of 10,000 shards opens at once; one that
+    is not a TFRecord after all is reported when it is opened); other files
+    are taken only if their content is a TFRecord. A named file that is not
+    one is kept (its error is reported when it is opened).
     """
     paths: list[str] = []
     notes: list[str] = []
@@ -97,10 +108,11 @@ def expand_inputs(args: list[str]) -> tuple[list[str], list[str]]:
                 path = os.path.join(arg, name)
                 if not os.path.isfile(path) or name.startswith(".") or 0 < os.path.getsize(path) < HEADER_SIZE:
                     continue  # (a file shorter than one record header is no dataset's shard)
-                try:
-                    sniff_compression(path)
-                except (NotTFRecordError, FileAccessError):
-                    continue
+                if not looks_like_tfrecord_name(name):
+                    try:  # other names are read: a folder may hold images, notes, a README
+                        sniff_compression(path)
+                    except (NotTFRecordError, FileAccessError):
+                        continue
                 paths.append(path)
                 found += 1
             if not found:

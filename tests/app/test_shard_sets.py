@@ -122,7 +122,10 @@ def test_an_unusable_file_is_listed_and_skipped(window, qtbot, tmp_path):
     assert tab.model.rowCount() == 25
     lines = window.message_bar.text().splitlines()
     assert len(lines) == 1 and lines[0].startswith("skipped b.tfrecord: not a TFRecord file")
-    assert window.records_label.text() == "25 records · shards 1 of 1 indexed"  # the folder's TFRecords
+    # Named like a shard, it is taken without reading (a folder of 10,000 shards opens at once),
+    # then found unusable when its turn comes: listed in the Shards list, with its reason.
+    assert window.records_label.text() == "25 records · shards 2 of 2 indexed"
+    assert tab.shards_panel.model.data(tab.shards_panel.model.index(1, 2)) == "unusable"
 
 
 def test_a_named_file_that_is_not_a_tfrecord_is_skipped(window, qtbot):
