@@ -26,6 +26,7 @@ OUT_CAP = 1 << 20  # output limit per call where flush cannot be used
 MIN_STEP = 1 << 12  # compressed bytes per step of the index pass, at least
 MAX_STEP = 1 << 16  # and at most (inflating 64 KiB can give ~64 MiB, deflate's worst case)
 CHECKPOINT_EVERY = 1 << 21  # a checkpoint holds ~40 KB (zlib state and window): ~20 MB per GB
+READ_AHEAD = 1 << 18  # a random read inflates this much past what it needs (for the next one)
 GZIP_MAGIC = b"\x1f\x8b"
 
 try:  # optional: serialisable GZIP checkpoints (zran); everything works without it
@@ -243,7 +244,8 @@ class _BlockReader:
     """Reads of the uncompressed stream assembled from blocks a subclass decompresses.
 
     Subclasses give ``_locate(pos) -> (block number, its start offset)`` and
-    ``_block(k) -> bytes`` (called with ``self._lock`` held, caching as they see fit).
+    ``_block(k, need)``: block k's bytes, at least its first ``need`` if the
+    block has them (called with ``self._lock`` held, caching as they see fit).
     """
 
     total_out: int
@@ -258,7 +260,7 @@ class _BlockReader:
         with self._lock:
             while pos < end:
                 k, start = self._locate(pos)
-                piece = self._block(k)[pos - start:end - start]
+                piece = self._block(k, end - start)[pos - start:end - start]
                 if not piece:
                     break
                 parts.append(piece)
@@ -266,8 +268,26 @@ class _BlockReader:
         return b"".join(parts)
 
 
+class _Inflating:
+    """A block inflated as far as reads have needed, with the decompressor to go on."""
+
+    __slots__ = ("out", "d", "file_pos", "ended")
+
+    def __init__(self, ck: Checkpoint):
+        self.out = bytearray()
+        self.d = ck.state.copy()
+        # The state may hold input it has not consumed yet (its unconsumed_tail,
+        # the file's bytes from in_pos on): it is fed first, the file goes on after it.
+        self.file_pos = ck.in_pos + len(self.d.unconsumed_tail)
+        self.ended = False  # the stream, the file or the good data ended: no more output
+
+
 class InflateReader(_BlockReader):
-    """Random access to the uncompressed stream through checkpoints."""
+    """Random access to the uncompressed stream through checkpoints.
+
+    A read inflates its block from the checkpoint only as far as it needs
+    (and ``READ_AHEAD`` more); the next read in that block goes on from there.
+    """
 
     def __init__(self, path: str, compression: Compression, checkpoints: list[Checkpoint], total_out: int):
         self.path = path
@@ -275,7 +295,7 @@ class InflateReader(_BlockReader):
         self.checkpoints = checkpoints
         self.total_out = total_out  # uncompressed bytes known to be readable
         self._lock = threading.Lock()
-        self._blocks: OrderedDict[int, bytes] = OrderedDict()
+        self._blocks: OrderedDict[int, _Inflating] = OrderedDict()
         self._f: BinaryIO | None = None
 
     def close(self) -> None:
@@ -296,59 +316,65 @@ class InflateReader(_BlockReader):
             self._starts_cache = starts
         return starts
 
-    def _block(self, k: int) -> bytes:
+    def _block(self, k: int, need: int) -> bytearray:
         ck = self.checkpoints[k]
+        # The last block grows while indexing runs; its cached part goes on growing with it.
         stop = self.checkpoints[k + 1].out_pos if k + 1 < len(self.checkpoints) else self.total_out
         want = stop - ck.out_pos
         block = self._blocks.get(k)
-        # The last block grows while indexing runs: a cached copy serves only if it is long enough.
-        if block is not None and len(block) >= want:
+        if block is None:
+            block = self._blocks[k] = _Inflating(ck)
+            if len(self._blocks) > 4:
+                self._blocks.popitem(last=False)
+        else:
             self._blocks.move_to_end(k)
-            return block
-        if self._f is None:
-            self._f = open(self.path, "rb")
-        try:
-            block = self._inflate(ck, want, salvage=False)
-        except zlib.error:  # damage inside the block: what the index pass saw of it, no more
-            block = self._inflate(ck, want, salvage=_FLUSH_CONTINUES)
-        self._blocks[k] = block
-        self._blocks.move_to_end(k)
-        if len(self._blocks) > 4:
-            self._blocks.popitem(last=False)
-        return block
+        if len(block.out) < need and not block.ended:
+            if self._f is None:
+                self._f = open(self.path, "rb")
+            try:
+                self._extend(block, min(want, need + READ_AHEAD))
+            except zlib.error:  # damage inside the block: what the index pass saw of it, no more
+                block.out = bytearray(self._salvage(ck, want))
+                block.ended = True
+        return block.out
 
+    def _extend(self, block: _Inflating, target: int) -> None:
+        d = block.d
+        while len(block.out) < target and not d.eof:
+            data = d.unconsumed_tail
+            if not data:
+                self._f.seek(block.file_pos)
+                data = self._f.read(READ_CHUNK)
+                if not data:
+                    break
+                block.file_pos += len(data)
+            block.out += d.decompress(data, target - len(block.out))
+        block.ended = d.eof
 
-    def _inflate(self, ck: Checkpoint, want: int, salvage: bool) -> bytes:
-        """Up to ``want`` bytes from checkpoint ``ck``; raise zlib.error at damage unless ``salvage``.
+    def _salvage(self, ck: Checkpoint, want: int) -> bytes:
+        """Up to ``want`` bytes from checkpoint ``ck``, stopping at the damage.
 
-        Salvaging inflates the way the index pass does (``flush``, which stops
-        quietly at bad data), so it gives exactly the output the pass saw
-        before the damage.
+        Inflates the way the index pass does, so it gives exactly the output
+        the pass saw: with ``flush``, which stops quietly at bad data,
+        everything before it; without, what the calls before the failing one gave.
         """
         d = ck.state.copy()
-        # The state may hold input it has not consumed yet (its unconsumed_tail,
-        # the file's bytes from in_pos on): it is fed first, the file goes on after it.
         self._f.seek(ck.in_pos + len(d.unconsumed_tail))
         out = []
         got = 0
         while got < want and not d.eof:
-            data = d.unconsumed_tail or self._f.read(MAX_STEP if salvage else READ_CHUNK)
+            data = d.unconsumed_tail or self._f.read(MAX_STEP)
             if not data:
                 break
-            if not salvage:
-                piece = d.decompress(data, want - got)
-                out.append(piece)
-                got += len(piece)
-                continue
             try:
-                pieces = [d.decompress(data, 1)]
+                pieces = [d.decompress(data, 1 if _FLUSH_CONTINUES else want - got)]
             except zlib.error:
                 break
-            if d.unconsumed_tail and not d.eof:
+            if _FLUSH_CONTINUES and d.unconsumed_tail and not d.eof:
                 pieces.append(d.flush(1 << 20))
             out += pieces
             got += sum(map(len, pieces))
-            if d.unconsumed_tail and not d.eof:
+            if _FLUSH_CONTINUES and d.unconsumed_tail and not d.eof:
                 break  # flush stopped at the damage
         return b"".join(out)[:want]
 
@@ -558,7 +584,7 @@ class ZranReader(_BlockReader):
         k = pos // self.BLOCK
         return k, k * self.BLOCK
 
-    def _block(self, k: int) -> bytes:
+    def _block(self, k: int, need: int = 0) -> bytes:
         block = self._blocks.get(k)
         if block is not None:
             self._blocks.move_to_end(k)

@@ -172,7 +172,7 @@ def test_a_failing_zran_read_falls_back(tmp_path, monkeypatch):
     write_records(path, recs, "gzip")
     _index(path)
 
-    def broken(self, k):
+    def broken(self, k, need=0):
         raise OSError("zran says no")
 
     monkeypatch.setattr(ZranReader, "_block", broken)

@@ -49,9 +49,9 @@ def test_reading_the_last_record_does_not_start_from_the_beginning(tmp_path, mon
         decoded = []
         original = reader._block
 
-        def spy(k):
+        def spy(k, need):
             decoded.append(k)
-            return original(k)
+            return original(k, need)
 
         monkeypatch.setattr(reader, "_block", spy)
         assert f[-1] == recs[-1]
@@ -171,3 +171,29 @@ def test_the_index_pass_without_flush_finds_the_same_records(tmp_path, monkeypat
     with TFRecordFile(path, use_cache=False) as f:
         f.build_index()
         assert f.index.offsets().tolist() == with_flush and list(f) == recs and not f.problems
+
+
+def test_a_read_inflates_only_as_far_as_it_needs_and_the_next_one_goes_on(tmp_path, monkeypatch):
+    monkeypatch.setattr(inflate, "CHECKPOINT_EVERY", 1 << 21)
+    path = tmp_path / "big.zlib"
+    recs = text_records()
+    write_records(path, recs, "zlib")
+    started = []
+
+    class Counting(inflate._Inflating):
+        __slots__ = ()
+
+        def __init__(self, ck):
+            started.append(ck.out_pos)
+            super().__init__(ck)
+
+    monkeypatch.setattr(inflate, "_Inflating", Counting)
+    with TFRecordFile(path, use_cache=False) as f:
+        f.build_index()
+        reader = f._inflate
+        reader._blocks.clear()
+        started.clear()
+        assert f[0] == recs[0]
+        assert len(reader._blocks[0].out) <= len(recs[0]) + 16 + inflate.READ_AHEAD  # not the whole block
+        assert list(f) == recs
+        assert started == [c.out_pos for c in reader.checkpoints]  # each block inflated once, in one go
