@@ -3,7 +3,10 @@
 While indexing, :class:`InflateScanner` decompresses the file in one pass and
 keeps a copy of the decompressor every ``checkpoint_every`` bytes of output.
 :class:`InflateReader` then reaches any uncompressed offset by resuming from
-the nearest checkpoint before it, never from the start of the file.
+the nearest checkpoint before it, never from the start of the file. Once the
+index is cached, :class:`ZranReader` does the same through a zran index
+(``indexed_gzip``), which unlike zlib's state can be saved; a ZLIB file is
+shown to it as GZIP by :class:`ZlibAsGzip`.
 """
 from __future__ import annotations
 
@@ -29,7 +32,7 @@ CHECKPOINT_EVERY = 1 << 21  # a checkpoint holds ~40 KB (zlib state and window):
 READ_AHEAD = 1 << 18  # a random read inflates this much past what it needs (for the next one)
 GZIP_MAGIC = b"\x1f\x8b"
 
-try:  # optional: serialisable GZIP checkpoints (zran); everything works without it
+try:  # optional: serialisable GZIP/ZLIB checkpoints (zran); everything works without it
     from indexed_gzip.indexed_gzip import _IndexedGzipFile
 except Exception:  # noqa: BLE001 - missing, or a broken build: use the zlib checkpoints only
     _IndexedGzipFile = None
