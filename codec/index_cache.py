@@ -47,8 +47,8 @@ def _identity(path: str, size: int, mtime_ns: int) -> dict:
     return {"version": VERSION, "path": os.path.realpath(path), "size": size, "mtime_ns": mtime_ns}
 
 
-def _write_entry(target: str, magic: bytes, header: dict, payloads: list[bytes]) -> str | None:
-    """Magic, length-prefixed JSON header, payloads: written atomically; None if it cannot be."""
+def _write_entry(target: str, magic: bytes, header: dict, payloads: list) -> str | None:
+    """Magic, length-prefixed JSON header, payloads (bytes-like): written atomically; None if it cannot be."""
     blob = json.dumps(header).encode()
     try:
         os.makedirs(os.path.dirname(target), exist_ok=True)
@@ -86,8 +86,11 @@ def save(path: str, size: int, mtime_ns: int, compression: Compression, index: R
                        "size": p.size, "compressed_offset": p.compressed_offset, "expected": p.expected,
                        "found": p.found}
                       for p in problems])
+    # Chunk by chunk, no whole copy: a 10M-record index is 90 MB, and a copy of it would hold
+    # the GIL for tens of milliseconds on the worker (a frozen window for the GUI thread).
+    offsets, statuses = index.filled_chunks()
     return _write_entry(cache_path(path), MAGIC, header,
-                        [index.offsets().astype("<u8").tobytes(), index.statuses().tobytes()])
+                        [c.astype("<u8", copy=False) for c in offsets] + statuses)
 
 
 def load(path: str, size: int, mtime_ns: int, compression: Compression):

@@ -93,6 +93,14 @@ class RecordIndex:
     def statuses(self) -> np.ndarray:
         return self._concat(self._status, np.uint8)
 
+    def filled_chunks(self) -> tuple[list[np.ndarray], list[np.ndarray]]:
+        """(offset chunks, status chunks) trimmed to ``len()``: views, no copy (for writing out)."""
+        full, rest = divmod(self._count, CHUNK)
+        n = full + (1 if rest else 0)
+        offsets = [c if k < full else c[:rest] for k, c in enumerate(self._offsets[:n])]
+        status = [c if k < full else c[:rest] for k, c in enumerate(self._status[:n])]
+        return offsets, status
+
     def _concat(self, chunks: list[np.ndarray], dtype) -> np.ndarray:
         n = self._count
         full, rest = divmod(n, CHUNK)

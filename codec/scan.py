@@ -21,7 +21,7 @@ from .record_index import RecordIndex
 
 MAX_RECORD = 1 << 31  # protobuf and TensorFlow cannot produce larger records
 FIRST_BATCH = 1024
-BATCH = 1 << 16
+BATCH = 1 << 14
 BATCH_BYTES = 32 << 20
 RESYNC_WINDOW = 1 << 20
 _LITTLE_ENDIAN = sys.byteorder == "little"

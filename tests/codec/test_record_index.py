@@ -23,6 +23,9 @@ def test_a_small_index_stays_small_and_a_large_one_uses_full_chunks():
     assert [big.offset(i) for i in (0, 2, 3, CHUNK - 1, CHUNK, len(expected) - 1)] == \
         [expected[i] for i in (0, 2, 3, CHUNK - 1, CHUNK, len(expected) - 1)]
     assert big.find_offset(expected[CHUNK] + 1) == CHUNK
+    offsets, statuses = big.filled_chunks()  # views for writing out, trimmed to the records
+    assert np.concatenate(offsets).tolist() == expected and sum(c.shape[0] for c in statuses) == len(expected)
+    assert all(c.base is not None for c in offsets[-1:])
 
 
 
