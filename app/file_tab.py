@@ -335,13 +335,14 @@ class FileTab(QWidget):
     def _on_progress(self, pp: PassProgress) -> None:
         if self._closed:
             return
-        problems_before = self._last.problems if self._last is not None else 0
-        self._last = pp.progress
-        self._phase = pp.phase
-        if pp.phase == "verify" and pp.progress.problems != problems_before:
-            self.model.refresh_status()  # a damaged record was found: repaint its row
-        self._rows_arrived()
-        self.state_changed.emit()
+        with PAINT_GATE.painting():  # new rows, columns, status bar, panels: all Python, like a paint
+            problems_before = self._last.problems if self._last is not None else 0
+            self._last = pp.progress
+            self._phase = pp.phase
+            if pp.phase == "verify" and pp.progress.problems != problems_before:
+                self.model.refresh_status()  # a damaged record was found: repaint its row
+            self._rows_arrived()
+            self.state_changed.emit()
 
     def _on_finished(self, pp: PassProgress | None) -> None:
         if self._closed:
