@@ -97,6 +97,26 @@ def _open_file(path: str):
         raise FileAccessError(_describe_os_error(path, exc)) from None
 
 
+class _Pin:
+    """:meth:`TFRecordFile._pinned`: the file open, and not released, while the block runs."""
+
+    __slots__ = ("_tfile",)
+
+    def __init__(self, tfile: "TFRecordFile") -> None:
+        self._tfile = tfile
+
+    def __enter__(self) -> None:
+        tfile = self._tfile
+        with tfile._lock:
+            tfile._acquire()
+            tfile._pins += 1
+
+    def __exit__(self, *exc) -> None:
+        tfile = self._tfile
+        with tfile._lock:
+            tfile._pins -= 1
+
+
 class TFRecordFile:
     """A TFRecord file (plain, GZIP or ZLIB) with an offset index.
 
@@ -173,21 +193,9 @@ class TFRecordFile:
     def is_open(self) -> bool:
         return self._file is not None
 
-    def _pinned(self):
+    def _pinned(self) -> "_Pin":
         """Context: the file is open and will not be released until the block ends."""
-        tfile = self
-
-        class _Pin:
-            def __enter__(self_inner):
-                with tfile._lock:
-                    tfile._acquire()
-                    tfile._pins += 1
-
-            def __exit__(self_inner, *exc):
-                with tfile._lock:
-                    tfile._pins -= 1
-
-        return _Pin()
+        return _Pin(self)
 
     def close(self) -> None:
         with self._lock:
