@@ -30,6 +30,8 @@ _Index = QModelIndex | QPersistentModelIndex
 
 MAX_VIEW_PIXELS = 2**31 - 1  # QHeaderView's pixel positions are ints
 DEFAULT_WINDOW_ROWS = 50_000_000
+# What QAbstractTableModel.flags gives a valid cell (the record table keeps it).
+_CELL_FLAGS = Qt.ItemFlag.ItemIsSelectable | Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemNeverHasChildren
 
 
 def window_rows_for(row_height: int, cap: int = DEFAULT_WINDOW_ROWS) -> int:
@@ -314,7 +316,11 @@ class FilteredTableModel(QAbstractProxyModel):
             for role_data in roleDataSpan:
                 role_data.clearData()
             return
-        source.multiData(source.index(record, index.column()), roleDataSpan)
+        fill = getattr(source, "fill_cell", None)
+        if fill is not None:  # a RecordTableModel: straight to the record, no source index made
+            fill(record, index.column(), roleDataSpan)
+        else:
+            source.multiData(source.index(record, index.column()), roleDataSpan)
 
     def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
         source = self.sourceModel()
@@ -326,10 +332,11 @@ class FilteredTableModel(QAbstractProxyModel):
         return source.headerData(section, orientation, role)
 
     def flags(self, index: _Index) -> Qt.ItemFlag:
-        source = self.sourceModel()
-        if source is None or not index.isValid():
+        # Asked for every painted cell: the records' rows are all alike (the source keeps
+        # QAbstractTableModel's flags), so no mapping and no call into the source.
+        if not index.isValid() or self.sourceModel() is None:
             return Qt.ItemFlag.NoItemFlags
-        return source.flags(self.mapToSource(index))
+        return _CELL_FLAGS
 
     # -- following the source ---------------------------------------------
     def _source_rows(self) -> int:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 
-from PySide6.QtCore import QSize, Qt
+from PySide6.QtCore import QEvent, QSize, Qt
 from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QKeySequence
 from PySide6.QtWidgets import (QFileDialog, QFrame, QHBoxLayout, QInputDialog, QLabel, QMainWindow, QMenu,
                                QMessageBox, QProgressBar, QStackedWidget, QTabWidget, QToolButton, QVBoxLayout,
@@ -24,6 +24,7 @@ from app.salvage_dialog import SalvageDialog
 from app.settings import Settings
 from app.shard_set_tab import ShardSetTab, opens_as_set
 from app.start_page import StartPage, human_size
+from app.worker import PAINT_GATE
 from resources import demo_path
 
 APP_NAME = "TFRecord Lens"
@@ -546,6 +547,14 @@ class MainWindow(QMainWindow):
         if paths:
             event.acceptProposedAction()
             self.open_files(paths)
+
+    def event(self, event: QEvent) -> bool:
+        if event.type() == QEvent.Type.UpdateRequest:
+            # The whole window repaints here (every widget in it, each with its calls into
+            # Python): workers wait at their next step meanwhile (see app.worker.PaintGate).
+            with PAINT_GATE.painting():
+                return super().event(event)
+        return super().event(event)
 
     def closeEvent(self, event: QCloseEvent) -> None:
         if not self.edit_actions.confirm_quit():  # issue 4: unsaved changes (Save / Discard / Cancel)

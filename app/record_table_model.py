@@ -252,15 +252,23 @@ class RecordTableModel(QAbstractTableModel):
         Each call from Qt into Python has to take the GIL, which a busy
         worker thread holds; fewer calls keep painting fast while indexing.
         """
-        valid = index.isValid() and 0 <= index.row() < self._rows
+        if index.isValid() and 0 <= index.row() < self._rows:
+            self.fill_cell(index.row(), index.column(), roleDataSpan)
+        else:
+            for role_data in roleDataSpan:
+                role_data.clearData()
+
+    def fill_cell(self, i: int, col: int, roleDataSpan) -> None:
+        """``multiData`` for record ``i`` (a valid row): the record's status is looked up once."""
+        status = self._tfile.index.status(i)
         for role_data in roleDataSpan:
-            value = self._value(index.row(), index.column(), role_data.role()) if valid else None
+            value = self._value(i, col, role_data.role(), status)
             if value is None:
                 role_data.clearData()
             else:
                 role_data.setData(value)
 
-    def _value(self, i: int, col: int, role: int) -> Any:
+    def _value(self, i: int, col: int, role: int, status: RecordStatus | None = None) -> Any:
         if role == Qt.ItemDataRole.DisplayRole:
             return self._display(i, col)
         if role == Qt.ItemDataRole.TextAlignmentRole:
@@ -271,12 +279,10 @@ class RecordTableModel(QAbstractTableModel):
             return self._edited_font if self.is_edited(i) else None
         if role not in _ROW_ROLES:
             return None
-        row = self._row(i)
-        status = self._tfile.index.status(i)
+        if status is None:
+            status = self._tfile.index.status(i)
         if role == STATUS_ROLE:
             return status
-        if role == KIND_ROLE:
-            return row.kind
         if role == Qt.ItemDataRole.BackgroundRole:
             if not status.damaged:
                 return None
@@ -295,6 +301,9 @@ class RecordTableModel(QAbstractTableModel):
             if not status.damaged:
                 return icons.icon("warning" if self._gap_before(i) else "ok")
             return icons.icon("warning" if status is RecordStatus.LENGTH_CRC else "damaged")
+        row = self._row(i)
+        if role == KIND_ROLE:
+            return row.kind
         return self._tooltip(i, col, row, status)  # ToolTipRole
 
     # -- rows -------------------------------------------------------------

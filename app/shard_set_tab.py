@@ -106,7 +106,7 @@ class ShardSetTableModel(RecordTableModel):
             return None
         return super().headerData(section, orientation, role)
 
-    def _value(self, i: int, col: int, role: int) -> Any:
+    def _value(self, i: int, col: int, role: int, status: RecordStatus | None = None) -> Any:
         if col == self.shard_column:
             if role in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.ToolTipRole):
                 name = self.shard_name(i)
@@ -114,7 +114,7 @@ class ShardSetTableModel(RecordTableModel):
                     f, j = self.shard_set.locate(i)
                     return f"{f.path}\nrecord {j:,} of this shard"
                 return name
-        return super()._value(i, col, role)
+        return super()._value(i, col, role, status)
 
     def flagged_rows(self) -> np.ndarray:
         """Damaged records and records after skipped bytes, from the shards' problems (no shard reopened)."""

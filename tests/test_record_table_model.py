@@ -318,9 +318,9 @@ def test_table_paint_closes_the_gate(qtbot, tmp_path, monkeypatch):
     seen: list[int] = []
     original = RecordTableModel._value
 
-    def spy(self, i, col, role):
+    def spy(self, i, col, role, status=None):
         seen.append(worker_module.PAINT_GATE._busy)
-        return original(self, i, col, role)
+        return original(self, i, col, role, status)
 
     monkeypatch.setattr(RecordTableModel, "_value", spy)
     f = TFRecordFile(many_records(tmp_path / "few.tfrecord", 50))
