@@ -27,7 +27,10 @@ from app.record_tree_model import RecordTreeModel, summarize
 from app.record_tree_view import RecordTreeView
 from app.worker import one_line
 
-INLINE_RECORD_BYTES = 2 << 20  # bigger records (and any in a compressed file) load on the pool
+INLINE_RECORD_BYTES = 2 << 20  # bigger records load on the pool
+# In a GZIP/ZLIB file a read inflates from the checkpoint before it (2 MiB apart: a few ms):
+# small records are still read here, so the detail does not wait for the table's repaint.
+INLINE_COMPRESSED_BYTES = 256 << 10
 TEXT_LIMIT_BYTES = 1 << 20  # the Text tab shows at most this much of a raw record
 LOADING_DELAY_MS = 150  # "loading…" replaces the previous record only after this long
 
@@ -160,11 +163,12 @@ class RecordDetail(QWidget):
         self._loaded = None
         self._awaiting_images = False
         try:
-            info = tfile.record_info(index) if tfile.compression is Compression.NONE else None
+            info = tfile.record_info(index)
         except Exception as exc:  # noqa: BLE001 - shown in the header, never raised at the table
             self._show_failure(index, one_line(exc))
             return
-        if info is not None and info.length <= INLINE_RECORD_BYTES:
+        inline = INLINE_RECORD_BYTES if tfile.compression is Compression.NONE else INLINE_COMPRESSED_BYTES
+        if info.length <= inline:
             try:
                 loaded = load_record(tfile, index)
             except Exception as exc:  # noqa: BLE001
@@ -172,7 +176,7 @@ class RecordDetail(QWidget):
                 return
             self._display(loaded)
             return
-        size = f" ({_size_text(info.length)})" if info is not None else ""
+        size = f" ({_size_text(info.length)})"
         self.header.setText(f"<b>Record {index:,}</b> · <span style='color:{MUTED_COLOR}'>loading…</span>")
         self._loading_text = f"Loading record {index:,}{size}…"
         # the previous record stays up for a moment: no flicker when loads are quick

@@ -466,6 +466,24 @@ def test_compressed_file_record_is_shown(qtbot, detail, open_file):
     assert "decompressed stream" in detail.hex.summary_text()
 
 
+def test_small_compressed_records_show_at_once_large_ones_on_the_pool(qtbot, detail, open_file, tmp_path):
+    # A small record of a GZIP file is read on the spot (the detail does not wait behind the
+    # table's repaint); a large one goes to the pool like a large record of a plain file.
+    path = tmp_path / "mixed.tfrecord.gz"
+    big = b"y" * (record_detail.INLINE_COMPRESSED_BYTES + 1024)
+    write_records(path, [example_bytes({"small": Feature(int64_list={"value": [7]})}),
+                         example_bytes({"blob": Feature(bytes_list={"value": [big]})})], "gzip")
+    tfile = open_file(path)
+    shown: list[int] = []
+    detail.recordShown.connect(shown.append)
+    detail.show_record(tfile, 0)
+    assert shown == [0] and sorted(children(detail.tree_model, detail.tree_model.root_index())) == ["small"]
+    with qtbot.waitSignal(detail.recordShown, timeout=10000):
+        detail.show_record(tfile, 1)
+        assert shown == [0] and "loading" in detail.header.text()
+    assert shown == [0, 1] and sorted(children(detail.tree_model, detail.tree_model.root_index())) == ["blob"]
+
+
 def test_a_newer_selection_wins(qtbot, detail, open_file, tmp_path):
     payload = b"x" * (record_detail.INLINE_RECORD_BYTES + 1024)
     path = tmp_path / "mixed.tfrecord"
