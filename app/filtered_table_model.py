@@ -157,17 +157,25 @@ class FilteredTableModel(QAbstractProxyModel):
         """True when the window does not hold every matching record."""
         return self._start > 0 or self._start + self._rows < self.matching_count()
 
-    def set_window_rows(self, rows: int) -> None:
-        """Show at most ``rows`` rows at once (the window keeps its start where it can)."""
+    def set_window_rows(self, rows: int) -> bool:
+        """Show at most ``rows`` rows at once (all from the first when they fit, else the
+        window keeps its start where it can).
+
+        True when the rows shown changed (a model reset: the caller restores the selection).
+        """
         rows = max(1, int(rows))
         if rows == self.window_rows:
-            return
+            return False
+        if self._start == 0 and self.matching_count() <= min(rows, self.window_rows):
+            self.window_rows = rows  # every record shown before and after: nothing moves
+            return False
         self.beginResetModel()
         self.window_rows = rows
-        self._start = self._clamped_start(self._start)
+        self._start = 0 if self.matching_count() <= rows else self._clamped_start(self._start)
         self._rows = self._window_length()
         self.endResetModel()
         self.windowChanged.emit()
+        return True
 
     def set_window_start(self, start: int) -> None:
         """Show the matching records from position ``start`` on (a model reset when it moves)."""

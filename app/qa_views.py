@@ -14,6 +14,7 @@ from PySide6.QtCore import QModelIndex, QObject
 from PySide6.QtWidgets import QTabWidget, QVBoxLayout, QWidget
 
 from app.filter_bar import FilterBar
+from app.filtered_table_model import window_rows_for
 from app.gallery import Gallery
 from app.record_detail import IMAGES_TAB
 from app.schema_view import SchemaView
@@ -59,6 +60,9 @@ class QaViews(QObject):
         """The tab's left side: the filter bar over "Table" (``table``) and "Gallery"."""
         self.views.addTab(table, "Table")
         self.views.addTab(self.gallery, "Gallery")
+        self.views.currentChanged.connect(self._fit_window)
+        self.gallery.size_slider.valueChanged.connect(self._fit_window)
+        self.gallery.model.aspectChanged.connect(self._fit_window)
         return self.left
 
     # -- reading ----------------------------------------------------------
@@ -82,6 +86,19 @@ class QaViews(QObject):
         return self.tab.model.tfile.index.status(i)
 
     # -- views ------------------------------------------------------------
+    def _fit_window(self, *_) -> None:
+        """Size the rows' window for the view shown (issue 7): the gallery's tiles are taller
+        than table rows, and a narrow gallery may hold one per row, so it pages sooner."""
+        tab = self.tab
+        cap = type(tab.proxy).window_rows  # the most rows at once, whatever their height
+        if self.views.currentWidget() is self.gallery:
+            rows = window_rows_for(self.gallery.delegate.cell_size().height(), cap)
+        else:
+            rows = window_rows_for(tab.table.verticalHeader().defaultSectionSize(), cap)
+        record = tab.current_record()
+        if tab.proxy.set_window_rows(rows) and record >= 0:
+            tab.select_record(record)
+
     def show_table(self) -> None:
         self.views.setCurrentIndex(TABLE_VIEW)
         self.tab.table.setFocus()

@@ -327,3 +327,22 @@ def test_the_default_window_fits_qt_pixel_positions():
     for height in (22, 40, 100, 1000):
         assert window_rows_for(height) * height < 2**31
     assert window_rows_for(100) == int((2**31 - 1) * 0.9) // 100
+
+
+def test_the_gallery_pages_sooner_than_the_table(window, qtbot, big_file, monkeypatch):
+    # Tiles are taller than rows and a narrow gallery holds one per row: its window is
+    # sized for that, and the record shown stays selected when the window changes.
+    import app.qa_views as qa_views
+
+    monkeypatch.setattr(qa_views, "window_rows_for", lambda height, cap: 2000 if height < 40 else 700)
+    tab = open_done(window, qtbot, big_file)
+    assert tab.proxy.rowCount() == RECORDS and not tab.page_bar.isVisible()  # the table holds them all
+    assert select(qtbot, tab, lambda: tab.select_record(1500)) == 1500
+    tab.qa.show_gallery()
+    assert tab.proxy.rowCount() == 700 and tab.page_bar.isVisible()
+    assert tab.current_record() == 1500 and tab.proxy.window_start <= 1500 < tab.proxy.window_start + 700
+    gallery = tab.qa.gallery
+    assert gallery.model.record_at(gallery.view.currentIndex().row()) == 1500  # its tile is the current one
+    tab.qa.show_table()  # the table's larger window again, around the same record
+    start, rows = window_of(tab)
+    assert rows > 700 and start <= 1500 < start + rows and tab.current_record() == 1500
