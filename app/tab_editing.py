@@ -281,6 +281,9 @@ class TabEditing(QObject):
         records = [r for r in records if 0 <= r < n][:SELECT_ROWS_MAX]
         if not records:
             return
+        reveal = getattr(self.tab.proxy, "reveal", None)
+        if reveal is not None:
+            reveal(records[0])  # a paged table moves its window to the first (those outside stay unselected)
         table = self.tab.table
         model = self._view_model()
         last = model.columnCount() - 1

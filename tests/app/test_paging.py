@@ -346,3 +346,16 @@ def test_the_gallery_pages_sooner_than_the_table(window, qtbot, big_file, monkey
     tab.qa.show_table()  # the table's larger window again, around the same record
     start, rows = window_of(tab)
     assert rows > 700 and start <= 1500 < start + rows and tab.current_record() == 1500
+
+
+def test_an_edit_selects_its_result_on_another_page(window, qtbot, small_window, big_file):
+    tab = window.open_file(big_file)
+    qtbot.waitUntil(lambda: tab.editing.editable and not tab.is_running(), timeout=TIMEOUT)
+    assert select(qtbot, tab, lambda: tab.select_record(WINDOW - 1)) == WINDOW - 1
+    assert window_of(tab) == (0, WINDOW)
+    with qtbot.waitSignal(tab.detail.recordShown, timeout=TIMEOUT):
+        window.edit_actions.duplicate_action.trigger()  # the copy lands at 1000: the next page
+    assert tab.model.rowCount() == RECORDS + 1
+    assert tab.current_record() == WINDOW and tab.editing.selected_records() == [WINDOW]
+    start, rows = window_of(tab)
+    assert start <= WINDOW < start + rows and n_of(tab) == WINDOW - 1  # the copy of record 999
