@@ -152,11 +152,12 @@ def _stream_end(path) -> int:
         return len(g.read())
 
 
-def test_without_indexed_gzip_everything_still_works(tmp_path, monkeypatch):
+@pytest.mark.parametrize("compression", ["gzip", "zlib"])
+def test_without_indexed_gzip_everything_still_works(tmp_path, monkeypatch, compression):
     monkeypatch.setattr(inflate, "_IndexedGzipFile", None)
     recs = _records(3000, seed=11)
-    path = tmp_path / "a.gzip.tfrecord"
-    write_records(path, recs, "gzip")
+    path = tmp_path / f"a.{compression}.tfrecord"
+    write_records(path, recs, compression)
     assert _index(path) == recs
     assert not os.path.exists(index_cache.zran_path(os.fspath(path)))
     with TFRecordFile(path) as f:

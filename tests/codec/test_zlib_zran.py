@@ -17,40 +17,14 @@ import pytest
 from codec import TFRecordFile, index_cache, inflate, write_records
 from codec.inflate import ZlibAsGzip, ZranReader
 
+from .test_gzip_cache import _count_rebuilds, _index, _records
+
 needs_zran = pytest.mark.skipif(not inflate.zran_available(), reason="indexed_gzip is not installed")
-
-
-def _records(n: int, seed: int, scale: int = 1) -> list[bytes]:
-    """Records that compress about 2:1, so the file is multi-MB compressed too."""
-    rng = random.Random(seed)
-    words = [b"alpha", b"beta", b"gamma", b"delta"]
-    return [rng.randbytes(rng.randrange(20, 120) * scale)
-            + b" ".join(rng.choice(words) for _ in range(rng.randrange(5, 40) * scale))
-            + i.to_bytes(4, "little") for i in range(n)]
 
 
 @pytest.fixture(scope="module")
 def big_records() -> list[bytes]:
     return _records(3000, seed=21, scale=12)  # ~7 MB uncompressed, ~3.5 MB compressed
-
-
-def _index(path) -> list[bytes]:
-    with TFRecordFile(path) as f:
-        f.build_index()
-        f.wait_for_cache()  # the zran index is built after the pass, on a thread
-        return list(f)
-
-
-def _count_rebuilds(monkeypatch) -> list[int]:
-    calls = [0]
-    real = TFRecordFile._rebuild_checkpoints
-
-    def counting(self):
-        calls[0] += 1
-        return real(self)
-
-    monkeypatch.setattr(TFRecordFile, "_rebuild_checkpoints", counting)
-    return calls
 
 
 @needs_zran
@@ -123,19 +97,6 @@ def test_a_damaged_zlib_file_falls_back_to_checkpoints_and_reads_what_survived(t
             assert f.read(i).data == first[i]
         assert not isinstance(f._inflate, ZranReader)
     assert calls[0] == 1
-
-
-def test_without_indexed_gzip_zlib_still_works(tmp_path, monkeypatch):
-    monkeypatch.setattr(inflate, "_IndexedGzipFile", None)
-    recs = _records(2000, seed=23)
-    path = tmp_path / "a.zlib.tfrecord"
-    write_records(path, recs, "zlib")
-    assert _index(path) == recs
-    assert not os.path.exists(index_cache.zran_path(os.fspath(path)))
-    with TFRecordFile(path) as f:
-        f.build_index()
-        assert f[-1] == recs[-1]
-        assert not isinstance(f._inflate, ZranReader)
 
 
 def test_the_gzip_view_of_a_zlib_file_is_byte_exact(tmp_path):
