@@ -20,6 +20,10 @@ from app.record_detail import IMAGES_TAB
 from app.schema_view import SchemaView
 from app.stats_panel import StatsPanel
 
+# Qt's list view lays out every tile it holds (about 6 µs each, in the background): a million
+# tiles is 6 s of it; past that the gallery pages (the page bar above it).
+GALLERY_WINDOW_MAX = 1_000_000
+
 if TYPE_CHECKING:
     from app.file_tab import FileTab
 
@@ -88,11 +92,12 @@ class QaViews(QObject):
     # -- views ------------------------------------------------------------
     def _fit_window(self, *_) -> None:
         """Size the rows' window for the view shown (issue 7): the gallery's tiles are taller
-        than table rows, and a narrow gallery may hold one per row, so it pages sooner."""
+        than table rows, a narrow gallery may hold one per row, and Qt lays out every tile
+        it holds, so it pages sooner (at most GALLERY_WINDOW_MAX tiles)."""
         tab = self.tab
         cap = type(tab.proxy).window_rows  # the most rows at once, whatever their height
         if self.views.currentWidget() is self.gallery:
-            rows = window_rows_for(self.gallery.delegate.cell_size().height(), cap)
+            rows = min(GALLERY_WINDOW_MAX, window_rows_for(self.gallery.delegate.cell_size().height(), cap))
         else:
             rows = window_rows_for(tab.table.verticalHeader().defaultSectionSize(), cap)
         record = tab.current_record()

@@ -346,6 +346,9 @@ def test_the_gallery_pages_sooner_than_the_table(window, qtbot, big_file, monkey
     tab.qa.show_table()  # the table's larger window again, around the same record
     start, rows = window_of(tab)
     assert rows > 700 and start <= 1500 < start + rows and tab.current_record() == 1500
+    monkeypatch.setattr(qa_views, "GALLERY_WINDOW_MAX", 600)  # Qt lays out every tile: the gallery holds fewer
+    tab.qa.show_gallery()
+    assert tab.proxy.rowCount() == 600 and tab.current_record() == 1500
 
 
 def test_an_edit_selects_its_result_on_another_page(window, qtbot, small_window, big_file):
