@@ -172,6 +172,7 @@ class PinnedRecord:
         self._data = data
         self._frame: bytes | None = None
         self.compression = source.compression if origin is not None else Compression.NONE
+        self.unsaved = origin is None  # the hex view frames it on its own, at offset 0
         if origin is None:
             self.note = "edited · not saved yet"
         elif origin != row:

@@ -54,6 +54,7 @@ class FramedRecord:
     footer: bytes
     computed_data_crc: int | None
     stream_offsets: bool = False  # offsets are in the decompressed stream (GZIP/ZLIB)
+    unsaved: bool = False  # an edited record, framed as saving will write it: offsets count from its start
 
     @property
     def length(self) -> int | None:
@@ -97,7 +98,7 @@ def framed_record(tfile: Any, offset: int, data: bytes, stored_crc: int | None,
     if computed_crc is None and stored_crc is not None:
         computed_crc = masked_crc(data)
     compressed = getattr(tfile, "compression", Compression.NONE) is not Compression.NONE
-    return FramedRecord(offset, header, data, footer, computed_crc, compressed)
+    return FramedRecord(offset, header, data, footer, computed_crc, compressed, getattr(tfile, "unsaved", False))
 
 
 def _ascii(byte: int) -> str:
@@ -388,6 +389,9 @@ class HexView(QWidget):
             legend.append(("CRC mismatch", CRC_BAD_BG))
         chips = " ".join(f'<span style="background:{color.name()}">&nbsp;{html.escape(name)}&nbsp;</span>'
                          for name, color in legend)
-        where = "decompressed stream" if rec.stream_offsets else "file"
-        return (f"{line}<br><span style='color:{MUTED_COLOR}'>{rec.size:,} bytes framed at {where} offset "
-                f"{rec.offset:,}</span>&nbsp;&nbsp;{chips}")
+        if rec.unsaved:
+            where = f"{rec.size:,} bytes framed as saving will write them (not in the file yet: offsets from 0)"
+        else:
+            stream = "decompressed stream" if rec.stream_offsets else "file"
+            where = f"{rec.size:,} bytes framed at {stream} offset {rec.offset:,}"
+        return f"{line}<br><span style='color:{MUTED_COLOR}'>{where}</span>&nbsp;&nbsp;{chips}"

@@ -182,6 +182,8 @@ def test_edit_a_label_undo_redo_save_reopen(window, qtbot, copy):
     assert tab.model.index(4, 0).data(Qt.ItemDataRole.FontRole).italic()
     assert tab.model.index(3, 0).data(Qt.ItemDataRole.FontRole) is None
     assert "edited · not saved yet" in tab.detail.header_text()
+    assert "not in the file yet" in tab.detail.hex.summary_text()  # no file offset to show
+    assert "file offset" not in tab.detail.hex.summary_text()
     assert tree_index(tab, "label", column=2).data() == "3"
     assert tab.detail.tree.current_path() == ("features", "label")  # the tree stays where the user was
     assert window.isWindowModified() and window.windowTitle().startswith("flowers_jpeg.tfrecord[*]")
