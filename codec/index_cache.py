@@ -22,6 +22,10 @@ import numpy as np
 from .framing import Compression, Problem, ProblemKind
 from .record_index import RecordIndex
 
+# Files smaller than this are not cached: indexing one (~1 ms) is faster than writing or
+# reading its cache entry, and a set of 10,000 small shards would fill the folder.
+MIN_CACHED_BYTES = 1 << 20
+
 MAGIC = b"TFRLIDX1"
 ZRAN_MAGIC = b"TFRLZRN1"
 VERSION = 1

@@ -23,7 +23,8 @@ from .record_index import RecordIndex
 from .scan import (IndexProgress, PlainSource, Scanner, StreamSource, candidate_headers, data_crc_problem,
                    verify_spans)
 
-SNIFF_WINDOW = 4 << 20
+SNIFF_WINDOW = 4 << 20  # how far a file with a damaged start is searched for a record
+SNIFF_FIRST = 64 << 10  # what is read first (enough for a sound file)
 
 
 @dataclass(frozen=True)
@@ -46,9 +47,28 @@ def _describe_os_error(path: str, exc: OSError) -> str:
 
 
 def sniff_compression(path: str) -> Compression:
-    """Decide plain, GZIP or ZLIB from the content; raise a one-line error otherwise."""
+    """Decide plain, GZIP or ZLIB from the content; raise a one-line error otherwise.
+
+    The first 64 KiB answer for any sound file; only a file whose start is
+    damaged is read further (up to SNIFF_WINDOW) in search of a record.
+    """
     with _open_file(path) as f:
-        head = f.read(SNIFF_WINDOW)
+        head = f.read(SNIFF_FIRST)
+        kind = _sniff_start(head)
+        if kind is not None:
+            return kind
+        if len(head) == SNIFF_FIRST:
+            head += f.read(SNIFF_WINDOW - SNIFF_FIRST)
+    if len(head) < HEADER_SIZE:
+        return Compression.NONE  # shorter than a header: TensorFlow's "truncated record at 0"
+    if _record_at(head, 0, check_length=False) or any(_record_at(head, int(c)) for c in candidate_headers(head)):
+        # (record 0 again: its data may reach past the first 64 KiB)
+        return Compression.NONE  # damaged at the start, but records follow
+    raise NotTFRecordError(f"not a TFRecord file: {path} (no valid record header, GZIP or ZLIB stream found)")
+
+
+def _sniff_start(head: bytes) -> Compression | None:
+    """What the file's first bytes make it for certain; None when they are not enough."""
     if not head:
         return Compression.NONE
     if len(head) >= HEADER_SIZE:
@@ -63,11 +83,7 @@ def sniff_compression(path: str) -> Compression:
             return Compression.ZLIB
         except zlib.error:
             pass
-    if len(head) < HEADER_SIZE:
-        return Compression.NONE  # shorter than a header: TensorFlow's "truncated record at 0"
-    if any(_record_at(head, int(c)) for c in candidate_headers(head)):
-        return Compression.NONE  # damaged at the start, but records follow
-    raise NotTFRecordError(f"not a TFRecord file: {path} (no valid record header, GZIP or ZLIB stream found)")
+    return None
 
 
 def _record_at(head: bytes, pos: int, check_length: bool = True) -> bool:
@@ -131,11 +147,12 @@ class TFRecordFile:
     def __init__(self, path: str | os.PathLike, *, check_crc: bool = True, use_cache: bool = True):
         self.path = os.fspath(path)
         self.check_crc = check_crc
-        self.use_cache = use_cache
         self.compression = sniff_compression(self.path)
         st = os.stat(self.path)
         self.file_size = st.st_size
         self.mtime_ns = st.st_mtime_ns
+        # A small file indexes faster than its cache entry is written or read (a set of 10,000 shards)
+        self.use_cache = use_cache and st.st_size >= index_cache.MIN_CACHED_BYTES
         self.index = RecordIndex()
         self.problems: list[Problem] = []
         self.indexed = False

@@ -29,6 +29,19 @@ def test_second_open_uses_the_cache(tmp_path):
         assert len(f) == 50 and f[49] == b"record 49" * 3
 
 
+def test_files_under_the_threshold_are_not_cached(tmp_path, monkeypatch):
+    # (the tests' autouse fixture caches every file; here the real threshold applies)
+    monkeypatch.setattr(index_cache, "MIN_CACHED_BYTES", 4096)
+    small, large = tmp_path / "small.tfrecord", tmp_path / "large.tfrecord"
+    make(small, 10)  # ~400 bytes
+    make(large, 200)  # ~6 KB
+    for path in (small, large):
+        with TFRecordFile(path) as f:
+            f.build_index()
+    assert not os.path.exists(index_cache.cache_path(os.fspath(small)))
+    assert os.path.exists(index_cache.cache_path(os.fspath(large))) and not indexed_by_scan(large)
+
+
 def test_changed_size_invalidates(tmp_path):
     path = tmp_path / "a.tfrecord"
     make(path, 50)
