@@ -129,6 +129,16 @@ class FilteredTableModel(QAbstractProxyModel):
             return position if position < self._source_rows() else -1
         return int(self._matches[position]) if position < self._matches.shape[0] else -1
 
+    def records_of_rows(self, first: int, last: int) -> np.ndarray:
+        """The record numbers of view rows ``first``..``last`` (inclusive), as one int64 array."""
+        lo = self._start + max(0, first)
+        hi = self._start + min(last, self._rows - 1) + 1
+        if hi <= lo:
+            return np.zeros(0, dtype=np.int64)
+        if self._matches is None:
+            return np.arange(lo, min(hi, self._source_rows()), dtype=np.int64)
+        return self._matches[lo:hi].astype(np.int64, copy=False)
+
     def position_of(self, record: int, nearest: bool = False) -> int:
         """Where ``record`` is among the matching records; -1 when it is not one (or the nearest with ``nearest``)."""
         n = self.matching_count()

@@ -14,19 +14,20 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, Callable, Iterator, Sequence
 
+import numpy as np
 from PySide6.QtCore import QAbstractProxyModel, QItemSelection, QItemSelectionModel, QModelIndex, QObject, Qt, Signal
 from PySide6.QtGui import QUndoStack
 from PySide6.QtWidgets import QProgressDialog
 
 from codec.decode import RecordKind, decode_record, feature_values, record_features
-from codec.document import Document, SaveReport
+from codec.document import Document, SaveReport, index_runs, sorted_unique
 from codec.edit import RecordEditor, empty_example
 from codec.errors import UsageError
 from codec.scan import IndexProgress
 
 from app import edit_dialogs
 from app.commands import (DeleteRecords, DocumentChange, DuplicateRecords, EditTarget, InsertRecords, MoveRecords,
-                          ReplaceRecords, runs)
+                          ReplaceRecords)
 from app.edited_file import EditedFile
 from app.worker import GeneratorWorker
 
@@ -258,14 +259,17 @@ class TabEditing(QObject):
     def selected_records(self) -> list[int]:
         """The selected rows' record numbers (sorted), or the current record when none is selected."""
         selection = self.tab.table.selectionModel().selection()
-        rows: set[int] = set()
-        for rng in selection:
-            for r in range(rng.top(), rng.bottom() + 1):
-                rows.add(self._record_of_view_row(r))
-        rows.discard(-1)
-        if not rows and self.current_row() >= 0:
-            rows.add(self.current_row())
-        return sorted(rows)
+        model = self._view_model()
+        of_rows = getattr(model, "records_of_rows", None)  # the table's proxy: whole ranges at once
+        parts = [of_rows(rng.top(), rng.bottom()) if of_rows is not None else
+                 np.array([self._record_of_view_row(r) for r in range(rng.top(), rng.bottom() + 1)], dtype=np.int64)
+                 for rng in selection]
+        rows = sorted_unique(parts)
+        rows = rows[rows >= 0]
+        if not rows.shape[0]:
+            current = self.current_row()
+            return [current] if current >= 0 else []
+        return rows.tolist()
 
     def has_rows(self) -> bool:
         """True when a table edit has rows to act on (cheap: for enabling actions)."""
@@ -294,7 +298,7 @@ class TabEditing(QObject):
                 if index.isValid():
                     selection.select(index, index.siblingAtColumn(last))
         else:
-            for a, b in runs(records):
+            for a, b in index_runs(records):
                 selection.select(model.index(a, 0), model.index(b - 1, last))
         first = self._view_index(records[0])
         if not first.isValid():

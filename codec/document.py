@@ -14,6 +14,8 @@ import os
 from dataclasses import dataclass
 from typing import Iterable, Iterator, Sequence
 
+import numpy as np
+
 from .errors import UsageError
 from .framing import OVERHEAD, Compression, RecordStatus
 from .reader import TFRecordFile
@@ -172,7 +174,7 @@ class Document:
         self._set(self._pieces)
 
     def delete(self, indices: Iterable[int]) -> None:
-        for a, b in reversed(_runs(indices)):
+        for a, b in reversed(index_runs(indices)):
             self._check(a)
             self._check(b - 1)
             ka = self._split(a)
@@ -182,7 +184,7 @@ class Document:
 
     def duplicate(self, indices: Iterable[int]) -> list[int]:
         """Insert a copy after each run of ``indices``; return the copies' new indices."""
-        runs = _runs(indices)
+        runs = index_runs(indices)
         placed = []
         shift = 0
         for a, b in runs:
@@ -205,7 +207,7 @@ class Document:
         for i in chosen:
             self._check(i)
         moved: list[Piece] = []
-        for a, b in _runs(chosen):
+        for a, b in index_runs(chosen):
             moved.extend(Piece(p.new, p.start, p.stop) for p in self._take(a, b))
         self.delete(chosen)
         if not 0 <= to <= self._length:
@@ -267,15 +269,32 @@ class Document:
         return result[0]
 
 
-def _runs(indices: Iterable[int]) -> list[tuple[int, int]]:
-    """Sorted, de-duplicated indices as half-open runs [a, b)."""
-    runs: list[tuple[int, int]] = []
-    for i in sorted(set(indices)):
-        if runs and runs[-1][1] == i:
-            runs[-1] = (runs[-1][0], i + 1)
-        else:
-            runs.append((i, i + 1))
-    return runs
+def sorted_unique(parts: Sequence[np.ndarray]) -> np.ndarray:
+    """The values of ``parts`` (int arrays) once each, in order; one sorted part comes back as it is.
+
+    Not ``np.unique``: its hashing path took 7.6 s for the 10M rows of a Select All.
+    """
+    parts = [np.asarray(p, dtype=np.int64) for p in parts]
+    if not parts:
+        return np.zeros(0, dtype=np.int64)
+    if len(parts) == 1 and bool(np.all(parts[0][1:] > parts[0][:-1])):
+        return parts[0]
+    values = np.sort(np.concatenate(parts))
+    keep = np.ones(values.shape[0], dtype=bool)
+    keep[1:] = values[1:] != values[:-1]
+    return values[keep]
 
 
-__all__ = ["Document", "Piece", "SaveReport"]
+def index_runs(indices: Iterable[int]) -> list[tuple[int, int]]:
+    """Sorted, de-duplicated indices as half-open runs [a, b) (numpy: a Select All is 10M indices)."""
+    values = np.fromiter(indices, dtype=np.int64) if not isinstance(indices, np.ndarray) else indices
+    if not values.shape[0]:
+        return []
+    values = np.sort(values)
+    breaks = np.flatnonzero(np.diff(values) > 1)  # a gap after these positions (equal values stay in a run)
+    starts = np.concatenate(([values[0]], values[breaks + 1]))
+    stops = np.concatenate((values[breaks], [values[-1]])) + 1
+    return list(zip(starts.tolist(), stops.tolist()))
+
+
+__all__ = ["Document", "Piece", "SaveReport", "index_runs", "sorted_unique"]

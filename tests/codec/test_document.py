@@ -181,3 +181,29 @@ def test_truncated_record_is_dropped_on_save_and_reported(tmp_path):
     with TFRecordFile(tmp_path / "fixed.tfrecord", use_cache=False) as g:
         g.verify()
         assert len(g) == 20 and g.problems == []
+
+
+def test_index_runs_and_sorted_unique_match_the_plain_definitions():
+    import random
+
+    import numpy as np
+
+    from codec.document import index_runs, sorted_unique
+
+    def plain_runs(indices):
+        spans = []
+        for i in sorted(set(indices)):
+            if spans and spans[-1][1] == i:
+                spans[-1] = (spans[-1][0], i + 1)
+            else:
+                spans.append((i, i + 1))
+        return spans
+
+    rng = random.Random(5)
+    for _ in range(500):
+        indices = [rng.randrange(60) for _ in range(rng.randrange(40))]
+        assert index_runs(indices) == plain_runs(indices)
+        parts = [np.array(sorted(rng.sample(range(60), rng.randrange(10))), dtype=np.int64) for _ in range(3)]
+        assert sorted_unique(parts).tolist() == sorted(set(np.concatenate(parts).tolist()))
+    assert index_runs(np.arange(10_000_000)) == [(0, 10_000_000)]  # a Select All: one run
+    assert sorted_unique([np.array([3, 1, 1])]).tolist() == [1, 3]  # one part, unsorted
