@@ -12,12 +12,14 @@ import os
 from dataclasses import dataclass
 from typing import NamedTuple
 
+import numpy as np
 from PySide6.QtCore import QItemSelectionModel, QModelIndex, QPoint, Qt, Signal
 from PySide6.QtGui import QAction, QGuiApplication, QKeySequence
 from PySide6.QtWidgets import (QAbstractItemView, QHeaderView, QMenu, QSplitter, QTableView,
                                QVBoxLayout, QWidget)
 
 from codec.decode import decode_record, record_json_value
+from codec.document import sorted_unique
 from codec.reader import TFRecordFile
 from codec.scan import IndexProgress
 
@@ -34,6 +36,7 @@ from app.worker import PAINT_GATE, GeneratorWorker
 # Files up to this size get every data CRC checked right after indexing, so
 # damaged records are marked without asking; larger files on request.
 AUTO_VERIFY_BYTES = 256 << 20
+COPY_ROWS_MAX = 10_000  # rows Ctrl+C puts on the clipboard (more: File > Export)
 
 
 class PassProgress(NamedTuple):
@@ -175,16 +178,20 @@ class RecordTableView(QTableView):
     def copy_rows(self) -> str:
         """Copy the selected rows as tab-separated text (header line first)."""
         model = self.model()
-        rows = sorted({i.row() for i in self.selectionModel().selectedRows()}) if model else []
-        if not rows:
+        # From the selection's ranges (selectedRows() would ask Qt about every cell of millions)
+        ranges = [np.arange(r.top(), r.bottom() + 1) for r in self.selectionModel().selection()] if model else []
+        rows = sorted_unique(ranges)
+        if not rows.shape[0]:
             return ""
         cols = range(model.columnCount())
         lines = ["\t".join(str(model.headerData(c, Qt.Orientation.Horizontal)) for c in cols)]
-        for r in rows[:10000]:
+        for r in rows[:COPY_ROWS_MAX].tolist():
             lines.append("\t".join(str(model.index(r, c).data() or "") for c in cols))
         text = "\n".join(lines)
         QGuiApplication.clipboard().setText(text)
-        self.copied.emit(f"copied {len(rows):,} row(s)")
+        n = rows.shape[0]
+        self.copied.emit(f"copied {n:,} row(s)" if n <= COPY_ROWS_MAX else
+                         f"copied the first {COPY_ROWS_MAX:,} of {n:,} selected rows (File > Export writes them all)")
         return text
 
 

@@ -247,6 +247,22 @@ def test_copy_selected_rows(window, qtbot, fixture_file):
     assert '"my_bytes"' in tab.copy_record_json()
 
 
+def test_copy_of_more_rows_than_the_clipboard_takes(window, qtbot, tmp_path, monkeypatch):
+    import app.file_tab as file_tab
+
+    monkeypatch.setattr(file_tab, "COPY_ROWS_MAX", 5)
+    path = tmp_path / "twelve.tfrecord"
+    write_records(path, [b"raw %d" % i for i in range(12)])
+    tab = open_done(window, qtbot, str(path))
+    tab.table.setFocus()
+    tab.table.selectAll()
+    with qtbot.waitSignal(tab.message, timeout=5000) as note:
+        qtbot.keyClick(tab.table, Qt.Key.Key_C, Qt.KeyboardModifier.ControlModifier)
+    lines = QApplication.clipboard().text().splitlines()
+    assert len(lines) == 1 + 5 and [line.split("\t")[0] for line in lines[1:]] == ["0", "1", "2", "3", "4"]
+    assert note.args[0] == "copied the first 5 of 12 selected rows (File > Export writes them all)"
+
+
 @pytest.mark.parametrize("text, target", [
     ("17", ("record", 17)), ("-1", ("record", -1)), ("1,234", ("record", 1234)),
     ("@350", ("offset", 350)), ("0x15e", ("offset", 350)), ("@0x15E", ("offset", 350)),
