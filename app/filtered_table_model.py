@@ -26,6 +26,8 @@ from typing import Any, Sequence
 import numpy as np
 from PySide6.QtCore import QAbstractProxyModel, QModelIndex, QPersistentModelIndex, Qt, Signal
 
+from codec.document import sorted_unique
+
 _Index = QModelIndex | QPersistentModelIndex
 
 MAX_VIEW_PIXELS = 2**31 - 1  # QHeaderView's pixel positions are ints
@@ -78,7 +80,7 @@ class FilteredTableModel(QAbstractProxyModel):
                     np.zeros(0, dtype=np.int64)
             else:
                 values = np.asarray(matches, dtype=np.int64).copy()
-            values = np.unique(values)  # sorted, once each
+            values = sorted_unique([values])  # sorted, once each (np.unique: 0.7 s for 1M matches)
             self._matches = values[(values >= 0) & (values < self._source_rows())]
             self._expression = expression
         self._start = 0
