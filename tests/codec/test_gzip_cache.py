@@ -62,9 +62,12 @@ needs_zran = pytest.mark.skipif(not inflate.zran_available(), reason="indexed_gz
 
 
 @needs_zran
-def test_cached_gzip_reads_every_record_in_random_order_without_a_full_pass(tmp_path, big_records, monkeypatch):
-    path = tmp_path / "big.gzip.tfrecord"
-    write_records(path, big_records, "gzip")
+@pytest.mark.parametrize("compression", ["gzip", "zlib"])
+def test_cached_file_reads_every_record_in_random_order_without_a_full_pass(tmp_path, big_records, monkeypatch,
+                                                                            compression):
+    # (ZLIB goes through zran too: indexed_gzip reads it through a GZIP view, see test_zlib_zran)
+    path = tmp_path / f"big.{compression}.tfrecord"
+    write_records(path, big_records, compression)
     assert os.path.getsize(path) > 2 * 2**20  # multi-MB compressed
     assert _index(path) == big_records
     assert os.path.exists(index_cache.zran_path(os.fspath(path)))
@@ -79,6 +82,8 @@ def test_cached_gzip_reads_every_record_in_random_order_without_a_full_pass(tmp_
         for i in order:
             assert f[i] == big_records[i]
         assert f.release()  # no handle held; reads reopen as needed
+        if compression == "zlib":
+            assert f._inflate._view._f is None  # release() closed the ZLIB view's handle too
         assert f[order[0]] == big_records[order[0]]
         assert [r for r in f] == big_records
 

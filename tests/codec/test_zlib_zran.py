@@ -28,30 +28,6 @@ def big_records() -> list[bytes]:
 
 
 @needs_zran
-def test_cached_zlib_reads_every_record_in_random_order_through_zran(tmp_path, big_records, monkeypatch):
-    path = tmp_path / "big.zlib.tfrecord"
-    write_records(path, big_records, "zlib")
-    assert os.path.getsize(path) > 2 * 2**20  # multi-MB compressed
-    sequential = _index(path)
-    assert sequential == big_records
-    assert os.path.exists(index_cache.zran_path(os.fspath(path)))
-
-    calls = _count_rebuilds(monkeypatch)
-    order = list(range(len(big_records)))
-    random.Random(7).shuffle(order)
-    with TFRecordFile(path) as f:
-        assert f._load_cache()
-        assert f[-1] == sequential[-1]
-        assert isinstance(f._inflate, ZranReader)
-        for i in order:
-            assert f[i] == sequential[i]
-        assert f.release()
-        assert f._inflate._view._f is None  # release() closed the ZLIB view's handle too
-        assert f[order[0]] == sequential[order[0]]
-    assert calls[0] == 0  # no full decompression pass
-
-
-@needs_zran
 def test_a_zlib_cache_entry_without_a_zran_index_gets_one_on_the_first_random_read(tmp_path, monkeypatch):
     recs = _records(3000, seed=22)
     path = tmp_path / "a.zlib.tfrecord"
