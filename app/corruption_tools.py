@@ -167,10 +167,11 @@ class CorruptionTools(QObject):
     def refresh(self) -> None:
         """Catch up with the tab's passes: new problems, marks, how far indexing came."""
         state = self.tab.state()
-        if self.model.file is not self.records:  # editing began, or a save reopened the tab
-            self.model.set_file(self.records)
+        reset = self.model.file is not self.records  # editing began, or a save reopened the tab
+        if reset:
+            self.model.set_file(self.records)  # (loads the problems: the sync below finds no change)
             self._pending = None
-        changed = self.model.sync(force=not state.running)
+        changed = self.model.sync(force=not state.running) or reset
         if changed:
             self._gaps = [p for p in self.model.problems() if p.index is None]
             self._gap_starts = [p.offset for p in self._gaps]

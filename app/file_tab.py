@@ -215,6 +215,7 @@ class FileTab(QWidget):
         self.settings = settings
         self._auto_verify = tfile.file_size <= auto_verify_bytes
         self._worker: GeneratorWorker | None = None
+        self._pass_over = True  # the last pass (if any) has sent its last signal
         self._phase = "index"
         self._last: IndexProgress | None = None
         self._error: str | None = None
@@ -287,7 +288,9 @@ class FileTab(QWidget):
         return os.path.basename(self.tfile.path) or self.tfile.path
 
     def is_running(self) -> bool:
-        return self._worker is not None and self._worker.is_running()
+        """A pass is under way: over once its last signal is handled (its thread may take a
+        moment more to end, and passes that end must be seen as ended by the handlers)."""
+        return self._worker is not None and not self._pass_over and self._worker.is_running()
 
     def _problem_count(self) -> int:
         count = getattr(self.tfile, "problem_count", None)  # a shard set counts without building the list
@@ -327,6 +330,7 @@ class FileTab(QWidget):
     def _run(self, passes, phase: str) -> None:
         self._phase = phase
         self._error = None
+        self._pass_over = False
         self._worker = GeneratorWorker(passes, self)
         self._worker.progress.connect(self._on_progress)
         self._worker.finished.connect(self._on_finished)
@@ -361,6 +365,7 @@ class FileTab(QWidget):
             return
         if pp is not None:
             self._last = pp.progress
+        self._pass_over = True
         self._phase = "cancelled" if self._worker is not None and self._worker.cancelled else "done"
         self._rows_arrived()
         self.model.refresh_status()
@@ -376,6 +381,7 @@ class FileTab(QWidget):
     def _on_failed(self, error: str) -> None:
         if self._closed:
             return
+        self._pass_over = True
         self._phase = "failed"
         self._error = error
         self._rows_arrived()

