@@ -115,13 +115,7 @@ def test_truncated_gzip_uses_the_checkpoint_fallback(tmp_path, monkeypatch):
         first = [f.read(i).data for i in range(len(f))]
         assert f.problems
     assert not os.path.exists(index_cache.zran_path(os.fspath(path)))
-    calls = _count_rebuilds(monkeypatch)
-    with TFRecordFile(path) as f:
-        assert f._load_cache()
-        for i in random.Random(8).sample(range(len(f)), len(f)):
-            assert f.read(i).data == first[i]
-        assert not isinstance(f._inflate, ZranReader)
-    assert calls[0] == 1
+    assert_cached_reads_fall_back(path, first, monkeypatch)
     intact = first[:-1]
     assert intact == recs[: len(intact)]
 
@@ -150,6 +144,17 @@ def test_changing_the_file_invalidates_the_zran_index_with_the_record_index(tmp_
         assert isinstance(f._inflate, ZranReader)
     index_cache.invalidate(os.fspath(path))
     assert not os.path.exists(index_cache.zran_path(os.fspath(path)))
+
+
+def assert_cached_reads_fall_back(path, first: list[bytes], monkeypatch) -> None:
+    """A damaged stream after a cached open: no zran, one checkpoint rebuild, the pass's reads in any order."""
+    calls = _count_rebuilds(monkeypatch)
+    with TFRecordFile(path) as f:
+        assert f._load_cache()
+        for i in random.Random(8).sample(range(len(f)), len(f)):
+            assert f.read(i).data == first[i]
+        assert not isinstance(f._inflate, ZranReader)
+    assert calls[0] == 1
 
 
 def _stream_end(path) -> int:
