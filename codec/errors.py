@@ -11,6 +11,10 @@ class FileAccessError(TFRecordError, OSError):
     """The path is missing, a directory, or cannot be read or written."""
 
 
+class FileChangedError(FileAccessError):
+    """The file shrank or was replaced while it was being read (seen instead of a SIGBUS)."""
+
+
 class NotTFRecordError(TFRecordError, ValueError):
     """The content is not a TFRecord stream (plain, GZIP or ZLIB)."""
 

@@ -7,6 +7,7 @@ A record on disk is::
 """
 from __future__ import annotations
 
+import os
 import struct
 from dataclasses import dataclass
 from enum import Enum, IntEnum
@@ -40,6 +41,37 @@ class Compression(str, Enum):
             return cls(aliases.get(name, name))
         except ValueError:
             raise UsageError(f"unknown compression {text!r}: expected none, gzip or zlib") from None
+
+    @classmethod
+    def for_name(cls, path: str) -> "Compression":
+        """What a file's name says it holds: ``.gz`` GZIP, ``.zz``/``.zlib`` ZLIB, else NONE.
+
+        Writers follow the name unless the user chose otherwise (see
+        :func:`name_disagrees`); readers never trust it and sniff the bytes.
+        """
+        name = str(path).lower()
+        if name.endswith(".gz"):
+            return cls.GZIP
+        if name.endswith((".zz", ".zlib")):
+            return cls.ZLIB
+        return cls.NONE
+
+
+def name_disagrees(path: str, compression: "Compression") -> str | None:
+    """One line saying why ``path`` is a misleading name for ``compression``; None when it fits.
+
+    A compressed suffix with other data, or GZIP/ZLIB data under a plain
+    name, both trip the next reader (TensorFlow needs the right
+    ``compression_type`` and people pick it from the name).
+    """
+    named = Compression.for_name(path)
+    if named is compression:
+        return None
+    base = os.path.basename(str(path))
+    if named is Compression.NONE:
+        return f"{base} is written {compression.value.upper()}-compressed but its name has no .gz/.zz suffix"
+    shown = "plain (uncompressed)" if compression is Compression.NONE else compression.value.upper()
+    return f"{base} is named like a {named.value.upper()} file but is written {shown}"
 
 
 class RecordStatus(IntEnum):
