@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import bisect
 import io
+import os
 import queue
 import struct
 import threading
@@ -26,8 +27,10 @@ READ_CHUNK = 1 << 16
 READ_BLOCK = 1 << 20  # compressed bytes read from the file at a time by the index pass
 OUT_TARGET = 1 << 19  # uncompressed bytes per zlib call the index pass aims at
 OUT_CAP = 1 << 20  # output limit per call where flush cannot be used
-MIN_STEP = 1 << 12  # compressed bytes per step of the index pass, at least
-MAX_STEP = 1 << 16  # and at most (inflating 64 KiB can give ~64 MiB, deflate's worst case)
+STEP_OUT_MAX = 1 << 23  # uncompressed bytes one step of the index pass may give, at most
+FLUSH_STEP = STEP_OUT_MAX // 1032  # deflate expands at most 1032-fold: steps this small may use flush
+MIN_STEP = 1 << 10  # compressed bytes per step of the index pass, at least (~1 MiB of zeros)
+MAX_STEP = 1 << 16  # and at most (steps above FLUSH_STEP stop at STEP_OUT_MAX of output)
 CHECKPOINT_EVERY = 1 << 21  # a checkpoint holds ~40 KB (zlib state and window): ~20 MB per GB
 READ_AHEAD = 1 << 18  # a random read inflates this much past what it needs (for the next one)
 GZIP_MAGIC = b"\x1f\x8b"
@@ -60,12 +63,41 @@ class Checkpoint:
     state: "zlib._Decompress"
 
 
-def prefetch(items, depth: int = 8):
+class ChunkStream:
+    """An iterator of uncompressed chunks that can also read back what it has handed over.
+
+    ``reread(pos, n)`` (None if it cannot read back at all) gives up to ``n``
+    bytes at uncompressed offset ``pos``, below what the iterator has
+    produced; ``close`` stops the iteration.
+    """
+
+    def __init__(self, items, reread=None) -> None:
+        self._items = items
+        self.reread = reread
+
+    def __iter__(self) -> "ChunkStream":
+        return self
+
+    def __next__(self):
+        return next(self._items)
+
+    def close(self) -> None:
+        close = getattr(self._items, "close", None)
+        if close is not None:
+            close()
+
+
+def prefetch(items, depth: int = 8) -> ChunkStream:
     """Run the iterator ``items`` on a thread, ``depth`` items ahead of the consumer.
 
     zlib releases the GIL while it inflates, so decompression overlaps with the
-    consumer's header walk. Closing this generator stops and joins the thread.
+    consumer's header walk. Closing the result stops and joins the thread.
+    The result keeps the ``reread`` of ``items`` (see :class:`ChunkStream`).
     """
+    return ChunkStream(_prefetch(items, depth), getattr(items, "reread", None))
+
+
+def _prefetch(items, depth: int):
     q: queue.Queue = queue.Queue(depth)
     stop = threading.Event()
     end = object()
@@ -127,18 +159,26 @@ class InflateScanner:
         self.out_pos = 0
         self.damage: StreamDamage | None = None
 
-    def chunks(self):
-        """Yield the uncompressed stream in order, as lists of bytes (one list per step);
-        on damage set ``self.damage`` and stop.
+    def chunks(self) -> ChunkStream:
+        """The uncompressed stream in order, as lists of bytes (one list per step);
+        on damage set ``self.damage`` and stop. Its ``reread`` reads back any
+        part already produced, through the checkpoints (see :class:`StreamReadBack`).
 
         Built for the prefetch thread: each step inflates about ``OUT_TARGET``
-        bytes (the input step adapts to the compression ratio) in one stretch
-        without the GIL (see :func:`_flush_continues`), and a step's output is
-        handed over only once the next step has started, so the consumer's
-        Python work overlaps the inflating instead of queueing for the GIL.
-        Every step consumes all of its input, so a checkpoint holds no copy of
-        unconsumed input: only zlib's state and window (~40 KB).
+        bytes (the input step adapts to the compression ratio), and a step's
+        output is handed over only once the next step has started, so the
+        consumer's Python work overlaps the inflating instead of queueing for
+        the GIL. A step of at most ``FLUSH_STEP`` input bytes inflates in one
+        stretch without the GIL (see :func:`_flush_continues`), consuming all
+        of its input, so a checkpoint holds no copy of unconsumed input: only
+        zlib's state and window (~40 KB). A larger step could expand up to
+        1032-fold (a run of zeros after text): it stops at ``STEP_OUT_MAX``
+        bytes of output instead, so no chunk is ever larger than that.
         """
+        reread = StreamReadBack(self) if StreamReadBack.possible(self.f) else None
+        return ChunkStream(self._chunks(), reread)
+
+    def _chunks(self):
         wbits = wbits_for(self.compression)
         name = self.compression.value.upper()
         d = zlib.decompressobj(wbits)
@@ -146,6 +186,7 @@ class InflateScanner:
         self.checkpoints = [Checkpoint(0, 0, d.copy())]
         last_ckpt = 0
         ratio = 4.0  # uncompressed bytes per compressed byte, as last seen
+        careful = False  # after damage was met: small flushed steps only
         data = memoryview(b"")  # compressed input read but not yet consumed
         ready: list[bytes] = []  # the previous step's output, in parts
         while True:
@@ -175,15 +216,23 @@ class InflateScanner:
                                                    f"{name} stream damaged at compressed byte {self.in_pos}: {exc}")
                 return
             step = max(MIN_STEP, min(MAX_STEP, int(OUT_TARGET / ratio)))
+            if careful:
+                step = min(step, FLUSH_STEP)
             piece = data[:step]
+            # flush's output has no limit: only where deflate's worst ratio keeps it bounded
+            flushing = _FLUSH_CONTINUES and len(piece) <= FLUSH_STEP
+            saved = None if flushing or not _FLUSH_CONTINUES else d.copy()
             try:
-                out = [d.decompress(piece, 1 if _FLUSH_CONTINUES else OUT_CAP)]
+                out = [d.decompress(piece, 1 if flushing else STEP_OUT_MAX if _FLUSH_CONTINUES else OUT_CAP)]
                 if ready:
                     yield ready  # now: the consumer walks it while flush inflates without the GIL
                     ready = []
-                if _FLUSH_CONTINUES and d.unconsumed_tail and not d.eof:
+                if flushing and d.unconsumed_tail and not d.eof:
                     out.append(d.flush(int(len(piece) * ratio * 1.25) + (1 << 15)))
             except zlib.error as exc:
+                if saved is not None:  # again in small flushed steps, which stop exactly at the damage
+                    d, careful = saved, True
+                    continue
                 if ready:
                     yield ready
                 self.damage = StreamDamage("decompress", self.in_pos, self.out_pos,
@@ -196,7 +245,7 @@ class InflateScanner:
             self.out_pos += produced
             data = data[consumed:]
             ready = [o for o in out if o]
-            if _FLUSH_CONTINUES and left and not d.eof:  # flush stops quietly where the data is bad
+            if flushing and left and not d.eof:  # flush stops quietly where the data is bad
                 if ready:
                     yield ready
                 try:
@@ -210,10 +259,69 @@ class InflateScanner:
             if consumed and produced:
                 ratio = max(1.0, produced / consumed)
             gap = self.out_pos - last_ckpt
-            # With input left over (OUT_CAP reached) the copy would keep it alive: wait, within bounds.
+            # With input left over (an output limit reached) the copy would keep it alive: wait, within bounds.
             if gap >= self.every and not d.eof and (not left or gap >= 2 * self.every - OUT_CAP):
                 self.checkpoints.append(Checkpoint(self.in_pos, self.out_pos, d.copy()))
                 last_ckpt = self.out_pos
+
+
+class StreamReadBack:
+    """``reread(pos, n)`` for a running :class:`InflateScanner`: inflates again from the
+    nearest checkpoint, so the index pass can go back over what it dropped without
+    holding it. Reads the scanner's file through ``os.pread`` (its position, which the
+    inflating thread moves, is left alone), or opens it again by name."""
+
+    def __init__(self, scanner: InflateScanner) -> None:
+        self._scanner = scanner
+        self._reader: InflateReader | None = None
+
+    @staticmethod
+    def possible(f) -> bool:
+        try:
+            f.fileno()
+            return True
+        except (AttributeError, OSError, ValueError):
+            return isinstance(getattr(f, "name", None), (str, os.PathLike))
+
+    def __call__(self, pos: int, n: int) -> bytes:
+        sc = self._scanner
+        if self._reader is None:
+            try:
+                source = _PreadFile(sc.f.fileno())
+                path = ""
+            except (AttributeError, OSError, ValueError):
+                source, path = None, os.fspath(sc.f.name)
+            self._reader = InflateReader(path, sc.compression, sc.checkpoints, sc.out_pos)
+            self._reader._f = source
+        reader = self._reader
+        reader.checkpoints = sc.checkpoints
+        reader.total_out = sc.out_pos
+        return reader.read(pos, n)
+
+    def close(self) -> None:
+        if self._reader is not None:
+            self._reader.close()
+            self._reader = None
+
+
+class _PreadFile:
+    """``seek``/``read`` over a file descriptor with a position of its own (``os.pread``)."""
+
+    def __init__(self, fd: int) -> None:
+        self._fd = fd
+        self._pos = 0
+
+    def seek(self, pos: int, whence: int = io.SEEK_SET) -> int:
+        self._pos = pos
+        return pos
+
+    def read(self, n: int = -1) -> bytes:
+        data = os.pread(self._fd, n if n >= 0 else 1 << 30, self._pos)
+        self._pos += len(data)
+        return data
+
+    def close(self) -> None:
+        pass  # the descriptor belongs to the scanner's file
 
 
 def _flush_continues() -> bool:
