@@ -1,20 +1,29 @@
-"""Open a TFRecord file, index it, and read any record at random."""
+"""Open a TFRecord file, index it, and read any record at random.
+
+Plain files are read with ``os.pread``, never mapped: a mapped file that
+shrinks under the reader kills the process with SIGBUS, while a short read
+is seen and raised as :class:`FileChangedError`. Anything but a regular file
+(a FIFO, a device, a socket) is refused before it is opened for reading, so
+that nothing blocks on it.
+"""
 from __future__ import annotations
 
 import bisect
-import mmap
 import os
 import stat
 import threading
 import zlib
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Iterator
 
+import google_crc32c
 import numpy as np
 
 from . import index_cache
-from .crc import masked_crc
-from .errors import CorruptRecordError, FileAccessError, NotTFRecordError, TruncatedRecordError, UsageError
+from .crc import mask, masked_crc
+from .errors import (CorruptRecordError, FileAccessError, FileChangedError, NotTFRecordError, TFRecordError,
+                     TruncatedRecordError, UsageError)
 from .framing import (CRC, HEADER, HEADER_SIZE, LENGTH, OVERHEAD, Compression, Problem, ProblemKind, RecordInfo,
                       RecordStatus)
 from .inflate import (GZIP_MAGIC, InflateReader, InflateScanner, ZranBuilder, ZranReader, looks_like_zlib, prefetch,
@@ -25,6 +34,26 @@ from .scan import (IndexProgress, PlainSource, Scanner, StreamSource, candidate_
 
 SNIFF_WINDOW = 4 << 20  # how far a file with a damaged start is searched for a record
 SNIFF_FIRST = 64 << 10  # what is read first (enough for a sound file)
+INFLATE_PROBE = 4096  # compressed bytes a GZIP or ZLIB start must inflate without error to be taken for one
+ZLIB_MIN_OUT = 64  # uncompressed bytes a ZLIB start must give before an error to count as a (damaged) stream
+ONE_READ = 64 << 10  # a record this close to the next one is read with a single pread
+VERIFY_WINDOW = 16 << 20  # bytes of a plain file the verify pass reads at a time
+LARGE_RECORD = 64 << 10  # the verify pass reads a record at least this large by itself
+CRC_PIECE = 16 << 20  # a record read by itself is checked in pieces of at most this size
+CHECK_SIZE_FROM = 1 << 20  # a read this large first checks that the file has not shrunk
+
+_NOT_REGULAR = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+                (stat.S_ISSOCK, "a socket"))
+
+if hasattr(os, "pread"):
+    _pread = os.pread
+else:  # Windows: no pread; a seek and a read under one lock
+    _seek_lock = threading.Lock()
+
+    def _pread(fd: int, n: int, pos: int) -> bytes:
+        with _seek_lock:
+            os.lseek(fd, pos, os.SEEK_SET)
+            return os.read(fd, n)
 
 
 @dataclass(frozen=True)
@@ -46,19 +75,109 @@ def _describe_os_error(path: str, exc: OSError) -> str:
     return f"cannot read {path}: {reason}"
 
 
-def sniff_compression(path: str) -> Compression:
+@contextmanager
+def _io_errors(path: str):
+    """Turn an OSError from reading ``path`` into a one-line FileAccessError."""
+    try:
+        yield
+    except TFRecordError:
+        raise
+    except OSError as exc:
+        raise FileAccessError(_describe_os_error(path, exc)) from None
+
+
+def _refusal(path: str, mode: int) -> str | None:
+    """Why a path with this ``st_mode`` cannot be read as a TFRecord file; None for a regular file."""
+    if stat.S_ISREG(mode):
+        return None
+    if stat.S_ISDIR(mode):
+        return f"is a directory, not a TFRecord file: {path}"
+    kind = next((name for test, name in _NOT_REGULAR if test(mode)), "a special file")
+    return f"not a regular file: {path} ({kind})"
+
+
+def _open_fd(path: str) -> tuple[int, os.stat_result]:
+    """A read-only fd on the regular file ``path`` and its fstat; a one-line error otherwise.
+
+    The path is checked before it is opened (opening a FIFO for reading
+    blocks until a writer comes, a device may act on being opened), and the
+    fd is checked again: the path may have been replaced in between.
+    O_NONBLOCK makes the second check safe; it changes nothing for a
+    regular file.
+    """
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        raise FileAccessError(f"no such file: {path}") from None
+    except OSError as exc:
+        raise FileAccessError(_describe_os_error(path, exc)) from None
+    reason = _refusal(path, st.st_mode)
+    if reason:
+        raise FileAccessError(reason)
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
+    try:
+        fd = os.open(path, flags)
+    except FileNotFoundError:
+        raise FileAccessError(f"no such file: {path}") from None
+    except OSError as exc:
+        raise FileAccessError(_describe_os_error(path, exc)) from None
+    try:
+        st = os.fstat(fd)
+        reason = _refusal(path, st.st_mode)
+    except OSError as exc:
+        os.close(fd)
+        raise FileAccessError(_describe_os_error(path, exc)) from None
+    if reason:
+        os.close(fd)
+        raise FileAccessError(reason)
+    return fd, st
+
+
+def _open_file(path: str):
+    """:func:`_open_fd` as a binary file object (for the GZIP and ZLIB readers)."""
+    fd, _ = _open_fd(path)
+    return os.fdopen(fd, "rb")
+
+
+def _read_upto(fd: int, path: str, pos: int, n: int) -> bytes:
+    """Up to ``n`` bytes at ``pos``, fewer only at the end of the file (whatever its stat says)."""
+    parts = []
+    got = 0
+    with _io_errors(path):
+        while got < n:
+            more = _pread(fd, n - got, pos + got)
+            if not more:
+                break
+            parts.append(more)
+            got += len(more)
+    return b"".join(parts)
+
+
+def sniff_compression(path: str | os.PathLike) -> Compression:
     """Decide plain, GZIP or ZLIB from the content; raise a one-line error otherwise.
 
     The first 64 KiB answer for any sound file; only a file whose start is
     damaged is read further (up to SNIFF_WINDOW) in search of a record.
     """
-    with _open_file(path) as f:
-        head = f.read(SNIFF_FIRST)
-        kind = _sniff_start(head)
-        if kind is not None:
-            return kind
-        if len(head) == SNIFF_FIRST:
-            head += f.read(SNIFF_WINDOW - SNIFF_FIRST)
+    path = os.fspath(path)
+    fd, _ = _open_fd(path)
+    try:
+        return _sniff(fd, path)
+    finally:
+        os.close(fd)
+
+
+def _sniff(fd: int, path: str) -> Compression:
+    head = _read_upto(fd, path, 0, SNIFF_FIRST)
+    kind, certain = _sniff_start(head)
+    if certain:
+        return kind
+    if len(head) == SNIFF_FIRST:
+        head += _read_upto(fd, path, SNIFF_FIRST, SNIFF_WINDOW - SNIFF_FIRST)
+    if kind is not None:
+        # A GZIP or ZLIB start whose stream breaks at once: a plain file whose first header
+        # is damaged can begin with those bytes. Records whose CRCs hold decide.
+        return Compression.NONE if _plain_records(head) else kind
     if len(head) < HEADER_SIZE:
         return Compression.NONE  # shorter than a header: TensorFlow's "truncated record at 0"
     if _record_at(head, 0, check_length=False) or any(_record_at(head, int(c)) for c in candidate_headers(head)):
@@ -67,23 +186,53 @@ def sniff_compression(path: str) -> Compression:
     raise NotTFRecordError(f"not a TFRecord file: {path} (no valid record header, GZIP or ZLIB stream found)")
 
 
-def _sniff_start(head: bytes) -> Compression | None:
-    """What the file's first bytes make it for certain; None when they are not enough."""
+def _sniff_start(head: bytes) -> tuple[Compression | None, bool]:
+    """What the file's first bytes make it, and whether for certain.
+
+    (kind, False) with a kind: a GZIP or ZLIB start whose stream breaks
+    within its first INFLATE_PROBE bytes and does not begin with a record
+    header; (None, False): not enough to say.
+    """
     if not head:
-        return Compression.NONE
+        return Compression.NONE, True
     if len(head) >= HEADER_SIZE:
         n, lcrc = HEADER.unpack_from(head)
         if masked_crc(head[:8]) == lcrc or _record_at(head, 0, check_length=False):
-            return Compression.NONE
+            return Compression.NONE, True
     if head[:3] == GZIP_MAGIC + b"\x08":
-        return Compression.GZIP
+        out, broke = _inflate_probe(head, 31)
+        return Compression.GZIP, not broke or _starts_with_header(out)
     if looks_like_zlib(head):
+        out, broke = _inflate_probe(head, 15)
+        if not broke or _starts_with_header(out):
+            return Compression.ZLIB, True
+        if len(out) >= ZLIB_MIN_OUT:
+            return Compression.ZLIB, False
+    return None, False
+
+
+def _starts_with_header(stream: bytes) -> bool:
+    """Does an inflated stream begin with a record header whose length CRC holds?
+
+    A damaged GZIP/ZLIB file still gives its first records before the break;
+    garbage inflated from a plain file that only looks compressed does not.
+    """
+    return len(stream) >= HEADER_SIZE and masked_crc(stream[:8]) == HEADER.unpack_from(stream)[1]
+
+
+def _inflate_probe(head: bytes, wbits: int) -> tuple[bytes, bool]:
+    """(bytes inflated, broke): inflate the first INFLATE_PROBE bytes of ``head`` in small steps."""
+    d = zlib.decompressobj(wbits)
+    out = bytearray()
+    data = head[:INFLATE_PROBE]
+    for k in range(0, len(data), 256):
         try:
-            zlib.decompressobj().decompress(head[:4096], 64)
-            return Compression.ZLIB
+            out += d.decompress(data[k:k + 256], 1 << 20)
         except zlib.error:
-            pass
-    return None
+            return bytes(out), True
+        if d.eof or len(out) >= 1 << 20:
+            break
+    return bytes(out), False
 
 
 def _record_at(head: bytes, pos: int, check_length: bool = True) -> bool:
@@ -98,19 +247,31 @@ def _record_at(head: bytes, pos: int, check_length: bool = True) -> bool:
     return masked_crc(head[pos + HEADER_SIZE:end - 4]) == stored
 
 
-def _open_file(path: str):
-    try:
-        st = os.stat(path)
-    except FileNotFoundError:
-        raise FileAccessError(f"no such file: {path}") from None
-    except OSError as exc:
-        raise FileAccessError(_describe_os_error(path, exc)) from None
-    if stat.S_ISDIR(st.st_mode):
-        raise FileAccessError(f"is a directory, not a TFRecord file: {path}")
-    try:
-        return open(path, "rb")
-    except OSError as exc:
-        raise FileAccessError(_describe_os_error(path, exc)) from None
+def _plain_records(head: bytes) -> bool:
+    """Does ``head`` hold a whole record whose data CRC holds (record 0 by it alone, any other
+    with its length CRC too)? Chance cannot do that: it makes a plain file for certain."""
+    return _record_at(head, 0, check_length=False) or \
+        any(_record_at(head, int(c), check_length=False) for c in candidate_headers(head))
+
+
+class _Handle:
+    """An open fd, closed when the last reference to it goes.
+
+    :meth:`TFRecordFile.release` drops the file's reference; a read in flight
+    on another thread holds its own until it returns, so the fd number is
+    never closed (and reused by another open) under a read.
+    """
+
+    __slots__ = ("fd",)
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+
+    def __del__(self) -> None:
+        try:
+            os.close(self.fd)
+        except OSError:
+            pass
 
 
 class _Pin:
@@ -147,8 +308,12 @@ class TFRecordFile:
     def __init__(self, path: str | os.PathLike, *, check_crc: bool = True, use_cache: bool = True):
         self.path = os.fspath(path)
         self.check_crc = check_crc
-        self.compression = sniff_compression(self.path)
-        st = os.stat(self.path)
+        fd, st = _open_fd(self.path)
+        try:
+            self.compression = _sniff(fd, self.path)
+        except BaseException:
+            os.close(fd)
+            raise
         self.file_size = st.st_size
         self.mtime_ns = st.st_mtime_ns
         # A small file indexes faster than its cache entry is written or read (a set of 10,000 shards)
@@ -158,32 +323,36 @@ class TFRecordFile:
         self.indexed = False
         self.verified = False
         self._lock = threading.RLock()
-        self._file = None
-        self._mmap = None
-        self._pins = 0  # passes running over the mmap: no release meanwhile
+        self._handle: _Handle | None = _Handle(fd)
+        self._pins = 0  # passes running over the file: no release meanwhile
         self._closed = False
         self._inflate: InflateReader | ZranReader | None = None
         self._zran_job: ZranBuilder | None = None  # the zran index being built for the cache
         self._stream_clean = False  # the compressed stream had no damage (a zran index is possible)
         self._stream_end = 0  # uncompressed bytes available (compressed files)
-        self._acquire()
 
     # -- lifetime ---------------------------------------------------------
     def _acquire(self) -> None:
-        """Open (and map) the file if it was released; refuse if it changed since."""
+        """Open the file if it was released; refuse if it changed since."""
         with self._lock:
-            if self._file is not None:
+            if self._handle is not None:
                 return
             if self._closed:
                 raise FileAccessError(f"{self.path} was closed")
-            f = _open_file(self.path)
-            st = os.fstat(f.fileno())
+            fd, st = _open_fd(self.path)
             if (st.st_size, st.st_mtime_ns) != (self.file_size, self.mtime_ns):
-                f.close()
-                raise FileAccessError(f"{self.path} changed on disk since it was opened: open it again")
-            self._file = f
-            if self.compression is Compression.NONE and self.file_size:
-                self._mmap = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+                os.close(fd)
+                raise FileChangedError(f"{self.path} changed on disk since it was opened: open it again")
+            self._handle = _Handle(fd)
+
+    def _fd(self) -> _Handle:
+        """The open fd (reopened if released); hold the result while reading through it."""
+        h = self._handle
+        if h is None:
+            with self._lock:
+                self._acquire()
+                h = self._handle
+        return h
 
     def release(self) -> bool:
         """Close the OS handles but keep the index; the next read reopens the file.
@@ -195,32 +364,23 @@ class TFRecordFile:
                 return False
             if self._inflate is not None:
                 self._inflate.close()
-            if self._mmap is not None:
-                try:
-                    self._mmap.close()
-                except BufferError:
-                    return False  # a numpy view from an unfinished pass still holds it
-                self._mmap = None
-            if self._file is not None:
-                self._file.close()
-                self._file = None
+            self._handle = None  # the fd closes with the last read still using it
             return True
 
     @property
     def is_open(self) -> bool:
-        return self._file is not None
+        return self._handle is not None
 
     def _pinned(self) -> "_Pin":
         """Context: the file is open and will not be released until the block ends."""
         return _Pin(self)
 
     def close(self) -> None:
+        """Close the file; a pass still running on another thread fails at its next read."""
         with self._lock:
             self._closed = True
             self._pins = 0
-            if not self.release() and self._file is not None:
-                self._file.close()  # the mmap stays until the numpy view is collected
-                self._file = None
+            self.release()
 
     def __enter__(self) -> "TFRecordFile":
         return self
@@ -256,12 +416,13 @@ class TFRecordFile:
     def _scan(self, verify: bool) -> Iterator[IndexProgress]:
         self.index = RecordIndex()
         self.problems = []
-        if self.compression is Compression.NONE:
-            with self._pinned():
-                source = PlainSource(self._mmap if self._mmap is not None else b"")
-                yield from Scanner(source, self.index, self.problems, self.file_size, verify=verify).run()
-        else:
-            yield from self._scan_stream(verify)
+        with _io_errors(self.path):
+            if self.compression is Compression.NONE:
+                yield from self._scan_plain(verify)
+            else:
+                yield from self._scan_stream(verify)
+                if not len(self.index) and not self._stream_clean and self._plain_after_all():
+                    yield from self._scan_plain(verify)
         self.problems.sort(key=lambda p: p.offset)
         self.indexed = True
         self.verified = verify
@@ -272,6 +433,29 @@ class TFRecordFile:
                 if self._zran_possible():
                     # After the pass, not during it: on two cores a concurrent build slowed the pass ~50%.
                     self._zran_job = self._zran_builder()
+
+    def _scan_plain(self, verify: bool) -> Iterator[IndexProgress]:
+        with self._pinned():
+            source = PlainSource(self._read_at, self.file_size)
+            yield from Scanner(source, self.index, self.problems, self.file_size, verify=verify).run()
+
+    def _plain_after_all(self) -> bool:
+        """A GZIP or ZLIB start whose stream gave no record: is it a plain file whose first header
+        happens to begin like one? Then the file is read as plain from now on."""
+        h = self._fd()  # held while reading
+        head = _read_upto(h.fd, self.path, 0, SNIFF_WINDOW)
+        if not _plain_records(head):
+            return False
+        with self._lock:
+            if self._inflate is not None:
+                self._inflate.close()
+                self._inflate = None
+            self.compression = Compression.NONE
+            self.index = RecordIndex()
+            self.problems = []
+            self._stream_clean = False
+            self._stream_end = 0
+        return True
 
     def _scan_stream(self, verify: bool) -> Iterator[IndexProgress]:
         f = _open_file(self.path)
@@ -354,25 +538,76 @@ class TFRecordFile:
         yield IndexProgress(len(self.index), self._data_end(), self._data_end(), len(self.problems), True)
 
     def _verify_plain(self, n: int, every: int) -> Iterator[IndexProgress]:
-        """Batch verification over the mmap (records whose data CRC is checkable)."""
-        offsets = self.index.offsets()
+        """Batch verification of a plain file (records whose data CRC is checkable).
+
+        Small records: windows of up to VERIFY_WINDOW bytes (and ``every``
+        records), checked at once by :func:`verify_spans`. Large ones: each
+        record's data read by itself, so that it is copied once, not twice.
+        """
+        offsets = self.index.offsets().astype(np.int64)
         statuses = self.index.statuses()
+        # No checkable record reaches past the start of the next one (or the end of the file).
+        bounds = np.append(offsets[1:], np.int64(self.file_size))
         checkable = np.flatnonzero(statuses <= RecordStatus.DATA_CRC)
         checkable = checkable[statuses[checkable] != RecordStatus.LENGTH_CRC]
+        starts, ends = offsets[checkable], bounds[checkable]
+        is_large = ends - starts >= LARGE_RECORD
+        large = np.flatnonzero(is_large)
         found = []
-        for start in range(0, checkable.shape[0], every):
-            idx = checkable[start:start + every]
-            ok, stored, computed = verify_spans(self._mmap, offsets[idx].astype(np.int64))
+        a, m = 0, checkable.shape[0]
+        while a < m:
+            k = int(np.searchsorted(large, a))
+            next_large = int(large[k]) if k < large.shape[0] else m
+            if next_large > a:  # small records up to the next large one
+                b = min(a + every, next_large, int(np.searchsorted(ends, starts[a] + VERIFY_WINDOW, side="right")))
+                idx = checkable[a:b]
+                ok, stored, computed = self._verify_window(idx, offsets, int(starts[a]), int(ends[b - 1]))
+            else:  # a run of large records, as many as a window holds
+                b = a + 1
+                while b < m and is_large[b] and b - a < every and ends[b] - starts[a] <= VERIFY_WINDOW:
+                    b += 1
+                idx = checkable[a:b]
+                ok, stored, computed = self._verify_each(idx, offsets)
             self.index.set_statuses(idx, np.where(ok, np.uint8(RecordStatus.OK), np.uint8(RecordStatus.DATA_CRC)))
-            for k in np.flatnonzero(~ok).tolist():
-                i = int(idx[k])
-                found.append(data_crc_problem(i, int(offsets[i]), int(stored[k]), int(computed[k])))
+            for j in np.flatnonzero(~ok).tolist():
+                i = int(idx[j])
+                found.append(data_crc_problem(i, int(offsets[i]), int(stored[j]), int(computed[j])))
             last = int(idx[-1])
             yield IndexProgress(last + 1, int(offsets[last]), self.file_size, len(self.problems) + len(found))
+            a = b
         with self._lock:
             known = {(p.offset, p.kind) for p in self.problems}
             fresh = [p for p in found if (p.offset, p.kind) not in known]
             self.problems = sorted(self.problems + fresh, key=lambda p: p.offset)
+
+    def _verify_window(self, idx: np.ndarray, offsets: np.ndarray, start: int, stop: int):
+        """verify_spans over the records ``idx``, all inside the file's bytes [start, stop)."""
+        buf = self._read_at(start, stop - start)
+        try:
+            return verify_spans(buf, offsets[idx] - start)
+        except IndexError:  # a length reaching past the window: the file no longer matches its index
+            return self._verify_each(idx, offsets)
+
+    def _verify_each(self, idx: np.ndarray, offsets: np.ndarray):
+        """(ok, stored, computed) arrays for the records ``idx``, each read by itself."""
+        stored = np.zeros(idx.shape[0], dtype=np.uint32)
+        computed = np.zeros(idx.shape[0], dtype=np.uint32)
+        for j, i in enumerate(idx.tolist()):
+            stored[j], computed[j] = self._check_one(i, int(offsets[i]))
+        return stored == computed, stored, computed
+
+    def _check_one(self, i: int, offset: int) -> tuple[int, int]:
+        """(stored, computed) data CRC of one record, its data read in pieces of at most CRC_PIECE."""
+        (length,) = LENGTH.unpack(self._read_at(offset, 8).ljust(8, b"\0"))
+        start = offset + HEADER_SIZE
+        if start + length + 4 > self.file_size:
+            raise FileChangedError(f"the file changed while reading: {self.path}: "
+                                   f"record {i} at offset {offset} no longer fits in it")
+        crc = 0
+        for k in range(0, length, CRC_PIECE):
+            crc = google_crc32c.extend(crc, self._read_at(start + k, min(CRC_PIECE, length - k)))
+        (stored,) = CRC.unpack(self._read_at(start + length, 4))
+        return stored, mask(crc)
 
     def verify(self) -> list[Problem]:
         for _ in self.verify_iter():
@@ -386,26 +621,63 @@ class TFRecordFile:
     def _data_end(self) -> int:
         return self.file_size if self.compression is Compression.NONE else self._stream_end
 
+    def _read_at(self, pos: int, n: int) -> bytes:
+        """Exactly ``min(n, file_size - pos)`` bytes of the (plain) file at ``pos``.
+
+        Raises FileChangedError when the file is shorter than when it was
+        opened, FileAccessError (one line) for any other read error.
+        """
+        want = min(n, self.file_size - pos)
+        if want <= 0:
+            return b""
+        h = self._handle or self._fd()
+        try:
+            if want >= CHECK_SIZE_FROM and os.fstat(h.fd).st_size < self.file_size:
+                self._changed(h.fd)
+            data = _pread(h.fd, want, pos)
+            if len(data) < want:
+                data = self._read_rest(h.fd, data, want, pos)
+            return data
+        except TFRecordError:
+            raise
+        except OSError as exc:
+            raise FileAccessError(_describe_os_error(self.path, exc)) from None
+
+    def _read_rest(self, fd: int, data: bytes, want: int, pos: int) -> bytes:
+        """After a short pread: the rest (one pread gives at most ~2 GiB), or FileChangedError."""
+        parts = [data]
+        got = len(data)
+        while got < want:
+            more = _pread(fd, want - got, pos + got)
+            if not more:
+                self._changed(fd)
+            parts.append(more)
+            got += len(more)
+        return b"".join(parts)
+
+    def _changed(self, fd: int):
+        try:
+            now = f"{os.fstat(fd).st_size} bytes"
+        except OSError:
+            now = "unknown"
+        raise FileChangedError(f"the file changed while reading: {self.path} (was {self.file_size} bytes, now {now})")
+
     def _bytes(self, pos: int, size: int) -> bytes:
         if self.compression is Compression.NONE:
-            if not self.file_size:
-                return b""
-            with self._lock:  # no release() between the check and the slice
-                if self._mmap is None:
-                    self._acquire()
-                return self._mmap[pos:pos + size]
+            return self._read_at(pos, size)
         if self._closed:
             raise FileAccessError(f"{self.path} was closed")
-        reader = self._inflater()
-        if not isinstance(reader, ZranReader):
-            return reader.read(pos, size)
-        try:
-            return reader.read(pos, size)
-        except Exception:  # noqa: BLE001 - zran failed: fall back to the zlib checkpoints
-            with self._lock:
-                if self._inflate is reader:
-                    self._inflate = self._rebuild_checkpoints()
-            return self._inflater().read(pos, size)
+        with _io_errors(self.path):
+            reader = self._inflater()
+            if not isinstance(reader, ZranReader):
+                return reader.read(pos, size)
+            try:
+                return reader.read(pos, size)
+            except Exception:  # noqa: BLE001 - zran failed: fall back to the zlib checkpoints
+                with self._lock:
+                    if self._inflate is reader:
+                        self._inflate = self._rebuild_checkpoints()
+                return self._inflater().read(pos, size)
 
     def _inflater(self) -> InflateReader | ZranReader:
         with self._lock:
@@ -463,7 +735,7 @@ class TFRecordFile:
 
     def _rebuild_checkpoints(self) -> InflateReader:
         """After a cache load: one decompression pass to find checkpoints again."""
-        with _open_file(self.path) as f:
+        with _open_file(self.path) as f, _io_errors(self.path):
             inflater = InflateScanner(f, self.compression)
             for _ in inflater.chunks():
                 pass
@@ -493,15 +765,17 @@ class TFRecordFile:
         return self._read(i, self.index.status(i))
 
     def _read(self, i: int, status: RecordStatus) -> RecordData:
-        offset = self.index.offset(i)
-        head = self._bytes(offset, HEADER_SIZE)
-        (length,) = LENGTH.unpack_from(head)
         if status is RecordStatus.TRUNCATED:
+            offset = self.index.offset(i)
+            (length,) = LENGTH.unpack_from(self._bytes(offset, HEADER_SIZE))
             data = self._bytes(offset + HEADER_SIZE, max(0, self._data_end() - offset - HEADER_SIZE))
             return RecordData(RecordInfo(i, offset, length, status), data, None, None)
-        body = self._bytes(offset + HEADER_SIZE, length + 4)
-        data = body[:length]
-        (stored,) = CRC.unpack_from(body, length)
+        if self.compression is Compression.NONE:
+            offset, nxt = self.index.bounds(i)
+            length, data, stored = self._plain_record(i, offset, (nxt if nxt >= 0 else self.file_size) - offset)
+        else:
+            offset = self.index.offset(i)
+            length, data, stored = self._stream_record(i, offset)
         computed = masked_crc(data) if self.check_crc else None
         if computed is not None and status in (RecordStatus.UNCHECKED, RecordStatus.OK, RecordStatus.DATA_CRC):
             new = RecordStatus.OK if computed == stored else RecordStatus.DATA_CRC
@@ -511,6 +785,43 @@ class TFRecordFile:
                     self._add_problem(data_crc_problem(i, offset, stored, computed))
                 status = new
         return RecordData(RecordInfo(i, offset, length, status), data, stored, computed)
+
+    def _plain_record(self, i: int, offset: int, span: int) -> tuple[int, bytes, int]:
+        """(length, data, stored data CRC) of record ``i`` of a plain file, ``span`` bytes
+        before the next record (or the end).
+
+        A record with little room comes in one read of everything up to the
+        next; a larger one in three (header, data, CRC), so that its data is
+        not copied again out of a larger buffer.
+        """
+        if OVERHEAD <= span <= ONE_READ:
+            h = self._handle
+            try:  # the common case, inline; anything unusual goes through _read_at, which says what
+                buf = _pread(h.fd, span, offset) if h is not None else b""
+            except OSError:
+                buf = b""
+            if len(buf) != span:
+                buf = self._read_at(offset, span)
+            (length,) = LENGTH.unpack_from(buf)
+            if OVERHEAD + length <= span:
+                end = HEADER_SIZE + length
+                return length, buf[HEADER_SIZE:end], CRC.unpack_from(buf, end)[0]
+        (length,) = LENGTH.unpack_from(self._read_at(offset, HEADER_SIZE).ljust(HEADER_SIZE, b"\0"))
+        data = self._read_at(offset + HEADER_SIZE, length)
+        footer = self._read_at(offset + HEADER_SIZE + length, 4)
+        if len(data) < length or len(footer) < 4:
+            raise FileChangedError(f"the file changed while reading: {self.path}: "
+                                   f"record {i} at offset {offset} no longer fits in it")
+        return length, data, CRC.unpack(footer)[0]
+
+    def _stream_record(self, i: int, offset: int) -> tuple[int, bytes, int]:
+        """(length, data, stored data CRC) of record ``i`` of a GZIP or ZLIB file."""
+        (length,) = LENGTH.unpack_from(self._bytes(offset, HEADER_SIZE))
+        body = self._bytes(offset + HEADER_SIZE, length + 4)
+        if len(body) < length + 4:
+            raise TruncatedRecordError(f"truncated record: {self.path}: record {i} at offset {offset}: "
+                                       "the stream ends inside it", offset=offset, index=i)
+        return length, body[:length], CRC.unpack_from(body, length)[0]
 
     def _add_problem(self, problem: Problem) -> None:
         with self._lock:

@@ -10,6 +10,7 @@ from .framing import RecordStatus
 CHUNK_BITS = 16
 CHUNK = 1 << CHUNK_BITS
 FIRST_CAPACITY = 1 << 10  # a file's first chunk starts this small and grows to CHUNK (small shards stay small)
+_STATUSES = tuple(RecordStatus(v) for v in range(max(RecordStatus) + 1))  # by value
 
 
 class RecordIndex:
@@ -70,8 +71,14 @@ class RecordIndex:
     def offset(self, i: int) -> int:
         return int(self._offsets[i >> CHUNK_BITS][i & (CHUNK - 1)])
 
+    def bounds(self, i: int) -> tuple[int, int]:
+        """(offset of record ``i``, offset of record ``i + 1``, or -1 when ``i`` is the last so far)."""
+        j = i + 1
+        nxt = int(self._offsets[j >> CHUNK_BITS][j & (CHUNK - 1)]) if j < self._count else -1
+        return int(self._offsets[i >> CHUNK_BITS][i & (CHUNK - 1)]), nxt
+
     def status(self, i: int) -> RecordStatus:
-        return RecordStatus(int(self._status[i >> CHUNK_BITS][i & (CHUNK - 1)]))
+        return _STATUSES[self._status[i >> CHUNK_BITS][i & (CHUNK - 1)]]  # (an Enum call costs ~1 us)
 
     def set_status(self, i: int, status: RecordStatus) -> None:
         with self._grow_lock:
