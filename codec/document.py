@@ -20,7 +20,7 @@ from .errors import UsageError
 from .framing import OVERHEAD, Compression, RecordStatus
 from .reader import TFRecordFile
 from .scan import IndexProgress
-from .writer import TFRecordWriter
+from .writer import TFRecordWriter, same_file
 
 
 @dataclass(frozen=True)
@@ -232,9 +232,17 @@ class Document:
         them). The target is replaced only after everything was written,
         flushed and synced; on any failure it is left exactly as it was.
         ``result`` (a list), when given, receives the :class:`SaveReport`.
+        ``compression`` None keeps the source's over the source, and follows
+        the name (``.gz``, ``.zz``/``.zlib``) for another file. A symlink's
+        target is replaced; a device or FIFO is written directly.
         """
         target = os.fspath(path) if path is not None else self.source.path
-        comp = Compression.parse(compression) if compression is not None else self.source.compression
+        if compression is not None:
+            comp = Compression.parse(compression)
+        elif path is None or same_file(target, self.source.path):
+            comp = self.source.compression
+        else:
+            comp = Compression.for_name(target)
         copied = written = dropped = 0
         n = self._length
         with TFRecordWriter(target, comp) as w:

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import base64
 import csv
+import hashlib
 import io
 import json
 import os
-import tempfile
 from dataclasses import dataclass, field
 from typing import Iterator, Sequence
 
@@ -22,12 +22,13 @@ from .errors import FileAccessError, UsageError
 from .framing import Compression, RecordStatus
 from .images import ImageDecodeError, decode_image, find_images
 from .scan import IndexProgress
-from .writer import TFRecordWriter, atomic_write_bytes, describe_write_error
+from .writer import OutputFile, TFRecordWriter, atomic_write_bytes, check_not_input, describe_write_error
 
 FORMATS = ("tfrecord", "jsonl", "csv", "images")
 IMAGE_EXTENSIONS = {"JPEG": "jpg", "PNG": "png", "GIF": "gif", "BMP": "bmp", "WEBP": "webp", "TIFF": "tif",
                     "ICO": "ico", "PPM": "ppm", "JPEG2000": "jp2"}
 PROGRESS_EVERY = 1024
+IMAGE_NAME_BYTES = 200  # an image file's name, well under NAME_MAX (255 bytes)
 
 
 @dataclass
@@ -63,6 +64,17 @@ def as_source(obj):
     return obj if hasattr(obj, "data") else FileSource(obj)
 
 
+def source_paths(source) -> list[str]:
+    """The files a record source reads (a document's file, each shard of a set)."""
+    obj = source.tfile if isinstance(source, FileSource) else source
+    obj = getattr(obj, "source", obj)  # a Document reads its source file
+    shards = getattr(obj, "shards", None)
+    if shards is not None:
+        return [s.path for s in shards]
+    path = getattr(obj, "path", None)
+    return [path] if isinstance(path, (str, os.PathLike)) else []
+
+
 def parse_records_spec(spec: str | None, n: int) -> list[int]:
     """``1,3,10:20`` -> record indexes (ranges half-open, Python slice rules), in the order given."""
     if spec is None or not spec.strip():
@@ -94,23 +106,32 @@ def _progress(done: int, total: int) -> IndexProgress:
 
 
 def export_iter(source, out: str, fmt: str, indices: Sequence[int] | None = None,
-                compression: Compression | str = Compression.NONE,
+                compression: Compression | str | None = None,
                 report: ExportReport | None = None) -> Iterator[IndexProgress]:
-    """Export ``indices`` (default: all) of ``source`` to ``out`` in ``fmt``."""
+    """Export ``indices`` (default: all) of ``source`` to ``out`` in ``fmt``.
+
+    ``compression`` (tfrecord only): None follows the name of ``out``
+    (``.gz`` GZIP, ``.zz``/``.zlib`` ZLIB, else none). Writing over a file
+    the source reads is refused.
+    """
     source = as_source(source)
     if fmt not in FORMATS:
         raise UsageError(f"unknown export format {fmt!r}: expected one of {', '.join(FORMATS)}")
+    if compression is None:
+        compression = Compression.for_name(out) if fmt == "tfrecord" else Compression.NONE
+    if fmt != "tfrecord" and Compression.parse(compression) is not Compression.NONE:
+        raise UsageError(f"--compression applies to tfrecord exports only, not {fmt}")
+    if fmt != "images":
+        check_not_input(out, source_paths(source), "the export")
     indices = list(range(len(source))) if indices is None else list(indices)
     report = report if report is not None else ExportReport(out, fmt)
     report.path, report.format = out, fmt
     runner = {"tfrecord": _tfrecord, "jsonl": _jsonl, "csv": _csv, "images": _images}[fmt]
-    if fmt != "tfrecord" and Compression.parse(compression) is not Compression.NONE:
-        raise UsageError(f"--compression applies to tfrecord exports only, not {fmt}")
     yield from runner(source, out, indices, report, Compression.parse(compression))
 
 
 def export(source, out: str, fmt: str, indices: Sequence[int] | None = None,
-           compression: Compression | str = Compression.NONE) -> ExportReport:
+           compression: Compression | str | None = None) -> ExportReport:
     report = ExportReport(out, fmt)
     for _ in export_iter(source, out, fmt, indices, compression, report):
         pass
@@ -230,14 +251,21 @@ def _csv(source, out, indices, report, compression) -> Iterator[IndexProgress]:
     yield _progress(total, total)
 
 
-def image_file_name(index: int, key: str, value_index: int, step: int | None, ext: str) -> str:
+def image_file_name(index: int, key: str, value_index: int, step: int | None, ext: str,
+                    tagged: bool = False) -> str:
+    """``000012_image_encoded.jpg``: record, feature key (made safe), step, value; at most 200 bytes.
+
+    A key too long for that is cut and ends in a short hash of the whole key,
+    as does every name when ``tagged`` (for keys that read alike once made safe).
+    """
     safe = "".join(c if c.isalnum() or c in "-." else "_" for c in key).strip("_") or "image"
-    parts = [f"{index:06d}", safe]
-    if step is not None:
-        parts.append(f"step{step}")
-    if value_index:
-        parts.append(str(value_index))
-    return "_".join(parts) + "." + ext
+    tail = (f"_step{step}" if step is not None else "") + (f"_{value_index}" if value_index else "") + "." + ext
+    head = f"{index:06d}_"
+    room = IMAGE_NAME_BYTES - len(head.encode()) - len(tail.encode())
+    if tagged or len(safe.encode()) > room:
+        tag = hashlib.sha1(key.encode("utf-8", "surrogatepass")).hexdigest()[:8]
+        safe = safe.encode()[: max(0, room - len(tag) - 1)].decode("utf-8", "ignore") + "_" + tag
+    return head + safe + tail
 
 
 def _images(source, out, indices, report, compression) -> Iterator[IndexProgress]:
@@ -250,6 +278,7 @@ def _images(source, out, indices, report, compression) -> Iterator[IndexProgress
     failed = 0
     for k, i in enumerate(indices):
         decoded = decode_record(source.data(i))
+        used: set[str] = set()
         for ref in find_images(decoded):
             if ref.kind == "encoded":
                 ext = IMAGE_EXTENSIONS.get(ref.format, ref.format.lower())
@@ -263,7 +292,11 @@ def _images(source, out, indices, report, compression) -> Iterator[IndexProgress
                 b = io.BytesIO()
                 image.save(b, format="PNG")
                 ext, blob = "png", b.getvalue()
-            atomic_write_bytes(os.path.join(out, image_file_name(i, ref.key, ref.value_index, ref.step, ext)), blob)
+            name = image_file_name(i, ref.key, ref.value_index, ref.step, ext)
+            if name in used:
+                name = image_file_name(i, ref.key, ref.value_index, ref.step, ext, tagged=True)
+            used.add(name)
+            atomic_write_bytes(os.path.join(out, name), blob)
             report.files += 1
         report.records += 1
         if k % 64 == 0:
@@ -274,19 +307,14 @@ def _images(source, out, indices, report, compression) -> Iterator[IndexProgress
 
 
 class _TextSink(io.StringIO):
-    """Collect text and write it atomically on close, in chunks to bound memory."""
+    """Collect text and write it (UTF-8) to an :class:`OutputFile` in chunks, to bound memory."""
 
     CHUNK = 8 << 20
 
     def __init__(self, path: str) -> None:
         super().__init__()
         self.path = path
-        target_dir = os.path.dirname(os.path.abspath(path))
-        try:
-            fd, self._tmp = tempfile.mkstemp(dir=target_dir, prefix=f".{os.path.basename(path)}.", suffix=".tmp")
-        except OSError as exc:
-            raise FileAccessError(describe_write_error(path, exc)) from None
-        self._f = os.fdopen(fd, "w", encoding="utf-8", newline="")
+        self._out = OutputFile(path)
 
     def write(self, s: str) -> int:
         n = super().write(s)
@@ -295,33 +323,17 @@ class _TextSink(io.StringIO):
         return n
 
     def _flush_chunk(self) -> None:
-        try:
-            self._f.write(self.getvalue())
-        except OSError as exc:
-            self._abort()
-            raise FileAccessError(describe_write_error(self.path, exc)) from None
+        self._out.write(self.getvalue().encode("utf-8"))
         self.seek(0)
         self.truncate()
 
-    def _abort(self) -> None:
-        try:
-            self._f.close()
-        finally:
-            try:
-                os.unlink(self._tmp)
-            except OSError:
-                pass
-
     def __exit__(self, exc_type, exc, tb) -> None:
         if exc_type is not None:
-            self._abort()
+            self._out.abort()
             return
-        self._flush_chunk()
         try:
-            self._f.flush()
-            os.fsync(self._f.fileno())
-            self._f.close()
-            os.replace(self._tmp, self.path)
-        except OSError as exc:
-            self._abort()
-            raise FileAccessError(describe_write_error(self.path, exc)) from None
+            self._flush_chunk()
+            self._out.commit()
+        except BaseException:
+            self._out.abort()
+            raise

@@ -18,7 +18,7 @@ from .errors import FileAccessError, NotTFRecordError
 from .framing import HEADER_SIZE, Compression
 from .reader import TFRecordFile, sniff_compression
 from .scan import IndexProgress
-from .writer import TFRecordWriter
+from .writer import TFRecordWriter, check_not_input
 
 
 @dataclass
@@ -44,14 +44,17 @@ class RepairReport:
 
 def repair_iter(source: TFRecordFile, output: str | os.PathLike, compression: Compression | str | None = None,
                 include_damaged: bool = False, report: RepairReport | None = None) -> Iterator[IndexProgress]:
-    """Verify ``source`` (if not yet), then write its salvageable records to ``output``."""
+    """Verify ``source`` (if not yet), then write its salvageable records to ``output``.
+
+    ``compression`` None follows the name of ``output`` (``.gz`` GZIP,
+    ``.zz``/``.zlib`` ZLIB, else none), not the source's.
+    """
     output = os.fspath(output)
-    if os.path.exists(output) and os.path.samefile(output, source.path):
-        raise FileAccessError(f"the repaired copy must not replace its source: {output}")
+    check_not_input(output, [source.path], "the repaired copy")
     report = report if report is not None else RepairReport(source.path, output)
     if not source.verified:
         yield from source.verify_iter()
-    comp = Compression.parse(compression) if compression is not None else source.compression
+    comp = Compression.parse(compression) if compression is not None else Compression.for_name(output)
     n = len(source)
     report.problems = len(source.problems)
     with TFRecordWriter(output, comp) as w:
@@ -106,7 +109,14 @@ def expand_inputs(args: list[str]) -> tuple[list[str], list[str]]:
             found = 0
             for name in sorted(os.listdir(arg)):
                 path = os.path.join(arg, name)
-                if not os.path.isfile(path) or name.startswith(".") or 0 < os.path.getsize(path) < HEADER_SIZE:
+                if name.startswith(".") or os.path.isdir(path):
+                    continue
+                if not os.path.isfile(path):  # a FIFO, a device, a socket: never read here (it may block)
+                    if looks_like_tfrecord_name(name) and os.path.exists(path):
+                        paths.append(path)  # refused when opened, so the set says why it skipped it
+                        found += 1
+                    continue
+                if 0 < os.path.getsize(path) < HEADER_SIZE:
                     continue  # (a file shorter than one record header is no dataset's shard)
                 if not looks_like_tfrecord_name(name):
                     try:  # other names are read: a folder may hold images, notes, a README

@@ -1,25 +1,49 @@
-"""Write TFRecord files (plain, GZIP, ZLIB) that TensorFlow reads back.
+"""Write TFRecord files (plain, GZIP, ZLIB) that TensorFlow reads back, and any output file safely.
 
-Writing to a path is atomic: records go to a temporary file beside the
-target, which is flushed, fsynced and renamed over the target only when
-:meth:`TFRecordWriter.close` succeeds. A failure half-way (disk full,
-permission, an exception in the caller's ``with`` block) removes the
-temporary file and leaves the target exactly as it was.
+Every file the codec writes goes through :class:`OutputFile` (the rules are
+in the README, "Writing files"):
+
+- A regular file, or a new name, is written to a temporary file beside it,
+  flushed, fsynced and renamed over it only when complete. Any failure or
+  interruption removes the temporary file and leaves the target as it was.
+- A symlink is followed: its target is replaced, the link stays a link.
+- A character device or a FIFO (``/dev/null``, a pipe to another program)
+  is written directly, streamed: there is nothing to rename over it. So is
+  a file reached through /proc (``/dev/stdout`` redirected to a file).
+  Block devices, sockets and folders are refused.
+- A new file gets the mode ``open()`` would give it (0666 less the umask);
+  a replaced file keeps its mode.
+- Temporary files are named ``.NAME.tfrlens-PID-HOST-RANDOM.tmp``, so that
+  :func:`sweep_stale_temps` can tell the ones a killed run left behind from
+  anything else.
 """
 from __future__ import annotations
 
+import atexit
 import errno
+import hashlib
 import os
-import tempfile
+import re
+import signal
+import stat
+import threading
+import time
 import zlib
-from typing import BinaryIO, Iterable
+from contextlib import contextmanager
+from typing import BinaryIO, Iterable, Iterator
 
 from .errors import FileAccessError
-from .framing import Compression, encode_record
+from .framing import Compression, encode_record, name_disagrees
 from .inflate import wbits_for
 
 # TensorFlow's ZlibCompressionOptions default level (Z_DEFAULT_COMPRESSION).
 COMPRESSION_LEVEL = 6
+# A temporary file left by a run that is gone is removed after this many seconds
+# (at once when its process is known to be dead).
+STALE_AGE = 86400
+SWEEP_EVERY = 3600  # seconds between two sweeps of one folder by one process
+_TEMP_NAME_BYTES = 200  # of the target's name inside a temp name (NAME_MAX is 255)
+_TEMP_RE = re.compile(r"\A\..+\.tfrlens-([1-9][0-9]*)-([0-9a-f]{6})-([0-9a-f]{8})\.tmp\Z", re.DOTALL)
 
 
 def describe_write_error(path: str, exc: OSError) -> str:
@@ -30,26 +54,452 @@ def describe_write_error(path: str, exc: OSError) -> str:
     return f"cannot write {path}: {exc.strerror or exc}"
 
 
+# -- modes --------------------------------------------------------------------
+_umask_lock = threading.Lock()
+
+
+def current_umask() -> int:
+    """The process's umask, read without changing it where the system allows.
+
+    Linux shows it in /proc/self/status. Elsewhere it is read by setting and
+    restoring it, under a lock, with a restrictive value in between (a file
+    another thread creates in that instant is private rather than too open).
+    """
+    try:
+        with open("/proc/self/status", "rb") as f:
+            for line in f:
+                if line.startswith(b"Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    with _umask_lock:
+        old = os.umask(0o077)
+        os.umask(old)
+    return old
+
+
+def new_file_mode() -> int:
+    """The permission bits ``open(path, "w")`` gives a new file now: 0666 less the umask."""
+    return 0o666 & ~current_umask()
+
+
+# -- where an output goes -----------------------------------------------------
+class OutputTarget:
+    """What writing to ``path`` means: the file to replace, or a special file to stream into."""
+
+    __slots__ = ("path", "target", "direct", "mode")
+
+    def __init__(self, path: str, target: str, direct: bool, mode: int | None) -> None:
+        self.path = path  # as named, for messages
+        self.target = target  # the file renamed over (a symlink's target), or the special file
+        self.direct = direct  # a character device or FIFO: written in place, no temporary file
+        self.mode = mode  # permission bits of the file replaced; None for a new file
+
+
+def output_target(path: str | os.PathLike) -> OutputTarget:
+    """Decide how ``path`` is written; refuse (FileAccessError) what cannot be written safely."""
+    path = os.fspath(path)
+    try:
+        st = os.stat(path)  # through symlinks: what the name leads to
+    except FileNotFoundError:
+        return OutputTarget(path, os.path.realpath(path), False, None)
+    except OSError as exc:
+        raise FileAccessError(describe_write_error(path, exc)) from None
+    if stat.S_ISDIR(st.st_mode):
+        raise FileAccessError(f"is a directory: {path}")
+    if stat.S_ISCHR(st.st_mode) or stat.S_ISFIFO(st.st_mode):
+        return OutputTarget(path, path, True, None)
+    if not stat.S_ISREG(st.st_mode):
+        kind = "a block device" if stat.S_ISBLK(st.st_mode) else \
+            "a socket" if stat.S_ISSOCK(st.st_mode) else "not a regular file"
+        raise FileAccessError(f"refusing to write {path}: it is {kind}")
+    if _through_proc(path):  # /dev/stdout redirected to a file: write into it, as the shell's ">" would
+        return OutputTarget(path, path, True, None)
+    return OutputTarget(path, os.path.realpath(path), False, stat.S_IMODE(st.st_mode))
+
+
+def _through_proc(path: str) -> bool:
+    """True when ``path`` reaches its file through /proc (``/dev/stdout``, ``/dev/fd/1``): an open descriptor."""
+    p = os.path.abspath(path)
+    for _ in range(40):
+        if os.path.realpath(os.path.dirname(p)).startswith("/proc/"):
+            return True
+        if not os.path.islink(p):
+            return False
+        p = os.path.join(os.path.dirname(p), os.readlink(p))
+    return False
+
+
+def is_special_output(path: str | os.PathLike) -> bool:
+    """True when ``path`` is written directly (a device, a FIFO, ``/dev/stdout``): its name says nothing."""
+    try:
+        return output_target(path).direct
+    except OSError:
+        return False
+
+
+def same_file(a: str | os.PathLike, b: str | os.PathLike) -> bool:
+    """True when ``a`` and ``b`` name one file (through links); False when either is missing."""
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
+def check_not_input(output: str | os.PathLike, inputs: Iterable[str | os.PathLike], what: str) -> None:
+    """Refuse to write ``output`` over one of the files being read (FileAccessError naming ``what``)."""
+    try:
+        st = os.stat(output)
+    except OSError:
+        return  # a file that does not exist is none of the inputs
+    for src in inputs:
+        try:
+            other = os.stat(src)
+        except OSError:
+            continue
+        if (st.st_dev, st.st_ino) == (other.st_dev, other.st_ino):
+            raise FileAccessError(f"{what} must not replace its source: {os.fspath(output)}")
+
+
+# -- compression from names -----------------------------------------------------
+_COMPRESSED_SUFFIXES = (".gz", ".gzip", ".zz", ".zlib")
+_SUFFIX_FOR = {Compression.NONE: "", Compression.GZIP: ".gz", Compression.ZLIB: ".zlib"}
+
+
+def resolve_output_compression(path: str | os.PathLike, chosen: Compression | str | None
+                               ) -> tuple[Compression, str | None]:
+    """The compression to write ``path`` with, and a one-line warning when the choice contradicts the name.
+
+    Nothing chosen (None): the name decides (``.gz`` GZIP, ``.zz``/``.zlib``
+    ZLIB, else none). A choice is kept as it is; the warning says the next
+    reader will likely pick the wrong compression from the name. A device or
+    FIFO has no telling name, so it gets no warning.
+    """
+    path = os.fspath(path)
+    if chosen is None:
+        return Compression.for_name(path), None
+    compression = Compression.parse(chosen)
+    if is_special_output(path):
+        return compression, None
+    return compression, name_disagrees(path, compression)
+
+
+def with_compression_suffix(path: str, compression: Compression | str) -> str:
+    """``path`` with the suffix ``compression`` calls for: ``a.tfrecord.gz`` -> ``a.tfrecord`` for NONE.
+
+    A name that already fits is returned unchanged (``.zz`` stays ``.zz``).
+    """
+    compression = Compression.parse(compression)
+    if Compression.for_name(path) is compression:
+        return path
+    base = path
+    for suffix in _COMPRESSED_SUFFIXES:
+        if base.lower().endswith(suffix):
+            base = base[: -len(suffix)]
+            break
+    return base + _SUFFIX_FOR[compression]
+
+
+# -- temporary files: names, the live registry, stale ones ----------------------
+_live_lock = threading.Lock()
+_live: dict[str, int] = {}  # temporary files being written -> the pid that created them
+_swept: dict[str, float] = {}  # folder -> time.monotonic() of this process's last sweep
+_host: list[str] = []
+
+
+def _host_tag() -> str:
+    if not _host:
+        import socket
+
+        name = socket.gethostname().encode("utf-8", "surrogateescape")
+        _host.append(hashlib.sha1(name).hexdigest()[:6])
+    return _host[0]
+
+
+def temp_name(target: str) -> str:
+    """A fresh temporary file name for writing ``target`` (beside it)."""
+    name = os.fsencode(os.path.basename(target))[:_TEMP_NAME_BYTES]
+    return f".{os.fsdecode(name)}.tfrlens-{os.getpid()}-{_host_tag()}-{os.urandom(4).hex()}.tmp"
+
+
+def is_temp_name(name: str) -> bool:
+    """True for the names :func:`temp_name` makes (and nothing else)."""
+    return _TEMP_RE.match(name) is not None
+
+
+def _register(path: str) -> None:
+    with _live_lock:
+        _live[path] = os.getpid()
+
+
+def _unregister(path: str) -> None:
+    with _live_lock:
+        _live.pop(path, None)
+
+
+def remove_live_temps() -> int:
+    """Remove every temporary file this process is still writing; return how many.
+
+    For exits that do not unwind the writers (the interpreter ending, a
+    signal in a GUI): a writer whose file is gone fails cleanly at its
+    rename, and its target stays as it was.
+    """
+    with _live_lock:
+        mine = [p for p, pid in _live.items() if pid == os.getpid()]
+        for p in mine:
+            del _live[p]
+    removed = 0
+    for p in mine:
+        try:
+            os.unlink(p)
+            removed += 1
+        except OSError:
+            pass
+    return removed
+
+
+atexit.register(remove_live_temps)
+
+
+def _pid_alive(pid: int) -> bool:
+    if os.name != "posix" or pid <= 0:
+        return True  # cannot tell: keep the file until it is old
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True
+    return True
+
+
+def sweep_stale_temps(folder: str | os.PathLike, max_age: float = STALE_AGE) -> list[str]:
+    """Remove temporary files of ours in ``folder`` that no running writer owns; return their paths.
+
+    Ours: a regular file, owned by this user, named exactly as
+    :func:`temp_name` names them. Stale: its writer was on this host and is
+    no longer running (a killed export), or it was not modified for
+    ``max_age`` seconds. One ``scandir`` of the folder.
+    """
+    removed: list[str] = []
+    uid = os.geteuid() if hasattr(os, "geteuid") else None
+    host, me, now = _host_tag(), os.getpid(), time.time()
+    try:
+        entries = os.scandir(folder)
+    except OSError:
+        return removed
+    with entries:
+        for entry in entries:
+            m = _TEMP_RE.match(entry.name)
+            if m is None:
+                continue
+            try:
+                st = entry.stat(follow_symlinks=False)
+            except OSError:
+                continue
+            if not stat.S_ISREG(st.st_mode) or (uid is not None and st.st_uid != uid):
+                continue
+            pid = int(m.group(1))
+            old = now - st.st_mtime > max_age
+            dead = m.group(2) == host and pid != me and not _pid_alive(pid)
+            with _live_lock:
+                live = entry.path in _live
+            if (old or dead) and not live:
+                try:
+                    os.unlink(entry.path)
+                    removed.append(entry.path)
+                except OSError:
+                    pass
+    return removed
+
+
+def _sweep_once(folder: str) -> None:
+    """Sweep ``folder`` unless this process did so lately (an image export writes thousands of files)."""
+    now = time.monotonic()
+    with _live_lock:
+        last = _swept.get(folder)
+        if last is not None and now - last < SWEEP_EVERY:
+            return
+        _swept[folder] = now
+    sweep_stale_temps(folder)
+
+
+# -- signals --------------------------------------------------------------------
+class TerminatedBySignal(BaseException):
+    """SIGTERM or SIGHUP arrived. Raised in the main thread so ``with`` blocks unwind and drop their temporary files.
+
+    A BaseException, like KeyboardInterrupt: no ``except Exception`` may swallow it.
+    """
+
+    def __init__(self, signum: int) -> None:
+        self.signum = signum
+        super().__init__(f"stopped by {signal.Signals(signum).name}")
+
+    @property
+    def exit_code(self) -> int:
+        """The shell's convention for a process ended by a signal: 128 + its number."""
+        return 128 + self.signum
+
+
+@contextmanager
+def cleanup_on_signals(signums: Iterable[int] = (signal.SIGTERM, getattr(signal, "SIGHUP", signal.SIGTERM))
+                       ) -> Iterator[None]:
+    """Turn SIGTERM/SIGHUP into :class:`TerminatedBySignal` inside the block; leave no temporary file behind.
+
+    Handlers can only be set from the main thread; elsewhere the block runs
+    unchanged. A second signal while the first is being handled is ignored,
+    so the cleanup itself is not cut short. Leaving the block by any
+    exception also removes whatever temporary files are still registered.
+    """
+    fired: list[int] = []
+
+    def handler(signum, _frame):
+        if fired:
+            return
+        fired.append(signum)
+        raise TerminatedBySignal(signum)
+
+    previous = {}
+    if threading.current_thread() is threading.main_thread():
+        for signum in dict.fromkeys(signums):
+            try:
+                previous[signum] = signal.signal(signum, handler)
+            except (ValueError, OSError):
+                pass
+    try:
+        yield
+    except BaseException:
+        remove_live_temps()
+        raise
+    finally:
+        for signum, old in previous.items():
+            signal.signal(signum, old)
+
+
+# -- the output file ------------------------------------------------------------
+class OutputFile:
+    """A binary file being written to ``path``: :meth:`commit` makes it appear, :meth:`abort` drops it.
+
+    ``with OutputFile(path) as out: out.write(b"...")`` commits when the block
+    ends normally and aborts on any exception (KeyboardInterrupt included).
+    """
+
+    def __init__(self, path: str | os.PathLike) -> None:
+        where = output_target(path)
+        self.path = where.path
+        self.target = where.target
+        self.direct = where.direct
+        self._mode = where.mode
+        self._tmp: str | None = None
+        if self.direct:
+            flags = os.O_WRONLY | os.O_TRUNC | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOCTTY", 0)
+            try:
+                fd = os.open(self.path, flags)  # a FIFO waits here for its reader
+            except OSError as exc:
+                raise FileAccessError(describe_write_error(self.path, exc)) from None
+        else:
+            folder = os.path.dirname(self.target)
+            _sweep_once(folder)
+            fd = self._create_temp(folder)
+        self._f: BinaryIO | None = os.fdopen(fd, "wb")
+
+    def _create_temp(self, folder: str) -> int:
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
+        while True:
+            tmp = os.path.join(folder, temp_name(self.target))
+            _register(tmp)  # before it exists: an interruption from here on still finds it
+            try:
+                fd = os.open(tmp, flags, 0o600)
+            except FileExistsError:
+                _unregister(tmp)
+                continue
+            except BaseException as exc:
+                _unregister(tmp)
+                if isinstance(exc, OSError):
+                    raise FileAccessError(describe_write_error(self.path, exc)) from None
+                raise
+            self._tmp = tmp
+            return fd
+
+    @property
+    def closed(self) -> bool:
+        return self._f is None
+
+    def write(self, chunk: bytes) -> None:
+        if self._f is None:
+            raise ValueError(f"output {self.path} is closed")
+        try:
+            self._f.write(chunk)
+        except BaseException as exc:
+            self.abort()
+            if isinstance(exc, OSError):
+                raise FileAccessError(describe_write_error(self.path, exc)) from None
+            raise
+
+    def commit(self) -> None:
+        """Flush; for a regular file also fsync, set the mode and rename over the target."""
+        if self._f is None:
+            return
+        try:
+            self._f.flush()
+            if not self.direct:
+                fd = self._f.fileno()
+                os.fsync(fd)
+                os.fchmod(fd, self._mode if self._mode is not None else new_file_mode())
+            self._f.close()
+            self._f = None
+            if self._tmp is not None:
+                os.replace(self._tmp, self.target)
+                _unregister(self._tmp)
+                self._tmp = None
+        except BaseException as exc:
+            self.abort()
+            if isinstance(exc, OSError):
+                raise FileAccessError(describe_write_error(self.path, exc)) from None
+            raise
+
+    def abort(self) -> None:
+        """Drop everything written (a temporary file is removed; the target is untouched)."""
+        f, self._f = self._f, None
+        if f is not None:
+            try:
+                f.close()
+            except OSError:
+                pass
+        tmp, self._tmp = self._tmp, None
+        if tmp is not None:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+            _unregister(tmp)
+
+    def __enter__(self) -> "OutputFile":
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        if exc_type is None:
+            self.commit()
+        else:
+            self.abort()
+
+
 class TFRecordWriter:
-    """``with TFRecordWriter(path, "gzip") as w: w.write(data)``."""
+    """``with TFRecordWriter(path, "gzip") as w: w.write(data)``; written safely as :class:`OutputFile` says."""
 
     def __init__(self, path: str | os.PathLike, compression: Compression | str = Compression.NONE):
         self.path = os.fspath(path)
         self.compression = Compression.parse(compression)
         self.count = 0
         self.bytes_written = 0
-        target_dir = os.path.dirname(os.path.abspath(self.path))
-        if os.path.isdir(self.path):
-            raise FileAccessError(f"is a directory: {self.path}")
-        try:
-            fd, self._tmp = tempfile.mkstemp(dir=target_dir, prefix=f".{os.path.basename(self.path)}.",
-                                             suffix=".tmp")
-        except OSError as exc:
-            raise FileAccessError(describe_write_error(self.path, exc)) from None
-        self._f: BinaryIO | None = os.fdopen(fd, "wb")
         self._z = None
         if self.compression is not Compression.NONE:
             self._z = zlib.compressobj(COMPRESSION_LEVEL, zlib.DEFLATED, wbits_for(self.compression))
+        self._out = OutputFile(self.path)
+
+    @property
+    def _f(self) -> BinaryIO | None:
+        return self._out._f
 
     def write(self, data: bytes) -> None:
         frame = encode_record(bytes(data))
@@ -66,46 +516,27 @@ class TFRecordWriter:
         self.count += 1
 
     def _put(self, chunk: bytes) -> None:
-        if self._f is None:
+        if self._out.closed:
             raise ValueError(f"writer for {self.path} is closed")
-        try:
-            self._f.write(chunk)
-        except OSError as exc:
-            self.abort()
-            raise FileAccessError(describe_write_error(self.path, exc)) from None
+        self._out.write(chunk)
         self.bytes_written += len(chunk)
 
     def close(self) -> None:
-        """Finish the stream, flush and fsync, then rename over the target."""
-        if self._f is None:
+        """Finish the stream, then commit (flush, fsync, rename over the target)."""
+        if self._out.closed:
             return
         try:
             if self._z is not None:
-                self._f.write(self._z.flush())
-            self._f.flush()
-            os.fsync(self._f.fileno())
-            self._f.close()
-            self._f = None
-            mode = _existing_mode(self.path)
-            if mode is not None:
-                os.chmod(self._tmp, mode)
-            os.replace(self._tmp, self.path)
-        except OSError as exc:
-            self.abort()
-            raise FileAccessError(describe_write_error(self.path, exc)) from None
+                tail, self._z = self._z.flush(), None
+                self._out.write(tail)
+            self._out.commit()
+        except BaseException:
+            self._out.abort()
+            raise
 
     def abort(self) -> None:
         """Drop everything written; the target is untouched."""
-        if self._f is not None:
-            try:
-                self._f.close()
-            except OSError:
-                pass
-            self._f = None
-        try:
-            os.unlink(self._tmp)
-        except OSError:
-            pass
+        self._out.abort()
 
     def __enter__(self) -> "TFRecordWriter":
         return self
@@ -115,13 +546,6 @@ class TFRecordWriter:
             self.close()
         else:
             self.abort()
-
-
-def _existing_mode(path: str) -> int | None:
-    try:
-        return os.stat(path).st_mode & 0o7777
-    except OSError:
-        return None
 
 
 def write_records(path: str | os.PathLike, records: Iterable[bytes],
@@ -134,22 +558,6 @@ def write_records(path: str | os.PathLike, records: Iterable[bytes],
 
 
 def atomic_write_bytes(path: str | os.PathLike, blob: bytes) -> None:
-    """Write ``blob`` to ``path`` through a temporary file and a rename."""
-    path = os.fspath(path)
-    target_dir = os.path.dirname(os.path.abspath(path))
-    try:
-        fd, tmp = tempfile.mkstemp(dir=target_dir, prefix=f".{os.path.basename(path)}.", suffix=".tmp")
-    except OSError as exc:
-        raise FileAccessError(describe_write_error(path, exc)) from None
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(blob)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except OSError as exc:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise FileAccessError(describe_write_error(path, exc)) from None
+    """Write ``blob`` to ``path`` safely (a temporary file and a rename, or straight into a device/FIFO)."""
+    with OutputFile(path) as out:
+        out.write(blob)
