@@ -7,7 +7,9 @@ over the whole file on a :class:`~app.worker.GeneratorWorker`
 (``filter_iter``) with progress and Cancel, and the matches go to the
 :class:`~app.filtered_table_model.FilteredTableModel` the table and the
 gallery share. While the file is still being indexed (or verified) the run
-waits and starts by itself when that ends.
+waits and starts by itself when that ends. When the run is over, a feature
+name no record has (a misspelt key, most likely) is pointed at under the bar
+with the closest keys the file does have, instead of a bare "0 of N".
 """
 from __future__ import annotations
 
@@ -20,7 +22,7 @@ from PySide6.QtGui import QFontDatabase, QKeyEvent
 from PySide6.QtWidgets import (QComboBox, QHBoxLayout, QLabel, QProgressBar, QSizePolicy, QToolButton, QVBoxLayout,
                                QWidget)
 
-from codec.query import ExprError, compile_filter, filter_iter, format_error
+from codec.query import ExprError, FeatureCheck, MissingFeature, compile_filter, filter_iter, format_error
 from codec.scan import IndexProgress
 
 from app import icons
@@ -30,6 +32,7 @@ from app.pass_runner import PassRunner
 MAX_HISTORY = 25
 SETTINGS_HISTORY = "filter/history"
 ERROR_COLOR = "#b91c1c"
+NOTE_COLOR = "#b45309"
 MUTED_COLOR = "#64748b"
 SYNTAX_TIP = (
     "<b>Filter records</b> (Enter to run, Esc to stop)<br>"
@@ -140,7 +143,7 @@ class FilterBar(QWidget):
         return self.count_label.text()
 
     def error_text(self) -> str:
-        """The error shown under the bar, as plain text ("" when none)."""
+        """The error or note shown under the bar, as plain text ("" when none)."""
         return "" if self.error_label.isHidden() else _plain(self.error_label.text())
 
     def is_running(self) -> bool:
@@ -163,8 +166,9 @@ class FilterBar(QWidget):
         self._show_error(text, None)
         self._remember(text)
         matches = array("Q")
+        check = FeatureCheck(flt)
         source = self._source()
-        self.runner.start(lambda: filter_iter(source, flt, matches), (flt, matches))
+        self.runner.start(lambda: filter_iter(source, flt, matches, check=check), (flt, matches, check))
         return True
 
     def clear(self) -> None:
@@ -205,7 +209,7 @@ class FilterBar(QWidget):
 
     def _finished(self, payload, last: IndexProgress | None, cancelled: bool) -> None:
         self._show_running(False)
-        flt, matches = payload
+        flt, matches, check = payload
         if last is None and cancelled:  # stopped before it started
             self._update_count()
             return
@@ -217,6 +221,9 @@ class FilterBar(QWidget):
             self.message.emit(f"filter stopped: {len(matches):,} matches in the first {checked:,} records")
         else:
             self.message.emit(f"{len(matches):,} of {self._rows.total():,} records match {flt.text}")
+            missing = check.missing()  # only a whole pass can tell that no record has a name
+            if missing:
+                self._show_missing(flt.text, missing)
         self.filterApplied.emit()
 
     def _failed(self, error: str) -> None:
@@ -259,6 +266,23 @@ class FilterBar(QWidget):
         self.edit.setStyleSheet(f"QLineEdit {{ border: 1px solid {ERROR_COLOR}; }}")
         self.edit.setCursorPosition(min(exc.position, len(text)))
         self.message.emit(f"filter: {exc}")
+
+    def _show_missing(self, text: str, missing: list[MissingFeature]) -> None:
+        """Point at the first feature name no record has, with the closest keys as suggestions."""
+        first = missing[0]
+        note = f"no record has feature {first.name!r}"
+        if first.hint():
+            note += f" \N{EM DASH} {first.hint()}"
+        if len(missing) > 1:
+            note += " (nor " + ", ".join(repr(m.name) for m in missing[1:]) + ")"
+        line = text.replace("\n", " ").replace("\t", " ")
+        caret = " " * min(max(first.position, 0), len(line)) + "^"
+        self.error_label.setText(
+            f"<pre style='margin:0'>{html.escape(line)}\n"
+            f"<span style='color:{NOTE_COLOR}'>{html.escape(caret)} {html.escape(note)}</span></pre>")
+        self.error_label.setToolTip(note)
+        self.error_label.show()
+        self.message.emit(f"filter: {note}")
 
     def _edited(self, text: str) -> None:
         """After an error, re-check as the user types (errors clear as soon as the text is fine)."""

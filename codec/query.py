@@ -30,8 +30,9 @@ Record properties
 Conditions
     comparisons ``==`` ``!=`` ``<`` ``<=`` ``>`` ``>=``; ``a in b`` and
     ``a not in b`` (membership: some value of ``a`` equals some value of
-    ``b``, not substring); ``x ~ "regex"`` (Python ``re.search`` on each
-    text value, UTF-8 decoded; ``(?i)`` for case-insensitive); ``has(f)``
+    ``b``, not substring); ``x ~ "regex"`` (an unanchored RE2 search of
+    each text value as UTF-8: linear time, no backreferences or lookaround;
+    ``(?i)`` for case-insensitive); ``has(f)``
     (the record has feature ``f``, even with no values); ``and``, ``or``,
     ``not``, parentheses. ``not`` binds tighter than ``and``, ``and`` tighter
     than ``or``. Comparisons do not chain (write ``1 < x and x < 5``).
@@ -54,16 +55,24 @@ Semantics
 ``compile_filter(text)`` parses an expression once and returns a
 :class:`Filter`; a malformed expression raises :class:`ExprError` (a
 :class:`UsageError`) whose message names the 0-based position and what was
-expected there. Evaluation (:meth:`Filter.matches`) never raises.
+expected there, as does one nested more than ``MAX_DEPTH`` deep or with more
+than ``MAX_CONDITIONS`` conditions. Compiling is linear in the length.
+Evaluation (:meth:`Filter.matches`) never raises.
 ``filter_iter`` runs a filter over a whole file as a generator of progress.
+A feature name no record has is most likely misspelt: :class:`FeatureCheck`
+(fed by ``filter_iter(..., check=)``) and :func:`missing_features` find such
+names over a whole file and suggest the closest keys.
 """
 from __future__ import annotations
 
+import difflib
+import functools
+import gc
 import re
 import struct
 from array import array
-from dataclasses import dataclass
-from typing import Any, Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterator, NamedTuple, Sequence
 
 from .decode import DecodedRecord, RecordKind
 from .errors import UsageError
@@ -71,13 +80,17 @@ from .framing import RecordStatus
 from .record_pass import iter_records, quick_decode
 from .scan import IndexProgress
 
-__all__ = ["ExprError", "Filter", "PROPERTIES", "compile_filter", "filter_iter", "format_error"]
+__all__ = ["ExprError", "FeatureCheck", "Filter", "MissingFeature", "PROPERTIES", "compile_filter",
+           "feature_check_iter", "filter_iter", "format_error", "missing_features"]
 
 PROPERTIES = ("index", "offset", "size", "status", "kind")
 KEYWORDS = ("and", "or", "not", "in")
 FUNCTIONS = ("len", "has")
 COMPARISONS = ("==", "!=", "<", "<=", ">", ">=")
 PROGRESS_EVERY = 4096
+MAX_CONDITIONS = 500_000  # some 600 MB while compiling; the time is linear in the length
+MAX_DEPTH = 100  # nested parentheses and 'not's; deeper would exhaust Python's stack
+KEY_SAMPLE = 1000  # records whose feature keys are collected to suggest a misspelt name
 
 _OPERATOR_LIST = "==, !=, <, <=, >, >=, ~, in or not in"
 
@@ -104,6 +117,44 @@ class ExprError(UsageError):
         self.text = text
 
 
+class _RegexError(Exception):
+    def __init__(self, reason: str, fragment: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.fragment = fragment  # the part of the pattern RE2 complained about, or ""
+
+
+@functools.lru_cache(maxsize=256)
+def _regex_search(pattern: str) -> Callable[[bytes], bool]:
+    """``search(data) -> bool``: does RE2 find ``pattern`` in the UTF-8 bytes ``data``?
+
+    RE2 matches in time linear in the input, so no pattern can hang a
+    filter; it has no backreferences or lookaround. Raises _RegexError.
+    """
+    import re2  # ~5 ms to import; only filters with '~' need it
+
+    options = re2.Options()
+    options.log_errors = False  # it would print to stderr
+    options.never_capture = True
+    try:
+        compiled = re2.compile(pattern.encode("utf-8", "surrogatepass"), options)
+    except re2.error as exc:
+        message = exc.args[0] if exc.args else "cannot compile"
+        if isinstance(message, bytes):
+            message = message.decode("utf-8", "replace")
+        reason, _, fragment = str(message).partition(": ")
+        raise _RegexError(reason, fragment) from None
+    # The wrapper's search() builds a match object through a generator; the
+    # compiled RE2 underneath answers the same question several times faster.
+    regexp = getattr(compiled, "_regexp", None)
+    unanchored = getattr(getattr(re2, "_Anchor", None), "UNANCHORED", None)
+    if regexp is not None and unanchored is not None and hasattr(regexp, "Match"):
+        match = regexp.Match
+        return lambda data: match(unanchored, data, 0, len(data))[0][0] >= 0
+    search = compiled.search
+    return lambda data: search(data) is not None
+
+
 def format_error(text: str, exc: ExprError) -> str:
     """Two lines: the expression, and a caret under the error's position."""
     line = text.replace("\n", " ").replace("\t", " ")
@@ -112,23 +163,39 @@ def format_error(text: str, exc: ExprError) -> str:
 
 # ---------------------------------------------------------------- tokens
 
-@dataclass(frozen=True)
-class _Token:
+class _Token(NamedTuple):
     kind: str  # num str name qname op kw lparen rparen lbracket rbracket comma end
     value: Any
     pos: int
     text: str  # as written, for messages
 
 
-_NAME_RE = re.compile(r"[^\W\d][\w./-]*")
-_NUMBER_RE = re.compile(r"-?(?:\d+\.?\d*(?:[eE][+-]?\d+)?|\.\d+(?:[eE][+-]?\d+)?)")
+# One match per token, after any whitespace; ``other`` is a quote (read by
+# _read_quoted) or a character that is no token. One regex call per token
+# keeps a 200,000-term expression at about a second.
+_TOKEN_RE = re.compile(r"""\s*(?:
+    (?P<num>-?(?:\d+\.?\d*(?:[eE][+-]?\d+)?|\.\d+(?:[eE][+-]?\d+)?))
+  | (?P<name>[^\W\d][\w./-]*)
+  | (?P<op>==|!=|<=|>=|[<>~])
+  | (?P<punct>[()\[\],])
+  | (?P<other>.)
+  | (?P<end>\Z)
+)""", re.VERBOSE | re.DOTALL)
 _SIMPLE_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "0": "\0", "\\": "\\", '"': '"', "'": "'", "`": "`",
                    "a": "\a", "b": "\b", "f": "\f", "v": "\v"}
 _PUNCT = {"(": "lparen", ")": "rparen", "[": "lbracket", "]": "rbracket", ",": "comma"}
+_PLAIN_QUOTED = {q: re.compile(f"{q}([^{q}\\\\]*){q}") for q in "\"'`"}
 
 
-def _read_quoted(text: str, start: int, quote: str, what: str) -> tuple[str, int]:
-    """The unescaped content of the quoted run at ``start`` and the index after it."""
+def _read_quoted(text: str, start: int, quote: str, what: str,
+                 where: list[int] | None = None) -> tuple[str, int]:
+    """The unescaped content of the quoted run at ``start`` and the index after it.
+
+    With ``where``, appends the position in ``text`` of each character of
+    the content (to point into a regular expression).
+    """
+    if where is None and (m := _PLAIN_QUOTED[quote].match(text, start)) is not None:
+        return m.group(1), m.end()
     out: list[str] = []
     i = start + 1
     n = len(text)
@@ -136,6 +203,8 @@ def _read_quoted(text: str, start: int, quote: str, what: str) -> tuple[str, int
         c = text[i]
         if c == quote:
             return "".join(out), i + 1
+        if where is not None:
+            where.append(i)
         if c == "\\":
             if i + 1 >= n:
                 break
@@ -163,61 +232,75 @@ def _read_quoted(text: str, start: int, quote: str, what: str) -> tuple[str, int
 
 def _tokenize(text: str) -> list[_Token]:
     tokens: list[_Token] = []
+    append = tokens.append
+    match = _TOKEN_RE.match
     i, n = 0, len(text)
-    while i < n:
-        c = text[i]
-        if c.isspace():
-            i += 1
-            continue
-        start = i
-        if c in "\"'":
-            value, i = _read_quoted(text, i, c, "string")
-            tokens.append(_Token("str", value, start, text[start:i]))
-        elif c == "`":
-            value, i = _read_quoted(text, i, "`", "backquoted name")
-            if not value:
-                raise ExprError("expected a feature name between the backquotes", start + 1, text)
-            tokens.append(_Token("qname", value, start, text[start:i]))
-        elif c.isdigit() or (c in "-." and i + 1 < n and (text[i + 1].isdigit() or
-                                                          (c == "-" and text[i + 1] == "." and
-                                                           i + 2 < n and text[i + 2].isdigit()))):
-            m = _NUMBER_RE.match(text, i)
-            if m is None:  # a lone '.' or '-' before something else
-                raise ExprError(f"unexpected character {c!r}", i, text)
-            i = m.end()
+    conditions = 0  # comparisons, 'in', has() and list items (a ',' for each after the first)
+    while True:
+        m = match(text, i)
+        kind = m.lastgroup
+        start = m.start(kind)
+        i = m.end()
+        if kind == "name":
+            word = m.group(kind)
+            if word[0].isdigit():  # a digit \d does not take, such as '²'
+                raise ExprError(f"unexpected character {word[0]!r}", start, text)
+            if word == "in" or word == "has":
+                conditions += 1
+                if conditions > MAX_CONDITIONS:
+                    raise _too_long(start, text)
+            append(_Token("kw" if word in KEYWORDS else "name", word, start, word))
+        elif kind == "op":
+            op = m.group(kind)
+            conditions += 1
+            if conditions > MAX_CONDITIONS:
+                raise _too_long(start, text)
+            append(_Token("op", op, start, op))
+        elif kind == "num":
+            literal = m.group(kind)
             if i < n and (text[i].isalnum() or text[i] == "_"):
                 raise ExprError(f"bad number {text[start:i + 1]!r} (a feature name starting with a digit "
                                 "goes in backquotes)", start, text)
-            literal = m.group()
             try:
-                value = float(literal) if any(ch in literal for ch in ".eE") else int(literal)
+                value = float(literal) if "." in literal or "e" in literal or "E" in literal else int(literal)
             except ValueError:  # more digits than Python converts
                 raise ExprError("number too long", start, text) from None
-            tokens.append(_Token("num", value, start, literal))
-        elif (m := _NAME_RE.match(text, i)) is not None:
-            word = m.group()
-            i = m.end()
-            tokens.append(_Token("kw" if word in KEYWORDS else "name", word, start, word))
-        elif c in _PUNCT:
-            tokens.append(_Token(_PUNCT[c], c, start, c))
-            i += 1
-        elif text.startswith(("==", "!=", "<=", ">="), i):
-            tokens.append(_Token("op", text[i:i + 2], start, text[i:i + 2]))
-            i += 2
-        elif c in "<>~":
-            tokens.append(_Token("op", c, start, c))
-            i += 1
-        elif c == "=":
-            raise ExprError("expected '==' to compare (a single '=' is not an operator)", i, text)
-        elif text.startswith(("&&", "||"), i):
-            word = "and" if c == "&" else "or"
-            raise ExprError(f"expected '{word}' instead of '{text[i:i + 2]}'", i, text)
-        elif c == "!":
-            raise ExprError("expected 'not' or '!=' instead of '!'", i, text)
+            append(_Token("num", value, start, literal))
+        elif kind == "punct":
+            c = m.group(kind)
+            if c == ",":
+                conditions += 1
+                if conditions > MAX_CONDITIONS:
+                    raise _too_long(start, text)
+            append(_Token(_PUNCT[c], c, start, c))
+        elif kind == "end":
+            break
         else:
-            raise ExprError(f"unexpected character {c!r}", i, text)
-    tokens.append(_Token("end", None, n, "the end"))
+            c = m.group(kind)
+            if c in "\"'":
+                value, i = _read_quoted(text, start, c, "string")
+                append(_Token("str", value, start, text[start:i]))
+            elif c == "`":
+                value, i = _read_quoted(text, start, "`", "backquoted name")
+                if not value:
+                    raise ExprError("expected a feature name between the backquotes", start + 1, text)
+                append(_Token("qname", value, start, text[start:i]))
+            elif c == "=":
+                raise ExprError("expected '==' to compare (a single '=' is not an operator)", start, text)
+            elif text.startswith(("&&", "||"), start):
+                word = "and" if c == "&" else "or"
+                raise ExprError(f"expected '{word}' instead of '{text[start:start + 2]}'", start, text)
+            elif c == "!":
+                raise ExprError("expected 'not' or '!=' instead of '!'", start, text)
+            else:
+                raise ExprError(f"unexpected character {c!r}", start, text)
+    append(_Token("end", None, n, "the end"))
     return tokens
+
+
+def _too_long(position: int, text: str) -> ExprError:
+    return ExprError(f"filter too long: more than {MAX_CONDITIONS:,} conditions (comparisons, has() and "
+                     "list items)", position, text)
 
 
 # ---------------------------------------------------------------- syntax tree
@@ -235,6 +318,7 @@ class ListLit:
 @dataclass(frozen=True)
 class Feature:
     name: str
+    pos: int = field(default=-1, compare=False, repr=False)  # where the expression names it
 
 
 @dataclass(frozen=True)
@@ -291,14 +375,17 @@ class _Parser:
     def __init__(self, text: str) -> None:
         self.text = text
         self.tokens = _tokenize(text)
+        self.tokens.append(self.tokens[-1])
         self.i = 0
+        self.depth = 0  # parentheses and 'not's open around the current token
 
     def peek(self, ahead: int = 0) -> _Token:
-        return self.tokens[min(self.i + ahead, len(self.tokens) - 1)]
+        return self.tokens[self.i + ahead]  # the list ends with two "end" tokens: ahead may be 1
 
     def take(self) -> _Token:
         tok = self.tokens[self.i]
-        self.i = min(self.i + 1, len(self.tokens) - 1)
+        if tok.kind != "end":
+            self.i += 1
         return tok
 
     def error(self, reason: str, tok: _Token, show_found: bool = True, note: str = "") -> ExprError:
@@ -306,8 +393,8 @@ class _Parser:
         return ExprError(reason, tok.pos, self.text, found, note)
 
     def is_kw(self, word: str, ahead: int = 0) -> bool:
-        tok = self.peek(ahead)
-        return tok.kind == "kw" and tok.value == word
+        tok = self.tokens[self.i + ahead]
+        return tok.value == word and tok.kind == "kw"
 
     def at_comparison(self) -> bool:
         return self.peek().kind == "op" or self.is_kw("in") or (self.is_kw("not") and self.is_kw("in", 1))
@@ -342,9 +429,18 @@ class _Parser:
 
     def parse_not(self, after: str | None):
         if self.is_kw("not"):
-            self.take()
-            return Not(self.parse_not("not"))
+            self.enter(self.take())
+            node = Not(self.parse_not("not"))
+            self.depth -= 1
+            return node
         return self.parse_condition(after)
+
+    def enter(self, tok: _Token) -> None:
+        """One more level of nesting; too many would exhaust Python's stack."""
+        self.depth += 1
+        if self.depth > MAX_DEPTH:
+            raise self.error(f"expression nested too deeply (more than {MAX_DEPTH} levels of parentheses "
+                             "and 'not')", tok, show_found=False)
 
     def parse_condition(self, after: str | None):
         tok = self.peek()
@@ -365,7 +461,9 @@ class _Parser:
     def parse_group(self):
         """``( condition )``."""
         open_tok = self.take()
+        self.enter(open_tok)
         inner = self.parse_or("(")
+        self.depth -= 1
         close = self.peek()
         if close.kind != "rparen":
             if close.kind == "end":
@@ -383,7 +481,7 @@ class _Parser:
         arg = self.peek()
         if arg.kind == "qname" or (arg.kind == "name" and arg.value not in PROPERTIES):
             self.take()
-            feature = Feature(arg.value)
+            feature = Feature(arg.value, arg.pos)
         elif arg.kind == "name":
             raise self.error(f"{fn}() takes a feature name, and {arg.value!r} is a record property "
                              f"(write `{arg.value}` for a feature of that name)", arg, show_found=False)
@@ -402,14 +500,14 @@ class _Parser:
             return Lit(tok.value)
         if tok.kind == "qname":
             self.take()
-            return Feature(tok.value)
+            return Feature(tok.value, tok.pos)
         if tok.kind == "name":
             self.take()
             if tok.value in FUNCTIONS and self.peek().kind == "lparen":
                 if tok.value == "has":
                     raise self.error("has() is a condition, not a value to compare", tok, show_found=False)
                 return Len(self.parse_call_argument("len"))
-            return Prop(tok.value) if tok.value in PROPERTIES else Feature(tok.value)
+            return Prop(tok.value) if tok.value in PROPERTIES else Feature(tok.value, tok.pos)
         where = f" after '{after}'" if after else ""
         raise self.error(f"expected a value{where}", tok)
 
@@ -438,11 +536,16 @@ class _Parser:
             raise self.error("expected a quoted regular expression after '~'", pat)
         self.take()
         try:
-            re.compile(pat.value)
-        except re.error as exc:
-            # exc.pos counts unescaped characters: exact for patterns without escapes
-            where = pat.pos + 1 + min(exc.pos or 0, max(0, len(pat.text) - 2))
-            raise ExprError(f"bad regular expression ({exc.msg})", where, self.text) from None
+            _regex_search(pat.value)
+        except _RegexError as exc:
+            where: list[int] = []
+            _read_quoted(self.text, pat.pos, pat.text[0], "string", where)
+            fragment = exc.fragment
+            k = pat.value.find(fragment) if fragment else -1
+            position = where[k] if 0 <= k < len(where) else pat.pos + 1
+            shown = f" '{fragment}'" if fragment and len(fragment) <= 20 and fragment != pat.value else ""
+            raise ExprError(f"bad regular expression: {exc.reason}{shown} (filters use RE2 syntax: no "
+                            "backreferences or lookaround)", position, self.text) from None
         return pat.value
 
     def parse_list_or_operand(self, after: str):
@@ -506,14 +609,7 @@ class _Record:
 
     def _maps(self):
         if self._features is None:
-            d = self.decoded
-            if d.kind is RecordKind.EXAMPLE:
-                self._features, self._lists = d.message.features.feature, {}
-            elif d.kind is RecordKind.SEQUENCE_EXAMPLE:
-                self._features = d.message.context.feature
-                self._lists = d.message.feature_lists.feature_list
-            else:
-                self._features, self._lists = {}, {}
+            self._features, self._lists = _feature_maps(self.decoded)
         return self._features, self._lists
 
     def groups(self, name: str) -> list[tuple[str, Any]]:
@@ -545,6 +641,15 @@ class _Record:
         return getattr(self, name)
 
 
+def _feature_maps(d: DecodedRecord):
+    """(features, feature lists) of a record, as maps from name; a raw record has neither."""
+    if d.kind is RecordKind.EXAMPLE:
+        return d.message.features.feature, {}
+    if d.kind is RecordKind.SEQUENCE_EXAMPLE:
+        return d.message.context.feature, d.message.feature_lists.feature_list
+    return {}, {}
+
+
 def _typed(feature) -> tuple[str, Any] | None:
     kind = feature.WhichOneof("kind")
     if kind == "int64_list":
@@ -569,6 +674,8 @@ def _as_float32(x: float) -> float:
 
 class _Lit:
     """A literal prepared for each kind of value it may meet (None: can never equal one)."""
+
+    __slots__ = ("value", "for_bytes", "for_str", "for_int", "for_float")
 
     def __init__(self, value) -> None:
         self.value = value
@@ -620,15 +727,27 @@ class _Compiler:
     def __init__(self) -> None:
         self.needs_decode = False
         self.needs_data = False
-        self.features: set[str] = set()
+        self.features: dict[str, int] = {}  # name -> where the expression first names it
         self.properties: set[str] = set()
+        self._operands: dict[Any, Callable] = {}  # one getter per operand, however often it is named
+
+    def _feature(self, node: Feature) -> str:
+        self.needs_decode = self.needs_data = True
+        self.features.setdefault(node.name, node.pos)
+        return node.name
 
     # operands -> fn(record) -> list of (dtype, values)
     def operand(self, node) -> Callable:
+        get = self._operands.get(node)
+        if get is None:
+            get = self._operands[node] = self._make_operand(node)
+        if isinstance(node, (Feature, Len)):
+            self._feature(node if isinstance(node, Feature) else node.feature)
+        return get
+
+    def _make_operand(self, node) -> Callable:
         if isinstance(node, Feature):
-            self.needs_decode = self.needs_data = True
-            self.features.add(node.name)
-            name = node.name
+            name = self._feature(node)
             return lambda r: r.groups(name)
         if isinstance(node, Prop):
             self.properties.add(node.name)
@@ -640,9 +759,7 @@ class _Compiler:
             dtype = "str" if name in ("status", "kind") else "int"
             return lambda r: [(dtype, (r.prop(name),))]
         if isinstance(node, Len):
-            self.needs_decode = self.needs_data = True
-            self.features.add(node.feature.name)
-            name = node.feature.name
+            name = self._feature(node.feature)
             return lambda r: [("int", (r.length(name),))]
         raise TypeError(node)  # literals are handled by the caller
 
@@ -650,7 +767,9 @@ class _Compiler:
         if isinstance(node, Always):
             return lambda r: True
         if isinstance(node, Or):
-            fns = [self.condition(item) for item in node.items]
+            fns = self._any_of(node.items)
+            if len(fns) == 1:
+                return fns[0]
             return lambda r: any(fn(r) for fn in fns)
         if isinstance(node, And):
             fns = [self.condition(item) for item in node.items]
@@ -659,9 +778,7 @@ class _Compiler:
             fn = self.condition(node.item)
             return lambda r: not fn(r)
         if isinstance(node, Has):
-            self.needs_decode = self.needs_data = True
-            self.features.add(node.feature.name)
-            name = node.feature.name
+            name = self._feature(node.feature)
             return lambda r: r.has(name)
         if isinstance(node, Match):
             return self.match(node)
@@ -669,20 +786,41 @@ class _Compiler:
             return self.compare(node)
         raise TypeError(node)
 
+    def _any_of(self, items) -> list[Callable]:
+        """Closures for the alternatives of an ``or``.
+
+        ``x == 1 or x == 2 or x in [3, 4] ...`` on one feature or property
+        becomes one set lookup per value, so a generated chain of thousands
+        of terms costs no more per record than one term.
+        """
+        equal: dict[Any, list[_Lit]] = {}
+        fns: list[Callable] = []
+        for item in items:
+            side = _equality_with_literals(item)
+            if side is None:
+                fns.append(self.condition(item))
+                continue
+            operand, values = side
+            equal.setdefault(operand, []).extend(_Lit(v) for v in values)
+        for operand, lits in equal.items():
+            fns.append(self._against_literals(self.operand(operand), "==", lits))
+        return fns
+
     def match(self, node: Match) -> Callable:
-        search = re.compile(node.pattern).search
+        search = _regex_search(node.pattern)
         if isinstance(node.operand, Lit):
-            hit = isinstance(node.operand.value, str) and search(node.operand.value) is not None
+            value = node.operand.value
+            hit = isinstance(value, str) and search(value.encode("utf-8", "surrogatepass"))
             return lambda r: hit
         get = self.operand(node.operand)
 
         def fn(r) -> bool:
             for dtype, values in get(r):
                 if dtype == "bytes":
-                    if any(search(v.decode("utf-8", "replace")) for v in values):
+                    if any(search(v) for v in values):
                         return True
                 elif dtype == "str":
-                    if any(search(v) for v in values):
+                    if any(search(v.encode("utf-8")) for v in values):
                         return True
             return False
         return fn
@@ -725,6 +863,20 @@ class _Compiler:
 
     @staticmethod
     def _against_literals(get: Callable, op: str, lits: list[_Lit]) -> Callable:
+        if op == "==" and len(lits) > 1:
+            keys: dict[str, set] = {}
+            for dtype in ("int64", "float", "bytes", "str", "int"):
+                found = {key for lit in lits if (key := lit.for_dtype(dtype)) is not None}
+                if found:
+                    keys[dtype] = found
+
+            def any_equal(r) -> bool:
+                for dtype, values in get(r):
+                    wanted = keys.get(dtype)
+                    if wanted is not None and not wanted.isdisjoint(values):
+                        return True
+                return False
+            return any_equal
         test = _ORDER[op]
 
         def fn(r) -> bool:
@@ -740,6 +892,22 @@ class _Compiler:
                         return True
             return False
         return fn
+
+
+def _equality_with_literals(node) -> tuple[Any, tuple] | None:
+    """(operand, literal values) when ``node`` is ``operand == literal`` or ``operand in [...]``."""
+    if not isinstance(node, Compare) or node.op != "==":
+        return None
+    left, right = node.left, node.right
+    if isinstance(left, (Lit, ListLit)):
+        left, right = right, left
+    if not isinstance(left, (Feature, Prop, Len)):
+        return None
+    if isinstance(right, Lit):
+        return left, (right.value,)
+    if isinstance(right, ListLit):
+        return left, right.values
+    return None
 
 
 def _lit_equal(a: _Lit, b: _Lit) -> bool:
@@ -764,14 +932,24 @@ class Filter:
 
     def __init__(self, text: str) -> None:
         self.text = text
-        tree = _Parser(text).parse()
+        # Parsing makes a few objects per token and no reference cycles; the
+        # cyclic collector's full passes over them made a 200,000-term
+        # expression take seconds more, for nothing to collect.
+        collecting = gc.isenabled()
+        gc.disable()
+        try:
+            tree = _Parser(text).parse()
+            compiler = _Compiler()
+            self._fn = compiler.condition(tree)
+        finally:
+            if collecting:
+                gc.enable()
         self.tree = tree
         self.is_empty = isinstance(tree, Always)
-        compiler = _Compiler()
-        self._fn = compiler.condition(tree)
         self.needs_decode = compiler.needs_decode
         self.needs_data = compiler.needs_data
         self.features = frozenset(compiler.features)
+        self.feature_positions = dict(compiler.features)  # name -> where the text first names it
         self.properties = frozenset(compiler.properties)
 
     def __repr__(self) -> str:
@@ -794,17 +972,127 @@ def compile_filter(text: str) -> Filter:
         raise ExprError("expected the expression as text", 0, "")
     try:
         return Filter(text)
-    except RecursionError:
+    except RecursionError:  # MAX_DEPTH keeps well below the limit; a deep stack at the call could still hit it
         raise ExprError("expression nested too deeply", 0, text) from None
 
 
+@dataclass(frozen=True)
+class MissingFeature:
+    """A feature name of an expression that no record looked at has."""
+
+    name: str
+    position: int  # where the expression first names it
+    suggestions: tuple[str, ...]  # the closest keys records do have, best first
+
+    def hint(self, quote: bool = True) -> str:
+        """``did you mean 'a' or 'b'?``, or "" without a close key."""
+        if not self.suggestions:
+            return ""
+        names = [repr(k) if quote else k for k in self.suggestions]
+        return f"did you mean {' or '.join(names)}?"
+
+
+class FeatureCheck:
+    """Which feature names of a filter the records seen have, to tell a misspelt name from a rare one.
+
+    Give it each decoded record with :meth:`see`; :meth:`missing` lists the
+    names no record seen had, each with the closest keys of the first
+    ``sample`` records (``difflib.get_close_matches``) as suggestions.
+    """
+
+    def __init__(self, flt: Filter, sample: int = KEY_SAMPLE) -> None:
+        self.unseen = dict(flt.feature_positions)
+        self.keys: set[str] = set()
+        self.sample = sample
+        self.records = 0
+
+    @property
+    def wants(self) -> bool:
+        """Could the next record tell anything? Not once every name has been found."""
+        return bool(self.unseen)
+
+    def see(self, decoded: DecodedRecord) -> None:
+        features, lists = _feature_maps(decoded)
+        if self.records < self.sample:
+            self.keys.update(features)
+            self.keys.update(lists)
+        self.records += 1
+        if self.unseen:
+            for name in [n for n in self.unseen if n in features or n in lists]:
+                del self.unseen[name]
+
+    def missing(self) -> list[MissingFeature]:
+        """The names no record seen has, in the order the expression names them ([] before any record)."""
+        if not self.records:
+            return []
+        keys = sorted(self.keys)
+        return [MissingFeature(name, pos, _closest(name, keys))
+                for name, pos in sorted(self.unseen.items(), key=lambda item: item[1])]
+
+
+def _closest(name: str, keys: list[str]) -> tuple[str, ...]:
+    """Up to three keys like ``name`` (``difflib``), without those clearly worse than the best.
+
+    A name that is the end of longer keys (``xmin`` for ``image/object/bbox/xmin``) suggests them.
+    """
+    tails = [key for key in keys if key.endswith("/" + name)]
+    if tails:
+        return tuple(tails[:3])
+    close = difflib.get_close_matches(name, keys, n=3, cutoff=0.6)
+    if not close:
+        return ()
+    score = [difflib.SequenceMatcher(None, name, key).ratio() for key in close]
+    return tuple(key for key, r in zip(close, score) if r >= score[0] - 0.1)
+
+
+def feature_check_iter(tfile, flt: Filter, check: FeatureCheck,
+                       every: int = PROGRESS_EVERY) -> Iterator[IndexProgress]:
+    """Look through ``tfile`` for records with ``flt``'s feature names, until every name is found.
+
+    Usually the first record has them all and the look ends there. A name
+    still missing after the ``check.sample`` first records (whose keys give
+    the suggestions) is searched for in the rest of the file: only records
+    whose bytes hold the name's UTF-8 are parsed, since a key is stored
+    verbatim. So a name is reported missing only when no record of the whole
+    file has it.
+    """
+    if not check.unseen:
+        return
+    last = None
+    for item in iter_records(tfile, None, every):
+        if isinstance(item, IndexProgress):
+            last = item
+            yield item
+            continue
+        data = item[1]
+        if check.records >= check.sample and \
+                not any(name.encode("utf-8", "surrogatepass") in data for name in check.unseen):
+            check.records += 1
+            continue
+        check.see(quick_decode(data))
+        if not check.unseen:
+            break
+    if last is None or not last.done:
+        yield IndexProgress(check.records, check.records, len(tfile), len(tfile.problems), True)
+
+
+def missing_features(tfile, flt: Filter, sample: int = KEY_SAMPLE) -> list[MissingFeature]:
+    """The feature names of ``flt`` no record of ``tfile`` has (runs :func:`feature_check_iter`)."""
+    check = FeatureCheck(flt, sample)
+    for _ in feature_check_iter(tfile, flt, check):
+        pass
+    return check.missing()
+
+
 def filter_iter(tfile, flt: Filter, matches: array, indices: Sequence[int] | None = None,
-                every: int = PROGRESS_EVERY) -> Iterator[IndexProgress]:
+                every: int = PROGRESS_EVERY, check: FeatureCheck | None = None) -> Iterator[IndexProgress]:
     """Append to ``matches`` (an ``array('Q')``) the indexes of ``tfile``'s records that match.
 
     Goes over ``indices`` (default: every record, in order) and yields
     progress every ``every`` records: ``records`` and ``position`` are the
-    records checked so far, ``total`` how many there are to check.
+    records checked so far, ``total`` how many there are to check. With
+    ``check``, each record checked is also shown to it, so after a whole
+    pass ``check.missing()`` names the features no record has.
     """
     n = len(tfile) if indices is None else len(indices)
     order = range(n) if indices is None else indices
@@ -825,12 +1113,17 @@ def filter_iter(tfile, flt: Filter, matches: array, indices: Sequence[int] | Non
         yield IndexProgress(n, n, n, problems(), True)
         return
     decode = quick_decode if flt.needs_decode else None
+    if check is not None and not flt.features:
+        check = None
     for item in iter_records(tfile, indices, every):
         if isinstance(item, IndexProgress):
             yield item
             continue
         i, data, status, offset, length = item
-        if test(i, data, status, offset, length, decode(data) if decode is not None else None):
+        decoded = decode(data) if decode is not None else None
+        if check is not None and check.wants:
+            check.see(decoded)
+        if test(i, data, status, offset, length, decoded):
             append(i)
 
 
