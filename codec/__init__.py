@@ -2,27 +2,43 @@
 
 Pure Python (no Qt): everything a script or the command line needs. The GUI
 in ``app`` is a view over this package.
+
+Names are imported on first use (PEP 562), so ``import codec`` and a command
+line start-up pay only for the modules they touch (numpy, protobuf and Pillow
+take a third of a second together).
 """
 from __future__ import annotations
 
-from .decode import (DecodedRecord, RecordKind, TreeNode, build_tree, decode_record, detect_kind, feature_cell,
-                     feature_keys, format_value, record_json_value)
-from .errors import (CorruptRecordError, FileAccessError, NotTFRecordError, TFRecordError, TruncatedRecordError,
-                     UsageError)
-from .framing import Compression, Problem, ProblemKind, RecordInfo, RecordStatus, encode_record
-from .images import BoundingBox, ImageDecodeError, ImageRef, decode_image, find_boxes, find_images, sniff_image
-from .reader import RecordData, TFRecordFile, open_tfrecord, sniff_compression
-from .scan import IndexProgress
-from .writer import TFRecordWriter, write_records
-from .document import Document, SaveReport
-from .edit import RecordEditor, parse_value, parse_values
-from .export import ExportReport, export, export_iter, parse_records_spec
-from .index_cache import write_index
-from .query import ExprError, Filter, compile_filter, filter_iter, format_error, matching_indices
-from .repair import RepairReport, repair, repair_iter
-from .schema import FileSchema, infer_schema, schema_iter
-from .shards import ShardSet
-from .stats import FileStats, compute_stats, stats_iter
+import importlib
+import sys
+import types
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up time)
+
+# public name -> the module that defines it
+_SOURCES = {
+    **dict.fromkeys(("DecodedRecord", "RecordKind", "TreeNode", "build_tree", "decode_record", "detect_kind",
+                     "feature_cell", "feature_keys", "format_value", "record_json_value"), "decode"),
+    **dict.fromkeys(("CorruptRecordError", "FileAccessError", "NotTFRecordError", "TFRecordError",
+                     "TruncatedRecordError", "UsageError"), "errors"),
+    **dict.fromkeys(("Compression", "Problem", "ProblemKind", "RecordInfo", "RecordStatus", "encode_record"),
+                    "framing"),
+    **dict.fromkeys(("BoundingBox", "ImageDecodeError", "ImageRef", "decode_image", "find_boxes", "find_images",
+                     "sniff_image"), "images"),
+    **dict.fromkeys(("RecordData", "TFRecordFile", "open_tfrecord", "sniff_compression"), "reader"),
+    "IndexProgress": "scan",
+    **dict.fromkeys(("TFRecordWriter", "write_records"), "writer"),
+    **dict.fromkeys(("Document", "SaveReport"), "document"),
+    **dict.fromkeys(("RecordEditor", "parse_value", "parse_values"), "edit"),
+    **dict.fromkeys(("ExportReport", "export", "export_iter", "parse_records_spec"), "export"),
+    "write_index": "index_cache",
+    **dict.fromkeys(("ExprError", "Filter", "compile_filter", "filter_iter", "format_error", "matching_indices"),
+                    "query"),
+    **dict.fromkeys(("RepairReport", "repair", "repair_iter"), "repair"),
+    **dict.fromkeys(("FileSchema", "infer_schema", "schema_iter"), "schema"),
+    "ShardSet": "shards",
+    **dict.fromkeys(("FileStats", "compute_stats", "stats_iter"), "stats"),
+}
 
 __all__ = [
     "BoundingBox", "Compression", "CorruptRecordError", "DecodedRecord", "FileAccessError", "ImageDecodeError",
@@ -36,3 +52,54 @@ __all__ = [
     "format_error", "matching_indices", "RepairReport", "repair", "repair_iter", "FileSchema", "infer_schema",
     "schema_iter", "ShardSet", "FileStats", "compute_stats", "stats_iter",
 ]
+
+
+def __getattr__(name: str):
+    module = _SOURCES.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    globals()[name] = value  # the next lookup is a plain attribute
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
+
+
+class _Package(types.ModuleType):
+    """Keeps ``codec.export`` and ``codec.repair`` the functions of those names.
+
+    Importing a submodule binds it on its package; the functions share their
+    modules' names, so without this ``codec.export`` would become the module
+    as soon as anything imported ``codec.export`` first.
+    """
+
+    def __setattr__(self, name: str, value) -> None:
+        if isinstance(value, types.ModuleType) and _SOURCES.get(name) == name:
+            return
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package
+
+
+if TYPE_CHECKING:  # what type checkers and IDEs see
+    from .decode import (DecodedRecord, RecordKind, TreeNode, build_tree, decode_record, detect_kind,
+                         feature_cell, feature_keys, format_value, record_json_value)
+    from .document import Document, SaveReport
+    from .edit import RecordEditor, parse_value, parse_values
+    from .errors import (CorruptRecordError, FileAccessError, NotTFRecordError, TFRecordError,
+                         TruncatedRecordError, UsageError)
+    from .export import ExportReport, export, export_iter, parse_records_spec
+    from .framing import Compression, Problem, ProblemKind, RecordInfo, RecordStatus, encode_record
+    from .images import BoundingBox, ImageDecodeError, ImageRef, decode_image, find_boxes, find_images, sniff_image
+    from .index_cache import write_index
+    from .query import ExprError, Filter, compile_filter, filter_iter, format_error, matching_indices
+    from .reader import RecordData, TFRecordFile, open_tfrecord, sniff_compression
+    from .repair import RepairReport, repair, repair_iter
+    from .scan import IndexProgress
+    from .schema import FileSchema, infer_schema, schema_iter
+    from .shards import ShardSet
+    from .stats import FileStats, compute_stats, stats_iter
+    from .writer import TFRecordWriter, write_records

@@ -10,20 +10,23 @@ import json
 import os
 import sys
 from collections import Counter
-from typing import Sequence
 
-from .decode import decode_record, detect_kind, feature_values, record_feature_lists, record_features
-from .export import FORMATS, ExportReport, export_iter, json_line, parse_records_spec
 from .errors import TFRecordError, UsageError
-from .framing import Compression
-from .query import ExprError, Filter, compile_filter, matching_indices
-from .reader import TFRecordFile
-from .repair import expand_inputs, repair
-from .shards import ShardSet, looks_like_shard_set
-from .schema import infer_schema
-from .stats import compute_stats, stats_text
+
+# Each command imports what it uses: numpy, protobuf and Pillow take a third of a second,
+# which `--help` and a one-record `cat` should not pay for.
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from typing import Sequence
+
+    from .query import Filter
+    from .reader import TFRecordFile
 
 EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE = 0, 1, 2
+# Spelled out for the parser (building it must stay cheap); tests hold them to
+# codec.framing.Compression and codec.export.FORMATS.
+COMPRESSIONS = ("none", "gzip", "zlib")
+FORMATS = ("tfrecord", "jsonl", "csv", "images")
 INFO_SAMPLE = 1000
 WHERE_HELP = "only records matching a filter expression, e.g. 'label == 3 and image/height > 100'"
 
@@ -33,13 +36,20 @@ class _Parser(argparse.ArgumentParser):
         self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n")
 
 
-def _open(args):
-    """A TFRecordFile, or a ShardSet when several files, a folder or a glob are named."""
+def _open(args, verify: bool = False):
+    """A TFRecordFile, or a ShardSet when several files, a folder or a glob are named.
+
+    A shard set is indexed here (``verify``: with every data CRC checked in the same pass;
+    a set indexed without it is not verified by a later ``build_index(verify=True)``).
+    """
+    from .reader import TFRecordFile
+    from .shards import ShardSet, looks_like_shard_set
+
     files = args.file if isinstance(args.file, list) else [args.file]
     options = {"check_crc": not args.no_crc, "use_cache": not args.no_cache}
     if looks_like_shard_set(files):
         shards = ShardSet.from_args(files, **options)
-        shards.build_index()
+        shards.build_index(verify=verify)
         for path, reason in shards.unusable:
             sys.stderr.write(f"tfrlens-cli: skipped {path}: {reason}\n")
         return shards
@@ -50,11 +60,34 @@ def _out(line: str = "") -> None:
     sys.stdout.write(line + "\n")
 
 
+def _status_counts(f) -> Counter:
+    """Records per status label (ok, length_crc, ...) of a file or shard set, counted by numpy."""
+    import numpy as np
+
+    from .framing import RecordStatus
+
+    if hasattr(f, "shards"):
+        indexes = [s.file.index for s in f.shards if s.file is not None and s.error is None]
+    else:
+        indexes = [f.index]
+    counts = np.zeros(256, dtype=np.int64)
+    for index in indexes:
+        for chunk in index.filled_chunks()[1]:
+            counts += np.bincount(chunk, minlength=256)
+    labels: Counter = Counter()
+    for value in np.flatnonzero(counts).tolist():
+        labels[RecordStatus(value).label] += int(counts[value])
+    return labels
+
+
 def cmd_info(args) -> int:
-    with _open(args) as f:
+    from .decode import decode_record
+    from .framing import Compression
+
+    with _open(args, verify=not args.no_crc) as f:
         f.build_index(verify=not args.no_crc)
         n = len(f)
-        statuses = Counter(f.index.status(i).label for i in range(n))
+        statuses = _status_counts(f)
         kinds: Counter = Counter()
         features: dict[str, Counter] = {}
         present: Counter = Counter()
@@ -91,6 +124,8 @@ def cmd_info(args) -> int:
 
 def feature_types(decoded) -> dict[str, str]:
     """Feature key -> dtype of one record (feature lists marked as such)."""
+    from .decode import feature_values, record_feature_lists, record_features
+
     types = {}
     features = record_features(decoded)
     for key, feature in (features.items() if features is not None else ()):
@@ -126,6 +161,8 @@ def _problem_line(p) -> str:
 
 def _inputs(args) -> tuple[list[str], bool]:
     """The files to work on, and whether the user named exactly one file."""
+    from .repair import expand_inputs
+
     paths, notes = expand_inputs(args.file)
     for note in notes:
         sys.stderr.write(f"tfrlens-cli: {note}\n")
@@ -135,7 +172,27 @@ def _inputs(args) -> tuple[list[str], bool]:
     return paths, single
 
 
+def _verify_data(f) -> None:
+    """Check every record's data CRC now, whatever the cache says: bit rot and bad copies keep a
+    file's size and mtime, so a cached "verified" says nothing about the bytes as they are today.
+
+    A plain file's cached index still spares it the header walk (its records are then checked
+    in batches); a compressed file is inflated anyway, so it is indexed and checked in one pass.
+    """
+    from . import index_cache
+    from .framing import Compression
+
+    if f.use_cache and index_cache.has_entry(f.path, f.file_size, f.mtime_ns, f.compression):
+        if f.compression is Compression.NONE:
+            f.build_index()
+        else:
+            index_cache.invalidate(f.path)
+    f.verify()
+
+
 def cmd_verify(args) -> int:
+    from .reader import TFRecordFile
+
     paths, single = _inputs(args)
     limit = args.max_problems
     code = EXIT_OK
@@ -151,9 +208,9 @@ def cmd_verify(args) -> int:
             totals["unusable"] += 1
             continue
         with f:
-            f.verify()
+            _verify_data(f)
             n = len(f)
-            ok = sum(1 for i in range(n) if not f.index.status(i).damaged)
+            ok = _status_counts(f)["ok"]
             shown = f.problems if limit is None else f.problems[:limit]
             totals.update(files=1, records=n, ok=ok, problems=len(f.problems))
             if f.problems and code == EXIT_OK:
@@ -180,28 +237,47 @@ def cmd_verify(args) -> int:
 
 
 def cmd_repair(args) -> int:
+    from .errors import FileAccessError
+    from .reader import TFRecordFile
+    from .repair import repair
+    from .writer import (TerminatedBySignal, cleanup_on_signals, describe_write_error, resolve_output_compression,
+                         with_compression_suffix)
+
     paths, single = _inputs(args)
     out = args.output
     to_folder = not single or os.path.isdir(out)
     if to_folder:
-        os.makedirs(out, exist_ok=True)
+        try:
+            os.makedirs(out, exist_ok=True)
+        except OSError as exc:
+            raise FileAccessError(describe_write_error(out, exc)) from None
     code = EXIT_OK
     kept = dropped = 0
-    for path in paths:
-        target = os.path.join(out, os.path.basename(path)) if to_folder else out
-        try:
-            f = TFRecordFile(path, check_crc=True, use_cache=not args.no_cache)
-        except TFRecordError as exc:
-            if single:
-                raise
-            sys.stderr.write(f"tfrlens-cli: {exc}\n")
-            code = EXIT_USAGE
-            continue
-        with f:
-            report = repair(f, target, args.compression, args.include_damaged)
-        kept += report.kept
-        dropped += len(report.dropped)
-        _out(f"{path} -> {target}: {report.summary()}")
+    try:
+        with cleanup_on_signals():
+            for path in paths:
+                target = os.path.join(out, os.path.basename(path)) if to_folder else out
+                if to_folder and args.compression is not None:  # a name made here says what it holds
+                    target = with_compression_suffix(target, args.compression)
+                compression, warning = resolve_output_compression(target, args.compression)
+                if warning:
+                    sys.stderr.write(f"tfrlens-cli: warning: {warning}\n")
+                try:
+                    f = TFRecordFile(path, check_crc=True, use_cache=not args.no_cache)
+                except TFRecordError as exc:
+                    if single:
+                        raise
+                    sys.stderr.write(f"tfrlens-cli: {exc}\n")
+                    code = EXIT_USAGE
+                    continue
+                with f:
+                    report = repair(f, target, compression, args.include_damaged)
+                kept += report.kept
+                dropped += len(report.dropped)
+                _out(f"{path} -> {target}: {report.summary()}")
+    except TerminatedBySignal as exc:
+        sys.stderr.write(f"tfrlens-cli: {exc}\n")
+        return exc.exit_code
     if not single:
         _out(f"total: {len(paths)} file(s), kept {kept:,}, dropped {dropped:,}")
     return code
@@ -229,6 +305,8 @@ def _where(args) -> Filter | None:
     text = getattr(args, "where", None)
     if text is None:
         return None
+    from .query import ExprError, compile_filter
+
     try:
         return compile_filter(text)
     except ExprError as exc:
@@ -239,13 +317,42 @@ def _selected(f: TFRecordFile, flt: Filter | None, indices=None):
     """``indices`` (default: all records) narrowed to those ``flt`` matches."""
     if flt is None:
         return indices
+    from .query import matching_indices
+
+    _refuse_unknown_features(f, flt)
     return matching_indices(f, flt, indices)
 
 
+def _refuse_unknown_features(f: TFRecordFile, flt: Filter | None) -> None:
+    """A usage error when ``--where`` names a feature no record of ``f`` has (a misspelt key, most likely).
+
+    Every record counts, not a sample: the look stops at the first record
+    holding every name (usually the first), and only a name no record has
+    makes it read to the end. An empty file refuses nothing.
+    """
+    if flt is None or not flt.features:
+        return
+    from .query import missing_features
+
+    missing = missing_features(f, flt)
+    if not missing:
+        return
+    first = missing[0]
+    message = f"unknown feature {first.name!r} in --where ({first.hint(quote=False) or 'no record has it'})"
+    if len(missing) > 1:
+        message += "; nor does any record have " + ", ".join(repr(m.name) for m in missing[1:])
+    raise UsageError(message)
+
+
 def cmd_cat(args) -> int:
+    from .decode import decode_record, detect_kind
+
+    if args.json:
+        from .export import json_line
     flt = _where(args)
     with _open(args) as f:
         f.build_index()
+        _refuse_unknown_features(f, flt)
         for i in parse_range(args.range, len(f)):
             rec = f.read(i)
             if flt is not None and not flt.matches(i, rec.data, rec.status, rec.info.offset, rec.info.length):
@@ -283,27 +390,41 @@ def cmd_index(args) -> int:
         elif to_stdout:
             if sys.stdout.isatty():
                 raise UsageError("the native index is binary: give -o OUT")
-            sys.stdout.buffer.write(index_cache.native_index_blob(f))
+            index_cache.write_native_index(f, sys.stdout.buffer)
         else:
             index_cache.write_index(f, args.output, "native")
         return EXIT_PROBLEMS if f.problems else EXIT_OK
 
 
 def cmd_export(args) -> int:
+    from .export import ExportReport, export_iter, parse_records_spec
+    from .writer import TerminatedBySignal, cleanup_on_signals, resolve_output_compression
+
     flt = _where(args)
-    with _open(args) as f:
-        f.build_index()
-        indices = parse_records_spec(args.records, len(f))
-        if flt is not None:
-            indices = list(_selected(f, flt, indices))
-        report = ExportReport(args.to, args.format)
-        for _ in export_iter(f, args.to, args.format, indices, args.compression, report):
-            pass
-        sys.stderr.write(f"tfrlens-cli: {report.summary()}\n")
-        return EXIT_PROBLEMS if f.problems else EXIT_OK
+    compression = args.compression
+    if args.format == "tfrecord":
+        compression, warning = resolve_output_compression(args.to, args.compression)
+        if warning:
+            sys.stderr.write(f"tfrlens-cli: warning: {warning}\n")
+    try:
+        with cleanup_on_signals(), _open(args) as f:
+            f.build_index()
+            indices = parse_records_spec(args.records, len(f))
+            if flt is not None:
+                indices = list(_selected(f, flt, indices))
+            report = ExportReport(args.to, args.format)
+            for _ in export_iter(f, args.to, args.format, indices, compression, report):
+                pass
+            sys.stderr.write(f"tfrlens-cli: {report.summary()}\n")
+            return EXIT_PROBLEMS if f.problems else EXIT_OK
+    except TerminatedBySignal as exc:
+        sys.stderr.write(f"tfrlens-cli: {exc}\n")
+        return exc.exit_code
 
 
 def cmd_stats(args) -> int:
+    from .stats import compute_stats, stats_text
+
     flt = _where(args)
     with _open(args) as f:
         f.build_index()
@@ -319,6 +440,8 @@ def cmd_stats(args) -> int:
 
 
 def cmd_schema(args) -> int:
+    from .schema import infer_schema
+
     flt = _where(args)
     with _open(args) as f:
         f.build_index()
@@ -369,8 +492,9 @@ def build_parser() -> argparse.ArgumentParser:
     p = add("repair", "write a clean copy with every intact record")
     p.add_argument("-o", "--output", required=True, metavar="OUT",
                    help="the repaired file (a folder when several inputs are given)")
-    p.add_argument("--compression", choices=[c.value for c in Compression],
-                   help="compression of the output (default: as the input)")
+    p.add_argument("--compression", choices=COMPRESSIONS,
+                   help="compression of the output (default: as its name says: .gz gzip, .zz/.zlib zlib, "
+                        "else none)")
     p.add_argument("--include-damaged", action="store_true",
                    help="also write damaged records (their data as found, with fresh CRCs)")
     p.set_defaults(func=cmd_repair)
@@ -386,8 +510,9 @@ def build_parser() -> argparse.ArgumentParser:
     p = add("export", "export records as tfrecord, jsonl, csv or image files")
     p.add_argument("--to", required=True, metavar="OUT", help="output file (a folder for --format images)")
     p.add_argument("--format", choices=FORMATS, default="tfrecord")
-    p.add_argument("--compression", choices=[c.value for c in Compression], default="none",
-                   help="for --format tfrecord")
+    p.add_argument("--compression", choices=COMPRESSIONS,
+                   help="for --format tfrecord (default: as the name of OUT says: .gz gzip, .zz/.zlib zlib, "
+                        "else none)")
     p.add_argument("--records", metavar="SPEC", help="indexes and ranges, e.g. 1,3,10:20 (default: all)")
     p.add_argument("--where", metavar="EXPR", help=WHERE_HELP + " (with --records: those of them that match)")
     p.set_defaults(func=cmd_export)

@@ -15,8 +15,6 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, Union
 
-import numpy as np
-from google.protobuf.json_format import MessageToDict
 from google.protobuf.message import DecodeError
 
 from codec.proto import Example, SequenceExample
@@ -144,6 +142,8 @@ def record_json_value(decoded: DecodedRecord) -> dict:
     """TensorFlow's protobuf JSON of the message, or ``{"base64": ...}`` for raw bytes."""
     if decoded.message is None:
         return {"base64": base64.b64encode(decoded.data).decode("ascii")}
+    from google.protobuf.json_format import MessageToDict  # imported on first use: it is slow to import
+
     return MessageToDict(decoded.message)
 
 
@@ -284,6 +284,8 @@ def is_text(b: bytes) -> bool:
 
 def _format_float(value: float) -> str:
     """The shortest decimal that reads back as the same float32, as TensorFlow shows it."""
+    import numpy as np  # imported on first use: decoding a record does not need it
+
     with np.errstate(over="ignore"):
         single = np.float32(value)
     if np.isinf(single) and not math.isinf(value):

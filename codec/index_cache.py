@@ -82,8 +82,9 @@ def _read_header(f, magic: bytes, expected: dict) -> dict | None:
     return header
 
 
-def save(path: str, size: int, mtime_ns: int, compression: Compression, index: RecordIndex,
-         problems: list[Problem], verified: bool, stream_end: int) -> str | None:
+def _entry(path: str, size: int, mtime_ns: int, compression: Compression, index: RecordIndex,
+           problems: list[Problem], verified: bool, stream_end: int) -> tuple[dict, list]:
+    """An entry's header and its payloads: views of the index's chunks, not a copy of them."""
     header = dict(_identity(path, size, mtime_ns), compression=compression.value, count=len(index),
                   verified=verified, stream_end=stream_end, problems=[
                       {"index": p.index, "offset": p.offset, "kind": p.kind.value, "detail": p.detail,
@@ -93,8 +94,23 @@ def save(path: str, size: int, mtime_ns: int, compression: Compression, index: R
     # Chunk by chunk, no whole copy: a 10M-record index is 90 MB, and a copy of it would hold
     # the GIL for tens of milliseconds on the worker (a frozen window for the GUI thread).
     offsets, statuses = index.filled_chunks()
-    return _write_entry(cache_path(path), MAGIC, header,
-                        [c.astype("<u8", copy=False) for c in offsets] + statuses)
+    return header, [c.astype("<u8", copy=False) for c in offsets] + statuses
+
+
+def save(path: str, size: int, mtime_ns: int, compression: Compression, index: RecordIndex,
+         problems: list[Problem], verified: bool, stream_end: int) -> str | None:
+    header, payloads = _entry(path, size, mtime_ns, compression, index, problems, verified, stream_end)
+    return _write_entry(cache_path(path), MAGIC, header, payloads)
+
+
+def has_entry(path: str, size: int, mtime_ns: int, compression: Compression) -> bool:
+    """Whether the cache holds an index of this very file (its header is read, not its arrays)."""
+    try:
+        with open(cache_path(path), "rb") as f:
+            expected = dict(_identity(path, size, mtime_ns), compression=compression.value)
+            return _read_header(f, MAGIC, expected) is not None
+    except (OSError, ValueError, KeyError, struct.error):
+        return False
 
 
 def load(path: str, size: int, mtime_ns: int, compression: Compression):
@@ -181,25 +197,33 @@ def dali_index_text(tfile) -> tuple[str, int]:
     return "".join(lines), skipped
 
 
-def native_index_blob(tfile) -> bytes:
-    """The index in the cache's own binary format (what ``--format native`` writes)."""
-    from .errors import TFRecordError
+def _native_parts(tfile) -> list:
+    """``tfile``'s (finished) index in the cache's own binary format, as pieces to write in turn."""
+    header, payloads = _entry(tfile.path, tfile.file_size, tfile.mtime_ns, tfile.compression, tfile.index,
+                              tfile.problems, tfile.verified, tfile._data_end())
+    blob = json.dumps(header).encode()
+    return [MAGIC + _LEN.pack(len(blob)) + blob] + payloads
 
-    target = save(tfile.path, tfile.file_size, tfile.mtime_ns, tfile.compression, tfile.index, tfile.problems,
-                  tfile.verified, tfile._data_end())
-    if target is None:
-        raise TFRecordError(f"cannot write the index cache for {tfile.path}")
-    with open(target, "rb") as src:
-        return src.read()
+
+def write_native_index(tfile, out) -> None:
+    """Stream the native index to the binary file object ``out`` (no copy of the index is made)."""
+    for part in _native_parts(tfile):
+        out.write(part)
+
+
+def native_index_blob(tfile) -> bytes:
+    """The index in the cache's own binary format (what ``--format native`` writes), as one bytes."""
+    return b"".join(bytes(part) for part in _native_parts(tfile))
 
 
 def write_index(tfile, output: str, fmt: str = "native") -> int:
-    """Write ``tfile``'s (finished) index to ``output`` atomically; return truncated records left out."""
-    from .writer import atomic_write_bytes
+    """Write ``tfile``'s (finished) index to ``output`` safely; return truncated records left out."""
+    from .writer import OutputFile, atomic_write_bytes
 
     if fmt == "dali":
         text, skipped = dali_index_text(tfile)
         atomic_write_bytes(output, text.encode())
         return skipped
-    atomic_write_bytes(output, native_index_blob(tfile))
+    with OutputFile(output) as out:
+        write_native_index(tfile, out)
     return 0

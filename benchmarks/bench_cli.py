@@ -1,0 +1,301 @@
+"""``tfrlens-cli`` as a user runs it: whole-process timings and memory, beside TensorFlow's own work.
+
+    TFRLENS_TF_PYTHON=/tmp/tfvenv/bin/python .venv/bin/python benchmarks/bench_cli.py [--records 1000000]
+
+Every CLI figure is a fresh process (start-up, imports, the work, exit), the best
+of ``--repeat`` runs with the page cache warm and the bytecode compiled (in a
+private PYTHONPYCACHEPREFIX), as for an installed package. TensorFlow's figures are timed
+inside its own process after ``import tensorflow``: its own work, without its
+start-up. Figures:
+
+- ``--help``: start-up alone (bar 0.15 s), and whether numpy, protobuf or
+  Pillow were imported for it (they must not be).
+- ``verify`` of 1M small records (40-160 B) and of 2,000 x 100 KB records, with
+  and without the index cache (bar: no slower than TensorFlow iterating them).
+- ``cat --range -1:`` of the last record of a GZIP file whose index is cached
+  (bar: 1/5 of TensorFlow skipping to that record).
+- ``index -o``: peak anonymous memory per record (bar 10 B). Measured two ways:
+  the tracemalloc peak of the command in a process that imported its modules
+  first, and the process's ru_maxrss minus that of a process that only imported
+  them (ru_maxrss also counts the file's pages while they are mapped).
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+
+from benchmarks.common import data_path, row  # noqa: E402
+
+HELP_BAR = 0.15
+SKIP_RATIO_BAR = 0.2
+INDEX_BYTES_BAR = 10.0
+HEAVY_MODULES = ("numpy", "google.protobuf", "PIL", "indexed_gzip", "codec.query", "codec.decode")
+
+
+def example_records(n: int, lo: int = 40, hi: int = 160, seed: int = 10):
+    """``n`` tf.train.Example records of ``lo``..``hi`` bytes (a label and a bytes feature)."""
+    from codec.proto import Example
+
+    rng = random.Random(seed)
+    template = Example()
+    template.features.feature["label"].int64_list.value.append(0)
+    template.features.feature["data"].bytes_list.value.append(b"")
+    base = len(template.SerializeToString()) + 6  # label varint and bytes length grow a little
+    for i in range(n):
+        ex = Example()
+        ex.features.feature["label"].int64_list.value.append(i % 1000)
+        ex.features.feature["data"].bytes_list.value.append(rng.randbytes(max(0, rng.randint(lo, hi) - base)))
+        yield ex.SerializeToString()
+
+
+def big_records(n: int, size: int = 100_000):
+    rng = random.Random(11)
+    block = rng.randbytes(size + 4096)
+    for i in range(n):
+        start = i % 4096
+        yield i.to_bytes(8, "little") + block[start:start + size - 8]
+
+
+def ensure(name: str, records_fn, compression: str = "none") -> str:
+    from codec import write_records
+
+    path = data_path(name)
+    if not os.path.exists(path):
+        print(f"  (writing {name} ...)", flush=True)
+        write_records(path, records_fn(), compression)
+    return path
+
+
+def cli_command() -> tuple[list[str], str]:
+    """The installed console script beside this interpreter, else ``python -m codec.cli``."""
+    script = os.path.join(os.path.dirname(sys.executable), "tfrlens-cli")
+    if os.path.exists(script):
+        return [script], "tfrlens-cli"
+    return [sys.executable, "-m", "codec.cli"], "python -m codec.cli"
+
+
+def run(cmd: list[str], env: dict, stdout=subprocess.DEVNULL) -> tuple[float, int, int, float]:
+    """(wall seconds, exit code, ru_maxrss KiB, CPU seconds) of one process."""
+    t = time.perf_counter()
+    proc = subprocess.Popen(cmd, env=env, stdout=stdout, stderr=subprocess.PIPE)
+    _, status, usage = os.wait4(proc.pid, 0)
+    elapsed = time.perf_counter() - t
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    err = proc.stderr.read().decode(errors="replace").strip()
+    proc.stderr.close()
+    if proc.returncode not in (0, 1):
+        raise SystemExit(f"{' '.join(cmd)} failed ({proc.returncode}): {err}")
+    return elapsed, proc.returncode, usage.ru_maxrss, usage.ru_utime + usage.ru_stime
+
+
+def best(cmd: list[str], env: dict, repeat: int) -> tuple[float, float]:
+    """The best wall time and the best CPU time (user + system) of ``repeat`` runs.
+
+    On a shared machine the CPU time moves less with the load than the wall time.
+    """
+    runs = [run(cmd, env) for _ in range(repeat)]
+    return min(r[0] for r in runs), min(r[3] for r in runs)
+
+
+_TF_SCRIPT = r"""
+import json, os, sys, time
+os.environ["TF_CPP_MIN_LOG_LEVEL"] = "3"
+import tensorflow as tf
+path, compression, repeat = sys.argv[1], sys.argv[2], int(sys.argv[3])
+options = compression or None
+
+cpu = {}
+
+def best(fn):
+    out = float("inf")
+    for _ in range(repeat):
+        t, c = time.perf_counter(), time.process_time()
+        fn()
+        out = min(out, time.perf_counter() - t)
+        cpu[fn.__name__] = min(cpu.get(fn.__name__, float("inf")), time.process_time() - c)
+    return out
+
+def iterator():
+    for _ in tf.compat.v1.io.tf_record_iterator(path, options=options):
+        pass
+
+def dataset():  # in batches: one Python step per record would cost far more than reading it
+    for _ in tf.data.TFRecordDataset(path, compression_type=compression).batch(4096):
+        pass
+
+n = sum(1 for _ in tf.compat.v1.io.tf_record_iterator(path, options=options))
+
+def skip_to_last():
+    for _ in tf.data.TFRecordDataset(path, compression_type=compression).skip(n - 1).take(1):
+        pass
+
+out = {"records": n, "iterator": best(iterator), "dataset": best(dataset), "skip": best(skip_to_last)}
+print(json.dumps(dict(out, cpu=cpu)))
+"""
+
+
+def tensorflow_figures(path: str, compression: str, repeat: int) -> dict | None:
+    """TensorFlow's iteration and skip-to-last times (best of ``repeat``), or None without TensorFlow."""
+    import json
+
+    python = os.environ.get("TFRLENS_TF_PYTHON")
+    if not python:
+        return None
+    proc = subprocess.run([python, "-c", _TF_SCRIPT, path, compression, str(repeat)], capture_output=True, text=True)
+    if proc.returncode != 0:
+        print(f"  (TensorFlow failed: {proc.stderr.strip().splitlines()[-1:]})")
+        return None
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def verdict(ok: bool) -> str:
+    return "ok" if ok else "OVER THE BAR"
+
+
+def bench_help(cli: list[str], env: dict, repeat: int) -> None:
+    print("start-up")
+    wall, cpu = best(cli + ["--help"], env, repeat)
+    row("tfrlens-cli --help", f"{wall:.3f} s", f"CPU {cpu:.3f} s; bar {HELP_BAR} s: {verdict(wall <= HELP_BAR)}")
+    wall, cpu = best([sys.executable, "-c", "pass"], env, repeat)
+    row("python -c pass (the interpreter alone)", f"{wall:.3f} s", f"CPU {cpu:.3f} s")
+    probe = ("import contextlib, io, sys\nfrom codec.cli import build_parser\n"
+             "with contextlib.redirect_stdout(io.StringIO()):\n    try:\n"
+             "        build_parser().parse_args(['--help'])\n    except SystemExit:\n        pass\n"
+             f"print(' '.join(m for m in {HEAVY_MODULES!r} if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True).stdout.split()
+    row("heavy modules imported for --help", ", ".join(out) or "none")
+    for what, code in (("import codec", "import codec"), ("import codec.cli", "import codec.cli"),
+                       ("what `cat` imports", "import codec.reader, codec.decode, codec.shards\n"
+                                              "from google.protobuf import text_format")):
+        top = importtime(code, env)
+        total = sum(us for _, us in top)
+        heaviest = ", ".join(f"{name} {us / 1000:.0f} ms" for name, us in sorted(top, key=lambda t: -t[1])[:4])
+        row(f"-X importtime: {what}", f"{total / 1000:.0f} ms", heaviest)
+
+
+def importtime(code: str, env: dict) -> list[tuple[str, int]]:
+    """(module, cumulative microseconds) of each module ``code`` imports directly (best of 3 runs)."""
+    best: dict[str, int] = {}
+    for _ in range(3):
+        err = subprocess.run([sys.executable, "-X", "importtime", "-c", code], env=env, capture_output=True,
+                             text=True).stderr
+        for line in err.splitlines():
+            if not line.startswith("import time:") or "|" not in line:
+                continue
+            _, cumulative, name = line.split("|")
+            if name.startswith(" ") and not name.startswith("  ") and cumulative.strip().isdigit():
+                key = name.strip()
+                best[key] = min(best.get(key, 1 << 62), int(cumulative))
+    return list(best.items())
+
+
+def bench_verify(label: str, path: str, cli: list[str], env: dict, repeat: int, tf: dict | None) -> None:
+    print(f"{label}: {os.path.getsize(path) / 2**20:.1f} MiB")
+    run(cli + ["verify", path], env)  # writes the cache entry
+    if tf:
+        tf_work = min(tf["iterator"], tf["dataset"])
+        print(f"  TensorFlow's own work: {tf_work:.3f} s (tf_record_iterator {tf['iterator']:.3f} s, "
+              f"CPU {tf['cpu']['iterator']:.3f} s; TFRecordDataset {tf['dataset']:.3f} s, "
+              f"CPU {tf['cpu']['dataset']:.3f} s)")
+    for what, extra in (("verify (index cached)", []), ("verify --no-cache", ["--no-cache"])):
+        wall, cpu = best(cli + ["verify"] + extra + [path], env, repeat)
+        bar = f"; {wall / tf_work:.2f}x TF: {verdict(wall <= tf_work)}" if tf else ""
+        row(what, f"{wall:.3f} s", f"CPU {cpu:.3f} s{bar}")
+
+
+def bench_last_gzip(path: str, cli: list[str], env: dict, repeat: int, tf: dict | None) -> None:
+    print(f"last record of a GZIP file, index cached: {os.path.getsize(path) / 2**20:.1f} MiB")
+    cmd = cli + ["cat", "--range=-1:", path]
+    run(cmd, env)  # the record index into the cache
+    run(cmd, env)  # and the zran index (built by the first cached open)
+    wall, cpu = best(cmd, env, repeat)
+    if tf:
+        print(f"  TensorFlow skipping to the last record: {tf['skip']:.3f} s (CPU {tf['cpu']['skip_to_last']:.3f} s)")
+        ratio = wall / tf["skip"]
+        row("cat --range -1: (whole process)", f"{wall:.3f} s",
+            f"CPU {cpu:.3f} s; {ratio:.2f}x TF, bar {SKIP_RATIO_BAR}x: {verdict(ratio <= SKIP_RATIO_BAR)}")
+    else:
+        row("cat --range -1: (whole process)", f"{wall:.3f} s", f"CPU {cpu:.3f} s; TF not available")
+
+
+_TRACE_SCRIPT = r"""
+import sys, tracemalloc
+from codec import cli, index_cache, reader, writer  # what `index` uses, imported before tracing
+import numpy
+tracemalloc.start()
+code = cli.main(sys.argv[1:])
+print(tracemalloc.get_traced_memory()[1])
+"""
+
+_BASELINE_SCRIPT = "from codec import cli, index_cache, reader, writer\nimport numpy\n"
+
+
+def bench_index(path: str, n: int, env: dict, cache_dir: str) -> None:
+    print(f"index memory: {n:,} records")
+    out = os.path.join(cache_dir, "out.idx")
+    for what, extra in (("index -o (no cache entry yet)", "fresh"), ("index -o (index cached)", "cached")):
+        if extra == "fresh":
+            shutil.rmtree(os.path.join(cache_dir, "index"), ignore_errors=True)
+        proc = subprocess.run([sys.executable, "-c", _TRACE_SCRIPT, "index", path, "-o", out], env=env,
+                              capture_output=True, text=True)
+        peak = int(proc.stdout.strip().splitlines()[-1])
+        if extra == "fresh":
+            shutil.rmtree(os.path.join(cache_dir, "index"), ignore_errors=True)
+        rss = run([sys.executable, "-c", _TRACE_SCRIPT.replace("tracemalloc.start()", "")
+                         .replace("print(tracemalloc.get_traced_memory()[1])", ""), "index", path, "-o", out], env)[2]
+        base = min(run([sys.executable, "-c", _BASELINE_SCRIPT], env)[2] for _ in range(3))
+        per = peak / n
+        row(what, f"{per:.2f} B/record", f"tracemalloc peak {peak / 2**20:.1f} MiB; bar {INDEX_BYTES_BAR} B: "
+            f"{verdict(per <= INDEX_BYTES_BAR)}; ru_maxrss - baseline {(rss - base) * 1024 / n:.1f} B/record")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--records", type=int, default=1_000_000)
+    ap.add_argument("--big", type=int, default=2000, help="number of 100 KB records")
+    ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--cli", help="the tfrlens-cli to time (default: the one beside this Python)")
+    ap.add_argument("--only", choices=["help", "verify", "gzip", "index"], action="append")
+    args = ap.parse_args()
+    sys.stdout.reconfigure(line_buffering=True)
+    only = set(args.only or ["help", "verify", "gzip", "index"])
+    n = args.records
+    cli, cli_name = ([args.cli], args.cli) if args.cli else cli_command()
+    cache_dir = tempfile.mkdtemp(prefix="bench-cli-")
+    # Bytecode cached as an installed package has it (pip compiles it), even where
+    # PYTHONDONTWRITEBYTECODE is set, without writing into the source tree.
+    env = dict(os.environ, TFRLENS_CACHE_DIR=os.path.join(cache_dir, "index"), PYTHONPATH=ROOT,
+               PYTHONPYCACHEPREFIX=os.path.join(cache_dir, "pycache"))
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    run(cli + ["--help"], env)  # compiles the CLI's own modules once
+    print(f"CLI: {cli_name}; load average {os.getloadavg()[0]:.2f}; best of {args.repeat}")
+    try:
+        small = ensure(f"cli_examples_{n}.tfrecord", lambda: example_records(n))
+        if "help" in only:
+            bench_help(cli, env, args.repeat)
+        if "verify" in only:
+            bench_verify(f"verify {n:,} records of 40-160 B", small, cli, env, args.repeat,
+                         tensorflow_figures(small, "", 3))
+            big = ensure(f"cli_big_{args.big}.tfrecord", lambda: big_records(args.big))
+            bench_verify(f"verify {args.big:,} records of 100 KB", big, cli, env, args.repeat,
+                         tensorflow_figures(big, "", 3))
+        if "gzip" in only:
+            gz = ensure(f"cli_examples_{n}.tfrecord.gz", lambda: example_records(n), "gzip")
+            bench_last_gzip(gz, cli, env, args.repeat, tensorflow_figures(gz, "GZIP", 3))
+        if "index" in only:
+            bench_index(small, n, env, cache_dir)
+    finally:
+        shutil.rmtree(cache_dir, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
