@@ -20,16 +20,18 @@ from typing import Callable
 from PySide6.QtCore import (QAbstractListModel, QItemSelectionModel, QModelIndex, QPersistentModelIndex, QPoint,
                             QRect, QRectF, QSize, Qt, QTimer, Signal)
 from PySide6.QtGui import QColor, QFont, QFontMetrics, QImage, QPainter, QPainterPath, QPen
-from PySide6.QtWidgets import (QAbstractItemView, QCheckBox, QComboBox, QHBoxLayout, QLabel, QListView, QSlider,
-                               QStyle, QStyledItemDelegate, QStyleOptionViewItem, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (QAbstractItemView, QCheckBox, QComboBox, QHBoxLayout, QInputDialog, QLabel, QListView,
+                               QMessageBox, QSlider, QStyle, QStyledItemDelegate, QStyleOptionViewItem, QVBoxLayout,
+                               QWidget)
 
 from codec.framing import RecordStatus
-from codec.images import BoundingBox
+from codec.images import BoundingBox, RawShape, parse_raw_shape
 
 from app import icons
 from app.background import PoolJobs
 from app.filtered_table_model import FilteredTableModel
-from app.image_preview import CANVAS_BG, ERROR_BG, ERROR_FG, paint_boxes
+from app.image_preview import (CANVAS_BG, ERROR_BG, ERROR_FG, STRETCH_TIP, paint_boxes, stretch_mode,
+                               stretch_preference)
 from app.labels import STATUS_TEXT
 from app.record_table_model import RECORD_ROLE, STATUS_ROLE
 from app.thumbnail_loader import SAMPLE_RECORDS, ThumbnailLoader, ThumbRequest, ThumbResult, sample_keys
@@ -49,6 +51,24 @@ MAX_UPSCALE = 4.0  # small images are enlarged at most this much to fill a tile
 DAMAGED_COLOR = QColor(211, 47, 47)
 MUTED = QColor("#64748b")
 SETTINGS_SIDE = "gallery/side"
+RAW_CHOICE = "\x00raw"  # the Image combo's "Raw pixels…" item (no feature key starts with NUL)
+RAW_TEXT = "Raw pixels…"
+
+
+def ask_raw_shape(parent: QWidget, current: RawShape | None) -> RawShape | None:
+    """Ask for the shape to read bytes as pixels in; None when cancelled (errors are said and asked again)."""
+    text = f"{current.height}x{current.width}x{current.channels} {current.dtype}" if current else "32x32x3"
+    while True:
+        text, ok = QInputDialog.getText(
+            parent, "Show Bytes as Raw Pixels",
+            "Height × width × channels, and uint8 (default), uint16 or float32:\n"
+            "bytes values of exactly that size are shown as images.", text=text)
+        if not ok:
+            return None
+        try:
+            return parse_raw_shape(text)
+        except ValueError as exc:
+            QMessageBox.warning(parent, "Show Bytes as Raw Pixels", str(exc))
 
 
 @dataclass
@@ -83,6 +103,8 @@ class GalleryModel(QAbstractListModel):
         self._side = DEFAULT_SIDE  # device pixels
         self._image_key: str | None = None
         self._caption_key: str | None = None
+        self._stretch = stretch_mode(False)
+        self._raw_shape: RawShape | None = None
         self._images: OrderedDict[int, ThumbResult] = OrderedDict()
         self._image_bytes = 0
         self._captions: OrderedDict[int, str] = OrderedDict()
@@ -135,6 +157,32 @@ class GalleryModel(QAbstractListModel):
         """Show feature ``key``'s image (None: each record's main image)."""
         if key != self._image_key:
             self._image_key = key
+            self.aspect = 0.0
+            self._aspects = []
+            self._images.clear()
+            self._image_bytes = 0
+            self._changed_all()
+
+    @property
+    def stretch(self) -> str:
+        return self._stretch
+
+    def set_stretch(self, stretch: str) -> None:
+        """Make thumbnails of 16-bit and float images with this scaling (see codec.images.display_image)."""
+        if stretch != self._stretch:
+            self._stretch = stretch
+            self._images.clear()
+            self._image_bytes = 0
+            self._changed_all()
+
+    @property
+    def raw_shape(self) -> RawShape | None:
+        return self._raw_shape
+
+    def set_raw_shape(self, shape: RawShape | None) -> None:
+        """Show bytes values of exactly this shape's size as raw pixels (None: only what the records declare)."""
+        if shape != self._raw_shape:
+            self._raw_shape = shape
             self.aspect = 0.0
             self._aspects = []
             self._images.clear()
@@ -317,7 +365,8 @@ class GalleryModel(QAbstractListModel):
         image_ok = result is not None and not (result.state == "ok" and result.request.side < self._side)
         if image_ok and record in self._captions:
             return None
-        return ThumbRequest(record, 0 if image_ok else self._side, self._image_key, self._caption_key, self._epoch)
+        return ThumbRequest(record, 0 if image_ok else self._side, self._image_key, self._caption_key, self._epoch,
+                            self._stretch, self._raw_shape)
 
     def _flush(self) -> None:
         """Ask the loader for the tiles on screen, then a screenful after and before them.
@@ -351,6 +400,8 @@ class GalleryModel(QAbstractListModel):
     def _ready(self, result: ThumbResult) -> None:
         request = result.request
         if request.image_key != self._image_key or request.epoch != self._epoch:
+            return
+        if (request.stretch != self._stretch or request.raw_shape != self._raw_shape) and request.side > 0:
             return
         record = request.record
         if request.caption_key == self._caption_key:
@@ -661,21 +712,36 @@ class Gallery(QWidget):
         self.image_combo.setToolTip("Which image feature to show (Auto: image/encoded, else the first image; "
                                     "the first step of a SequenceExample)")
         self.image_combo.addItem("Auto", None)
-        self.image_combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
+        self.image_combo.addItem(RAW_TEXT, RAW_CHOICE)
+        self.image_combo.setItemData(1, "Show bytes of a given shape as raw pixels (height × width × channels)",
+                                     Qt.ItemDataRole.ToolTipRole)
+        self._image_index = 0  # the combo's choice before "Raw pixels…" (restored when that is cancelled)
+        # Shrinkable combos and slider: the hidden gallery must not hold the table side wide on a small screen.
+        self.image_combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.image_combo.setMinimumContentsLength(6)
         self.caption_combo = QComboBox(self)
         self.caption_combo.setToolTip("Which feature captions each thumbnail (Auto: the class text, label or "
                                       "file name of each record)")
         self.caption_combo.addItem("Auto", None)
         self.caption_combo.addItem("None", "")
-        self.caption_combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
+        self.caption_combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.caption_combo.setMinimumContentsLength(6)
         self.boxes_check = QCheckBox("Boxes", self)
         self.boxes_check.setChecked(True)
         self.boxes_check.setToolTip("Draw Object Detection API boxes (image/object/bbox/*) on the thumbnails")
+        preference = stretch_preference()
+        self.stretch_check = QCheckBox("Stretch", self)
+        self.stretch_check.setChecked(preference.value())
+        self.stretch_check.setToolTip(STRETCH_TIP)
+        self.stretch_check.toggled.connect(preference.set_value)
+        preference.changed.connect(self._stretch_changed)
+        self.model.set_stretch(stretch_mode(preference.value()))
         self.size_slider = QSlider(Qt.Orientation.Horizontal, self)
         self.size_slider.setRange(MIN_SIDE, MAX_SIDE)
         self.size_slider.setSingleStep(8)
         self.size_slider.setPageStep(32)
-        self.size_slider.setFixedWidth(120)
+        self.size_slider.setMinimumWidth(50)
+        self.size_slider.setMaximumWidth(120)
         self.size_slider.setToolTip("Thumbnail size")
 
         bar = QHBoxLayout()
@@ -688,6 +754,7 @@ class Gallery(QWidget):
         bar.addWidget(self.caption_combo)
         bar.addSpacing(6)
         bar.addWidget(self.boxes_check)
+        bar.addWidget(self.stretch_check)
         bar.addStretch(1)
         bar.addWidget(QLabel("Size:", self))
         bar.addWidget(self.size_slider)
@@ -806,21 +873,58 @@ class Gallery(QWidget):
 
     def _sampled_keys(self, _ticket, keys: tuple[list[str], list[str]]) -> None:
         image_keys, caption_keys = keys
+        combo = self.image_combo
+        combo.blockSignals(True)  # keys go before "Raw pixels…": the current item moves, the choice does not
         for key in image_keys:
-            if self.image_combo.findData(key) < 0:
-                self.image_combo.addItem(key, key)
+            if combo.findData(key) < 0:
+                combo.insertItem(combo.findData(RAW_CHOICE), key, key)
+        combo.blockSignals(False)
+        self._image_index = combo.currentIndex()
         for key in caption_keys:
             if self.caption_combo.findData(key) < 0:
                 self.caption_combo.addItem(key, key)
 
-    def _image_chosen(self, _index: int) -> None:
-        self.model.set_image_key(self.image_combo.currentData())
+    def _image_chosen(self, index: int) -> None:
+        key = self.image_combo.currentData()
+        raw = self.image_combo.findData(RAW_CHOICE)
+        if key == RAW_CHOICE:
+            shape = ask_raw_shape(self, self.model.raw_shape)
+            if shape is None:
+                self.image_combo.setCurrentIndex(self._image_index)
+                return
+            self.set_raw_shape(shape)
+            return
+        self._image_index = index
+        self.image_combo.setItemText(raw, RAW_TEXT)
+        self.model.set_raw_shape(None)
+        self.model.set_image_key(key)
+        self.delegate.aspect = 1.0
+        self.view.set_cell_size(self.delegate.cell_size())
+
+    def set_raw_shape(self, shape: RawShape) -> None:
+        """Show bytes of exactly ``shape``'s size as raw pixels (the "Raw pixels…" choice)."""
+        raw = self.image_combo.findData(RAW_CHOICE)
+        self.image_combo.setItemText(raw, f"Raw {shape.height}×{shape.width}×{shape.channels}"
+                                          + ("" if shape.dtype == "uint8" else f" {shape.dtype}"))
+        self._image_index = raw
+        if self.image_combo.currentIndex() != raw:
+            self.image_combo.blockSignals(True)
+            self.image_combo.setCurrentIndex(raw)
+            self.image_combo.blockSignals(False)
+        self.model.set_image_key(None)
+        self.model.set_raw_shape(shape)
         self.delegate.aspect = 1.0
         self.view.set_cell_size(self.delegate.cell_size())
 
     def _caption_chosen(self, _index: int) -> None:
         key = self.caption_combo.currentData()
         self.model.set_caption_key(key)
+
+    def _stretch_changed(self, on: bool) -> None:
+        self.stretch_check.blockSignals(True)
+        self.stretch_check.setChecked(on)
+        self.stretch_check.blockSignals(False)
+        self.model.set_stretch(stretch_mode(on))
 
     def _boxes_toggled(self, on: bool) -> None:
         self.delegate.show_boxes = on

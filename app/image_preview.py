@@ -5,7 +5,10 @@ and places boxes (``find_boxes``); this widget only lays them out, scales them
 and draws the boxes with their labels. Images larger than
 ``INLINE_DECODE_BYTES`` (and any beyond an inline budget) are decoded on a
 thread pool; ``imagesShown(count)`` fires once every image of the record is
-on screen (decoded or replaced by a "cannot decode" note).
+on screen (decoded or replaced by a "cannot decode" note). 16-bit and float
+images are scaled to 8 bits by their type's range, or stretched over their
+own min..max when the user turns on "Stretch contrast" (a choice shared by
+every preview and gallery, see :func:`stretch_preference`, and remembered).
 """
 from __future__ import annotations
 
@@ -17,16 +20,17 @@ from typing import NamedTuple
 
 from PIL import Image
 from PySide6.QtCore import QEvent, QObject, QPointF, QRectF, QSize, Qt, Signal
-from PySide6.QtGui import (QColor, QFont, QFontMetrics, QImage, QPainter, QPaintEvent, QPen, QPixmap, QResizeEvent,
-                           QWheelEvent)
+from PySide6.QtGui import (QAction, QColor, QFont, QFontMetrics, QImage, QPainter, QPaintEvent, QPen, QPixmap,
+                           QResizeEvent, QWheelEvent)
 from PySide6.QtWidgets import (QButtonGroup, QFrame, QHBoxLayout, QLabel, QScrollArea, QSizePolicy, QToolButton,
                                QVBoxLayout, QWidget)
 
 from codec.decode import DecodedRecord
-from codec.images import (BoundingBox, ImageDecodeError, ImageRef, decode_image, find_boxes, find_images,
-                          main_image)
+from codec.images import (STRETCH_DTYPE, STRETCH_MINMAX, BoundingBox, ImageDecodeError, ImageRef, decode_image,
+                          display_image, find_boxes, find_images, main_image)
 
 from app.background import PoolJobs
+from app.settings import Settings
 from app.worker import one_line
 
 INLINE_DECODE_BYTES = 1 << 20  # one image bigger than this is decoded on the pool
@@ -51,10 +55,18 @@ ERROR_FG = QColor(185, 28, 28)
 CAPTION_COLOR = "#475569"
 
 
-def to_qimage(image: Image.Image) -> QImage:
-    """A deep copy of a Pillow image (RGB, RGBA or L, as ``decode_image`` returns) as a QImage."""
+STRETCH_TEXT = "Stretch contrast"
+STRETCH_TIP = ("Stretch contrast to the image's own range (16-bit and float images; otherwise they are scaled "
+               "by their type's range, 0–65535 for 16-bit)")
+
+
+def to_qimage(image: Image.Image, stretch: str = STRETCH_DTYPE) -> QImage:
+    """A deep copy of a Pillow image as a QImage; high-depth modes (I;16, I, F...) scaled to 8 bits by
+    ``codec.images.display_image`` with ``stretch``."""
     formats = {"RGB": QImage.Format.Format_RGB888, "RGBA": QImage.Format.Format_RGBA8888,
                "L": QImage.Format.Format_Grayscale8}
+    if image.mode not in formats:
+        image = display_image(image, stretch)
     if image.mode not in formats:
         image = image.convert("RGBA" if "A" in image.getbands() else "RGB")
     data = image.tobytes()
@@ -62,8 +74,45 @@ def to_qimage(image: Image.Image) -> QImage:
     return QImage(data, image.width, image.height, bytes_per_line, formats[image.mode]).copy()
 
 
-def _decode_to_qimage(ref: ImageRef) -> QImage:
-    return to_qimage(decode_image(ref))
+class _Decode(NamedTuple):
+    """One image to decode, and how to scale its high-depth pixels."""
+
+    ref: ImageRef
+    stretch: str
+
+
+def _decode_to_qimage(job: _Decode) -> QImage:
+    return to_qimage(decode_image(job.ref, job.stretch), job.stretch)
+
+
+def stretch_mode(on: bool) -> str:
+    """The codec's ``stretch`` argument for the "Stretch contrast" choice."""
+    return STRETCH_MINMAX if on else STRETCH_DTYPE
+
+
+class StretchPreference(QObject):
+    """The "Stretch contrast" choice: kept in the settings, ``changed(bool)`` to every view showing images."""
+
+    changed = Signal(bool)
+
+    def value(self) -> bool:
+        return Settings().stretch_contrast()
+
+    def set_value(self, on: bool) -> None:
+        if on != self.value():
+            Settings().set_stretch_contrast(on)
+            self.changed.emit(on)
+
+
+_preference: StretchPreference | None = None
+
+
+def stretch_preference() -> StretchPreference:
+    """The one shared :class:`StretchPreference` (made on first use, on the GUI thread)."""
+    global _preference
+    if _preference is None:
+        _preference = StretchPreference()
+    return _preference
 
 
 def label_colors(labels: list[str | None]) -> dict[str | None, QColor]:
@@ -258,7 +307,7 @@ def _dims(ref: ImageRef) -> str:
 
 def caption_text(ref: ImageRef, boxes: int, with_index: bool = False) -> str:
     """``image/encoded · JPEG · 160×120 · 3 boxes`` (``step N`` for a step, ``value N`` when asked)."""
-    parts = [ref.key, "raw uint8" if ref.kind == "raw" else ref.format, _dims(ref)]
+    parts = [ref.key, f"raw {ref.dtype}" if ref.kind == "raw" else ref.format, _dims(ref)]
     if ref.step is not None:
         parts.append(f"step {ref.step}")
     if with_index:
@@ -286,6 +335,11 @@ class ImagePreview(QWidget):
         self._pending = 0
         self._fit = True
         self._zoom = 1.0
+        self._record: DecodedRecord | None = None
+        self._refs: list[ImageRef] | None = None
+        preference = stretch_preference()
+        self._stretch = stretch_mode(preference.value())
+        preference.changed.connect(self._stretch_changed)
         self._jobs = PoolJobs(self)
         self._jobs.done.connect(self._decoded)
         self._jobs.failed.connect(self._decode_failed)
@@ -301,6 +355,14 @@ class ImagePreview(QWidget):
         self.fit_button.clicked.connect(self.zoom_to_fit)
         self.actual_button.clicked.connect(self.zoom_actual)
         self.boxes_button.toggled.connect(self._set_boxes_visible)
+        self.stretch_action = QAction(STRETCH_TEXT, self)
+        self.stretch_action.setCheckable(True)
+        self.stretch_action.setChecked(self._stretch == STRETCH_MINMAX)
+        self.stretch_action.setToolTip(STRETCH_TIP)
+        self.stretch_action.toggled.connect(lambda on: stretch_preference().set_value(on))
+        self.stretch_button = QToolButton(self)
+        self.stretch_button.setDefaultAction(self.stretch_action)
+        self.stretch_button.setAutoRaise(True)
         self.zoom_label = QLabel(self)
         self.zoom_label.setStyleSheet(f"color: {CAPTION_COLOR};")
         self.summary = QLabel(self)
@@ -309,7 +371,7 @@ class ImagePreview(QWidget):
         bar = QHBoxLayout()
         bar.setContentsMargins(6, 4, 6, 4)
         bar.setSpacing(4)
-        for w in (self.fit_button, self.actual_button, self.boxes_button):
+        for w in (self.fit_button, self.actual_button, self.boxes_button, self.stretch_button):
             bar.addWidget(w)
         bar.addSpacing(8)
         bar.addWidget(self.zoom_label)
@@ -360,6 +422,14 @@ class ImagePreview(QWidget):
     def image_error(self, i: int) -> str | None:
         return self._shown[i].error
 
+    def image(self, i: int) -> QImage | None:
+        """Decoded image ``i`` as shown (None until decoded or when it cannot be)."""
+        return self._shown[i].image
+
+    def stretch(self) -> str:
+        """How high-depth images are scaled now: ``"dtype"`` or ``"minmax"``."""
+        return self._stretch
+
     def pending(self) -> int:
         """Images still decoding on the pool."""
         return self._pending
@@ -371,6 +441,7 @@ class ImagePreview(QWidget):
     def clear(self) -> None:
         self._generation += 1
         self._pending = 0
+        self._record = self._refs = None
         self._shown = []
         self._cards = []
         self._strips = []
@@ -387,10 +458,13 @@ class ImagePreview(QWidget):
         Returns how many images there are; ``imagesShown`` follows when all are up.
         """
         self.clear()
+        self._record, self._refs = decoded, refs
         if decoded is None:
             return 0
         refs = find_images(decoded) if refs is None else refs
+        self._refs = refs
         generation = self._generation
+        stretch = self._stretch
         main = main_image(refs)  # only the main image has boxes (see codec.images.find_boxes)
         self._shown = [_Shown(ref, find_boxes(decoded, ref) if ref is main else []) for ref in refs]
         self._build_cards()
@@ -400,13 +474,13 @@ class ImagePreview(QWidget):
             if size > INLINE_DECODE_BYTES or size > budget:
                 shown.pending = True
                 self._pending += 1
-                ref = shown.ref
-                self._jobs.submit((generation, i), lambda ref=ref: (
-                    _decode_to_qimage(ref) if generation == self._generation else None))  # skip when stale
+                job = _Decode(shown.ref, stretch)
+                self._jobs.submit((generation, i), lambda job=job: (
+                    _decode_to_qimage(job) if generation == self._generation else None))  # skip when stale
             else:
                 budget -= size
                 try:
-                    shown.image = _decode_to_qimage(shown.ref)
+                    shown.image = _decode_to_qimage(_Decode(shown.ref, stretch))
                 except ImageDecodeError as exc:
                     shown.error = str(exc)
                 except Exception as exc:  # noqa: BLE001 - a note on the card, never a traceback
@@ -416,6 +490,20 @@ class ImagePreview(QWidget):
         if not self._pending:
             self.imagesShown.emit(len(self._shown))
         return len(self._shown)
+
+    def _stretch_changed(self, on: bool) -> None:
+        """Decode the record's images again with the new scaling, keeping the scroll position."""
+        self._stretch = stretch_mode(on)
+        self.stretch_action.blockSignals(True)
+        self.stretch_action.setChecked(on)
+        self.stretch_action.blockSignals(False)
+        if self._record is None or not self._shown:
+            return
+        bars = (self.scroll.horizontalScrollBar(), self.scroll.verticalScrollBar())
+        where = [bar.value() for bar in bars]
+        self.set_record(self._record, self._refs)
+        for bar, value in zip(bars, where):
+            bar.setValue(value)
 
     # -- cards ------------------------------------------------------------
     def _build_cards(self) -> None:
@@ -444,7 +532,7 @@ class ImagePreview(QWidget):
         first = members[0][1].ref
         n = len({s.ref.step for _, s in members})
         title = QLabel(f"<b>{key}</b> · {n} step{'s' if n != 1 else ''} · "
-                       f"{'raw uint8' if first.kind == 'raw' else first.format} {_dims(first)}", strip)
+                       f"{f'raw {first.dtype}' if first.kind == 'raw' else first.format} {_dims(first)}", strip)
         title.setStyleSheet(f"color: {CAPTION_COLOR};")
         layout.addWidget(title)
         frames = QWidget()

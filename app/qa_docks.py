@@ -16,7 +16,7 @@ from PySide6.QtWidgets import QDockWidget, QLabel, QMenu, QStackedWidget, QWidge
 if TYPE_CHECKING:
     from app.main_window import MainWindow
 
-DOCK_SHARE = 0.5  # of the window's height, when a dock first opens
+DOCK_SHARE = 0.35  # of the window's height, when a dock first opens
 
 
 class _PanelDock(QDockWidget):

@@ -20,9 +20,10 @@ from app.record_detail import IMAGES_TAB
 from app.schema_view import SchemaView
 from app.stats_panel import StatsPanel
 
-# Qt's list view lays out every tile it holds (about 6 µs each, in the background): a million
-# tiles is 6 s of it; past that the gallery pages (the page bar above it).
-GALLERY_WINDOW_MAX = 1_000_000
+# Qt's list view lays out every tile it holds (6-15 µs each, in the background, in row order), and a
+# selected tile can be scrolled to only once its row is laid out: the top of the page shows until then
+# (1-3 s for the last of 200,000 tiles). Past this many tiles the gallery pages (the page bar above it).
+GALLERY_WINDOW_MAX = 200_000
 
 if TYPE_CHECKING:
     from app.file_tab import FileTab
@@ -81,6 +82,14 @@ class QaViews(QObject):
             return shown
         return self.tab.tfile
 
+    def source_busy(self) -> bool:
+        """The file's own pass runs, or has not started yet: a whole-file pass must wait.
+
+        A tab is made (and shown, which shows a docked panel) just before its
+        index pass starts; a pass started then would go over 0 records.
+        """
+        return self.tab.is_running() or self.tab.state().phase == "index"
+
     def read(self, i: int):
         """Record ``i`` as the table shows it (for thumbnails)."""
         return self.tab.model.tfile.read(i)
@@ -91,7 +100,7 @@ class QaViews(QObject):
 
     # -- views ------------------------------------------------------------
     def _fit_window(self, *_) -> None:
-        """Size the rows' window for the view shown (issue 7): the gallery's tiles are taller
+        """Size the rows' window for the view shown: the gallery's tiles are taller
         than table rows, a narrow gallery may hold one per row, and Qt lays out every tile
         it holds, so it pages sooner (at most GALLERY_WINDOW_MAX tiles)."""
         tab = self.tab
@@ -119,14 +128,14 @@ class QaViews(QObject):
     def stats_panel(self) -> StatsPanel:
         """The statistics panel (made on first use; the window places it)."""
         if self._stats is None:
-            self._stats = StatsPanel(self.tab.proxy, self.source, self.tab.is_running)
+            self._stats = StatsPanel(self.tab.proxy, self.source, self.source_busy)
             self._stats.statsReady.connect(self._stats_ready)
         return self._stats
 
     def schema_view(self) -> SchemaView:
         """The feature-spec panel (made on first use; the window places it)."""
         if self._schema is None:
-            self._schema = SchemaView(self.tab.proxy, self.source, self.tab.is_running)
+            self._schema = SchemaView(self.tab.proxy, self.source, self.source_busy)
             self._schema.message.connect(self.tab.message)
             stats = self._stats.stats() if self._stats is not None else None
             if stats is not None and not self._stats.is_running():

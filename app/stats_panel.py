@@ -108,7 +108,9 @@ def _summary(f: dict) -> str:
     if dtype in ("int64", "float32"):
         if f.get("min") is None:
             return "no finite values"
-        return f"min {_num(f['min'])} · max {_num(f['max'])}\nmean {_num(f['mean'])} · std {_num(f['std'])}"
+        # min and max on lines of their own: int64 extremes are 26 characters each, and a cell too
+        # narrow for both on one line elides them into one number
+        return f"min {_num(f['min'])}\nmax {_num(f['max'])}\nmean {_num(f['mean'])} · std {_num(f['std'])}"
     if dtype == "bytes":
         if f.get("image_formats"):
             formats = ", ".join(f"{k} {v:,}" for k, v in f["image_formats"].items())
@@ -209,8 +211,9 @@ def _item(text: str = "", tip: str | None = None) -> QStandardItem:
 def _feature_row(name: str, f: dict, records: int, sequence: bool) -> list[QStandardItem]:
     present = f.get("present", 0)
     share = present / records if records else 0.0
-    row = [_item(name, name), _item(_dtype_text(f)), _item(f"{present:,}\n{share:.0%}"), None, _item(_summary(f)),
-           None, None]
+    summary = _summary(f)
+    row = [_item(name, name), _item(_dtype_text(f)), _item(f"{present:,}\n{share:.0%}"), None,
+           _item(summary, summary or None), None, None]
     if f.get("mixed_types"):
         row[TYPE].setForeground(WARN_COLOR)
         row[FEATURE].setIcon(icons.icon("warning"))
@@ -534,4 +537,21 @@ class StatsPanel(RecomputesWhenShown, QWidget):
                   ISSUES: (7, 18)}
         for col, (low, high) in limits.items():
             self.tree.resizeColumnToContents(col)
-            header.resizeSection(col, max(low * em, min(high * em, header.sectionSize(col) + em)))
+            high = max(high * em, self._whole_numbers_width(col) + em) if col == SUMMARY else high * em
+            header.resizeSection(col, max(low * em, min(high, header.sectionSize(col) + em)))
+
+    def _whole_numbers_width(self, column: int) -> int:
+        """Room for the widest min/max line of ``column``: numbers are never elided, words may be."""
+        model, metrics = self.model(), self.tree.fontMetrics()
+        if model is None:
+            return 0
+        widest = 0
+        for g in range(model.rowCount()):
+            head = model.index(g, 0)
+            indent = 2 * self.tree.indentation() if column == 0 else 0
+            for r in range(model.rowCount(head)):
+                text = model.index(r, column, head).data() or ""
+                for line in text.splitlines():
+                    if line.startswith(("min ", "max ")):
+                        widest = max(widest, metrics.horizontalAdvance(line) + indent)
+        return widest

@@ -23,7 +23,8 @@ from PySide6.QtGui import QImage
 from codec.decode import (DecodedRecord, RecordKind, decode_record, feature_cell, feature_values, format_value,
                           is_text, record_feature_lists, record_features)
 from codec.framing import RecordStatus
-from codec.images import BoundingBox, ImageDecodeError, ImageRef, find_boxes, find_images, main_image, thumbnail
+from codec.images import (STRETCH_DTYPE, BoundingBox, ImageDecodeError, ImageRef, RawShape, find_boxes, find_images,
+                          main_image, thumbnail)
 from codec.reader import RecordData
 
 from app.image_preview import caption_text, to_qimage
@@ -51,6 +52,8 @@ class ThumbRequest:
     image_key: str | None  # None: the record's main image (the first step's for a SequenceExample)
     caption_key: str | None  # None: the best caption feature of each record
     epoch: int = 0  # the asker's numbering of records when asked (results from an older one are dropped)
+    stretch: str = STRETCH_DTYPE  # how 16-bit and float images become 8 bits (codec.images.display_image)
+    raw_shape: RawShape | None = None  # the user's shape for bytes to show as raw pixels
 
 
 @dataclass
@@ -78,8 +81,8 @@ class ThumbResult:
 # ---------------------------------------------------------------- one tile
 
 
-def _pick_image(decoded: DecodedRecord, key: str | None) -> ImageRef | None:
-    refs = find_images(decoded)
+def _pick_image(decoded: DecodedRecord, key: str | None, raw_shape: RawShape | None = None) -> ImageRef | None:
+    refs = find_images(decoded, raw_shape=raw_shape)
     if key is None:
         ref = main_image(refs)
         if ref is not None:
@@ -172,20 +175,20 @@ def make_thumbnail(read: Callable[[int], RecordData], request: ThumbRequest) -> 
     if decoded.kind is RecordKind.RAW:
         return ThumbResult(request, "none", caption=caption, status=status,
                            note="raw record (not an Example)" if status.data_intact else STATUS_TEXT[status])
-    ref = _pick_image(decoded, request.image_key)
+    ref = _pick_image(decoded, request.image_key, request.raw_shape)
     if ref is None:
         what = f"no image in {request.image_key!r}" if request.image_key else "no image"
         return ThumbResult(request, "none", caption=caption, note=what, status=status)
     boxes = find_boxes(decoded, ref)
     try:
-        image = thumbnail(ref, request.side)
+        image = thumbnail(ref, request.side, request.stretch)
     except (ImageDecodeError, ValueError, OSError, MemoryError) as exc:
         return ThumbResult(request, "error", caption=caption, status=status,
                            note=str(exc) if isinstance(exc, ImageDecodeError) else f"cannot decode: {one_line(exc)}")
     sx = image.width / ref.width if ref.width else 1.0
     sy = image.height / ref.height if ref.height else 1.0
     scaled = [BoundingBox(b.xmin * sx, b.ymin * sy, b.xmax * sx, b.ymax * sy, b.label) for b in boxes]
-    return ThumbResult(request, "ok", to_qimage(image), scaled, caption, caption_text(ref, len(boxes)), status)
+    return ThumbResult(request, "ok", to_qimage(image, request.stretch), scaled, caption, caption_text(ref, len(boxes)), status)
 
 
 def sample_keys(read: Callable[[int], RecordData], records: Iterable[int]) -> tuple[list[str], list[str]]:

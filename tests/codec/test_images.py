@@ -18,9 +18,12 @@ from codec.images import (
     BoundingBox,
     ImageDecodeError,
     ImageRef,
+    RawShape,
     decode_image,
     find_boxes,
     find_images,
+    guess_raw_shape,
+    parse_raw_shape,
     main_image,
     probe_image,
     sniff_image,
@@ -179,7 +182,8 @@ def test_sequence_example_frames_are_png_steps():
         assert main_image(refs) is None  # frames live in feature lists, none is the main image
 
 
-def test_raw_pixels_square_guess():
+def test_raw_pixels_square_guess_for_a_feature_named_image():
+    # The fixture has only "image" (3072 bytes) and "label": the name says pixels, the length a 32x32x3 square.
     for decoded in _decoded_fixture("raw_pixels_32x32x3.tfrecord"):
         (ref,) = find_images(decoded)
         assert (ref.key, ref.kind, ref.format) == ("image", "raw", "RAW")
@@ -219,9 +223,35 @@ def test_raw_pixels_with_shape_that_does_not_fit_are_not_images():
 
 
 def test_square_guess_needs_a_plausible_size():
-    assert find_images(_record(digest=_bytes(bytes(range(16))))) == []  # 4x4x1: a hash
-    (ref,) = find_images(_record(tile=_bytes(bytes(range(64)))))  # 8x8x1
+    assert find_images(_record(image=_bytes(bytes(range(16))))) == []  # 4x4x1: a hash
+    (ref,) = find_images(_record(image=_bytes(bytes(range(64)))))  # 8x8x1
     assert (ref.width, ref.height, ref.channels) == (8, 8, 1)
+
+
+@pytest.mark.parametrize("key", ["tile", "digest", "embedding", "image/key/sha256", "label/raw", "encoded"])
+def test_no_square_guess_for_features_not_named_as_images(key):
+    decoded = _record(**{key.replace("/", "__"): _bytes(bytes(range(64)), bytes(range(192)))})
+    assert find_images(decoded) == []
+    (ref8, ref192) = find_images(decoded, guess_square=True)  # the caller asks
+    assert [(r.width, r.height, r.channels) for r in (ref8, ref192)] == [(8, 8, 1), (8, 8, 3)]
+
+
+@pytest.mark.parametrize("key", ["image", "image_raw", "image/raw", "pixels", "depth_map", "frames", "img/data"])
+def test_square_guess_for_features_named_as_images(key):
+    (ref,) = find_images(_record(**{key.replace("/", "__"): _bytes(bytes(range(192)))}))
+    assert (ref.key, ref.width, ref.height, ref.channels) == (key, 8, 8, 3)
+
+
+def test_raw_shape_from_the_caller():
+    values = _bytes(bytes(range(24)), bytes(range(25)))
+    decoded = _record(blob=values)
+    assert find_images(decoded) == []
+    (ref,) = find_images(decoded, raw_shape=RawShape(4, 6, 1))  # only the value of exactly that size
+    assert (ref.value_index, ref.width, ref.height, ref.channels, ref.dtype) == (0, 6, 4, 1, "uint8")
+    assert np.asarray(decode_image(ref)).tolist() == np.arange(24).reshape(4, 6).tolist()
+    assert guess_raw_shape(3 * 32 * 32) == RawShape(32, 32, 3)
+    assert guess_raw_shape(100) == RawShape(10, 10, 1)
+    assert guess_raw_shape(16) is None and guess_raw_shape(7) is None
 
 
 def test_text_of_pixel_length_is_not_an_image():
@@ -302,13 +332,16 @@ def test_decode_image_gives_display_modes(image, fmt, mode):
     assert decoded.mode == mode and decoded.size == (6, 4)
 
 
-def test_sixteen_bit_images_are_stretched_to_grey():
+def test_sixteen_bit_images_are_grey_by_their_range_or_stretched():
     depth = np.array([[1000, 2000], [3000, 5000]], dtype=np.uint16)
     data = _encode(Image.fromarray(depth), "PNG")
     (ref,) = find_images(_record(depth=_bytes(data)))
     image = decode_image(ref)
     assert image.mode == "L"
-    assert np.asarray(image).tolist() == [[0, 63], [127, 255]]
+    assert np.asarray(image).tolist() == [[4, 8], [12, 19]]  # v * 255 / 65535
+    assert np.asarray(decode_image(ref, "minmax")).tolist() == [[0, 64], [128, 255]]  # rounded
+    with pytest.raises(ValueError, match="stretch"):
+        decode_image(ref, "auto")
 
 
 def test_thumbnail_fits_and_keeps_aspect():
@@ -404,3 +437,17 @@ def test_boxes_need_matching_counts_and_the_main_image():
 def test_no_boxes_without_bbox_features():
     decoded = _decoded_fixture("flowers_jpeg.tfrecord")[0]
     assert find_boxes(decoded, find_images(decoded)[0]) == []
+
+
+@pytest.mark.parametrize("text, shape", [
+    ("32x32x3", RawShape(32, 32, 3)), ("480 × 640", RawShape(480, 640, 1)),
+    ("64x64x1 uint16", RawShape(64, 64, 1, "uint16")), (" 2 x 3 x 4 float32 ", RawShape(2, 3, 4, "float32")),
+])
+def test_parse_raw_shape(text, shape):
+    assert parse_raw_shape(text) == shape
+
+
+@pytest.mark.parametrize("text", ["", "32", "32x32x5", "0x4", "axb", "4x4x3 int7", "1x2x3x4"])
+def test_parse_raw_shape_rejects(text):
+    with pytest.raises(ValueError, match="not a shape"):
+        parse_raw_shape(text)
