@@ -46,6 +46,7 @@ SPAN_LIMIT = 64 << 10
 # More marks than this are merged with their neighbours (a map is ~1000 pixels tall).
 MAP_RESOLUTION = 4000
 PANEL_HEIGHT = 170
+PANEL_MIN_ROWS = 3  # rows the panel opens with at least
 BAD_COLOR = "#c62828"
 MUTED_COLOR = "#64748b"
 
@@ -159,7 +160,11 @@ class CorruptionTools(QObject):
         self.panel.setVisible(on)
         if on and self.splitter is not None:
             total = sum(self.splitter.sizes()) or self.tab.height()
-            height = min(PANEL_HEIGHT, max(80, total // 3))
+            table = self.panel.table
+            rows = max(self.model.rowCount(), PANEL_MIN_ROWS)  # a few problems: a short panel
+            needed = (self.panel.sizeHint().height() - table.sizeHint().height() + table.horizontalHeader().height()
+                      + rows * table.verticalHeader().defaultSectionSize() + 2 * table.frameWidth() + 4)
+            height = min(PANEL_HEIGHT, needed, max(80, total // 3))
             self.splitter.setSizes([max(1, total - height), height])
         self.panel_visibility_changed.emit(on)
 
@@ -384,7 +389,11 @@ class CorruptionTools(QObject):
             stream = f"; the stream broke at compressed byte {problem.compressed_offset:,}" \
                 if problem.compressed_offset is not None else ""
             return f"{problem_title(problem)} at byte {problem.offset:,} ({where}){stream}"
-        data = self.file.read_bytes(problem.offset, min(problem.size, SPAN_LIMIT))
+        try:
+            with self.tab.watching_changes():
+                data = self.file.read_bytes(problem.offset, min(problem.size, SPAN_LIMIT))
+        except (OSError, ValueError) as exc:
+            return f"cannot read the skipped bytes at {problem.offset:,}: {exc}"
         compressed = self.file.compression is not Compression.NONE
         framed = FramedRecord(problem.offset, data[:HEADER_SIZE], data[HEADER_SIZE:], b"", None, compressed)
         hexv.set_record(framed)

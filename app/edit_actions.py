@@ -131,6 +131,8 @@ class EditActions(QObject):
         editing.modified_changed.connect(lambda *_: self._update_marks())
         editing.error.connect(self.window.show_error)
         editing.saved.connect(lambda path, t=tab: self._saved(t, path))
+        # an edit made, undone or redone, or a save: an earlier error message no longer applies
+        editing.stack.indexChanged.connect(lambda *_, t=tab: t is self._tab() and self.window.clear_error())
         tab.state_changed.connect(self.refresh)
         tab.table.selectionModel().selectionChanged.connect(lambda *_: self.refresh())
         table = tab.table
@@ -185,6 +187,9 @@ class EditActions(QObject):
         self.refresh()
 
     def _saved(self, tab: FileTab, path: str) -> None:
+        if tab is self._tab():
+            self.window.clear_error()
+        self.window.settings.add_output_directory(os.path.dirname(path))
         index = self.window.tabs.indexOf(tab)
         if index >= 0:
             self.window.tabs.setTabToolTip(index, path)
@@ -231,10 +236,18 @@ class EditActions(QObject):
         shown = matches() if callable(matches) else None
         filtered = None if shown is None else shown.tolist()
         dialog = ExportDialog(records, tab.path, selected, self.window, modified=editing.modified, filtered=filtered)
-        dialog.export_finished.connect(lambda *_: self._message(dialog.message))
+        dialog.export_finished.connect(lambda result: self._exported(dialog, result))
         self.export_dialog = dialog
         dialog.show()
         return dialog
+
+    def _exported(self, dialog: ExportDialog, result) -> None:
+        self._message(dialog.message)
+        if result is not None:
+            out = getattr(result, "path", None) or (result if isinstance(result, str) else None)
+            if out:
+                out = os.path.abspath(out)
+                self.window.settings.add_output_directory(out if os.path.isdir(out) else os.path.dirname(out))
 
     # -- unsaved changes ----------------------------------------------------
     def confirm_close(self, tab: FileTab, close: Callable[[], None]) -> bool:

@@ -9,10 +9,13 @@ only keeps OK disabled and shows the codec's message while the input is bad.
 from __future__ import annotations
 
 import base64
+import inspect
 import os
+import weakref
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
+from PySide6.QtCore import QObject
 from PySide6.QtGui import QFontDatabase
 from PySide6.QtWidgets import (QButtonGroup, QComboBox, QDialog, QDialogButtonBox, QFileDialog, QFormLayout,
                                QHBoxLayout, QLabel, QLineEdit, QMessageBox, QPlainTextEdit, QPushButton,
@@ -21,7 +24,7 @@ from PySide6.QtWidgets import (QButtonGroup, QComboBox, QDialog, QDialogButtonBo
 from codec.decode import is_text
 from codec.edit import DTYPES, parse_value, parse_values
 from codec.errors import UsageError
-from codec.framing import Compression
+from codec.framing import Compression, name_disagrees
 
 from app.record_tree_model import edit_text
 
@@ -385,8 +388,124 @@ class ApplyToSelectionDialog(_CheckedDialog):
         return BatchEdit("set", key, dtype, tuple(parse_values(self.values.toPlainText(), dtype)))
 
 
+# -- compression that follows the file name ---------------------------------
+COMPRESSED_SUFFIXES = (".gz", ".gzip", ".zz", ".zlib")
+NAME_SUFFIX = {Compression.NONE: "", Compression.GZIP: ".gz", Compression.ZLIB: ".zlib"}
+FOLLOW_HINT = "Compression follows the file name (.gz: GZIP, .zz/.zlib: ZLIB) until you choose one."
+
+
+def with_compression_suffix(path: str, compression: Compression) -> str:
+    """``out.tfrecord`` -> ``out.tfrecord.gz`` for GZIP (any compressed suffix replaced)."""
+    lower = path.lower()
+    for suffix in COMPRESSED_SUFFIXES:
+        if lower.endswith(suffix):
+            path = path[: -len(suffix)]
+            break
+    return path + NAME_SUFFIX[compression]
+
+
+class CompressionFollower(QObject):
+    """Keeps a compression combo (data: "none"/"gzip"/"zlib") in step with a file name field.
+
+    Until the user picks a compression in the combo, the name decides it as
+    it is typed. ``note`` (a label) says so, or says that name and choice
+    disagree. ``rename(compression) -> str | None`` gives the name a picked
+    compression should take (None: keep the name the user typed).
+    """
+
+    def __init__(self, path_edit: QLineEdit, combo: QComboBox, note: QLabel | None = None,
+                 rename: Callable[[Compression], str | None] | None = None) -> None:
+        super().__init__(combo)
+        self.path_edit, self.combo, self.note = path_edit, combo, note
+        # a dialog's own method, held weakly: no reference cycle keeps a deleted dialog's wrapper alive
+        self._rename = weakref.WeakMethod(rename) if inspect.ismethod(rename) else rename
+        self.chosen = False  # the user picked a compression: the name no longer decides
+        path_edit.textChanged.connect(self._name_changed)
+        combo.activated.connect(self._picked)
+        self._name_changed(path_edit.text())
+
+    def compression(self) -> Compression:
+        return Compression.parse(self.combo.currentData())
+
+    def disagreement(self) -> str | None:
+        """One line when the name says another compression than the one chosen."""
+        name = self.path_edit.text().strip()
+        return name_disagrees(name, self.compression()) if name else None
+
+    def set_compression(self, compression: Compression) -> None:
+        index = self.combo.findData(compression.value)
+        if index >= 0 and index != self.combo.currentIndex():
+            self.combo.setCurrentIndex(index)
+        self._update_note()
+
+    def _name_changed(self, text: str) -> None:
+        if not self.chosen and text.strip():
+            self.set_compression(Compression.for_name(text.strip()))
+        self._update_note()
+
+    def _picked(self, *_: Any) -> None:
+        self.chosen = True
+        rename = self._rename() if isinstance(self._rename, weakref.WeakMethod) else self._rename
+        if rename is not None:
+            name = rename(self.compression())
+            if name is not None and name != self.path_edit.text():
+                self.path_edit.setText(name)
+        self._update_note()
+
+    def _update_note(self) -> None:
+        if self.note is None:
+            return
+        problem = self.disagreement()
+        self.note.setStyleSheet(ERROR_STYLE if problem else HINT_STYLE)
+        self.note.setText(problem + ": TensorFlow readers pick the compression by the name" if problem else
+                          ("" if self.chosen else FOLLOW_HINT))
+
+
+def ask_name_mismatch(parent: QWidget | None, path: str, compression: Compression) -> str:
+    """"write" (as chosen), "fix" (follow the name, or give the name the suffix) or "cancel"."""
+    problem = name_disagrees(path, compression)
+    named = Compression.for_name(path)
+    fix = f"Add {NAME_SUFFIX[compression]}" if named is Compression.NONE else f"Use {named.value.upper()}"
+    box = QMessageBox(parent)
+    box.setIcon(QMessageBox.Icon.Warning)
+    box.setWindowTitle("Name and Compression Disagree")
+    box.setText(f"{problem}.")
+    box.setInformativeText("Readers (TensorFlow among them) choose the compression by the name. Write it anyway?")
+    write = box.addButton("Write Anyway", QMessageBox.ButtonRole.AcceptRole)
+    fixed = box.addButton(fix, QMessageBox.ButtonRole.ActionRole)
+    box.addButton(QMessageBox.StandardButton.Cancel)
+    box.setDefaultButton(fixed)
+    try:
+        box.exec()
+        clicked = box.clickedButton()
+    finally:
+        box.deleteLater()
+    return "write" if clicked is write else "fix" if clicked is fixed else "cancel"
+
+
+def settle_name(parent: QWidget | None, path: str, compression: Compression) -> tuple[str, Compression] | None:
+    """(path, compression) to write after asking about a name that says another compression; None: cancel.
+
+    Plain data is never written under a compressed name (or compressed data
+    under a plain one) without the user saying so.
+    """
+    if name_disagrees(path, compression) is None:
+        return path, compression
+    answer = ask_name_mismatch(parent, path, compression)
+    if answer == "write":
+        return path, compression
+    if answer != "fix":
+        return None
+    named = Compression.for_name(path)
+    if named is Compression.NONE:
+        return with_compression_suffix(path, compression), compression
+    return path, named
+
+
 # -- save as ----------------------------------------------------------------
 class SaveAsDialog(_CheckedDialog):
+    """A path and a compression; the compression follows the name until chosen (see CompressionFollower)."""
+
     def __init__(self, parent: QWidget | None, path: str, compression: str) -> None:
         super().__init__(parent, "Save As")
         self.path = QLineEdit(path)
@@ -397,22 +516,36 @@ class SaveAsDialog(_CheckedDialog):
             self.compression.addItem(text, value)
         self.compression.setCurrentIndex(max(0, [v for v, _ in COMPRESSIONS].index(compression)
                                              if compression in dict(COMPRESSIONS) else 0))
+        self.compression_note = _label(HINT_STYLE)
         row = QHBoxLayout()
         row.addWidget(self.path, 1)
         row.addWidget(browse)
         form = QFormLayout(self)
         form.addRow("File:", row)
         form.addRow("Compression:", self.compression)
+        form.addRow(self.compression_note)
         form.addRow(self.error_label)
         form.addRow(self.buttons)
+        self.follower = CompressionFollower(self.path, self.compression, self.compression_note)
         self.path.textChanged.connect(self.check)
-        self.resize(520, 140)
+        self.resize(560, 170)
         self.check()
 
     def _browse(self) -> None:
         path, _ = QFileDialog.getSaveFileName(self, "Save As", self.path.text())
         if path:
             self.path.setText(path)
+
+    def accept(self) -> None:
+        if not self.check():
+            return
+        path, compression = self.result_value()
+        settled = settle_name(self, path, Compression.parse(compression))
+        if settled is None:
+            return
+        self.path.setText(settled[0])
+        self.follower.set_compression(settled[1])
+        super().accept()
 
     def result_value(self) -> tuple[str, str]:
         path = self.path.text().strip()

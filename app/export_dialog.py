@@ -23,7 +23,8 @@ from codec.index_cache import write_index
 from codec.reader import TFRecordFile
 from codec.scan import IndexProgress
 
-from app.edit_dialogs import COMPRESSIONS, ERROR_STYLE, HINT_STYLE
+from app.edit_dialogs import (COMPRESSIONS, ERROR_STYLE, HINT_STYLE, CompressionFollower, settle_name,
+                              with_compression_suffix)
 from app.worker import GeneratorWorker
 
 # (key, label, file suffix; None: a folder)
@@ -103,6 +104,9 @@ class ExportDialog(QDialog):
         self.compression = QComboBox()
         for value, text in COMPRESSIONS:
             self.compression.addItem(text, value)
+        # the name decides the compression until one is picked; a picked one renames an untouched default
+        self.follower = CompressionFollower(self.output, self.compression, rename=self._default_for)
+        self.compression.currentIndexChanged.connect(self._update)
         n = len(records)
         self.scope_all = QRadioButton(f"All records ({n:,})")
         self.scope_selected = QRadioButton(f"Selected records ({len(self.selected):,})")
@@ -164,9 +168,18 @@ class ExportDialog(QDialog):
             return self.filtered
         return None
 
+    def _default_for(self, compression: Compression) -> str | None:
+        """The default name for a picked compression, unless the user chose a name."""
+        if self._touched or self.fmt() != "tfrecord":
+            return None
+        return with_compression_suffix(self.output.text(), compression)
+
     def _format_changed(self, *_) -> None:
         if not self._touched:
-            self.output.setText(default_output(self.path, self.fmt(), self.scope_selected.isChecked()))
+            out = default_output(self.path, self.fmt(), self.scope_selected.isChecked())
+            if self.fmt() == "tfrecord" and self.follower.chosen:
+                out = with_compression_suffix(out, self.follower.compression())
+            self.output.setText(out)
         self._update()
 
     def _browse(self) -> None:
@@ -206,8 +219,10 @@ class ExportDialog(QDialog):
                 button is self.scope_selected and bool(self.selected)) or (
                 button is self.scope_filtered and self.filtered is not None)))
         problem = self._problem()
-        self.note.setStyleSheet(ERROR_STYLE if problem else HINT_STYLE)
-        self.note.setText(problem or {
+        mismatch = self.follower.disagreement() if fmt == "tfrecord" else None
+        self.note.setStyleSheet(ERROR_STYLE if problem or mismatch else HINT_STYLE)
+        self.note.setText(problem or (mismatch and f"{mismatch}: TensorFlow readers pick the compression by the name")
+                          or {
             "tfrecord": "Records as shown, edits included; TensorFlow reads the file as is.",
             "jsonl": "One JSON object per record, as tfrlens-cli cat --json writes it.",
             "csv": "Lists as JSON arrays; binary bytes as base64. Feature lists of SequenceExamples are left out.",
@@ -228,6 +243,15 @@ class ExportDialog(QDialog):
             return False
         fmt = self.fmt()
         out = os.path.abspath(os.path.expanduser(self.output.text().strip()))
+        if fmt == "tfrecord":
+            settled = settle_name(self, out, self.follower.compression())
+            if settled is None:
+                return False
+            out = settled[0]
+            if out != os.path.abspath(os.path.expanduser(self.output.text().strip())):
+                self._touched = True
+                self.output.setText(out)
+            self.follower.set_compression(settled[1])
         self._out = out
         if fmt in RECORD_FORMATS:
             report = self._report = ExportReport(out, fmt)

@@ -9,34 +9,45 @@ from __future__ import annotations
 
 import json
 import os
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import NamedTuple
 
 import numpy as np
 from PySide6.QtCore import QItemSelectionModel, QModelIndex, QPoint, Qt, Signal
 from PySide6.QtGui import QAction, QGuiApplication, QKeySequence
-from PySide6.QtWidgets import (QAbstractItemView, QHeaderView, QMenu, QSplitter, QTableView,
-                               QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (QAbstractItemView, QFrame, QHBoxLayout, QHeaderView, QLabel, QMenu, QPushButton,
+                               QSplitter, QTableView, QToolButton, QVBoxLayout, QWidget)
 
 from codec.decode import decode_record, record_json_value
 from codec.document import sorted_unique
+from codec.errors import FileChangedError, TFRecordError
+from codec.framing import RecordStatus
 from codec.reader import TFRecordFile
 from codec.scan import IndexProgress
 
+from app import icons
 from app.corruption_tools import CorruptionTools
 from app.filtered_table_model import FilteredTableModel, window_rows_for
 from app.page_bar import PageBar
 from app.qa_views import QaViews
 from app.record_detail import RecordDetail
+from app.labels import STATUS_TEXT
 from app.record_table_model import BASE_COLUMNS, Column, RecordTableModel
 from app.settings import Settings, columns_signature
 from app.tab_editing import TabEditing
-from app.worker import PAINT_GATE, GeneratorWorker
+from app.worker import PAINT_GATE, GeneratorWorker, one_line
 
 # Files up to this size get every data CRC checked right after indexing, so
 # damaged records are marked without asking; larger files on request.
 AUTO_VERIFY_BYTES = 256 << 20
 COPY_ROWS_MAX = 10_000  # rows Ctrl+C puts on the clipboard (more: File > Export)
+CELL_PADDING = 18  # a cell's text margins and focus frame, in pixels
+HEADER_SORT_ROOM = 6  # a header section's own margins beyond a cell's
+COMPRESSED_GROWTH = 8  # offsets in a GZIP/ZLIB file's stream: a guess of how much it inflates
+FEATURE_MIN_WIDTH, FEATURE_MAX_WIDTH = 80, 220
+TABLE_SHARE = 0.56  # of the tab's width, for the table beside the record detail
+MIN_TABLE_ROWS = 10  # the table keeps this many rows when panels and docks open
 
 
 class PassProgress(NamedTuple):
@@ -195,6 +206,43 @@ class RecordTableView(QTableView):
         return text
 
 
+class MessageBar(QFrame):
+    """A dismissable one-line (or few-line) error strip, with an optional action button."""
+
+    def __init__(self, parent: QWidget | None = None, action: str | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("MessageBar")
+        self.setStyleSheet("#MessageBar { background: rgba(229, 57, 53, 30); "
+                           "border-bottom: 1px solid rgba(229, 57, 53, 120); }")
+        icon = QLabel()
+        icon.setPixmap(icons.pixmap("warning", 18))
+        self._label = QLabel()
+        self._label.setWordWrap(True)
+        self._label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.action_button = QPushButton(action or "")
+        close = QToolButton()
+        close.setText("✕")
+        close.setAutoRaise(True)
+        close.setToolTip("Dismiss")
+        close.clicked.connect(self.hide)
+        layout = QHBoxLayout(self)
+        layout.setContentsMargins(10, 6, 6, 6)
+        layout.addWidget(icon, 0, Qt.AlignmentFlag.AlignTop)
+        layout.addWidget(self._label, 1)
+        layout.addWidget(self.action_button, 0, Qt.AlignmentFlag.AlignTop)
+        layout.addWidget(close, 0, Qt.AlignmentFlag.AlignTop)
+        self.action_button.setHidden(action is None)
+        self.hide()
+
+    def show_message(self, text: str) -> None:
+        self._label.setText(text)
+        self.show()
+
+    def text(self) -> str:
+        """The message shown ("" when the bar is hidden)."""
+        return "" if self.isHidden() else self._label.text()
+
+
 class FileTab(QWidget):
     """One open file: its table, its detail view and its index worker.
 
@@ -207,6 +255,7 @@ class FileTab(QWidget):
     indexing_finished = Signal()
     message = Signal(str)
     reopened = Signal()  # tfile is a new file now (saved over or saved as): drop what was read from the old
+    file_changed = Signal(str)  # the file changed on disk while it was read (any thread may emit it)
 
     def __init__(self, tfile: TFRecordFile, settings: Settings, parent: QWidget | None = None,
                  *, auto_verify_bytes: int = AUTO_VERIFY_BYTES) -> None:
@@ -226,6 +275,12 @@ class FileTab(QWidget):
 
         self.model = self._make_model(tfile)
         self.model.error.connect(self.message)
+        self.change_bar = MessageBar(self, action="Reopen")
+        self.change_bar.action_button.setToolTip("Open the file again as it is on disk now (unsaved edits are lost)")
+        self.change_bar.action_button.clicked.connect(self.reopen_changed)
+        # queued: it comes from workers, and from views in the middle of painting
+        self.file_changed.connect(self._show_file_changed, Qt.ConnectionType.QueuedConnection)
+        self.model.file_changed.connect(self.file_changed)
         self.table = RecordTableView(self)
         self.proxy = FilteredTableModel(self.model, self)  # the rows shown: all records, or a filter's (issue 6)
         # a window of rows Qt can lay out (issue 7): fewer than 2^31 px of rows
@@ -246,6 +301,10 @@ class FileTab(QWidget):
         self.table.horizontalHeader().customContextMenuRequested.connect(self._header_menu)
         self.table.selectionModel().currentRowChanged.connect(self._current_row_changed)
         self.detail = RecordDetail(self)
+        self.detail.fileChanged.connect(self.file_changed)
+        self._damage_columns_wide = False
+        self._fixed_widths: dict[int, int] = {}
+        self._fitted_widths: dict[str, int] = {}  # default feature columns narrowed to fit on first open
         self._size_columns()
         self.corruption = CorruptionTools(self)  # problems panel + corruption map (issue 5)
         self.editing = TabEditing(self)  # edits over a Document, undo, save (issue 4)
@@ -263,12 +322,17 @@ class FileTab(QWidget):
         if saved is not None:
             self.splitter.restoreState(saved)
         else:
-            self.splitter.setSizes([600, 600])
+            self.splitter.setSizes([int(1000 * TABLE_SHARE), int(1000 * (1 - TABLE_SHARE))])
         self.splitter.splitterMoved.connect(lambda *_: self.settings.save_splitter(self.splitter.saveState()))
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
-        layout.addWidget(self.corruption.above_problems(self.splitter))
+        layout.setSpacing(0)
+        layout.addWidget(self.change_bar)
+        layout.addWidget(self.corruption.above_problems(self.splitter), 1)
         self.setFocusProxy(self.table)
+        rows = self.table.verticalHeader().defaultSectionSize()
+        self.table.setMinimumHeight(self.table.horizontalHeader().sizeHint().height() + MIN_TABLE_ROWS * rows
+                                    + 2 * self.table.frameWidth() + self.table.horizontalScrollBar().sizeHint().height())
 
     def _make_model(self, tfile) -> RecordTableModel:
         return RecordTableModel(tfile, self)
@@ -339,14 +403,58 @@ class FileTab(QWidget):
         self.state_changed.emit()
 
     def _index_passes(self):
-        for p in self.tfile.index_iter():
-            yield PassProgress("index", p)
+        with self.watching_changes():
+            for p in self.tfile.index_iter():
+                yield PassProgress("index", p)
         if self._auto_verify and not self.tfile.verified:
             yield from self._verify_passes()
 
     def _verify_passes(self):
-        for p in self.tfile.verify_iter():
-            yield PassProgress("verify", p)
+        with self.watching_changes():
+            for p in self.tfile.verify_iter():
+                yield PassProgress("verify", p)
+
+    # -- the file changing under us ---------------------------------------
+    @contextmanager
+    def watching_changes(self):
+        """Report a FileChangedError raised inside (on any thread) on the tab's bar, then let it go on."""
+        try:
+            yield
+        except FileChangedError as exc:
+            self.file_changed.emit(one_line(exc))
+            raise
+
+    def _show_file_changed(self, message: str) -> None:
+        if self._closed or not self._changed_on_disk():
+            return  # a notice queued before the tab reopened the file
+        text = message if "changed" in message.lower() else f"the file changed while reading: {message}"
+        self.change_bar.show_message(f"{text[:1].upper()}{text[1:]} — reopen it to see the file as it is now.")
+
+    def _changed_on_disk(self) -> bool:
+        """The file on disk is not the one this tab opened (size or modification time differ)."""
+        mtime_ns = getattr(self.tfile, "mtime_ns", None)
+        if mtime_ns is None:  # a shard set: each shard checks itself
+            return True
+        try:
+            st = os.stat(self.tfile.path)
+        except OSError:
+            return True
+        return (st.st_size, st.st_mtime_ns) != (self.tfile.file_size, mtime_ns)
+
+    def reopen_changed(self) -> bool:
+        """Open the file again as it is on disk now (after it changed); False with a note if it cannot be."""
+        if self._worker is not None:
+            self._worker.stop()
+        self.editing.cancel()
+        self.editing.wait()
+        self.editing.detach()
+        try:
+            self.reopen(self.path)
+        except (TFRecordError, OSError, ValueError) as exc:
+            self.change_bar.show_message(f"cannot reopen {self.path}: {one_line(exc)}")
+            return False
+        self.change_bar.hide()
+        return True
 
     def _on_progress(self, pp: PassProgress) -> None:
         if self._closed:
@@ -357,6 +465,8 @@ class FileTab(QWidget):
             self._phase = pp.phase
             if pp.phase == "verify" and pp.progress.problems != problems_before:
                 self.model.refresh_status()  # a damaged record was found: repaint its row
+            if pp.progress.problems:
+                self._widen_for_damage()
             self._rows_arrived()
             self.state_changed.emit()
 
@@ -369,6 +479,7 @@ class FileTab(QWidget):
         self._phase = "cancelled" if self._worker is not None and self._worker.cancelled else "done"
         self._rows_arrived()
         self.model.refresh_status()
+        self._widen_for_damage()
         self.editing.attach()  # editing starts once the whole file is indexed (issue 4)
         self._resolve_pending(final=True)
         if self._phase == "cancelled":
@@ -405,7 +516,10 @@ class FileTab(QWidget):
         self._columns_ready = True
         keys = self.model.sample_keys()
         chosen = self.settings.feature_columns(columns_signature(keys))
-        self._set_columns(self.model.default_feature_columns() if chosen is None else chosen, save=False)
+        self._size_columns()
+        if chosen is None:
+            chosen = self._fitting_columns(self.model.default_feature_columns())
+        self._set_columns(chosen, save=False)
 
     def _set_columns(self, keys: list[str], *, save: bool = True) -> None:
         self.model.set_feature_columns(keys)
@@ -413,20 +527,87 @@ class FileTab(QWidget):
             self.settings.set_feature_columns(columns_signature(self.model.sample_keys()), keys)
         self._size_feature_columns()
 
-    def _size_columns(self) -> None:
-        """Widths from the font for the fixed columns; a fair share for feature columns."""
+    def _cell_width(self, text: str) -> int:
+        """Width of a cell (or its header) showing ``text``: text plus the style's margins."""
         fm = self.table.fontMetrics()
-        widths = {Column.INDEX: "88,888,888", Column.OFFSET: "88,888,888,888", Column.SIZE: "888,888,888",
-                  Column.KIND: "SequenceExample", Column.STATUS: "ok, after skipped bytes"}
-        for col, sample in widths.items():
-            icon = 22 if col == Column.STATUS else 0
-            self.table.setColumnWidth(col, fm.horizontalAdvance(sample) + 24 + icon)
-        self._size_feature_columns()
+        header_fm = self.table.horizontalHeader().fontMetrics()
+        return max(fm.horizontalAdvance(text), header_fm.horizontalAdvance(text)) + CELL_PADDING
+
+    def _size_columns(self) -> None:
+        """Fixed columns as wide as what they can hold in this file (the header at least)."""
+        tfile = self.tfile
+        compressed = tfile.compression.value != "none"
+        most_bytes = tfile.file_size * (COMPRESSED_GROWTH if compressed else 1)
+        most_records = max(len(tfile), min(most_bytes // 16, 99_999_999))  # a record takes 16 bytes at least
+        damaged = self._problem_count() > 0
+        self._damage_columns_wide = damaged
+        kinds = self.model.sample_kinds() or ["Example"]
+        icon = self.table.iconSize().width() if self.table.iconSize().width() > 0 else 16
+        icon += 6
+        samples = {
+            Column.INDEX: (f"{most_records:,}", icon if damaged else 0),
+            Column.OFFSET: (f"{most_bytes:,}", 0),
+            Column.SIZE: (f"{min(most_bytes, 99_999_999):,}", 0),
+            Column.KIND: (max(kinds, key=len), 0),
+            Column.STATUS: (self._widest_status() if damaged else "ok", icon),
+        }
+        for col, (sample, extra) in samples.items():
+            header = str(self.model.headerData(col, Qt.Orientation.Horizontal))
+            width = max(self._cell_width(sample) + extra, self._cell_width(header) + HEADER_SORT_ROOM)
+            self._fixed_widths[col] = width
+            self.table.setColumnWidth(col, width)
+
+    def _widest_status(self) -> str:
+        """The longest status text the file's problems put in the Status column."""
+        problems = self.tfile.problems if not hasattr(self.tfile, "problem_count") else []
+        texts = ["data CRC bad"]
+        if any(p.index is None for p in problems):
+            texts.append("ok, after skipped bytes")
+        if any(p.index is not None and p.kind.value == "length_crc" for p in problems):
+            texts.append(STATUS_TEXT[RecordStatus.LENGTH_CRC])
+        return max(texts, key=len)
+
+    def _widen_for_damage(self) -> None:
+        """Problems were found after the columns were sized: room for the # column's mark and longer statuses."""
+        if not self._damage_columns_wide and self._columns_ready and self._problem_count():
+            self._size_columns()
+            if self._fitted_widths:  # the default columns, fitted: fitted again (fewer, or narrower)
+                self.model.set_feature_columns(self._fitting_columns(self.model.feature_columns()))
+                self._size_feature_columns()
+
+    def _feature_width(self, key: str) -> int:
+        """A feature column's natural width: its header and the first rows' cells, within bounds."""
+        texts = [self.model.short_key(key), *self.model.sample_cells(key)]
+        width = max(self._cell_width(t) for t in texts)
+        return min(max(width, FEATURE_MIN_WIDTH), FEATURE_MAX_WIDTH)
+
+    def _fitting_columns(self, keys: list[str]) -> list[str]:
+        """As many of ``keys`` as fit beside the fixed columns in the table as it is now, narrowed to fit.
+
+        Each keeps at least FEATURE_MIN_WIDTH; the widest give way first
+        (their cells elide, the tooltip has the whole value).
+        """
+        if self.table.viewport().width() < 200:  # not laid out yet: no way to tell
+            return keys
+        available = self.table.viewport().width() - sum(self._fixed_widths.values()) - self._extra_columns_width()
+        scroll_bar = self.table.verticalScrollBar()
+        if not scroll_bar.isVisible():  # more rows are coming: it will take its width from the viewport
+            available -= scroll_bar.sizeHint().width()
+        keys = keys[:max(0, available // FEATURE_MIN_WIDTH)]
+        natural = [self._feature_width(key) for key in keys]
+        cap = max(natural, default=0)
+        while cap > FEATURE_MIN_WIDTH and sum(min(w, cap) for w in natural) > available:
+            cap -= 1
+        self._fitted_widths = {key: min(w, cap) for key, w in zip(keys, natural)}
+        return keys
+
+    def _extra_columns_width(self) -> int:
+        """Width of columns a subclass adds to the fixed ones (a shard set's Shard column)."""
+        return 0
 
     def _size_feature_columns(self) -> None:
-        width = max(110, self.table.fontMetrics().horizontalAdvance("M") * 14)
-        for col in range(BASE_COLUMNS, self.model.columnCount()):
-            self.table.setColumnWidth(col, width)
+        for col, key in enumerate(self.model.feature_columns(), start=BASE_COLUMNS):
+            self.table.setColumnWidth(col, self._fitted_widths.get(key) or self._feature_width(key))
 
     def fill_column_menu(self, menu: QMenu) -> None:
         """(Re)fill ``menu`` with the feature keys to show as columns, checkable."""
@@ -573,7 +754,13 @@ class FileTab(QWidget):
         i = self.current_record()
         if i < 0:
             return ""
-        text = json.dumps(record_json_value(decode_record(self.model.tfile.read(i).data)), indent=2)
+        try:
+            with self.watching_changes():
+                data = self.model.tfile.read(i).data
+        except (TFRecordError, OSError, ValueError) as exc:
+            self.message.emit(f"cannot read record {i:,}: {one_line(exc)}")
+            return ""
+        text = json.dumps(record_json_value(decode_record(data)), indent=2)
         QGuiApplication.clipboard().setText(text)
         self.message.emit(f"copied record {i:,} as JSON")
         return text

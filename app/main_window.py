@@ -7,18 +7,20 @@ actions to the current tab and shows its state.
 from __future__ import annotations
 
 import os
+import threading
 
 from PySide6.QtCore import QEvent, QSize, Qt
-from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QKeySequence
-from PySide6.QtWidgets import (QFileDialog, QFrame, QHBoxLayout, QInputDialog, QLabel, QMainWindow, QMenu,
+from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QGuiApplication, QKeySequence
+from PySide6.QtWidgets import (QFileDialog, QInputDialog, QLabel, QMainWindow, QMenu,
                                QMessageBox, QProgressBar, QStackedWidget, QTabWidget, QToolButton, QVBoxLayout,
                                QWidget)
 
 from codec.errors import TFRecordError
+from codec.writer import sweep_stale_temps
 
 from app import icons
 from app.edit_actions import EditActions
-from app.file_tab import FileTab
+from app.file_tab import FileTab, MessageBar
 from app.qa_docks import QaDocks
 from app.salvage_dialog import SalvageDialog
 from app.settings import Settings
@@ -30,40 +32,26 @@ from resources import demo_path
 APP_NAME = "TFRecord Lens"
 FILE_FILTERS = "All files (*);;TFRecord files (*.tfrecord *.tfrecords *.tfrec *.record *.gz *.zlib)"
 MESSAGE_MS = 10000
+DEFAULT_SIZE = (1200, 780)  # a first start's window, when the screen has room
+SCREEN_SHARE = 0.85  # of a larger screen
 COMPRESSION_TEXT = {"none": "plain", "gzip": "GZIP", "zlib": "ZLIB"}
 
 
-class MessageBar(QFrame):
-    """A dismissable one-line (or few-line) error strip above the tabs."""
+def sweep_stale_temps_in(folders: list[str]) -> threading.Thread:
+    """Remove temporary files a killed save or export of ours left in ``folders``, off the GUI thread.
 
-    def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.setObjectName("MessageBar")
-        self.setStyleSheet("#MessageBar { background: rgba(229, 57, 53, 30); "
-                           "border-bottom: 1px solid rgba(229, 57, 53, 120); }")
-        icon = QLabel()
-        icon.setPixmap(icons.pixmap("warning", 18))
-        self._label = QLabel()
-        self._label.setWordWrap(True)
-        self._label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        close = QToolButton()
-        close.setText("✕")
-        close.setAutoRaise(True)
-        close.setToolTip("Dismiss")
-        close.clicked.connect(self.hide)
-        layout = QHBoxLayout(self)
-        layout.setContentsMargins(10, 6, 6, 6)
-        layout.addWidget(icon, 0, Qt.AlignmentFlag.AlignTop)
-        layout.addWidget(self._label, 1)
-        layout.addWidget(close, 0, Qt.AlignmentFlag.AlignTop)
-        self.hide()
+    A folder on a slow or gone network share must not hold up the start.
+    """
+    def sweep() -> None:
+        for folder in folders:
+            try:
+                sweep_stale_temps(folder)
+            except OSError:
+                pass  # nothing to do about it at start; the next write there sweeps again
 
-    def show_message(self, text: str) -> None:
-        self._label.setText(text)
-        self.show()
-
-    def text(self) -> str:
-        return self._label.text() if self.isVisible() else ""
+    thread = threading.Thread(target=sweep, name="sweep-stale-temps", daemon=True)
+    thread.start()
+    return thread
 
 
 class MainWindow(QMainWindow):
@@ -78,6 +66,7 @@ class MainWindow(QMainWindow):
         self.setMinimumSize(640, 400)  # explicit: opening a tab never resizes the window's limits
 
         self.message_bar = MessageBar()
+        self._error_line = ""  # the status bar's copy of the message bar's first line
         self.start_page = StartPage()
         self.start_page.open_requested.connect(self.open_dialog)
         self.start_page.open_path.connect(self.open_file)
@@ -106,10 +95,11 @@ class MainWindow(QMainWindow):
         self._current_changed()
         geometry = self.settings.window_geometry()
         if geometry is None or not self.restoreGeometry(geometry):
-            self.resize(1200, 780)
+            self.resize(self.sizeHint())
         state = self.settings.window_state()
         if state is not None:
             self.restoreState(state)
+        self.sweep_thread = sweep_stale_temps_in(self._written_folders())
 
     # -- building ---------------------------------------------------------
     def _make_status_bar(self) -> None:
@@ -394,7 +384,8 @@ class MainWindow(QMainWindow):
             return dialog
         if dialog is not None:
             dialog.deleteLater()
-        dialog = SalvageDialog(tab.path, tab.tfile.compression, len(tab.tfile.problems), self)
+        dialog = SalvageDialog(tab.path, tab.tfile.compression, len(tab.tfile.problems), self,
+                               folder=self.settings.last_output_directory())
         dialog.open_requested.connect(self.open_file)
         dialog.salvage_finished.connect(self._salvage_finished)
         self._salvage_dialog = dialog
@@ -403,6 +394,7 @@ class MainWindow(QMainWindow):
 
     def _salvage_finished(self, result) -> None:
         if result is not None:
+            self.settings.add_output_directory(os.path.dirname(result.report.output))
             self.statusBar().showMessage(f"salvaged {os.path.basename(result.report.source)}: "
                                          f"{result.report.summary()}", MESSAGE_MS)
 
@@ -433,7 +425,15 @@ class MainWindow(QMainWindow):
     def show_error(self, text: str) -> None:
         """Tell the user something went wrong, in one line per problem."""
         self.message_bar.show_message(text)
-        self.statusBar().showMessage(text.splitlines()[0], MESSAGE_MS)
+        self._error_line = text.splitlines()[0]
+        self.statusBar().showMessage(self._error_line, MESSAGE_MS)
+
+    def clear_error(self) -> None:
+        """Something the user did went right (an edit, a save): the last error no longer applies."""
+        self.message_bar.hide()
+        if self._error_line and self.statusBar().currentMessage() == self._error_line:
+            self.statusBar().clearMessage()
+        self._error_line = ""
 
     def _tab_message(self, tab: FileTab, text: str) -> None:
         if tab is self.current_tab():
@@ -502,6 +502,11 @@ class MainWindow(QMainWindow):
         for widget in (self.records_label, self.problems_label, self.compression_label, self.size_label):
             widget.show()
 
+    def _written_folders(self) -> list[str]:
+        """Folders this app wrote to: output folders, and those of recent files (Save writes beside them)."""
+        folders = self.settings.output_directories() + [os.path.dirname(p) for p in self.settings.recent_files()]
+        return list(dict.fromkeys(folders))
+
     def _refresh_recent(self) -> None:
         self.start_page.set_recent(self.settings.recent_files())
 
@@ -567,4 +572,11 @@ class MainWindow(QMainWindow):
         super().closeEvent(event)
 
     def sizeHint(self) -> QSize:
-        return QSize(1200, 780)
+        """A first start's size: most of a large screen, at least 1200×780, never more than the screen."""
+        screen = self.screen() or QGuiApplication.primaryScreen()
+        if screen is None:
+            return QSize(*DEFAULT_SIZE)
+        room = screen.availableGeometry().size()
+        width = max(DEFAULT_SIZE[0], int(room.width() * SCREEN_SHARE))
+        height = max(DEFAULT_SIZE[1], int(room.height() * SCREEN_SHARE))
+        return QSize(min(width, room.width()), min(height, room.height()))

@@ -234,7 +234,18 @@ class ProblemListModel(QAbstractTableModel):
             return expected_found(p)[0]
         if col == ProblemColumn.FOUND:
             return expected_found(p)[1]
-        return p.detail
+        note = self.renumbering_note(p)
+        return f"{note} · {p.detail}" if note else p.detail
+
+    def renumbering_note(self, p: Problem) -> str | None:
+        """For damage between records: the record numbering goes on as found after it."""
+        if p.index is not None:
+            return None
+        after = record_before(self._tfile, p) + 1
+        if not 0 <= after < len(self._tfile):
+            return None
+        skipped = f"{p.size:,} bytes skipped" if p.size else "bytes skipped"
+        return f"{skipped} before record {after:,}: records after this point are numbered as found"
 
     def _tooltip(self, p: Problem, col: int) -> str:
         where = "the decompressed stream" if self.compressed else "the file"
@@ -245,6 +256,9 @@ class ProblemListModel(QAbstractTableModel):
             lines.append(f"{p.size:,} damaged bytes: {p.offset:,}–{p.offset + p.size - 1:,}")
         if p.compressed_offset is not None:
             lines.append(f"the compressed stream broke at byte {p.compressed_offset:,} of the file")
+        note = self.renumbering_note(p)
+        if note:
+            lines.append(note)
         if p.index is None:
             before = record_before(self._tfile, p)
             after = before + 1

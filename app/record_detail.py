@@ -3,7 +3,8 @@
 :meth:`RecordDetail.show_record` reads and decodes the record: on the GUI
 thread when it is small and the file plain, otherwise on a thread pool while
 "loading…" shows. ``recordShown(index)`` fires when every tab is filled
-(images included); ``recordFailed(index, message)`` when it cannot be read.
+(images included); ``recordFailed(index, message)`` when it cannot be read, and also
+``fileChanged(message)`` when that is because the file changed on disk.
 """
 from __future__ import annotations
 
@@ -14,7 +15,8 @@ from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QFontDatabase, QTextDocumentFragment
 from PySide6.QtWidgets import QLabel, QPlainTextEdit, QStackedWidget, QTabWidget, QVBoxLayout, QWidget
 
-from codec.decode import DecodedRecord, RecordKind, TreeNode, build_tree, decode_record
+from codec.decode import DecodedRecord, RecordKind, TreeNode, build_tree, decode_record, is_text
+from codec.errors import FileChangedError
 from codec.framing import Compression, RecordInfo, RecordStatus
 from codec.images import ImageRef, find_images
 from codec.reader import TFRecordFile
@@ -54,6 +56,7 @@ class LoadedRecord:
     text_cut: bool = False
     summaries: dict | None = None  # the tree's value texts, see record_tree_model.summarize
     note: str | None = None  # instead of "at offset N" (an edited record: app.edited_file.PinnedRecord)
+    binary: bool = False  # a raw record whose bytes are not text: the Text tab would show boxes
 
 
 def load_record(tfile: TFRecordFile, index: int) -> LoadedRecord:
@@ -61,15 +64,25 @@ def load_record(tfile: TFRecordFile, index: int) -> LoadedRecord:
     rec = tfile.read(index)
     decoded = decode_record(rec.data)
     text = None
-    cut = False
+    cut = binary = False
     if decoded.kind is RecordKind.RAW:
         cut = len(rec.data) > TEXT_LIMIT_BYTES
         text = rec.data[:TEXT_LIMIT_BYTES].decode("utf-8", errors="replace")
+        binary = bool(rec.data) and not is_text(rec.data[:TEXT_LIMIT_BYTES])
     tree = build_tree(decoded)
     return LoadedRecord(
         info=rec.info, decoded=decoded, tree=tree, images=find_images(decoded),
         framed=framed_record(tfile, rec.info.offset, rec.data, rec.stored_crc, rec.computed_crc),
-        text=text, text_cut=cut, summaries=summarize(tree, decoded), note=getattr(tfile, "note", None))
+        text=text, text_cut=cut, summaries=summarize(tree, decoded), note=getattr(tfile, "note", None),
+        binary=binary)
+
+
+def _load_or_changed(tfile: TFRecordFile, index: int) -> LoadedRecord | FileChangedError:
+    """:func:`load_record` on the pool; a changed file comes back as its error (the pool passes on text only)."""
+    try:
+        return load_record(tfile, index)
+    except FileChangedError as exc:
+        return exc
 
 
 def _size_text(n: int) -> str:
@@ -83,6 +96,7 @@ class RecordDetail(QWidget):
 
     recordShown = Signal(int)
     recordFailed = Signal(int, str)
+    fileChanged = Signal(str)  # a read found the file changed on disk
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -104,6 +118,7 @@ class RecordDetail(QWidget):
         self.header = QLabel(self)
         self.header.setTextFormat(Qt.TextFormat.RichText)
         self.header.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.header.setWordWrap(True)  # a long line wraps instead of making the detail (and the window) wider
         self.header.setContentsMargins(8, 6, 8, 6)
         font = self.header.font()
         font.setPointSizeF(font.pointSizeF() * 1.1)
@@ -165,14 +180,14 @@ class RecordDetail(QWidget):
         try:
             info = tfile.record_info(index)
         except Exception as exc:  # noqa: BLE001 - shown in the header, never raised at the table
-            self._show_failure(index, one_line(exc))
+            self._show_failure(index, one_line(exc), changed=isinstance(exc, FileChangedError))
             return
         inline = INLINE_RECORD_BYTES if tfile.compression is Compression.NONE else INLINE_COMPRESSED_BYTES
         if info.length <= inline:
             try:
                 loaded = load_record(tfile, index)
             except Exception as exc:  # noqa: BLE001
-                self._show_failure(index, one_line(exc))
+                self._show_failure(index, one_line(exc), changed=isinstance(exc, FileChangedError))
                 return
             self._display(loaded)
             return
@@ -183,7 +198,7 @@ class RecordDetail(QWidget):
         self._loading_timer.start()
         generation = self._generation
         # a queued load the user has already moved past is skipped, not run
-        self._jobs.submit(generation, lambda: load_record(tfile, index) if generation == self._generation else None)
+        self._jobs.submit(generation, lambda: _load_or_changed(tfile, index) if generation == self._generation else None)
 
     def _show_loading(self) -> None:
         if self._loaded is None and self._index >= 0:
@@ -206,21 +221,27 @@ class RecordDetail(QWidget):
         return self._jobs.wait(msecs) and self.images.wait(msecs)
 
     # -- loading ----------------------------------------------------------
-    def _load_done(self, generation: int, loaded: LoadedRecord | None) -> None:
-        if generation == self._generation and loaded is not None:
+    def _load_done(self, generation: int, loaded: LoadedRecord | FileChangedError | None) -> None:
+        if generation != self._generation or loaded is None:
+            return
+        if isinstance(loaded, FileChangedError):
+            self._show_failure(self._index, one_line(loaded), changed=True)
+        else:
             self._display(loaded)
 
     def _load_failed(self, generation: int, message: str) -> None:
         if generation == self._generation:
             self._show_failure(self._index, message)
 
-    def _show_failure(self, index: int, message: str) -> None:
+    def _show_failure(self, index: int, message: str, *, changed: bool = False) -> None:
         self._loading_timer.stop()
         self.header.setText(f"<b>Record {index:,}</b> · "
                             f"<span style='color:{DAMAGED_COLOR}'>cannot read: {html.escape(message)}</span>")
         self._show_placeholder(f"Record {index:,} cannot be read:\n{message}")
         self._clear_tabs()
         self.recordFailed.emit(index, message)
+        if changed:
+            self.fileChanged.emit(message)
 
     def _show_placeholder(self, text: str) -> None:
         self.placeholder.setText(text)
@@ -250,7 +271,7 @@ class RecordDetail(QWidget):
         self.stack.setCurrentWidget(self.tabs)
         self._awaiting_images = True
         count = self.images.set_record(loaded.decoded, loaded.images)  # may emit imagesShown now
-        self._update_tabs(count, raw)
+        self._update_tabs(count, raw, hex_first=loaded.info.status.damaged or loaded.binary)
 
     def _images_shown(self, count: int) -> None:
         if self._awaiting_images and self._loaded is not None:
@@ -270,14 +291,14 @@ class RecordDetail(QWidget):
         return (f"<b>Record {info.index:,}</b> · {KIND_TEXT[loaded.decoded.kind]} · {info.length:,} bytes · "
                 f"{status_html} <span style='color:{MUTED_COLOR}'>&nbsp;{where}</span>")
 
-    def _update_tabs(self, image_count: int, raw: bool) -> None:
+    def _update_tabs(self, image_count: int, raw: bool, hex_first: bool = False) -> None:
         self._switching = True
         try:
             self.tabs.setTabText(IMAGES_TAB, f"Images ({image_count})" if image_count else "Images")
             self.tabs.setTabEnabled(IMAGES_TAB, image_count > 0)
             self.tabs.setTabVisible(TEXT_TAB, raw)
             self.tabs.setTabEnabled(TEXT_TAB, raw)
-            self.tabs.setCurrentIndex(self._tab_for(image_count, raw))
+            self.tabs.setCurrentIndex(HEX_TAB if hex_first else self._tab_for(image_count, raw))
         finally:
             self._switching = False
 

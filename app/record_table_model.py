@@ -18,11 +18,18 @@ from PySide6.QtCore import QAbstractTableModel, QModelIndex, Qt, Signal
 from PySide6.QtGui import QColor, QFont
 
 from codec.decode import RecordKind, decode_record, feature_cell, feature_keys
+from codec.errors import FileChangedError
 from codec.framing import RecordStatus
 from codec.reader import TFRecordFile
 
 from app import icons
 from app.labels import KIND_TEXT, STATUS_TEXT
+
+
+def renumbered_note(i: int) -> str:
+    """What a row after skipped bytes means for record numbers."""
+    return (f"records from {i:,} on are numbered as found: records lost in the damaged bytes are not "
+            f"counted, so this may not be record {i:,} as the file's writer numbered it")
 
 
 class Column(IntEnum):
@@ -45,6 +52,7 @@ KIND_ROLE = Qt.ItemDataRole.UserRole + 2  # RecordKind, or None when unreadable/
 # Translucent tints read on light and dark palettes alike.
 DAMAGED_TINT = QColor(229, 57, 53, 56)
 RECOVERED_TINT = QColor(251, 140, 0, 48)
+GAP_TINT = QColor(251, 192, 45, 40)  # the first record found after skipped bytes (numbered as found)
 DAMAGED_TEXT = QColor(211, 47, 47)
 RECOVERED_TEXT = QColor(205, 120, 0)
 EDITED_TEXT = QColor(37, 99, 235)  # rows changed or added and not saved yet
@@ -73,11 +81,13 @@ class _Row:
 class RecordTableModel(QAbstractTableModel):
     """Rows = records indexed so far; columns = #, offset, size, kind, status, features.
 
-    ``error(str)`` reports a record that could not be read (one line); the
+    ``error(str)`` reports a record that could not be read (one line), and
+    ``file_changed(str)`` a read that found the file changed on disk; the
     widget showing the model decides how to tell the user.
     """
 
     error = Signal(str)
+    file_changed = Signal(str)  # a read found the file changed on disk (codec.errors.FileChangedError)
 
     def __init__(self, tfile: TFRecordFile, parent=None, *, cache_size: int = 256) -> None:
         super().__init__(parent)
@@ -87,6 +97,8 @@ class RecordTableModel(QAbstractTableModel):
         self._cache: OrderedDict[int, _Row] = OrderedDict()
         self._cache_size = cache_size
         self._sampled: tuple[int, list[str]] | None = None
+        self._samples: list | None = None  # the first rows decoded (see _sample_records)
+        self._facts: tuple | None = None  # the last painted row's status, offset and gap (see fill_cell)
         self._problem_details: dict[int, str] = {}
         self._gaps: dict[int, str] = {}  # record -> what was skipped just before it
         self._problems_seen: tuple = ()
@@ -105,6 +117,7 @@ class RecordTableModel(QAbstractTableModel):
         belong (one indexed out of order lands before others): the set numbers
         them only now, on this thread, so rows and numbers change together.
         """
+        self._facts = None
         publish = getattr(self._tfile, "publish", None)
         if publish is not None:
             added = 0
@@ -122,6 +135,7 @@ class RecordTableModel(QAbstractTableModel):
             self._rows = n
             self._cache.clear()
             self._sampled = None
+            self._samples = None
             self.endResetModel()
             return 0
         added = n - self._rows
@@ -133,6 +147,7 @@ class RecordTableModel(QAbstractTableModel):
 
     def refresh_status(self, first: int = 0, last: int | None = None) -> None:
         """Tell views that statuses of rows ``first..last`` may have changed."""
+        self._facts = None
         last = self._rows - 1 if last is None else min(last, self._rows - 1)
         if self._rows and first <= last:
             self.dataChanged.emit(self.index(first, 0), self.index(last, self.columnCount() - 1),
@@ -143,6 +158,7 @@ class RecordTableModel(QAbstractTableModel):
     # -- editing (app.edited_file.EditedFile stands in for the file) --------
     def set_file(self, tfile) -> None:
         """Read rows from ``tfile`` from now on: a TFRecordFile, or the edited view of one."""
+        self._facts = None
         same = len(tfile) == self._rows
         if not same:
             self.beginResetModel()
@@ -150,6 +166,7 @@ class RecordTableModel(QAbstractTableModel):
         self._rows = len(tfile)
         self._cache.clear()
         self._sampled = None
+        self._samples = None
         self._problems_seen = ()
         if same:
             self.refresh_status()
@@ -159,11 +176,13 @@ class RecordTableModel(QAbstractTableModel):
     def records_changed(self, rows=None) -> None:
         """Edits happened: ``rows`` changed in place, or (None) rows came, went or moved."""
         self._problems_seen = ()
+        self._facts = None
         if rows is None or len(self._tfile) != self._rows:
             self.beginResetModel()
             self._rows = len(self._tfile)
             self._cache.clear()
             self._sampled = None
+            self._samples = None
             self.endResetModel()
             return
         for i in rows:
@@ -176,14 +195,20 @@ class RecordTableModel(QAbstractTableModel):
         return self._tfile.index.offset(i) < 0
 
     # -- feature columns --------------------------------------------------
+    def _sample_records(self, limit: int = SAMPLE_RECORDS) -> list:
+        """The first ``limit`` rows decoded (None for those that cannot be), kept until rows change."""
+        n = min(limit, self._rows)
+        if self._samples is None or len(self._samples) != n:
+            self._samples = [self._decoded(i) for i in range(n)]
+        return self._samples
+
     def sample_keys(self, limit: int = SAMPLE_RECORDS) -> list[str]:
         """Feature keys of the first ``limit`` rows, in order of first appearance."""
         n = min(limit, self._rows)
         if self._sampled is not None and self._sampled[0] == n:
             return list(self._sampled[1])
         keys: dict[str, None] = {}
-        for i in range(n):
-            decoded = self._decoded(i)
+        for decoded in self._sample_records(limit):
             if decoded is None:
                 continue
             for key in feature_keys(decoded):
@@ -194,6 +219,14 @@ class RecordTableModel(QAbstractTableModel):
                 keys.setdefault(key)
         self._sampled = (n, list(keys))
         return list(keys)
+
+    def sample_kinds(self) -> list[str]:
+        """The kinds (as the Kind column words them) of the first rows: for sizing the column."""
+        return sorted({KIND_TEXT[d.kind] for d in self._sample_records() if d is not None})
+
+    def sample_cells(self, key: str) -> list[str]:
+        """What the first rows show in feature ``key``'s column: for sizing it."""
+        return [feature_cell(d, key) for d in self._sample_records() if d is not None]
 
     def default_feature_columns(self) -> list[str]:
         return self.sample_keys()[:DEFAULT_FEATURE_COLUMNS]
@@ -232,7 +265,7 @@ class RecordTableModel(QAbstractTableModel):
         if role == Qt.ItemDataRole.DisplayRole:
             if section < BASE_COLUMNS:
                 return BASE_HEADERS[section]
-            return self._short_key(self._features[section - BASE_COLUMNS])
+            return self.short_key(self._features[section - BASE_COLUMNS])
         if role == Qt.ItemDataRole.ToolTipRole:
             if section < BASE_COLUMNS:
                 return None
@@ -259,8 +292,16 @@ class RecordTableModel(QAbstractTableModel):
                 role_data.clearData()
 
     def fill_cell(self, i: int, col: int, roleDataSpan) -> None:
-        """``multiData`` for record ``i`` (a valid row): the record's status is looked up once."""
-        status = self._tfile.index.status(i)
+        """``multiData`` for record ``i`` (a valid row).
+
+        What every cell of a row asks (status, offset, a gap before it) is
+        looked up once per row: views paint a row's cells one after another.
+        """
+        facts = self._facts
+        if facts is None or facts[1] != i or facts[0] is not self._tfile:
+            index = self._tfile.index
+            facts = self._facts = (self._tfile, i, index.status(i), index.offset(i), self._gap_before(i))
+        status = facts[2]
         for role_data in roleDataSpan:
             value = self._value(i, col, role_data.role(), status)
             if value is None:
@@ -269,37 +310,45 @@ class RecordTableModel(QAbstractTableModel):
                 role_data.setData(value)
 
     def _value(self, i: int, col: int, role: int, status: RecordStatus | None = None) -> Any:
+        """One role of one cell; the row facts fill_cell looked up save looking the row up again."""
+        facts = self._facts
+        if facts is not None and (facts[1] != i or facts[0] is not self._tfile):
+            facts = None
         if role == Qt.ItemDataRole.DisplayRole:
-            return self._display(i, col)
+            return self._display(i, col, facts)
         if role == Qt.ItemDataRole.TextAlignmentRole:
             return _RIGHT if col in (Column.INDEX, Column.OFFSET, Column.SIZE) else _LEFT
         if role == RECORD_ROLE:
             return i
+        edited = facts[3] < 0 if facts is not None else None
         if role == Qt.ItemDataRole.FontRole:
-            return self._edited_font if self.is_edited(i) else None
+            return self._edited_font if (self.is_edited(i) if edited is None else edited) else None
         if role not in _ROW_ROLES:
             return None
         if status is None:
             status = self._tfile.index.status(i)
+        gap = facts[4] if facts is not None else self._gap_before(i)
         if role == STATUS_ROLE:
             return status
         if role == Qt.ItemDataRole.BackgroundRole:
             if not status.damaged:
-                return None
+                return GAP_TINT if gap else None
             return RECOVERED_TINT if status is RecordStatus.LENGTH_CRC else DAMAGED_TINT
         if role == Qt.ItemDataRole.ForegroundRole:
             if col != Column.STATUS:
                 return None
-            if self.is_edited(i):
+            if self.is_edited(i) if edited is None else edited:
                 return EDITED_TEXT
             if status.damaged:
                 return RECOVERED_TEXT if status is RecordStatus.LENGTH_CRC else DAMAGED_TEXT
-            return RECOVERED_TEXT if self._gap_before(i) else None
+            return RECOVERED_TEXT if gap else None
         if role == Qt.ItemDataRole.DecorationRole:
+            if col == Column.INDEX:  # the numbering jumps here: records lost in the damage are not counted
+                return icons.icon("warning") if gap else None
             if col != Column.STATUS:
                 return None
             if not status.damaged:
-                return icons.icon("warning" if self._gap_before(i) else "ok")
+                return icons.icon("warning" if gap else "ok")
             return icons.icon("warning" if status is RecordStatus.LENGTH_CRC else "damaged")
         row = self._row(i)
         if role == KIND_ROLE:
@@ -307,11 +356,11 @@ class RecordTableModel(QAbstractTableModel):
         return self._tooltip(i, col, row, status)  # ToolTipRole
 
     # -- rows -------------------------------------------------------------
-    def _display(self, i: int, col: int) -> str:
+    def _display(self, i: int, col: int, facts: tuple | None = None) -> str:
         if col == Column.INDEX:
-            return str(i)
+            return f"{i:,}"
         if col == Column.OFFSET:
-            offset = self._tfile.index.offset(i)
+            offset = facts[3] if facts is not None else self._tfile.index.offset(i)
             return "—" if offset < 0 else f"{offset:,}"
         row = self._row(i)
         if col == Column.SIZE:
@@ -337,11 +386,11 @@ class RecordTableModel(QAbstractTableModel):
             if offset < 0:
                 return f"record {i} is new or changed: not saved yet (File > Save writes it)"
             return f"record {i} starts at byte {offset:,} ({offset:#x})"
-        if col == Column.STATUS or status.damaged:
+        gap = self._gap_before(i)
+        if col in (Column.INDEX, Column.STATUS) or status.damaged or gap:
             notes = [self._problem_detail(i) or STATUS_TEXT[status]]
-            gap = self._gap_before(i)
             if gap:
-                notes.insert(0, f"before this record: {gap}")
+                notes[:0] = [f"before this record: {gap}", renumbered_note(i)]
             return "\n".join(notes)
         if row.error or row.note:
             return row.error or row.note
@@ -382,11 +431,16 @@ class RecordTableModel(QAbstractTableModel):
                     self._gaps[nxt] = f"{p.kind.value} at byte {p.offset:,}: {p.detail}"
         self._problems_seen = key
 
+    def _cannot_read(self, i: int, exc: Exception) -> None:
+        if isinstance(exc, FileChangedError):
+            self.file_changed.emit(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
+        self.error.emit(f"cannot read record {i:,}: {exc}")
+
     def _read(self, i: int):
         try:
             return self._tfile.read(i)
         except (OSError, ValueError, IndexError) as exc:
-            self.error.emit(f"cannot read record {i}: {exc}")
+            self._cannot_read(i, exc)
             return None
 
     def _decoded(self, i: int):
@@ -409,7 +463,7 @@ class RecordTableModel(QAbstractTableModel):
         try:
             info = self._tfile.record_info(i)
         except (OSError, ValueError, IndexError) as exc:
-            self.error.emit(f"cannot read record {i}: {exc}")
+            self._cannot_read(i, exc)
             info = None
         if info is None:
             row = _Row(None, None, error="this record could not be read")
@@ -436,7 +490,7 @@ class RecordTableModel(QAbstractTableModel):
         return len(self._cache)
 
     @staticmethod
-    def _short_key(key: str) -> str:
+    def short_key(key: str) -> str:
         """``image/object/class/text`` -> ``…/class/text`` for a narrow header."""
         parts = key.split("/")
         return key if len(parts) <= 2 else "…/" + "/".join(parts[-2:])

@@ -3,13 +3,24 @@ from __future__ import annotations
 
 from PySide6.QtCore import QModelIndex, QPoint, Qt, Signal
 from PySide6.QtGui import QAction, QGuiApplication, QKeyEvent, QKeySequence
-from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QMenu, QTreeView, QWidget
+from PySide6.QtWidgets import (QAbstractItemView, QHeaderView, QMenu, QStyledItemDelegate, QStyleOptionViewItem,
+                               QTreeView, QWidget)
 
 from app.record_tree_model import RecordTreeModel
 
 DTYPES = ("int64", "float", "bytes")
 EXPAND_LISTS_UP_TO = 8  # feature lists opened when a SequenceExample is shown
 SHOW_ALL_LIMIT = 10_000  # the context menu shows at most this many more rows at once
+NAME_MIN_WIDTH = 160
+VALUE_ROOM = 110  # the value column keeps at least this much when names are sized
+
+
+class _NameDelegate(QStyledItemDelegate):
+    """Names elided on the left: ``…bbox/xmin`` and ``…bbox/xmax`` stay apart in a narrow column."""
+
+    def initStyleOption(self, option: QStyleOptionViewItem, index: QModelIndex) -> None:  # noqa: N802 - Qt
+        super().initStyleOption(option, index)
+        option.textElideMode = Qt.TextElideMode.ElideLeft
 
 
 class RecordTreeView(QTreeView):
@@ -34,7 +45,8 @@ class RecordTreeView(QTreeView):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setUniformRowHeights(True)
-        self.setTextElideMode(Qt.TextElideMode.ElideMiddle)  # "image/…/bbox/xmin" keeps the informative end
+        self.setTextElideMode(Qt.TextElideMode.ElideRight)
+        self.setItemDelegateForColumn(0, _NameDelegate(self))
         self.setAlternatingRowColors(True)
         self.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
@@ -44,10 +56,13 @@ class RecordTreeView(QTreeView):
         self.clicked.connect(self._show_more_at)
         self.doubleClicked.connect(self._edit_at)
         self.expanded.connect(self._span_more_row)
+        self._fitting = False
+        self._user_sized = False
         header = self.header()
+        header.sectionResized.connect(self._section_resized)
         header.setStretchLastSection(True)
         header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
-        header.setDefaultSectionSize(110)
+        header.setDefaultSectionSize(60)  # (also the least the stretched value column keeps)
 
         self.copy_action = QAction("Copy value", self)
         self.copy_action.setShortcut(QKeySequence.StandardKey.Copy)
@@ -88,9 +103,32 @@ class RecordTreeView(QTreeView):
             if node is not None and node.role == "feature_lists":
                 for i in range(min(model.rowCount(child), EXPAND_LISTS_UP_TO)):
                     self.expand(model.index(i, 0, child))
-        width = max(self.sizeHintForColumn(0) + 24, 160)
-        self.setColumnWidth(0, min(width, max(160, self.viewport().width() // 2)))
-        self.setColumnWidth(1, max(self.sizeHintForColumn(1) + 16, 90))
+        self._fit_columns()
+
+    def _fit_columns(self) -> None:
+        """Names in full where the view has room (the values keep VALUE_ROOM).
+
+        A name cut anyway loses its start, not the end that tells
+        image/object/bbox/xmin from .../xmax (see _NameDelegate).
+        """
+        self._fitting = True
+        try:
+            type_width = max(self.sizeHintForColumn(1) + 16, 90)
+            viewport = self.viewport().width()
+            room = max(viewport - type_width - VALUE_ROOM, min(NAME_MIN_WIDTH, int(viewport * 0.4)))
+            self.setColumnWidth(0, min(max(self.sizeHintForColumn(0) + 24, NAME_MIN_WIDTH), room))
+            self.setColumnWidth(1, type_width)
+        finally:
+            self._fitting = False
+
+    def resizeEvent(self, event) -> None:  # noqa: N802 - Qt override
+        super().resizeEvent(event)
+        if not self._user_sized and self.tree_model() is not None and self.tree_model().root_index().isValid():
+            self._fit_columns()
+
+    def _section_resized(self, section: int, *_: int) -> None:
+        if not self._fitting and section in (0, 1):
+            self._user_sized = True  # the user dragged a column: leave the widths to them
 
     # -- copying ----------------------------------------------------------
     def _current(self) -> QModelIndex:

@@ -24,6 +24,7 @@ from codec.reader import TFRecordFile
 from codec.repair import RepairReport, repair_iter
 from codec.scan import IndexProgress
 
+from app.edit_dialogs import CompressionFollower, settle_name
 from app.worker import GeneratorWorker
 
 COMPRESSION_CHOICES = ((Compression.NONE, "None (plain TFRecord)"), (Compression.GZIP, "GZIP"),
@@ -72,9 +73,13 @@ def salvage_steps(source: str, output: str, compression: Compression, include_da
         f.close()
 
 
-def default_output(source: str, compression: Compression) -> str:
-    """``shard.tfrecord.gz`` -> ``shard.salvaged.tfrecord`` (+ the chosen compression's suffix)."""
-    folder, name = os.path.split(source)
+def default_output(source: str, compression: Compression, folder: str | None = None) -> str:
+    """``shard.tfrecord.gz`` -> ``shard.salvaged.tfrecord`` (+ the chosen compression's suffix).
+
+    In ``folder`` when given, else beside the source.
+    """
+    source_folder, name = os.path.split(source)
+    folder = folder or source_folder
     for suffix in (".gz", ".zlib", ".gzip"):
         if name.lower().endswith(suffix):
             name = name[: -len(suffix)]
@@ -83,6 +88,18 @@ def default_output(source: str, compression: Compression) -> str:
     if not ext:
         stem, ext = name, ".tfrecord"
     return os.path.join(folder, f"{stem}.salvaged{ext}{SUFFIXES[compression]}")
+
+
+def output_folder(source: str, last: str | None) -> str:
+    """Where a salvaged copy goes by default: the user's last output folder, else beside the source.
+
+    A folder that is gone or read-only is passed over (a damaged file often
+    sits on a read-only mount); the home folder is the last resort.
+    """
+    for folder in (last, os.path.dirname(os.path.abspath(source)), os.path.expanduser("~")):
+        if folder and os.path.isdir(folder) and os.access(folder, os.W_OK):
+            return folder
+    return os.path.dirname(os.path.abspath(source))
 
 
 def same_file(a: str, b: str) -> bool:
@@ -104,7 +121,7 @@ class SalvageDialog(QDialog):
     open_requested = Signal(str)
 
     def __init__(self, source: str, compression: Compression, problems: int = 0,
-                 parent: QWidget | None = None) -> None:
+                 parent: QWidget | None = None, *, folder: str | None = None) -> None:
         super().__init__(parent)
         self.source = source
         self.result: SalvageResult | None = None
@@ -112,7 +129,8 @@ class SalvageDialog(QDialog):
         self._worker: GeneratorWorker | None = None
         self._close_when_done = False
         self._confirmed: str | None = None  # a path the user already agreed to replace (file dialog)
-        self._default = default_output(source, compression)
+        self.folder = output_folder(source, folder)
+        self._default = default_output(source, compression, self.folder)
         self.setWindowTitle(f"Salvage {os.path.basename(source)}")
         self.setMinimumWidth(560)
 
@@ -136,13 +154,18 @@ class SalvageDialog(QDialog):
         for comp, text in COMPRESSION_CHOICES:
             self.compression_box.addItem(text, comp.value)
         self.compression_box.setCurrentIndex([c for c, _ in COMPRESSION_CHOICES].index(compression))
-        self.compression_box.currentIndexChanged.connect(self._compression_changed)
+        self.compression_note = QLabel(self)
+        self.compression_note.setWordWrap(True)
+        # the name decides the compression until one is picked; a picked one renames the default name
+        self.follower = CompressionFollower(self.path_edit, self.compression_box, self.compression_note,
+                                            rename=self._default_for)
         self.include_box = QCheckBox("Include damaged records (their data as found, with fresh CRCs)", self)
         self.include_box.setToolTip("Records whose data CRC fails, and a truncated record's bytes, are written "
                                     "too and listed in the report. Their content may be wrong.")
         form = QFormLayout()
         form.addRow("Save to:", path_row)
         form.addRow("Compression:", self.compression_box)
+        form.addRow("", self.compression_note)
         form.addRow("", self.include_box)
 
         self.progress = QProgressBar(self)
@@ -182,10 +205,12 @@ class SalvageDialog(QDialog):
     def output_path(self) -> str:
         return os.path.abspath(os.path.expanduser(self.path_edit.text().strip()))
 
-    def _compression_changed(self, *_) -> None:
-        if self.path_edit.text() == self._default:  # the user did not choose a name: follow the choice
-            self._default = default_output(self.source, self.compression())
-            self.path_edit.setText(self._default)
+    def _default_for(self, compression: Compression) -> str | None:
+        """The default name for a picked compression, unless the user chose a name."""
+        if self.path_edit.text() != self._default:
+            return None
+        self._default = default_output(self.source, compression, self.folder)
+        return self._default
 
     def _browse(self) -> None:
         path, _ = QFileDialog.getSaveFileName(self, "Save Salvaged Copy", self.path_edit.text(),
@@ -212,6 +237,13 @@ class SalvageDialog(QDialog):
         if os.path.isdir(out):
             self._show_error(f"is a folder: {out}")
             return False
+        settled = settle_name(self, out, self.compression())
+        if settled is None:
+            return False
+        if settled[0] != out:
+            out = settled[0]
+            self.path_edit.setText(out)
+        self.follower.set_compression(settled[1])
         if os.path.exists(out) and self._confirmed != self.path_edit.text():
             answer = QMessageBox.question(self, "Replace File?", f"{out} exists. Replace it?")
             if answer != QMessageBox.StandardButton.Yes:

@@ -21,7 +21,7 @@ def columns_signature(keys: list[str]) -> str:
 
 
 class Settings:
-    """Recent files, window geometry and state, chosen feature columns."""
+    """Recent files and output folders, window geometry and state, chosen feature columns."""
 
     def __init__(self, organization: str = ORGANIZATION, application: str = APPLICATION) -> None:
         self._q = QSettings(QSettings.Format.IniFormat, QSettings.Scope.UserScope, organization, application)
@@ -73,6 +73,22 @@ class Settings:
     def set_last_directory(self, path: str) -> None:
         self._q.setValue("recent/directory", path)
 
+    # -- where the user writes ---------------------------------------------
+    def output_directories(self) -> list[str]:
+        """Folders the user saved, exported or salvaged to, the last first."""
+        value = self._q.value("recent/output_directories", [], type=list)
+        return [str(p) for p in value if p]
+
+    def last_output_directory(self) -> str | None:
+        folders = self.output_directories()
+        return folders[0] if folders else None
+
+    def add_output_directory(self, path: str) -> None:
+        """Remember the folder of a file just written (Save As, Export, Salvage)."""
+        folder = os.path.abspath(path)
+        folders = [p for p in self.output_directories() if p != folder]
+        self._q.setValue("recent/output_directories", [folder, *folders][:MAX_RECENT])
+
     # -- columns ----------------------------------------------------------
     def feature_columns(self, signature: str) -> list[str] | None:
         """The feature columns chosen for a schema, or None when never chosen."""
@@ -83,6 +99,14 @@ class Settings:
 
     def set_feature_columns(self, signature: str, keys: list[str]) -> None:
         self._q.setValue(f"columns/{signature}", list(keys))
+
+    # -- images -----------------------------------------------------------
+    def stretch_contrast(self) -> bool:
+        """Whether 16-bit and float images are stretched over their own min..max (else their type's range)."""
+        return bool(self._q.value("images/stretch_contrast", False, type=bool))
+
+    def set_stretch_contrast(self, on: bool) -> None:
+        self._q.setValue("images/stretch_contrast", bool(on))
 
     def _bytes(self, key: str) -> QByteArray | None:
         value = self._q.value(key)

@@ -29,6 +29,9 @@ from app.settings import Settings
 from app.shards_panel import ShardsPanel
 
 SHARD_HEADER = "Shard"
+SHARD_NAMES_MEASURED = 500
+SHARD_COLUMN_MAX = 320
+SHARD_COLUMN_SHARE = 0.35  # of the table's width at most: names elide at the end, the shard number stays
 READ_ONLY_REASON = "read-only: a dataset of several shards cannot be edited (open one shard on its own to edit it)"
 
 
@@ -150,6 +153,7 @@ class ShardSetTab(FileTab):
                  skipped: Sequence[tuple[str, str]] = (), **kwargs) -> None:
         super().__init__(shard_set, settings, parent, **kwargs)
         self.edit_block = READ_ONLY_REASON
+        self.change_bar.action_button.hide()  # a set is reopened as a whole: close the tab and open it again
         self.corruption.map.hide()  # it draws one file's bytes; a set's offsets are per shard
         self.skipped = list(skipped)  # files of the folders opened that are not TFRecords
         self._unusable_seen = 0
@@ -168,7 +172,16 @@ class ShardSetTab(FileTab):
         self.splitter.show()
         outer.setStretchFactor(0, 0)
         outer.setStretchFactor(1, 1)
-        outer.setSizes([self.fontMetrics().horizontalAdvance("x") * 52, 1200])
+        self._outer_moved = False  # the user moved the divider: the shards list keeps the width they chose
+        outer.splitterMoved.connect(lambda *_: setattr(self, "_outer_moved", True))
+
+    def resizeEvent(self, event) -> None:  # noqa: N802 - Qt override
+        """The shards list keeps its preferred width (up to half the tab) until the user moves the divider."""
+        super().resizeEvent(event)
+        width = sum(self.outer_splitter.sizes())
+        if not self._outer_moved and width > 0:
+            panel = min(self.shards_panel.preferred_width(), width // 2)
+            self.outer_splitter.setSizes([panel, width - panel])
 
     @classmethod
     def open_set(cls, args: Sequence[str], settings: Settings, parent: QWidget | None = None) -> "ShardSetTab":
@@ -213,8 +226,15 @@ class ShardSetTab(FileTab):
         super()._set_columns(keys, save=save)
         header = self.table.horizontalHeader()
         header.moveSection(header.visualIndex(self.model.shard_column), 1)
-        self.table.setColumnWidth(self.model.shard_column,
-                                  self.table.fontMetrics().horizontalAdvance("train-00000-of-00000.tfrecord") + 16)
+        self.table.setColumnWidth(self.model.shard_column, self._extra_columns_width())
+
+    def _extra_columns_width(self) -> int:
+        """The Shard column: as wide as the longest shard name (a few hundred shards are measured)."""
+        names = [os.path.basename(s.path) for s in self.shard_set.shards[:SHARD_NAMES_MEASURED]]
+        widest = max((self._cell_width(n) for n in names), default=80)
+        viewport = self.table.viewport().width()
+        share = int(viewport * SHARD_COLUMN_SHARE) if viewport >= 200 else SHARD_COLUMN_MAX
+        return max(min(widest, SHARD_COLUMN_MAX, share), self._cell_width(SHARD_HEADER))
 
     def _current_row_changed(self, current: QModelIndex, previous: QModelIndex) -> None:
         """The detail reads the record from its shard, so offsets in the hex view are the shard file's."""

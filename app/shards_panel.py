@@ -24,6 +24,8 @@ WAITING, INDEXING, INDEXED, UNUSABLE, NEXT = "waiting", "indexing…", "indexed"
 SEPARATORS = "-_."
 _RIGHT = Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
 WAITING_TEXT = QColor(128, 128, 128)
+NAMES_MEASURED = 2000  # shard names measured for the name column's width
+CELL_PADDING = 20  # a cell's text margins and focus frame, in pixels
 
 
 def name_parts(names: list[str]) -> tuple[str, str]:
@@ -148,13 +150,16 @@ class ShardsPanel(QWidget):
         self.view.verticalHeader().hide()
         self.view.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
         self.view.verticalHeader().setDefaultSectionSize(self.fontMetrics().height() + 6)
-        # Fixed widths: sizing to contents would read a thousand rows at every refresh.
+        # Widths from the text they hold, set once: sizing to contents would ask every row at every refresh.
         header = self.view.horizontalHeader()
-        header.setSectionResizeMode(NAME, QHeaderView.ResizeMode.Stretch)
-        fm = self.view.fontMetrics()
-        for col, widest in ((RECORDS, "99,999,999"), (STATE, INDEXING)):
-            header.setSectionResizeMode(col, QHeaderView.ResizeMode.Interactive)
-            self.view.setColumnWidth(col, max(fm.horizontalAdvance(widest), fm.horizontalAdvance(HEADERS[col])) + 28)
+        header.setStretchLastSection(True)
+        header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+        names = [self.model.short_name(k) for k in range(min(self.model.rowCount(), NAMES_MEASURED))]
+        for col, widest in ((NAME, max(names, key=self._text_width, default="")), (RECORDS, "999,999"),
+                            (STATE, INDEXING)):
+            width = max(self._text_width(widest), header.fontMetrics().horizontalAdvance(HEADERS[col]))
+            self.view.setColumnWidth(col, width + CELL_PADDING)
+        self._counted = -1  # indexed shards when the Records column was last fitted
         self.view.clicked.connect(lambda index: self.shardActivated.emit(index.row()))
         self.view.activated.connect(lambda index: self.shardActivated.emit(index.row()))
         layout = QVBoxLayout(self)
@@ -163,6 +168,14 @@ class ShardsPanel(QWidget):
         layout.addWidget(self.summary)
         layout.addWidget(self.view)
         self.refresh()
+
+    def _text_width(self, text: str) -> int:
+        return self.view.fontMetrics().horizontalAdvance(text)
+
+    def preferred_width(self) -> int:
+        """Room for every column at its width, the frame and a vertical scroll bar."""
+        columns = sum(self.view.columnWidth(c) for c in range(len(HEADERS)))
+        return columns + 2 * self.view.frameWidth() + self.view.verticalScrollBar().sizeHint().width() + 2
 
     def refresh(self) -> None:
         s = self.model._set
@@ -173,7 +186,17 @@ class ShardsPanel(QWidget):
             text = f"{self.model.pattern}\n{text}"
         if self.summary.text() != text:
             self.summary.setText(text)
+        if s.indexed_shards != self._counted:
+            self._counted = s.indexed_shards
+            self._fit_records_column()
         self.model.refresh()
+
+    def _fit_records_column(self) -> None:
+        """Widen the Records column when a shard's count turns out longer than it was sized for."""
+        most = max((shard.count or 0 for shard in self.model._set.shards), default=0)
+        width = self._text_width(f"{most:,}") + CELL_PADDING
+        if width > self.view.columnWidth(RECORDS):
+            self.view.setColumnWidth(RECORDS, width)
 
     def select_shard(self, k: int) -> None:
         """Highlight shard ``k`` in the list (without activating it)."""

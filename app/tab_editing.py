@@ -608,9 +608,14 @@ class TabEditing(QObject):
             self.error.emit(f"save failed: {message}. {self._unchanged(name, existed)}")
             self._end(on_done, False)
 
-        self._run(lambda: document.save_iter(target, compression, result), "saving", f"Saving {name}…",
-                  finished, failed)
+        self._run(lambda: self._watched(document.save_iter(target, compression, result)), "saving",
+                  f"Saving {name}…", finished, failed)
         return True
+
+    def _watched(self, passes: Iterator) -> Iterator:
+        """``passes``, telling the tab when the file it reads changed on disk."""
+        with self.tab.watching_changes():
+            yield from passes
 
     @staticmethod
     def _unchanged(name: str, existed: bool) -> str:
