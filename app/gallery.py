@@ -663,7 +663,8 @@ class GalleryView(QListView):
         if cell is None or cell.width() <= 0:
             return
         # the width with a scroll bar, whether one shows or not: no relayout loop when it comes and goes
-        width = self.width() - 2 * self.frameWidth() - self.verticalScrollBar().sizeHint().width()
+        # (less a few pixels: the icon-mode flow wraps a cell that ends exactly at the viewport's edge)
+        width = self.width() - 2 * self.frameWidth() - self.verticalScrollBar().sizeHint().width() - 4
         columns = max(1, width // cell.width())
         grid = QSize(max(cell.width(), width // columns), cell.height())
         if grid != self.gridSize():
