@@ -39,6 +39,7 @@ ZLIB_MIN_OUT = 64  # uncompressed bytes a ZLIB start must give before an error t
 ONE_READ = 64 << 10  # a record this close to the next one is read with a single pread
 VERIFY_WINDOW = 16 << 20  # bytes of a plain file the verify pass reads at a time
 LARGE_RECORD = 64 << 10  # the verify pass reads a record at least this large by itself
+LARGE_RUN = 32 << 20  # bytes of large records the verify pass checks between two progress steps
 CRC_PIECE = 16 << 20  # a record read by itself is checked in pieces of at most this size
 CHECK_SIZE_FROM = 1 << 20  # a read this large first checks that the file has not shrunk
 
@@ -543,6 +544,8 @@ class TFRecordFile:
         Small records: windows of up to VERIFY_WINDOW bytes (and ``every``
         records), checked at once by :func:`verify_spans`. Large ones: each
         record's data read by itself, so that it is copied once, not twice.
+        The length CRCs are checked too (a cached index was made without
+        reading them again).
         """
         offsets = self.index.offsets().astype(np.int64)
         statuses = self.index.statuses()
@@ -560,15 +563,21 @@ class TFRecordFile:
             next_large = int(large[k]) if k < large.shape[0] else m
             if next_large > a:  # small records up to the next large one
                 b = min(a + every, next_large, int(np.searchsorted(ends, starts[a] + VERIFY_WINDOW, side="right")))
+                b = max(b, a + 1)
                 idx = checkable[a:b]
-                ok, stored, computed = self._verify_window(idx, offsets, int(starts[a]), int(ends[b - 1]))
+                ok, stored, computed, length_ok = self._verify_window(idx, offsets, int(starts[a]), int(ends[b - 1]))
             else:  # a run of large records, as many as a window holds
                 b = a + 1
-                while b < m and is_large[b] and b - a < every and ends[b] - starts[a] <= VERIFY_WINDOW:
+                while b < m and is_large[b] and b - a < every and ends[b] - starts[a] <= LARGE_RUN:
                     b += 1
                 idx = checkable[a:b]
-                ok, stored, computed = self._verify_each(idx, offsets)
-            self.index.set_statuses(idx, np.where(ok, np.uint8(RecordStatus.OK), np.uint8(RecordStatus.DATA_CRC)))
+                ok, stored, computed, length_ok = self._verify_each(idx, offsets)
+            status = np.where(ok, np.uint8(RecordStatus.OK), np.uint8(RecordStatus.DATA_CRC))
+            if not length_ok.all():
+                status[ok & ~length_ok] = RecordStatus.LENGTH_CRC
+                for j in np.flatnonzero(~length_ok).tolist():
+                    found.append(self._length_problem(int(idx[j]), int(offsets[idx[j]]), bool(ok[j])))
+            self.index.set_statuses(idx, status)
             for j in np.flatnonzero(~ok).tolist():
                 i = int(idx[j])
                 found.append(data_crc_problem(i, int(offsets[i]), int(stored[j]), int(computed[j])))
@@ -580,34 +589,55 @@ class TFRecordFile:
             fresh = [p for p in found if (p.offset, p.kind) not in known]
             self.problems = sorted(self.problems + fresh, key=lambda p: p.offset)
 
+    def _length_problem(self, i: int, offset: int, data_ok: bool) -> Problem:
+        head = self._read_at(offset, HEADER_SIZE)
+        n, stored = HEADER.unpack(head)
+        computed = masked_crc(head[:8])
+        outcome = f"the data CRC proves the length ({n}): recovered" if data_ok else "the data CRC fails too"
+        return Problem(i, offset, ProblemKind.LENGTH_CRC,
+                       f"length CRC stored {stored:#010x}, computed {computed:#010x}; {outcome}",
+                       size=HEADER_SIZE, expected=stored, found=computed)
+
     def _verify_window(self, idx: np.ndarray, offsets: np.ndarray, start: int, stop: int):
         """verify_spans over the records ``idx``, all inside the file's bytes [start, stop)."""
         buf = self._read_at(start, stop - start)
         try:
-            return verify_spans(buf, offsets[idx] - start)
+            return verify_spans(buf, offsets[idx] - start, length_crcs=True)
         except IndexError:  # a length reaching past the window: the file no longer matches its index
             return self._verify_each(idx, offsets)
 
     def _verify_each(self, idx: np.ndarray, offsets: np.ndarray):
-        """(ok, stored, computed) arrays for the records ``idx``, each read by itself."""
+        """(ok, stored, computed, length ok) arrays for the records ``idx``, each read by itself."""
         stored = np.zeros(idx.shape[0], dtype=np.uint32)
         computed = np.zeros(idx.shape[0], dtype=np.uint32)
+        length_ok = np.ones(idx.shape[0], dtype=bool)
+        head, at = b"", -1  # the header read after the previous record, and where it starts
         for j, i in enumerate(idx.tolist()):
-            stored[j], computed[j] = self._check_one(i, int(offsets[i]))
-        return stored == computed, stored, computed
+            offset = int(offsets[i])
+            stored[j], computed[j], length_ok[j], head, at = self._check_one(i, offset, head if at == offset else b"")
+        return stored == computed, stored, computed, length_ok
 
-    def _check_one(self, i: int, offset: int) -> tuple[int, int]:
-        """(stored, computed) data CRC of one record, its data read in pieces of at most CRC_PIECE."""
-        (length,) = LENGTH.unpack(self._read_at(offset, 8).ljust(8, b"\0"))
+    def _check_one(self, i: int, offset: int, head: bytes = b"") -> tuple[int, int, bool, bytes, int]:
+        """(stored, computed) data CRC of one record, its data read in pieces of at most CRC_PIECE
+        (each straight into the bytes its CRC is computed over), whether its length CRC holds,
+        and the header after it with its offset (its CRC and that header are read at once).
+        ``head``: this record's header, if already read."""
+        if len(head) < HEADER_SIZE:
+            head = self._read_at(offset, HEADER_SIZE)
+        length, length_crc = HEADER.unpack(head.ljust(HEADER_SIZE, b"\0"))
         start = offset + HEADER_SIZE
         if start + length + 4 > self.file_size:
             raise FileChangedError(f"the file changed while reading: {self.path}: "
                                    f"record {i} at offset {offset} no longer fits in it")
-        crc = 0
-        for k in range(0, length, CRC_PIECE):
-            crc = google_crc32c.extend(crc, self._read_at(start + k, min(CRC_PIECE, length - k)))
-        (stored,) = CRC.unpack(self._read_at(start + length, 4))
-        return stored, mask(crc)
+        if length <= CRC_PIECE:
+            crc = google_crc32c.value(self._read_at(start, length))
+        else:
+            crc = 0
+            for k in range(0, length, CRC_PIECE):
+                crc = google_crc32c.extend(crc, self._read_at(start + k, min(CRC_PIECE, length - k)))
+        tail = self._read_at(start + length, 4 + HEADER_SIZE)
+        (stored,) = CRC.unpack_from(tail)
+        return stored, mask(crc), masked_crc(head[:8]) == length_crc, tail[4:], start + length + 4
 
     def verify(self) -> list[Problem]:
         for _ in self.verify_iter():

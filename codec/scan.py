@@ -15,7 +15,7 @@ damaged record whose claimed end happens to fall on a valid header goes
 unnoticed (no data CRC is read): only a verifying pass searches it.
 
 Memory stays bounded whatever a header claims: the file is read through a
-window of a few MiB, a record larger than ``HOLD`` is checked by an
+window of ``WINDOW`` bytes, a record larger than ``HOLD`` is checked by an
 incremental CRC over pieces, and the resynchronising search reads the file
 again (a compressed stream through its checkpoints) instead of keeping it.
 """
@@ -36,7 +36,8 @@ MAX_RECORD = 1 << 31  # protobuf and TensorFlow cannot produce larger records
 FIRST_BATCH = 1024
 BATCH = 1 << 14
 BATCH_BYTES = 32 << 20
-WINDOW = 8 << 20  # bytes of a plain file read at a time
+PROGRESS_BYTES = 1 << 20  # progress is shown at least this often (of the data), besides every BATCH records
+WINDOW = 256 << 10  # bytes of a plain file read at a time (small: the index alone should grow with the file)
 HOLD = 16 << 20  # larger records are never held whole: checked piece by piece
 HOP = 1 << 16  # a plain file's records this large are stepped over by their headers when not verifying
 PIECE = 4 << 20  # piece size for incremental CRCs and for reading a stream back
@@ -44,6 +45,7 @@ RESYNC_WINDOW = 4 << 20
 _LITTLE_ENDIAN = sys.byteorder == "little"
 _COLS8 = np.arange(8, dtype=np.int64)
 _COLS4 = np.arange(4, dtype=np.int64)
+_COLS12 = np.arange(HEADER_SIZE, dtype=np.int64)
 
 
 @dataclass(frozen=True)
@@ -91,8 +93,11 @@ class PlainSource:
     def eof(self) -> bool:
         return self.end >= self.size
 
-    def _read(self, pos: int, n: int) -> bytes:
+    def read(self, pos: int, n: int) -> bytes:
+        """The file's bytes [pos, pos + n) (fewer at its end), read now, not kept."""
         return self._read_at(pos, min(n, self.size - pos)) if 0 <= pos < self.size and n > 0 else b""
+
+    _read = read
 
     def seek(self, pos: int) -> None:
         """Make the window hold ``pos`` (empty and starting there if it did not)."""
@@ -101,6 +106,7 @@ class PlainSource:
 
     def fill(self, pos: int, n: int) -> None:
         """Make the window start at ``pos`` and hold at least ``n`` bytes (as far as the file goes)."""
+        self.buf = b""  # the old window goes before the new one is read: never two at once
         self.base, self.buf = pos, self._read(pos, max(n, self.window))
 
     def get(self, pos: int, n: int) -> bytes:
@@ -290,14 +296,19 @@ class Scanner:
         src = self.src
         pos = 0
         batch = FIRST_BATCH
+        shown = (0, 0)  # (records, position) at the last yield
         try:
             while True:
                 if not src.base <= pos <= src.end:
                     src.seek(pos)
                 offsets, stop = self._walk(src.buf, src.base, pos, batch)
-                batch = BATCH
                 pos, bad = self._accept(src.buf, src.base, offsets, stop)
-                yield self._progress(pos)
+                # A step that found nothing is not shown; the window is small, so steps are gathered
+                # into batches of records (or of bytes, for large records and damage).
+                if len(self.index) - shown[0] >= batch or pos - shown[1] >= PROGRESS_BYTES:
+                    shown = (len(self.index), pos)
+                    batch = BATCH
+                    yield self._progress(pos)
                 if bad:
                     pos = self._damaged(pos)
                 else:
@@ -305,7 +316,7 @@ class Scanner:
                     if need < 0:
                         pos = self._damaged(pos)
                     elif need:
-                        if src.random_access and not self.verify:
+                        if src.random_access:
                             hopped = self._hop(pos)
                             if hopped != pos:
                                 pos = hopped
@@ -325,21 +336,37 @@ class Scanner:
             src.close()
 
     def _hop(self, pos: int) -> int:
-        """A plain file, not verifying: step over large records by their headers alone
-        (reading their data would cost more than the whole walk); return where it stopped."""
+        """A plain file: step over large records by their headers (reading their data would
+        cost more than the whole walk), or when verifying, read each one's data by itself
+        (copied once, straight into the bytes its CRC is computed over); return where it
+        stopped. A record failing a check is left to the window walk, which handles damage."""
         src = self.src
         offsets: list[int] = []
-        while len(offsets) < BATCH:
-            head = src.get(pos, HEADER_SIZE)
+        verify = self.verify
+        read = 0
+        head = src.get(pos, HEADER_SIZE)
+        while len(offsets) < BATCH and read < BATCH_BYTES:
             if len(head) < HEADER_SIZE:
                 break
             n, stored = HEADER.unpack(head)
             if n < HOP or pos + OVERHEAD + n > src.size or masked_crc(head[:8]) != stored:
                 break
+            end = pos + OVERHEAD + n
+            if verify:
+                if n > HOLD:
+                    break
+                data = src.read(pos + HEADER_SIZE, n)
+                tail = src.read(end - 4, 4 + HEADER_SIZE)  # its CRC and the next header
+                if len(data) < n or len(tail) < 4 or masked_crc(data) != CRC.unpack_from(tail)[0]:
+                    break
+                head = tail[4:]
+                read += n
+            else:
+                head = src.get(end, HEADER_SIZE)
             offsets.append(pos)
-            pos += OVERHEAD + n
+            pos = end
         if offsets:
-            self.index.append(offsets, RecordStatus.UNCHECKED)
+            self.index.append(offsets, RecordStatus.OK if verify else RecordStatus.UNCHECKED)
         return pos
 
     def _shortfall(self, pos: int) -> int:
@@ -622,16 +649,22 @@ def _uint64_views(buf) -> list[memoryview]:
         whole.release()
 
 
-def verify_spans(buf, rel: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def verify_spans(buf, rel: np.ndarray, *, length_crcs: bool = False):
     """Check the data CRC of the records starting at ``rel`` (offsets into ``buf``).
 
     Lengths and stored CRCs are gathered with numpy; the only per-record Python
     work is slicing the data and one google-crc32c call (it takes bytes only).
-    Returns (ok mask, stored CRCs, computed masked CRCs).
+    Returns (ok mask, stored CRCs, computed masked CRCs), and with
+    ``length_crcs`` a fourth array: does each header's length CRC hold.
     """
     arr = np.frombuffer(buf, dtype=np.uint8)
     rel = np.asarray(rel, dtype=np.int64)
-    lengths = arr[rel[:, None] + _COLS8].copy().view("<u8").ravel().astype(np.int64)
+    if length_crcs:
+        head = arr[rel[:, None] + _COLS12]
+        lengths = head[:, :8].copy().view("<u8").ravel().astype(np.int64)
+        length_ok = masked_crc_columns([head[:, k] for k in range(8)]) == head[:, 8:].copy().view("<u4").ravel()
+    else:
+        lengths = arr[rel[:, None] + _COLS8].copy().view("<u8").ravel().astype(np.int64)
     starts = rel + HEADER_SIZE
     ends = starts + lengths
     stored = arr[ends[:, None] + _COLS4].copy().view("<u4").ravel()
@@ -639,6 +672,8 @@ def verify_spans(buf, rel: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarr
     raw = np.fromiter((value(buf[a:b]) for a, b in zip(starts.tolist(), ends.tolist())),
                       dtype=np.uint32, count=rel.shape[0])
     computed = ((raw >> np.uint32(15)) | (raw << np.uint32(17))) + np.uint32(MASK_DELTA)
+    if length_crcs:
+        return computed == stored, stored, computed, length_ok
     return computed == stored, stored, computed
 
 
