@@ -13,7 +13,10 @@ start-up. Figures:
 - ``verify`` of 1M small records (40-160 B) and of 2,000 x 100 KB records, with
   and without the index cache (bar: no slower than TensorFlow iterating them).
 - ``cat --range -1:`` of the last record of a GZIP file whose index is cached
-  (bar: 1/5 of TensorFlow skipping to that record).
+  (bar: 1/5 of TensorFlow skipping to that record), what it imports, and the
+  same run as a regular (non-editable) install would make it: a plain venv with
+  the project and its dependencies on PYTHONPATH, without the editable-install
+  finder that ``site`` imports at every start-up of the project's own venv.
 - ``index -o``: peak anonymous memory per record (bar 10 B). Measured two ways:
   the tracemalloc peak of the command in a process that imported its modules
   first, and the process's ru_maxrss minus that of a process that only imported
@@ -174,19 +177,22 @@ def bench_help(cli: list[str], env: dict, repeat: int) -> None:
     out = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True).stdout.split()
     row("heavy modules imported for --help", ", ".join(out) or "none")
     for what, code in (("import codec", "import codec"), ("import codec.cli", "import codec.cli"),
-                       ("what `cat` imports", "import codec.reader, codec.decode, codec.shards\n"
-                                              "from google.protobuf import text_format")):
-        top = importtime(code, env)
-        total = sum(us for _, us in top)
-        heaviest = ", ".join(f"{name} {us / 1000:.0f} ms" for name, us in sorted(top, key=lambda t: -t[1])[:4])
-        row(f"-X importtime: {what}", f"{total / 1000:.0f} ms", heaviest)
+                       ("what `cat` imports without the cache", "import codec.reader, codec.decode, codec.shards\n"
+                                                                  "from google.protobuf import text_format")):
+        importtime_row(f"-X importtime: {what}", importtime(["-c", code], env))
 
 
-def importtime(code: str, env: dict) -> list[tuple[str, int]]:
-    """(module, cumulative microseconds) of each module ``code`` imports directly (best of 3 runs)."""
+def importtime_row(label: str, top: list[tuple[str, int]]) -> None:
+    total = sum(us for _, us in top)
+    heaviest = ", ".join(f"{name} {us / 1000:.0f} ms" for name, us in sorted(top, key=lambda t: -t[1])[:5])
+    row(label, f"{total / 1000:.0f} ms", heaviest)
+
+
+def importtime(args: list[str], env: dict) -> list[tuple[str, int]]:
+    """(module, cumulative microseconds) of each module ``python args`` imports directly (best of 3 runs)."""
     best: dict[str, int] = {}
     for _ in range(3):
-        err = subprocess.run([sys.executable, "-X", "importtime", "-c", code], env=env, capture_output=True,
+        err = subprocess.run([sys.executable, "-X", "importtime", *args], env=env, capture_output=True,
                              text=True).stderr
         for line in err.splitlines():
             if not line.startswith("import time:") or "|" not in line:
@@ -225,6 +231,44 @@ def bench_last_gzip(path: str, cli: list[str], env: dict, repeat: int, tf: dict 
             f"CPU {cpu:.3f} s; {ratio:.2f}x TF, bar {SKIP_RATIO_BAR}x: {verdict(ratio <= SKIP_RATIO_BAR)}")
     else:
         row("cat --range -1: (whole process)", f"{wall:.3f} s", f"CPU {cpu:.3f} s; TF not available")
+    # What the console script runs (``-m`` would add runpy's imports)
+    args = ["-c", "import sys\nfrom codec.cli import main\nsys.exit(main())", "cat", "--range=-1:", path]
+    importtime_row("-X importtime: cat --range -1:", importtime(args, env))
+    probe = ("import contextlib, io, sys\nfrom codec.cli import main\n"
+             "with contextlib.redirect_stdout(io.StringIO()):\n    main(sys.argv[1:])\n"
+             f"print(' '.join(m for m in {HEAVY_MODULES + ('codec.reader',)!r} if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", probe, "cat", "--range=-1:", path], env=env, capture_output=True,
+                         text=True).stdout.split()
+    row("  of them heavy", ", ".join(out) or "none", "(indexed_gzip: its extension alone)")
+    regular = regular_install_python(env)
+    if regular is not None:
+        python, renv = regular
+        wall, cpu = best([python] + args, renv, repeat)
+        start, _ = best([python, "-c", "pass"], renv, repeat)
+        dev_start, _ = best([sys.executable, "-c", "pass"], env, repeat)
+        ratio = f"; {wall / tf['skip']:.2f}x TF" if tf else ""
+        row("  the same as a regular (non-editable) install", f"{wall:.3f} s",
+            f"CPU {cpu:.3f} s{ratio}; interpreter start-up {start:.3f} s here, {dev_start:.3f} s in this venv")
+
+
+def regular_install_python(env: dict) -> tuple[str, dict] | None:
+    """A plain venv of this Python that sees the project and its dependencies on PYTHONPATH.
+
+    The project's own venv holds an editable install, whose finder ``site`` imports at every
+    start-up (pathlib, importlib.util, ...): a cost a user of a built wheel never pays.
+    """
+    import site
+    import sysconfig
+
+    folder = os.path.join(os.path.dirname(env["PYTHONPYCACHEPREFIX"]), "plain-venv")
+    if not os.path.exists(folder):
+        base = getattr(sys, "_base_executable", sys.executable)
+        proc = subprocess.run([base, "-m", "venv", "--without-pip", folder], capture_output=True)
+        if proc.returncode != 0:
+            return None
+    python = os.path.join(folder, "bin", "python")
+    paths = [ROOT] + site.getsitepackages() + [sysconfig.get_path("platlib")]
+    return python, dict(env, PYTHONPATH=os.pathsep.join(dict.fromkeys(paths)))
 
 
 _TRACE_SCRIPT = r"""

@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import stat
 import sys
 from collections import Counter
 
@@ -31,7 +32,34 @@ INFO_SAMPLE = 1000
 WHERE_HELP = "only records matching a filter expression, e.g. 'label == 3 and image/height > 100'"
 
 
+def _terminal_columns() -> int:
+    """``shutil.get_terminal_size().columns``, without importing shutil (with bz2 and lzma: ~4 ms)."""
+    try:
+        columns = int(os.environ["COLUMNS"])
+    except (KeyError, ValueError):
+        columns = 0
+    if columns <= 0:
+        try:
+            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns
+        except (AttributeError, ValueError, OSError):
+            columns = 0
+    return columns if columns > 0 else 80
+
+
+class _Formatter(argparse.HelpFormatter):
+    """argparse's help formatter, sized as argparse sizes it: argparse makes one per ``add_argument``."""
+
+    def __init__(self, prog: str, indent_increment: int = 2, max_help_position: int = 24,
+                 width: int | None = None) -> None:
+        super().__init__(prog, indent_increment, max_help_position,
+                         _terminal_columns() - 2 if width is None else width)
+
+
 class _Parser(argparse.ArgumentParser):
+    def __init__(self, *args, **kwargs) -> None:
+        kwargs.setdefault("formatter_class", _Formatter)
+        super().__init__(*args, **kwargs)
+
     def error(self, message: str):  # one line, exit 2 (argparse's own code)
         self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n")
 
@@ -240,8 +268,7 @@ def cmd_repair(args) -> int:
     from .errors import FileAccessError
     from .reader import TFRecordFile
     from .repair import repair
-    from .writer import (TerminatedBySignal, cleanup_on_signals, describe_write_error, resolve_output_compression,
-                         with_compression_suffix)
+    from .writer import describe_write_error, resolve_output_compression, with_compression_suffix
 
     paths, single = _inputs(args)
     out = args.output
@@ -253,31 +280,26 @@ def cmd_repair(args) -> int:
             raise FileAccessError(describe_write_error(out, exc)) from None
     code = EXIT_OK
     kept = dropped = 0
-    try:
-        with cleanup_on_signals():
-            for path in paths:
-                target = os.path.join(out, os.path.basename(path)) if to_folder else out
-                if to_folder and args.compression is not None:  # a name made here says what it holds
-                    target = with_compression_suffix(target, args.compression)
-                compression, warning = resolve_output_compression(target, args.compression)
-                if warning:
-                    sys.stderr.write(f"tfrlens-cli: warning: {warning}\n")
-                try:
-                    f = TFRecordFile(path, check_crc=True, use_cache=not args.no_cache)
-                except TFRecordError as exc:
-                    if single:
-                        raise
-                    sys.stderr.write(f"tfrlens-cli: {exc}\n")
-                    code = EXIT_USAGE
-                    continue
-                with f:
-                    report = repair(f, target, compression, args.include_damaged)
-                kept += report.kept
-                dropped += len(report.dropped)
-                _out(f"{path} -> {target}: {report.summary()}")
-    except TerminatedBySignal as exc:
-        sys.stderr.write(f"tfrlens-cli: {exc}\n")
-        return exc.exit_code
+    for path in paths:
+        target = os.path.join(out, os.path.basename(path)) if to_folder else out
+        if to_folder and args.compression is not None:  # a name made here says what it holds
+            target = with_compression_suffix(target, args.compression)
+        compression, warning = resolve_output_compression(target, args.compression)
+        if warning:
+            sys.stderr.write(f"tfrlens-cli: warning: {warning}\n")
+        try:
+            f = TFRecordFile(path, check_crc=True, use_cache=not args.no_cache)
+        except TFRecordError as exc:
+            if single:
+                raise
+            sys.stderr.write(f"tfrlens-cli: {exc}\n")
+            code = EXIT_USAGE
+            continue
+        with f:
+            report = repair(f, target, compression, args.include_damaged)
+        kept += report.kept
+        dropped += len(report.dropped)
+        _out(f"{path} -> {target}: {report.summary()}")
     if not single:
         _out(f"total: {len(paths)} file(s), kept {kept:,}, dropped {dropped:,}")
     return code
@@ -345,6 +367,10 @@ def _refuse_unknown_features(f: TFRecordFile, flt: Filter | None) -> None:
 
 
 def cmd_cat(args) -> int:
+    if args.where is None:
+        records = _cached_records(args)
+        if records is not None:
+            return _print_records(args, records[0], records[1])
     from .decode import decode_record, detect_kind
 
     if args.json:
@@ -366,6 +392,126 @@ def cmd_cat(args) -> int:
         return EXIT_PROBLEMS if f.problems else EXIT_OK
 
 
+def _print_records(args, records: list, problems: bool) -> int:
+    """``cat``'s output of (index, offset, length, status, data) tuples; the exit code."""
+    from .decode import decode_record, detect_kind
+
+    if args.json:
+        from .export import json_line
+    for i, offset, length, status, data in records:
+        if args.json:
+            _out(json.dumps(json_line(i, data, status, offset, length)))
+        else:
+            _out(f"# record {i}  offset {offset:,}  length {length:,}  {status.label}  {detect_kind(data).value}")
+            _out(_text(decode_record(data)))
+    return EXIT_PROBLEMS if problems else EXIT_OK
+
+
+CACHED_CAT_MAX = 256  # records a `cat` reads straight from a cache entry, at most
+
+
+def _cached_records(args) -> tuple[list, bool] | None:
+    """``cat``'s records read through the index cache alone, or None to take the ordinary path.
+
+    For a few records of one file whose index is cached (a GZIP or ZLIB file's
+    zran index too): their offsets are read from the cache entry one by one and
+    their bytes from the file, so neither the index is loaded nor numpy imported.
+    Anything out of the ordinary (damaged records, no zran index, a file that
+    changed, more than CACHED_CAT_MAX records) returns None before any output.
+    The records and whether the file has problems (the exit code) are returned.
+    """
+    if args.no_cache or len(args.file) != 1:
+        return None
+    path = args.file[0]
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None  # the ordinary path says what is wrong
+    from . import index_cache
+
+    if not stat.S_ISREG(st.st_mode) or st.st_size < index_cache.MIN_CACHED_BYTES:
+        return None
+    entry = index_cache.open_entry(path, st.st_size, st.st_mtime_ns)
+    if entry is None:
+        return None
+    with entry:
+        try:
+            wanted = parse_range(args.range, entry.count)
+        except UsageError:
+            return None
+        if len(wanted) > CACHED_CAT_MAX:
+            return None
+        spans = [(i, entry.offset(i), entry.status(i)) for i in wanted]
+    from .framing import CRC, HEADER_SIZE, LENGTH, Compression, RecordStatus
+
+    if any(status > RecordStatus.OK and status != RecordStatus.DATA_CRC for _, _, status in spans):
+        return None
+    problems = bool(entry.problems)
+    opened = _plain_reader(path, st) if entry.compression is Compression.NONE else _zran_reader(path, st, entry)
+    if opened is None:
+        return None
+    read, close = opened
+    try:
+        records = []
+        for i, offset, status in spans:
+            head = read(offset, HEADER_SIZE)
+            if len(head) < HEADER_SIZE:
+                return None
+            (length,) = LENGTH.unpack_from(head)
+            body = read(offset + HEADER_SIZE, length + 4)
+            if len(body) < length + 4:
+                return None
+            data = body[:length]
+            status = RecordStatus(status)
+            if not args.no_crc and status is not RecordStatus.DATA_CRC:
+                from .crc import masked_crc
+
+                if masked_crc(data) != CRC.unpack_from(body, length)[0]:
+                    status = RecordStatus.DATA_CRC
+            problems = problems or status is RecordStatus.DATA_CRC
+            records.append((i, offset, length, status, data))
+    except Exception:  # noqa: BLE001 - a read that failed: the ordinary path reads again and says why
+        return None
+    finally:
+        close()
+    try:
+        now = os.stat(path)
+    except OSError:
+        return None
+    if (now.st_size, now.st_mtime_ns) != (st.st_size, st.st_mtime_ns):
+        return None
+    return records, problems
+
+
+def _plain_reader(path: str, st):
+    """(read(pos, n), close) over a plain file, opened once; None if it is not the file ``st`` describes."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+    except OSError:
+        return None
+    if os.fstat(fd).st_ino != st.st_ino:
+        os.close(fd)
+        return None
+    return (lambda pos, n: os.pread(fd, n, pos)), (lambda: os.close(fd))
+
+
+def _zran_reader(path: str, st, entry):
+    """(read(pos, n), close) over a GZIP or ZLIB file's stream through its cached zran index, or None."""
+    from . import index_cache
+    from .inflate import ZranReader, zran_available
+
+    if any(p.get("compressed_offset") is not None for p in entry.problems) or not zran_available():
+        return None  # a damaged stream has no zran index
+    blob = index_cache.load_zran(path, st.st_size, st.st_mtime_ns, entry.stream_end)
+    if blob is None:
+        return None
+    try:
+        reader = ZranReader(path, blob, entry.stream_end, entry.compression)
+    except Exception:  # noqa: BLE001 - an unreadable index: the ordinary path copes
+        return None
+    return reader.read, reader.close
+
+
 def _text(decoded) -> str:
     if decoded.message is None:
         import base64
@@ -379,9 +525,13 @@ def _text(decoded) -> str:
 def cmd_index(args) -> int:
     from . import index_cache
 
+    to_stdout = not args.output or args.output == "-"
     with _open(args) as f:
+        if not to_stdout:
+            from .writer import check_not_input
+
+            check_not_input(args.output, [f.path], "the index")
         f.build_index()
-        to_stdout = not args.output or args.output == "-"
         if args.format == "dali":
             text, skipped = index_cache.dali_index_text(f)
             _write_text(args.output, text)
@@ -398,7 +548,7 @@ def cmd_index(args) -> int:
 
 def cmd_export(args) -> int:
     from .export import ExportReport, export_iter, parse_records_spec
-    from .writer import TerminatedBySignal, cleanup_on_signals, resolve_output_compression
+    from .writer import resolve_output_compression
 
     flt = _where(args)
     compression = args.compression
@@ -406,20 +556,16 @@ def cmd_export(args) -> int:
         compression, warning = resolve_output_compression(args.to, args.compression)
         if warning:
             sys.stderr.write(f"tfrlens-cli: warning: {warning}\n")
-    try:
-        with cleanup_on_signals(), _open(args) as f:
-            f.build_index()
-            indices = parse_records_spec(args.records, len(f))
-            if flt is not None:
-                indices = list(_selected(f, flt, indices))
-            report = ExportReport(args.to, args.format)
-            for _ in export_iter(f, args.to, args.format, indices, compression, report):
-                pass
-            sys.stderr.write(f"tfrlens-cli: {report.summary()}\n")
-            return EXIT_PROBLEMS if f.problems else EXIT_OK
-    except TerminatedBySignal as exc:
-        sys.stderr.write(f"tfrlens-cli: {exc}\n")
-        return exc.exit_code
+    with _open(args) as f:
+        f.build_index()
+        indices = parse_records_spec(args.records, len(f))
+        if flt is not None:
+            indices = list(_selected(f, flt, indices))
+        report = ExportReport(args.to, args.format)
+        for _ in export_iter(f, args.to, args.format, indices, compression, report):
+            pass
+        sys.stderr.write(f"tfrlens-cli: {report.summary()}\n")
+        return EXIT_PROBLEMS if f.problems else EXIT_OK
 
 
 def cmd_stats(args) -> int:
@@ -466,9 +612,19 @@ def _write_text(output: str | None, text: str) -> None:
         atomic_write_bytes(output, text.encode())
 
 
-def build_parser() -> argparse.ArgumentParser:
+COMMANDS = ("info", "verify", "repair", "cat", "index", "export", "stats", "schema")
+
+
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The command line's parser; with ``only``, just that command's subparser is built.
+
+    ``main`` builds only the command it is given: parsing, help and errors read
+    the same (the command list is spelt out), for a fraction of the work.
+    """
     parser = _Parser(prog="tfrlens-cli", description="Inspect, verify and convert TFRecord files.")
-    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    # The usage line lists every command, also when only one is built (argparse's own spelling).
+    metavar = None if only is None else "{" + ",".join(COMMANDS) + "}"
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser, metavar=metavar)
 
     def add(name: str, help_: str):
         p = sub.add_parser(name, help=help_, description=help_)
@@ -484,54 +640,72 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--no-cache", action="store_true", help="ignore and do not write the index cache")
         return p
 
-    add("info", "compression, size, records, kinds, feature keys and problems").set_defaults(func=cmd_info)
-    p = add("verify", "check every length and data CRC; report every problem")
-    p.add_argument("--json", action="store_true", help="one JSON object per file")
-    p.add_argument("--max-problems", type=int, metavar="N", help="list at most N problems per file")
-    p.set_defaults(func=cmd_verify)
-    p = add("repair", "write a clean copy with every intact record")
-    p.add_argument("-o", "--output", required=True, metavar="OUT",
-                   help="the repaired file (a folder when several inputs are given)")
-    p.add_argument("--compression", choices=COMPRESSIONS,
-                   help="compression of the output (default: as its name says: .gz gzip, .zz/.zlib zlib, "
-                        "else none)")
-    p.add_argument("--include-damaged", action="store_true",
-                   help="also write damaged records (their data as found, with fresh CRCs)")
-    p.set_defaults(func=cmd_repair)
-    p = add("cat", "print records (protobuf text, or JSON lines)")
-    p.add_argument("--json", action="store_true", help="one JSON object per record, one per line")
-    p.add_argument("--range", metavar="A:B", help="records A..B-1 (Python slice rules)")
-    p.add_argument("--where", metavar="EXPR", help=WHERE_HELP)
-    p.set_defaults(func=cmd_cat)
-    p = add("index", "write the record index (native binary, or DALI's text format)")
-    p.add_argument("-o", "--output", metavar="OUT", help="where to write (default: stdout)")
-    p.add_argument("--format", choices=["native", "dali"], default="native")
-    p.set_defaults(func=cmd_index)
-    p = add("export", "export records as tfrecord, jsonl, csv or image files")
-    p.add_argument("--to", required=True, metavar="OUT", help="output file (a folder for --format images)")
-    p.add_argument("--format", choices=FORMATS, default="tfrecord")
-    p.add_argument("--compression", choices=COMPRESSIONS,
-                   help="for --format tfrecord (default: as the name of OUT says: .gz gzip, .zz/.zlib zlib, "
-                        "else none)")
-    p.add_argument("--records", metavar="SPEC", help="indexes and ranges, e.g. 1,3,10:20 (default: all)")
-    p.add_argument("--where", metavar="EXPR", help=WHERE_HELP + " (with --records: those of them that match)")
-    p.set_defaults(func=cmd_export)
-    p = add("stats", "per-feature statistics: presence, types, values, top values, images")
-    p.add_argument("--json", action="store_true", help="one JSON object")
-    p.add_argument("--where", metavar="EXPR", help=WHERE_HELP)
-    p.set_defaults(func=cmd_stats)
-    p = add("schema", "the inferred feature spec, as Python code for tf.io.parse_example or JSON")
-    p.add_argument("--json", action="store_true", help="one JSON object")
-    p.add_argument("--where", metavar="EXPR", help=WHERE_HELP)
-    p.set_defaults(func=cmd_schema)
+    def wanted(name: str) -> bool:
+        return only is None or only == name
+
+    if wanted("info"):
+        add("info", "compression, size, records, kinds, feature keys and problems").set_defaults(func=cmd_info)
+    if wanted("verify"):
+        p = add("verify", "check every length and data CRC; report every problem")
+        p.add_argument("--json", action="store_true", help="one JSON object per file")
+        p.add_argument("--max-problems", type=int, metavar="N", help="list at most N problems per file")
+        p.set_defaults(func=cmd_verify)
+    if wanted("repair"):
+        p = add("repair", "write a clean copy with every intact record")
+        p.add_argument("-o", "--output", required=True, metavar="OUT",
+                       help="the repaired file (a folder when several inputs are given)")
+        p.add_argument("--compression", choices=COMPRESSIONS,
+                       help="compression of the output (default: as its name says: .gz gzip, .zz/.zlib zlib, "
+                            "else none)")
+        p.add_argument("--include-damaged", action="store_true",
+                       help="also write damaged records (their data as found, with fresh CRCs)")
+        p.set_defaults(func=cmd_repair)
+    if wanted("cat"):
+        p = add("cat", "print records (protobuf text, or JSON lines)")
+        p.add_argument("--json", action="store_true", help="one JSON object per record, one per line")
+        p.add_argument("--range", metavar="A:B", help="records A..B-1 (Python slice rules)")
+        p.add_argument("--where", metavar="EXPR", help=WHERE_HELP)
+        p.set_defaults(func=cmd_cat)
+    if wanted("index"):
+        p = add("index", "write the record index (native binary, or DALI's text format)")
+        p.add_argument("-o", "--output", metavar="OUT", help="where to write (default: stdout)")
+        p.add_argument("--format", choices=["native", "dali"], default="native")
+        p.set_defaults(func=cmd_index)
+    if wanted("export"):
+        p = add("export", "export records as tfrecord, jsonl, csv or image files")
+        p.add_argument("--to", required=True, metavar="OUT", help="output file (a folder for --format images)")
+        p.add_argument("--format", choices=FORMATS, default="tfrecord")
+        p.add_argument("--compression", choices=COMPRESSIONS,
+                       help="for --format tfrecord (default: as the name of OUT says: .gz gzip, .zz/.zlib zlib, "
+                            "else none)")
+        p.add_argument("--records", metavar="SPEC", help="indexes and ranges, e.g. 1,3,10:20 (default: all)")
+        p.add_argument("--where", metavar="EXPR", help=WHERE_HELP + " (with --records: those of them that match)")
+        p.set_defaults(func=cmd_export)
+    if wanted("stats"):
+        p = add("stats", "per-feature statistics: presence, types, values, top values, images")
+        p.add_argument("--json", action="store_true", help="one JSON object")
+        p.add_argument("--where", metavar="EXPR", help=WHERE_HELP)
+        p.set_defaults(func=cmd_stats)
+    if wanted("schema"):
+        p = add("schema", "the inferred feature spec, as Python code for tf.io.parse_example or JSON")
+        p.add_argument("--json", action="store_true", help="one JSON object")
+        p.add_argument("--where", metavar="EXPR", help=WHERE_HELP)
+        p.set_defaults(func=cmd_schema)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    parser = build_parser(argv[0] if argv and argv[0] in COMMANDS else None)
     args = parser.parse_args(argv)
+    from .writer import TerminatedBySignal, cleanup_on_signals
+
     try:
-        return args.func(args)
+        with cleanup_on_signals():  # SIGTERM/SIGHUP unwind the command: no temporary file stays behind
+            return args.func(args)
+    except TerminatedBySignal as exc:
+        sys.stderr.write(f"tfrlens-cli: {exc}\n")
+        return exc.exit_code
     except TFRecordError as exc:
         sys.stderr.write(f"tfrlens-cli: {exc}\n")
         return EXIT_USAGE

@@ -144,7 +144,22 @@ def record_json_value(decoded: DecodedRecord) -> dict:
         return {"base64": base64.b64encode(decoded.data).decode("ascii")}
     from google.protobuf.json_format import MessageToDict  # imported on first use: it is slow to import
 
-    return MessageToDict(decoded.message)
+    return _sorted_maps(MessageToDict(decoded.message))
+
+
+def _sorted_maps(obj: dict) -> dict:
+    """``obj`` with its feature maps in key order, as the text format prints them.
+
+    Protobuf gives map entries in hash order, which changes from one process to
+    the next: the same record would print differently on every run.
+    """
+    for key, value in obj.items():
+        if isinstance(value, dict):
+            if key in ("feature", "featureList"):
+                value = dict(sorted(value.items()))
+                obj[key] = value
+            _sorted_maps(value)
+    return obj
 
 
 # ---------------------------------------------------------------- features

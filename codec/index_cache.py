@@ -11,16 +11,23 @@ open reads at random without decompressing the whole file first.
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import struct
-import tempfile
 
-import numpy as np
+try:  # CPython's built-in SHA-256: importing hashlib loads OpenSSL (~4 ms of a one-record `cat`)
+    from _sha256 import sha256
+except ImportError:
+    try:
+        from _sha2 import sha256
+    except ImportError:
+        from hashlib import sha256
 
 from .framing import Compression, Problem, ProblemKind
-from .record_index import RecordIndex
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from .record_index import RecordIndex
 
 # Files smaller than this are not cached: indexing one (~1 ms) is faster than writing or
 # reading its cache entry, and a set of 10,000 small shards would fill the folder.
@@ -30,6 +37,7 @@ MAGIC = b"TFRLIDX1"
 ZRAN_MAGIC = b"TFRLZRN1"
 VERSION = 1
 _LEN = struct.Struct("<I")
+_OFFSET = struct.Struct("<Q")
 
 
 def cache_dir() -> str:
@@ -42,7 +50,7 @@ def cache_dir() -> str:
 
 
 def cache_path(path: str) -> str:
-    key = hashlib.sha256(os.path.realpath(path).encode("utf-8", "surrogateescape")).hexdigest()[:32]
+    key = sha256(os.path.realpath(path).encode("utf-8", "surrogateescape")).hexdigest()[:32]
     return os.path.join(cache_dir(), key + ".tfri")
 
 
@@ -52,20 +60,21 @@ def _identity(path: str, size: int, mtime_ns: int) -> dict:
 
 
 def _write_entry(target: str, magic: bytes, header: dict, payloads: list) -> str | None:
-    """Magic, length-prefixed JSON header, payloads (bytes-like): written atomically; None if it cannot be."""
+    """Magic, length-prefixed JSON header, payloads (bytes-like): written atomically; None if it cannot be.
+
+    Through the writer's temporary files, so a run killed mid-write leaves nothing a
+    later sweep of the cache folder does not remove. The folder is the user's own
+    (0700): an entry names the file it indexes.
+    """
+    from .writer import OutputFile
+
     blob = json.dumps(header).encode()
     try:
-        os.makedirs(os.path.dirname(target), exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=os.path.dirname(target), suffix=".tmp")
-        try:
-            with os.fdopen(fd, "wb") as f:
-                f.write(magic + _LEN.pack(len(blob)) + blob)
-                for payload in payloads:
-                    f.write(payload)
-            os.replace(tmp, target)
-        except BaseException:
-            os.unlink(tmp)
-            raise
+        os.makedirs(os.path.dirname(target), mode=0o700, exist_ok=True)
+        with OutputFile(target) as out:
+            out.write(magic + _LEN.pack(len(blob)) + blob)
+            for payload in payloads:
+                out.write(payload)
     except OSError:
         return None
     return target
@@ -121,6 +130,8 @@ def load(path: str, size: int, mtime_ns: int, compression: Compression):
             if header is None:
                 return None
             count = header["count"]
+            import numpy as np
+
             offsets = np.fromfile(f, dtype="<u8", count=count)
             statuses = np.fromfile(f, dtype=np.uint8, count=count)
     except (OSError, ValueError, KeyError, struct.error):
@@ -132,7 +143,61 @@ def load(path: str, size: int, mtime_ns: int, compression: Compression):
                 p["expected"], p["found"])
         for p in header["problems"]
     ]
+    from .record_index import RecordIndex
+
     return RecordIndex.from_arrays(offsets, statuses), problems, header["verified"], header["stream_end"]
+
+
+class Entry:
+    """One file's cache entry, opened to read a few records' offsets and statuses.
+
+    What a one-record ``cat`` needs, without loading (or importing numpy for) the
+    whole index: the header, and two small reads per record.
+    """
+
+    def __init__(self, f, header: dict, base: int) -> None:
+        self._f = f
+        self.header = header
+        self.count: int = header["count"]
+        self.compression = Compression(header["compression"])
+        self.stream_end: int = header["stream_end"]
+        self.problems: list = header["problems"]
+        self._base = base
+
+    def offset(self, i: int) -> int:
+        self._f.seek(self._base + 8 * i)
+        return _OFFSET.unpack(self._f.read(8))[0]
+
+    def status(self, i: int) -> int:
+        self._f.seek(self._base + 8 * self.count + i)
+        return self._f.read(1)[0]
+
+    def close(self) -> None:
+        self._f.close()
+
+    def __enter__(self) -> "Entry":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def open_entry(path: str, size: int, mtime_ns: int) -> Entry | None:
+    """The cache entry of this very file (whatever its compression), or None on a miss."""
+    try:
+        f = open(cache_path(path), "rb")
+    except OSError:
+        return None
+    try:
+        header = _read_header(f, MAGIC, _identity(path, size, mtime_ns))
+        if header is not None:
+            entry = Entry(f, header, f.tell())
+            if os.fstat(f.fileno()).st_size >= entry._base + 9 * entry.count:
+                return entry
+    except (OSError, ValueError, KeyError, TypeError, struct.error):
+        pass
+    f.close()
+    return None
 
 
 def zran_path(path: str) -> str:

@@ -35,10 +35,11 @@ CHECKPOINT_EVERY = 1 << 21  # a checkpoint holds ~40 KB (zlib state and window):
 READ_AHEAD = 1 << 18  # a random read inflates this much past what it needs (for the next one)
 GZIP_MAGIC = b"\x1f\x8b"
 
-try:  # optional: serialisable GZIP/ZLIB checkpoints (zran); everything works without it
-    from indexed_gzip.indexed_gzip import _IndexedGzipFile
-except Exception:  # noqa: BLE001 - missing, or a broken build: use the zlib checkpoints only
-    _IndexedGzipFile = None
+_UNLOADED = object()
+# indexed_gzip's class (None without it), loaded on first use by _zran_class(): only a GZIP or
+# ZLIB file read through a zran index needs it.
+_IndexedGzipFile = _UNLOADED
+_ZRAN_LOAD_LOCK = threading.Lock()
 
 ZRAN_SPACING = 1 << 20  # a 32 KiB window per point: ~32 MB per GB of uncompressed data
 ZRAN_STEP = 1 << 23  # the builder seeks forward this far at a time (uncompressed bytes)
@@ -490,8 +491,64 @@ class InflateReader(_BlockReader):
         return b"".join(out)[:want]
 
 
+def _load_indexed_gzip():
+    """indexed_gzip's extension module, loaded without running its package ``__init__``.
+
+    That ``__init__`` only re-exports the extension's names and asks
+    ``importlib.metadata`` for a version string, which imports ``email``, ``zipfile``
+    and more: ~40 ms of a one-record ``cat``. The extension's own imports first try
+    ``indexed_gzip.<name>`` (Cython's implicit relative import), so a bare stand-in
+    for the package sits in ``sys.modules`` while it loads and is removed after: a
+    later ``import indexed_gzip`` runs the real ``__init__``, which finds the loaded
+    extension. Anything unexpected falls back to the ordinary import.
+    """
+    import sys
+
+    name = "indexed_gzip.indexed_gzip"
+    if name in sys.modules or "indexed_gzip" in sys.modules:
+        import importlib
+
+        return importlib.import_module(name)
+    from importlib.machinery import PathFinder
+    from importlib.util import module_from_spec
+
+    try:
+        package = PathFinder.find_spec("indexed_gzip")  # finds the package folder; runs nothing
+        spec = PathFinder.find_spec(name, package.submodule_search_locations)
+        module = module_from_spec(spec)
+    except Exception:  # noqa: BLE001 - not laid out as expected
+        import importlib
+
+        return importlib.import_module(name)
+    stand_in = type(sys)("indexed_gzip")  # not a package: "indexed_gzip.io" fails at once
+    sys.modules["indexed_gzip"] = stand_in
+    sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        sys.modules.pop(name, None)
+        raise
+    finally:
+        if sys.modules.get("indexed_gzip") is stand_in:
+            del sys.modules["indexed_gzip"]
+    return module
+
+
+def _zran_class():
+    """indexed_gzip's ``_IndexedGzipFile``, or None when the package is missing or broken."""
+    global _IndexedGzipFile
+    with _ZRAN_LOAD_LOCK:
+        if _IndexedGzipFile is _UNLOADED:
+            try:  # optional: serialisable GZIP/ZLIB checkpoints (zran); everything works without it
+                _IndexedGzipFile = _load_indexed_gzip()._IndexedGzipFile
+            except Exception:  # noqa: BLE001 - missing, or a broken build: use the zlib checkpoints only
+                _IndexedGzipFile = None
+    return _IndexedGzipFile
+
+
 def zran_available() -> bool:
-    return _IndexedGzipFile is not None
+    """Whether indexed_gzip can be used (importing it on the first call)."""
+    return _zran_class() is not None
 
 
 ZLIB_FDICT = 0x20
@@ -597,12 +654,14 @@ def _zran_file(path: str, compression: Compression, total_out: int, auto_build: 
     GZIP CRCs are checked while building and skipped when reading through an
     imported index; the ZLIB view has no CRC to check.
     """
+    cls = _zran_class()
+    if cls is None:
+        raise OSError("indexed_gzip is not available")
     if compression is Compression.ZLIB:
         view = ZlibAsGzip(path, total_out)
-        return _IndexedGzipFile(fileobj=view, spacing=ZRAN_SPACING, auto_build=auto_build,
-                                skip_crc_check=True), view
-    return _IndexedGzipFile(filename=path, spacing=ZRAN_SPACING, drop_handles=True, auto_build=auto_build,
-                            skip_crc_check=not auto_build), None
+        return cls(fileobj=view, spacing=ZRAN_SPACING, auto_build=auto_build, skip_crc_check=True), view
+    return cls(filename=path, spacing=ZRAN_SPACING, drop_handles=True, auto_build=auto_build,
+               skip_crc_check=not auto_build), None
 
 
 class ZranBuilder:

@@ -240,3 +240,173 @@ def test_parser_choices_are_the_codecs_own():
 
     assert cli.COMPRESSIONS == tuple(c.value for c in codec.Compression)
     assert cli.FORMATS == tuple(FORMATS)
+
+
+# -- cat through the cache alone -----------------------------------------------------------
+def example_records(n: int, size: int, seed: int = 5) -> list[bytes]:
+    """tf.train.Example records with random bytes (they do not compress: a GZIP file stays large)."""
+    from codec.proto import Example
+
+    rng = random.Random(seed)
+    out = []
+    for i in range(n):
+        ex = Example()
+        ex.features.feature["label"].int64_list.value.append(i)
+        ex.features.feature["data"].bytes_list.value.append(rng.randbytes(size))
+        out.append(ex.SerializeToString())
+    return out
+
+
+def cached_gzip_file(tmp_path, capsys) -> str:
+    """A GZIP file over MIN_CACHED_BYTES whose record index and zran index are both cached."""
+    path = str(tmp_path / "examples.tfrecord.gz")
+    write_records(path, example_records(1200, 1000), "gzip")
+    assert os.path.getsize(path) >= index_cache.MIN_CACHED_BYTES
+    st = os.stat(path)
+    assert run(capsys, "cat", "--range=0", path)[0] == 0  # indexes the file: the record index is cached
+    assert run(capsys, "cat", "--range=1", path)[0] == 0  # the first cached open caches the zran index
+    assert index_cache.has_entry(path, st.st_size, st.st_mtime_ns, codec.Compression.GZIP)
+    assert os.path.exists(index_cache.zran_path(path))
+    return path
+
+
+CAT_AND_REPORT = (
+    "import contextlib, io, sys\n"
+    "from codec.cli import main\n"
+    "out = io.StringIO()\n"
+    "with contextlib.redirect_stdout(out):\n"
+    "    code = main(sys.argv[1:])\n"
+    "print(repr((code, out.getvalue(), sorted(m for m in ('numpy', 'indexed_gzip', 'indexed_gzip.indexed_gzip',\n"
+    "                                                     'codec.reader', 'codec.scan') if m in sys.modules))))\n")
+
+
+def cat_in_fresh_python(*argv: str) -> tuple[int, str, list[str]]:
+    proc = subprocess.run([sys.executable, "-c", CAT_AND_REPORT, *argv], cwd=ROOT, capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    import ast
+
+    return ast.literal_eval(proc.stdout.strip().splitlines()[-1])
+
+
+def test_cat_of_a_cached_gzip_file_reads_through_the_cache_alone(capsys, tmp_path):
+    path = cached_gzip_file(tmp_path, capsys)
+    expected = {}
+    for spec in ("-1:", "-3:", "600"):
+        code, out = run(capsys, "cat", "--no-cache", f"--range={spec}", path)
+        assert code == 0
+        expected[spec] = out
+    assert expected["-1:"].startswith("# record 1199  offset ")
+    assert 'key: "label"' in expected["-1:"] and "value: 1199" in expected["-1:"]
+
+    for spec in ("-1:", "-3:", "600"):
+        code, out, imported = cat_in_fresh_python("cat", f"--range={spec}", path)
+        assert (code, out) == (0, expected[spec])
+        # neither numpy nor the reader; indexed_gzip's extension without its package's __init__
+        assert imported == ["indexed_gzip.indexed_gzip"]
+
+
+def test_cat_json_through_the_cache_matches_the_ordinary_path(capsys, tmp_path):
+    path = cached_gzip_file(tmp_path, capsys)
+    code, uncached = run(capsys, "cat", "--json", "--no-cache", "--range=-2:", path)
+    assert code == 0 and len(uncached.splitlines()) == 2
+    code, out, _ = cat_in_fresh_python("cat", "--json", "--range=-2:", path)
+    assert (code, out) == (0, uncached)  # the same bytes from another process: feature maps in key order
+    assert list(json.loads(out.splitlines()[0])["value"]["features"]["feature"]) == ["data", "label"]
+
+
+def test_cat_through_the_cache_still_checks_the_data_crc(capsys, tmp_path):
+    recs = example_records(1200, 1000, seed=6)
+    path = str(tmp_path / "plain.tfrecord")
+    write_records(path, recs)
+    assert run(capsys, "cat", "--range=0", path)[0] == 0  # the index is cached
+    last = record_offset(recs, len(recs) - 1)
+    flip_in_place(path, last + HEADER_SIZE + len(recs[-1]) - 1)  # bit rot the cache cannot see
+
+    code, out, imported = cat_in_fresh_python("cat", "--range=-1:", path)
+    assert code == 1
+    assert out.splitlines()[0] == f"# record 1199  offset {last:,}  length {len(recs[-1]):,}  data_crc  example"
+    assert "numpy" not in imported
+    assert run(capsys, "cat", "--no-cache", "--range=-1:", path) == (code, out)
+    code, out, _ = cat_in_fresh_python("cat", "--no-crc", "--range=-1:", path)
+    assert code == 0 and "  ok  " in out.splitlines()[0]
+
+
+def test_cat_of_a_changed_file_does_not_use_its_stale_cache_entry(capsys, tmp_path):
+    recs = example_records(1200, 1000, seed=7)
+    path = str(tmp_path / "plain.tfrecord")
+    write_records(path, recs)
+    assert run(capsys, "cat", "--range=0", path)[0] == 0
+    write_records(path, recs[:-1])  # one record fewer: another size and mtime
+    code, out, _ = cat_in_fresh_python("cat", "--range=-1:", path)
+    assert code == 0 and out.startswith("# record 1198  ")
+
+
+# -- main: signals and outputs ---------------------------------------------------------------
+def test_index_over_its_own_input_is_refused(capsys, tmp_path):
+    path = str(tmp_path / "small.tfrecord")
+    write_records(path, records(10, 30))
+    before = open(path, "rb").read()
+    for fmt in ("native", "dali"):
+        assert main(["index", "--format", fmt, "-o", path, path]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and "must not replace its source" in err and path in err
+    assert open(path, "rb").read() == before
+
+
+def test_sigterm_during_any_command_leaves_no_temporary_file(capsys, tmp_path, monkeypatch):
+    import signal
+
+    work = tmp_path / "work"
+    work.mkdir()
+    path = str(work / "small.tfrecord")
+    write_records(path, records(50, 30))
+    out_path = work / "out.tfri"
+    real = index_cache.write_native_index
+
+    def write_then_terminated(tfile, out):
+        real(tfile, out)
+        os.kill(os.getpid(), signal.SIGTERM)
+
+    monkeypatch.setattr(index_cache, "write_native_index", write_then_terminated)
+    code = main(["index", "-o", str(out_path), path])
+    assert code == 128 + signal.SIGTERM
+    assert capsys.readouterr().err == "tfrlens-cli: stopped by SIGTERM\n"
+    assert sorted(os.listdir(work)) == ["small.tfrecord"]  # neither the index nor its temporary file
+    assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
+
+
+def test_a_cache_write_cut_short_leaves_nothing_and_old_leftovers_are_swept(tmp_path):
+    import time
+
+    from codec import writer
+
+    folder = tmp_path / "index-cache"
+    folder.mkdir()
+    leftover = folder / f".x.tfri.tfrlens-{os.getpid()}-{writer._host_tag()}-0123abcd.tmp"
+    leftover.write_bytes(b"half an entry")
+    day_old = time.time() - 2 * writer.STALE_AGE
+    os.utime(leftover, (day_old, day_old))
+
+    with pytest.raises(TypeError):  # a write that fails half-way (not an OSError: it is raised)
+        index_cache._write_entry(str(folder / "x.tfri"), index_cache.MAGIC, {"count": 0}, [b"ok", object()])
+    assert os.listdir(folder) == []  # the failed entry's temporary file and the stale one are gone
+
+    assert index_cache._write_entry(str(folder / "x.tfri"), index_cache.MAGIC, {"count": 0}, []) is not None
+    assert os.listdir(folder) == ["x.tfri"]
+
+
+def test_a_parser_of_one_command_reads_as_the_whole_one(capsys):
+    from codec import cli
+
+    whole = cli.build_parser()
+    subparsers = next(a for a in whole._actions if a.dest == "command")
+    assert tuple(subparsers.choices) == cli.COMMANDS
+    for name in cli.COMMANDS:
+        one = cli.build_parser(name)
+        assert one.format_usage() == whole.format_usage()
+        assert one._subparsers._group_actions[0].choices[name].format_help() == subparsers.choices[name].format_help()
+    with pytest.raises(SystemExit) as exc:
+        main(["cat", "x.tfrecord", "--bogus"])
+    assert exc.value.code == 2
+    assert capsys.readouterr().err == "tfrlens-cli: error: unrecognized arguments: --bogus\n"
