@@ -177,14 +177,7 @@ def test_gallery_shown_scrolls_to_the_selected_record(window, qtbot, tmp_path):
     gallery = tab.qa.gallery
     view = gallery.view
 
-    def selected_tile_visible() -> None:
-        index = view.currentIndex()
-        assert index.isValid() and gallery.model.record_at(index.row()) == n - 1
-        assert view.visualRect(index).intersects(view.viewport().rect()), (view.visualRect(index),
-                                                                            view.viewport().rect())
-    qtbot.waitUntil(selected_tile_visible, timeout=TIMEOUT)
-    QApplication.processEvents()
-    selected_tile_visible()  # and it stays there once the grid has settled
+    _wait_until_tile_in_view(qtbot, gallery, n - 1)
     assert view.verticalScrollBar().value() > 0
 
 
@@ -202,17 +195,9 @@ def test_gallery_shown_scrolls_to_the_selected_record_on_another_page(window, qt
         tab.select_record(n - 1)
     tab.qa.show_gallery()
     gallery = tab.qa.gallery
-    view = gallery.view
     assert tab.proxy.window_rows < n  # paged now
 
-    def selected_tile_visible() -> None:
-        index = view.currentIndex()
-        assert index.isValid() and gallery.model.record_at(index.row()) == n - 1
-        assert view.visualRect(index).intersects(view.viewport().rect()), (view.visualRect(index),
-                                                                            view.viewport().rect())
-    qtbot.waitUntil(selected_tile_visible, timeout=TIMEOUT)
-    QApplication.processEvents()
-    selected_tile_visible()
+    _wait_until_tile_in_view(qtbot, gallery, n - 1)
 
 
 # -- raw pixels only when declared or asked for --------------------------------
@@ -249,3 +234,17 @@ def test_gallery_of_bytes_without_images_has_no_noise_until_asked(window, qtbot,
     assert model.raw_shape is None
     gallery.image_combo.setCurrentIndex(gallery.image_combo.findData(gallery_module.RAW_CHOICE))
     assert gallery.image_combo.currentIndex() == 0 and model.raw_shape is None
+
+
+def _wait_until_tile_in_view(qtbot, gallery, record: int) -> None:
+    """Wait until ``record`` is the gallery's current tile and inside its viewport, and stays there."""
+    view = gallery.view
+
+    def selected_tile_visible() -> None:
+        index = view.currentIndex()
+        assert index.isValid() and gallery.model.record_at(index.row()) == record
+        assert view.visualRect(index).intersects(view.viewport().rect()), (view.visualRect(index),
+                                                                            view.viewport().rect())
+    qtbot.waitUntil(selected_tile_visible, timeout=TIMEOUT)
+    QApplication.processEvents()
+    selected_tile_visible()  # and it stays there once the grid has settled

@@ -18,20 +18,14 @@ from hypothesis import strategies as st
 from codec import NotTFRecordError, RecordStatus, TFRecordFile, encode_record
 from codec.repair import repair
 
+from .test_damage import frames
+
 SETTINGS = settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 
 # Distinct records (a number first), sizes from empty to a few hundred bytes, and
 # empty payloads after the number: 16-byte frames make lengths line up often.
 records_st = st.lists(st.one_of(st.binary(max_size=0), st.binary(max_size=8), st.binary(max_size=300)),
                       min_size=3, max_size=14).map(lambda rs: [bytes([k]) + r for k, r in enumerate(rs)])
-
-
-def frames(records: list[bytes]) -> list[tuple[int, int]]:
-    spans, pos = [], 0
-    for r in records:
-        spans.append((pos, pos + 16 + len(r)))
-        pos += 16 + len(r)
-    return spans
 
 
 def damaged_stream(records: list[bytes], data) -> bytes:
