@@ -149,6 +149,15 @@ class GalleryModel(QAbstractListModel):
             self._side = side
             self._changed_all()
 
+    def _drop_thumbnails(self, *, shapes: bool) -> None:
+        """Forget every thumbnail (and, with ``shapes``, the tile shape learnt from them); repaint all."""
+        if shapes:
+            self.aspect = 0.0
+            self._aspects = []
+        self._images.clear()
+        self._image_bytes = 0
+        self._changed_all()
+
     @property
     def image_key(self) -> str | None:
         return self._image_key
@@ -157,11 +166,7 @@ class GalleryModel(QAbstractListModel):
         """Show feature ``key``'s image (None: each record's main image)."""
         if key != self._image_key:
             self._image_key = key
-            self.aspect = 0.0
-            self._aspects = []
-            self._images.clear()
-            self._image_bytes = 0
-            self._changed_all()
+            self._drop_thumbnails(shapes=True)
 
     @property
     def stretch(self) -> str:
@@ -171,9 +176,7 @@ class GalleryModel(QAbstractListModel):
         """Make thumbnails of 16-bit and float images with this scaling (see codec.images.display_image)."""
         if stretch != self._stretch:
             self._stretch = stretch
-            self._images.clear()
-            self._image_bytes = 0
-            self._changed_all()
+            self._drop_thumbnails(shapes=False)
 
     @property
     def raw_shape(self) -> RawShape | None:
@@ -183,11 +186,7 @@ class GalleryModel(QAbstractListModel):
         """Show bytes values of exactly this shape's size as raw pixels (None: only what the records declare)."""
         if shape != self._raw_shape:
             self._raw_shape = shape
-            self.aspect = 0.0
-            self._aspects = []
-            self._images.clear()
-            self._image_bytes = 0
-            self._changed_all()
+            self._drop_thumbnails(shapes=True)
 
     @property
     def caption_key(self) -> str | None:

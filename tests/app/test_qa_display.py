@@ -166,12 +166,8 @@ def test_feature_spec_dock_follows_the_current_tab(window, qtbot, fixture_file):
 
 # -- gallery -----------------------------------------------------------------
 def test_gallery_shown_scrolls_to_the_selected_record(window, qtbot, tmp_path):
-    path = tmp_path / "many.tfrecord"
     n = 3000
-    write_records(path, [_example(label=Feature(int64_list=Int64List(value=[i % 7]))) for i in range(n)])
-    tab = open_done(window, qtbot, str(path))
-    with qtbot.waitSignal(tab.detail.recordShown, timeout=TIMEOUT):
-        tab.select_record(n - 1)
+    tab = _open_with_last_selected(window, qtbot, tmp_path, n)
     assert tab.current_record() == n - 1
     tab.qa.show_gallery()
     gallery = tab.qa.gallery
@@ -187,12 +183,8 @@ def test_gallery_shown_scrolls_to_the_selected_record_on_another_page(window, qt
     import app.filtered_table_model as ftm
 
     monkeypatch.setattr(ftm, "MAX_VIEW_PIXELS", 120_000)
-    path = tmp_path / "many.tfrecord"
     n = 3000
-    write_records(path, [_example(label=Feature(int64_list=Int64List(value=[i % 7]))) for i in range(n)])
-    tab = open_done(window, qtbot, str(path))
-    with qtbot.waitSignal(tab.detail.recordShown, timeout=TIMEOUT):
-        tab.select_record(n - 1)
+    tab = _open_with_last_selected(window, qtbot, tmp_path, n)
     tab.qa.show_gallery()
     gallery = tab.qa.gallery
     assert tab.proxy.window_rows < n  # paged now
@@ -234,6 +226,16 @@ def test_gallery_of_bytes_without_images_has_no_noise_until_asked(window, qtbot,
     assert model.raw_shape is None
     gallery.image_combo.setCurrentIndex(gallery.image_combo.findData(gallery_module.RAW_CHOICE))
     assert gallery.image_combo.currentIndex() == 0 and model.raw_shape is None
+
+
+def _open_with_last_selected(window, qtbot, tmp_path, n: int):
+    """A tab on a file of ``n`` small records, its last record selected and shown."""
+    path = tmp_path / "many.tfrecord"
+    write_records(path, [_example(label=Feature(int64_list=Int64List(value=[i % 7]))) for i in range(n)])
+    tab = open_done(window, qtbot, str(path))
+    with qtbot.waitSignal(tab.detail.recordShown, timeout=TIMEOUT):
+        tab.select_record(n - 1)
+    return tab
 
 
 def _wait_until_tile_in_view(qtbot, gallery, record: int) -> None:

@@ -30,3 +30,23 @@ def expected_intact(name: str) -> list[str]:
     if "intact_prefix_of_sha256" in damage:
         return damage["intact_prefix_of_sha256"][: entry["tf_records_read"]]
     return [r["sha256"] for r in entry["records"]]
+
+
+def record_offset(records: list[bytes], i: int) -> int:
+    """Where record ``i`` starts in a plain file of ``records`` written in order."""
+    from codec.framing import OVERHEAD
+
+    return sum(len(r) + OVERHEAD for r in records[:i])
+
+
+def flip_in_place(path, pos: int) -> None:
+    """Change one byte, keeping the file's size and mtime (what bit rot looks like: a cached index still applies)."""
+    st = os.stat(path)
+    with open(path, "r+b") as f:
+        f.seek(pos)
+        byte = f.read(1)
+        f.seek(pos)
+        f.write(bytes([byte[0] ^ 0x01]))
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+    after = os.stat(path)
+    assert (after.st_size, after.st_mtime_ns) == (st.st_size, st.st_mtime_ns)

@@ -14,8 +14,10 @@ import pytest
 import codec
 from codec import index_cache
 from codec.cli import main
-from codec.framing import HEADER_SIZE, OVERHEAD
+from codec.framing import HEADER_SIZE
 from codec.writer import write_records
+
+from .conftest import flip_in_place, record_offset
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 HEAVY = ("numpy", "google.protobuf", "PIL", "indexed_gzip")
@@ -36,23 +38,6 @@ def fresh_python(code: str) -> str:
 def records(n: int, size: int, seed: int = 3) -> list[bytes]:
     rng = random.Random(seed)
     return [rng.randbytes(size) for _ in range(n)]
-
-
-def record_offset(recs: list[bytes], i: int) -> int:
-    return sum(len(r) + OVERHEAD for r in recs[:i])
-
-
-def flip_in_place(path: str, pos: int) -> None:
-    """Change one byte without changing the file's size or mtime (what bit rot looks like)."""
-    st = os.stat(path)
-    with open(path, "r+b") as f:
-        f.seek(pos)
-        byte = f.read(1)
-        f.seek(pos)
-        f.write(bytes([byte[0] ^ 0x5A]))
-    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
-    after = os.stat(path)
-    assert (after.st_size, after.st_mtime_ns) == (st.st_size, st.st_mtime_ns)
 
 
 # -- verify and the cache ---------------------------------------------------------------

@@ -3,34 +3,19 @@ index alone plus a constant, large records checked one by one, length CRCs check
 over a cached index."""
 from __future__ import annotations
 
-import os
 import random
 import tracemalloc
 
 from codec import ProblemKind, RecordStatus, TFRecordFile
-from codec.framing import OVERHEAD
 from codec.scan import HOP
 from codec.writer import write_records
+
+from .conftest import flip_in_place, record_offset
 
 
 def small(n: int) -> list[bytes]:
     rng = random.Random(5)
     return [b"record %d " % i + rng.randbytes(rng.randrange(0, 60)) for i in range(n)]
-
-
-def offset_of(recs: list[bytes], i: int) -> int:
-    return sum(len(r) + OVERHEAD for r in recs[:i])
-
-
-def flip_in_place(path, pos: int) -> None:
-    """Change one byte, keeping the file's size and mtime (the cached index still applies)."""
-    st = os.stat(path)
-    with open(path, "r+b") as f:
-        f.seek(pos)
-        byte = f.read(1)
-        f.seek(pos)
-        f.write(bytes([byte[0] ^ 0x01]))
-    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
 
 
 def test_the_first_progress_step_already_has_records(tmp_path):
@@ -65,7 +50,7 @@ def test_a_damaged_large_record_is_found_by_the_verifying_pass_and_its_neighbour
     recs = [rng.randbytes(HOP + 1000 * i) for i in range(12)]
     path = tmp_path / "large.tfrecord"
     write_records(path, recs)
-    flip_in_place(path, offset_of(recs, 5) + 12 + 500)  # inside record 5's data
+    flip_in_place(path, record_offset(recs, 5) + 12 + 500)  # inside record 5's data
     with TFRecordFile(path, use_cache=False) as f:
         f.build_index(verify=True)
         assert len(f) == 12
@@ -81,15 +66,15 @@ def test_verify_over_a_cached_index_checks_the_length_crcs(tmp_path):
     write_records(path, recs)
     with TFRecordFile(path) as f:
         f.build_index()  # cached, without reading any data CRC
-    flip_in_place(path, offset_of(recs, 1234) + 9)  # a bit of record 1234's length CRC
-    flip_in_place(path, offset_of(recs, 3001) + 10)  # and of the second large record's
+    flip_in_place(path, record_offset(recs, 1234) + 9)  # a bit of record 1234's length CRC
+    flip_in_place(path, record_offset(recs, 3001) + 10)  # and of the second large record's
     with TFRecordFile(path) as f:
         f.build_index()
         assert f.problems == []  # the cached index, not a new pass
         problems = f.verify()
         assert [(p.index, p.offset, p.kind) for p in problems] == [
-            (1234, offset_of(recs, 1234), ProblemKind.LENGTH_CRC),
-            (3001, offset_of(recs, 3001), ProblemKind.LENGTH_CRC)]
+            (1234, record_offset(recs, 1234), ProblemKind.LENGTH_CRC),
+            (3001, record_offset(recs, 3001), ProblemKind.LENGTH_CRC)]
         assert "recovered" in problems[0].detail
         assert f.index.status(1234) is RecordStatus.LENGTH_CRC and f.index.status(3001) is RecordStatus.LENGTH_CRC
         assert f.read(1234).data == recs[1234] and f.read(3001).data == recs[3001]
