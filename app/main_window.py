@@ -16,7 +16,7 @@ from PySide6.QtWidgets import (QFileDialog, QInputDialog, QLabel, QMainWindow, Q
                                QWidget)
 
 from codec.errors import TFRecordError
-from codec.writer import sweep_stale_temps
+from codec.temp_files import sweep_stale_temps
 
 from app import icons
 from app.edit_actions import EditActions

@@ -18,7 +18,7 @@ pytest.importorskip("PySide6.QtWidgets")
 
 from codec.framing import Compression  # noqa: E402
 from codec.reader import TFRecordFile, sniff_compression  # noqa: E402
-from codec.writer import temp_name  # noqa: E402
+from codec.temp_files import temp_name  # noqa: E402
 
 from app import edit_dialogs  # noqa: E402
 from app.edit_dialogs import SaveAsDialog  # noqa: E402

@@ -20,13 +20,14 @@ from PIL import Image
 
 from codec import (Compression, Document, FileAccessError, TFRecordFile, TFRecordWriter, encode_record, export, repair,
                    write_records)
-from codec import writer
+from codec import temp_files, writer
 from codec.cli import main
 from codec.export import image_file_name
 from codec.index_cache import write_index
 from codec.proto import BytesList, Example, Feature
-from codec.writer import (atomic_write_bytes, current_umask, is_temp_name, new_file_mode, resolve_output_compression,
-                          sweep_stale_temps, temp_name, with_compression_suffix)
+from codec.temp_files import is_temp_name, sweep_stale_temps, temp_name
+from codec.writer import (atomic_write_bytes, current_umask, new_file_mode, resolve_output_compression,
+                          with_compression_suffix)
 
 from .conftest import fixture_path
 
@@ -401,8 +402,8 @@ def test_cleanup_on_signals_removes_registered_temps(tmp_path):
     w = TFRecordWriter(tmp_path / "x.tfrecord")
     w.write(b"data")
     assert len(temps(tmp_path)) == 1
-    with pytest.raises(writer.TerminatedBySignal) as caught:
-        with writer.cleanup_on_signals():
+    with pytest.raises(temp_files.TerminatedBySignal) as caught:
+        with temp_files.cleanup_on_signals():
             os.kill(os.getpid(), signal.SIGTERM)
             time.sleep(5)  # the handler raises long before
     assert caught.value.exit_code == 143
@@ -421,7 +422,7 @@ def _dead_pid() -> int:
 
 
 def test_stale_temps_of_ours_are_swept_and_nothing_else(tmp_path):
-    host = writer._host_tag()
+    host = temp_files._host_tag()
     other_host = "000000" if host != "000000" else "111111"
     day_old = time.time() - 2 * 86400
     names = {
