@@ -1,25 +1,12 @@
-"""TFRecord framing: constants, record statuses, problems, and encoding.
-
-A record on disk is::
-
-    uint64 length (little-endian) | uint32 masked_crc32c(length bytes)
-    | data[length] | uint32 masked_crc32c(data)
-"""
+"""TFRecord framing: the record layout, compression, record statuses, problems, and encoding."""
 from __future__ import annotations
 
 import os
-import struct
 from dataclasses import dataclass
 from enum import Enum, IntEnum
 
 from .crc import masked_crc
-
-HEADER = struct.Struct("<QI")  # length, masked CRC of the 8 length bytes
-LENGTH = struct.Struct("<Q")
-CRC = struct.Struct("<I")
-HEADER_SIZE = 12
-FOOTER_SIZE = 4
-OVERHEAD = HEADER_SIZE + FOOTER_SIZE
+from .wire import CRC, FOOTER_SIZE, HEADER, HEADER_SIZE, LENGTH, OVERHEAD  # noqa: F401 (the layout, named here too)
 
 
 class Compression(str, Enum):
