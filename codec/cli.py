@@ -219,15 +219,21 @@ def _verify_data(f) -> None:
 
 
 def cmd_verify(args) -> int:
+    from .quick_verify import intact_records
+
+    if len(args.file) == 1 and os.path.isfile(args.file[0]):  # a proof needs no numpy, no index
+        n = intact_records(args.file[0])
+        if n is not None:
+            _verify_report(args, os.fspath(args.file[0]), "none", n, n, [], True)
+            return EXIT_OK
     from .reader import TFRecordFile
 
     paths, single = _inputs(args)
-    limit = args.max_problems
     code = EXIT_OK
     totals = Counter()
     for path in paths:
         try:
-            f = TFRecordFile(path, check_crc=True, use_cache=not args.no_cache)
+            f = TFRecordFile(path, check_crc=True, use_cache=not args.no_cache, fork_halves=True)
         except TFRecordError as exc:
             if single:
                 raise
@@ -239,29 +245,34 @@ def cmd_verify(args) -> int:
             _verify_data(f)
             n = len(f)
             ok = _status_counts(f)["ok"]
-            shown = f.problems if limit is None else f.problems[:limit]
             totals.update(files=1, records=n, ok=ok, problems=len(f.problems))
             if f.problems and code == EXIT_OK:
                 code = EXIT_PROBLEMS
-            if args.json:
-                report = {"path": f.path, "compression": f.compression.value, "records": n, "ok": ok,
-                          "problems": [p.to_json() for p in shown]}
-                if limit is not None:
-                    report["problems_total"] = len(f.problems)
-                _out(json.dumps(report))
-                continue
-            kinds = f" ({_kinds_summary(f.problems)})" if f.problems else ""
-            _out(f"{f.path}: {n:,} records, {ok:,} ok, {len(f.problems)} problem(s){kinds} "
-                 f"[{f.compression.value}]")
-            if single or limit is not None:
-                for p in shown:
-                    _out(_problem_line(p))
-                if len(shown) < len(f.problems):
-                    _out(f"  ... and {len(f.problems) - len(shown)} more")
+            _verify_report(args, f.path, f.compression.value, n, ok, f.problems, single)
     if not single and not args.json:
         _out(f"total: {totals['files']} file(s), {totals['records']:,} records, {totals['ok']:,} ok, "
              f"{totals['problems']} problem(s)" + (f", {totals['unusable']} unusable" if totals["unusable"] else ""))
     return code
+
+
+def _verify_report(args, path: str, compression: str, n: int, ok: int, problems: list, single: bool) -> None:
+    """One file's verify report: a JSON object, or a line with its problems below."""
+    limit = args.max_problems
+    shown = problems if limit is None else problems[:limit]
+    if args.json:
+        report = {"path": path, "compression": compression, "records": n, "ok": ok,
+                  "problems": [p.to_json() for p in shown]}
+        if limit is not None:
+            report["problems_total"] = len(problems)
+        _out(json.dumps(report))
+        return
+    kinds = f" ({_kinds_summary(problems)})" if problems else ""
+    _out(f"{path}: {n:,} records, {ok:,} ok, {len(problems)} problem(s){kinds} [{compression}]")
+    if single or limit is not None:
+        for p in shown:
+            _out(_problem_line(p))
+        if len(shown) < len(problems):
+            _out(f"  ... and {len(problems) - len(shown)} more")
 
 
 def cmd_repair(args) -> int:
@@ -698,7 +709,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     parser = build_parser(argv[0] if argv and argv[0] in COMMANDS else None)
     args = parser.parse_args(argv)
-    from .writer import TerminatedBySignal, cleanup_on_signals
+    from .temp_files import TerminatedBySignal, cleanup_on_signals
 
     try:
         with cleanup_on_signals():  # SIGTERM/SIGHUP unwind the command: no temporary file stays behind

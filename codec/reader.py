@@ -24,10 +24,12 @@ from . import index_cache
 from .crc import mask, masked_crc
 from .errors import (CorruptRecordError, FileAccessError, FileChangedError, NotTFRecordError, TFRecordError,
                      TruncatedRecordError, UsageError)
+from .forked import beside
 from .framing import (CRC, HEADER, HEADER_SIZE, LENGTH, OVERHEAD, Compression, Problem, ProblemKind, RecordInfo,
                       RecordStatus)
 from .inflate import (GZIP_MAGIC, InflateReader, InflateScanner, ZranBuilder, ZranReader, looks_like_zlib, prefetch,
                       zran_available)
+from .halves import SPLIT_BYTES, scan_halves
 from .record_index import RecordIndex
 from .scan import (IndexProgress, PlainSource, Scanner, StreamSource, candidate_headers, data_crc_problem,
                    verify_spans)
@@ -304,11 +306,16 @@ class TFRecordFile:
     ``f[i]`` checks the data CRC unless ``check_crc=False`` and raises
     :class:`CorruptRecordError` for a damaged record, as TensorFlow would;
     :meth:`read` never raises for damage and says what it found instead.
+    With ``fork_halves`` a pass over a plain file of 32 MB or more runs in two
+    halves, the second in a forked child (:mod:`codec.halves`): for the
+    command line, never in a process with threads.
     """
 
-    def __init__(self, path: str | os.PathLike, *, check_crc: bool = True, use_cache: bool = True):
+    def __init__(self, path: str | os.PathLike, *, check_crc: bool = True, use_cache: bool = True,
+                 fork_halves: bool = False):
         self.path = os.fspath(path)
         self.check_crc = check_crc
+        self.fork_halves = fork_halves
         fd, st = _open_fd(self.path)
         try:
             self.compression = _sniff(fd, self.path)
@@ -437,6 +444,11 @@ class TFRecordFile:
 
     def _scan_plain(self, verify: bool) -> Iterator[IndexProgress]:
         with self._pinned():
+            halves = scan_halves(self._read_at, self.file_size, verify) if self.fork_halves else None
+            if halves is not None:
+                self.index, self.problems = halves
+                yield IndexProgress(len(self.index), self.file_size, self.file_size, 0, True)
+                return
             source = PlainSource(self._read_at, self.file_size)
             yield from Scanner(source, self.index, self.problems, self.file_size, verify=verify).run()
 
@@ -556,34 +568,53 @@ class TFRecordFile:
         starts, ends = offsets[checkable], bounds[checkable]
         is_large = ends - starts >= LARGE_RECORD
         large = np.flatnonzero(is_large)
-        found = []
-        a, m = 0, checkable.shape[0]
-        while a < m:
-            k = int(np.searchsorted(large, a))
-            next_large = int(large[k]) if k < large.shape[0] else m
-            if next_large > a:  # small records up to the next large one
-                b = min(a + every, next_large, int(np.searchsorted(ends, starts[a] + VERIFY_WINDOW, side="right")))
-                b = max(b, a + 1)
-                idx = checkable[a:b]
-                ok, stored, computed, length_ok = self._verify_window(idx, offsets, int(starts[a]), int(ends[b - 1]))
-            else:  # a run of large records, as many as a window holds
-                b = a + 1
-                while b < m and is_large[b] and b - a < every and ends[b] - starts[a] <= LARGE_RUN:
-                    b += 1
-                idx = checkable[a:b]
-                ok, stored, computed, length_ok = self._verify_each(idx, offsets)
-            status = np.where(ok, np.uint8(RecordStatus.OK), np.uint8(RecordStatus.DATA_CRC))
-            if not length_ok.all():
-                status[ok & ~length_ok] = RecordStatus.LENGTH_CRC
-                for j in np.flatnonzero(~length_ok).tolist():
-                    found.append(self._length_problem(int(idx[j]), int(offsets[idx[j]]), bool(ok[j])))
-            self.index.set_statuses(idx, status)
-            for j in np.flatnonzero(~ok).tolist():
-                i = int(idx[j])
-                found.append(data_crc_problem(i, int(offsets[i]), int(stored[j]), int(computed[j])))
-            last = int(idx[-1])
-            yield IndexProgress(last + 1, int(offsets[last]), self.file_size, len(self.problems) + len(found))
-            a = b
+        found: list[Problem] = []
+
+        def windows(a: int, m: int) -> Iterator[IndexProgress]:
+            """Check the records checkable[a:m], setting their statuses and adding to ``found``."""
+            while a < m:
+                k = int(np.searchsorted(large, a))
+                next_large = int(large[k]) if k < large.shape[0] else m
+                if next_large > a:  # small records up to the next large one
+                    b = min(a + every, next_large, int(np.searchsorted(ends, starts[a] + VERIFY_WINDOW, side="right")))
+                    b = min(max(b, a + 1), m)
+                    idx = checkable[a:b]
+                    ok, stored, computed, length_ok = self._verify_window(idx, offsets, int(starts[a]), int(ends[b - 1]))
+                else:  # a run of large records, as many as a window holds
+                    b = a + 1
+                    while b < m and is_large[b] and b - a < every and ends[b] - starts[a] <= LARGE_RUN:
+                        b += 1
+                    idx = checkable[a:b]
+                    ok, stored, computed, length_ok = self._verify_each(idx, offsets)
+                status = np.where(ok, np.uint8(RecordStatus.OK), np.uint8(RecordStatus.DATA_CRC))
+                if not length_ok.all():
+                    status[ok & ~length_ok] = RecordStatus.LENGTH_CRC
+                    for j in np.flatnonzero(~length_ok).tolist():
+                        found.append(self._length_problem(int(idx[j]), int(offsets[idx[j]]), bool(ok[j])))
+                self.index.set_statuses(idx, status)
+                for j in np.flatnonzero(~ok).tolist():
+                    i = int(idx[j])
+                    found.append(data_crc_problem(i, int(offsets[i]), int(stored[j]), int(computed[j])))
+                last = int(idx[-1])
+                yield IndexProgress(last + 1, int(offsets[last]), self.file_size, len(self.problems) + len(found))
+                a = b
+
+        m = checkable.shape[0]
+        half = m // 2 if self.fork_halves and self.file_size >= SPLIT_BYTES else m
+        child = beside(_second_half, windows, half, m, self.index, checkable, found) if half < m else None
+        try:
+            yield from windows(0, half if child is not None else m)
+        except BaseException:
+            if child is not None:
+                child.cancel()
+            raise
+        if child is not None:
+            done, rest = child.result()
+            if done:
+                self.index.set_statuses(checkable[half:], rest[0])
+                found += rest[1]
+            else:  # the child failed (the file changed?): check its half here, which says why
+                yield from windows(half, m)
         with self._lock:
             known = {(p.offset, p.kind) for p in self.problems}
             fresh = [p for p in found if (p.offset, p.kind) not in known]
@@ -888,6 +919,13 @@ class TFRecordFile:
     def find_record(self, offset: int) -> int:
         """The record containing (or nearest before) byte ``offset``; -1 if none."""
         return self.index.find_offset(offset)
+
+
+def _second_half(windows, a: int, m: int, index: RecordIndex, checkable: np.ndarray, found: list) -> tuple:
+    """A forked child's share of :meth:`TFRecordFile._verify_plain`: the statuses and problems it found."""
+    for _ in windows(a, m):
+        pass
+    return index.statuses()[checkable[a:m]], found
 
 
 def open_tfrecord(path: str | os.PathLike, *, check_crc: bool = True, use_cache: bool = True,

@@ -3,11 +3,14 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+ROOT = Path(__file__).resolve().parent.parent.parent
+FIXTURES = ROOT / "tests" / "fixtures"
 MANIFEST = json.loads((FIXTURES / "MANIFEST.json").read_text())
 
 
@@ -50,3 +53,10 @@ def flip_in_place(path, pos: int) -> None:
     os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
     after = os.stat(path)
     assert (after.st_size, after.st_mtime_ns) == (st.st_size, st.st_mtime_ns)
+
+
+def run_fresh(code: str) -> str:
+    """Run ``code`` in a new interpreter (nothing imported yet) and return its stdout."""
+    proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout

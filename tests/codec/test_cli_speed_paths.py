@@ -17,7 +17,7 @@ from codec.cli import main
 from codec.framing import HEADER_SIZE
 from codec.writer import write_records
 
-from .conftest import flip_in_place, record_offset
+from .conftest import flip_in_place, record_offset, run_fresh
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 HEAVY = ("numpy", "google.protobuf", "PIL", "indexed_gzip")
@@ -26,13 +26,6 @@ HEAVY = ("numpy", "google.protobuf", "PIL", "indexed_gzip")
 def run(capsys, *argv) -> tuple[int, str]:
     code = main(list(argv))
     return code, capsys.readouterr().out
-
-
-def fresh_python(code: str) -> str:
-    """Run ``code`` in a new interpreter (nothing imported yet) and return its stdout."""
-    proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
-    assert proc.returncode == 0, proc.stderr
-    return proc.stdout
 
 
 def records(n: int, size: int, seed: int = 3) -> list[bytes]:
@@ -179,7 +172,7 @@ def test_index_no_cache_writes_no_cache_entry(capsys, tmp_path):
 
 # -- start-up: what gets imported ------------------------------------------------------------
 def test_help_imports_no_heavy_module():
-    out = fresh_python(
+    out = run_fresh(
         "import contextlib, io, sys\n"
         "from codec.cli import build_parser\n"
         "for argv in (['--help'], ['verify', '--help'], ['export', '--help']):\n"
@@ -193,12 +186,12 @@ def test_help_imports_no_heavy_module():
 
 
 def test_import_codec_imports_no_heavy_module():
-    out = fresh_python(f"import sys, codec\nprint([m for m in {HEAVY!r} if m in sys.modules])")
+    out = run_fresh(f"import sys, codec\nprint([m for m in {HEAVY!r} if m in sys.modules])")
     assert out.strip() == "[]"
 
 
 def test_every_public_name_resolves_in_a_fresh_process():
-    out = fresh_python(
+    out = run_fresh(
         "import codec, inspect\n"
         "missing = [n for n in codec.__all__ if getattr(codec, n, None) is None]\n"
         "import codec.export, codec.repair\n"  # the submodules named like the functions
@@ -265,7 +258,7 @@ CAT_AND_REPORT = (
     "                                                     'codec.reader', 'codec.scan') if m in sys.modules))))\n")
 
 
-def cat_in_fresh_python(*argv: str) -> tuple[int, str, list[str]]:
+def cat_in_run_fresh(*argv: str) -> tuple[int, str, list[str]]:
     proc = subprocess.run([sys.executable, "-c", CAT_AND_REPORT, *argv], cwd=ROOT, capture_output=True, text=True,
                           timeout=120)
     assert proc.returncode == 0, proc.stderr
@@ -285,7 +278,7 @@ def test_cat_of_a_cached_gzip_file_reads_through_the_cache_alone(capsys, tmp_pat
     assert 'key: "label"' in expected["-1:"] and "value: 1199" in expected["-1:"]
 
     for spec in ("-1:", "-3:", "600"):
-        code, out, imported = cat_in_fresh_python("cat", f"--range={spec}", path)
+        code, out, imported = cat_in_run_fresh("cat", f"--range={spec}", path)
         assert (code, out) == (0, expected[spec])
         # neither numpy nor the reader; indexed_gzip's extension without its package's __init__
         assert imported == ["indexed_gzip.indexed_gzip"]
@@ -295,7 +288,7 @@ def test_cat_json_through_the_cache_matches_the_ordinary_path(capsys, tmp_path):
     path = cached_gzip_file(tmp_path, capsys)
     code, uncached = run(capsys, "cat", "--json", "--no-cache", "--range=-2:", path)
     assert code == 0 and len(uncached.splitlines()) == 2
-    code, out, _ = cat_in_fresh_python("cat", "--json", "--range=-2:", path)
+    code, out, _ = cat_in_run_fresh("cat", "--json", "--range=-2:", path)
     assert (code, out) == (0, uncached)  # the same bytes from another process: feature maps in key order
     assert list(json.loads(out.splitlines()[0])["value"]["features"]["feature"]) == ["data", "label"]
 
@@ -308,12 +301,12 @@ def test_cat_through_the_cache_still_checks_the_data_crc(capsys, tmp_path):
     last = record_offset(recs, len(recs) - 1)
     flip_in_place(path, last + HEADER_SIZE + len(recs[-1]) - 1)  # bit rot the cache cannot see
 
-    code, out, imported = cat_in_fresh_python("cat", "--range=-1:", path)
+    code, out, imported = cat_in_run_fresh("cat", "--range=-1:", path)
     assert code == 1
     assert out.splitlines()[0] == f"# record 1199  offset {last:,}  length {len(recs[-1]):,}  data_crc  example"
     assert "numpy" not in imported
     assert run(capsys, "cat", "--no-cache", "--range=-1:", path) == (code, out)
-    code, out, _ = cat_in_fresh_python("cat", "--no-crc", "--range=-1:", path)
+    code, out, _ = cat_in_run_fresh("cat", "--no-crc", "--range=-1:", path)
     assert code == 0 and "  ok  " in out.splitlines()[0]
 
 
@@ -323,7 +316,7 @@ def test_cat_of_a_changed_file_does_not_use_its_stale_cache_entry(capsys, tmp_pa
     write_records(path, recs)
     assert run(capsys, "cat", "--range=0", path)[0] == 0
     write_records(path, recs[:-1])  # one record fewer: another size and mtime
-    code, out, _ = cat_in_fresh_python("cat", "--range=-1:", path)
+    code, out, _ = cat_in_run_fresh("cat", "--range=-1:", path)
     assert code == 0 and out.startswith("# record 1198  ")
 
 
@@ -364,13 +357,13 @@ def test_sigterm_during_any_command_leaves_no_temporary_file(capsys, tmp_path, m
 def test_a_cache_write_cut_short_leaves_nothing_and_old_leftovers_are_swept(tmp_path):
     import time
 
-    from codec import writer
+    from codec import temp_files
 
     folder = tmp_path / "index-cache"
     folder.mkdir()
-    leftover = folder / f".x.tfri.tfrlens-{os.getpid()}-{writer._host_tag()}-0123abcd.tmp"
+    leftover = folder / f".x.tfri.tfrlens-{os.getpid()}-{temp_files._host_tag()}-0123abcd.tmp"
     leftover.write_bytes(b"half an entry")
-    day_old = time.time() - 2 * writer.STALE_AGE
+    day_old = time.time() - 2 * temp_files.STALE_AGE
     os.utime(leftover, (day_old, day_old))
 
     with pytest.raises(TypeError):  # a write that fails half-way (not an OSError: it is raised)
