@@ -15,21 +15,24 @@ damaged record whose claimed end happens to fall on a valid header goes
 unnoticed (no data CRC is read): only a verifying pass searches it.
 
 Memory stays bounded whatever a header claims: the file is read through a
-window of ``WINDOW`` bytes, a record larger than ``HOLD`` is checked by an
-incremental CRC over pieces, and the resynchronising search reads the file
-again (a compressed stream through its checkpoints) instead of keeping it.
+window (the sources of :mod:`codec.scan_sources`), a record larger than
+``HOLD`` is checked by an incremental CRC over pieces, and the
+resynchronising search reads the file again (a compressed stream through
+its checkpoints) instead of keeping it. The batch checks and the header
+search are in :mod:`codec.header_search`.
 """
 from __future__ import annotations
 
 import sys
 from dataclasses import dataclass
-from typing import Callable, Iterator
+from typing import Iterator
 
 import google_crc32c
 import numpy as np
 
-from .crc import MASK_DELTA, mask, masked_crc, masked_crc_columns, masked_crc_windows
+from .crc import mask, masked_crc
 from .framing import CRC, HEADER, HEADER_SIZE, LENGTH, OVERHEAD, Problem, ProblemKind, RecordStatus
+from .header_search import candidate_headers, length_crcs_hold, verify_spans
 from .record_index import RecordIndex
 
 MAX_RECORD = 1 << 31  # protobuf and TensorFlow cannot produce larger records
@@ -37,15 +40,10 @@ FIRST_BATCH = 1024
 BATCH = 1 << 14
 BATCH_BYTES = 32 << 20
 PROGRESS_BYTES = 1 << 20  # progress is shown at least this often (of the data), besides every BATCH records
-WINDOW = 256 << 10  # bytes of a plain file read at a time (small: the index alone should grow with the file)
 HOLD = 16 << 20  # larger records are never held whole: checked piece by piece
 HOP = 1 << 16  # a plain file's records this large are stepped over by their headers when not verifying
-PIECE = 4 << 20  # piece size for incremental CRCs and for reading a stream back
 RESYNC_WINDOW = 4 << 20
 _LITTLE_ENDIAN = sys.byteorder == "little"
-_COLS8 = np.arange(8, dtype=np.int64)
-_COLS4 = np.arange(4, dtype=np.int64)
-_COLS12 = np.arange(HEADER_SIZE, dtype=np.int64)
 
 
 @dataclass(frozen=True)
@@ -61,211 +59,6 @@ class IndexProgress:
     @property
     def fraction(self) -> float:
         return 1.0 if self.done or not self.total else min(1.0, self.position / self.total)
-
-
-class PlainSource:
-    """An uncompressed file read through ``read_at(pos, n)`` in windows.
-
-    ``read_at`` returns exactly ``min(n, size - pos)`` bytes (or raises).
-    The scanner walks ``buf`` (file bytes from ``base``); nothing holds more
-    than a window or one record of up to ``HOLD`` bytes. Passing a buffer
-    alone (no ``size``) reads from that buffer.
-    """
-
-    random_access = True
-
-    def __init__(self, read_at, size: int | None = None, *, window: int = WINDOW) -> None:
-        if size is None:  # a bytes-like buffer (an mmap)
-            data = read_at
-            size = len(data)
-            read_at = lambda pos, n: bytes(data[pos:pos + n])  # noqa: E731
-        self._read_at: Callable[[int, int], bytes] = read_at
-        self.size = size
-        self.window = window
-        self.buf = b""
-        self.base = 0
-
-    @property
-    def end(self) -> int:
-        return self.base + len(self.buf)
-
-    @property
-    def eof(self) -> bool:
-        return self.end >= self.size
-
-    def read(self, pos: int, n: int) -> bytes:
-        """The file's bytes [pos, pos + n) (fewer at its end), read now, not kept."""
-        return self._read_at(pos, min(n, self.size - pos)) if 0 <= pos < self.size and n > 0 else b""
-
-    _read = read
-
-    def seek(self, pos: int) -> None:
-        """Make the window hold ``pos`` (empty and starting there if it did not)."""
-        if not self.base <= pos <= self.end:
-            self.base, self.buf = pos, b""
-
-    def fill(self, pos: int, n: int) -> None:
-        """Make the window start at ``pos`` and hold at least ``n`` bytes (as far as the file goes)."""
-        self.buf = b""  # the old window goes before the new one is read: never two at once
-        self.base, self.buf = pos, self._read(pos, max(n, self.window))
-
-    def get(self, pos: int, n: int) -> bytes:
-        if self.base <= pos and pos + n <= self.end:
-            return self.buf[pos - self.base:pos - self.base + n]
-        return self._read(pos, n)
-
-    def pieces(self, pos: int, n: int) -> Iterator[bytes]:
-        """The ``n`` bytes at ``pos`` in pieces of at most ``PIECE`` bytes (fewer at the end)."""
-        end = pos + n
-        while pos < end:
-            piece = self._read(pos, min(PIECE, end - pos))
-            if not piece:
-                return
-            yield piece
-            pos += len(piece)
-
-    def release(self, upto: int) -> None:
-        pass  # the window is replaced whole by the next fill; trimming it would copy it
-
-    def consumed(self, pos: int) -> int:
-        return pos
-
-    def total(self) -> int:
-        return self.size
-
-    def close(self) -> None:
-        self.buf = b""
-
-
-class StreamSource:
-    """A window over a forward-only stream of uncompressed chunks, each a list of bytes.
-
-    Each :meth:`fill` appends chunks as soon as they arrive: walking a chunk
-    while the next one is inflated on the prefetch thread is what keeps the
-    two overlapped. Bytes before the window are dropped; going back to them
-    reads them again through ``reread(pos, n)`` (by default the chunk
-    iterator's own ``reread``, see :func:`codec.inflate.prefetch`). Without
-    one, what was dropped is gone. :meth:`release` only marks bytes as no
-    longer needed; they leave when the window next grows (one copy, not one
-    per release).
-    """
-
-    random_access = False
-    size = None
-
-    def __init__(self, chunks: Iterator[list[bytes]], consumed: Callable[[], int],
-                 reread: Callable[[int, int], bytes] | None = None) -> None:
-        self._chunks = chunks
-        self._consumed = consumed
-        self._reread = reread if reread is not None else getattr(chunks, "reread", None)
-        self.buf = b""
-        self.base = 0
-        self._keep = 0  # bytes before this are no longer needed
-        self.live_end = 0  # uncompressed bytes the stream has handed over so far
-        self._live_done = False
-
-    @property
-    def end(self) -> int:
-        return self.base + len(self.buf)
-
-    @property
-    def eof(self) -> bool:
-        return self._live_done and self.end >= self.live_end
-
-    def _piece(self, end: int) -> list[bytes] | None:
-        """The bytes from ``end`` on: read back, or the stream's next chunk."""
-        if end < self.live_end:
-            piece = self._reread(end, min(PIECE, self.live_end - end)) if self._reread is not None else b""
-            return [piece] if piece else None
-        if self._live_done:
-            return None
-        chunk = next(self._chunks, None)
-        if chunk is None:
-            self._live_done = True
-            return None
-        self.live_end += sum(map(len, chunk))
-        return chunk
-
-    def _extend_to(self, target: int) -> None:
-        """Grow the window to ``target`` (or the end of the data), dropping released bytes."""
-        keep = min(max(self._keep, self.base), self.end)
-        parts = [self.buf[keep - self.base:]] if keep < self.end else []
-        end = self.end
-        while end < target:
-            piece = self._piece(end)
-            if piece is None:
-                if end < self.live_end:  # cannot be read again: go on where the stream is
-                    parts, keep = [], self.live_end
-                    end = self.live_end
-                    continue
-                break
-            parts.extend(p for p in piece if p)
-            end += sum(map(len, piece))
-        self.buf = parts[0] if len(parts) == 1 else b"".join(parts)
-        self.base = keep
-
-    def seek(self, pos: int) -> None:
-        """Make the window start at ``pos`` (reading back if it is behind)."""
-        if pos < self.base or (self.end < pos <= self.live_end and self._reread is not None):
-            if self._reread is not None:
-                self.buf, self.base = b"", pos
-                self._keep = pos
-            return
-        while pos > self.end and not self.eof:
-            self._keep = self.end
-            self._extend_to(self.end + 1)
-        self.release(pos)
-
-    def fill(self, pos: int, n: int) -> None:
-        self.seek(pos)
-        self._extend_to(max(pos, self.base) + n)
-
-    def get(self, pos: int, n: int) -> bytes:
-        if pos < self.base or pos > self.end:
-            self.seek(pos)
-        if pos + n > self.end:
-            self._keep = min(self._keep, pos)
-            self._extend_to(pos + n)
-        start = pos - self.base
-        return self.buf[start:start + n] if start >= 0 else b""
-
-    def pieces(self, pos: int, n: int) -> Iterator[bytes]:
-        """The ``n`` bytes at ``pos`` in pieces of at most ``PIECE`` bytes, dropping each once handed out."""
-        self.seek(pos)
-        end = pos + n
-        while pos < end:
-            if pos >= self.end:
-                self.release(pos)
-                self._extend_to(pos + 1)
-                if pos >= self.end:
-                    return
-            start = pos - self.base
-            take = min(end - pos, self.end - pos, PIECE)
-            yield self.buf if take == len(self.buf) else self.buf[start:start + take]
-            pos += take
-            self.release(pos)
-
-    def release(self, upto: int) -> None:
-        self._keep = max(self._keep, min(upto, self.end))
-
-    def consumed(self, pos: int) -> int:
-        return self._consumed()
-
-    def total(self) -> int:
-        """The stream's length: what is left of it is inflated and dropped (read back if needed)."""
-        while not self._live_done:
-            chunk = next(self._chunks, None)
-            if chunk is None:
-                self._live_done = True
-            else:
-                self.live_end += sum(map(len, chunk))
-        return self.live_end
-
-    def close(self) -> None:
-        self.buf = b""
-        close = getattr(self._reread, "close", None)
-        if close is not None:
-            close()
 
 
 @dataclass(frozen=True)
@@ -626,19 +419,6 @@ class Scanner:
         return None
 
 
-def length_crcs_hold(arr: np.ndarray, rel: np.ndarray) -> np.ndarray:
-    """Does the length CRC hold for the header at each offset ``rel`` into ``arr`` (uint8)?
-
-    Column by column (one gather of one byte per header), which is cheaper
-    than gathering a 12-byte row per header.
-    """
-    columns = [arr.take(rel + k) for k in range(HEADER_SIZE)]
-    stored = columns[8].astype(np.uint32)
-    for k in range(9, HEADER_SIZE):
-        stored |= columns[k].astype(np.uint32) << np.uint32(8 * (k - 8))
-    return masked_crc_columns(columns[:8]) == stored
-
-
 def _uint64_views(buf) -> list[memoryview]:
     """``buf`` as native uint64 arrays starting at byte 0, 1, ... 7 (release them after use)."""
     whole = memoryview(buf)
@@ -647,112 +427,6 @@ def _uint64_views(buf) -> list[memoryview]:
         return [whole[k:k + 8 * ((n - k) // 8)].cast("Q") for k in range(min(8, n))]
     finally:
         whole.release()
-
-
-def verify_spans(buf, rel: np.ndarray, *, length_crcs: bool = False):
-    """Check the data CRC of the records starting at ``rel`` (offsets into ``buf``).
-
-    Lengths and stored CRCs are gathered with numpy; the only per-record Python
-    work is slicing the data and one google-crc32c call (it takes bytes only).
-    Returns (ok mask, stored CRCs, computed masked CRCs), and with
-    ``length_crcs`` a fourth array: does each header's length CRC hold.
-    """
-    arr = np.frombuffer(buf, dtype=np.uint8)
-    rel = np.asarray(rel, dtype=np.int64)
-    if length_crcs:
-        head = arr[rel[:, None] + _COLS12]
-        lengths = head[:, :8].copy().view("<u8").ravel().astype(np.int64)
-        length_ok = masked_crc_columns([head[:, k] for k in range(8)]) == head[:, 8:].copy().view("<u4").ravel()
-    else:
-        lengths = arr[rel[:, None] + _COLS8].copy().view("<u8").ravel().astype(np.int64)
-    starts = rel + HEADER_SIZE
-    ends = starts + lengths
-    stored = arr[ends[:, None] + _COLS4].copy().view("<u4").ravel()
-    value = google_crc32c.value
-    raw = np.fromiter((value(buf[a:b]) for a, b in zip(starts.tolist(), ends.tolist())),
-                      dtype=np.uint32, count=rel.shape[0])
-    computed = ((raw >> np.uint32(15)) | (raw << np.uint32(17))) + np.uint32(MASK_DELTA)
-    if length_crcs:
-        return computed == stored, stored, computed, length_ok
-    return computed == stored, stored, computed
-
-
-def candidate_headers(win: bytes, max_length: int | None = None) -> np.ndarray:
-    """Offsets in ``win`` where 12 bytes form a header whose length CRC holds
-    (and, given ``max_length``, whose length is at most that).
-
-    With ``max_length`` below 2**32 the length's four high bytes must be zero,
-    which rules out nearly every offset of random bytes at once; an offset
-    inside a zero run is never a header either (the masked CRC of eight zero
-    bytes is not zero). Only the few offsets left have their CRC computed.
-    """
-    arr = np.frombuffer(win, dtype=np.uint8)
-    m = arr.shape[0] - HEADER_SIZE + 1
-    if m <= 0:
-        return np.zeros(0, dtype=np.int64)
-    if max_length is None or max_length >= 1 << 32:
-        crcs = masked_crc_windows(arr[: m + 7], 8)
-        a = arr.astype(np.uint32)
-        stored = a[8:8 + m] | (a[9:9 + m] << 8) | (a[10:10 + m] << 16) | (a[11:11 + m] << 24)
-        return np.flatnonzero(crcs[:m] == stored)
-    if m <= _SCALAR_WINDOW:  # a damaged record's span: numpy's per-call cost would dominate
-        found = []
-        i = win.find(_ZERO4, 4)
-        while 0 <= i < m + 4:
-            c = i - 4
-            if LENGTH.unpack_from(win, c)[0] <= max_length and \
-                    masked_crc(bytes(win[c:c + 8])) == CRC.unpack_from(win, c + 8)[0]:
-                found.append(c)
-            i = win.find(_ZERO4, i + 1)
-        return np.array(found, dtype=np.int64)
-    return _short_headers(arr, m, max_length)
-
-
-_SCALAR_WINDOW = 2048
-_ZERO4 = bytes(4)
-
-
-_RUN_HEAD = np.arange(-6, 0, dtype=np.int64)
-_RUN_TAIL = np.arange(-11, -5, dtype=np.int64)
-
-
-def _short_headers(arr: np.ndarray, m: int, max_length: int) -> np.ndarray:
-    """:func:`candidate_headers` for lengths below 2**32, through the runs of zero byte pairs.
-
-    The length's four high bytes (offsets c+4..c+7) hold a zero aligned
-    pair, so c lies within 6 bytes before a run of zero pairs; and c cannot
-    lie where all twelve bytes are zero. That leaves 12 offsets per run (6 at
-    its start, 6 at its end), found with a few passes over half as many
-    pairs as bytes, then checked exactly.
-    """
-    zero = arr[: arr.shape[0] & ~1].view("<u2") == 0
-    flags = zero.view(np.int8)
-    edges = np.flatnonzero(flags[1:] != flags[:-1]) + 1
-    starts = edges[zero[edges]]
-    ends = edges[~zero[edges]]
-    if zero.shape[0] and zero[0]:
-        starts = np.concatenate(([0], starts))
-    if zero.shape[0] and zero[-1]:
-        ends = np.concatenate((ends, [zero.shape[0]]))
-    if not starts.shape[0]:
-        return np.zeros(0, dtype=np.int64)
-    cand = np.unique(np.concatenate(((2 * starts)[:, None] + _RUN_HEAD, (2 * ends)[:, None] + _RUN_TAIL)).ravel())
-    cand = cand[(cand >= 0) & (cand < m)]
-    high = arr.take(cand + 4) | arr.take(cand + 5) | arr.take(cand + 6) | arr.take(cand + 7)
-    cand = cand[high == 0]
-    rest = arr.take(cand)
-    for k in (1, 2, 3, 8, 9, 10, 11):
-        rest = rest | arr.take(cand + k)
-    cand = cand[rest != 0]
-    if not cand.shape[0]:
-        return cand
-    low = arr.take(cand).astype(np.int64)
-    for k in range(1, 4):
-        low |= arr.take(cand + k).astype(np.int64) << (8 * k)
-    cand = cand[low <= max_length]
-    if not cand.shape[0]:
-        return cand
-    return cand[length_crcs_hold(arr, cand)]
 
 
 def data_crc_problem(index: int, offset: int, stored: int, computed: int) -> Problem:

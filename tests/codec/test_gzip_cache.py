@@ -14,8 +14,8 @@ import random
 
 import pytest
 
-from codec import TFRecordFile, index_cache, inflate, write_records
-from codec.inflate import ZranReader
+from codec import TFRecordFile, index_cache, write_records, zran
+from codec.zran import ZranReader
 
 
 def _records(n: int, seed: int = 3, scale: int = 1) -> list[bytes]:
@@ -58,7 +58,7 @@ def _count_rebuilds(monkeypatch) -> list[int]:
     return calls
 
 
-needs_zran = pytest.mark.skipif(not inflate.zran_available(), reason="indexed_gzip is not installed")
+needs_zran = pytest.mark.skipif(not zran.zran_available(), reason="indexed_gzip is not installed")
 
 
 @needs_zran
@@ -164,7 +164,7 @@ def _stream_end(path) -> int:
 
 @pytest.mark.parametrize("compression", ["gzip", "zlib"])
 def test_without_indexed_gzip_everything_still_works(tmp_path, monkeypatch, compression):
-    monkeypatch.setattr(inflate, "_IndexedGzipFile", None)
+    monkeypatch.setattr(zran, "_IndexedGzipFile", None)
     recs = _records(3000, seed=11)
     path = tmp_path / f"a.{compression}.tfrecord"
     write_records(path, recs, compression)

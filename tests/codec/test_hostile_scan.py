@@ -15,13 +15,17 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import codec.header_search as header_search
 import codec.inflate as inflate
 import codec.scan as scan
+import codec.scan_sources as scan_sources
 from codec import ProblemKind, RecordStatus, TFRecordFile, encode_record
 from codec.crc import masked_crc
 from codec.framing import CRC, LENGTH
+from codec.header_search import candidate_headers
 from codec.record_index import RecordIndex
-from codec.scan import MAX_RECORD, PlainSource, Scanner, candidate_headers
+from codec.scan import MAX_RECORD, Scanner
+from codec.scan_sources import PlainSource
 
 MIB = 1 << 20
 
@@ -139,7 +143,7 @@ def test_fast_candidate_search_matches_the_full_one(parts):
     assert candidate_headers(win, MAX_RECORD).tolist() == full
     if len(win) >= 12:
         arr = np.frombuffer(win, dtype=np.uint8)
-        assert scan._short_headers(arr, len(win) - 11, MAX_RECORD).tolist() == full
+        assert header_search._short_headers(arr, len(win) - 11, MAX_RECORD).tolist() == full
 
 
 def scan_bytes(blob: bytes, verify: bool, window: int) -> tuple[list[int], list[int], list[tuple]]:
@@ -178,7 +182,7 @@ def test_a_large_damaged_record_in_a_stream_is_searched_by_reading_back(tmp_path
     monkeypatch.setattr(inflate, "OUT_TARGET", 512)
     monkeypatch.setattr(inflate, "CHECKPOINT_EVERY", 2048)
     monkeypatch.setattr(scan, "HOLD", 1000)
-    monkeypatch.setattr(scan, "PIECE", 700)
+    monkeypatch.setattr(scan_sources, "PIECE", 700)
     monkeypatch.setattr(scan, "RESYNC_WINDOW", 900)
     rng = random.Random(7)
     before = [rng.randbytes(300) for _ in range(10)]

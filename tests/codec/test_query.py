@@ -10,8 +10,8 @@ from hypothesis import strategies as st
 
 from codec import TFRecordFile, UsageError
 from codec.proto import Example, SequenceExample
-from codec.query import (And, Compare, ExprError, Feature, Has, Len, ListLit, Lit, Match, Not, Or, Prop,
-                         compile_filter, filter_iter, format_error, matching_indices)
+from codec.query import ExprError, compile_filter, filter_iter, format_error, matching_indices
+from codec.query_parser import And, Compare, Feature, Has, Len, ListLit, Lit, Match, Not, Or, Prop
 from codec.scan import IndexProgress
 
 from .conftest import MANIFEST, fixture_path

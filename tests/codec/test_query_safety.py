@@ -9,11 +9,13 @@ from array import array
 import pytest
 
 import codec.query as query
+import codec.query_lexer as query_lexer
 from codec import TFRecordFile
 from codec.cli import main
 from codec.proto import Example, SequenceExample
-from codec.query import (MAX_DEPTH, ExprError, FeatureCheck, compile_filter, filter_iter, matching_indices,
-                         missing_features)
+from codec.query import ExprError, FeatureCheck, compile_filter, filter_iter, matching_indices, missing_features
+from codec.query_parser import MAX_DEPTH
+from codec.query_regex import regex_search
 from codec.writer import write_records
 
 from .conftest import fixture_path
@@ -111,8 +113,8 @@ def test_fast_and_public_re2_paths_agree(monkeypatch):
     import re2
 
     cases = [("(?i)rose", b"a ROSE"), ("^a+$", b"a" * 40 + b"!"), ("caf\u00e9", "café".encode()), ("x", b"")]
-    fast = [query._regex_search(p)(data) for p, data in cases]
-    query._regex_search.cache_clear()
+    fast = [regex_search(p)(data) for p, data in cases]
+    regex_search.cache_clear()
 
     class Public:  # a compiled pattern with only the documented API, as a later google-re2 might give
         def __init__(self, compiled):
@@ -121,9 +123,9 @@ def test_fast_and_public_re2_paths_agree(monkeypatch):
     compile_ = re2.compile
     monkeypatch.setattr(re2, "compile", lambda pattern, options=None: Public(compile_(pattern, options)))
     try:
-        public = [query._regex_search(p)(data) for p, data in cases]
+        public = [regex_search(p)(data) for p, data in cases]
     finally:
-        query._regex_search.cache_clear()
+        regex_search.cache_clear()
     assert fast == public == [True, False, True, False]
 
 
@@ -158,7 +160,7 @@ def test_merged_equalities_keep_the_meaning_of_or(text, record, expected):
 
 
 def test_too_many_conditions_is_a_clear_error(monkeypatch):
-    monkeypatch.setattr(query, "MAX_CONDITIONS", 1000)
+    monkeypatch.setattr(query_lexer, "MAX_CONDITIONS", 1000)
     compile_filter(" or ".join(["x == 1"] * 1000))
     with pytest.raises(ExprError) as info:
         compile_filter(" or ".join(["x == 1"] * 1001))

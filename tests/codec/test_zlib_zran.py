@@ -14,12 +14,12 @@ import zlib
 
 import pytest
 
-from codec import TFRecordFile, index_cache, inflate, write_records
-from codec.inflate import ZlibAsGzip, ZranReader
+from codec import TFRecordFile, index_cache, write_records, zran
+from codec.zran import ZlibAsGzip, ZranReader
 
 from .test_gzip_cache import _count_rebuilds, _index, _records, assert_cached_reads_fall_back
 
-needs_zran = pytest.mark.skipif(not inflate.zran_available(), reason="indexed_gzip is not installed")
+needs_zran = pytest.mark.skipif(not zran.zran_available(), reason="indexed_gzip is not installed")
 
 
 @pytest.fixture(scope="module")

@@ -1,0 +1,354 @@
+"""The filter language's evaluation: a syntax tree compiled into closures over one record.
+
+:class:`Compiler` turns the tree of :mod:`codec.query_parser` into
+``fn(record) -> bool``, noting as it goes what the expression looks at
+(feature names, properties, whether the record must be decoded), so that
+:class:`codec.query.Filter` can skip work a filter does not need.
+:class:`RecordView` is the record those closures see, decoded and looked up
+lazily. The semantics (any value satisfies, float32 rounding, types that
+never compare) are described in :mod:`codec.query`.
+"""
+from __future__ import annotations
+
+import struct
+from typing import Any, Callable
+
+from .decode import DecodedRecord, RecordKind
+from .query_parser import Always, And, Compare, Feature, Has, Len, ListLit, Lit, Match, Not, Or, Prop
+from .query_regex import regex_search
+from .record_pass import quick_decode
+
+
+class RecordView:
+    """One record as the evaluator sees it; decoded and looked up lazily."""
+
+    __slots__ = ("index", "data", "status", "offset", "size", "_decoded", "_features", "_lists")
+
+    def __init__(self, index: int, data: bytes, status: str, offset: int, size: int,
+                 decoded: DecodedRecord | None) -> None:
+        self.index = index
+        self.data = data
+        self.status = status
+        self.offset = offset
+        self.size = size
+        self._decoded = decoded
+        self._features = None
+        self._lists = None
+
+    @property
+    def decoded(self) -> DecodedRecord:
+        if self._decoded is None:
+            self._decoded = quick_decode(self.data)
+        return self._decoded
+
+    def _maps(self):
+        if self._features is None:
+            self._features, self._lists = feature_maps(self.decoded)
+        return self._features, self._lists
+
+    def groups(self, name: str) -> list[tuple[str, Any]]:
+        """(dtype, values) groups of feature ``name``: one, one per step, or none."""
+        features, lists = self._maps()
+        if name in features:
+            g = _typed(features[name])
+            return [g] if g is not None else []
+        if name in lists:
+            return [g for g in map(_typed, lists[name].feature) if g is not None]
+        return []
+
+    def has(self, name: str) -> bool:
+        features, lists = self._maps()
+        return name in features or name in lists
+
+    def length(self, name: str) -> int:
+        features, lists = self._maps()
+        if name in features:
+            g = _typed(features[name])
+            return len(g[1]) if g is not None else 0
+        if name in lists:
+            return len(lists[name].feature)
+        return 0
+
+    def prop(self, name: str):
+        if name == "kind":
+            return self.decoded.kind.value
+        return getattr(self, name)
+
+
+def feature_maps(d: DecodedRecord):
+    """(features, feature lists) of a record, as maps from name; a raw record has neither."""
+    if d.kind is RecordKind.EXAMPLE:
+        return d.message.features.feature, {}
+    if d.kind is RecordKind.SEQUENCE_EXAMPLE:
+        return d.message.context.feature, d.message.feature_lists.feature_list
+    return {}, {}
+
+
+def _typed(feature) -> tuple[str, Any] | None:
+    kind = feature.WhichOneof("kind")
+    if kind == "int64_list":
+        return "int64", feature.int64_list.value
+    if kind == "float_list":
+        return "float", feature.float_list.value
+    if kind == "bytes_list":
+        return "bytes", feature.bytes_list.value
+    return None
+
+
+_F32 = struct.Struct("<f")
+
+
+def _as_float32(x: float) -> float:
+    """``x`` rounded to the nearest float32, as stored float features are."""
+    try:
+        return _F32.unpack(_F32.pack(x))[0]
+    except OverflowError:
+        return x  # beyond float32: no stored value equals it, and ordering still holds
+
+
+class _Lit:
+    """A literal prepared for each kind of value it may meet (None: can never equal one)."""
+
+    __slots__ = ("value", "for_bytes", "for_str", "for_int", "for_float")
+
+    def __init__(self, value) -> None:
+        self.value = value
+        if isinstance(value, str):
+            self.for_bytes = value.encode("utf-8", "surrogatepass")
+            self.for_str = value
+            self.for_int = self.for_float = None
+            return
+        self.for_bytes = self.for_str = None
+        self.for_int = value
+        try:
+            self.for_float = _as_float32(float(value))
+        except OverflowError:  # an int beyond any float: Python still orders it against floats exactly
+            self.for_float = value
+
+    def for_dtype(self, dtype: str):
+        if dtype == "bytes":
+            return self.for_bytes
+        if dtype == "str":
+            return self.for_str
+        if dtype == "float":
+            return self.for_float
+        return self.for_int  # int64 and int properties
+
+
+_ORDER = {"==": lambda a, b: a == b, "<": lambda a, b: a < b, "<=": lambda a, b: a <= b,
+          ">": lambda a, b: a > b, ">=": lambda a, b: a >= b}
+_FLIP = {"==": "==", "!=": "!=", "<": ">", "<=": ">=", ">": "<", ">=": "<="}
+_NUMERIC = ("int64", "float", "int")
+_TEXTUAL = ("bytes", "str")
+
+
+def _comparable(da: str, db: str) -> bool:
+    return (da in _NUMERIC and db in _NUMERIC) or (da in _TEXTUAL and db in _TEXTUAL)
+
+
+def _pair(a, da: str, b, db: str):
+    """Make a bytes value and a str property meet as bytes."""
+    if da == "str" and db == "bytes":
+        return a.encode("utf-8"), b
+    if da == "bytes" and db == "str":
+        return a, b.encode("utf-8")
+    return a, b
+
+
+class Compiler:
+    """Turns the syntax tree into closures ``fn(record) -> bool`` / ``-> groups``."""
+
+    def __init__(self) -> None:
+        self.needs_decode = False
+        self.needs_data = False
+        self.features: dict[str, int] = {}  # name -> where the expression first names it
+        self.properties: set[str] = set()
+        self._operands: dict[Any, Callable] = {}  # one getter per operand, however often it is named
+
+    def _feature(self, node: Feature) -> str:
+        self.needs_decode = self.needs_data = True
+        self.features.setdefault(node.name, node.pos)
+        return node.name
+
+    # operands -> fn(record) -> list of (dtype, values)
+    def operand(self, node) -> Callable:
+        get = self._operands.get(node)
+        if get is None:
+            get = self._operands[node] = self._make_operand(node)
+        if isinstance(node, (Feature, Len)):
+            self._feature(node if isinstance(node, Feature) else node.feature)
+        return get
+
+    def _make_operand(self, node) -> Callable:
+        if isinstance(node, Feature):
+            name = self._feature(node)
+            return lambda r: r.groups(name)
+        if isinstance(node, Prop):
+            self.properties.add(node.name)
+            if node.name == "kind":
+                self.needs_decode = self.needs_data = True
+            elif node.name in ("size", "status"):
+                self.needs_data = True
+            name = node.name
+            dtype = "str" if name in ("status", "kind") else "int"
+            return lambda r: [(dtype, (r.prop(name),))]
+        if isinstance(node, Len):
+            name = self._feature(node.feature)
+            return lambda r: [("int", (r.length(name),))]
+        raise TypeError(node)  # literals are handled by the caller
+
+    def condition(self, node) -> Callable:
+        if isinstance(node, Always):
+            return lambda r: True
+        if isinstance(node, Or):
+            fns = self._any_of(node.items)
+            if len(fns) == 1:
+                return fns[0]
+            return lambda r: any(fn(r) for fn in fns)
+        if isinstance(node, And):
+            fns = [self.condition(item) for item in node.items]
+            return lambda r: all(fn(r) for fn in fns)
+        if isinstance(node, Not):
+            fn = self.condition(node.item)
+            return lambda r: not fn(r)
+        if isinstance(node, Has):
+            name = self._feature(node.feature)
+            return lambda r: r.has(name)
+        if isinstance(node, Match):
+            return self.match(node)
+        if isinstance(node, Compare):
+            return self.compare(node)
+        raise TypeError(node)
+
+    def _any_of(self, items) -> list[Callable]:
+        """Closures for the alternatives of an ``or``.
+
+        ``x == 1 or x == 2 or x in [3, 4] ...`` on one feature or property
+        becomes one set lookup per value, so a generated chain of thousands
+        of terms costs no more per record than one term.
+        """
+        equal: dict[Any, list[_Lit]] = {}
+        fns: list[Callable] = []
+        for item in items:
+            side = _equality_with_literals(item)
+            if side is None:
+                fns.append(self.condition(item))
+                continue
+            operand, values = side
+            equal.setdefault(operand, []).extend(_Lit(v) for v in values)
+        for operand, lits in equal.items():
+            fns.append(self._against_literals(self.operand(operand), "==", lits))
+        return fns
+
+    def match(self, node: Match) -> Callable:
+        search = regex_search(node.pattern)
+        if isinstance(node.operand, Lit):
+            value = node.operand.value
+            hit = isinstance(value, str) and search(value.encode("utf-8", "surrogatepass"))
+            return lambda r: hit
+        get = self.operand(node.operand)
+
+        def fn(r) -> bool:
+            for dtype, values in get(r):
+                if dtype == "bytes":
+                    if any(search(v) for v in values):
+                        return True
+                elif dtype == "str":
+                    if any(search(v.encode("utf-8")) for v in values):
+                        return True
+            return False
+        return fn
+
+    def compare(self, node: Compare) -> Callable:
+        op, left, right = node.op, node.left, node.right
+        if op == "!=":
+            fn = self.compare(Compare("==", left, right))
+            return lambda r: not fn(r)
+        if isinstance(left, (Lit, ListLit)) and not isinstance(right, (Lit, ListLit)):
+            op, left, right = _FLIP[op], right, left
+        if isinstance(right, ListLit):
+            lits = [_Lit(v) for v in right.values]
+            if isinstance(left, Lit):
+                hit = any(_lit_equal(_Lit(left.value), lit) for lit in lits)
+                return lambda r: hit
+            return self._against_literals(self.operand(left), "==", lits)
+        if isinstance(left, Lit):  # both literals: a constant
+            hit = _lit_compare(op, _Lit(left.value), _Lit(right.value))
+            return lambda r: hit
+        get_left = self.operand(left)
+        if isinstance(right, Lit):
+            return self._against_literals(get_left, op, [_Lit(right.value)])
+        get_right = self.operand(right)
+        test = _ORDER[op]
+
+        def both(r) -> bool:
+            rights = get_right(r)
+            for da, va in get_left(r):
+                for db, vb in rights:
+                    if not _comparable(da, db):
+                        continue
+                    for a in va:
+                        for b in vb:
+                            a2, b2 = _pair(a, da, b, db)
+                            if test(a2, b2):
+                                return True
+            return False
+        return both
+
+    @staticmethod
+    def _against_literals(get: Callable, op: str, lits: list[_Lit]) -> Callable:
+        if op == "==" and len(lits) > 1:
+            keys: dict[str, set] = {}
+            for dtype in ("int64", "float", "bytes", "str", "int"):
+                found = {key for lit in lits if (key := lit.for_dtype(dtype)) is not None}
+                if found:
+                    keys[dtype] = found
+
+            def any_equal(r) -> bool:
+                for dtype, values in get(r):
+                    wanted = keys.get(dtype)
+                    if wanted is not None and not wanted.isdisjoint(values):
+                        return True
+                return False
+            return any_equal
+        test = _ORDER[op]
+
+        def fn(r) -> bool:
+            for dtype, values in get(r):
+                for lit in lits:
+                    key = lit.for_dtype(dtype)
+                    if key is None:
+                        continue
+                    if op == "==":
+                        if key in values:
+                            return True
+                    elif any(test(v, key) for v in values):
+                        return True
+            return False
+        return fn
+
+
+def _equality_with_literals(node) -> tuple[Any, tuple] | None:
+    """(operand, literal values) when ``node`` is ``operand == literal`` or ``operand in [...]``."""
+    if not isinstance(node, Compare) or node.op != "==":
+        return None
+    left, right = node.left, node.right
+    if isinstance(left, (Lit, ListLit)):
+        left, right = right, left
+    if not isinstance(left, (Feature, Prop, Len)):
+        return None
+    if isinstance(right, Lit):
+        return left, (right.value,)
+    if isinstance(right, ListLit):
+        return left, right.values
+    return None
+
+
+def _lit_equal(a: _Lit, b: _Lit) -> bool:
+    return _lit_compare("==", a, b)
+
+
+def _lit_compare(op: str, a: _Lit, b: _Lit) -> bool:
+    if isinstance(a.value, str) != isinstance(b.value, str):
+        return False
+    return bool(_ORDER[op](a.value, b.value))
