@@ -68,17 +68,15 @@ class DecodedRecord:
 # ---------------------------------------------------------------- detection
 
 
-def _read_varint(data: bytes, pos: int) -> tuple[int, int]:
-    """The varint at ``pos`` and the position after it; ValueError if malformed."""
+def _read_varint(data: bytes, pos: int) -> tuple[int, int] | None:
+    """The varint at ``pos`` and the position after it; None if it runs past the end or over 10 bytes."""
     result = 0
-    for i in range(_MAX_VARINT_BYTES):
-        if pos + i >= len(data):
-            raise ValueError("varint runs past the end of the record")
+    for i in range(min(_MAX_VARINT_BYTES, len(data) - pos)):
         byte = data[pos + i]
         result |= (byte & 0x7F) << (7 * i)
         if not byte & 0x80:
             return result, pos + i + 1
-    raise ValueError("varint longer than 10 bytes")
+    return None
 
 
 def _top_level_fields(data: bytes) -> set[int] | None:
@@ -89,19 +87,22 @@ def _top_level_fields(data: bytes) -> set[int] | None:
     """
     numbers: set[int] = set()
     pos = 0
-    try:
-        while pos < len(data):
-            tag, pos = _read_varint(data, pos)
-            number, wire_type = tag >> 3, tag & 7
-            if wire_type != _WIRE_LENGTH_DELIMITED or number == 0:
-                return None
-            length, pos = _read_varint(data, pos)
-            if length > len(data) - pos:
-                return None
-            pos += length
-            numbers.add(number)
-    except ValueError:
-        return None
+    while pos < len(data):
+        read = _read_varint(data, pos)
+        if read is None:
+            return None
+        tag, pos = read
+        number, wire_type = tag >> 3, tag & 7
+        if wire_type != _WIRE_LENGTH_DELIMITED or number == 0:
+            return None
+        read = _read_varint(data, pos)
+        if read is None:
+            return None
+        length, pos = read
+        if length > len(data) - pos:
+            return None
+        pos += length
+        numbers.add(number)
     return numbers
 
 
@@ -357,7 +358,7 @@ def _format_list(values: list, dtype: str | None, max_len: int) -> str:
 
 def _image_label(b: bytes) -> str | None:
     """``<JPEG 48x32>`` when the bytes are an encoded image, else None."""
-    from codec.images import probe_image  # images imports this module
+    from codec.image_sniff import probe_image  # imported on first use: Pillow is slow to import
 
     info = probe_image(b)
     return f"<{info.format} {info.width}x{info.height}>" if info else None

@@ -16,7 +16,7 @@ from typing import Iterable, Iterator, Sequence
 
 import numpy as np
 
-from .errors import UsageError
+from .errors import RecordIndexError, UsageError
 from .framing import OVERHEAD, Compression, RecordStatus
 from .reader import TFRecordFile
 from .scan import IndexProgress
@@ -100,13 +100,12 @@ class Document:
 
     # -- lookup -------------------------------------------------------------
     def _locate(self, i: int) -> tuple[Piece, int]:
-        if i < 0:
-            i += self._length
-        if not 0 <= i < self._length:
-            raise IndexError(f"record {i} out of range: the document has {self._length} records")
-        k = bisect.bisect_right(self._starts, i) - 1
+        n = i + self._length if i < 0 else i
+        if not 0 <= n < self._length:
+            raise RecordIndexError(f"record {i} out of range: the document has {self._length} records")
+        k = bisect.bisect_right(self._starts, n) - 1
         piece = self._pieces[k]
-        return piece, piece.start + (i - self._starts[k])
+        return piece, piece.start + (n - self._starts[k])
 
     def origin(self, i: int) -> int | None:
         """The source record index behind record ``i``, or None for a new/changed one."""
@@ -219,7 +218,7 @@ class Document:
 
     def _check(self, i: int) -> None:
         if not 0 <= i < self._length:
-            raise IndexError(f"record {i} out of range: the document has {self._length} records")
+            raise RecordIndexError(f"record {i} out of range: the document has {self._length} records")
 
     # -- saving -------------------------------------------------------------
     def save_iter(self, path: str | os.PathLike | None = None, compression: Compression | str | None = None,

@@ -34,3 +34,11 @@ class TruncatedRecordError(CorruptRecordError, EOFError):
 
 class UsageError(TFRecordError, ValueError):
     """A bad argument: a record spec, a compression name, an out-of-range index."""
+
+
+class RecordIndexError(UsageError, IndexError):
+    """A record number past either end; also an IndexError, so sequence code that expects one still works."""
+
+
+class ImageDecodeError(TFRecordError, ValueError):
+    """An image's bytes could not be decoded (corrupt, truncated or unsupported)."""

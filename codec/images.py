@@ -1,20 +1,18 @@
 """Images inside records: encoded images, raw pixel buffers, bounding boxes.
 
-Encoded images are recognised by content (magic bytes, then Pillow reads the
-header without decoding pixels). Raw pixel buffers (uint8, or uint16 and
-float32 when the length or a ``dtype`` feature says so) are recognised by a
-length that matches a shape taken from sibling int64 features; a square shape
-is guessed only for a feature whose name says it holds an image (``image``,
-``pixels``...), or for any bytes when the caller asks (``raw_shape``). High-depth
-pixels (16-bit, 32-bit, float) become 8 bits for display by ``display_image``:
-by their type's range, or stretched over the image's own min..max. Boxes
-follow the Object Detection API's ``image/object/bbox/*`` keys. Pillow only;
-no Qt.
+Encoded images are recognised by content (:mod:`codec.image_sniff`). Raw
+pixel buffers (uint8, or uint16 and float32 when the length or a ``dtype``
+feature says so) are recognised by a length that matches a shape taken from
+sibling int64 features; a square shape is guessed only for a feature whose
+name says it holds an image (``image``, ``pixels``...), or for any bytes when
+the caller asks (``raw_shape``). High-depth pixels (16-bit, 32-bit, float)
+become 8 bits for display by ``display_image``: by their type's range, or
+stretched over the image's own min..max. Boxes follow the Object Detection
+API's ``image/object/bbox/*`` keys. Pillow only; no Qt.
 """
 
 from __future__ import annotations
 
-import io
 import math
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
@@ -29,11 +27,11 @@ from codec.decode import (
     record_feature_lists,
     record_features,
 )
+from codec.errors import ImageDecodeError, UsageError
+from codec.image_sniff import candidate_formats, open_image, probe_image
 
 __all__ = [
     "BoundingBox",
-    "ImageDecodeError",
-    "ImageInfo",
     "ImageRef",
     "RawShape",
     "SQUARE_GUESS_MIN_SIDE",
@@ -46,30 +44,8 @@ __all__ = [
     "guess_raw_shape",
     "main_image",
     "parse_raw_shape",
-    "probe_image",
-    "sniff_image",
     "thumbnail",
 ]
-
-# (Pillow format, offset, bytes): cheap first test, so most bytes values
-# never reach Pillow. Pillow then checks the header for real.
-_SIGNATURES: tuple[tuple[str, int, bytes], ...] = (
-    ("JPEG", 0, b"\xff\xd8\xff"),
-    ("PNG", 0, b"\x89PNG\r\n\x1a\n"),
-    ("GIF", 0, b"GIF87a"),
-    ("GIF", 0, b"GIF89a"),
-    ("WEBP", 8, b"WEBP"),
-    ("BMP", 0, b"BM"),
-    ("TIFF", 0, b"II*\x00"),
-    ("TIFF", 0, b"MM\x00*"),
-    ("JPEG2000", 0, b"\x00\x00\x00\x0cjP  \r\n\x87\n"),
-    ("JPEG2000", 0, b"\xff\x4f\xff\x51"),
-    ("PPM", 0, b"P5"),
-    ("PPM", 0, b"P6"),
-    ("QOI", 0, b"qoif"),
-    ("AVIF", 4, b"ftypavif"),
-    ("AVIF", 4, b"ftypavis"),
-)
 
 # Smallest side a square guess may have: smaller "images" are far more often
 # hashes or packed numbers (a 16-byte digest would be a 4x4 grey image).
@@ -94,19 +70,6 @@ _BBOX_KEYS = tuple(f"image/object/bbox/{side}" for side in ("xmin", "ymin", "xma
 _CLASS_TEXT_KEY = "image/object/class/text"
 _CLASS_LABEL_KEY = "image/object/class/label"
 _NORMALISED_MAX = 1.0001
-
-
-class ImageDecodeError(ValueError):
-    """An image's bytes could not be decoded (corrupt, truncated or unsupported)."""
-
-
-class ImageInfo(NamedTuple):
-    """What an encoded image's header says, without decoding its pixels."""
-
-    format: str
-    width: int
-    height: int
-    channels: int | None
 
 
 @dataclass
@@ -147,45 +110,6 @@ class BoundingBox:
     xmax: float
     ymax: float
     label: str | None = None
-
-
-# ---------------------------------------------------------------- sniffing
-
-
-def _candidate_formats(data: bytes) -> list[str]:
-    """Formats whose magic bytes ``data`` starts with (usually none)."""
-    return [name for name, offset, magic in _SIGNATURES if data.startswith(magic, offset)]
-
-
-def _mode_channels(mode: str) -> int | None:
-    try:
-        return Image.getmodebands(mode)
-    except (KeyError, ValueError):
-        return None
-
-
-def _open(data: bytes, formats: list[str]) -> Image.Image:
-    return Image.open(io.BytesIO(data), formats=formats)
-
-
-def probe_image(data: bytes) -> ImageInfo | None:
-    """Format, size and channels of an encoded image, or None if ``data`` is not one."""
-    data = bytes(data)
-    formats = _candidate_formats(data)
-    if not formats:
-        return None
-    try:
-        with _open(data, formats) as image:
-            name, (width, height), mode = image.format or formats[0], image.size, image.mode
-    except Exception:  # Pillow raises many types (incl. DecompressionBombError) on bad headers
-        return None
-    return ImageInfo(name, width, height, _mode_channels(mode))
-
-
-def sniff_image(data: bytes) -> str | None:
-    """The image format of ``data`` ("JPEG", "PNG", ...) decided by content, else None."""
-    info = probe_image(data)
-    return info.format if info else None
 
 
 # ---------------------------------------------------------------- finding
@@ -259,7 +183,7 @@ def guess_raw_shape(size: int) -> RawShape | None:
 def parse_raw_shape(text: str) -> RawShape:
     """``"32x32x3"``, ``"480 x 640"`` (1 channel) or ``"64x64x1 uint16"`` as a RawShape (height first).
 
-    Raises ValueError with a one-line reason for anything else.
+    Raises UsageError (a ValueError) with a one-line reason for anything else.
     """
     words = text.lower().replace("×", "x").replace(",", " ").split()
     dtype = "uint8"
@@ -267,10 +191,10 @@ def parse_raw_shape(text: str) -> RawShape:
         dtype = words.pop()
     parts = [p for p in "".join(words).split("x") if p]
     if len(parts) not in (2, 3) or not all(p.isdigit() for p in parts):
-        raise ValueError(f"not a shape: {text.strip()!r} (expected height x width x channels, e.g. 32x32x3)")
+        raise UsageError(f"not a shape: {text.strip()!r} (expected height x width x channels, e.g. 32x32x3)")
     height, width, channels = (int(p) for p in (parts if len(parts) == 3 else [*parts, "1"]))
     if height < 1 or width < 1 or channels not in _RAW_MODES:
-        raise ValueError(f"not a shape: {text.strip()!r} (sides of at least 1, 1 to 4 channels)")
+        raise UsageError(f"not a shape: {text.strip()!r} (sides of at least 1, 1 to 4 channels)")
     return RawShape(height, width, channels, dtype)
 
 
@@ -305,7 +229,7 @@ def _raw_shape(key: str, data: bytes, ints: dict[str, list[int]], hints: dict[st
         declared = _declared_shape(prefix, ints)
         if declared is not None:
             return _fit_channels(len(data), *declared, _declared_dtypes(prefix, hints))
-    if _candidate_formats(data) or not (guess_square or _names_an_image(key)):
+    if candidate_formats(data) or not (guess_square or _names_an_image(key)):
         return None
     return _square_guess(len(data))
 
@@ -461,7 +385,7 @@ def _array_for_display(pixels: np.ndarray, stretch: str) -> Image.Image:
         pixels = pixels[:, :, 0]
     if pixels.ndim not in (2, 3) or (pixels.ndim == 3 and pixels.shape[2] not in (2, 3, 4)) \
             or pixels.dtype.kind not in "buif":
-        raise ValueError(f"cannot show an array of {pixels.dtype} and shape {pixels.shape} as an image")
+        raise UsageError(f"cannot show an array of {pixels.dtype} and shape {pixels.shape} as an image")
     if pixels.dtype != np.uint8:
         alpha = pixels.ndim == 3 and pixels.shape[2] in (2, 4)
         colour = pixels[..., :-1] if alpha else pixels
@@ -498,7 +422,7 @@ def display_image(image: Image.Image | np.ndarray, stretch: str = STRETCH_DTYPE)
     whole scale). 8-bit images are returned as they are.
     """
     if stretch not in _STRETCHES:
-        raise ValueError(f"stretch must be one of {', '.join(_STRETCHES)}, got {stretch!r}")
+        raise UsageError(f"stretch must be one of {', '.join(_STRETCHES)}, got {stretch!r}")
     if isinstance(image, np.ndarray):
         return _array_for_display(image, stretch)
     if image.mode in ("RGB", "RGBA", "L"):
@@ -548,7 +472,7 @@ def _decode_raw(ref: ImageRef, stretch: str) -> Image.Image:
 
 def _decode_encoded(ref: ImageRef, max_side: int | None, stretch: str) -> Image.Image:
     try:
-        with _open(ref.data, _candidate_formats(ref.data) or [ref.format]) as image:
+        with open_image(ref.data, candidate_formats(ref.data) or [ref.format]) as image:
             if max_side is not None and image.format in ("JPEG", "MPO"):
                 image.draft(image.mode, (max_side, max_side))  # DCT scaling: fast
             reduced = stretch == STRETCH_MINMAX and _sixteen_bit_colour(image)
@@ -566,7 +490,7 @@ def decode_image(ref: ImageRef, stretch: str = STRETCH_DTYPE) -> Image.Image:
     format cannot be decoded.
     """
     if stretch not in _STRETCHES:
-        raise ValueError(f"stretch must be one of {', '.join(_STRETCHES)}, got {stretch!r}")
+        raise UsageError(f"stretch must be one of {', '.join(_STRETCHES)}, got {stretch!r}")
     return _decode_raw(ref, stretch) if ref.kind == "raw" else _decode_encoded(ref, None, stretch)
 
 
@@ -577,9 +501,9 @@ def thumbnail(ref: ImageRef, max_side: int, stretch: str = STRETCH_DTYPE) -> Ima
     like ``decode_image``.
     """
     if max_side < 1:
-        raise ValueError(f"max_side must be at least 1, got {max_side}")
+        raise UsageError(f"max_side must be at least 1, got {max_side}")
     if stretch not in _STRETCHES:
-        raise ValueError(f"stretch must be one of {', '.join(_STRETCHES)}, got {stretch!r}")
+        raise UsageError(f"stretch must be one of {', '.join(_STRETCHES)}, got {stretch!r}")
     image = decode_image(ref, stretch) if ref.kind == "raw" else _decode_encoded(ref, max_side, stretch)
     image.thumbnail((max_side, max_side))
     return image

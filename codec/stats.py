@@ -38,7 +38,7 @@ from typing import Any, Iterator, Sequence
 import numpy as np
 
 from .decode import RecordKind, is_text
-from .images import probe_image
+from .image_sniff import probe_image
 from .record_pass import PassCounts, quick_decode, record_pass
 from .scan import IndexProgress
 

@@ -26,7 +26,7 @@ import threading
 import zlib
 from typing import BinaryIO, Iterable
 
-from .errors import FileAccessError
+from .errors import FileAccessError, UsageError
 from .framing import Compression, encode_record, name_disagrees
 from .inflate import wbits_for
 from .temp_files import _register, _sweep_once, _unregister, temp_name
@@ -240,7 +240,7 @@ class OutputFile:
 
     def write(self, chunk: bytes) -> None:
         if self._f is None:
-            raise ValueError(f"output {self.path} is closed")
+            raise UsageError(f"output {self.path} is closed")
         try:
             self._f.write(chunk)
         except BaseException as exc:
@@ -330,7 +330,7 @@ class TFRecordWriter:
 
     def _put(self, chunk: bytes) -> None:
         if self._out.closed:
-            raise ValueError(f"writer for {self.path} is closed")
+            raise UsageError(f"writer for {self.path} is closed")
         self._out.write(chunk)
         self.bytes_written += len(chunk)
 

@@ -14,9 +14,10 @@ from hypothesis import strategies as st
 from PIL import Image, JpegImagePlugin
 
 from codec.decode import DecodedRecord, decode_record
+from codec.errors import ImageDecodeError
+from codec.image_sniff import probe_image, sniff_image
 from codec.images import (
     BoundingBox,
-    ImageDecodeError,
     ImageRef,
     RawShape,
     decode_image,
@@ -25,8 +26,6 @@ from codec.images import (
     guess_raw_shape,
     parse_raw_shape,
     main_image,
-    probe_image,
-    sniff_image,
     thumbnail,
 )
 from codec.proto import BytesList, Example, Feature, FloatList, Int64List, SequenceExample

@@ -169,7 +169,7 @@ def test_raw_dtype_feature_decides_between_equal_lengths():
 
 
 def test_raw_uint16_of_wrong_length_is_a_decode_error():
-    from codec.images import ImageDecodeError
+    from codec.errors import ImageDecodeError
 
     ref = ImageRef("image", 0, None, "raw", "RAW", 4, 4, 1, bytes(10), "uint16")
     with pytest.raises(ImageDecodeError, match="expected 32 bytes for 4x4x1 uint16, found 10"):
