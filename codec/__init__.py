@@ -19,13 +19,15 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up
 _SOURCES = {
     **dict.fromkeys(("DecodedRecord", "RecordKind", "TreeNode", "build_tree", "decode_record", "detect_kind",
                      "feature_cell", "feature_keys", "format_value", "record_json_value"), "decode"),
-    **dict.fromkeys(("CorruptRecordError", "FileAccessError", "NotTFRecordError", "TFRecordError",
-                     "TruncatedRecordError", "UsageError"), "errors"),
+    **dict.fromkeys(("CorruptRecordError", "FileAccessError", "ImageDecodeError", "NotTFRecordError",
+                     "RecordIndexError", "TFRecordError", "TruncatedRecordError", "UsageError"), "errors"),
     **dict.fromkeys(("Compression", "Problem", "ProblemKind", "RecordInfo", "RecordStatus", "encode_record"),
                     "framing"),
-    **dict.fromkeys(("BoundingBox", "ImageDecodeError", "ImageRef", "decode_image", "find_boxes", "find_images",
-                     "sniff_image"), "images"),
-    **dict.fromkeys(("RecordData", "TFRecordFile", "open_tfrecord", "sniff_compression"), "reader"),
+    **dict.fromkeys(("BoundingBox", "ImageRef", "decode_image", "find_boxes", "find_images"), "images"),
+    "sniff_image": "image_sniff",
+    **dict.fromkeys(("TFRecordFile", "open_tfrecord"), "reader"),
+    "sniff_compression": "opening",
+    **dict.fromkeys(("RecordData", "RecordSource"), "records"),
     "IndexProgress": "scan",
     **dict.fromkeys(("TFRecordWriter", "write_records"), "writer"),
     **dict.fromkeys(("Document", "SaveReport"), "document"),
@@ -42,9 +44,9 @@ _SOURCES = {
 
 __all__ = [
     "BoundingBox", "Compression", "CorruptRecordError", "DecodedRecord", "FileAccessError", "ImageDecodeError",
-    "ImageRef", "IndexProgress", "NotTFRecordError", "Problem", "ProblemKind", "RecordData", "RecordInfo",
-    "RecordKind", "RecordStatus", "TFRecordError", "TFRecordFile", "TFRecordWriter", "TreeNode",
-    "TruncatedRecordError", "UsageError", "build_tree", "decode_image", "decode_record", "detect_kind",
+    "ImageRef", "IndexProgress", "NotTFRecordError", "Problem", "ProblemKind", "RecordData", "RecordIndexError",
+    "RecordInfo", "RecordKind", "RecordSource", "RecordStatus", "TFRecordError", "TFRecordFile", "TFRecordWriter",
+    "TreeNode", "TruncatedRecordError", "UsageError", "build_tree", "decode_image", "decode_record", "detect_kind",
     "encode_record", "feature_cell", "feature_keys", "find_boxes", "find_images", "format_value",
     "open_tfrecord", "record_json_value", "sniff_compression", "sniff_image", "write_records",
     "Document", "SaveReport", "RecordEditor", "parse_value", "parse_values", "ExportReport", "export",
@@ -89,14 +91,17 @@ if TYPE_CHECKING:  # what type checkers and IDEs see
                          feature_cell, feature_keys, format_value, record_json_value)
     from .document import Document, SaveReport
     from .edit import RecordEditor, parse_value, parse_values
-    from .errors import (CorruptRecordError, FileAccessError, NotTFRecordError, TFRecordError,
-                         TruncatedRecordError, UsageError)
+    from .errors import (CorruptRecordError, FileAccessError, ImageDecodeError, NotTFRecordError, RecordIndexError,
+                         TFRecordError, TruncatedRecordError, UsageError)
     from .export import ExportReport, export, export_iter, parse_records_spec
     from .framing import Compression, Problem, ProblemKind, RecordInfo, RecordStatus, encode_record
-    from .images import BoundingBox, ImageDecodeError, ImageRef, decode_image, find_boxes, find_images, sniff_image
+    from .image_sniff import sniff_image
+    from .images import BoundingBox, ImageRef, decode_image, find_boxes, find_images
     from .index_cache import write_index
     from .query import ExprError, Filter, compile_filter, filter_iter, format_error, matching_indices
-    from .reader import RecordData, TFRecordFile, open_tfrecord, sniff_compression
+    from .opening import sniff_compression
+    from .reader import TFRecordFile, open_tfrecord
+    from .records import RecordData, RecordSource
     from .repair import RepairReport, repair, repair_iter
     from .scan import IndexProgress
     from .schema import FileSchema, infer_schema, schema_iter

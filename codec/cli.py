@@ -8,7 +8,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import stat
 import sys
 from collections import Counter
 
@@ -316,23 +315,6 @@ def cmd_repair(args) -> int:
     return code
 
 
-def parse_range(text: str | None, n: int) -> range:
-    """``A:B`` with Python slice rules (either side may be empty or negative)."""
-    if not text:
-        return range(n)
-    parts = text.split(":")
-    try:
-        if len(parts) == 1:
-            i = int(parts[0])
-            return range(n)[i:i + 1] if i != -1 else range(n)[-1:]
-        if len(parts) == 2:
-            a, b = (int(p) if p.strip() else None for p in parts)
-            return range(n)[slice(a, b)]
-    except ValueError:
-        pass
-    raise UsageError(f"bad --range {text!r}: expected A:B, e.g. 10:20 or :5 or -3:")
-
-
 def _where(args) -> Filter | None:
     """The compiled ``--where`` expression (None without one); a bad one is a usage error."""
     text = getattr(args, "where", None)
@@ -378,8 +360,10 @@ def _refuse_unknown_features(f: TFRecordFile, flt: Filter | None) -> None:
 
 
 def cmd_cat(args) -> int:
+    from .cached_records import cached_records, parse_range
+
     if args.where is None:
-        records = _cached_records(args)
+        records = cached_records(args.file, args.range, check_crc=not args.no_crc) if not args.no_cache else None
         if records is not None:
             return _print_records(args, records[0], records[1])
     from .decode import decode_record, detect_kind
@@ -416,111 +400,6 @@ def _print_records(args, records: list, problems: bool) -> int:
             _out(f"# record {i}  offset {offset:,}  length {length:,}  {status.label}  {detect_kind(data).value}")
             _out(_text(decode_record(data)))
     return EXIT_PROBLEMS if problems else EXIT_OK
-
-
-CACHED_CAT_MAX = 256  # records a `cat` reads straight from a cache entry, at most
-
-
-def _cached_records(args) -> tuple[list, bool] | None:
-    """``cat``'s records read through the index cache alone, or None to take the ordinary path.
-
-    For a few records of one file whose index is cached (a GZIP or ZLIB file's
-    zran index too): their offsets are read from the cache entry one by one and
-    their bytes from the file, so neither the index is loaded nor numpy imported.
-    Anything out of the ordinary (damaged records, no zran index, a file that
-    changed, more than CACHED_CAT_MAX records) returns None before any output.
-    The records and whether the file has problems (the exit code) are returned.
-    """
-    if args.no_cache or len(args.file) != 1:
-        return None
-    path = args.file[0]
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None  # the ordinary path says what is wrong
-    from . import index_cache
-
-    if not stat.S_ISREG(st.st_mode) or st.st_size < index_cache.MIN_CACHED_BYTES:
-        return None
-    entry = index_cache.open_entry(path, st.st_size, st.st_mtime_ns)
-    if entry is None:
-        return None
-    with entry:
-        try:
-            wanted = parse_range(args.range, entry.count)
-        except UsageError:
-            return None
-        if len(wanted) > CACHED_CAT_MAX:
-            return None
-        spans = [(i, entry.offset(i), entry.status(i)) for i in wanted]
-    from .framing import CRC, HEADER_SIZE, LENGTH, Compression, RecordStatus
-
-    if any(status > RecordStatus.OK and status != RecordStatus.DATA_CRC for _, _, status in spans):
-        return None
-    problems = bool(entry.problems)
-    opened = _plain_reader(path, st) if entry.compression is Compression.NONE else _zran_reader(path, st, entry)
-    if opened is None:
-        return None
-    read, close = opened
-    try:
-        records = []
-        for i, offset, status in spans:
-            head = read(offset, HEADER_SIZE)
-            if len(head) < HEADER_SIZE:
-                return None
-            (length,) = LENGTH.unpack_from(head)
-            body = read(offset + HEADER_SIZE, length + 4)
-            if len(body) < length + 4:
-                return None
-            data = body[:length]
-            status = RecordStatus(status)
-            if not args.no_crc and status is not RecordStatus.DATA_CRC:
-                from .crc import masked_crc
-
-                if masked_crc(data) != CRC.unpack_from(body, length)[0]:
-                    status = RecordStatus.DATA_CRC
-            problems = problems or status is RecordStatus.DATA_CRC
-            records.append((i, offset, length, status, data))
-    except Exception:  # noqa: BLE001 - a read that failed: the ordinary path reads again and says why
-        return None
-    finally:
-        close()
-    try:
-        now = os.stat(path)
-    except OSError:
-        return None
-    if (now.st_size, now.st_mtime_ns) != (st.st_size, st.st_mtime_ns):
-        return None
-    return records, problems
-
-
-def _plain_reader(path: str, st):
-    """(read(pos, n), close) over a plain file, opened once; None if it is not the file ``st`` describes."""
-    try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
-    except OSError:
-        return None
-    if os.fstat(fd).st_ino != st.st_ino:
-        os.close(fd)
-        return None
-    return (lambda pos, n: os.pread(fd, n, pos)), (lambda: os.close(fd))
-
-
-def _zran_reader(path: str, st, entry):
-    """(read(pos, n), close) over a GZIP or ZLIB file's stream through its cached zran index, or None."""
-    from . import index_cache
-    from .inflate import ZranReader, zran_available
-
-    if any(p.get("compressed_offset") is not None for p in entry.problems) or not zran_available():
-        return None  # a damaged stream has no zran index
-    blob = index_cache.load_zran(path, st.st_size, st.st_mtime_ns, entry.stream_end)
-    if blob is None:
-        return None
-    try:
-        reader = ZranReader(path, blob, entry.stream_end, entry.compression)
-    except Exception:  # noqa: BLE001 - an unreadable index: the ordinary path copes
-        return None
-    return reader.read, reader.close
 
 
 def _text(decoded) -> str:

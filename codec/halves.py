@@ -20,7 +20,9 @@ import numpy as np
 from .forked import beside, can_fork
 from .framing import HEADER, HEADER_SIZE, OVERHEAD
 from .record_index import RecordIndex
-from .scan import MAX_RECORD, PlainSource, Scanner, candidate_headers
+from .header_search import candidate_headers
+from .scan import MAX_RECORD, Scanner
+from .scan_sources import PlainSource
 
 SPLIT_BYTES = 32 << 20  # smaller files are walked in one process: a fork costs more than it saves
 SYNC_WINDOW = 1 << 20  # bytes searched after the middle for the child's first header

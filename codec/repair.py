@@ -16,7 +16,8 @@ from typing import Iterator
 
 from .errors import FileAccessError, NotTFRecordError
 from .framing import HEADER_SIZE, Compression
-from .reader import TFRecordFile, sniff_compression
+from .opening import sniff_compression
+from .reader import TFRecordFile
 from .scan import IndexProgress
 from .writer import TFRecordWriter, check_not_input
 

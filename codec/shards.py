@@ -27,9 +27,11 @@ from typing import Iterator, Sequence
 
 import numpy as np
 
-from .errors import FileAccessError, TFRecordError, UsageError
+from .errors import FileAccessError, RecordIndexError, TFRecordError, UsageError
 from .framing import Compression, Problem, RecordInfo, RecordStatus
-from .reader import RecordData, TFRecordFile
+from .pinned import PinnedRecord
+from .reader import TFRecordFile
+from .records import RecordData
 from .repair import expand_inputs
 from .scan import IndexProgress
 
@@ -78,10 +80,32 @@ class _SetIndex:
         index, j = self._owner.locate_index(i)
         return index.offset(j)
 
+    def statuses(self) -> np.ndarray:
+        """Every numbered record's status (uint8), in the set's order."""
+        owner = self._owner
+        parts = [owner.shards[k].file.index.statuses()[:int(owner._counts[k])] for k in owner.numbered_shards()]
+        return np.concatenate(parts) if parts else np.zeros(0, dtype=np.uint8)
+
+
+class ShardRecord(PinnedRecord):
+    """Record ``row`` of a set, read from its shard: a hex view shows the shard's real offsets."""
+
+    def __init__(self, shard: TFRecordFile, row: int, local: int) -> None:
+        super().__init__(shard, row, local, None)
+        self.note = (f"record {local:,} of {os.path.basename(shard.path)}, "
+                     f"at offset {shard.index.offset(local):,}")
+
 
 class ShardSet:
-    """Shards as one record sequence, duck-compatible with :class:`TFRecordFile`
-    for reading, verifying, filtering, statistics and export."""
+    """Shards as one record sequence: a :class:`codec.records.RecordSource` like a
+    :class:`TFRecordFile`, for reading, verifying, filtering, statistics and export.
+    Its shards finish indexing in any order; :meth:`publish` numbers their records."""
+
+    note = None
+    unsaved = False
+    modified = False
+    statuses_stored = True
+    mtime_ns = None  # several files
 
     def __init__(self, paths: Sequence[str], *, check_crc: bool = True, use_cache: bool = True,
                  max_open: int = MAX_OPEN, name: str | None = None) -> None:
@@ -233,13 +257,12 @@ class ShardSet:
     def _split(self, i: int) -> tuple[int, int]:
         """(shard, record number inside it) of record ``i`` of the set."""
         n = len(self)
-        if i < 0:
-            i += n
-        if not 0 <= i < n:
-            raise IndexError(f"record {i} out of range: {self.path} has {n} records indexed")
+        j = i + n if i < 0 else i
+        if not 0 <= j < n:
+            raise RecordIndexError(f"record {i} out of range: {self.path} has {n} records indexed")
         starts = self._starts
-        k = int(np.searchsorted(starts, i, side="right")) - 1  # shards with no records share a start
-        return k, i - int(starts[k])
+        k = int(np.searchsorted(starts, j, side="right")) - 1  # shards with no records share a start
+        return k, j - int(starts[k])
 
     def locate(self, i: int) -> tuple[TFRecordFile, int]:
         """(shard file, record number inside it) of record ``i`` of the set, the shard opened."""
@@ -257,6 +280,23 @@ class ShardSet:
 
     def shard_of(self, i: int) -> int:
         return self._split(i)[0]
+
+    def location(self, i: int) -> tuple[str, int]:
+        """(shard file, offset in it) of record ``i``."""
+        index, j = self.locate_index(i)
+        return self.shards[self.shard_of(i)].path, index.offset(j)
+
+    def record_before(self, problem: Problem) -> int:
+        """The last record starting at or before ``problem`` in the problem's own shard (-1 if none)."""
+        k = next((k for k, s in enumerate(self.shards) if s.path == problem.path), len(self.shards))
+        if k >= len(self.shards) or not self.is_numbered(k):
+            return -1
+        return self.record_start(k) + self.shard_file(k).find_record(problem.offset)
+
+    def pinned(self, i: int) -> ShardRecord:
+        """Record ``i`` for a detail view, read from its shard."""
+        shard, local = self.locate(i)
+        return ShardRecord(shard, i, local)
 
     # -- passes ---------------------------------------------------------------
     def index_iter(self, *, verify: bool = False, publish: bool = True) -> Iterator[IndexProgress]:

@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from codec import TFRecordFile, sniff_compression, write_records
+from codec import opening, verification
 from codec import reader as reader_module
 from codec.cli import main
 from codec.errors import FileAccessError, FileChangedError
@@ -164,7 +165,7 @@ def test_a_glob_matching_a_fifo_skips_it_with_the_reason(tmp_path):
 def _failing_pread(after: int):
     """An os.pread that works ``after`` times, then fails as a dying disk does."""
     calls = [0]
-    real = reader_module._pread
+    real = reader_module.pread
 
     def pread(fd, n, pos):
         calls[0] += 1
@@ -179,14 +180,14 @@ def test_read_errors_after_open_are_one_line_errors(tmp_path, monkeypatch):
     path = tmp_path / "a.tfrecord"
     write_records(path, [bytes([k]) * 100 for k in range(50)])
     f = TFRecordFile(path, use_cache=False)
-    monkeypatch.setattr(reader_module, "_pread", _failing_pread(0))
+    monkeypatch.setattr(reader_module, "pread", _failing_pread(0))
     expected = f"cannot read {path}: {os.strerror(errno.EIO)}"
     with pytest.raises(FileAccessError) as exc:
         f.build_index()
     assert str(exc.value) == expected
     monkeypatch.undo()
     f.build_index()
-    monkeypatch.setattr(reader_module, "_pread", _failing_pread(0))
+    monkeypatch.setattr(reader_module, "pread", _failing_pread(0))
     for action in (lambda: f.read(3), lambda: f[3], lambda: f.record_info(3), f.verify):
         with pytest.raises(FileAccessError) as exc:
             action()
@@ -215,8 +216,8 @@ def test_a_read_error_in_a_compressed_file_is_one_line(tmp_path, monkeypatch):
         def __exit__(self, *exc):
             self._raw.close()
 
-    real_open = reader_module._open_file
-    monkeypatch.setattr(reader_module, "_open_file", lambda p: Dying(real_open(p)))
+    real_open = reader_module.open_file
+    monkeypatch.setattr(reader_module, "open_file", lambda p: Dying(real_open(p)))
     with pytest.raises(FileAccessError, match=f"^cannot read {path}: {os.strerror(errno.EIO)}$"):
         f.build_index()
     f.close()
@@ -323,7 +324,7 @@ def test_a_gzip_lookalike_whose_stream_runs_on_falls_back_to_the_plain_scan(tmp_
     # The inflate probe passed (data that inflates for a while): the stream pass finds
     # nothing, and the records whose CRCs hold decide.
     path, records = _lookalike(tmp_path, 0x088B1F, "gz_lookalike.tfrecord")
-    monkeypatch.setattr(reader_module, "_inflate_probe", lambda head, wbits: (0, False))
+    monkeypatch.setattr(opening, "_inflate_probe", lambda head, wbits: (0, False))
     assert sniff_compression(path) is Compression.GZIP
     _assert_every_record_found(path, records)
 
@@ -363,8 +364,8 @@ def test_verify_of_an_indexed_file_checks_small_and_large_records_alike(tmp_path
     path = tmp_path / "mixed.tfrecord"
     path.write_bytes(bytes(blob))
     # Windows smaller than the largest record, CRCs of large ones in several pieces.
-    monkeypatch.setattr(reader_module, "VERIFY_WINDOW", 100_000)
-    monkeypatch.setattr(reader_module, "CRC_PIECE", 30_000)
+    monkeypatch.setattr(verification, "VERIFY_WINDOW", 100_000)
+    monkeypatch.setattr(verification, "CRC_PIECE", 30_000)
     with TFRecordFile(path, use_cache=False) as f:
         f.build_index()
         progress = list(f.verify_iter(every=16))

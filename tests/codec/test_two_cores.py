@@ -10,7 +10,7 @@ import sys
 import numpy as np
 import pytest
 
-from codec import forked, halves, quick_verify
+from codec import forked, halves, quick_verify, verification
 from codec.cli import main
 from codec.framing import HEADER_SIZE, encode_record
 from codec.reader import TFRecordFile
@@ -173,15 +173,13 @@ def same_pass(a: TFRecordFile, b: TFRecordFile) -> None:
 @needs_fork
 @pytest.mark.parametrize("damage", [None, 100, 15_000])
 def test_two_halves_find_what_one_pass_finds(tmp_path, monkeypatch, damage):
-    import codec.reader
-
     forks = []
 
     def counted(fn, *args):
         forks.append(fn.__name__)
         return forked.beside(fn, *args)
 
-    monkeypatch.setattr(codec.reader, "beside", counted)
+    monkeypatch.setattr(verification, "beside", counted)
     monkeypatch.setattr(halves, "beside", counted)
     path, recs = small_file(tmp_path)
     if damage is not None:
