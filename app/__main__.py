@@ -22,7 +22,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
 
 def build_window(args: argparse.Namespace):
     """The main window with the requested files (or the demo) opening."""
-    from app.main_window import MainWindow
+    from app.shell.main_window import MainWindow
 
     window = MainWindow()
     if args.files and args.set:
@@ -38,7 +38,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(sys.argv[1:] if argv is None else argv)
     from PySide6.QtWidgets import QApplication
 
-    from app import icons
+    from app.style import icons
 
     QApplication.setApplicationName("TFRecord Lens")
     QApplication.setOrganizationName("TFRecord Lens")

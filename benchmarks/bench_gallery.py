@@ -87,10 +87,10 @@ def main() -> None:
     from PySide6.QtCore import QAbstractTableModel, QCoreApplication, QModelIndex, Qt, QThread
     from PySide6.QtWidgets import QApplication
 
-    from app import thumbnail_loader
-    from app.filtered_table_model import FilteredTableModel
-    from app.gallery import Gallery
-    from app.thumbnail_loader import ThumbnailLoader, ThumbRequest, make_thumbnail
+    from app.workers import thumbnail_loader
+    from app.models.filtered_table_model import FilteredTableModel
+    from app.views.gallery import Gallery
+    from app.workers.thumbnail_loader import ThumbnailLoader, ThumbRequest, make_thumbnail
 
     app = QApplication.instance() or QApplication([])
     with TFRecordFile(path) as f:

@@ -55,7 +55,7 @@ def main() -> None:
 
     QSettings.setPath(QSettings.Format.IniFormat, QSettings.Scope.UserScope, tempfile.mkdtemp())
     app = QApplication([])
-    from app.main_window import MainWindow
+    from app.shell.main_window import MainWindow
 
     window = MainWindow()
     window.resize(1300, 800)

@@ -78,16 +78,16 @@ def never_block_on_unsaved_prompt(monkeypatch) -> None:
     """A window closed by a test with unsaved edits discards them instead of waiting on a modal prompt."""
     if not HAVE_QT:
         return
-    import app.edit_dialogs
+    import app.dialogs.edit_dialogs
 
-    monkeypatch.setattr(app.edit_dialogs, "ask_unsaved", lambda parent, name: "discard")
+    monkeypatch.setattr(app.dialogs.edit_dialogs, "ask_unsaved", lambda parent, name: "discard")
 
 
 @pytest.fixture
 def window(qtbot):
     """The real main window, shown (offscreen in CI)."""
-    from app.main_window import MainWindow
-    from app.settings import Settings
+    from app.shell.main_window import MainWindow
+    from app.models.settings import Settings
 
     w = MainWindow(Settings())
     qtbot.addWidget(w)

@@ -15,11 +15,11 @@ from PySide6.QtWidgets import QApplication, QInputDialog, QMenu  # noqa: E402
 from codec.writer import write_records  # noqa: E402
 
 from app.__main__ import build_window, parse_args  # noqa: E402
-from app.file_tab import FileTab, parse_goto  # noqa: E402
-from app.main_window import MainWindow  # noqa: E402
-from app.record_detail import RecordDetail  # noqa: E402
-from app.record_table_model import STATUS_ROLE, Column  # noqa: E402
-from app.settings import Settings  # noqa: E402
+from app.models.record_table_model import STATUS_ROLE, Column  # noqa: E402
+from app.models.settings import Settings  # noqa: E402
+from app.shell.file_tab import FileTab, parse_goto  # noqa: E402
+from app.shell.main_window import MainWindow  # noqa: E402
+from app.views.record_detail import RecordDetail  # noqa: E402
 from tests.gui_helpers import open_done, wait_done  # noqa: E402
 from resources import demo_path  # noqa: E402
 
@@ -38,12 +38,6 @@ GOOD_FILES = ["my_example.tfrecords", "detection.tfrecord", "flowers_jpeg.tfreco
               "raw_strings.tfrecord", "sequence_examples.tfrecord", "structured.tfrecord", "structured.tfrecord.gz",
               "structured.zlib.tfrecord", "zero_length_record.tfrecord", "empty.tfrecord",
               "shards/train-00002-of-00004.tfrecord"]
-
-
-
-
-
-
 
 
 def column(tab: FileTab, col: int) -> list[str]:
@@ -248,7 +242,7 @@ def test_copy_selected_rows(window, qtbot, fixture_file):
 
 
 def test_copy_of_more_rows_than_the_clipboard_takes(window, qtbot, tmp_path, monkeypatch):
-    import app.file_tab as file_tab
+    import app.shell.file_tab as file_tab
 
     monkeypatch.setattr(file_tab, "COPY_ROWS_MAX", 5)
     path = tmp_path / "twelve.tfrecord"
@@ -417,7 +411,7 @@ def test_verify_checksums_on_request(window, qtbot, fixture_file):
 
 
 def test_large_records_are_not_decoded_for_the_table(window, qtbot, tmp_path, monkeypatch):
-    import app.record_table_model as table_model
+    import app.models.record_table_model as table_model
 
     monkeypatch.setattr(table_model, "MAX_DECODE_BYTES", 1000)
     path = tmp_path / "large.tfrecord"

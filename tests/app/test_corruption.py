@@ -16,22 +16,16 @@ from codec.framing import Compression, Problem, ProblemKind  # noqa: E402
 from codec.reader import TFRecordFile  # noqa: E402
 from codec.writer import write_records  # noqa: E402
 
-from app.corruption_map import CorruptionMap, Mark  # noqa: E402
-from app.corruption_tools import merge_marks  # noqa: E402
-from app.file_tab import FileTab  # noqa: E402
-from app.hex_view import HIGHLIGHT_BG  # noqa: E402
-from app.main_window import MainWindow  # noqa: E402
-from app.problems_panel import ProblemColumn, ProblemListModel, expected_found, problem_title  # noqa: E402
-from app.record_detail import HEX_TAB  # noqa: E402
-from app.record_table_model import Column  # noqa: E402
-from app.salvage_dialog import SalvageDialog, default_output  # noqa: E402
+from app.dialogs.salvage_dialog import SalvageDialog, default_output  # noqa: E402
+from app.models.hex_model import HIGHLIGHT_BG  # noqa: E402
+from app.models.problem_list_model import ProblemColumn, ProblemListModel, expected_found, problem_title  # noqa: E402
+from app.models.record_table_model import Column  # noqa: E402
+from app.shell.corruption_tools import merge_marks  # noqa: E402
+from app.shell.file_tab import FileTab  # noqa: E402
+from app.shell.main_window import MainWindow  # noqa: E402
+from app.views.corruption_map import CorruptionMap, Mark  # noqa: E402
+from app.views.record_detail import HEX_TAB  # noqa: E402
 from tests.gui_helpers import open_done, wait_done  # noqa: E402
-
-
-
-
-
-
 
 
 def cell(tab: FileTab, row: int, col: int) -> str:

@@ -28,12 +28,13 @@ from codec.framing import Compression  # noqa: E402
 from codec.reader import TFRecordFile  # noqa: E402
 from codec.writer import write_records  # noqa: E402
 
-from app import edit_dialogs, tab_editing  # noqa: E402
-from app.edit_dialogs import BatchEdit, BytesEditor, ValuesDialog  # noqa: E402
-from app.file_tab import FileTab  # noqa: E402
-from app.main_window import MainWindow  # noqa: E402
-from app.record_table_model import Column  # noqa: E402
-from app.settings import Settings  # noqa: E402
+from app.dialogs import edit_dialogs  # noqa: E402
+from app.dialogs.edit_dialogs import BatchEdit, BytesEditor, ValuesDialog  # noqa: E402
+from app.models.record_table_model import Column  # noqa: E402
+from app.models.settings import Settings  # noqa: E402
+from app.shell import tab_editing  # noqa: E402
+from app.shell.file_tab import FileTab  # noqa: E402
+from app.shell.main_window import MainWindow  # noqa: E402
 
 pytestmark = pytest.mark.gui
 
@@ -861,8 +862,8 @@ def test_values_dialog_checks_input_with_the_codec(qtbot):
 def test_commands_undo_and_redo_change_only_the_document(qapp, fixture_file):
     from PySide6.QtGui import QUndoStack
 
-    from app.commands import (DeleteRecords, DuplicateRecords, EditTarget, InsertRecords, MoveRecords,
-                              ReplaceRecords)
+    from app.models.commands import (DeleteRecords, DuplicateRecords, EditTarget, InsertRecords, MoveRecords,
+                                     ReplaceRecords)
     from codec.document import Document
 
     with TFRecordFile(fixture_file("structured.tfrecord"), use_cache=False) as f:
@@ -897,9 +898,9 @@ def test_commands_undo_and_redo_change_only_the_document(qapp, fixture_file):
 
 
 def test_edited_file_maps_rows_statuses_and_problems(qapp, fixture_file):
-    from app.edited_file import EditedFile
-    from app.record_table_model import RecordTableModel
+    from app.models.record_table_model import RecordTableModel
     from codec.document import Document
+    from codec.edited import EditedFile
 
     with TFRecordFile(fixture_file("corrupt_data_crc.tfrecord"), use_cache=False) as f:
         f.verify()
@@ -962,7 +963,7 @@ def test_export_offers_the_filtered_rows(window, qtbot, copy, tmp_path):
 
 
 def test_apply_dialog_takes_the_type_of_a_known_feature(qtbot):
-    from app.edit_dialogs import ApplyToSelectionDialog
+    from app.dialogs.edit_dialogs import ApplyToSelectionDialog
 
     dialog = ApplyToSelectionDialog(None, 4, {"label": "int64", "text": "bytes"})
     qtbot.addWidget(dialog)

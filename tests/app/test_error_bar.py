@@ -15,9 +15,9 @@ from PySide6.QtWidgets import QLineEdit  # noqa: E402
 
 from codec.writer import write_records  # noqa: E402
 
-from app import edit_dialogs  # noqa: E402
-from app.main_window import MainWindow  # noqa: E402
-from app.settings import Settings  # noqa: E402
+from app.dialogs import edit_dialogs  # noqa: E402
+from app.models.settings import Settings  # noqa: E402
+from app.shell.main_window import MainWindow  # noqa: E402
 
 pytestmark = pytest.mark.gui
 

@@ -18,12 +18,12 @@ from PySide6.QtWidgets import QStyle  # noqa: E402
 from codec.framing import RecordStatus  # noqa: E402
 from codec.writer import write_records  # noqa: E402
 
-from app.main_window import MainWindow  # noqa: E402
-from app.problems_panel import ProblemColumn  # noqa: E402
-from app.record_detail import HEX_TAB, TREE_TAB  # noqa: E402
-from app.record_table_model import BASE_COLUMNS, GAP_TINT, Column  # noqa: E402
-from app.settings import Settings  # noqa: E402
-from app.shard_set_tab import ShardSetTab  # noqa: E402
+from app.models.problem_list_model import ProblemColumn  # noqa: E402
+from app.models.record_table_model import BASE_COLUMNS, GAP_TINT, Column  # noqa: E402
+from app.models.settings import Settings  # noqa: E402
+from app.shell.main_window import MainWindow  # noqa: E402
+from app.shell.shard_set_tab import ShardSetTab  # noqa: E402
+from app.views.record_detail import HEX_TAB, TREE_TAB  # noqa: E402
 from tests.gui_helpers import FIXTURES, wait_done  # noqa: E402
 
 pytestmark = pytest.mark.gui

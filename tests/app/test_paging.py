@@ -22,10 +22,10 @@ from codec.proto import Example, Feature, Features, Int64List  # noqa: E402
 from codec.reader import TFRecordFile  # noqa: E402
 from codec.writer import write_records  # noqa: E402
 
-from app.file_tab import FileTab  # noqa: E402
-from app.filtered_table_model import DEFAULT_WINDOW_ROWS, FilteredTableModel, window_rows_for  # noqa: E402
-from app.page_bar import PageBar  # noqa: E402
-from app.record_table_model import RecordTableModel  # noqa: E402
+from app.models.filtered_table_model import DEFAULT_WINDOW_ROWS, FilteredTableModel, window_rows_for  # noqa: E402
+from app.models.record_table_model import RecordTableModel  # noqa: E402
+from app.shell.file_tab import FileTab  # noqa: E402
+from app.views.page_bar import PageBar  # noqa: E402
 from tests.gui_helpers import open_done  # noqa: E402
 
 TIMEOUT = 20000
@@ -337,7 +337,7 @@ def test_the_default_window_fits_qt_pixel_positions():
 def test_the_gallery_pages_sooner_than_the_table(window, qtbot, big_file, monkeypatch):
     # Tiles are taller than rows and a narrow gallery holds one per row: its window is
     # sized for that, and the record shown stays selected when the window changes.
-    import app.qa_views as qa_views
+    import app.shell.qa_views as qa_views
 
     monkeypatch.setattr(qa_views, "window_rows_for", lambda height, cap: 2000 if height < 40 else 700)
     tab = open_done(window, qtbot, big_file)

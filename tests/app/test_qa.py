@@ -17,22 +17,18 @@ from codec.proto import Example, Feature, Features  # noqa: E402
 from codec.reader import TFRecordFile  # noqa: E402
 from codec.writer import write_records  # noqa: E402
 
-from app.file_tab import FileTab  # noqa: E402
-from app.filtered_table_model import FilteredTableModel  # noqa: E402
-from app.gallery import TILE_ROLE  # noqa: E402
-from app.qa_views import GALLERY_VIEW, TABLE_VIEW  # noqa: E402
-from app.record_table_model import RECORD_ROLE, RecordTableModel  # noqa: E402
-from app.stats_panel import CHART, PRESENT, TOP_ROLE, TYPE  # noqa: E402
-from app.thumbnail_loader import ThumbRequest, caption_for, make_thumbnail  # noqa: E402
+from app.models.filtered_table_model import FilteredTableModel  # noqa: E402
+from app.models.gallery_model import TILE_ROLE  # noqa: E402
+from app.models.record_table_model import RECORD_ROLE, RecordTableModel  # noqa: E402
+from app.shell.file_tab import FileTab  # noqa: E402
+from app.shell.qa_views import GALLERY_VIEW, TABLE_VIEW  # noqa: E402
+from app.views.stats_panel import CHART, PRESENT, TOP_ROLE, TYPE  # noqa: E402
+from app.workers.thumbnail_loader import ThumbRequest, caption_for, make_thumbnail  # noqa: E402
 from tests.gui_helpers import open_done  # noqa: E402
 from resources import demo_path  # noqa: E402
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 TIMEOUT = 20000
-
-
-
-
 
 
 def show_gallery(qtbot, tab: FileTab, side: int = 64) -> None:
@@ -377,7 +373,7 @@ def test_filter_history_is_kept_between_runs(window, qtbot):
 def test_gallery_over_100k_records_makes_only_what_is_seen(qtbot):
     from PySide6.QtCore import QAbstractTableModel
 
-    from app.gallery import Gallery
+    from app.views.gallery import Gallery
 
     class Rows(QAbstractTableModel):
         def rowCount(self, parent=QModelIndex()):

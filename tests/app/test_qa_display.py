@@ -16,10 +16,10 @@ from PySide6.QtWidgets import QApplication  # noqa: E402
 from codec.proto import BytesList, Example, Feature, Int64List  # noqa: E402
 from codec.writer import write_records  # noqa: E402
 
-from app.image_preview import StretchPreference, stretch_preference  # noqa: E402
-from app.record_detail import IMAGES_TAB  # noqa: E402
-from app.settings import Settings  # noqa: E402
-from app.stats_panel import SUMMARY  # noqa: E402
+from app.models.settings import Settings  # noqa: E402
+from app.models.stretch_preference import StretchPreference, stretch_preference  # noqa: E402
+from app.views.record_detail import IMAGES_TAB  # noqa: E402
+from app.views.stats_panel import SUMMARY  # noqa: E402
 from tests.gui_helpers import open_done, wait_done  # noqa: E402
 
 TIMEOUT = 20000
@@ -180,7 +180,7 @@ def test_gallery_shown_scrolls_to_the_selected_record(window, qtbot, tmp_path):
 def test_gallery_shown_scrolls_to_the_selected_record_on_another_page(window, qtbot, tmp_path, monkeypatch):
     # The gallery's tiles are taller than table rows, so it pages sooner (qa_views): with views
     # this small, the table holds all 3,000 records and the gallery pages of a few hundred.
-    import app.filtered_table_model as ftm
+    import app.models.filtered_table_model as ftm
 
     monkeypatch.setattr(ftm, "MAX_VIEW_PIXELS", 120_000)
     n = 3000
@@ -194,7 +194,7 @@ def test_gallery_shown_scrolls_to_the_selected_record_on_another_page(window, qt
 
 # -- raw pixels only when declared or asked for --------------------------------
 def test_gallery_of_bytes_without_images_has_no_noise_until_asked(window, qtbot, tmp_path, monkeypatch):
-    import app.gallery as gallery_module
+    import app.views.gallery as gallery_module
     from codec.images import RawShape
 
     path = tmp_path / "hashes.tfrecord"

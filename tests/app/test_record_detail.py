@@ -23,10 +23,11 @@ from codec.proto import Example, Feature, Features  # noqa: E402
 from codec.reader import TFRecordFile  # noqa: E402
 from codec.writer import write_records  # noqa: E402
 
-from app import image_preview, record_detail  # noqa: E402
-from app.hex_view import ASCII_COLUMN, CRC_BAD_BG, CRC_OK_BG, HIGHLIGHT_BG, LENGTH_BG, ROW_COLORS_ROLE  # noqa: E402
-from app.record_detail import HEX_TAB, IMAGES_TAB, TEXT_TAB, TREE_TAB, RecordDetail  # noqa: E402
-from app.record_tree_model import FIRST_CHUNK, KIND_ROLE, NEXT_CHUNK  # noqa: E402
+from app.models.hex_model import (ASCII_COLUMN, CRC_BAD_BG, CRC_OK_BG, HIGHLIGHT_BG, LENGTH_BG,  # noqa: E402
+                                  ROW_COLORS_ROLE)
+from app.models.record_tree_model import FIRST_CHUNK, KIND_ROLE, NEXT_CHUNK  # noqa: E402
+from app.views import image_preview, record_detail  # noqa: E402
+from app.views.record_detail import HEX_TAB, IMAGES_TAB, TEXT_TAB, TREE_TAB, RecordDetail  # noqa: E402
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 MANIFEST = json.loads((FIXTURES / "MANIFEST.json").read_text())
@@ -318,14 +319,14 @@ def test_large_images_decode_off_the_gui_thread(qtbot, detail, open_file, tmp_pa
     path = tmp_path / "big_image.tfrecord"
     write_records(path, [example_bytes({"image/encoded": Feature(bytes_list={"value": [png]})})])
     decoded_on: list[bool] = []
-    real = image_preview._decode_to_qimage
+    real = image_preview.decode_to_qimage
 
     def spy(ref):
         from PySide6.QtCore import QThread
         decoded_on.append(QThread.currentThread() is QApplication.instance().thread())
         return real(ref)
 
-    monkeypatch.setattr(image_preview, "_decode_to_qimage", spy)
+    monkeypatch.setattr(image_preview, "decode_to_qimage", spy)
     show(qtbot, detail, open_file(path), 0)
     assert decoded_on == [False]
     size = detail.images.image_size(0)

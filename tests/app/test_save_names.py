@@ -17,13 +17,14 @@ import pytest
 pytest.importorskip("PySide6.QtWidgets")
 
 from codec.framing import Compression  # noqa: E402
-from codec.reader import TFRecordFile, sniff_compression  # noqa: E402
+from codec.opening import sniff_compression  # noqa: E402
+from codec.reader import TFRecordFile  # noqa: E402
 from codec.temp_files import temp_name  # noqa: E402
 
-from app import edit_dialogs  # noqa: E402
-from app.edit_dialogs import SaveAsDialog  # noqa: E402
-from app.main_window import MainWindow  # noqa: E402
-from app.settings import Settings  # noqa: E402
+from app.dialogs import edit_dialogs  # noqa: E402
+from app.dialogs.edit_dialogs import SaveAsDialog  # noqa: E402
+from app.models.settings import Settings  # noqa: E402
+from app.shell.main_window import MainWindow  # noqa: E402
 
 pytestmark = pytest.mark.gui
 

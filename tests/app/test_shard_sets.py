@@ -17,9 +17,10 @@ from codec.shards import MAX_OPEN  # noqa: E402
 from codec.writer import write_records  # noqa: E402
 
 from app.__main__ import build_window, parse_args  # noqa: E402
-from app.main_window import MainWindow  # noqa: E402
-from app.shard_set_tab import READ_ONLY_REASON, SHARD_HEADER, ShardSetTab  # noqa: E402
-from app.stats_panel import CHART, TOP_ROLE  # noqa: E402
+from app.models.shard_set_table_model import SHARD_HEADER  # noqa: E402
+from app.shell.main_window import MainWindow  # noqa: E402
+from app.shell.shard_set_tab import READ_ONLY_REASON, ShardSetTab  # noqa: E402
+from app.views.stats_panel import CHART, TOP_ROLE  # noqa: E402
 from tests.gui_helpers import FIXTURES, wait_done  # noqa: E402
 
 SHARDS = FIXTURES / "shards"
@@ -158,10 +159,9 @@ def test_many_shards_keep_few_files_open(window, qtbot, tmp_path):
     assert s.open_files <= MAX_OPEN and tab.state().verified
 
 
-
 def test_a_shard_clicked_in_the_list_is_indexed_first_and_shown(window, qtbot, tmp_path, monkeypatch):
-    import app.worker as worker_module
-    from app.shards_panel import INDEXED, NAME, NEXT, RECORDS, STATE
+    import app.workers.worker as worker_module
+    from app.models.shard_list_model import INDEXED, NAME, NEXT, RECORDS, STATE
 
     for k in range(200):
         write_records(tmp_path / f"part-{k:05d}-of-00200.tfrecord", [example(shard=k, idx=j) for j in range(3)])

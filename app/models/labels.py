@@ -1,0 +1,33 @@
+"""Words the GUI shows for record kinds, statuses and images (one place for all views and workers)."""
+from __future__ import annotations
+
+from codec.decode import RecordKind
+from codec.framing import RecordStatus
+from codec.images import ImageRef
+
+KIND_TEXT = {RecordKind.EXAMPLE: "Example", RecordKind.SEQUENCE_EXAMPLE: "SequenceExample", RecordKind.RAW: "raw"}
+STATUS_TEXT = {
+    RecordStatus.UNCHECKED: "ok",
+    RecordStatus.OK: "ok",
+    RecordStatus.LENGTH_CRC: "length CRC bad (recovered)",
+    RecordStatus.DATA_CRC: "data CRC bad",
+    RecordStatus.TRUNCATED: "truncated",
+}
+
+
+def image_dims(ref: ImageRef) -> str:
+    """``160×120``, or ``32×32×3`` for raw pixels with channels."""
+    dims = f"{ref.width}×{ref.height}"
+    return f"{dims}×{ref.channels}" if ref.kind == "raw" and ref.channels else dims
+
+
+def caption_text(ref: ImageRef, boxes: int, with_index: bool = False) -> str:
+    """``image/encoded · JPEG · 160×120 · 3 boxes`` (``step N`` for a step, ``value N`` when asked)."""
+    parts = [ref.key, f"raw {ref.dtype}" if ref.kind == "raw" else ref.format, image_dims(ref)]
+    if ref.step is not None:
+        parts.append(f"step {ref.step}")
+    if with_index:
+        parts.append(f"value {ref.value_index}")
+    if boxes:
+        parts.append(f"{boxes} box" if boxes == 1 else f"{boxes} boxes")
+    return " · ".join(parts)

@@ -1,0 +1,500 @@
+"""A Qt item model over a decoded record's tree (:class:`codec.decode.TreeNode`).
+
+Columns: Name, Type, Value. An Example shows feature -> values; a
+SequenceExample shows its context features, then each feature list with its
+steps -> values. A feature or step with one value shows it on its own row;
+longer lists get one row per value, the first ``FIRST_CHUNK`` of them, then a
+"… N more" row that shows the next ``NEXT_CHUNK`` when activated
+(:meth:`RecordTreeModel.show_more`). Text comes from the codec's formatters.
+
+An index's internal pointer is the *parent's* entry and its row says which
+child it is, so an index never points at a row that has turned into something
+else after more rows were shown.
+"""
+from __future__ import annotations
+
+import base64
+import json
+import math
+from typing import Any
+
+from PySide6.QtCore import QAbstractItemModel, QModelIndex, QObject, QPersistentModelIndex, Qt, Signal
+from PySide6.QtGui import QFont, QFontDatabase
+
+from codec.decode import (DecodedRecord, RecordKind, TreeNode, format_value, is_text, value_at,
+                          value_count, value_node)
+from codec.edit import parse_value
+from codec.errors import UsageError
+from codec.images import probe_image
+from app.style.palette import ACCENT_TEXT, MUTED_TEXT
+
+FIRST_CHUNK = 20
+NEXT_CHUNK = 200
+NODE_ROLE = Qt.ItemDataRole.UserRole + 1  # the TreeNode of a row (a value node for value rows)
+KIND_ROLE = Qt.ItemDataRole.UserRole + 2  # "node", "value" or "more"
+VALUE_MAX_LEN = 160
+SUMMARY_MAX_LEN = 72
+TOOLTIP_MAX_LEN = 600
+INLINE_EDIT_MAX = 1000  # longer (or multi-line, or binary) bytes values are edited in a dialog
+
+_COLUMNS = ("Name", "Type", "Value")
+_CONTAINERS = {"example", "sequence_example", "features", "feature_lists", "feature_list"}
+_DTYPE_TEXT = {"int64": "int64", "float": "float", "bytes": "bytes", None: "empty"}
+_Index = QModelIndex | QPersistentModelIndex
+
+
+class _Entry:
+    """A row that has children: the invisible root, a container or a multi-value feature."""
+
+    __slots__ = ("node", "parent", "row", "total", "shown", "kids")
+
+    def __init__(self, node: TreeNode | None, parent: _Entry | None, row: int, total: int) -> None:
+        self.node = node
+        self.parent = parent
+        self.row = row
+        self.total = total
+        self.shown = min(total, FIRST_CHUNK)
+        self.kids: dict[int, _Entry] = {}
+
+    @property
+    def holds_values(self) -> bool:
+        return self.node is not None and self.node.role not in _CONTAINERS
+
+    def row_count(self) -> int:
+        return self.shown + (1 if self.shown < self.total else 0)
+
+
+def _child_total(node: TreeNode) -> int:
+    """How many child rows ``node`` has before elision (a single value stays on its row)."""
+    if node.role in _CONTAINERS:
+        return len(node.children)
+    if node.role in ("feature", "step"):
+        n = value_count(node)
+        return n if n > 1 else 0
+    return 0
+
+
+def _json_value(value: Any, dtype: str | None) -> Any:
+    """A value for JSON: numbers as numbers, text as text, other bytes as base64."""
+    if dtype == "bytes" or isinstance(value, (bytes, bytearray)):
+        b = bytes(value)
+        return b.decode("utf-8") if is_text(b) else base64.b64encode(b).decode("ascii")
+    if dtype == "float" or isinstance(value, float):
+        number = float(format_value(value, "float"))  # float32's shortest form, as shown
+        return number if math.isfinite(number) else format_value(value, "float")
+    return int(value)
+
+
+def node_json(node: TreeNode, decoded: DecodedRecord | None = None) -> Any:
+    """A plain-JSON view of a node: a list for a feature, a dict for containers."""
+    if node.role == "raw":
+        data = decoded.data if decoded is not None else b""
+        return _json_value(data, "bytes")
+    if node.role in ("feature", "step", "value"):
+        values = [_json_value(v, node.dtype) for v in node.values]
+        return values[0] if node.role == "value" else values
+    if node.role == "feature_list":
+        return [node_json(step) for step in node.children]
+    return {child.name: node_json(child, decoded) for child in node.children}
+
+
+def _image_label(value: Any, dtype: str | None) -> str | None:
+    """``<PNG 24x24> · 301 bytes`` when a bytes value is an encoded image (the table's style)."""
+    if dtype != "bytes":
+        return None
+    info = probe_image(value)
+    return f"<{info.format} {info.width}x{info.height}> · {len(value):,} bytes" if info else None
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n:,} {word}" if n == 1 else f"{n:,} {word}s"
+
+
+def type_text(node: TreeNode, decoded: DecodedRecord | None = None) -> str:
+    """The Type column: ``int64 · 2`` for a feature or step, the dtype of a list, ``raw · 8 bytes``."""
+    role = node.role
+    if role in ("feature", "step"):
+        return f"{_DTYPE_TEXT[node.dtype]} · {value_count(node):,}" if node.dtype else "empty"
+    if role == "feature_list":
+        return _DTYPE_TEXT[node.dtype] if node.dtype else ("mixed" if node.children else "empty")
+    if role == "raw":
+        n = len(decoded.data) if decoded is not None else 0
+        return f"raw · {n:,} byte{'s' if n != 1 else ''}"
+    return ""
+
+
+def _values_summary(node: TreeNode, max_len: int) -> str:
+    """One value as the codec formats it, or ``[a, b, …] (n)`` for several."""
+    n = value_count(node)
+    if n == 0:
+        return "[]"
+    if n == 1:
+        value = value_at(node, 0)
+        return _image_label(value, node.dtype) or format_value(value, node.dtype, max_len)
+    parts: list[str] = []
+    used = 2
+    for i in range(n):
+        text = format_value(value_at(node, i), node.dtype, 24)
+        if parts and used + len(text) + 2 > max_len - 8:
+            return f"[{', '.join(parts)}, …] ({n:,})"
+        parts.append(text)
+        used += len(text) + 2
+    return f"[{', '.join(parts)}]"
+
+
+def value_text(node: TreeNode, decoded: DecodedRecord | None = None, max_len: int = SUMMARY_MAX_LEN) -> str:
+    """The Value column of a row; formatting is the codec's ``format_value``."""
+    role = node.role
+    if role == "value":
+        value = node.values[0]
+        return _image_label(value, node.dtype) or format_value(value, node.dtype, max(max_len, VALUE_MAX_LEN))
+    if role in ("feature", "step"):
+        return _values_summary(node, max_len)
+    if role == "feature_list":
+        return _plural(len(node.children), "step")
+    if role in ("example", "features"):
+        return _plural(len(node.children), "feature")
+    if role == "feature_lists":
+        return _plural(len(node.children), "list")
+    if role == "sequence_example":
+        context, lists = node.children
+        return f"{_plural(len(context.children), 'context feature')} · {_plural(len(lists.children), 'list')}"
+    if role == "raw":
+        return format_value(decoded.data if decoded is not None else b"", "bytes", max_len)
+    return ""
+
+
+def edit_text(value: Any, dtype: str | None) -> str:
+    """A value as the user edits it (what :func:`codec.edit.parse_value` reads back)."""
+    if dtype == "bytes":
+        b = bytes(value)
+        if (is_text(b) or not b) and not b.startswith((b"hex:", b"base64:")):
+            return b.decode("utf-8")
+        return "hex:" + b.hex()
+    if dtype == "float":
+        return format_value(value, "float")
+    return str(int(value))
+
+
+def summarize(tree: TreeNode, decoded: DecodedRecord, limit: int = 2000) -> dict:
+    """Value texts of the first ``limit`` nodes that have children, keyed as the model caches them.
+
+    Formatting a huge value (is it text?) reads all of it; a worker thread
+    calls this for large records so the GUI thread does not.
+    """
+    cache: dict = {}
+    stack = [tree]
+    while stack and len(cache) < limit:
+        node = stack.pop()
+        if node.role != "value":
+            cache[id(node)] = value_text(node, decoded)
+        stack.extend(reversed(node.children))
+    return cache
+
+
+class RecordTreeModel(QAbstractItemModel):
+    """Rows of a decoded record; :meth:`set_record` replaces them, :meth:`clear` empties.
+
+    When :meth:`set_editable` is on, a row showing one value is editable in
+    the Value column: ``setData`` checks the text against the value's type and
+    emits ``value_edited(path, value_index, value)`` (the owner turns it into
+    an undo command and shows the record again) or ``error(message)``.
+    """
+
+    value_edited = Signal(object, int, object)
+    error = Signal(str)
+
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self._editable = False
+        self._decoded: DecodedRecord | None = None
+        self._tree: TreeNode | None = None
+        self._summaries: dict = {}
+        self._root = _Entry(None, None, -1, 0)
+        self._mono = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
+        self._italic = QFont()
+        self._italic.setItalic(True)
+
+    # -- content ----------------------------------------------------------
+    def set_record(self, decoded: DecodedRecord | None, tree: TreeNode | None,
+                   summaries: dict | None = None) -> None:
+        """Show ``tree`` (from ``codec.decode.build_tree(decoded)``); None clears.
+
+        ``summaries`` (from :func:`summarize`, made off the GUI thread) pre-fills the text cache.
+        """
+        self.beginResetModel()
+        self._decoded = decoded
+        self._tree = tree  # keeps the nodes the cache is keyed by alive
+        self._summaries = dict(summaries or {})
+        self._root = _Entry(None, None, -1, 0 if tree is None else 1)
+        if tree is not None:
+            self._root.kids[0] = _Entry(tree, self._root, 0, _child_total(tree))
+        self.endResetModel()
+
+    def clear(self) -> None:
+        self.set_record(None, None)
+
+    @property
+    def decoded(self) -> DecodedRecord | None:
+        return self._decoded
+
+    def root_index(self) -> QModelIndex:
+        """The record's own row (Example, SequenceExample or raw)."""
+        return self.index(0, 0) if self._root.total else QModelIndex()
+
+    # -- structure --------------------------------------------------------
+    def _entry(self, index: _Index) -> _Entry | None:
+        """The entry of ``index`` if its row has children (made on first use)."""
+        if not index.isValid():
+            return self._root
+        parent: _Entry = index.internalPointer()
+        row = index.row()
+        if row >= parent.shown or parent.holds_values:
+            return None
+        entry = parent.kids.get(row)
+        if entry is None:
+            node = parent.node.children[row]
+            total = _child_total(node)
+            if not total:
+                return None
+            entry = parent.kids[row] = _Entry(node, parent, row, total)
+        return entry
+
+    def node(self, index: _Index) -> TreeNode | None:
+        """The TreeNode of a row: a value node for value rows, None for a "more" row."""
+        if not index.isValid():
+            return None
+        parent: _Entry = index.internalPointer()
+        row = index.row()
+        if row >= parent.shown:
+            return None
+        if parent.node is None:
+            return self._root.kids[0].node
+        if parent.holds_values:
+            return value_node(parent.node, row)
+        return parent.node.children[row]
+
+    def row_kind(self, index: _Index) -> str | None:
+        """"node", "value" or "more" (None for an invalid index)."""
+        if not index.isValid():
+            return None
+        parent: _Entry = index.internalPointer()
+        if index.row() >= parent.shown:
+            return "more"
+        return "value" if parent.holds_values else "node"
+
+    def index(self, row: int, column: int, parent: _Index = QModelIndex()) -> QModelIndex:
+        entry = self._entry(parent)
+        if entry is None or not (0 <= row < entry.row_count()) or not 0 <= column < len(_COLUMNS):
+            return QModelIndex()
+        return self.createIndex(row, column, entry)
+
+    def parent(self, index: _Index = QModelIndex()) -> QModelIndex:  # type: ignore[override]
+        if not index.isValid():
+            return QModelIndex()
+        entry: _Entry = index.internalPointer()
+        if entry.parent is None:
+            return QModelIndex()
+        return self.createIndex(entry.row, 0, entry.parent)
+
+    def rowCount(self, parent: _Index = QModelIndex()) -> int:
+        if parent.isValid() and parent.column() != 0:
+            return 0
+        entry = self._entry(parent)
+        return 0 if entry is None else entry.row_count()
+
+    def columnCount(self, parent: _Index = QModelIndex()) -> int:
+        return len(_COLUMNS)
+
+    def hasChildren(self, parent: _Index = QModelIndex()) -> bool:
+        return self.rowCount(parent) > 0
+
+    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole):
+        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
+            return _COLUMNS[section]
+        return None
+
+    def flags(self, index: _Index) -> Qt.ItemFlag:
+        if not index.isValid():
+            return Qt.ItemFlag.NoItemFlags
+        flags = Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable
+        if self.row_kind(index) != "node":
+            flags |= Qt.ItemFlag.ItemNeverHasChildren
+        if index.column() == 2 and self.inline_editable(index):
+            flags |= Qt.ItemFlag.ItemIsEditable
+        return flags
+
+    # -- editing ----------------------------------------------------------
+    def set_editable(self, on: bool) -> None:
+        self._editable = on
+
+    @property
+    def editable(self) -> bool:
+        return self._editable
+
+    def value_target(self, index: _Index) -> tuple[str, tuple, int] | None:
+        """(dtype, feature or step path, value index) of a row that shows one value, else None."""
+        if self.row_kind(index) == "value":
+            holder: TreeNode = index.internalPointer().node
+            return (holder.dtype, holder.path, index.row()) if holder.dtype else None
+        node = self.node(index)
+        if node is not None and node.role in ("feature", "step") and node.dtype and value_count(node) == 1:
+            return node.dtype, node.path, 0
+        return None
+
+    def target_value(self, index: _Index) -> Any:
+        """The value a :meth:`value_target` row shows."""
+        node = self.node(index)
+        return None if node is None else node.values[0]
+
+    def inline_editable(self, index: _Index) -> bool:
+        """True when the row's value is edited in place (numbers, short one-line text)."""
+        if not self._editable or self.value_target(index) is None:
+            return False
+        node = self.node(index)
+        if node.dtype != "bytes":
+            return True
+        b = bytes(node.values[0])
+        return len(b) <= INLINE_EDIT_MAX and b"\n" not in b and b"\r" not in b and (not b or is_text(b))
+
+    def setData(self, index: _Index, value: Any, role: int = Qt.ItemDataRole.EditRole) -> bool:  # noqa: N802
+        target = self.value_target(index) if self._editable else None
+        if role != Qt.ItemDataRole.EditRole or target is None:
+            return False
+        dtype, path, value_index = target
+        try:
+            parsed = parse_value(str(value), dtype)
+        except UsageError as exc:
+            self.error.emit(str(exc))
+            return False
+        old = self.target_value(index)
+        same = parsed == old if dtype != "float" else edit_text(parsed, dtype) == edit_text(old, dtype)
+        if same:
+            return False
+        self.value_edited.emit(path, value_index, parsed)
+        return True
+
+    # -- elision ----------------------------------------------------------
+    def hidden_count(self, parent: _Index) -> int:
+        """How many children of ``parent`` are not shown yet."""
+        entry = self._entry(parent)
+        return 0 if entry is None else entry.total - entry.shown
+
+    def show_more(self, index: _Index, count: int = NEXT_CHUNK) -> bool:
+        """Show up to ``count`` more children; ``index`` is a "more" row or its parent.
+
+        The new rows go in before the "more" row; when the last ones are
+        shown, the "more" row itself turns into the last value row.
+        """
+        if self.row_kind(index) == "more":
+            index = index.parent()
+        entry = self._entry(index)
+        if entry is None or entry.shown >= entry.total or count < 1:
+            return False
+        parent = QModelIndex(index)
+        first = entry.shown
+        new_shown = min(entry.total, first + count)
+        if new_shown < entry.total:
+            self.beginInsertRows(parent, first, new_shown - 1)
+            entry.shown = new_shown
+            self.endInsertRows()
+            return True
+        if new_shown - 1 > first:
+            self.beginInsertRows(parent, first + 1, new_shown - 1)
+            entry.shown = new_shown
+            self.endInsertRows()
+        else:
+            entry.shown = new_shown
+        changed = self.createIndex(first, 0, entry)
+        self.dataChanged.emit(changed, changed.siblingAtColumn(len(_COLUMNS) - 1))
+        return True
+
+    # -- data -------------------------------------------------------------
+    def data(self, index: _Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if not index.isValid():
+            return None
+        kind = self.row_kind(index)
+        column = index.column()
+        if role == KIND_ROLE:
+            return kind
+        if kind == "more":
+            return self._more_data(index, column, role)
+        node = self.node(index)
+        if role == NODE_ROLE:
+            return node
+        if role == Qt.ItemDataRole.EditRole and column == 2 and self.value_target(index) is not None:
+            return edit_text(node.values[0], node.dtype)
+        if role == Qt.ItemDataRole.DisplayRole:
+            if column == 2 and kind == "value":  # cached: a value may be megabytes to check
+                key = (id(index.internalPointer().node), index.row())
+                text = self._summaries.get(key)
+                if text is None:
+                    text = self._summaries[key] = value_text(node, self._decoded)
+                return text
+            return self._text(node, column)
+        if role == Qt.ItemDataRole.ToolTipRole:
+            return self._tooltip(node, column)
+        if role == Qt.ItemDataRole.FontRole and column == 2:
+            return self._mono
+        if role == Qt.ItemDataRole.ForegroundRole and column == 1:
+            return MUTED_TEXT
+        return None
+
+    def _more_data(self, index: _Index, column: int, role: int) -> Any:
+        hidden = self.hidden_count(index.parent())
+        if role == Qt.ItemDataRole.DisplayRole:
+            return f"… {hidden:,} more  (click to show {min(hidden, NEXT_CHUNK):,})" if column == 0 else None
+        if role == Qt.ItemDataRole.ForegroundRole:
+            return ACCENT_TEXT
+        if role == Qt.ItemDataRole.FontRole:
+            return self._italic
+        if role == Qt.ItemDataRole.ToolTipRole:
+            return f"{hidden:,} more not shown: click or press Enter to show the next {min(hidden, NEXT_CHUNK):,}"
+        return None
+
+    def _text(self, node: TreeNode, column: int) -> str:
+        if column == 0:
+            return node.name
+        if column == 1:
+            return type_text(node, self._decoded)
+        text = self._summaries.get(id(node))
+        if text is None:
+            text = self._summaries[id(node)] = value_text(node, self._decoded)
+        return text
+
+    def _tooltip(self, node: TreeNode, column: int) -> str | None:
+        if column == 2 and node.role in ("value", "feature", "step", "raw"):
+            key = (id(node), "tip")
+            text = self._summaries.get(key) if node.role != "value" else None
+            if text is None:
+                text = value_text(node, self._decoded, TOOLTIP_MAX_LEN)
+                if node.role != "value":
+                    self._summaries[key] = text
+            return text
+        if column == 0 and node.path:
+            return " / ".join(str(p) for p in node.path)
+        return None
+
+    # -- copying ----------------------------------------------------------
+    def copy_text(self, index: _Index) -> str | None:
+        """The full value of a row: whole text, base64 for binary bytes, JSON list for several."""
+        node = self.node(index)
+        if node is None:
+            return None
+        if node.role == "raw":
+            return node_json(node, self._decoded)  # the text, or base64
+        if node.role in ("value", "feature", "step") and value_count(node) == 1:
+            value = _json_value(node.values[0], node.dtype)
+            return value if isinstance(value, str) else json.dumps(value)
+        return self.json_text(index)
+
+    def json_text(self, index: _Index) -> str | None:
+        """The row as JSON: a scalar for a value, a list for a feature, an object for containers."""
+        node = self.node(index)
+        if node is None:
+            return None
+        return json.dumps(node_json(node, self._decoded), ensure_ascii=False)
+
+    @property
+    def kind(self) -> RecordKind | None:
+        return None if self._decoded is None else self._decoded.kind

@@ -1,0 +1,91 @@
+"""The record table of a shard set: records numbered across shards, and a last column naming each one's shard."""
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import numpy as np
+from PySide6.QtCore import QModelIndex, Qt
+
+from codec.framing import RecordStatus
+from codec.shards import ShardSet
+
+from app.models.problem_list_model import record_before
+from app.models.record_table_model import BASE_COLUMNS, RecordTableModel
+
+SHARD_HEADER = "Shard"
+
+
+class ShardSetTableModel(RecordTableModel):
+    """The record table with one more column, last: the shard file of each record."""
+
+    def __init__(self, tfile: ShardSet, parent=None) -> None:
+        super().__init__(tfile, parent)
+        self._stamp = 0  # grows when the set's problems may have changed (the tab says so)
+
+    def problems_changed(self) -> None:
+        """The shards' problems may have changed: map them again before the next use.
+
+        Collecting them walks every shard, too slow to do for each painted
+        cell of a set of 10,000 shards; the tab calls this on each progress.
+        """
+        self._stamp += 1
+
+    @property
+    def shard_set(self) -> ShardSet:
+        return self.tfile
+
+    @property
+    def shard_column(self) -> int:
+        return BASE_COLUMNS + len(self.feature_columns())
+
+    def shard_name(self, i: int) -> str:
+        return os.path.basename(self.shard_set.shards[self.shard_set.shard_of(i)].path)
+
+    def columnCount(self, parent: QModelIndex = QModelIndex()) -> int:
+        return 0 if parent.isValid() else super().columnCount() + 1
+
+    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if orientation == Qt.Orientation.Horizontal and section == self.shard_column:
+            if role == Qt.ItemDataRole.DisplayRole:
+                return SHARD_HEADER
+            if role == Qt.ItemDataRole.ToolTipRole:
+                return "The shard file holding the record (offsets are inside it)"
+            if role == Qt.ItemDataRole.TextAlignmentRole:
+                return Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter
+            return None
+        return super().headerData(section, orientation, role)
+
+    def _value(self, i: int, col: int, role: int, status: RecordStatus | None = None) -> Any:
+        if col == self.shard_column:
+            if role in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.ToolTipRole):
+                name = self.shard_name(i)
+                if role == Qt.ItemDataRole.ToolTipRole:
+                    f, j = self.shard_set.locate(i)
+                    return f"{f.path}\nrecord {j:,} of this shard"
+                return name
+        return super()._value(i, col, role, status)
+
+    def flagged_rows(self) -> np.ndarray:
+        """Damaged records and records after skipped bytes, from the shards' problems (no shard reopened)."""
+        self._map_problems()
+        damaged = {p.index for p in self.shard_set.problems if p.index is not None and p.index < self.rowCount()
+                   and self.shard_set.index.status(p.index) >= RecordStatus.LENGTH_CRC}
+        gaps = {i for i in self._gaps if i < self.rowCount()}
+        return np.array(sorted(damaged | gaps), dtype=np.int64)
+
+    def _map_problems(self) -> None:
+        """As for a file, with a gap's next record found inside the gap's own shard."""
+        s = self.shard_set
+        key = (self._stamp, len(s))
+        if key == self._problems_seen:
+            return
+        problems = s.problems
+        self._problem_details = {p.index: f"{p.kind.value}: {p.detail}" for p in problems if p.index is not None}
+        self._gaps = {}
+        for p in problems:
+            if p.index is None:
+                nxt = record_before(s, p) + 1
+                if 0 < nxt < len(s):
+                    self._gaps[nxt] = f"{p.kind.value} at byte {p.offset:,} of {os.path.basename(p.path)}: {p.detail}"
+        self._problems_seen = key

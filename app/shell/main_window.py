@@ -1,0 +1,579 @@
+"""The main window: a switchboard wiring menus, tabs and the status bar.
+
+Each open file is a :class:`~app.shell.file_tab.FileTab`; everything about a file
+(indexing, table, detail, go-to) lives there. This module only routes user
+actions to the current tab and shows its state.
+"""
+from __future__ import annotations
+
+import os
+import threading
+
+from PySide6.QtCore import QEvent, QSize, Qt
+from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QGuiApplication, QKeySequence
+from PySide6.QtWidgets import (QFileDialog, QInputDialog, QLabel, QMainWindow, QMenu,
+                               QMessageBox, QProgressBar, QStackedWidget, QTabWidget, QToolButton, QVBoxLayout,
+                               QWidget)
+
+from codec.errors import TFRecordError
+from codec.temp_files import sweep_stale_temps
+
+from app.dialogs.salvage_dialog import SalvageDialog
+from app.models.settings import Settings
+from app.shell.edit_actions import EditActions
+from app.shell.file_tab import FileTab, MessageBar
+from app.shell.qa_docks import QaDocks
+from app.shell.shard_set_tab import ShardSetTab, opens_as_set
+from app.style import icons
+from app.views.start_page import StartPage, human_size
+from app.workers.worker import PAINT_GATE
+from resources import demo_path
+
+APP_NAME = "TFRecord Lens"
+FILE_FILTERS = "All files (*);;TFRecord files (*.tfrecord *.tfrecords *.tfrec *.record *.gz *.zlib)"
+MESSAGE_MS = 10000
+DEFAULT_SIZE = (1200, 780)  # a first start's window, when the screen has room
+SCREEN_SHARE = 0.85  # of a larger screen
+COMPRESSION_TEXT = {"none": "plain", "gzip": "GZIP", "zlib": "ZLIB"}
+
+
+def sweep_stale_temps_in(folders: list[str]) -> threading.Thread:
+    """Remove temporary files a killed save or export of ours left in ``folders``, off the GUI thread.
+
+    A folder on a slow or gone network share must not hold up the start.
+    """
+    def sweep() -> None:
+        for folder in folders:
+            try:
+                sweep_stale_temps(folder)
+            except OSError:
+                pass  # nothing to do about it at start; the next write there sweeps again
+
+    thread = threading.Thread(target=sweep, name="sweep-stale-temps", daemon=True)
+    thread.start()
+    return thread
+
+
+class MainWindow(QMainWindow):
+    """Tabs of open files (or the start page), menus, and a status bar."""
+
+    def __init__(self, settings: Settings | None = None, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.settings = settings or Settings()
+        self.setWindowTitle(APP_NAME)
+        self.setWindowIcon(icons.icon("app"))
+        self.setAcceptDrops(True)
+        self.setMinimumSize(640, 400)  # explicit: opening a tab never resizes the window's limits
+
+        self.message_bar = MessageBar()
+        self._error_line = ""  # the status bar's copy of the message bar's first line
+        self.start_page = StartPage()
+        self.start_page.open_requested.connect(self.open_dialog)
+        self.start_page.open_path.connect(self.open_file)
+        self.start_page.open_demo.connect(self.open_demo)
+        self.tabs = QTabWidget()
+        self.tabs.setTabsClosable(True)
+        self.tabs.setMovable(True)
+        self.tabs.setDocumentMode(True)
+        self.tabs.tabCloseRequested.connect(self.close_tab)
+        self.tabs.currentChanged.connect(self._current_changed)
+        self.stack = QStackedWidget()
+        self.stack.addWidget(self.start_page)
+        self.stack.addWidget(self.tabs)
+        central = QWidget()
+        layout = QVBoxLayout(central)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(0)
+        layout.addWidget(self.message_bar)
+        layout.addWidget(self.stack, 1)
+        self.setCentralWidget(central)
+
+        self._make_status_bar()
+        self._make_actions()
+        self._make_menus()
+        self._refresh_recent()
+        self._current_changed()
+        geometry = self.settings.window_geometry()
+        if geometry is None or not self.restoreGeometry(geometry):
+            self.resize(self.sizeHint())
+        state = self.settings.window_state()
+        if state is not None:
+            self.restoreState(state)
+        self.sweep_thread = sweep_stale_temps_in(self._written_folders())
+
+    # -- building ---------------------------------------------------------
+    def _make_status_bar(self) -> None:
+        bar = self.statusBar()
+        self.progress = QProgressBar()
+        self.progress.setRange(0, 1000)
+        self.progress.setMaximumWidth(160)
+        self.progress.setMaximumHeight(16)
+        self.progress.setTextVisible(False)
+        self.records_label = QLabel()
+        self.problems_label = QLabel()
+        self.compression_label = QLabel()
+        self.size_label = QLabel()
+        self.cancel_button = QToolButton()
+        self.cancel_button.setIcon(icons.icon("cancel"))
+        self.cancel_button.setText("Cancel")
+        self.cancel_button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
+        self.cancel_button.setAutoRaise(True)
+        self.cancel_button.setToolTip("Stop indexing (Esc); the records found so far stay")
+        self.cancel_button.clicked.connect(self.cancel_current)
+        for widget in (self.progress, self.records_label, self.problems_label, self.compression_label,
+                       self.size_label, self.cancel_button):
+            bar.addPermanentWidget(widget)
+        self.compression_label.setToolTip("Compression, decided from the file's first bytes")
+
+    def _action(self, text: str, slot, shortcut=None, icon: str | None = None, tip: str = "") -> QAction:
+        action = QAction(text, self)
+        if shortcut is not None:
+            action.setShortcut(QKeySequence(shortcut))
+        if icon:
+            action.setIcon(icons.icon(icon))
+        if tip:
+            action.setStatusTip(tip)
+        action.triggered.connect(slot)
+        self.addAction(action)
+        return action
+
+    def _make_actions(self) -> None:
+        a = self._action
+        self.open_action = a("&Open…", self.open_dialog, QKeySequence.StandardKey.Open, "open",
+                             "Open TFRecord files (plain, GZIP or ZLIB)")
+        self.open_folder_action = a("Open &Folder as Dataset…", self.open_folder_dialog, None, "open",
+                                    "Open every TFRecord file in a folder as one dataset, in one tab")
+        self.open_set_action = a("Open Files as One &Dataset…", self.open_set_dialog, None, None,
+                                 "Open several shards as one dataset, records numbered across them")
+        self.demo_action = a("Open &Demo Dataset", self.open_demo, None, "demo")
+        self.verify_action = a("&Verify Checksums", self.verify_current, "Ctrl+Shift+V", "verify",
+                               "Check every record's data CRC")
+        self.cancel_action = a("&Stop", self.cancel_current, "Esc", "cancel", "Stop indexing or verifying")
+        self.close_action = a("&Close Tab", self.close_current, QKeySequence.StandardKey.Close)
+        self.quit_action = a("&Quit", self.close, QKeySequence.StandardKey.Quit)
+        self.quit_action.setMenuRole(QAction.MenuRole.QuitRole)
+        self.copy_rows_action = a("&Copy Selected Rows", lambda: self._tab_call(lambda t: t.table.copy_rows()))
+        self.copy_json_action = a("Copy Record as &JSON", lambda: self._tab_call(FileTab.copy_record_json),
+                                  "Ctrl+Shift+C")
+        self.copy_offset_action = a("Copy Record &Offset", lambda: self._tab_call(FileTab.copy_offset))
+        self.fullscreen_action = a("&Full Screen", self._toggle_full_screen, QKeySequence.StandardKey.FullScreen)
+        self.goto_action = a("&Go to Record…", self.go_to_dialog, "Ctrl+G", "goto",
+                             "Jump to a record number or a byte offset")
+        self.first_action = a("&First Record", lambda: self._tab_call(lambda t: t.select_record(0)), "Ctrl+Home")
+        self.last_action = a("&Last Record",
+                             lambda: self._tab_call(lambda t: t.select_record(t.model.rowCount() - 1)), "Ctrl+End")
+        self.next_bad_action = a("&Next Damaged Record", lambda: self._tab_call(FileTab.next_damaged), "F8",
+                                 "damaged")
+        self.prev_bad_action = a("&Previous Damaged Record",
+                                 lambda: self._tab_call(lambda t: t.next_damaged(backwards=True)), "Shift+F8")
+        self.about_action = a("&About TFRecord Lens", self._about)
+        self.about_action.setMenuRole(QAction.MenuRole.AboutRole)
+        self._tab_actions = [self.verify_action, self.cancel_action, self.close_action, self.copy_rows_action,
+                             self.copy_json_action, self.copy_offset_action, self.goto_action, self.first_action,
+                             self.last_action, self.next_bad_action, self.prev_bad_action]
+
+    def _make_menus(self) -> None:
+        mb = self.menuBar()
+        file_menu = mb.addMenu("&File")
+        file_menu.addAction(self.open_action)
+        file_menu.addAction(self.open_folder_action)
+        file_menu.addAction(self.open_set_action)
+        self.recent_menu = file_menu.addMenu("Open &Recent")
+        self.recent_menu.aboutToShow.connect(self._fill_recent_menu)
+        file_menu.addAction(self.demo_action)
+        file_menu.addSeparator()
+        file_menu.addAction(self.verify_action)
+        file_menu.addAction(self.cancel_action)
+        file_menu.addSeparator()
+        file_menu.addAction(self.close_action)
+        file_menu.addAction(self.quit_action)
+        edit_menu = mb.addMenu("&Edit")
+        for action in (self.copy_rows_action, self.copy_json_action, self.copy_offset_action):
+            edit_menu.addAction(action)
+        view_menu = mb.addMenu("&View")
+        self.columns_menu = view_menu.addMenu("Feature &Columns")
+        self.columns_menu.aboutToShow.connect(self._fill_columns_menu)
+        self.qa = QaDocks(self, view_menu)  # Table / Gallery, Filter, the Statistics and Feature Spec docks
+        view_menu.addSeparator()
+        view_menu.addAction(self.fullscreen_action)
+        go_menu = mb.addMenu("&Go")
+        go_menu.addAction(self.goto_action)
+        go_menu.addSeparator()
+        for action in (self.first_action, self.last_action, self.next_bad_action, self.prev_bad_action):
+            go_menu.addAction(action)
+        help_menu = mb.addMenu("&Help")
+        help_menu.addAction(self.about_action)
+        self._make_damage_actions(file_menu, view_menu)
+        # Save, Save As, Export, Undo/Redo, record edits, Undo History
+        self.edit_actions = EditActions(self, file_menu, edit_menu, view_menu)
+
+    # -- tabs -------------------------------------------------------------
+    def current_tab(self) -> FileTab | None:
+        widget = self.tabs.currentWidget()
+        return widget if isinstance(widget, FileTab) else None
+
+    def file_tabs(self) -> list[FileTab]:
+        return [self.tabs.widget(i) for i in range(self.tabs.count())]
+
+    def _tab_call(self, fn) -> None:
+        tab = self.current_tab()
+        if tab is not None:
+            fn(tab)
+
+    def open_files(self, paths: list[str]) -> list[FileTab]:
+        """Open each path in a tab; failures are listed together in the message bar."""
+        opened, errors = [], []
+        for path in paths:
+            tab, error = self._open_one(path)
+            if tab is not None:
+                opened.append(tab)
+            else:
+                errors.append(error)
+        if errors:
+            self.show_error("\n".join(errors))
+        return opened
+
+    def open_file(self, path: str) -> FileTab | None:
+        """Open ``path`` in a new tab (or switch to it); None with a message on failure."""
+        tab, error = self._open_one(path)
+        if error:
+            self.show_error(error)
+        return tab
+
+    def _open_one(self, path: str) -> tuple[FileTab | None, str | None]:
+        """A file in its tab; a folder or a glob pattern as one shard set."""
+        path = os.path.abspath(os.path.expanduser(path))
+        if opens_as_set(path):
+            return self._open_set([path])
+        for tab in self.file_tabs():
+            if os.path.abspath(tab.path) == path:
+                self.tabs.setCurrentWidget(tab)
+                return tab, None
+        try:
+            tab = FileTab.open(path, self.settings, self)
+        except (TFRecordError, OSError, ValueError) as exc:
+            return None, str(exc).splitlines()[0] if str(exc) else f"cannot open {path}"
+        return self._add_tab(tab, path), None
+
+    def open_set(self, paths: list[str]) -> FileTab | None:
+        """Open files, a folder or a glob as one dataset in one tab; None with a message on failure."""
+        tab, error = self._open_set([os.path.abspath(os.path.expanduser(p)) for p in paths])
+        if error:
+            self.show_error(error)
+        return tab
+
+    def _open_set(self, paths: list[str]) -> tuple[FileTab | None, str | None]:
+        for tab in self.file_tabs():
+            if isinstance(tab, ShardSetTab) and (tab.path == paths[0] if len(paths) == 1 else
+                                                 [s.path for s in tab.shard_set.shards] == paths):
+                self.tabs.setCurrentWidget(tab)
+                return tab, None
+        try:
+            tab = ShardSetTab.open_set(paths, self.settings, self)
+        except (TFRecordError, OSError, ValueError) as exc:
+            return None, str(exc).splitlines()[0] if str(exc) else f"cannot open {paths[0]}"
+        tab.unusable.connect(self.show_error)
+        return self._add_tab(tab, paths[0], recent=len(paths) == 1), None
+
+    def _add_tab(self, tab: FileTab, path: str, *, recent: bool = True) -> FileTab:
+        """Wire a new tab in, show it and start indexing it."""
+        tab.state_changed.connect(self._refresh_status)
+        tab.message.connect(lambda text, t=tab: self._tab_message(t, text))
+        self._wire_damage_tools(tab)
+        self.edit_actions.tab_opened(tab)
+        index = self.tabs.addTab(tab, icons.icon("file"), tab.title)
+        self.tabs.setTabToolTip(index, path)
+        self.tabs.setCurrentIndex(index)
+        self.message_bar.hide()
+        if recent:
+            self.settings.add_recent(path)
+            self._refresh_recent()
+        tab.start()
+        tab.table.setFocus()
+        return tab
+
+    def open_demo(self) -> FileTab | None:
+        return self.open_file(demo_path())
+
+    def open_dialog(self) -> None:
+        paths, _ = QFileDialog.getOpenFileNames(self, "Open TFRecord Files", self.settings.last_directory(),
+                                                FILE_FILTERS)
+        if paths:
+            self.settings.set_last_directory(os.path.dirname(paths[0]))
+            self.open_files(paths)
+
+    def open_folder_dialog(self) -> None:
+        path = QFileDialog.getExistingDirectory(self, "Open Folder as Dataset", self.settings.last_directory())
+        if path:
+            self.settings.set_last_directory(path)
+            self.open_set([path])
+
+    def open_set_dialog(self) -> None:
+        paths, _ = QFileDialog.getOpenFileNames(self, "Open Files as One Dataset", self.settings.last_directory(),
+                                                FILE_FILTERS)
+        if paths:
+            self.settings.set_last_directory(os.path.dirname(paths[0]))
+            self.open_set(sorted(paths))
+
+    def close_tab(self, index: int) -> None:
+        tab = self.tabs.widget(index)
+        if not isinstance(tab, FileTab):
+            return
+        if not self.edit_actions.confirm_close(tab, lambda: self.close_tab(self.tabs.indexOf(tab))):
+            return
+        self.tabs.removeTab(index)
+        tab.close_file()
+        tab.deleteLater()
+        self._current_changed()
+
+    def close_current(self) -> None:
+        if self.tabs.count():
+            self.close_tab(self.tabs.currentIndex())
+
+    def cancel_current(self) -> None:
+        self._tab_call(FileTab.cancel)
+
+    def verify_current(self) -> None:
+        tab = self.current_tab()
+        if tab is not None and not tab.verify():
+            self.statusBar().showMessage("busy: wait for indexing to finish, or stop it first", MESSAGE_MS)
+
+    # -- damage: Problems panel and salvage ---------------------------------
+    def _make_damage_actions(self, file_menu: QMenu, view_menu: QMenu) -> None:
+        """Salvage Intact Records… (File, after Verify/Stop) and Problems Panel (View)."""
+        self.salvage_action = self._action("Sal&vage Intact Records…", self.salvage_current, None, None,
+                                           "Write a clean copy with every record that can be trusted")
+        self.problems_action = self._action("&Problems Panel", self._toggle_problems_panel, "Ctrl+Shift+P", None,
+                                            "Show or hide the list of damage found in this file")
+        self.problems_action.setCheckable(True)
+        after_stop = file_menu.actions().index(self.cancel_action) + 1
+        file_menu.insertAction(file_menu.actions()[after_stop], self.salvage_action)
+        view_menu.insertAction(view_menu.actions()[0], self.problems_action)
+        self._tab_actions += [self.salvage_action, self.problems_action]
+        self._salvage_dialog: SalvageDialog | None = None
+        self.tabs.currentChanged.connect(self._sync_problems_action)
+
+    def _wire_damage_tools(self, tab: FileTab) -> None:
+        tab.corruption.salvage_requested.connect(self.salvage_current)
+        tab.corruption.panel_visibility_changed.connect(self._sync_problems_action)
+
+    def _sync_problems_action(self, *_) -> None:
+        tab = self.current_tab()
+        self.problems_action.setChecked(tab is not None and tab.corruption.panel_visible())
+
+    def _toggle_problems_panel(self, on: bool) -> None:
+        tab = self.current_tab()
+        if tab is not None:
+            tab.corruption.set_panel_visible(on)
+
+    def salvage_current(self) -> SalvageDialog | None:
+        """Open the Salvage dialog for the current tab's file (non-modal: the window stays usable)."""
+        tab = self.current_tab()
+        if tab is None:
+            return None
+        if isinstance(tab, ShardSetTab):
+            self.statusBar().showMessage("salvage works on one file: open the damaged shard on its own", MESSAGE_MS)
+            return None
+        dialog = self._salvage_dialog
+        if dialog is not None and (dialog.is_running() or dialog.source == tab.path) and dialog.isVisible():
+            dialog.raise_()
+            dialog.activateWindow()
+            return dialog
+        if dialog is not None:
+            dialog.deleteLater()
+        dialog = SalvageDialog(tab.path, tab.tfile.compression, len(tab.tfile.problems), self,
+                               folder=self.settings.last_output_directory())
+        dialog.open_requested.connect(self.open_file)
+        dialog.salvage_finished.connect(self._salvage_finished)
+        self._salvage_dialog = dialog
+        dialog.show()
+        return dialog
+
+    def _salvage_finished(self, result) -> None:
+        if result is not None:
+            self.settings.add_output_directory(os.path.dirname(result.report.output))
+            self.statusBar().showMessage(f"salvaged {os.path.basename(result.report.source)}: "
+                                         f"{result.report.summary()}", MESSAGE_MS)
+
+    # -- go to ------------------------------------------------------------
+    def go_to(self, text: str) -> str | None:
+        """Go to a record number or byte offset in the current tab; return its message."""
+        tab = self.current_tab()
+        if tab is None:
+            return None
+        note = tab.go_to(text)
+        if note:
+            self.statusBar().showMessage(note, MESSAGE_MS)
+        return note
+
+    def go_to_dialog(self) -> None:
+        tab = self.current_tab()
+        if tab is None:
+            return
+        dialog = QInputDialog(self)
+        dialog.setWindowTitle("Go to Record")
+        dialog.setLabelText(f"Record number (0 to {max(0, tab.model.rowCount() - 1):,}, -1 for the last)\n"
+                            "or byte offset (@12345 or 0x3039):")
+        dialog.setTextValue(str(max(0, tab.current_record())))
+        if dialog.exec():
+            self.go_to(dialog.textValue())
+
+    # -- state ------------------------------------------------------------
+    def show_error(self, text: str) -> None:
+        """Tell the user something went wrong, in one line per problem."""
+        self.message_bar.show_message(text)
+        self._error_line = text.splitlines()[0]
+        self.statusBar().showMessage(self._error_line, MESSAGE_MS)
+
+    def clear_error(self) -> None:
+        """Something the user did went right (an edit, a save): the last error no longer applies."""
+        self.message_bar.hide()
+        if self._error_line and self.statusBar().currentMessage() == self._error_line:
+            self.statusBar().clearMessage()
+        self._error_line = ""
+
+    def _tab_message(self, tab: FileTab, text: str) -> None:
+        if tab is self.current_tab():
+            self.statusBar().showMessage(text, MESSAGE_MS)
+
+    def _current_changed(self, *_) -> None:
+        tab = self.current_tab()
+        self.stack.setCurrentWidget(self.tabs if tab is not None else self.start_page)
+        for action in self._tab_actions:
+            action.setEnabled(tab is not None)
+        self.columns_menu.setEnabled(tab is not None)
+        if tab is None:
+            self.setWindowTitle(APP_NAME)
+            self.setWindowFilePath("")
+        else:
+            self.setWindowTitle(f"{tab.title}[*] — {APP_NAME}")
+            self.setWindowFilePath(tab.path)
+        self.edit_actions.current_changed(tab)  # its undo stack becomes the active one; the modified mark
+        self._refresh_status()
+
+    def _refresh_status(self) -> None:
+        tab = self.current_tab()
+        sender = self.sender()
+        if isinstance(sender, FileTab) and sender is not tab:
+            return
+        widgets = (self.progress, self.records_label, self.problems_label, self.compression_label,
+                   self.size_label, self.cancel_button)
+        if tab is None:
+            for widget in widgets:
+                widget.hide()
+            return
+        s = tab.state()
+        running = s.running
+        self.progress.setVisible(running)
+        self.cancel_button.setVisible(running)
+        self.cancel_action.setEnabled(running)
+        self.progress.setValue(int(s.fraction * 1000))
+        records = f"{s.records:,} record" + ("" if s.records == 1 else "s")
+        if running and s.phase == "index":
+            records += " so far…"
+        elif running and s.phase == "verify":
+            records += f", checking CRCs… {s.fraction:.0%}"
+        elif s.phase == "cancelled":
+            records += " (stopped)"
+        elif s.phase == "failed":
+            records += " (indexing failed)"
+        if s.shards is not None:  # a shard set
+            records += f" · shards {s.shards[0]:,} of {s.shards[1]:,} indexed"
+        self.records_label.setText(records)
+        self.records_label.setToolTip(s.error or "")
+        if s.problems:
+            text = f"⚠ {s.problems:,} problem" + ("" if s.problems == 1 else "s")
+            style = "color: rgb(211, 47, 47); font-weight: bold;"
+            tip = "Damaged records are marked in the table (F8: next damaged record)"
+        else:
+            text = "✓ all CRCs ok" if s.verified else "✓ headers ok"
+            style = "color: rgb(46, 158, 91);"
+            tip = "" if s.verified else "Data CRCs not checked yet: File > Verify Checksums"
+        self.problems_label.setText(text)
+        self.problems_label.setToolTip(tip)
+        if self.problems_label.styleSheet() != style:  # restyling costs milliseconds: only on change
+            self.problems_label.setStyleSheet(style)
+        self.compression_label.setText(COMPRESSION_TEXT.get(s.compression, s.compression))
+        self.size_label.setText(human_size(s.file_size))
+        self.size_label.setToolTip(f"{s.file_size:,} bytes")
+        for widget in (self.records_label, self.problems_label, self.compression_label, self.size_label):
+            widget.show()
+
+    def _written_folders(self) -> list[str]:
+        """Folders this app wrote to: output folders, and those of recent files (Save writes beside them)."""
+        folders = self.settings.output_directories() + [os.path.dirname(p) for p in self.settings.recent_files()]
+        return list(dict.fromkeys(folders))
+
+    def _refresh_recent(self) -> None:
+        self.start_page.set_recent(self.settings.recent_files())
+
+    def _fill_recent_menu(self) -> None:
+        self.recent_menu.clear()
+        files = self.settings.recent_files()
+        for path in files:
+            action = self.recent_menu.addAction(icons.icon("file"), os.path.basename(path))
+            action.setToolTip(path)
+            action.setStatusTip(path)
+            action.triggered.connect(lambda _=False, p=path: self.open_file(p))
+        if not files:
+            self.recent_menu.addAction("No Recent Files").setEnabled(False)
+        self.recent_menu.addSeparator()
+        clear = self.recent_menu.addAction("Clear Recent Files", self._clear_recent)
+        clear.setEnabled(bool(files))
+
+    def _clear_recent(self) -> None:
+        self.settings.clear_recent()
+        self._refresh_recent()
+
+    def _fill_columns_menu(self) -> None:
+        tab = self.current_tab()
+        if tab is None:
+            return
+        tab.fill_column_menu(self.columns_menu)
+
+    def _toggle_full_screen(self) -> None:
+        self.setWindowState(self.windowState() ^ Qt.WindowState.WindowFullScreen)
+
+    def _about(self) -> None:
+        QMessageBox.about(self, f"About {APP_NAME}",
+                          f"<h3>{APP_NAME}</h3><p>Open, inspect and debug TensorFlow TFRecord files "
+                          "of any size, without TensorFlow.</p>")
+
+    # -- Qt events --------------------------------------------------------
+    def dragEnterEvent(self, event: QDragEnterEvent) -> None:
+        if any(url.isLocalFile() for url in event.mimeData().urls()):
+            event.acceptProposedAction()
+
+    def dropEvent(self, event: QDropEvent) -> None:
+        paths = [url.toLocalFile() for url in event.mimeData().urls() if url.isLocalFile()]
+        if paths:
+            event.acceptProposedAction()
+            self.open_files(paths)
+
+    def event(self, event: QEvent) -> bool:
+        if event.type() == QEvent.Type.UpdateRequest:
+            # The whole window repaints here (every widget in it, each with its calls into
+            # Python): workers wait at their next step meanwhile (see app.workers.worker.PaintGate).
+            with PAINT_GATE.painting():
+                return super().event(event)
+        return super().event(event)
+
+    def closeEvent(self, event: QCloseEvent) -> None:
+        if not self.edit_actions.confirm_quit():  # unsaved changes: Save / Discard / Cancel
+            event.ignore()
+            return
+        self.settings.save_window(self.saveGeometry(), self.saveState())
+        while self.tabs.count():
+            self.close_tab(0)
+        self.settings.sync()
+        super().closeEvent(event)
+
+    def sizeHint(self) -> QSize:
+        """A first start's size: most of a large screen, at least 1200×780, never more than the screen."""
+        screen = self.screen() or QGuiApplication.primaryScreen()
+        if screen is None:
+            return QSize(*DEFAULT_SIZE)
+        room = screen.availableGeometry().size()
+        width = max(DEFAULT_SIZE[0], int(room.width() * SCREEN_SHARE))
+        height = max(DEFAULT_SIZE[1], int(room.height() * SCREEN_SHARE))
+        return QSize(min(width, room.width()), min(height, room.height()))

@@ -1,0 +1,197 @@
+"""The dataset-QA parts of one file tab, wired to its table and detail view.
+
+A :class:`QaViews` belongs to a :class:`~app.shell.file_tab.FileTab`. It puts the
+filter bar above a "Table | Gallery" tab widget (the tab's left side), keeps
+the table, the gallery and the detail view on the same record, and makes the
+statistics and feature-spec panels when the window first shows them (see
+:mod:`app.shell.qa_docks`). Everything reads the records the table model reads.
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import QModelIndex, QObject
+from PySide6.QtWidgets import QTabWidget, QVBoxLayout, QWidget
+
+from app.models.filtered_table_model import window_rows_for
+from app.views.filter_bar import FilterBar
+from app.views.gallery import Gallery
+from app.views.record_detail import IMAGES_TAB
+from app.views.schema_view import SchemaView
+from app.views.stats_panel import StatsPanel
+
+# Qt's list view lays out every tile it holds (6-15 µs each, in the background, in row order), and a
+# selected tile can be scrolled to only once its row is laid out: the top of the page shows until then
+# (1-3 s for the last of 200,000 tiles). Past this many tiles the gallery pages (the page bar above it).
+GALLERY_WINDOW_MAX = 200_000
+
+if TYPE_CHECKING:
+    from app.shell.file_tab import FileTab
+
+TABLE_VIEW, GALLERY_VIEW = 0, 1
+
+
+class QaViews(QObject):
+    """Filter bar, Table | Gallery, and (made on demand) statistics and spec panels of one tab."""
+
+    def __init__(self, tab: FileTab) -> None:
+        super().__init__(tab)
+        self.tab = tab
+        rows = tab.proxy
+        self._stats: StatsPanel | None = None
+        self._schema: SchemaView | None = None
+        self._closed = False
+        self.filter_bar = FilterBar(rows, self.source, tab.is_running, tab.settings)
+        self.gallery = Gallery(rows, self.read, tab.settings, status=self.status)
+        self.views = QTabWidget()
+        self.views.setDocumentMode(True)
+        self.left = QWidget(tab)
+        layout = QVBoxLayout(self.left)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(0)
+        layout.addWidget(self.filter_bar)
+        layout.addWidget(self.views, 1)
+
+        self.filter_bar.message.connect(tab.message)
+        self.filter_bar.filterApplied.connect(self._filter_applied)
+        self.gallery.recordActivated.connect(tab.select_record)
+        self.gallery.openRequested.connect(self._open_images)
+        tab.table.selectionModel().currentRowChanged.connect(self._table_current)
+        tab.indexing_finished.connect(self._source_idle)
+        if hasattr(tab, "reopened"):
+            tab.reopened.connect(self._reopened)
+
+    def around(self, table: QWidget) -> QWidget:
+        """The tab's left side: the filter bar over "Table" (``table``) and "Gallery"."""
+        self.views.addTab(table, "Table")
+        self.views.addTab(self.gallery, "Gallery")
+        self.views.currentChanged.connect(self._fit_window)
+        self.gallery.size_slider.valueChanged.connect(self._fit_window)
+        self.gallery.model.aspectChanged.connect(self._fit_window)
+        return self.left
+
+    # -- reading ----------------------------------------------------------
+    def source(self):
+        """What a codec pass (filter, statistics, spec) goes over: the records the table shows.
+
+        That is the file itself while it has no unsaved edits; the edited
+        records otherwise (row ``i`` is the table's row ``i`` either way).
+        """
+        shown = self.tab.model.tfile
+        if hasattr(shown.index, "set_status") or getattr(shown, "modified", True):
+            return shown
+        return self.tab.tfile
+
+    def source_busy(self) -> bool:
+        """The file's own pass runs, or has not started yet: a whole-file pass must wait.
+
+        A tab is made (and shown, which shows a docked panel) just before its
+        index pass starts; a pass started then would go over 0 records.
+        """
+        return self.tab.is_running() or self.tab.state().phase == "index"
+
+    def read(self, i: int):
+        """Record ``i`` as the table shows it (for thumbnails)."""
+        return self.tab.model.tfile.read(i)
+
+    def status(self, i: int):
+        """Record ``i``'s status as known now (damage found by a later verify shows on its tile)."""
+        return self.tab.model.tfile.index.status(i)
+
+    # -- views ------------------------------------------------------------
+    def _fit_window(self, *_) -> None:
+        """Size the rows' window for the view shown: the gallery's tiles are taller
+        than table rows, a narrow gallery may hold one per row, and Qt lays out every tile
+        it holds, so it pages sooner (at most GALLERY_WINDOW_MAX tiles)."""
+        tab = self.tab
+        cap = type(tab.proxy).window_rows  # the most rows at once, whatever their height
+        if self.views.currentWidget() is self.gallery:
+            rows = min(GALLERY_WINDOW_MAX, window_rows_for(self.gallery.delegate.cell_size().height(), cap))
+        else:
+            rows = window_rows_for(tab.table.verticalHeader().defaultSectionSize(), cap)
+        record = tab.current_record()
+        if tab.proxy.set_window_rows(rows) and record >= 0:
+            tab.select_record(record)
+
+    def show_table(self) -> None:
+        self.views.setCurrentIndex(TABLE_VIEW)
+        self.tab.table.setFocus()
+
+    def show_gallery(self) -> None:
+        self.views.setCurrentIndex(GALLERY_VIEW)
+        self.gallery.view.setFocus()
+
+    def focus_filter(self) -> None:
+        self.filter_bar.edit.setFocus()
+        self.filter_bar.edit.selectAll()
+
+    def stats_panel(self) -> StatsPanel:
+        """The statistics panel (made on first use; the window places it)."""
+        if self._stats is None:
+            self._stats = StatsPanel(self.tab.proxy, self.source, self.source_busy)
+            self._stats.statsReady.connect(self._stats_ready)
+        return self._stats
+
+    def schema_view(self) -> SchemaView:
+        """The feature-spec panel (made on first use; the window places it)."""
+        if self._schema is None:
+            self._schema = SchemaView(self.tab.proxy, self.source, self.source_busy)
+            self._schema.message.connect(self.tab.message)
+            stats = self._stats.stats() if self._stats is not None else None
+            if stats is not None and not self._stats.is_running():
+                self._schema.offer_stats(stats, self._stats.bar.describe_scope(self.tab.proxy)[1])
+        return self._schema
+
+    def close(self) -> None:
+        """Stop every pass and thumbnail job (before the file closes); drop the panels."""
+        if self._closed:
+            return
+        self._closed = True
+        self.filter_bar.stop()
+        self.gallery.stop()
+        for panel in (self._stats, self._schema):
+            if panel is not None:
+                panel.stop()
+                panel.setParent(None)
+                panel.deleteLater()
+        self._stats = self._schema = None
+
+    # -- keeping views on the same record ---------------------------------
+    def _table_current(self, current: QModelIndex, _previous: QModelIndex) -> None:
+        if current.isValid():
+            self.gallery.set_current_record(self.tab.proxy.record_at(current.row()))
+
+    def _filter_applied(self) -> None:
+        """The rows changed wholesale: keep the record in view if it is still shown, else the first."""
+        tab = self.tab
+        rows = tab.proxy
+        shown = tab.detail.current_record()
+        if rows.rowCount() == 0:
+            tab.detail.clear()
+            return
+        tab.select_record(shown if rows.row_for_record(shown) >= 0 else rows.record_at(0))
+
+    def _open_images(self, record: int) -> None:
+        self.tab.select_record(record)
+        detail = self.tab.detail
+        if detail.tabs.isTabEnabled(IMAGES_TAB):
+            detail.tabs.setCurrentIndex(IMAGES_TAB)
+
+    def _stats_ready(self, stats, words: str) -> None:
+        if self._schema is not None:
+            self._schema.offer_stats(stats, words)
+
+    def _reopened(self) -> None:
+        """The tab reads another file now (saved): thumbnails, statistics and spec are from the old one."""
+        self.gallery.model.forget()
+        for panel in (self._stats, self._schema):
+            if panel is not None:
+                panel.mark_stale()
+
+    def _source_idle(self) -> None:
+        if self._closed:
+            return
+        self.filter_bar.source_idle()
+        for panel in (self._stats, self._schema):
+            if panel is not None:
+                panel.source_idle()

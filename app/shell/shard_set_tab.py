@@ -1,0 +1,219 @@
+"""A whole dataset (a codec ShardSet: several files, a folder or a glob) in one tab.
+
+The tab is a :class:`~app.shell.file_tab.FileTab` over the set: records are
+numbered across shards, a "Shard" column names each record's file, the
+detail shows a record inside its own shard (so the hex view has real file
+offsets), and editing is off. Shards are indexed in order on the tab's worker.
+"""
+from __future__ import annotations
+
+import fnmatch
+import os
+from dataclasses import replace
+from typing import Sequence
+
+from PySide6.QtCore import QModelIndex, Qt, Signal
+from PySide6.QtWidgets import QSplitter, QWidget
+
+from codec.errors import TFRecordError
+from codec.pinned import PinnedRecord
+from codec.opening import sniff_compression
+from codec.shards import ShardSet, looks_like_shard_set
+
+from app.models.record_table_model import RecordTableModel
+from app.models.settings import Settings
+from app.models.shard_set_table_model import SHARD_HEADER, ShardSetTableModel
+from app.shell.file_tab import FileTab, PassProgress, TabState, parse_goto
+from app.views.shards_panel import ShardsPanel
+
+SHARD_NAMES_MEASURED = 500
+SHARD_COLUMN_MAX = 320
+SHARD_COLUMN_SHARE = 0.35  # of the table's width at most: names elide at the end, the shard number stays
+READ_ONLY_REASON = "read-only: a dataset of several shards cannot be edited (open one shard on its own to edit it)"
+
+
+def opens_as_set(path: str) -> bool:
+    """A folder, or a glob pattern that is not itself an existing file."""
+    return looks_like_shard_set([path])
+
+
+def skipped_in_folders(args: Sequence[str], kept: Sequence[str]) -> list[tuple[str, str]]:
+    """(path, reason) of the files in folders among ``args`` that the set leaves out (not TFRecords)."""
+    kept_paths = set(kept)
+    skipped = []
+    for arg in args:
+        if not os.path.isdir(arg):
+            continue
+        for name in sorted(os.listdir(arg)):
+            path = os.path.join(arg, name)
+            if path in kept_paths or name.startswith(".") or not os.path.isfile(path):
+                continue
+            try:
+                sniff_compression(path)
+                reason = "shorter than one record header"
+            except (TFRecordError, OSError) as exc:
+                reason = str(exc).splitlines()[0]
+            skipped.append((path, reason))
+    return skipped
+
+
+class ShardRecord(PinnedRecord):
+    """Record ``row`` of a set, read from its shard: the detail's hex view shows the shard's real offsets."""
+
+    def __init__(self, shard, row: int, local: int) -> None:
+        super().__init__(shard, row, local, None)
+        self.note = (f"record {local:,} of {os.path.basename(shard.path)}, "
+                     f"at offset {shard.index.offset(local):,}")
+
+
+class ShardSetTab(FileTab):
+    """A FileTab over a :class:`ShardSet`; ``unusable(str)`` lists shards that cannot be read, one per line."""
+
+    unusable = Signal(str)
+
+    def __init__(self, shard_set: ShardSet, settings: Settings, parent: QWidget | None = None, *,
+                 skipped: Sequence[tuple[str, str]] = (), **kwargs) -> None:
+        super().__init__(shard_set, settings, parent, **kwargs)
+        self.edit_block = READ_ONLY_REASON
+        self.change_bar.action_button.hide()  # a set is reopened as a whole: close the tab and open it again
+        self.corruption.map.hide()  # it draws one file's bytes; a set's offsets are per shard
+        self.skipped = list(skipped)  # files of the folders opened that are not TFRecords
+        self._unusable_seen = 0
+        self.state_changed.connect(self.model.problems_changed)
+        self.state_changed.connect(self._check_unusable)
+        # The shards beside the table (left of the table and detail): click one to see it, even
+        # before its turn comes.
+        self._wanted_shard: int | None = None
+        self.shards_panel = ShardsPanel(shard_set, self)
+        self.shards_panel.shardActivated.connect(self.show_shard)
+        self.state_changed.connect(self._shards_progress)
+        self.outer_splitter = outer = QSplitter(Qt.Orientation.Horizontal, self)
+        self.corruption.splitter.replaceWidget(0, outer)  # the replaced splitter loses its parent:
+        outer.addWidget(self.shards_panel)
+        outer.addWidget(self.splitter)  # it gets the new one here
+        self.splitter.show()
+        outer.setStretchFactor(0, 0)
+        outer.setStretchFactor(1, 1)
+        self._outer_moved = False  # the user moved the divider: the shards list keeps the width they chose
+        outer.splitterMoved.connect(lambda *_: setattr(self, "_outer_moved", True))
+
+    def resizeEvent(self, event) -> None:  # noqa: N802 - Qt override
+        """The shards list keeps its preferred width (up to half the tab) until the user moves the divider."""
+        super().resizeEvent(event)
+        width = sum(self.outer_splitter.sizes())
+        if not self._outer_moved and width > 0:
+            panel = min(self.shards_panel.preferred_width(), width // 2)
+            self.outer_splitter.setSizes([panel, width - panel])
+
+    @classmethod
+    def open_set(cls, args: Sequence[str], settings: Settings, parent: QWidget | None = None) -> "ShardSetTab":
+        """Files, a folder or a glob as one set (raises codec.errors.TFRecordError, one line)."""
+        shard_set = ShardSet.from_args(list(args))
+        return cls(shard_set, settings, parent, skipped=skipped_in_folders(args, [s.path for s in shard_set.shards]))
+
+    def _index_passes(self):
+        """Index the shards; each joins the numbering when the model syncs (on this thread)."""
+        for p in self.shard_set.index_iter(publish=False):
+            yield PassProgress("index", p)
+        if self._auto_verify and not self.shard_set.verified:
+            yield from self._verify_passes()
+
+    def _verify_passes(self):
+        for p in self.shard_set.verify_iter(publish=False):
+            yield PassProgress("verify", p)
+
+    def _make_model(self, tfile) -> RecordTableModel:
+        return ShardSetTableModel(tfile, self)
+
+    @property
+    def shard_set(self) -> ShardSet:
+        return self.tfile
+
+    @property
+    def title(self) -> str:
+        s = self.shard_set
+        name = os.path.basename(s.path.rstrip(os.sep)) or s.path
+        if len(s.shards) > 1 and not os.path.isdir(s.path) and \
+                not all(fnmatch.fnmatchcase(shard.path, s.path) for shard in s.shards):  # no shared name pattern
+            return f"{os.path.basename(s.shards[0].path)} +{len(s.shards) - 1}"
+        return name
+
+    def state(self) -> TabState:
+        s = self.shard_set
+        return replace(super().state(), shards=(s.indexed_shards, len(s.shards)))
+
+    # -- what differs from a single file ---------------------------------------
+    def _set_columns(self, keys: list[str], *, save: bool = True) -> None:
+        """Feature columns as usual; the Shard column stays shown right after "#"."""
+        super()._set_columns(keys, save=save)
+        header = self.table.horizontalHeader()
+        header.moveSection(header.visualIndex(self.model.shard_column), 1)
+        self.table.setColumnWidth(self.model.shard_column, self._extra_columns_width())
+
+    def _extra_columns_width(self) -> int:
+        """The Shard column: as wide as the longest shard name (a few hundred shards are measured)."""
+        names = [os.path.basename(s.path) for s in self.shard_set.shards[:SHARD_NAMES_MEASURED]]
+        widest = max((self._cell_width(n) for n in names), default=80)
+        viewport = self.table.viewport().width()
+        share = int(viewport * SHARD_COLUMN_SHARE) if viewport >= 200 else SHARD_COLUMN_MAX
+        return max(min(widest, SHARD_COLUMN_MAX, share), self._cell_width(SHARD_HEADER))
+
+    def _current_row_changed(self, current: QModelIndex, previous: QModelIndex) -> None:
+        """The detail reads the record from its shard, so offsets in the hex view are the shard file's."""
+        if not current.isValid():
+            self.detail.clear()
+            return
+        record = self.proxy.record_at(current.row())
+        try:
+            shard, local = self.shard_set.locate(record)
+        except (OSError, ValueError, IndexError) as exc:
+            self.message.emit(f"cannot read record {record:,}: {exc}")
+            return
+        self.detail.show_record(ShardRecord(shard, record, local), record)
+        self.shards_panel.select_shard(self.shard_set.shard_of(record))
+
+    # -- the shards list ---------------------------------------------------------
+    def show_shard(self, k: int) -> None:
+        """Show shard ``k``'s first record; a shard not indexed yet is indexed next and shown when done."""
+        s = self.shard_set
+        shard = s.shards[k]
+        name = os.path.basename(shard.path)
+        if shard.error is not None:
+            self.message.emit(f"{name} is unusable: {shard.error}")
+            return
+        if s.is_numbered(k):
+            self._wanted_shard = None
+            self.shards_panel.model.asked = None
+            if shard.count:
+                self.select_record(s.record_start(k))
+            else:
+                self.message.emit(f"{name} holds no records")
+            return
+        s.prioritize(k)
+        self._wanted_shard = k
+        self.shards_panel.model.asked = k
+        self.shards_panel.refresh()
+        self.message.emit(f"indexing {name} next")
+        if not self.is_running() and not self._closed:
+            self.start()  # indexing was stopped: go on, with this shard first
+
+    def _shards_progress(self) -> None:
+        self.shards_panel.refresh()
+        k = self._wanted_shard
+        if k is not None and self.shard_set.is_numbered(k):
+            self.show_shard(k)
+
+    def go_to(self, text: str) -> str | None:
+        try:
+            target = parse_goto(text)
+        except ValueError as exc:
+            return str(exc)
+        if target.kind == "offset":
+            return "byte offsets are per shard: go to a record number, or open the shard on its own"
+        return super().go_to(text)
+
+    def _check_unusable(self) -> None:
+        bad = self.skipped + self.shard_set.unusable
+        if len(bad) != self._unusable_seen:
+            self._unusable_seen = len(bad)
+            self.unusable.emit("\n".join(f"skipped {os.path.basename(p)}: {why}" for p, why in bad))

@@ -1,0 +1,1 @@
+"""Widgets and delegates: what the user sees, each showing a model."""

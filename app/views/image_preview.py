@@ -1,0 +1,614 @@
+"""Every image of a record: encoded images, raw pixel buffers, SequenceExample strips.
+
+The codec finds the images (``find_images``), decodes them (``decode_image``)
+and places boxes (``find_boxes``); this widget only lays them out, scales them
+and draws the boxes with their labels. Images larger than
+``INLINE_DECODE_BYTES`` (and any beyond an inline budget) are decoded on a
+thread pool; ``imagesShown(count)`` fires once every image of the record is
+on screen (decoded or replaced by a "cannot decode" note). 16-bit and float
+images are scaled to 8 bits by their type's range, or stretched over their
+own min..max when the user turns on "Stretch contrast" (a choice shared by
+every preview and gallery, see :mod:`app.models.stretch_preference`).
+"""
+from __future__ import annotations
+
+import zlib
+from dataclasses import dataclass, field
+from collections import Counter
+from itertools import groupby
+from typing import NamedTuple
+
+from PySide6.QtCore import QEvent, QObject, QPointF, QRectF, QSize, Qt, Signal
+from PySide6.QtGui import (QAction, QColor, QFont, QFontMetrics, QImage, QPainter, QPaintEvent, QPen, QPixmap,
+                           QResizeEvent, QWheelEvent)
+from PySide6.QtWidgets import (QButtonGroup, QFrame, QHBoxLayout, QLabel, QScrollArea, QSizePolicy, QToolButton,
+                               QVBoxLayout, QWidget)
+
+from codec.decode import DecodedRecord
+from codec.images import STRETCH_MINMAX, BoundingBox, ImageDecodeError, ImageRef, find_boxes, find_images, main_image
+
+from app.models.labels import caption_text, image_dims
+from app.models.qimage import Decode, decode_to_qimage
+from app.models.stretch_preference import stretch_mode, stretch_preference
+from app.style.palette import CANVAS_BG, CAPTION_COLOR, ERROR_BG, ERROR_TEXT
+from app.workers.background import PoolJobs
+from app.workers.worker import one_line
+
+INLINE_DECODE_BYTES = 1 << 20  # one image bigger than this is decoded on the pool
+INLINE_BUDGET_BYTES = 2 << 20  # and so is everything after this much inline decoding
+MAX_UPSCALE = 8.0
+MIN_ZOOM, MAX_ZOOM = 0.05, 32.0
+MAX_CACHED_PIXELS = 16 << 20  # a scaled copy bigger than this is not kept; the visible part is drawn
+STRIP_FRAME_HEIGHT = 120  # fit mode: strip frames at most this high,
+STRIP_MIN_HEIGHT = 64  # and at least this high (the strip scrolls sideways)
+STRIP_SPACING = 8
+CARD_SPACING = 4  # between an image and its caption
+MARGIN = 10
+
+# Saturated colours that stay distinct from each other on photos and on white.
+BOX_COLORS = tuple(QColor(c) for c in (
+    "#e6194b", "#3cb44b", "#4363d8", "#f58231", "#911eb4", "#00a3c4", "#f032e6", "#9a6324",
+    "#469990", "#000075", "#808000", "#800000", "#bfef45", "#ff6f91"))
+BOX_SHADOW = QColor(0, 0, 0, 120)
+
+
+STRETCH_TEXT = "Stretch contrast"
+STRETCH_TIP = ("Stretch contrast to the image's own range (16-bit and float images; otherwise they are scaled "
+               "by their type's range, 0–65535 for 16-bit)")
+
+
+def label_colors(labels: list[str | None]) -> dict[str | None, QColor]:
+    """A colour per label: stable across records (by hash), distinct within one."""
+    colors: dict[str | None, QColor] = {}
+    used: set[int] = set()
+    for label in dict.fromkeys(labels):
+        k = zlib.crc32((label or "").encode("utf-8")) % len(BOX_COLORS)
+        for _ in range(len(BOX_COLORS)):
+            if k not in used:
+                break
+            k = (k + 1) % len(BOX_COLORS)
+        used.add(k)
+        colors[label] = BOX_COLORS[k]
+    return colors
+
+
+def _readable_text_color(bg: QColor) -> QColor:
+    luminance = 0.299 * bg.red() + 0.587 * bg.green() + 0.114 * bg.blue()
+    return QColor("black") if luminance > 150 else QColor("white")
+
+
+@dataclass
+class _Shown:
+    """One image slot: its ref, boxes, and (once decoded) its pixels or error."""
+
+    ref: ImageRef
+    boxes: list[BoundingBox] = field(default_factory=list)
+    image: QImage | None = None
+    error: str | None = None
+    pending: bool = False
+
+
+class ImageCanvas(QWidget):
+    """Paints one image at a scale, with its boxes and labels on top."""
+
+    def __init__(self, shown: _Shown, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.shown = shown
+        self.scale = 1.0
+        self.show_boxes = True
+        self._pixmap: QPixmap | None = None
+        self._pixmap_size = QSize()
+        self.setSizePolicy(QSizePolicy.Policy.Fixed, QSizePolicy.Policy.Fixed)
+        font = QFont(self.font())
+        font.setPointSizeF(max(7.0, font.pointSizeF() * 0.9))
+        font.setBold(True)
+        self._label_font = font
+
+    def natural_size(self) -> QSize:
+        image = self.shown.image
+        if image is not None:
+            return image.size()
+        return QSize(max(1, self.shown.ref.width), max(1, self.shown.ref.height))
+
+    def set_scale(self, scale: float) -> None:
+        self.scale = scale
+        size = self.natural_size()
+        if self.shown.image is None:
+            # placeholders keep a readable size whatever the image's would be
+            w = min(max(int(size.width() * scale), 220), 480)
+            h = min(max(int(size.height() * scale), 90), 240)
+        else:
+            w, h = max(1, round(size.width() * scale)), max(1, round(size.height() * scale))
+        self.setFixedSize(w, h)
+        self.update()
+
+    def image_changed(self) -> None:
+        self._pixmap = None
+        self.set_scale(self.scale)
+
+    def _scaled_pixmap(self) -> QPixmap | None:
+        """The image at the canvas size, cached; None when too big to hold scaled."""
+        image = self.shown.image
+        target = self.size()
+        if image is None or target.width() * target.height() > MAX_CACHED_PIXELS:
+            return None
+        if self._pixmap is None or self._pixmap_size != target:
+            if target == image.size():
+                scaled = image
+            else:
+                scaled = image.scaled(target, Qt.AspectRatioMode.IgnoreAspectRatio, self._transformation())
+            self._pixmap = QPixmap.fromImage(scaled)
+            self._pixmap_size = QSize(target)
+        return self._pixmap
+
+    def _transformation(self) -> Qt.TransformationMode:
+        """Crisp pixels when enlarged a lot, smooth otherwise."""
+        return Qt.TransformationMode.FastTransformation if self.scale >= 2 else Qt.TransformationMode.SmoothTransformation
+
+    def paintEvent(self, event: QPaintEvent) -> None:
+        painter = QPainter(self)
+        image = self.shown.image
+        if image is None:
+            self._paint_placeholder(painter)
+            return
+        painter.fillRect(event.rect(), CANVAS_BG)
+        pixmap = self._scaled_pixmap()
+        if pixmap is not None:
+            painter.drawPixmap(0, 0, pixmap)
+        else:  # zoomed far in: scale only the exposed part
+            exposed = QRectF(event.rect())
+            sx, sy = image.width() / self.width(), image.height() / self.height()
+            source = QRectF(exposed.x() * sx, exposed.y() * sy, exposed.width() * sx, exposed.height() * sy)
+            painter.setRenderHint(QPainter.RenderHint.SmoothPixmapTransform,
+                                  self._transformation() == Qt.TransformationMode.SmoothTransformation)
+            painter.drawImage(exposed, image, source)
+        if self.show_boxes and self.shown.boxes:
+            self._paint_boxes(painter)
+
+    def _paint_placeholder(self, painter: QPainter) -> None:
+        rect = self.rect()
+        if self.shown.error:
+            painter.fillRect(rect, ERROR_BG)
+            painter.setPen(QPen(ERROR_TEXT, 1, Qt.PenStyle.DashLine))
+            painter.drawRect(rect.adjusted(0, 0, -1, -1))
+            painter.setPen(ERROR_TEXT)
+            text = self.shown.error
+        else:
+            painter.fillRect(rect, CANVAS_BG)
+            painter.setPen(QColor(CAPTION_COLOR))
+            text = "decoding…"
+        painter.drawText(rect.adjusted(10, 8, -10, -8),
+                         Qt.AlignmentFlag.AlignCenter | Qt.TextFlag.TextWordWrap, text)
+
+    def _paint_boxes(self, painter: QPainter) -> None:
+        size = self.natural_size()
+        paint_boxes(painter, self.shown.boxes, QRectF(self.rect()), self.width() / size.width(),
+                    self.height() / size.height(), self._label_font)
+
+
+def paint_boxes(painter: QPainter, boxes: list[BoundingBox], area: QRectF, sx: float, sy: float,
+                label_font: QFont | None, rim: float = 4, line: float = 2) -> None:
+    """Draw ``boxes`` scaled by ``sx``, ``sy`` into ``area``, with their labels as chips.
+
+    Also used by the gallery's thumbnails; ``label_font`` None draws no labels.
+    """
+    painter.save()
+    painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+    colors = label_colors([box.label for box in boxes])
+    metrics = QFontMetrics(label_font) if label_font is not None else None
+    if label_font is not None:
+        painter.setFont(label_font)
+    ox, oy = area.left(), area.top()
+    for box in boxes:
+        color = colors[box.label]
+        r = QRectF(QPointF(ox + box.xmin * sx, oy + box.ymin * sy),
+                   QPointF(ox + box.xmax * sx, oy + box.ymax * sy)).normalized()
+        painter.setPen(QPen(BOX_SHADOW, rim))  # a dark rim keeps light colours visible on light images
+        painter.drawRect(r)
+        painter.setPen(QPen(color, line))
+        painter.drawRect(r)
+        if not box.label or metrics is None:
+            continue
+        tw, th = metrics.horizontalAdvance(box.label) + 8, metrics.height() + 2
+        top = r.top() - th if r.top() - th >= area.top() else r.top()
+        left = min(max(area.left(), r.left()), max(area.left(), area.right() - tw))
+        chip = QRectF(left, top, tw, th)
+        painter.fillRect(chip, color)
+        painter.setPen(_readable_text_color(color))
+        painter.drawText(chip, Qt.AlignmentFlag.AlignCenter, box.label)
+    painter.restore()
+
+
+class _Strip(NamedTuple):
+    cards: list[_Card]
+    scroller: QScrollArea
+    frames: QWidget
+
+
+class _Card(QWidget):
+    """An image canvas with its caption below."""
+
+    def __init__(self, shown: _Shown, caption: str, tooltip: str, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.canvas = ImageCanvas(shown, self)
+        self.caption = QLabel(caption, self)
+        self.caption.setStyleSheet(f"color: {CAPTION_COLOR};")
+        self.caption.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.setToolTip(tooltip)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(CARD_SPACING)
+        layout.addWidget(self.canvas, 0, Qt.AlignmentFlag.AlignLeft)
+        layout.addWidget(self.caption, 0, Qt.AlignmentFlag.AlignLeft)
+
+
+class ImagePreview(QWidget):
+    """Images of one record, with zoom to fit / 1:1 and Ctrl+wheel zoom.
+
+    ``imagesShown(count)`` is emitted when all images of the record set by
+    :meth:`set_record` are displayed (at once when none need the pool).
+    """
+
+    imagesShown = Signal(int)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._shown: list[_Shown] = []
+        self._cards: list[_Card] = []
+        self._strips: list[_Strip] = []  # one per feature list with image steps
+        self._generation = 0
+        self._pending = 0
+        self._fit = True
+        self._zoom = 1.0
+        self._record: DecodedRecord | None = None
+        self._refs: list[ImageRef] | None = None
+        preference = stretch_preference()
+        self._stretch = stretch_mode(preference.value())
+        preference.changed.connect(self._stretch_changed)
+        self._jobs = PoolJobs(self)
+        self._jobs.done.connect(self._decoded)
+        self._jobs.failed.connect(self._decode_failed)
+
+        self.fit_button = self._tool_button("Fit", "Scale every image to fit the view")
+        self.actual_button = self._tool_button("1:1", "Show images at their real size")
+        self.boxes_button = self._tool_button("Boxes", "Draw bounding boxes and labels")
+        self.boxes_button.setChecked(True)
+        group = QButtonGroup(self)
+        group.addButton(self.fit_button)
+        group.addButton(self.actual_button)
+        self.fit_button.setChecked(True)
+        self.fit_button.clicked.connect(self.zoom_to_fit)
+        self.actual_button.clicked.connect(self.zoom_actual)
+        self.boxes_button.toggled.connect(self._set_boxes_visible)
+        self.stretch_action = QAction(STRETCH_TEXT, self)
+        self.stretch_action.setCheckable(True)
+        self.stretch_action.setChecked(self._stretch == STRETCH_MINMAX)
+        self.stretch_action.setToolTip(STRETCH_TIP)
+        self.stretch_action.toggled.connect(lambda on: stretch_preference().set_value(on))
+        self.stretch_button = QToolButton(self)
+        self.stretch_button.setDefaultAction(self.stretch_action)
+        self.stretch_button.setAutoRaise(True)
+        self.zoom_label = QLabel(self)
+        self.zoom_label.setStyleSheet(f"color: {CAPTION_COLOR};")
+        self.summary = QLabel(self)
+        self.summary.setStyleSheet(f"color: {CAPTION_COLOR};")
+
+        bar = QHBoxLayout()
+        bar.setContentsMargins(6, 4, 6, 4)
+        bar.setSpacing(4)
+        for w in (self.fit_button, self.actual_button, self.boxes_button, self.stretch_button):
+            bar.addWidget(w)
+        bar.addSpacing(8)
+        bar.addWidget(self.zoom_label)
+        bar.addStretch(1)
+        bar.addWidget(self.summary)
+
+        self.content = QWidget()
+        self.content_layout = QVBoxLayout(self.content)
+        self.content_layout.setContentsMargins(MARGIN, MARGIN, MARGIN, MARGIN)
+        self.content_layout.setSpacing(14)
+        self.content_layout.addStretch(1)
+        self.scroll = QScrollArea(self)
+        self.scroll.setWidgetResizable(True)
+        self.scroll.setFrameShape(QFrame.Shape.NoFrame)
+        self.scroll.setWidget(self.content)
+        self.scroll.viewport().installEventFilter(self)
+
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(0)
+        layout.addLayout(bar)
+        layout.addWidget(self.scroll, 1)
+        self._update_zoom_label()
+
+    def _tool_button(self, text: str, tip: str) -> QToolButton:
+        button = QToolButton(self)
+        button.setText(text)
+        button.setToolTip(tip)
+        button.setCheckable(True)
+        button.setAutoRaise(True)
+        return button
+
+    # -- public -----------------------------------------------------------
+    def image_count(self) -> int:
+        return len(self._shown)
+
+    def box_count(self, i: int) -> int:
+        return len(self._shown[i].boxes)
+
+    def image_refs(self) -> list[ImageRef]:
+        return [s.ref for s in self._shown]
+
+    def image_size(self, i: int) -> QSize | None:
+        """Size of decoded image ``i`` (None until decoded or when it cannot be)."""
+        image = self._shown[i].image
+        return None if image is None else image.size()
+
+    def image_error(self, i: int) -> str | None:
+        return self._shown[i].error
+
+    def image(self, i: int) -> QImage | None:
+        """Decoded image ``i`` as shown (None until decoded or when it cannot be)."""
+        return self._shown[i].image
+
+    def stretch(self) -> str:
+        """How high-depth images are scaled now: ``"dtype"`` or ``"minmax"``."""
+        return self._stretch
+
+    def pending(self) -> int:
+        """Images still decoding on the pool."""
+        return self._pending
+
+    def wait(self, msecs: int = -1) -> bool:
+        """Block until pool decodes have finished (results still arrive by signal)."""
+        return self._jobs.wait(msecs)
+
+    def clear(self) -> None:
+        self._generation += 1
+        self._pending = 0
+        self._record = self._refs = None
+        self._shown = []
+        self._cards = []
+        self._strips = []
+        while self.content_layout.count() > 1:  # keep the closing stretch
+            widget = self.content_layout.takeAt(0).widget()
+            if widget is not None:  # a card or a strip, with its cards
+                widget.hide()
+                widget.deleteLater()
+        self.summary.setText("")
+
+    def set_record(self, decoded: DecodedRecord | None, refs: list[ImageRef] | None = None) -> int:
+        """Show the images of ``decoded`` (``refs`` from ``find_images`` if already known).
+
+        Returns how many images there are; ``imagesShown`` follows when all are up.
+        """
+        self.clear()
+        self._record, self._refs = decoded, refs
+        if decoded is None:
+            return 0
+        refs = find_images(decoded) if refs is None else refs
+        self._refs = refs
+        generation = self._generation
+        stretch = self._stretch
+        main = main_image(refs)  # only the main image has boxes (see codec.images.find_boxes)
+        self._shown = [_Shown(ref, find_boxes(decoded, ref) if ref is main else []) for ref in refs]
+        self._build_cards()
+        budget = INLINE_BUDGET_BYTES
+        for i, shown in enumerate(self._shown):
+            size = len(shown.ref.data)
+            if size > INLINE_DECODE_BYTES or size > budget:
+                shown.pending = True
+                self._pending += 1
+                job = Decode(shown.ref, stretch)
+                self._jobs.submit((generation, i), lambda job=job: (
+                    decode_to_qimage(job) if generation == self._generation else None))  # skip when stale
+            else:
+                budget -= size
+                try:
+                    shown.image = decode_to_qimage(Decode(shown.ref, stretch))
+                except ImageDecodeError as exc:
+                    shown.error = str(exc)
+                except Exception as exc:  # noqa: BLE001 - a note on the card, never a traceback
+                    shown.error = f"cannot decode: {one_line(exc)}"
+        self._update_summary()
+        self._apply_zoom()
+        if not self._pending:
+            self.imagesShown.emit(len(self._shown))
+        return len(self._shown)
+
+    def _stretch_changed(self, on: bool) -> None:
+        """Decode the record's images again with the new scaling, keeping the scroll position."""
+        self._stretch = stretch_mode(on)
+        self.stretch_action.blockSignals(True)
+        self.stretch_action.setChecked(on)
+        self.stretch_action.blockSignals(False)
+        if self._record is None or not self._shown:
+            return
+        bars = (self.scroll.horizontalScrollBar(), self.scroll.verticalScrollBar())
+        where = [bar.value() for bar in bars]
+        self.set_record(self._record, self._refs)
+        for bar, value in zip(bars, where):
+            bar.setValue(value)
+
+    # -- cards ------------------------------------------------------------
+    def _build_cards(self) -> None:
+        singles = [(i, s) for i, s in enumerate(self._shown) if s.ref.step is None]
+        steps = [(i, s) for i, s in enumerate(self._shown) if s.ref.step is not None]
+        several = Counter(s.ref.key for _, s in singles)
+        for i, shown in singles:
+            text = caption_text(shown.ref, len(shown.boxes), several[shown.ref.key] > 1)
+            card = _Card(shown, text, self._tooltip(shown.ref))
+            self._cards.append(card)
+            self._add_section(card, Qt.AlignmentFlag.AlignLeft)
+        for key, group in groupby(steps, key=lambda item: item[1].ref.key):
+            self._add_section(self._strip(key, list(group)))
+
+    def _add_section(self, widget: QWidget, alignment: Qt.AlignmentFlag = Qt.AlignmentFlag(0)) -> None:
+        """Add below the previous sections (before the closing stretch)."""
+        self.content_layout.insertWidget(self.content_layout.count() - 1, widget, 0, alignment)
+
+    def _strip(self, key: str, members: list[tuple[int, _Shown]]) -> QWidget:
+        """A titled row of a feature list's image steps, scrolling sideways on its own."""
+        strip = QWidget(self.content)
+        strip.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Maximum)
+        layout = QVBoxLayout(strip)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(6)
+        first = members[0][1].ref
+        n = len({s.ref.step for _, s in members})
+        title = QLabel(f"<b>{key}</b> · {n} step{'s' if n != 1 else ''} · "
+                       f"{f'raw {first.dtype}' if first.kind == 'raw' else first.format} {image_dims(first)}", strip)
+        title.setStyleSheet(f"color: {CAPTION_COLOR};")
+        layout.addWidget(title)
+        frames = QWidget()
+        row = QHBoxLayout(frames)
+        row.setContentsMargins(0, 0, 0, 0)
+        row.setSpacing(STRIP_SPACING)
+        cards = []
+        for _, shown in members:
+            ref = shown.ref
+            text = f"step {ref.step}" + (f" · value {ref.value_index}" if ref.value_index else "")
+            card = _Card(shown, text, self._tooltip(ref), frames)
+            cards.append(card)
+            self._cards.append(card)
+            row.addWidget(card, 0, Qt.AlignmentFlag.AlignTop)
+        row.addStretch(1)
+        scroller = QScrollArea(strip)
+        scroller.setFrameShape(QFrame.Shape.NoFrame)
+        scroller.setWidgetResizable(True)
+        scroller.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        scroller.setWidget(frames)
+        layout.addWidget(scroller)
+        self._strips.append(_Strip(cards, scroller, frames))
+        return strip
+
+    @staticmethod
+    def _tooltip(ref: ImageRef) -> str:
+        return f"{caption_text(ref, 0, True)} · {len(ref.data):,} bytes"
+
+    def _card_for(self, shown: _Shown) -> _Card | None:
+        for card in self._cards:
+            if card.canvas.shown is shown:
+                return card
+        return None
+
+    def _update_summary(self) -> None:
+        n = len(self._shown)
+        boxes = sum(len(s.boxes) for s in self._shown)
+        bad = sum(1 for s in self._shown if s.error)
+        text = f"{n} image{'s' if n != 1 else ''}"
+        if boxes:
+            text += f" · {boxes} box{'es' if boxes != 1 else ''}"
+        if bad:
+            text += f" · {bad} cannot be decoded"
+        self.summary.setText(text if n else "")
+        self.boxes_button.setEnabled(boxes > 0)
+
+    # -- decoding results -------------------------------------------------
+    def _decoded(self, ticket: tuple[int, int], image: QImage) -> None:
+        self._finish(ticket, image, None)
+
+    def _decode_failed(self, ticket: tuple[int, int], message: str) -> None:
+        self._finish(ticket, None, message)
+
+    def _finish(self, ticket: tuple[int, int], image: QImage | None, error: str | None) -> None:
+        generation, i = ticket
+        if generation != self._generation or i >= len(self._shown):
+            return
+        shown = self._shown[i]
+        shown.image, shown.error, shown.pending = image, error, False
+        card = self._card_for(shown)
+        if card is not None:
+            card.canvas.image_changed()
+        self._pending -= 1
+        self._update_summary()
+        self._apply_zoom()
+        if self._pending == 0:
+            self.imagesShown.emit(len(self._shown))
+
+    # -- zoom -------------------------------------------------------------
+    def zoom_to_fit(self) -> None:
+        self._fit = True
+        self.fit_button.setChecked(True)
+        self._apply_zoom()
+
+    def zoom_actual(self) -> None:
+        self.set_zoom(1.0)
+
+    def set_zoom(self, factor: float) -> None:
+        """Show every image at ``factor`` times its real size."""
+        self._fit = False
+        self._zoom = min(MAX_ZOOM, max(MIN_ZOOM, factor))
+        self.actual_button.setChecked(abs(self._zoom - 1.0) < 1e-9)
+        if not self.actual_button.isChecked():
+            group = self.fit_button.group()
+            group.setExclusive(False)
+            self.fit_button.setChecked(False)
+            group.setExclusive(True)
+        self._apply_zoom()
+
+    def zoom_factor(self, i: int = 0) -> float:
+        """The scale image ``i`` is shown at now."""
+        return self._cards[i].canvas.scale if i < len(self._cards) else self._zoom
+
+    def _available(self) -> QSize:
+        """Room for one image in fit mode; independent of scroll bars coming and going."""
+        bar = self.scroll.verticalScrollBar().sizeHint().width()
+        return QSize(max(40, self.scroll.width() - bar - 2 * MARGIN), max(40, self.scroll.height() - 2 * MARGIN))
+
+    def _fit_scale(self, card: _Card) -> float:
+        size = card.canvas.natural_size()
+        room = self._available()
+        avail_h = max(40, room.height() - card.caption.sizeHint().height() - 8)
+        return min(room.width() / size.width(), avail_h / size.height(), MAX_UPSCALE)
+
+    def _strip_scale(self, cards: list[_Card]) -> float:
+        """Fit the strip's width, with frames between the strip's minimum and maximum height."""
+        tallest = max(c.canvas.natural_size().height() for c in cards)
+        total_w = sum(c.canvas.natural_size().width() for c in cards)
+        room = self._available().width() - STRIP_SPACING * (len(cards) - 1)
+        scale = max(room / total_w, STRIP_MIN_HEIGHT / tallest)
+        return min(scale, STRIP_FRAME_HEIGHT / tallest, MAX_UPSCALE)
+
+    def _apply_zoom(self) -> None:
+        strip_cards = {id(c) for strip in self._strips for c in strip.cards}
+        for card in self._cards:
+            if id(card) not in strip_cards:
+                card.canvas.set_scale(self._fit_scale(card) if self._fit else self._zoom)
+        for strip in self._strips:
+            scale = self._strip_scale(strip.cards) if self._fit else self._zoom
+            for card in strip.cards:
+                card.canvas.set_scale(scale)
+            # layouts catch up later; the row's height is known now
+            tallest = max(c.canvas.height() + CARD_SPACING + c.caption.sizeHint().height() for c in strip.cards)
+            strip.scroller.setFixedHeight(tallest + strip.scroller.horizontalScrollBar().sizeHint().height())
+        self._update_zoom_label()
+
+    def _update_zoom_label(self) -> None:
+        if self._fit:
+            scale = self._cards[0].canvas.scale if self._cards else None
+            self.zoom_label.setText(f"fit · {scale * 100:.0f}%" if scale else "fit")
+        else:
+            self.zoom_label.setText(f"{self._zoom * 100:.0f}%")
+
+    def _set_boxes_visible(self, visible: bool) -> None:
+        for card in self._cards:
+            card.canvas.show_boxes = visible
+            card.canvas.update()
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        if self._fit and self._cards:
+            self._apply_zoom()
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if watched is self.scroll.viewport():
+            if event.type() == QEvent.Type.Wheel and isinstance(event, QWheelEvent) \
+                    and event.modifiers() & Qt.KeyboardModifier.ControlModifier:
+                steps = event.angleDelta().y() / 120
+                if steps:
+                    start = self.zoom_factor(0) if self._fit else self._zoom
+                    self.set_zoom(start * 1.25 ** steps)
+                event.accept()
+                return True
+        return super().eventFilter(watched, event)

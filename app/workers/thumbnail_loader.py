@@ -1,0 +1,309 @@
+"""Gallery thumbnails made on a thread pool, most wanted first.
+
+:func:`make_thumbnail` reads one record and makes its tile: the image
+(``codec.images.thumbnail``, which decodes JPEGs at a reduced scale), its
+boxes scaled to the thumbnail, and a caption. :class:`ThumbnailLoader` runs
+those jobs on a private ``QThreadPool``; :meth:`ThumbnailLoader.want`
+replaces the queue, so requests for tiles scrolled away are dropped before
+they cost anything. Results arrive as ``ready(ThumbResult)`` on the GUI
+thread. :func:`sample_keys` looks at the first records to offer image and
+caption features to choose from.
+"""
+from __future__ import annotations
+
+import sys
+import threading
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Callable, Iterable
+
+from PySide6.QtCore import QObject, QRunnable, QThread, QThreadPool, Signal
+from PySide6.QtGui import QImage
+
+from codec.decode import (DecodedRecord, RecordKind, decode_record, feature_cell, feature_values, format_value,
+                          is_text, record_feature_lists, record_features)
+from codec.framing import RecordStatus
+from codec.images import (STRETCH_DTYPE, BoundingBox, ImageDecodeError, ImageRef, RawShape, find_boxes, find_images,
+                          main_image, thumbnail)
+from codec.records import RecordData
+
+from app.models.labels import STATUS_TEXT, caption_text
+from app.models.qimage import to_qimage
+from app.workers.worker import GUI_SWITCH_INTERVAL, one_line
+
+# Tiles whose record is larger than this are not read for the gallery (the detail view still shows it).
+MAX_RECORD_BYTES = 64 << 20
+MAX_CAPTION_VALUES = 6
+SAMPLE_RECORDS = 32
+
+# What a caption feature's name says about it: higher is a better caption.
+_TEXT_CLASS_NAMES = ("text", "label_text", "class_text", "class_name", "label_name", "category_name", "name_text")
+_LABEL_NAMES = ("label", "labels", "class", "category", "target", "class_id", "label_id")
+_DESCRIPTION_NAMES = ("caption", "description", "title", "sentence")
+_ID_NAMES = ("filename", "file_name", "name", "id", "source_id", "key", "path", "video_id")
+
+
+@dataclass(frozen=True)
+class ThumbRequest:
+    """One tile wanted: record ``record`` at ``side`` device pixels (0: the caption only)."""
+
+    record: int
+    side: int
+    image_key: str | None  # None: the record's main image (the first step's for a SequenceExample)
+    caption_key: str | None  # None: the best caption feature of each record
+    epoch: int = 0  # the asker's numbering of records when asked (results from an older one are dropped)
+    stretch: str = STRETCH_DTYPE  # how 16-bit and float images become 8 bits (codec.images.display_image)
+    raw_shape: RawShape | None = None  # the user's shape for bytes to show as raw pixels
+
+
+@dataclass
+class ThumbResult:
+    """What a tile shows of one record.
+
+    ``state``: "ok" (``image`` set), "none" (the record has no image),
+    "error" (the image could not be decoded), "unreadable" (the record
+    could not be read), "caption" (a caption-only request).
+    """
+
+    request: ThumbRequest
+    state: str
+    image: QImage | None = None
+    boxes: list[BoundingBox] = field(default_factory=list)
+    caption: str = ""
+    note: str = ""  # one line for the tooltip: what the image is, or why there is none
+    status: RecordStatus = RecordStatus.UNCHECKED
+
+    @property
+    def nbytes(self) -> int:
+        return self.image.sizeInBytes() if self.image is not None else 0
+
+
+# ---------------------------------------------------------------- one tile
+
+
+def _pick_image(decoded: DecodedRecord, key: str | None, raw_shape: RawShape | None = None) -> ImageRef | None:
+    refs = find_images(decoded, raw_shape=raw_shape)
+    if key is None:
+        ref = main_image(refs)
+        if ref is not None:
+            return ref
+        return next((r for r in refs if r.step == 0), None)  # a SequenceExample: the first step
+    plain = [r for r in refs if r.key == key]
+    return next((r for r in plain if r.step is None), None) or next((r for r in plain if r.step == 0), None)
+
+
+def caption_score(key: str, dtype: str | None, count: int, text: bool) -> int:
+    """How good feature ``key`` (``count`` values of ``dtype``) is as a tile caption; <= 0: not one."""
+    k = key.lower()
+    last = k.rsplit("/", 1)[-1]
+    if "bbox" in k or dtype is None or count == 0 or (dtype == "bytes" and not text):
+        return 0
+    single = count == 1
+    if dtype == "bytes" and (last in _TEXT_CLASS_NAMES or k.endswith("class/text")):
+        return 100 if single else 60
+    if last in _LABEL_NAMES or k.endswith("class/label"):
+        return (95 if dtype == "bytes" else 90) if single else 55
+    if dtype == "bytes" and last in _DESCRIPTION_NAMES:
+        return 40
+    if dtype == "bytes" and last in _ID_NAMES:
+        return 35
+    if not single:
+        return 0
+    return 20 if dtype == "bytes" else 10
+
+
+def _caption_candidates(decoded: DecodedRecord) -> list[tuple[int, str]]:
+    features = record_features(decoded)
+    if features is None:
+        return []
+    out = []
+    for key in features:
+        dtype, values = feature_values(features[key])
+        text = dtype == "bytes" and all(is_text(v) for v in values[:MAX_CAPTION_VALUES])
+        score = caption_score(key, dtype, len(values), text)
+        if score > 0:
+            out.append((score, key))
+    return out
+
+
+def _best_caption_key(decoded: DecodedRecord) -> str | None:
+    candidates = _caption_candidates(decoded)
+    return max(candidates, key=lambda c: (c[0], -len(c[1]), c[1]))[1] if candidates else None
+
+
+def caption_for(decoded: DecodedRecord, key: str | None) -> str:
+    """The caption of a record from feature ``key`` (None: the best one), "" when it has none.
+
+    Text values bare (``daisy``, ``cat, dog``), numbers after their name's
+    last part (``label 3``).
+    """
+    if key is None:
+        key = _best_caption_key(decoded)
+        if key is None:
+            return ""
+    features = record_features(decoded)
+    if features is None or key not in features:
+        return feature_cell(decoded, key) if key is not None else ""
+    dtype, values = feature_values(features[key])
+    if not values:
+        return ""
+    shown = values[:MAX_CAPTION_VALUES]
+    more = f" (+{len(values) - len(shown)})" if len(values) > len(shown) else ""
+    if dtype == "bytes":
+        if not all(is_text(v) for v in shown):
+            return feature_cell(decoded, key)
+        return ", ".join(bytes(v).decode("utf-8").replace("\n", " ") for v in shown) + more
+    name = key.rsplit("/", 1)[-1]
+    return f"{name} " + ", ".join(format_value(v, dtype) for v in shown) + more
+
+
+def make_thumbnail(read: Callable[[int], RecordData], request: ThumbRequest) -> ThumbResult:
+    """Read record ``request.record`` and make its tile; never raises."""
+    try:
+        rec = read(request.record)
+    except Exception as exc:  # noqa: BLE001 - a tile says why, the gallery goes on
+        return ThumbResult(request, "unreadable", note=f"cannot read record {request.record:,}: {one_line(exc)}",
+                           status=RecordStatus.TRUNCATED)
+    status = rec.info.status
+    if rec.info.length > MAX_RECORD_BYTES:
+        return ThumbResult(request, "none", note=f"{rec.info.length:,} bytes: shown in the detail view only",
+                           status=status)
+    decoded = decode_record(rec.data)
+    caption = caption_for(decoded, request.caption_key)
+    if request.side <= 0:
+        return ThumbResult(request, "caption", caption=caption, status=status)
+    if decoded.kind is RecordKind.RAW:
+        return ThumbResult(request, "none", caption=caption, status=status,
+                           note="raw record (not an Example)" if status.data_intact else STATUS_TEXT[status])
+    ref = _pick_image(decoded, request.image_key, request.raw_shape)
+    if ref is None:
+        what = f"no image in {request.image_key!r}" if request.image_key else "no image"
+        return ThumbResult(request, "none", caption=caption, note=what, status=status)
+    boxes = find_boxes(decoded, ref)
+    try:
+        image = thumbnail(ref, request.side, request.stretch)
+    except (ImageDecodeError, ValueError, OSError, MemoryError) as exc:
+        return ThumbResult(request, "error", caption=caption, status=status,
+                           note=str(exc) if isinstance(exc, ImageDecodeError) else f"cannot decode: {one_line(exc)}")
+    sx = image.width / ref.width if ref.width else 1.0
+    sy = image.height / ref.height if ref.height else 1.0
+    scaled = [BoundingBox(b.xmin * sx, b.ymin * sy, b.xmax * sx, b.ymax * sy, b.label) for b in boxes]
+    return ThumbResult(request, "ok", to_qimage(image, request.stretch), scaled, caption, caption_text(ref, len(boxes)), status)
+
+
+def sample_keys(read: Callable[[int], RecordData], records: Iterable[int]) -> tuple[list[str], list[str]]:
+    """Image feature keys and caption feature keys seen in ``records``, best captions first."""
+    image_keys: dict[str, None] = {}
+    captions: dict[str, int] = {}
+    for i in records:
+        try:
+            rec = read(i)
+        except Exception:  # noqa: BLE001 - an unreadable record offers nothing
+            continue
+        if rec.info.length > MAX_RECORD_BYTES:
+            continue
+        decoded = decode_record(rec.data)
+        for ref in find_images(decoded):
+            if ref.step is None or ref.step == 0:
+                image_keys.setdefault(ref.key)
+        for score, key in _caption_candidates(decoded):
+            captions[key] = max(score, captions.get(key, 0))
+        lists = record_feature_lists(decoded)
+        for key in sorted(lists) if lists is not None else ():
+            captions.pop(key, None)
+    ranked = sorted(captions, key=lambda k: (-captions[k], k))
+    return list(image_keys), ranked
+
+
+# ---------------------------------------------------------------- the pool
+
+
+class _Drain(QRunnable):
+    """Takes requests from the loader's queue until it is empty."""
+
+    def __init__(self, loader: ThumbnailLoader) -> None:
+        super().__init__()
+        self._loader = loader
+
+    def run(self) -> None:
+        loader = self._loader
+        while True:
+            request = loader._next()
+            if request is None:
+                return
+            result = make_thumbnail(loader._read, request)
+            loader._finished(request, result)
+
+
+class ThumbnailLoader(QObject):
+    """Makes tiles on a private thread pool; ``ready(ThumbResult)``, and ``idle()`` when all are done."""
+
+    ready = Signal(object)
+    idle = Signal()
+
+    def __init__(self, read: Callable[[int], RecordData], threads: int | None = None,
+                 parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self._read = read
+        self._lock = threading.Lock()
+        self._queue: deque[ThumbRequest] = deque()
+        self._in_flight: set[ThumbRequest] = set()
+        self._draining = 0
+        self._closed = False
+        self.pool = QThreadPool(self)
+        count = threads if threads is not None else max(2, min(4, QThread.idealThreadCount() - 1))
+        self.pool.setMaxThreadCount(count)
+
+    def want(self, requests: Iterable[ThumbRequest]) -> None:
+        """Make these tiles, in this order, instead of whatever was queued (tiles in the making finish)."""
+        with self._lock:
+            if self._closed:
+                return
+            self._queue = deque(dict.fromkeys(r for r in requests if r not in self._in_flight))
+            start = min(self.pool.maxThreadCount() - self._draining, len(self._queue))
+            self._draining += max(0, start)
+        if start > 0 and sys.getswitchinterval() > GUI_SWITCH_INTERVAL:
+            sys.setswitchinterval(GUI_SWITCH_INTERVAL)  # painting waits less for the GIL (see app.workers.worker)
+        for _ in range(start):
+            self.pool.start(_Drain(self))
+
+    def pending(self) -> int:
+        """Tiles queued or in the making."""
+        with self._lock:
+            return len(self._queue) + len(self._in_flight)
+
+    def close(self) -> None:
+        """Drop the queue and wait for the tiles in the making (call before closing the file)."""
+        with self._lock:
+            self._closed = True
+            self._queue.clear()
+        self.pool.waitForDone()
+
+    # -- on pool threads --------------------------------------------------
+    def _next(self) -> ThumbRequest | None:
+        with self._lock:
+            if self._closed or not self._queue:
+                self._draining -= 1
+                now_idle = not self._closed and self._draining == 0 and not self._in_flight
+                request = None
+            else:
+                request = self._queue.popleft()
+                self._in_flight.add(request)
+                now_idle = False
+        if now_idle:
+            self._emit(self.idle)
+        return request
+
+    def _finished(self, request: ThumbRequest, result: ThumbResult) -> None:
+        with self._lock:
+            self._in_flight.discard(request)
+            closed = self._closed
+        if not closed:
+            self._emit(self.ready, result)
+
+    @staticmethod
+    def _emit(signal, *args) -> None:
+        try:
+            signal.emit(*args)
+        except RuntimeError:
+            pass  # the loader was deleted while a tile was in the making
