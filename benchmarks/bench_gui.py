@@ -131,7 +131,7 @@ def gzip_record_times(app, window, n: int = 200_000, picks: int = 40) -> None:
         app.processEvents()
         time.sleep(0.001)
     shown = []
-    tab.detail.recordShown.connect(shown.append)
+    tab.detail.record_shown.connect(shown.append)
     alone, with_table = [], []
     for i in random.Random(7).sample(range(n), picks):
         t = time.perf_counter()

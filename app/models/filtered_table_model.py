@@ -44,15 +44,15 @@ def window_rows_for(row_height: int, cap: int = DEFAULT_WINDOW_ROWS) -> int:
 class FilteredTableModel(QAbstractProxyModel):
     """Rows = a window over all records of the source, or over the records of a filter.
 
-    Signals: ``filterChanged()`` when a filter is set or cleared;
-    ``countsChanged()`` when :meth:`matching_count` or :meth:`total` may read
-    differently (rows appended while indexing, edits); ``windowChanged()``
+    Signals: ``filter_changed()`` when a filter is set or cleared;
+    ``counts_changed()`` when :meth:`matching_count` or :meth:`total` may read
+    differently (rows appended while indexing, edits); ``window_changed()``
     when the window's start or length may have changed.
     """
 
-    filterChanged = Signal()
-    countsChanged = Signal()
-    windowChanged = Signal()
+    filter_changed = Signal()
+    counts_changed = Signal()
+    window_changed = Signal()
 
     window_rows: int = DEFAULT_WINDOW_ROWS  # the most rows shown at once (tests lower it on the class)
 
@@ -86,9 +86,9 @@ class FilteredTableModel(QAbstractProxyModel):
         self._start = 0
         self._rows = self._window_length()
         self.endResetModel()
-        self.filterChanged.emit()
-        self.countsChanged.emit()
-        self.windowChanged.emit()
+        self.filter_changed.emit()
+        self.counts_changed.emit()
+        self.window_changed.emit()
 
     def clear_filter(self) -> None:
         if self._matches is not None:
@@ -186,7 +186,7 @@ class FilteredTableModel(QAbstractProxyModel):
         self._start = 0 if self.matching_count() <= rows else self._clamped_start(self._start)
         self._rows = self._window_length()
         self.endResetModel()
-        self.windowChanged.emit()
+        self.window_changed.emit()
         return True
 
     def set_window_start(self, start: int) -> None:
@@ -198,7 +198,7 @@ class FilteredTableModel(QAbstractProxyModel):
         self._start = start
         self._rows = self._window_length()
         self.endResetModel()
-        self.windowChanged.emit()
+        self.window_changed.emit()
 
     def page_start(self, position: int) -> int:
         """The start of the page holding ``position``: pages are ``window_rows`` long from the window's start."""
@@ -372,8 +372,8 @@ class FilteredTableModel(QAbstractProxyModel):
         self._start = self._clamped_start(self._start)
         self._rows = self._window_length()
         self.endResetModel()
-        self.countsChanged.emit()
-        self.windowChanged.emit()
+        self.counts_changed.emit()
+        self.window_changed.emit()
 
     def _rows_about_to_be_inserted(self, parent: QModelIndex, first: int, last: int) -> None:
         """Unfiltered, new records are new matching positions: in the window, before it, or past its end.
@@ -419,8 +419,8 @@ class FilteredTableModel(QAbstractProxyModel):
             if k < self._matches.shape[0]:
                 self._matches[k:] += last - first + 1
                 self._changed_rows(k - self._start, self._rows - 1)
-        self.countsChanged.emit()
-        self.windowChanged.emit()
+        self.counts_changed.emit()
+        self.window_changed.emit()
 
     def _rows_about_to_be_removed(self, parent: QModelIndex, first: int, last: int) -> None:
         if self._matches is None:
@@ -454,8 +454,8 @@ class FilteredTableModel(QAbstractProxyModel):
             self.endInsertRows()
         if not self._rows and self.matching_count():  # the last page emptied: show the one before
             self.set_window_start(self._start)
-        self.countsChanged.emit()
-        self.windowChanged.emit()
+        self.counts_changed.emit()
+        self.window_changed.emit()
 
     def _columns_about_to_be_inserted(self, parent: QModelIndex, first: int, last: int) -> None:
         self.beginInsertColumns(QModelIndex(), first, last)

@@ -51,13 +51,13 @@ class Tile:
 class GalleryModel(QAbstractListModel):
     """Items = rows of ``rows``; thumbnails, captions and record statuses by role.
 
-    ``tileReady(record)`` when a record's thumbnail arrives; ``idle()`` when
+    ``tile_ready(record)`` when a record's thumbnail arrives; ``idle()`` when
     no thumbnail is being made.
     """
 
-    tileReady = Signal(int)
+    tile_ready = Signal(int)
     idle = Signal()
-    aspectChanged = Signal(float)
+    aspect_changed = Signal(float)
 
     def __init__(self, rows: FilteredTableModel, read: Callable, parent=None, *, threads: int | None = None,
                  status: Callable[[int], RecordStatus] | None = None) -> None:
@@ -387,7 +387,7 @@ class GalleryModel(QAbstractListModel):
         if 0 <= row < self._count:
             index = self.index(row, 0)
             self.dataChanged.emit(index, index, [TILE_ROLE, Qt.ItemDataRole.DisplayRole])
-        self.tileReady.emit(record)
+        self.tile_ready.emit(record)
 
     def _learn_aspect(self, aspect: float) -> None:
         """The median shape of the first thumbnails sets the tiles' shape (a few relayouts at most)."""
@@ -398,7 +398,7 @@ class GalleryModel(QAbstractListModel):
             median = sorted(self._aspects)[len(self._aspects) // 2]
             if abs(median - self.aspect) > 0.02:
                 self.aspect = median
-                self.aspectChanged.emit(median)
+                self.aspect_changed.emit(median)
 
     def _rows_changed(self, top_left: QModelIndex, bottom_right: QModelIndex, roles: list = ()) -> None:
         """A record's status changed (repaint its tile) or its bytes did (an edit: make its tile again)."""

@@ -106,12 +106,12 @@ class RecordTableView(QTableView):
 
     Over a paged :class:`FilteredTableModel` the keys cross page edges: Home /
     End, Up at the first row and Down at the last ask for another matching
-    position with ``positionRequested(int)`` (the tab moves the window there).
+    position with ``position_requested(int)`` (the tab moves the window there).
     """
 
     copied = Signal(str)
     note = Signal(str)  # a one-line note for the status bar
-    positionRequested = Signal(int)
+    position_requested = Signal(int)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -155,7 +155,7 @@ class RecordTableView(QTableView):
         position = self._position_beyond_window(event)
         if position >= 0:
             event.accept()
-            self.positionRequested.emit(position)
+            self.position_requested.emit(position)
             return
         super().keyPressEvent(event)
 
@@ -286,7 +286,7 @@ class FileTab(QWidget):
         # a window of rows Qt can lay out: fewer than 2^31 px of rows
         self.proxy.set_window_rows(min(self.proxy.window_rows,
                                        window_rows_for(self.table.verticalHeader().defaultSectionSize())))
-        self.proxy.filterChanged.connect(self._filter_changed)
+        self.proxy.filter_changed.connect(self._filter_changed)
         self.table.setModel(self.proxy)
         # The column headers get a selection of their own that stays empty: Qt asks of each
         # painted header section whether its whole column is selected, which checks every row
@@ -295,13 +295,13 @@ class FileTab(QWidget):
         header.setSelectionModel(QItemSelectionModel(self.proxy, header))
         self.table.copied.connect(self.message)
         self.table.note.connect(self.message)
-        self.table.positionRequested.connect(self.select_position)
+        self.table.position_requested.connect(self.select_position)
         self.page_bar = PageBar(self.proxy, self)
-        self.page_bar.stepRequested.connect(self.step_page)
+        self.page_bar.step_requested.connect(self.step_page)
         self.table.horizontalHeader().customContextMenuRequested.connect(self._header_menu)
         self.table.selectionModel().currentRowChanged.connect(self._current_row_changed)
         self.detail = RecordDetail(self)
-        self.detail.fileChanged.connect(self.file_changed)
+        self.detail.file_changed.connect(self.file_changed)
         self._damage_columns_wide = False
         self._fixed_widths: dict[int, int] = {}
         self._fitted_widths: dict[str, int] = {}  # default feature columns narrowed to fit on first open

@@ -53,9 +53,9 @@ class QaViews(QObject):
         layout.addWidget(self.views, 1)
 
         self.filter_bar.message.connect(tab.message)
-        self.filter_bar.filterApplied.connect(self._filter_applied)
-        self.gallery.recordActivated.connect(tab.select_record)
-        self.gallery.openRequested.connect(self._open_images)
+        self.filter_bar.filter_applied.connect(self._filter_applied)
+        self.gallery.record_activated.connect(tab.select_record)
+        self.gallery.open_requested.connect(self._open_images)
         tab.table.selectionModel().currentRowChanged.connect(self._table_current)
         tab.indexing_finished.connect(self._source_idle)
         if hasattr(tab, "reopened"):
@@ -67,7 +67,7 @@ class QaViews(QObject):
         self.views.addTab(self.gallery, "Gallery")
         self.views.currentChanged.connect(self._fit_window)
         self.gallery.size_slider.valueChanged.connect(self._fit_window)
-        self.gallery.model.aspectChanged.connect(self._fit_window)
+        self.gallery.model.aspect_changed.connect(self._fit_window)
         return self.left
 
     # -- reading ----------------------------------------------------------
@@ -129,7 +129,7 @@ class QaViews(QObject):
         """The statistics panel (made on first use; the window places it)."""
         if self._stats is None:
             self._stats = StatsPanel(self.tab.proxy, self.source, self.source_busy)
-            self._stats.statsReady.connect(self._stats_ready)
+            self._stats.stats_ready.connect(self._stats_ready)
         return self._stats
 
     def schema_view(self) -> SchemaView:

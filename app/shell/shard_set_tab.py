@@ -85,7 +85,7 @@ class ShardSetTab(FileTab):
         # before its turn comes.
         self._wanted_shard: int | None = None
         self.shards_panel = ShardsPanel(shard_set, self)
-        self.shards_panel.shardActivated.connect(self.show_shard)
+        self.shards_panel.shard_activated.connect(self.show_shard)
         self.state_changed.connect(self._shards_progress)
         self.outer_splitter = outer = QSplitter(Qt.Orientation.Horizontal, self)
         self.corruption.splitter.replaceWidget(0, outer)  # the replaced splitter loses its parent:

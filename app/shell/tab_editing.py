@@ -143,7 +143,7 @@ class TabEditing(QObject):
         tree_model.value_edited.connect(self._value_edited)
         tree_model.error.connect(self.error)
         tab.detail.tree.edit_requested.connect(self._tree_request)
-        tab.detail.recordShown.connect(self._restore_tree_position)
+        tab.detail.record_shown.connect(self._restore_tree_position)
 
     def _clean_changed(self, clean: bool) -> None:
         self.modified_changed.emit(not clean)

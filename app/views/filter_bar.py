@@ -46,11 +46,11 @@ SYNTAX_TIP = (
 class FilterBar(QWidget):
     """Expression box with history, Run / Clear / Cancel, progress, and the "N of M" count.
 
-    ``filterApplied()`` after matches (or no filter) are shown;
+    ``filter_applied()`` after matches (or no filter) are shown;
     ``message(str)`` a one-line note for the status bar.
     """
 
-    filterApplied = Signal()
+    filter_applied = Signal()
     message = Signal(str)
 
     def __init__(self, rows: FilteredTableModel, source: Callable, busy: Callable[[], bool], settings=None,
@@ -119,8 +119,8 @@ class FilterBar(QWidget):
         layout.addWidget(self.error_label)
 
         self._load_history()
-        rows.countsChanged.connect(self._update_count)
-        rows.filterChanged.connect(self._update_count)
+        rows.counts_changed.connect(self._update_count)
+        rows.filter_changed.connect(self._update_count)
         self._show_running(False)
         self.error_label.hide()
         self._update_count()
@@ -175,7 +175,7 @@ class FilterBar(QWidget):
         self._show_error("", None)
         if self._rows.is_filtered:
             self._rows.clear_filter()
-            self.filterApplied.emit()
+            self.filter_applied.emit()
         self._update_count()
 
     def cancel(self) -> None:
@@ -222,7 +222,7 @@ class FilterBar(QWidget):
             missing = check.missing()  # only a whole pass can tell that no record has a name
             if missing:
                 self._show_missing(flt.text, missing)
-        self.filterApplied.emit()
+        self.filter_applied.emit()
 
     def _failed(self, error: str) -> None:
         self._show_running(False)

@@ -271,12 +271,12 @@ class GalleryView(QListView):
 class Gallery(QWidget):
     """The gallery tab: a toolbar (image, caption, boxes, size) over the grid.
 
-    ``recordActivated(record)`` when the user makes a tile current;
+    ``record_activated(record)`` when the user makes a tile current;
     :meth:`set_current_record` follows the table.
     """
 
-    recordActivated = Signal(int)
-    openRequested = Signal(int)
+    record_activated = Signal(int)
+    open_requested = Signal(int)
 
     def __init__(self, rows: FilteredTableModel, read: Callable, settings=None, parent: QWidget | None = None,
                  *, threads: int | None = None, status: Callable[[int], RecordStatus] | None = None) -> None:
@@ -289,7 +289,7 @@ class Gallery(QWidget):
         self._scroll_target: tuple | None = None
         self._pending_record = -1  # the record to show as current (kept while the gallery is hidden)
         self.model = GalleryModel(rows, read, self, threads=threads, status=status)
-        self.model.aspectChanged.connect(self._aspect_changed)
+        self.model.aspect_changed.connect(self._aspect_changed)
         self.delegate = GalleryDelegate(self)
         self.view = GalleryView(self)
         self.view.setModel(self.model)
@@ -298,7 +298,7 @@ class Gallery(QWidget):
         self.view.selectionModel().currentChanged.connect(self._current_changed)
         self.view.verticalScrollBar().rangeChanged.connect(self._retry_scroll)
         self.view.verticalScrollBar().actionTriggered.connect(self._user_scrolled)  # the user's own scrolling wins
-        self.view.doubleClicked.connect(lambda index: self.openRequested.emit(self.model.record_at(index.row())))
+        self.view.doubleClicked.connect(lambda index: self.open_requested.emit(self.model.record_at(index.row())))
         self._sampler = PoolJobs(self, max_threads=1)
         self._sampler.done.connect(self._sampled_keys)
 
@@ -367,7 +367,7 @@ class Gallery(QWidget):
         self.size_slider.setValue(max(MIN_SIDE, min(MAX_SIDE, side)))
         self.size_slider.valueChanged.connect(self.set_side)
         self.set_side(self.size_slider.value(), save=False)
-        rows.countsChanged.connect(self._rows_changed)
+        rows.counts_changed.connect(self._rows_changed)
 
     # -- public -----------------------------------------------------------
     def set_side(self, side: int, save: bool = True) -> None:
@@ -526,7 +526,7 @@ class Gallery(QWidget):
 
     def _current_changed(self, current: QModelIndex, _previous: QModelIndex) -> None:
         if not self._following and current.isValid():
-            self.recordActivated.emit(self.model.record_at(current.row()))
+            self.record_activated.emit(self.model.record_at(current.row()))
 
     def _rows_changed(self) -> None:
         if not self._sampled and self.isVisible():

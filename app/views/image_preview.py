@@ -4,7 +4,7 @@ The codec finds the images (``find_images``), decodes them (``decode_image``)
 and places boxes (``find_boxes``); this widget only lays them out, scales them
 and draws the boxes with their labels. Images larger than
 ``INLINE_DECODE_BYTES`` (and any beyond an inline budget) are decoded on a
-thread pool; ``imagesShown(count)`` fires once every image of the record is
+thread pool; ``images_shown(count)`` fires once every image of the record is
 on screen (decoded or replaced by a "cannot decode" note). 16-bit and float
 images are scaled to 8 bits by their type's range, or stretched over their
 own min..max when the user turns on "Stretch contrast" (a choice shared by
@@ -245,11 +245,11 @@ class _Card(QWidget):
 class ImagePreview(QWidget):
     """Images of one record, with zoom to fit / 1:1 and Ctrl+wheel zoom.
 
-    ``imagesShown(count)`` is emitted when all images of the record set by
+    ``images_shown(count)`` is emitted when all images of the record set by
     :meth:`set_record` are displayed (at once when none need the pool).
     """
 
-    imagesShown = Signal(int)
+    images_shown = Signal(int)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -380,7 +380,7 @@ class ImagePreview(QWidget):
     def set_record(self, decoded: DecodedRecord | None, refs: list[ImageRef] | None = None) -> int:
         """Show the images of ``decoded`` (``refs`` from ``find_images`` if already known).
 
-        Returns how many images there are; ``imagesShown`` follows when all are up.
+        Returns how many images there are; ``images_shown`` follows when all are up.
         """
         self.clear()
         self._record, self._refs = decoded, refs
@@ -413,7 +413,7 @@ class ImagePreview(QWidget):
         self._update_summary()
         self._apply_zoom()
         if not self._pending:
-            self.imagesShown.emit(len(self._shown))
+            self.images_shown.emit(len(self._shown))
         return len(self._shown)
 
     def _stretch_changed(self, on: bool) -> None:
@@ -524,7 +524,7 @@ class ImagePreview(QWidget):
         self._update_summary()
         self._apply_zoom()
         if self._pending == 0:
-            self.imagesShown.emit(len(self._shown))
+            self.images_shown.emit(len(self._shown))
 
     # -- zoom -------------------------------------------------------------
     def zoom_to_fit(self) -> None:

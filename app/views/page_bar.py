@@ -14,9 +14,9 @@ from app.models.filtered_table_model import FilteredTableModel
 
 
 class PageBar(QWidget):
-    """The window's place among the matching records; ``stepRequested(-1 | +1)`` from Previous / Next."""
+    """The window's place among the matching records; ``step_requested(-1 | +1)`` from Previous / Next."""
 
-    stepRequested = Signal(int)
+    step_requested = Signal(int)
 
     def __init__(self, rows: FilteredTableModel, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -32,8 +32,8 @@ class PageBar(QWidget):
         for button in (self.previous_button, self.next_button):
             button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
             button.setAutoRaise(True)
-        self.previous_button.clicked.connect(lambda: self.stepRequested.emit(-1))
-        self.next_button.clicked.connect(lambda: self.stepRequested.emit(1))
+        self.previous_button.clicked.connect(lambda: self.step_requested.emit(-1))
+        self.next_button.clicked.connect(lambda: self.step_requested.emit(1))
 
         layout = QHBoxLayout(self)
         layout.setContentsMargins(6, 2, 6, 2)
@@ -41,8 +41,8 @@ class PageBar(QWidget):
         layout.addWidget(self.label, 1)
         layout.addWidget(self.previous_button)
         layout.addWidget(self.next_button)
-        rows.windowChanged.connect(self.refresh)
-        rows.countsChanged.connect(self.refresh)
+        rows.window_changed.connect(self.refresh)
+        rows.counts_changed.connect(self.refresh)
         self.refresh()
 
     def text(self) -> str:

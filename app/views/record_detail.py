@@ -2,9 +2,9 @@
 
 :meth:`RecordDetail.show_record` reads and decodes the record: on the GUI
 thread when it is small and the file plain, otherwise on a thread pool while
-"loading…" shows. ``recordShown(index)`` fires when every tab is filled
-(images included); ``recordFailed(index, message)`` when it cannot be read, and also
-``fileChanged(message)`` when that is because the file changed on disk.
+"loading…" shows. ``record_shown(index)`` fires when every tab is filled
+(images included); ``record_failed(index, message)`` when it cannot be read, and also
+``file_changed(message)`` when that is because the file changed on disk.
 """
 from __future__ import annotations
 
@@ -92,9 +92,9 @@ def _size_text(n: int) -> str:
 class RecordDetail(QWidget):
     """Header line plus Tree / Images / Hex / Text tabs for one record."""
 
-    recordShown = Signal(int)
-    recordFailed = Signal(int, str)
-    fileChanged = Signal(str)  # a read found the file changed on disk
+    record_shown = Signal(int)
+    record_failed = Signal(int, str)
+    file_changed = Signal(str)  # a read found the file changed on disk
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -126,7 +126,7 @@ class RecordDetail(QWidget):
         self.tree = RecordTreeView(self)
         self.tree.setModel(self.tree_model)
         self.images = ImagePreview(self)
-        self.images.imagesShown.connect(self._images_shown)
+        self.images.images_shown.connect(self._images_shown)
         self.hex = HexView(self)
         self.text = QPlainTextEdit(self)
         self.text.setReadOnly(True)
@@ -170,7 +170,7 @@ class RecordDetail(QWidget):
         return self._loaded
 
     def show_record(self, tfile: TFRecordFile, index: int) -> None:
-        """Show record ``index`` of ``tfile``; ``recordShown(index)`` when done."""
+        """Show record ``index`` of ``tfile``; ``record_shown(index)`` when done."""
         self._generation += 1
         self._index = index
         self._loaded = None
@@ -237,9 +237,9 @@ class RecordDetail(QWidget):
                             f"<span style='color:{BAD_COLOR}'>cannot read: {html.escape(message)}</span>")
         self._show_placeholder(f"Record {index:,} cannot be read:\n{message}")
         self._clear_tabs()
-        self.recordFailed.emit(index, message)
+        self.record_failed.emit(index, message)
         if changed:
-            self.fileChanged.emit(message)
+            self.file_changed.emit(message)
 
     def _show_placeholder(self, text: str) -> None:
         self.placeholder.setText(text)
@@ -268,13 +268,13 @@ class RecordDetail(QWidget):
             self.text.clear()
         self.stack.setCurrentWidget(self.tabs)
         self._awaiting_images = True
-        count = self.images.set_record(loaded.decoded, loaded.images)  # may emit imagesShown now
+        count = self.images.set_record(loaded.decoded, loaded.images)  # may emit images_shown now
         self._update_tabs(count, raw, hex_first=loaded.info.status.damaged or loaded.binary)
 
     def _images_shown(self, count: int) -> None:
         if self._awaiting_images and self._loaded is not None:
             self._awaiting_images = False
-            self.recordShown.emit(self._loaded.info.index)
+            self.record_shown.emit(self._loaded.info.index)
 
     def _header_html(self, loaded: LoadedRecord) -> str:
         info = loaded.info

@@ -80,9 +80,9 @@ class SchemaView(RecomputesWhenShown, QWidget):
         self._stale = True
         self.runner = PassRunner(busy, self)
         self.bar = PassBar(self)
-        self.bar.refreshRequested.connect(self.compute)
-        self.bar.cancelRequested.connect(self.runner.cancel)
-        self.bar.scopeChanged.connect(self._scope_changed)
+        self.bar.refresh_requested.connect(self.compute)
+        self.bar.cancel_requested.connect(self.runner.cancel)
+        self.bar.scope_changed.connect(self._scope_changed)
         self.runner.waiting.connect(lambda: self.bar.set_running(True))
         self.runner.waiting.connect(lambda: self.bar.summary.setText("waiting for indexing to finish…"))
         self.runner.started.connect(lambda: self.bar.set_running(True))
@@ -102,7 +102,7 @@ class SchemaView(RecomputesWhenShown, QWidget):
         layout.setSpacing(0)
         layout.addWidget(self.bar)
         layout.addWidget(self.tabs, 1)
-        rows.filterChanged.connect(self._filter_changed)
+        rows.filter_changed.connect(self._filter_changed)
 
     # -- public -----------------------------------------------------------
     def schema(self) -> FileSchema | None:

@@ -19,9 +19,9 @@ CELL_PADDING = 20  # a cell's text margins and focus frame, in pixels
 
 
 class ShardsPanel(QWidget):
-    """The list of shards with a one-line summary; ``shardActivated(k)`` when a person clicks one."""
+    """The list of shards with a one-line summary; ``shard_activated(k)`` when a person clicks one."""
 
-    shardActivated = Signal(int)
+    shard_activated = Signal(int)
 
     def __init__(self, shard_set: ShardSet, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -49,8 +49,8 @@ class ShardsPanel(QWidget):
             width = max(self._text_width(widest), header.fontMetrics().horizontalAdvance(HEADERS[col]))
             self.view.setColumnWidth(col, width + CELL_PADDING)
         self._counted = -1  # indexed shards when the Records column was last fitted
-        self.view.clicked.connect(lambda index: self.shardActivated.emit(index.row()))
-        self.view.activated.connect(lambda index: self.shardActivated.emit(index.row()))
+        self.view.clicked.connect(lambda index: self.shard_activated.emit(index.row()))
+        self.view.activated.connect(lambda index: self.shard_activated.emit(index.row()))
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(0)

@@ -334,9 +334,9 @@ class ChartDelegate(QStyledItemDelegate):
 class PassBar(QWidget):
     """Scope (shown records / all records), Refresh, progress, Cancel and a one-line summary."""
 
-    refreshRequested = Signal()
-    cancelRequested = Signal()
-    scopeChanged = Signal()
+    refresh_requested = Signal()
+    cancel_requested = Signal()
+    scope_changed = Signal()
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -344,12 +344,12 @@ class PassBar(QWidget):
         self.scope.addItem("Shown records", SCOPE_SHOWN)
         self.scope.addItem("All records", SCOPE_ALL)
         self.scope.setToolTip("Shown records: the records the table shows (a filter's matches, or all)")
-        self.scope.currentIndexChanged.connect(lambda _: self.scopeChanged.emit())
+        self.scope.currentIndexChanged.connect(lambda _: self.scope_changed.emit())
         self.refresh = QToolButton(self)
         self.refresh.setText("Refresh")
         self.refresh.setToolTip("Go over the records again")
         self.refresh.setAutoRaise(True)
-        self.refresh.clicked.connect(self.refreshRequested)
+        self.refresh.clicked.connect(self.refresh_requested)
         self.progress = QProgressBar(self)
         self.progress.setRange(0, 1000)
         self.progress.setTextVisible(False)
@@ -360,7 +360,7 @@ class PassBar(QWidget):
         self.cancel.setText("Cancel")
         self.cancel.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
         self.cancel.setAutoRaise(True)
-        self.cancel.clicked.connect(self.cancelRequested)
+        self.cancel.clicked.connect(self.cancel_requested)
         self.summary = QLabel(self)
         self.summary.setStyleSheet(f"color: {MUTED_COLOR};")
         self.summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
@@ -397,9 +397,9 @@ class PassBar(QWidget):
 
 
 class StatsPanel(RecomputesWhenShown, QWidget):
-    """Statistics of one file's records; ``statsReady(FileStats, scope words)`` when computed."""
+    """Statistics of one file's records; ``stats_ready(FileStats, scope words)`` when computed."""
 
-    statsReady = Signal(object, str)
+    stats_ready = Signal(object, str)
 
     def __init__(self, rows: FilteredTableModel, source: Callable, busy: Callable[[], bool],
                  parent: QWidget | None = None) -> None:
@@ -411,9 +411,9 @@ class StatsPanel(RecomputesWhenShown, QWidget):
         self._stale = True
         self.runner = PassRunner(busy, self)
         self.bar = PassBar(self)
-        self.bar.refreshRequested.connect(self.compute)
-        self.bar.cancelRequested.connect(self.runner.cancel)
-        self.bar.scopeChanged.connect(self._scope_changed)
+        self.bar.refresh_requested.connect(self.compute)
+        self.bar.cancel_requested.connect(self.runner.cancel)
+        self.bar.scope_changed.connect(self._scope_changed)
         self.runner.waiting.connect(lambda: self.bar.summary.setText("waiting for indexing to finish…"))
         self.runner.started.connect(lambda: self.bar.set_running(True))
         self.runner.progress.connect(self.bar.set_progress)
@@ -440,7 +440,7 @@ class StatsPanel(RecomputesWhenShown, QWidget):
         layout.setSpacing(0)
         layout.addWidget(self.bar)
         layout.addWidget(self.stack, 1)
-        rows.filterChanged.connect(self._filter_changed)
+        rows.filter_changed.connect(self._filter_changed)
 
     # -- public -----------------------------------------------------------
     def stats(self) -> FileStats | None:
@@ -493,7 +493,7 @@ class StatsPanel(RecomputesWhenShown, QWidget):
         if cancelled:
             self._stale = True
         else:
-            self.statsReady.emit(result, words)
+            self.stats_ready.emit(result, words)
 
     def _failed(self, error: str) -> None:
         self.bar.set_running(False)

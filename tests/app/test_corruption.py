@@ -105,7 +105,7 @@ def test_garbage_middle_found_clicked_and_salvaged(window, qtbot, fixture_file, 
     assert highlighted(tab) == list(range(725, 725 + 237))
     assert "Damaged bytes 725–961" in tab.detail.hex.summary_text()
     # a click on the record in the table brings its own bytes back
-    with qtbot.waitSignal(tab.detail.recordShown, timeout=5000):
+    with qtbot.waitSignal(tab.detail.record_shown, timeout=5000):
         rect = tab.table.visualRect(tab.table.model().index(nearest, Column.INDEX))  # unfiltered: row = record
         qtbot.mouseClick(tab.table.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
     assert tab.detail.hex.model.record.offset == tab.tfile.index.offset(nearest) == 962
@@ -240,7 +240,7 @@ def test_map_shows_the_table_viewport_and_current_record(window, qtbot, fixture_
     strip = tab.corruption.map
     assert strip.marks() == [] and not tab.corruption.panel.isVisible()
     assert strip.extent == tab.tfile.file_size
-    with qtbot.waitSignal(tab.detail.recordShown, timeout=5000):
+    with qtbot.waitSignal(tab.detail.record_shown, timeout=5000):
         tab.select_record(50)
     assert strip._current[0] == tab.tfile.index.offset(50)
     assert strip._view is not None and strip._view[0] <= tab.tfile.index.offset(50) < strip._view[1]

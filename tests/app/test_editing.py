@@ -75,7 +75,7 @@ def show(qtbot, tab: FileTab, row: int) -> None:
     """Make ``row`` current and wait until the detail shows it."""
     if tab.current_record() == row and tab.detail.loaded() is not None:
         return
-    with qtbot.waitSignal(tab.detail.recordShown, timeout=TIMEOUT):
+    with qtbot.waitSignal(tab.detail.record_shown, timeout=TIMEOUT):
         tab.select_record(row)
 
 
@@ -174,7 +174,7 @@ def test_edit_a_label_undo_redo_save_reopen(window, qtbot, copy):
     show(qtbot, tab, 4)
     label = tree_index(tab, "label", column=2)
     assert tab.detail.tree_model.flags(label) & Qt.ItemFlag.ItemIsEditable
-    with qtbot.waitSignal(tab.detail.recordShown, timeout=TIMEOUT):
+    with qtbot.waitSignal(tab.detail.record_shown, timeout=TIMEOUT):
         type_into_editor(qtbot, tab, label, "3")
     assert feature_of(tab.editing.document.data(4), "label") == ("int64", [3])
     # the table and the detail show the edit, marked
@@ -232,11 +232,11 @@ def test_values_are_type_checked_and_errors_change_nothing(window, qtbot, copy):
                                 ("byte_col", "hex:00ff", ("bytes", [b"\x00\xff"])),
                                 ("byte_col", "base64:aGk=", ("bytes", [b"hi"])),
                                 ("byte_col", "plain text", ("bytes", [b"plain text"]))]:
-        with qtbot.waitSignal(tab.detail.recordShown, timeout=TIMEOUT):
+        with qtbot.waitSignal(tab.detail.record_shown, timeout=TIMEOUT):
             assert model.setData(tree_index(tab, key, column=2), text)
         assert values(tab, 2, key) == expected
     nan_index = tree_index(tab, "float_col", column=2)
-    with qtbot.waitSignal(tab.detail.recordShown, timeout=TIMEOUT):
+    with qtbot.waitSignal(tab.detail.record_shown, timeout=TIMEOUT):
         model.setData(nan_index, "nan")
     dtype, (value,) = values(tab, 2, "float_col")
     assert value != value  # nan
@@ -261,7 +261,7 @@ def test_binary_value_goes_through_the_bytes_dialog(window, qtbot, copy, monkeyp
     assert new == picture.read_bytes()
     calls = answer(monkeypatch, "ask_value", new)
     tab.detail.tree.setCurrentIndex(image)
-    with qtbot.waitSignal(tab.detail.recordShown, timeout=TIMEOUT):
+    with qtbot.waitSignal(tab.detail.record_shown, timeout=TIMEOUT):
         press(qtbot, tab.detail.tree, Qt.Key.Key_F2)
     assert calls and calls[0][2] == "bytes"
     assert values(tab, 0, "encoded") == ("bytes", [new])
@@ -368,12 +368,12 @@ def test_sequence_example_context_features_and_steps(window, qtbot, copy, monkey
     first = steps()
     # a context feature's value, in place
     length = tree_index(tab, "context", "length", column=2)
-    with qtbot.waitSignal(tab.detail.recordShown, timeout=TIMEOUT):
+    with qtbot.waitSignal(tab.detail.record_shown, timeout=TIMEOUT):
         assert model.setData(length, "99")
     assert values(tab, 1, "length", "context") == ("int64", [99])
     # a step's value, in place
     value = tree_index(tab, "feature_lists", "my_ints", "step 0", "[1]", column=2)
-    with qtbot.waitSignal(tab.detail.recordShown, timeout=TIMEOUT):
+    with qtbot.waitSignal(tab.detail.record_shown, timeout=TIMEOUT):
         assert model.setData(value, "-5")
     assert steps()[0][1] == -5
     # add and remove steps
@@ -759,7 +759,7 @@ def test_export_the_selection_in_every_format(window, qtbot, copy, tmp_path):
     tab = open_editable(window, qtbot, path)
     before = original(path)
     show(qtbot, tab, 3)
-    with qtbot.waitSignal(tab.detail.recordShown, timeout=TIMEOUT):
+    with qtbot.waitSignal(tab.detail.record_shown, timeout=TIMEOUT):
         tab.detail.tree_model.setData(tree_index(tab, "label", column=2), "7")  # exports show the edits
     select_rows(tab, [1, 3, 6])
     dialog = window.edit_actions.export_current()
@@ -932,7 +932,7 @@ def test_compressed_file_keeps_its_compression_on_save(window, qtbot, copy):
     before = original(path)
     tab = open_editable(window, qtbot, path)
     show(qtbot, tab, 1)
-    with qtbot.waitSignal(tab.detail.recordShown, timeout=TIMEOUT):
+    with qtbot.waitSignal(tab.detail.record_shown, timeout=TIMEOUT):
         assert tab.detail.tree_model.setData(tree_index(tab, "int_col", column=2), "1001")
     select_rows(tab, [0])
     window.edit_actions.delete_action.trigger()

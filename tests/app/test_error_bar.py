@@ -68,7 +68,7 @@ def type_value(qtbot, tab, key: str, text: str) -> None:
 
 def show(qtbot, tab, row: int) -> None:
     if tab.current_record() != row or tab.detail.loaded() is None:
-        with qtbot.waitSignal(tab.detail.recordShown, timeout=TIMEOUT):
+        with qtbot.waitSignal(tab.detail.record_shown, timeout=TIMEOUT):
             tab.select_record(row)
 
 
@@ -87,7 +87,7 @@ def test_an_error_goes_away_after_the_next_edit_add_and_save(window, qtbot, tmp_
     assert NOT_AN_INTEGER in window.statusBar().currentMessage()
     assert tab.editing.stack.count() == 0
     # a successful edit
-    with qtbot.waitSignal(tab.detail.recordShown, timeout=TIMEOUT):
+    with qtbot.waitSignal(tab.detail.record_shown, timeout=TIMEOUT):
         type_value(qtbot, tab, "int_col", "5")
     assert tab.editing.stack.count() == 1 and not error_shown(window)
 

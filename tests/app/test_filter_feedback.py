@@ -21,7 +21,7 @@ def type_and_run(qtbot, bar, text: str) -> None:
     bar.edit.clear()
     qtbot.keyClicks(bar.edit, text)
     assert bar.text() == text
-    with qtbot.waitSignal(bar.filterApplied, timeout=TIMEOUT):
+    with qtbot.waitSignal(bar.filter_applied, timeout=TIMEOUT):
         qtbot.keyClick(bar.edit, Qt.Key.Key_Return)
 
 

@@ -80,7 +80,7 @@ def test_tree_shows_full_feature_names(sized_window, qtbot):
     tab = open_done(sized_window, qtbot, FIXTURES / "detection.tfrecord")
     tree, model = tab.detail.tree, tab.detail.tree_model
     if tab.detail.loaded() is None:
-        qtbot.waitSignal(tab.detail.recordShown, timeout=TIMEOUT).wait()
+        qtbot.waitSignal(tab.detail.record_shown, timeout=TIMEOUT).wait()
     root = model.root_index()
     names = [model.index(r, 0, root) for r in range(model.rowCount(root))]
     assert {"image/object/bbox/xmin", "image/object/bbox/xmax", "image/object/class/label"} <= \
@@ -160,10 +160,10 @@ def test_damaged_records_open_on_hex_and_good_ones_on_the_tree(window, qtbot):
     tab = open_done(window, qtbot, FIXTURES / "corrupt_data_crc.tfrecord")
     assert tab.tfile.index.status(5) is RecordStatus.DATA_CRC
     detail = tab.detail
-    with qtbot.waitSignal(detail.recordShown, timeout=TIMEOUT):
+    with qtbot.waitSignal(detail.record_shown, timeout=TIMEOUT):
         tab.select_record(5)
     assert detail.tabs.currentIndex() == HEX_TAB
-    with qtbot.waitSignal(detail.recordShown, timeout=TIMEOUT):
+    with qtbot.waitSignal(detail.record_shown, timeout=TIMEOUT):
         tab.select_record(6)
     assert detail.tabs.currentIndex() == TREE_TAB  # the user's tab, not the one chosen for damage
 
@@ -174,10 +174,10 @@ def test_binary_raw_records_open_on_hex_and_text_ones_on_text(window, qtbot, tmp
     tab = open_done(window, qtbot, path)
     detail = tab.detail
     if detail.current_record() != 0 or detail.loaded() is None:
-        with qtbot.waitSignal(detail.recordShown, timeout=TIMEOUT):
+        with qtbot.waitSignal(detail.record_shown, timeout=TIMEOUT):
             tab.select_record(0)
     assert detail.tabs.currentIndex() == HEX_TAB
-    with qtbot.waitSignal(detail.recordShown, timeout=TIMEOUT):
+    with qtbot.waitSignal(detail.record_shown, timeout=TIMEOUT):
         tab.select_record(1)
     assert detail.tabs.tabText(detail.tabs.currentIndex()) == "Text"
 

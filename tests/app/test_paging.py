@@ -52,7 +52,7 @@ def big_file(tmp_path) -> str:
 
 def select(qtbot, tab: FileTab, action) -> int:
     """Run ``action`` (which selects a record) and wait until the detail shows it; return that record."""
-    with qtbot.waitSignal(tab.detail.recordShown, timeout=TIMEOUT) as blocker:
+    with qtbot.waitSignal(tab.detail.record_shown, timeout=TIMEOUT) as blocker:
         action()
     shown = blocker.args[0]
     assert tab.detail.loaded().info.index == shown == tab.current_record()
@@ -134,7 +134,7 @@ def test_a_filter_with_more_matches_than_the_window_pages_over_the_matches(windo
     tab = open_done(window, qtbot, big_file)
     bar, page = tab.qa.filter_bar, tab.page_bar
     assert select(qtbot, tab, lambda: tab.select_record(2100)) == 2100 and window_of(tab) == (2000, 500)
-    with qtbot.waitSignal(bar.filterApplied, timeout=TIMEOUT):
+    with qtbot.waitSignal(bar.filter_applied, timeout=TIMEOUT):
         assert bar.run("n >= 300")
     matches = RECORDS - 300
     assert bar.count_text() == "2,200 of 2,500 records"  # the full count, not the window's
@@ -164,7 +164,7 @@ def test_a_filter_with_more_matches_than_the_window_pages_over_the_matches(windo
 
     # cleared, the record shown stays shown, on its page of all records
     assert select(qtbot, tab, lambda: tab.select_record(1500)) == 1500 and window_of(tab) == (1000, WINDOW)
-    with qtbot.waitSignal(bar.filterApplied, timeout=TIMEOUT):
+    with qtbot.waitSignal(bar.filter_applied, timeout=TIMEOUT):
         bar.clear()
     assert tab.current_record() == 1500 and window_of(tab) == (1000, WINDOW)
     assert page.text() == "Records 1,000 – 1,999 of 2,500"
@@ -182,7 +182,7 @@ def test_select_all_and_export_the_selection(window, qtbot, small_window, big_fi
     tab = open_done(window, qtbot, big_file)
     bar = tab.qa.filter_bar
     # a filter within the window: nothing is paged, select-all selects every match as before
-    with qtbot.waitSignal(bar.filterApplied, timeout=TIMEOUT):
+    with qtbot.waitSignal(bar.filter_applied, timeout=TIMEOUT):
         assert bar.run("n < 600")
     assert not tab.proxy.is_paged() and not tab.page_bar.isVisible()
     tab.table.setFocus()
@@ -195,7 +195,7 @@ def test_select_all_and_export_the_selection(window, qtbot, small_window, big_fi
     assert [json.loads(line)["index"] for line in out.read_text().splitlines()] == list(range(600))
 
     # paged: select-all selects the page shown and says so; "All records" still exports every record
-    with qtbot.waitSignal(bar.filterApplied, timeout=TIMEOUT):
+    with qtbot.waitSignal(bar.filter_applied, timeout=TIMEOUT):
         bar.clear()
     assert tab.page_bar.isVisible()
     select(qtbot, tab, tab.page_bar.next_button.click)
@@ -222,7 +222,7 @@ def test_rows_indexed_past_the_window_only_grow_the_count(window, qtbot, small_w
 
     def opened(tab) -> None:
         tab.proxy.rowsInserted.connect(lambda _p, first, last: inserted.append((first, last)))
-        tab.proxy.countsChanged.connect(lambda: sizes.append(tab.proxy.rowCount()))
+        tab.proxy.counts_changed.connect(lambda: sizes.append(tab.proxy.rowCount()))
 
     window.tabs.currentChanged.connect(lambda i: opened(window.tabs.widget(i)) if i >= 0 else None)
     tab = open_done(window, qtbot, big_file)
@@ -361,7 +361,7 @@ def test_an_edit_selects_its_result_on_another_page(window, qtbot, small_window,
     qtbot.waitUntil(lambda: tab.editing.editable and not tab.is_running(), timeout=TIMEOUT)
     assert select(qtbot, tab, lambda: tab.select_record(WINDOW - 1)) == WINDOW - 1
     assert window_of(tab) == (0, WINDOW)
-    with qtbot.waitSignal(tab.detail.recordShown, timeout=TIMEOUT):
+    with qtbot.waitSignal(tab.detail.record_shown, timeout=TIMEOUT):
         window.edit_actions.duplicate_action.trigger()  # the copy lands at 1000: the next page
     assert tab.model.rowCount() == RECORDS + 1
     assert tab.current_record() == WINDOW and tab.editing.selected_records() == [WINDOW]

@@ -52,7 +52,7 @@ def wait_tiles(qtbot, tab: FileTab, count: int) -> None:
 
 def filter_done(qtbot, tab: FileTab, text: str) -> None:
     bar = tab.qa.filter_bar
-    with qtbot.waitSignal(bar.filterApplied, timeout=TIMEOUT):
+    with qtbot.waitSignal(bar.filter_applied, timeout=TIMEOUT):
         assert bar.run(text)
 
 
@@ -170,13 +170,13 @@ def test_selection_follows_between_table_gallery_and_detail(window, qtbot):
     show_gallery(qtbot, tab)
     gallery = tab.qa.gallery
     # a thumbnail chosen in the gallery: table and detail follow
-    with qtbot.waitSignal(tab.detail.recordShown, timeout=TIMEOUT):
+    with qtbot.waitSignal(tab.detail.record_shown, timeout=TIMEOUT):
         gallery.view.setCurrentIndex(gallery.model.index(7, 0))
     assert tab.current_record() == 7
     assert tab.table.currentIndex().row() == 7
     assert tab.detail.current_record() == 7
     # a record chosen in the table (or by go-to): the gallery follows
-    with qtbot.waitSignal(tab.detail.recordShown, timeout=TIMEOUT):
+    with qtbot.waitSignal(tab.detail.record_shown, timeout=TIMEOUT):
         tab.select_record(19)
     assert gallery.current_record() == 19
     assert gallery.view.selectionModel().isSelected(gallery.model.index(19, 0))
@@ -243,7 +243,7 @@ def test_go_to_a_record_outside_the_filter_lands_on_the_nearest(window, qtbot):
 def test_stats_panel_for_flowers(window, qtbot):
     tab = open_done(window, qtbot, "flowers_jpeg.tfrecord")
     panel = tab.qa.stats_panel()
-    with qtbot.waitSignal(panel.statsReady, timeout=TIMEOUT):
+    with qtbot.waitSignal(panel.stats_ready, timeout=TIMEOUT):
         window.qa.show_statistics()
     assert window.qa.stats_dock.isVisible() and panel.isVisible()
     assert panel.stats_json()["records"] == 25
@@ -261,9 +261,9 @@ def test_stats_panel_for_flowers(window, qtbot):
 def test_stats_follow_the_filter(window, qtbot):
     tab = open_done(window, qtbot, "flowers_jpeg.tfrecord")
     panel = tab.qa.stats_panel()
-    with qtbot.waitSignal(panel.statsReady, timeout=TIMEOUT):
+    with qtbot.waitSignal(panel.stats_ready, timeout=TIMEOUT):
         window.qa.show_statistics()
-    with qtbot.waitSignal(panel.statsReady, timeout=TIMEOUT):
+    with qtbot.waitSignal(panel.stats_ready, timeout=TIMEOUT):
         filter_done(qtbot, tab, "label >= 3")
     assert panel.stats_json()["records"] == 10
     assert panel.feature_row("label")[CHART].data(TOP_ROLE) == [[3, 5], [4, 5]]
@@ -272,7 +272,7 @@ def test_stats_follow_the_filter(window, qtbot):
 def test_stats_of_sequence_examples_list_lengths(window, qtbot):
     tab = open_done(window, qtbot, "sequence_examples.tfrecord")
     panel = tab.qa.stats_panel()
-    with qtbot.waitSignal(panel.statsReady, timeout=TIMEOUT):
+    with qtbot.waitSignal(panel.stats_ready, timeout=TIMEOUT):
         window.qa.show_statistics()
     model = panel.model()
     assert isinstance(model, QStandardItemModel)
@@ -299,7 +299,7 @@ def test_schema_view_gives_python_and_json(window, qtbot):
 def test_schema_comes_from_the_statistics_when_they_are_there(window, qtbot):
     tab = open_done(window, qtbot, "flowers_jpeg.tfrecord")
     panel = tab.qa.stats_panel()
-    with qtbot.waitSignal(panel.statsReady, timeout=TIMEOUT):
+    with qtbot.waitSignal(panel.stats_ready, timeout=TIMEOUT):
         window.qa.show_statistics()
     view = tab.qa.schema_view()
     assert view.schema() is not None  # no second pass
@@ -355,7 +355,7 @@ def test_status_refresh_repaints_tiles_without_remaking_them(window, qtbot):
 def test_filter_asked_for_while_indexing_runs_when_indexing_ends(window, qtbot):
     tab = window.open_file(str(FIXTURES / "flowers_jpeg.tfrecord"))
     bar = tab.qa.filter_bar
-    with qtbot.waitSignal(bar.filterApplied, timeout=TIMEOUT):
+    with qtbot.waitSignal(bar.filter_applied, timeout=TIMEOUT):
         assert bar.run("label == 3 or label == 4")
     assert bar.count_text() == "10 of 25 records"
     assert tab.table.model().rowCount() == 10
@@ -418,6 +418,6 @@ def test_filter_and_statistics_run_over_unsaved_edits(window, qtbot):
     assert "24 of 24" in tab.qa.filter_bar.count_text()
     tab.qa.filter_bar.clear()
     panel = tab.qa.stats_panel()
-    with qtbot.waitSignal(panel.statsReady, timeout=TIMEOUT):
+    with qtbot.waitSignal(panel.stats_ready, timeout=TIMEOUT):
         window.qa.show_statistics()
     assert panel.stats_json()["records"] == 24

@@ -59,7 +59,7 @@ def _greys(image) -> set[int]:
 def _show_record(qtbot, tab, record: int) -> None:
     """Select ``record`` and wait until the detail shows it, images decoded."""
     if tab.current_record() != record:
-        with qtbot.waitSignal(tab.detail.recordShown, timeout=TIMEOUT):
+        with qtbot.waitSignal(tab.detail.record_shown, timeout=TIMEOUT):
             tab.select_record(record)
     qtbot.waitUntil(lambda: tab.detail.current_record() == record and tab.detail.images.pending() == 0
                     and tab.detail.images.image_count() > 0, timeout=TIMEOUT)
@@ -121,7 +121,7 @@ def test_int64_min_and_max_are_shown_whole(window, qtbot, tmp_path):
     write_records(path, [_example(big=Feature(int64_list=Int64List(value=[v]))) for v in (INT64_MIN, 0, INT64_MAX)])
     tab = open_done(window, qtbot, str(path))
     panel = tab.qa.stats_panel()
-    with qtbot.waitSignal(panel.statsReady, timeout=TIMEOUT):
+    with qtbot.waitSignal(panel.stats_ready, timeout=TIMEOUT):
         window.qa.show_statistics()
     cell = panel.feature_row("big")[SUMMARY]
     lines = cell.data().splitlines()
@@ -233,7 +233,7 @@ def _open_with_last_selected(window, qtbot, tmp_path, n: int):
     path = tmp_path / "many.tfrecord"
     write_records(path, [_example(label=Feature(int64_list=Int64List(value=[i % 7]))) for i in range(n)])
     tab = open_done(window, qtbot, str(path))
-    with qtbot.waitSignal(tab.detail.recordShown, timeout=TIMEOUT):
+    with qtbot.waitSignal(tab.detail.record_shown, timeout=TIMEOUT):
         tab.select_record(n - 1)
     return tab
 

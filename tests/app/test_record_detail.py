@@ -65,7 +65,7 @@ def detail(qtbot):
 
 
 def show(qtbot, detail: RecordDetail, tfile: TFRecordFile, index: int) -> None:
-    with qtbot.waitSignal(detail.recordShown, timeout=10000) as blocker:
+    with qtbot.waitSignal(detail.record_shown, timeout=10000) as blocker:
         detail.show_record(tfile, index)
     assert blocker.args == [index]
 
@@ -448,7 +448,7 @@ def test_large_record_loads_off_the_gui_thread(qtbot, detail, open_file, tmp_pat
     path = tmp_path / "large.tfrecord"
     write_records(path, [example_bytes({"blob": Feature(bytes_list={"value": [payload]})})])
     tfile = open_file(path)
-    with qtbot.waitSignal(detail.recordShown, timeout=10000):
+    with qtbot.waitSignal(detail.record_shown, timeout=10000):
         detail.show_record(tfile, 0)
         assert "loading" in detail.header.text()
         detail._show_loading()  # what the loading timer does when the load takes a while
@@ -476,10 +476,10 @@ def test_small_compressed_records_show_at_once_large_ones_on_the_pool(qtbot, det
                          example_bytes({"blob": Feature(bytes_list={"value": [big]})})], "gzip")
     tfile = open_file(path)
     shown: list[int] = []
-    detail.recordShown.connect(shown.append)
+    detail.record_shown.connect(shown.append)
     detail.show_record(tfile, 0)
     assert shown == [0] and sorted(children(detail.tree_model, detail.tree_model.root_index())) == ["small"]
-    with qtbot.waitSignal(detail.recordShown, timeout=10000):
+    with qtbot.waitSignal(detail.record_shown, timeout=10000):
         detail.show_record(tfile, 1)
         assert shown == [0] and "loading" in detail.header.text()
     assert shown == [0, 1] and sorted(children(detail.tree_model, detail.tree_model.root_index())) == ["blob"]
@@ -507,7 +507,7 @@ def test_clear_and_failures(qtbot, detail, open_file):
     assert detail.tree_model.rowCount() == 0
     assert detail.images.image_count() == 0
     assert detail.hex.model.rowCount() == 0
-    with qtbot.waitSignal(detail.recordFailed) as blocker:
+    with qtbot.waitSignal(detail.record_failed) as blocker:
         detail.show_record(tfile, 99)
     assert blocker.args[0] == 99 and "out of range" in blocker.args[1]
     assert "cannot read" in detail.header.text()

@@ -57,7 +57,7 @@ def test_a_folder_opens_as_one_tab_numbered_across_shards(window, qtbot):
         "train-00000-of-00004.tfrecord", "train-00000-of-00004.tfrecord",
         "train-00001-of-00004.tfrecord", "train-00003-of-00004.tfrecord"]
 
-    with qtbot.waitSignal(tab.detail.recordShown, timeout=TIMEOUT):
+    with qtbot.waitSignal(tab.detail.record_shown, timeout=TIMEOUT):
         tab.select_record(25)
     loaded = tab.detail.loaded()
     assert loaded.info.index == 25
@@ -73,16 +73,16 @@ def test_filter_stats_verify_and_export_cover_the_whole_set(window, qtbot, tmp_p
     tab = open_set(window, qtbot, sorted(SHARDS.iterdir()))
     assert window.tabs.tabText(0) == "train-*-of-00004.tfrecord"
     bar = tab.qa.filter_bar
-    with qtbot.waitSignal(bar.filterApplied, timeout=TIMEOUT):
+    with qtbot.waitSignal(bar.filter_applied, timeout=TIMEOUT):
         assert bar.run("shard == 2")
     assert bar.count_text().startswith("25 of 100")
     assert tab.proxy.record_at(0) == 50
 
     panel = tab.qa.stats_panel()
-    with qtbot.waitSignal(panel.statsReady, timeout=TIMEOUT):
+    with qtbot.waitSignal(panel.stats_ready, timeout=TIMEOUT):
         window.qa.show_statistics()
-    with qtbot.waitSignal(panel.statsReady, timeout=TIMEOUT):
-        with qtbot.waitSignal(bar.filterApplied, timeout=TIMEOUT):
+    with qtbot.waitSignal(panel.stats_ready, timeout=TIMEOUT):
+        with qtbot.waitSignal(bar.filter_applied, timeout=TIMEOUT):
             assert bar.run("")
     assert panel.stats_json()["records"] == 100
     assert panel.feature_row("shard")[CHART].data(TOP_ROLE) == [[0, 25], [1, 25], [2, 25], [3, 25]]
@@ -151,7 +151,7 @@ def test_many_shards_keep_few_files_open(window, qtbot, tmp_path):
     assert any(" · shards " in t and not t.endswith("200 of 200 indexed") for t in labels)  # in order, as it goes
     assert labels[-1] == "600 records · shards 200 of 200 indexed"
     assert window.tabs.tabText(0) == "part-*-of-00200.tfrecord"
-    with qtbot.waitSignal(tab.detail.recordShown, timeout=TIMEOUT):
+    with qtbot.waitSignal(tab.detail.record_shown, timeout=TIMEOUT):
         tab.select_record(599)
     assert s.open_files <= MAX_OPEN
     with qtbot.waitSignal(tab.indexing_finished, timeout=TIMEOUT):
@@ -192,7 +192,7 @@ def test_a_shard_clicked_in_the_list_is_indexed_first_and_shown(window, qtbot, t
     assert panel.model.data(panel.model.index(150, NAME)) == "00150"  # what tells the shards apart
     assert panel.summary.text() == "part-*-of-00200.tfrecord\n200 shards · 200 indexed · 600 records"
     # An indexed shard clicked shows its first record at once.
-    with qtbot.waitSignal(tab.detail.recordShown, timeout=TIMEOUT):
+    with qtbot.waitSignal(tab.detail.record_shown, timeout=TIMEOUT):
         tab.show_shard(7)
     assert tab.current_record() == 21
 
@@ -234,9 +234,9 @@ def test_damage_in_one_shard_is_found_in_the_set(window, qtbot):
     assert "at byte 725 (0x2d5) of garbage_middle.tfrecord" in tips[0] and "next record found is #35" in tips[0]
     assert "at byte 350 (0x15e) of corrupt_data_crc.tfrecord" in tips[1]
     assert tab.next_damaged() == 35 and tab.next_damaged() == 57
-    with qtbot.waitSignal(tab.detail.recordShown, timeout=TIMEOUT):
+    with qtbot.waitSignal(tab.detail.record_shown, timeout=TIMEOUT):
         tab.select_record(0)
-    with qtbot.waitSignal(tab.detail.recordShown, timeout=TIMEOUT):
+    with qtbot.waitSignal(tab.detail.record_shown, timeout=TIMEOUT):
         tab.corruption.show_problem(tab.shard_set.problems[1])
     assert tab.current_record() == 57
     assert "record 5 of corrupt_data_crc.tfrecord, at offset 350" in tab.detail.header_text()
