@@ -207,7 +207,7 @@ class ExportDialog(QDialog):
         return None
 
     def records_compression(self) -> Compression:
-        return getattr(self.records, "compression", Compression.NONE)
+        return self.records.compression
 
     def _update(self, *_) -> None:
         fmt = self.fmt()

@@ -14,6 +14,7 @@ from PySide6.QtGui import QColor
 
 from codec.crc import masked_crc
 from codec.framing import CRC, FOOTER_SIZE, HEADER, HEADER_SIZE, LENGTH, Compression
+from codec.records import RecordReader
 
 from app.style.palette import MUTED_TEXT
 
@@ -81,7 +82,7 @@ class FramedRecord:
         return len(self.header) + len(self.data) + len(self.footer)
 
 
-def framed_record(tfile: Any, offset: int, data: bytes, stored_crc: int | None,
+def framed_record(tfile: RecordReader, offset: int, data: bytes, stored_crc: int | None,
                   computed_crc: int | None) -> FramedRecord:
     """Collect header and footer around ``data`` (what ``TFRecordFile.read`` returned)."""
     header = tfile.read_bytes(offset, HEADER_SIZE)
@@ -90,8 +91,8 @@ def framed_record(tfile: Any, offset: int, data: bytes, stored_crc: int | None,
         footer = tfile.read_bytes(offset + HEADER_SIZE + len(data), FOOTER_SIZE)
     if computed_crc is None and stored_crc is not None:
         computed_crc = masked_crc(data)
-    compressed = getattr(tfile, "compression", Compression.NONE) is not Compression.NONE
-    return FramedRecord(offset, header, data, footer, computed_crc, compressed, getattr(tfile, "unsaved", False))
+    compressed = tfile.compression is not Compression.NONE
+    return FramedRecord(offset, header, data, footer, computed_crc, compressed, tfile.unsaved)
 
 
 def _ascii(byte: int) -> str:

@@ -98,13 +98,7 @@ def problems_summary(problems: list[Problem]) -> str:
 
 def record_before(records, p: Problem) -> int:
     """The last record starting at or before problem ``p`` (for a shard set: in the problem's own shard)."""
-    shards = getattr(records, "shards", None)  # codec.shards.ShardSet: offsets are per shard
-    if shards is None or p.path is None:
-        return records.find_record(p.offset)
-    k = next((k for k, s in enumerate(shards) if s.path == p.path), len(shards))
-    if k >= len(shards) or not records.is_numbered(k):
-        return -1
-    return records.record_start(k) + records.shard_file(k).find_record(p.offset)
+    return records.record_before(p)
 
 
 class ProblemListModel(QAbstractTableModel):

@@ -116,6 +116,8 @@ class RecordTableModel(QAbstractTableModel):
         them only now, on this thread, so rows and numbers change together.
         """
         self._facts = None
+        # The one probe of a record source left: only a shard set numbers its records out of order
+        # (codec.records.RecordSource); a file's and a document's rows only grow at their end.
         publish = getattr(self._tfile, "publish", None)
         if publish is not None:
             added = 0

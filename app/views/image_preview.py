@@ -25,7 +25,8 @@ from PySide6.QtWidgets import (QButtonGroup, QFrame, QHBoxLayout, QLabel, QScrol
                                QVBoxLayout, QWidget)
 
 from codec.decode import DecodedRecord
-from codec.images import STRETCH_MINMAX, BoundingBox, ImageDecodeError, ImageRef, find_boxes, find_images, main_image
+from codec.errors import ImageDecodeError
+from codec.images import STRETCH_MINMAX, BoundingBox, ImageRef, find_boxes, find_images, main_image
 
 from app.models.labels import caption_text, image_dims
 from app.models.qimage import Decode, decode_to_qimage

@@ -19,7 +19,7 @@ from codec.decode import DecodedRecord, RecordKind, TreeNode, build_tree, decode
 from codec.errors import FileChangedError
 from codec.framing import Compression, RecordInfo, RecordStatus
 from codec.images import ImageRef, find_images
-from codec.reader import TFRecordFile
+from codec.records import RecordReader
 
 from app.models.hex_model import FramedRecord, framed_record
 from app.models.labels import KIND_TEXT, STATUS_TEXT
@@ -57,7 +57,7 @@ class LoadedRecord:
     binary: bool = False  # a raw record whose bytes are not text: the Text tab would show boxes
 
 
-def load_record(tfile: TFRecordFile, index: int) -> LoadedRecord:
+def load_record(tfile: RecordReader, index: int) -> LoadedRecord:
     """Read record ``index`` and decode it for display (the file-sized work)."""
     rec = tfile.read(index)
     decoded = decode_record(rec.data)
@@ -71,11 +71,11 @@ def load_record(tfile: TFRecordFile, index: int) -> LoadedRecord:
     return LoadedRecord(
         info=rec.info, decoded=decoded, tree=tree, images=find_images(decoded),
         framed=framed_record(tfile, rec.info.offset, rec.data, rec.stored_crc, rec.computed_crc),
-        text=text, text_cut=cut, summaries=summarize(tree, decoded), note=getattr(tfile, "note", None),
+        text=text, text_cut=cut, summaries=summarize(tree, decoded), note=tfile.note,
         binary=binary)
 
 
-def _load_or_changed(tfile: TFRecordFile, index: int) -> LoadedRecord | FileChangedError:
+def _load_or_changed(tfile: RecordReader, index: int) -> LoadedRecord | FileChangedError:
     """:func:`load_record` on the pool; a changed file comes back as its error (the pool passes on text only)."""
     try:
         return load_record(tfile, index)
@@ -169,7 +169,7 @@ class RecordDetail(QWidget):
     def loaded(self) -> LoadedRecord | None:
         return self._loaded
 
-    def show_record(self, tfile: TFRecordFile, index: int) -> None:
+    def show_record(self, tfile: RecordReader, index: int) -> None:
         """Show record ``index`` of ``tfile``; ``record_shown(index)`` when done."""
         self._generation += 1
         self._index = index

@@ -22,8 +22,9 @@ from PySide6.QtGui import QImage
 
 from codec.decode import (DecodedRecord, RecordKind, decode_record, feature_cell, feature_values, format_value,
                           is_text, record_feature_lists, record_features)
+from codec.errors import ImageDecodeError
 from codec.framing import RecordStatus
-from codec.images import (STRETCH_DTYPE, BoundingBox, ImageDecodeError, ImageRef, RawShape, find_boxes, find_images,
+from codec.images import (STRETCH_DTYPE, BoundingBox, ImageRef, RawShape, find_boxes, find_images,
                           main_image, thumbnail)
 from codec.records import RecordData
 
