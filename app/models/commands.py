@@ -15,6 +15,7 @@ from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QUndoCommand
 
 from codec.document import Document, index_runs, sorted_unique
+from codec.errors import UsageError
 
 
 class DocumentChange(NamedTuple):
@@ -41,6 +42,15 @@ class EditTarget(QObject):
 def sorted_rows(rows: Sequence[int]) -> tuple[int, ...]:
     """``rows`` sorted, once each (numpy: a Select All hands over millions)."""
     return tuple(sorted_unique([rows]).tolist())
+
+
+def _edited_rows(rows: Sequence[int]) -> tuple[int, ...]:
+    """``rows`` sorted, once each; refused when empty: a command must change something
+    (an empty one would fail inside the undo stack's redo, where an error cannot be reported)."""
+    rows = sorted_rows(rows)
+    if not rows:
+        raise UsageError("no records to edit: select at least one")
+    return rows
 
 
 def _plural(n: int, word: str) -> str:
@@ -96,7 +106,7 @@ class ReplaceRecords(DocumentCommand):
 
 class DeleteRecords(DocumentCommand):
     def __init__(self, target: EditTarget, rows: Sequence[int]) -> None:
-        self.rows = sorted_rows(rows)
+        self.rows = _edited_rows(rows)
         super().__init__(target, f"Delete {_plural(len(self.rows), 'record')}")
 
     def apply(self, document: Document) -> tuple[DocumentChange, DocumentChange]:
@@ -107,7 +117,7 @@ class DeleteRecords(DocumentCommand):
 
 class DuplicateRecords(DocumentCommand):
     def __init__(self, target: EditTarget, rows: Sequence[int]) -> None:
-        self.rows = sorted_rows(rows)
+        self.rows = _edited_rows(rows)
         super().__init__(target, f"Duplicate {_plural(len(self.rows), 'record')}")
 
     def apply(self, document: Document) -> tuple[DocumentChange, DocumentChange]:
@@ -132,7 +142,7 @@ class MoveRecords(DocumentCommand):
     """Move each run of selected rows one place up (``step=-1``) or down (``step=1``)."""
 
     def __init__(self, target: EditTarget, rows: Sequence[int], step: int) -> None:
-        self.rows = sorted_rows(rows)
+        self.rows = _edited_rows(rows)
         self.step = -1 if step < 0 else 1
         super().__init__(target, f"Move {_plural(len(self.rows), 'record')} {'up' if self.step < 0 else 'down'}")
 

@@ -17,6 +17,7 @@ pytest.importorskip("PySide6.QtGui")
 from PySide6.QtGui import QUndoStack  # noqa: E402
 
 from codec.document import Document  # noqa: E402
+from codec.errors import UsageError  # noqa: E402
 from codec.proto import Example  # noqa: E402
 from codec.reader import open_tfrecord  # noqa: E402
 from codec.writer import write_records  # noqa: E402
@@ -415,3 +416,12 @@ def test_every_step_of_a_long_history_comes_back_exactly(s):
         s.redo()
         assert (list(s.doc), s.doc.snapshot()) == states[k]
     s.assert_holds(states[-1][0])
+
+
+@pytest.mark.parametrize("make", [lambda t: DeleteRecords(t, []), lambda t: DuplicateRecords(t, []),
+                                  lambda t: MoveRecords(t, [], 1)])
+def test_a_command_over_no_rows_is_refused_before_it_reaches_the_stack(s, make):
+    with pytest.raises(UsageError, match="no records to edit"):
+        make(s.target)
+    assert s.stack.count() == 0
+    s.assert_original()
