@@ -17,8 +17,9 @@ from codec.writer import write_records  # noqa: E402
 from app.__main__ import build_window, parse_args  # noqa: E402
 from app.models.record_table_model import STATUS_ROLE, Column  # noqa: E402
 from app.models.settings import Settings  # noqa: E402
-from app.shell.file_tab import FileTab, parse_goto  # noqa: E402
+from app.shell.file_tab import FileTab  # noqa: E402
 from app.shell.main_window import MainWindow  # noqa: E402
+from app.shell.tab_state import parse_goto  # noqa: E402
 from app.views.record_detail import RecordDetail  # noqa: E402
 from tests.gui_helpers import open_done, wait_done  # noqa: E402
 from resources import demo_path  # noqa: E402
@@ -191,7 +192,7 @@ def test_recent_files_are_remembered(window, qtbot, fixture_file):
     window.start_page.recent_list.itemActivated.emit(item)
     assert window.current_tab().path == os.path.abspath(path)
     wait_done(qtbot, window.current_tab())
-    window._fill_recent_menu()
+    window.recent.fill_menu()
     assert window.recent_menu.actions()[0].text() == "detection.tfrecord"
     # a new window (next run) sees the same list
     other = MainWindow(Settings())
@@ -242,9 +243,9 @@ def test_copy_selected_rows(window, qtbot, fixture_file):
 
 
 def test_copy_of_more_rows_than_the_clipboard_takes(window, qtbot, tmp_path, monkeypatch):
-    import app.shell.file_tab as file_tab
+    import app.views.record_table_view as record_table_view
 
-    monkeypatch.setattr(file_tab, "COPY_ROWS_MAX", 5)
+    monkeypatch.setattr(record_table_view, "COPY_ROWS_MAX", 5)
     path = tmp_path / "twelve.tfrecord"
     write_records(path, [b"raw %d" % i for i in range(12)])
     tab = open_done(window, qtbot, str(path))
@@ -338,7 +339,7 @@ def test_window_stays_responsive_while_indexing(window, qtbot, big_file):
     wait_done(qtbot, tab, timeout=120000)
     elapsed = time.perf_counter() - t0
     timer.stop()
-    assert tab.model.rowCount() == BIG_RECORDS and tab.state().phase == "done" and tab.tfile.verified
+    assert tab.model.rowCount() == BIG_RECORDS and tab.state().phase == "done" and tab.session.source.verified
     during = [t for t in ticks if t[0] >= opened]
     gaps = [(b[0] - a[0], a[1], b[1]) for a, b in zip(during, during[1:])]
     worst = max(g for g, _, _ in gaps)

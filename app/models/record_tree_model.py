@@ -25,7 +25,7 @@ from codec.decode import (DecodedRecord, RecordKind, TreeNode, format_value, is_
                           value_count, value_node)
 from codec.edit import parse_value
 from codec.errors import UsageError
-from codec.images import probe_image
+from codec.image_sniff import probe_image
 from app.style.palette import ACCENT_TEXT, MUTED_TEXT
 
 FIRST_CHUNK = 20

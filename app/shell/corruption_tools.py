@@ -1,10 +1,12 @@
-"""A FileTab's damage tools: the Problems panel, the corruption map, and what a click shows.
+"""A tab's damage tools: the Problems panel, the corruption map, and what a click shows.
 
-:class:`CorruptionTools` is created by the tab. It puts the map beside the
-record table (:meth:`~CorruptionTools.beside_table`) and the panel below the
-tab's table/detail splitter (:meth:`~CorruptionTools.above_problems`), keeps
-both in step with the tab's index and verify passes (``state_changed``), and
-turns a picked problem into a selected record and highlighted bytes:
+:class:`CorruptionTools` is made by the tab with its session, the row
+selection of its record table, the table and the record detail. It puts the
+map beside the record table (:meth:`~CorruptionTools.beside_table`) and the
+panel below the tab's table/detail splitter
+(:meth:`~CorruptionTools.above_problems`), keeps both in step with the
+session's index and verify passes (``state_changed``), and turns a picked
+problem into a selected record and highlighted bytes:
 
 - a problem in a record (data CRC, recovered length CRC, truncated record)
   selects that record and highlights the damaged bytes in its hex view (for a
@@ -13,35 +15,32 @@ turns a picked problem into a selected record and highlighted bytes:
   selects the next record found after it, and the hex view shows the skipped
   bytes themselves, highlighted, instead of that record's.
 
-Record numbers are the table's rows: ``tab.model.tfile`` is the opened file,
-or its edited view once editing is on (which maps the file's problems to
-rows). Byte positions and the map's extent are the file's on disk
-(``tab.tfile``), which a save may replace; both are looked up when used.
+Record numbers are the table's rows, ``session.records`` (the edited view,
+once editing is on, maps the file's problems to rows). Byte positions and the
+map's extent are the file's on disk, ``session.source``, which a save may
+replace; both are looked up when used.
 """
 from __future__ import annotations
 
 import bisect
 import html
-from typing import TYPE_CHECKING
-
 from PySide6.QtCore import QEvent, QObject, Qt, Signal
 from PySide6.QtWidgets import QHBoxLayout, QSplitter, QWidget
 
 from codec.framing import HEADER_SIZE, Compression, Problem, ProblemKind, RecordStatus
+from codec.records import RecordSource
 
 from app.models.hex_model import FramedRecord
 from app.models.problem_list_model import ProblemListModel, is_recovered, problem_title, record_before
 from app.models.record_table_model import RECORD_ROLE
+from app.shell.row_selection import RowSelection
+from app.shell.session import TabSession
 from app.style.palette import BAD_COLOR, MUTED_COLOR
 from app.views.corruption_map import CorruptionMap, Mark
 from app.views.problems_panel import ProblemsPanel
-from app.views.record_detail import HEX_TAB
+from app.views.record_detail import HEX_TAB, RecordDetail
+from app.views.record_table_view import RecordTableView
 from app.workers.background import PoolJobs
-
-if TYPE_CHECKING:
-    from codec.reader import TFRecordFile
-
-    from app.shell.file_tab import FileTab, TabState
 
 # Skipped bytes shown in the hex view at most (a garbage run may be huge).
 SPAN_LIMIT = 64 << 10
@@ -72,20 +71,26 @@ def merge_marks(marks: list[Mark], extent: int, resolution: int = MAP_RESOLUTION
 
 
 class CorruptionTools(QObject):
-    """The Problems panel and corruption map of one FileTab, wired to its table and detail.
+    """The Problems panel and corruption map of one tab, wired to its table and detail.
 
     Signals: ``problem_shown(Problem)`` once a picked problem's record is
     selected and its bytes highlighted; ``salvage_requested()`` from the
-    panel's button; ``panel_visibility_changed(bool)``.
+    panel's button; ``panel_visibility_changed(bool)``; ``message(str)`` a
+    note for the status bar.
     """
 
     problem_shown = Signal(object)
     salvage_requested = Signal()
     panel_visibility_changed = Signal(bool)
+    message = Signal(str)
 
-    def __init__(self, tab: FileTab) -> None:
-        super().__init__(tab)
-        self.tab = tab
+    def __init__(self, session: TabSession, selection: RowSelection, table: RecordTableView,
+                 detail: RecordDetail, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.session = session
+        self.selection = selection
+        self.table = table
+        self.detail = detail
         self.model = ProblemListModel(self.records, self)
         self.panel = ProblemsPanel(self.model)
         self.panel.hide()
@@ -106,23 +111,23 @@ class CorruptionTools(QObject):
         self.panel.close_requested.connect(lambda: self.set_panel_visible(False))
         self.map.mark_clicked.connect(self._mark_clicked)
         self.map.offset_clicked.connect(self.select_near)
-        tab.state_changed.connect(self.refresh)
-        tab.detail.record_shown.connect(self._record_shown)
-        tab.detail.record_shown.connect(self._update_current)
-        tab.detail.record_failed.connect(self._record_failed)
-        tab.table.verticalScrollBar().valueChanged.connect(self._update_view)
-        tab.table.clicked.connect(self._table_clicked)
-        tab.table.viewport().installEventFilter(self)
+        session.state_changed.connect(self.refresh)
+        detail.record_shown.connect(self._record_shown)
+        detail.record_shown.connect(self._update_current)
+        detail.record_failed.connect(self._record_failed)
+        table.verticalScrollBar().valueChanged.connect(self._update_view)
+        table.clicked.connect(self._table_clicked)
+        table.viewport().installEventFilter(self)
 
     @property
-    def file(self) -> TFRecordFile:
-        """The TFRecordFile on disk (byte positions, compression, verified)."""
-        return self.tab.tfile
+    def file(self) -> RecordSource:
+        """The source opened (byte positions, compression, verified)."""
+        return self.session.source
 
     @property
-    def records(self) -> TFRecordFile:
-        """What the table's record numbers index: the file, or its edited view (which reads alike)."""
-        return self.tab.model.tfile
+    def records(self) -> RecordSource:
+        """What the table's record numbers index: the source, or its edited view (which reads alike)."""
+        return self.session.records
 
     # -- layout -----------------------------------------------------------
     def beside_table(self, table: QWidget) -> QWidget:
@@ -159,7 +164,7 @@ class CorruptionTools(QObject):
             return
         self.panel.setVisible(on)
         if on and self.splitter is not None:
-            total = sum(self.splitter.sizes()) or self.tab.height()
+            total = sum(self.splitter.sizes()) or self.splitter.height()
             table = self.panel.table
             rows = max(self.model.rowCount(), PANEL_MIN_ROWS)  # a few problems: a short panel
             needed = (self.panel.sizeHint().height() - table.sizeHint().height() + table.horizontalHeader().height()
@@ -170,40 +175,42 @@ class CorruptionTools(QObject):
 
     # -- following the passes ---------------------------------------------
     def refresh(self) -> None:
-        """Catch up with the tab's passes: new problems, marks, how far indexing came."""
-        state = self.tab.state()
+        """Catch up with the session's passes: new problems, marks, how far indexing came."""
+        session = self.session
+        running = session.is_running()
         reset = self.model.file is not self.records  # editing began, or a save reopened the tab
         if reset:
             self.model.set_file(self.records)  # (loads the problems: the sync below finds no change)
             self._pending = None
-        changed = self.model.sync(force=not state.running) or reset
+        changed = self.model.sync(force=not running) or reset
         if changed:
             self._gaps = [p for p in self.model.problems() if p.index is None]
             self._gap_starts = [p.offset for p in self._gaps]
-        self._update_extent(state)
-        if changed or not state.running:
+        self._update_extent(running, session.fraction)
+        if changed or not running:
             self.map.set_marks(merge_marks(self._marks(), self.map.extent))
-        self.panel.set_note(self._note(state))
+        self.panel.set_note(self._note(running))
         if self.model.rowCount() and self._user_choice is None and not self.panel_visible():
             self.set_panel_visible(True, user=False)
         self._update_view()
 
-    def _note(self, state: TabState) -> str:
-        if state.running:
-            what = "checking data CRCs" if state.phase == "verify" else "indexing"
-            return f"{what}… {state.fraction:.0%}"
-        if state.phase == "cancelled":
+    def _note(self, running: bool) -> str:
+        phase = self.session.phase
+        if running:
+            what = "checking data CRCs" if phase == "verify" else "indexing"
+            return f"{what}… {self.session.fraction:.0%}"
+        if phase == "cancelled":
             return "stopped: the file was not checked to the end"
         if not self.file.verified:
             return "data CRCs not checked yet (File > Verify Checksums)"
         return "every data CRC checked"
 
-    def _update_extent(self, state: TabState) -> None:
+    def _update_extent(self, running: bool, fraction: float) -> None:
         tfile = self.file
         n = len(tfile)
         if tfile.compression is Compression.NONE:
             extent = tfile.file_size
-            known = extent if tfile.indexed else int(state.fraction * extent)
+            known = extent if tfile.indexed else int(fraction * extent)
             self.map.set_extent(extent, known)
             return
         # the decompressed stream: its size is known once indexed (one read, off the GUI thread)
@@ -213,7 +220,7 @@ class CorruptionTools(QObject):
         if self._stream_file is not tfile:
             self._stream_file, self._stream_end = tfile, None
         if tfile.indexed:
-            if self._stream_end is None and n and not state.running:
+            if self._stream_end is None and n and not running:
                 if tfile.index.status(n - 1) is RecordStatus.TRUNCATED:
                     self._stream_end = damage_end  # the truncated record runs to the end
                 else:
@@ -222,7 +229,7 @@ class CorruptionTools(QObject):
             extent = max(self._stream_end or 0, known, 1)
             known = extent
         else:
-            extent = max(int(last / state.fraction) if state.fraction > 0 else 0, known + 1)
+            extent = max(int(last / fraction) if fraction > 0 else 0, known + 1)
         self.map.set_extent(extent, known, stream=True)
 
     def _job_done(self, ticket: object, result: object) -> None:
@@ -258,11 +265,11 @@ class CorruptionTools(QObject):
         return start, max(end, start + 1)
 
     def _record_at_row(self, row: int) -> int:
-        value = self.tab.table.model().index(row, 0).data(RECORD_ROLE)
+        value = self.table.model().index(row, 0).data(RECORD_ROLE)
         return value if isinstance(value, int) else row
 
     def _update_view(self, *_) -> None:
-        table = self.tab.table
+        table = self.table
         rows = table.model().rowCount() if table.model() is not None else 0
         if not rows or not len(self.records):
             self.map.set_view(None)
@@ -305,7 +312,7 @@ class CorruptionTools(QObject):
             i = self.record_for(self._gaps[k])
         else:
             i = max(0, self.records.find_record(offset))
-        self.tab.select_record(i)
+        self.selection.select_record(i)
         return i
 
     def _mark_clicked(self, mark: Mark) -> None:
@@ -320,16 +327,16 @@ class CorruptionTools(QObject):
         row = self.record_for(problem)
         if row < 0:
             self._pending = None
-            self.tab.message.emit(f"{problem_title(problem)} at byte {problem.offset:,}: no record was found "
+            self.message.emit(f"{problem_title(problem)} at byte {problem.offset:,}: no record was found "
                                   "anywhere near it")
             self.problem_shown.emit(problem)
             return
         self._pending = (row, problem)
-        if self._showing_span and self.tab.current_record() == row:  # the hex view must hold the record again
+        if self._showing_span and self.selection.current_record() == row:  # the hex view must hold it again
             self._showing_span = False
-            self.tab.table.selectionModel().clearCurrentIndex()
-        self.tab.select_record(row)
-        detail = self.tab.detail
+            self.table.selectionModel().clearCurrentIndex()
+        self.selection.select_record(row)
+        detail = self.detail
         loaded = detail.loaded()
         if self._pending is not None and loaded is not None and loaded.info.index == row \
                 and detail.current_record() == row:
@@ -337,11 +344,11 @@ class CorruptionTools(QObject):
 
     def _table_clicked(self, *_) -> None:
         """A click on the current record after skipped bytes were shown brings its own bytes back."""
-        row = self.tab.current_record()
+        row = self.selection.current_record()
         if self._showing_span and row >= 0:
             self._showing_span = False
-            self.tab.table.selectionModel().clearCurrentIndex()  # the tab shows the record again
-            self.tab.select_record(row)
+            self.table.selectionModel().clearCurrentIndex()  # the tab shows the record again
+            self.selection.select_record(row)
 
     def _record_shown(self, index: int) -> None:
         self._showing_span = False
@@ -359,7 +366,7 @@ class CorruptionTools(QObject):
 
     def _apply(self, row: int, problem: Problem) -> None:
         self._pending = None
-        detail = self.tab.detail
+        detail = self.detail
         hexv = detail.hex
         if problem.index is None:
             note = self._show_skipped_bytes(row, problem)
@@ -368,7 +375,7 @@ class CorruptionTools(QObject):
             hexv.highlight(start, end)
             note = f"{problem_title(problem)} in record {row:,}: bytes {start:,}–{end - 1:,} highlighted"
         detail.tabs.setCurrentIndex(HEX_TAB)
-        self.tab.message.emit(note)
+        self.message.emit(note)
         self.problem_shown.emit(problem)
 
     @staticmethod
@@ -382,7 +389,7 @@ class CorruptionTools(QObject):
 
     def _show_skipped_bytes(self, row: int, problem: Problem) -> str:
         """Put the bytes of damage between records in the hex view, highlighted."""
-        hexv = self.tab.detail.hex
+        hexv = self.detail.hex
         after = problem.offset >= self.records.index.offset(row) >= 0
         where = f"after record {row:,}" if after else f"before record {row:,}"
         if problem.size <= 0:
@@ -390,7 +397,7 @@ class CorruptionTools(QObject):
                 if problem.compressed_offset is not None else ""
             return f"{problem_title(problem)} at byte {problem.offset:,} ({where}){stream}"
         try:
-            with self.tab.watching_changes():
+            with self.session.watching_changes():
                 data = self.file.read_bytes(problem.offset, min(problem.size, SPAN_LIMIT))
         except (OSError, ValueError) as exc:
             return f"cannot read the skipped bytes at {problem.offset:,}: {exc}"

@@ -1,27 +1,30 @@
 """The window's part of editing: actions and menus, the undo group, the history dock, unsaved prompts.
 
-The main window creates one :class:`EditActions` and tells it when a tab is
-opened, becomes current, or is about to close; everything else about an edit
-lives in the tab's :class:`~app.shell.tab_editing.TabEditing`. Undo/redo act on the
-current tab's stack through a QUndoGroup.
+The main window creates one :class:`EditActions`, hands it the host window (for
+actions, docks, the status bar and dialogs), the tab widget, the settings and a
+"current tab" callable, and tells it when a tab is opened, becomes current, or
+is about to close; it reports back through signals (an error, an error no
+longer current, a file saved). Everything else about an edit lives in the tab's
+:class:`~app.shell.tab_editing.TabEditing`. Undo/redo act on the current tab's
+stack through a QUndoGroup.
 """
 from __future__ import annotations
 
 import os
 from typing import TYPE_CHECKING, Callable
 
-from PySide6.QtCore import QObject, Qt
+from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtGui import QAction, QKeySequence, QUndoGroup
-from PySide6.QtWidgets import QLabel, QMenu
+from PySide6.QtWidgets import QLabel, QMainWindow, QMenu, QTabWidget
 from shiboken6 import isValid as shiboken_valid
 
 from app.dialogs import edit_dialogs
 from app.dialogs.export_dialog import ExportDialog
+from app.models.settings import Settings
 from app.views.undo_history import UndoHistoryDock
 
 if TYPE_CHECKING:
     from app.shell.file_tab import FileTab
-    from app.shell.main_window import MainWindow
 
 MESSAGE_MS = 10000
 
@@ -30,18 +33,28 @@ class EditActions(QObject):
     """Save, Save As, Export, Undo/Redo and the record edits, for the current tab.
 
     ``ask_unsaved(parent, name) -> "save" | "discard" | "cancel"`` is the
-    unsaved-changes prompt; tests replace it.
+    unsaved-changes prompt; tests replace it. The File menu's save actions go
+    before ``before`` (at its end when None).
     """
 
-    def __init__(self, window: MainWindow, file_menu: QMenu, edit_menu: QMenu, view_menu: QMenu) -> None:
+    error = Signal(str)  # something went wrong: for the window's message bar
+    error_cleared = Signal()  # an edit or a save went right: an earlier error no longer applies
+    saved = Signal(str)  # a tab was written to this path (now a recent file)
+
+    def __init__(self, window: QMainWindow, tabs: QTabWidget, settings: Settings,
+                 current_tab: Callable[[], FileTab | None], file_menu: QMenu, edit_menu: QMenu, view_menu: QMenu,
+                 *, before: QAction | None = None) -> None:
         super().__init__(window)
         self.window = window
+        self.tabs = tabs
+        self.settings = settings
+        self._tab = current_tab
         self.ask_unsaved: Callable[[object, str], str] = edit_dialogs.ask_unsaved
         self.export_dialog: ExportDialog | None = None
         self.group = QUndoGroup(self)
         self.group.cleanChanged.connect(lambda *_: self._update_marks())
         self._make_actions()
-        self._fill_menus(file_menu, edit_menu, view_menu)
+        self._fill_menus(file_menu, edit_menu, view_menu, before)
         self.history = UndoHistoryDock(self.group, window)
         window.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, self.history)
         self.history.hide()
@@ -107,8 +120,9 @@ class EditActions(QObject):
                               self.move_down_action, self.batch_action, self.add_feature_action,
                               self.replace_action]
 
-    def _fill_menus(self, file_menu: QMenu, edit_menu: QMenu, view_menu: QMenu) -> None:
-        before = self.window.close_action if self.window.close_action in file_menu.actions() else None
+    def _fill_menus(self, file_menu: QMenu, edit_menu: QMenu, view_menu: QMenu, before: QAction | None) -> None:
+        if before not in file_menu.actions():
+            before = None
         for action in (self.save_action, self.save_as_action, self.export_action):
             file_menu.insertAction(before, action)
         file_menu.insertSeparator(before)
@@ -129,10 +143,10 @@ class EditActions(QObject):
         self.group.addStack(editing.stack)
         editing.changed.connect(self.refresh)
         editing.modified_changed.connect(lambda *_: self._update_marks())
-        editing.error.connect(self.window.show_error)
+        editing.error.connect(self.error)
         editing.saved.connect(lambda path, t=tab: self._saved(t, path))
         # an edit made, undone or redone, or a save: an earlier error message no longer applies
-        editing.stack.indexChanged.connect(lambda *_, t=tab: t is self._tab() and self.window.clear_error())
+        editing.stack.indexChanged.connect(lambda *_, t=tab: t is self._tab() and self.error_cleared.emit())
         tab.state_changed.connect(self.refresh)
         tab.table.selectionModel().selectionChanged.connect(lambda *_: self.refresh())
         table = tab.table
@@ -148,8 +162,8 @@ class EditActions(QObject):
         self._update_marks()
         self.refresh()
 
-    def _tab(self) -> FileTab | None:
-        return self.window.current_tab()
+    def _file_tabs(self) -> list[FileTab]:
+        return [self.tabs.widget(i) for i in range(self.tabs.count())]
 
     def _call(self, fn) -> None:
         tab = self._tab()
@@ -166,7 +180,7 @@ class EditActions(QObject):
             action.setEnabled(editable and (rows or action is self.insert_action))
         self.save_action.setEnabled(editable and editing.modified and not tab.is_running())
         self.save_as_action.setEnabled(editable and not tab.is_running())
-        self.export_action.setEnabled(tab is not None and tab.tfile.indexed and not (editing and editing.busy))
+        self.export_action.setEnabled(tab is not None and tab.session.source.indexed and not (editing and editing.busy))
         reason = editing.read_only_reason() if editing is not None else ""
         self.mode_label.setText("read-only" if reason else "")
         self.mode_label.setToolTip(reason)
@@ -174,28 +188,26 @@ class EditActions(QObject):
 
     def _update_marks(self) -> None:
         """The title bar's [*], and a * on each modified tab."""
-        if not shiboken_valid(self.window.tabs):
+        if not shiboken_valid(self.tabs):
             return  # the window is being destroyed: its undo stacks leave the group one by one
-        for i in range(self.window.tabs.count()):
-            tab = self.window.tabs.widget(i)
+        for i in range(self.tabs.count()):
+            tab = self.tabs.widget(i)
             modified = tab.editing.modified
             text = tab.title + (" *" if modified else "")
-            if self.window.tabs.tabText(i) != text:
-                self.window.tabs.setTabText(i, text)
+            if self.tabs.tabText(i) != text:
+                self.tabs.setTabText(i, text)
         tab = self._tab()
         self.window.setWindowModified(tab is not None and tab.editing.modified)
         self.refresh()
 
     def _saved(self, tab: FileTab, path: str) -> None:
         if tab is self._tab():
-            self.window.clear_error()
-        self.window.settings.add_output_directory(os.path.dirname(path))
-        index = self.window.tabs.indexOf(tab)
+            self.error_cleared.emit()
+        self.settings.add_output_directory(os.path.dirname(path))
+        index = self.tabs.indexOf(tab)
         if index >= 0:
-            self.window.tabs.setTabToolTip(index, path)
-        self.window.settings.add_recent(path)
-        self.window._refresh_recent()
-        self.window._current_changed()
+            self.tabs.setTabToolTip(index, path)
+        self.saved.emit(path)
 
     # -- saving -------------------------------------------------------------
     def _message(self, text: str) -> None:
@@ -209,13 +221,13 @@ class EditActions(QObject):
         tab = self._tab()
         if tab is None:
             return False
-        answer = edit_dialogs.ask_save_as(self.window, tab.path, tab.tfile.compression.value)
+        answer = edit_dialogs.ask_save_as(self.window, tab.path, tab.session.source.compression.value)
         if answer is None:
             return False
         path, compression = answer
-        for other in self.window.file_tabs():
+        for other in self._file_tabs():
             if other is not tab and os.path.abspath(other.path) == path:
-                self.window.show_error(f"{os.path.basename(path)} is open in another tab: close it first")
+                self.error.emit(f"{os.path.basename(path)} is open in another tab: close it first")
                 return False
         return tab.editing.save(path, compression)
 
@@ -225,8 +237,8 @@ class EditActions(QObject):
         if tab is None:
             return None
         editing = tab.editing
-        records = editing.records if editing.records is not None else tab.tfile
-        if not tab.tfile.indexed:
+        records = tab.session.records
+        if not tab.session.source.indexed:
             self._message("export needs the whole file indexed: wait for indexing to finish")
             return None
         selected = editing.selected_records() if tab.table.selectionModel().hasSelection() else []
@@ -247,7 +259,7 @@ class EditActions(QObject):
             out = getattr(result, "path", None) or (result if isinstance(result, str) else None)
             if out:
                 out = os.path.abspath(out)
-                self.window.settings.add_output_directory(out if os.path.isdir(out) else os.path.dirname(out))
+                self.settings.add_output_directory(out if os.path.isdir(out) else os.path.dirname(out))
 
     # -- unsaved changes ----------------------------------------------------
     def confirm_close(self, tab: FileTab, close: Callable[[], None]) -> bool:
@@ -258,7 +270,7 @@ class EditActions(QObject):
             return False
         if not editing.modified:
             return True
-        self.window.tabs.setCurrentWidget(tab)
+        self.tabs.setCurrentWidget(tab)
         answer = self.ask_unsaved(self.window, tab.title)
         if answer == "discard":
             return True
@@ -269,12 +281,12 @@ class EditActions(QObject):
     def confirm_quit(self) -> bool:
         """True when the window may close now; on "Save" it saves each and closes it after."""
         answers: list[tuple[FileTab, str]] = []
-        for tab in self.window.file_tabs():
+        for tab in self._file_tabs():
             if tab.editing.busy:
                 self._message(f"{tab.title}: wait until saving has finished")
                 return False
             if tab.editing.modified:
-                self.window.tabs.setCurrentWidget(tab)
+                self.tabs.setCurrentWidget(tab)
                 answer = self.ask_unsaved(self.window, tab.title)
                 if answer not in ("save", "discard"):
                     return False

@@ -1,30 +1,28 @@
 """One open TFRecord file: the record table beside the record detail.
 
-A FileTab owns its TFRecordFile, its table model and its worker: the index
-pass (then, for files up to ``AUTO_VERIFY_BYTES``, a data CRC check of every
-record) runs on a worker thread, and the model appends rows as progress
-arrives. The window only reads :meth:`FileTab.state` and calls the actions.
+A FileTab lays out one :class:`~app.shell.session.TabSession` (the records
+it shows, their document and their passes) in widgets: the table model
+appends rows as the session's index pass reports them, the detail shows the
+current row's record (``session.records.pinned(row)``), and its parts
+(:class:`~app.shell.tab_editing.TabEditing`,
+:class:`~app.shell.corruption_tools.CorruptionTools`,
+:class:`~app.shell.qa_views.QaViews`) each take the session and the widgets
+they drive. The window only reads :meth:`FileTab.state` and calls the actions.
 """
 from __future__ import annotations
 
 import json
 import os
-from contextlib import contextmanager
-from dataclasses import dataclass
-from typing import NamedTuple
 
-import numpy as np
 from PySide6.QtCore import QItemSelectionModel, QModelIndex, QPoint, Qt, Signal
-from PySide6.QtGui import QAction, QGuiApplication, QKeySequence
-from PySide6.QtWidgets import (QAbstractItemView, QFrame, QHBoxLayout, QHeaderView, QLabel, QMenu, QPushButton,
-                               QSplitter, QTableView, QToolButton, QVBoxLayout, QWidget)
+from PySide6.QtGui import QAction, QGuiApplication
+from PySide6.QtWidgets import QMenu, QSplitter, QVBoxLayout, QWidget
 
 from codec.decode import decode_record, record_json_value
-from codec.document import sorted_unique
-from codec.errors import FileChangedError, TFRecordError
+from codec.errors import TFRecordError
 from codec.framing import RecordStatus
 from codec.reader import TFRecordFile
-from codec.scan import IndexProgress
+from codec.records import RecordSource
 
 from app.models.filtered_table_model import FilteredTableModel, window_rows_for
 from app.models.labels import STATUS_TEXT
@@ -32,16 +30,19 @@ from app.models.record_table_model import BASE_COLUMNS, Column, RecordTableModel
 from app.models.settings import Settings, columns_signature
 from app.shell.corruption_tools import CorruptionTools
 from app.shell.qa_views import QaViews
+from app.shell.row_selection import RowSelection
+from app.shell.session import OpenedSource, PassProgress, TabSession
 from app.shell.tab_editing import TabEditing
-from app.style import icons
+from app.shell.tab_state import GoTarget, TabState, parse_goto
+from app.views.message_bar import MessageBar
 from app.views.page_bar import PageBar
 from app.views.record_detail import RecordDetail
-from app.workers.worker import PAINT_GATE, GeneratorWorker, one_line
+from app.views.record_table_view import RecordTableView
+from app.workers.worker import one_line
 
 # Files up to this size get every data CRC checked right after indexing, so
 # damaged records are marked without asking; larger files on request.
 AUTO_VERIFY_BYTES = 256 << 20
-COPY_ROWS_MAX = 10_000  # rows Ctrl+C puts on the clipboard (more: File > Export)
 CELL_PADDING = 18  # a cell's text margins and focus frame, in pixels
 HEADER_SORT_ROOM = 6  # a header section's own margins beyond a cell's
 COMPRESSED_GROWTH = 8  # offsets in a GZIP/ZLIB file's stream: a guess of how much it inflates
@@ -50,236 +51,40 @@ TABLE_SHARE = 0.56  # of the tab's width, for the table beside the record detail
 MIN_TABLE_ROWS = 10  # the table keeps this many rows when panels and docks open
 
 
-class PassProgress(NamedTuple):
-    """A worker's progress: which pass ("index" or "verify") and how far."""
-
-    phase: str
-    progress: IndexProgress
-
-
-@dataclass(frozen=True)
-class TabState:
-    """What the status bar shows about a tab."""
-
-    path: str
-    compression: str
-    file_size: int
-    records: int
-    problems: int
-    phase: str  # "index", "verify", "done", "cancelled", "failed"
-    fraction: float
-    running: bool
-    verified: bool
-    error: str | None = None
-    shards: tuple[int, int] | None = None  # (indexed, all) for a shard set
-
-
-class GoTarget(NamedTuple):
-    kind: str  # "record" or "offset"
-    value: int
-
-
-def parse_goto(text: str) -> GoTarget:
-    """``12`` or ``-1`` is a record; ``@12345``, ``@0x3039`` or ``0x3039`` a byte offset.
-
-    Thousands separators (``1,234`` / ``1_234`` / spaces) are allowed.
-    Raises ValueError with a one-line message.
-    """
-    raw = text.strip()
-    s = raw.replace(",", "").replace("_", "").replace(" ", "")
-    kind = "record"
-    if s.startswith("@"):
-        kind, s = "offset", s[1:]
-    if s.lower().startswith("0x"):
-        kind = "offset"
-    try:
-        value = int(s, 0) if kind == "offset" else int(s)
-    except ValueError:
-        raise ValueError(f"not a record number or byte offset: {raw!r} (try 42, -1, @12345 or 0x3039)") from None
-    if kind == "offset" and value < 0:
-        raise ValueError(f"a byte offset cannot be negative: {raw!r}")
-    return GoTarget(kind, value)
-
-
-class RecordTableView(QTableView):
-    """The record table: fixed row height, Home/End jump to the first/last record.
-
-    Over a paged :class:`FilteredTableModel` the keys cross page edges: Home /
-    End, Up at the first row and Down at the last ask for another matching
-    position with ``position_requested(int)`` (the tab moves the window there).
-    """
-
-    copied = Signal(str)
-    note = Signal(str)  # a one-line note for the status bar
-    position_requested = Signal(int)
-
-    def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-        self.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
-        self.setAlternatingRowColors(True)
-        self.setShowGrid(False)
-        self.setWordWrap(False)
-        self.setTextElideMode(Qt.TextElideMode.ElideRight)
-        self.setHorizontalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
-        self.setVerticalScrollMode(QAbstractItemView.ScrollMode.ScrollPerItem)
-        self.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-        vh = self.verticalHeader()
-        vh.setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
-        vh.setDefaultSectionSize(self.fontMetrics().height() + 8)
-        vh.hide()
-        hh = self.horizontalHeader()
-        hh.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
-        hh.setStretchLastSection(True)
-        hh.setHighlightSections(False)
-        hh.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
-
-    def moveCursor(self, action: QAbstractItemView.CursorAction, modifiers: Qt.KeyboardModifier) -> QModelIndex:
-        model = self.model()
-        if model is not None and model.rowCount() and action in (
-                QAbstractItemView.CursorAction.MoveHome, QAbstractItemView.CursorAction.MoveEnd):
-            row = 0 if action == QAbstractItemView.CursorAction.MoveHome else model.rowCount() - 1
-            column = max(0, self.currentIndex().column())
-            return model.index(row, column)
-        return super().moveCursor(action, modifiers)
-
-    def paintEvent(self, event) -> None:
-        with PAINT_GATE.painting():
-            super().paintEvent(event)
-
-    def keyPressEvent(self, event) -> None:
-        if event.matches(QKeySequence.StandardKey.Copy):
-            self.copy_rows()
-            event.accept()
-            return
-        position = self._position_beyond_window(event)
-        if position >= 0:
-            event.accept()
-            self.position_requested.emit(position)
-            return
-        super().keyPressEvent(event)
-
-    def _position_beyond_window(self, event) -> int:
-        """The matching position a key asks for outside a paged window (-1: the key stays in the window)."""
-        rows = self.model()
-        if not isinstance(rows, FilteredTableModel) or not rows.is_paged() or \
-                event.modifiers() & Qt.KeyboardModifier.ShiftModifier:
-            return -1
-        key, current = event.key(), self.currentIndex()
-        start, count = rows.window_start, rows.rowCount()
-        row = current.row() if current.isValid() else -1
-        if key == Qt.Key.Key_Home:
-            return 0
-        if key == Qt.Key.Key_End:
-            return rows.matching_count() - 1
-        if key in (Qt.Key.Key_Down, Qt.Key.Key_PageDown) and row == count - 1 and \
-                start + count < rows.matching_count():
-            return start + count
-        if key in (Qt.Key.Key_Up, Qt.Key.Key_PageUp) and row == 0 and start > 0:
-            return start - 1
-        return -1
-
-    def selectAll(self) -> None:
-        super().selectAll()
-        rows = self.model()
-        if isinstance(rows, FilteredTableModel) and rows.is_paged():
-            self.note.emit(f"selected the {rows.rowCount():,} rows of this page, not all {rows.matching_count():,} "
-                           "records (File > Export can export all records or the filtered ones)")
-
-    def copy_rows(self) -> str:
-        """Copy the selected rows as tab-separated text (header line first)."""
-        model = self.model()
-        # From the selection's ranges (selectedRows() would ask Qt about every cell of millions)
-        ranges = [np.arange(r.top(), r.bottom() + 1) for r in self.selectionModel().selection()] if model else []
-        rows = sorted_unique(ranges)
-        if not rows.shape[0]:
-            return ""
-        cols = range(model.columnCount())
-        lines = ["\t".join(str(model.headerData(c, Qt.Orientation.Horizontal)) for c in cols)]
-        for r in rows[:COPY_ROWS_MAX].tolist():
-            lines.append("\t".join(str(model.index(r, c).data() or "") for c in cols))
-        text = "\n".join(lines)
-        QGuiApplication.clipboard().setText(text)
-        n = rows.shape[0]
-        self.copied.emit(f"copied {n:,} row(s)" if n <= COPY_ROWS_MAX else
-                         f"copied the first {COPY_ROWS_MAX:,} of {n:,} selected rows (File > Export writes them all)")
-        return text
-
-
-class MessageBar(QFrame):
-    """A dismissable one-line (or few-line) error strip, with an optional action button."""
-
-    def __init__(self, parent: QWidget | None = None, action: str | None = None) -> None:
-        super().__init__(parent)
-        self.setObjectName("MessageBar")
-        self.setStyleSheet("#MessageBar { background: rgba(229, 57, 53, 30); "
-                           "border-bottom: 1px solid rgba(229, 57, 53, 120); }")
-        icon = QLabel()
-        icon.setPixmap(icons.pixmap("warning", 18))
-        self._label = QLabel()
-        self._label.setWordWrap(True)
-        self._label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.action_button = QPushButton(action or "")
-        close = QToolButton()
-        close.setText("✕")
-        close.setAutoRaise(True)
-        close.setToolTip("Dismiss")
-        close.clicked.connect(self.hide)
-        layout = QHBoxLayout(self)
-        layout.setContentsMargins(10, 6, 6, 6)
-        layout.addWidget(icon, 0, Qt.AlignmentFlag.AlignTop)
-        layout.addWidget(self._label, 1)
-        layout.addWidget(self.action_button, 0, Qt.AlignmentFlag.AlignTop)
-        layout.addWidget(close, 0, Qt.AlignmentFlag.AlignTop)
-        self.action_button.setHidden(action is None)
-        self.hide()
-
-    def show_message(self, text: str) -> None:
-        self._label.setText(text)
-        self.show()
-
-    def text(self) -> str:
-        """The message shown ("" when the bar is hidden)."""
-        return "" if self.isHidden() else self._label.text()
-
-
 class FileTab(QWidget):
-    """One open file: its table, its detail view and its index worker.
+    """One open source: its table, its detail view and its session.
 
     Signals: ``state_changed()`` whenever :meth:`state` may read differently,
     ``indexing_finished()`` when the index (and any verify) pass ends,
-    ``message(str)`` a one-line note for the status bar.
+    ``message(str)`` a one-line note for the status bar, ``reopened()`` the
+    session shows a new file now (saved over or saved as), ``file_changed(str)``
+    the file changed on disk while it was read (any thread may emit it).
     """
 
     state_changed = Signal()
     indexing_finished = Signal()
     message = Signal(str)
-    reopened = Signal()  # tfile is a new file now (saved over or saved as): drop what was read from the old
-    file_changed = Signal(str)  # the file changed on disk while it was read (any thread may emit it)
+    reopened = Signal()
+    file_changed = Signal(str)
 
-    def __init__(self, tfile: TFRecordFile, settings: Settings, parent: QWidget | None = None,
+    def __init__(self, source: OpenedSource, settings: Settings, parent: QWidget | None = None,
                  *, auto_verify_bytes: int = AUTO_VERIFY_BYTES) -> None:
         super().__init__(parent)
-        self.tfile = tfile
+        self.session = self._make_session(source, auto_verify=source.file_size <= auto_verify_bytes)
         self.settings = settings
-        self._auto_verify = tfile.file_size <= auto_verify_bytes
-        self._worker: GeneratorWorker | None = None
-        self._pass_over = True  # the last pass (if any) has sent its last signal
-        self._phase = "index"
-        self._last: IndexProgress | None = None
-        self._error: str | None = None
         self._pending: GoTarget | None = None
         self._columns_ready = False
         self._closed = False
-        self.edit_block: str | None = None  # why this tab can never be edited (a shard set)
 
-        self.model = self._make_model(tfile)
+        session = self.session
+        self.model = self._make_model(source)
         self.model.error.connect(self.message)
         self.change_bar = MessageBar(self, action="Reopen")
         self.change_bar.action_button.setToolTip("Open the file again as it is on disk now (unsaved edits are lost)")
         self.change_bar.action_button.clicked.connect(self.reopen_changed)
         # queued: it comes from workers, and from views in the middle of painting
         self.file_changed.connect(self._show_file_changed, Qt.ConnectionType.QueuedConnection)
+        session.file_changed.connect(self.file_changed)
         self.model.file_changed.connect(self.file_changed)
         self.table = RecordTableView(self)
         self.proxy = FilteredTableModel(self.model, self)  # the rows shown: all records, or a filter's
@@ -288,6 +93,7 @@ class FileTab(QWidget):
                                        window_rows_for(self.table.verticalHeader().defaultSectionSize())))
         self.proxy.filter_changed.connect(self._filter_changed)
         self.table.setModel(self.proxy)
+        self.selection = RowSelection(self.table, self.proxy, self.model)
         # The column headers get a selection of their own that stays empty: Qt asks of each
         # painted header section whether its whole column is selected, which checks every row
         # (after Select All on 10M records: minutes of calls into Python).
@@ -306,9 +112,22 @@ class FileTab(QWidget):
         self._fixed_widths: dict[int, int] = {}
         self._fitted_widths: dict[str, int] = {}  # default feature columns narrowed to fit on first open
         self._size_columns()
-        self.corruption = CorruptionTools(self)  # problems panel + corruption map
-        self.editing = TabEditing(self)  # edits over a Document, undo, save
-        self.qa = QaViews(self)  # filter bar, Table | Gallery, statistics, feature spec
+        session.problems_changed.connect(self._problems_found)
+        session.rows_added.connect(self._rows_added)
+        session.pass_finished.connect(self._pass_finished)
+        session.source_changed.connect(self._records_replaced)
+        session.about_to_reopen.connect(self._about_to_reopen)
+        # problems panel + corruption map
+        self.corruption = CorruptionTools(session, self.selection, self.table, self.detail, self)
+        # edits over a Document, undo, save
+        self.editing = TabEditing(session, self.selection, self.model, self.detail, self)
+        # filter bar, Table | Gallery, statistics, feature spec
+        self.qa = QaViews(session, self.proxy, self.selection, self.table, self.detail, settings, self)
+        for part in (self.corruption, self.editing, self.qa):
+            part.message.connect(self.message)
+        session.state_changed.connect(self.state_changed)
+        session.idle.connect(self.indexing_finished)
+        session.reopened.connect(self.reopened)
 
         self.splitter = QSplitter(Qt.Orientation.Horizontal, self)
         left = self.qa.around(self.corruption.beside_table(self.table))
@@ -334,8 +153,11 @@ class FileTab(QWidget):
         self.table.setMinimumHeight(self.table.horizontalHeader().sizeHint().height() + MIN_TABLE_ROWS * rows
                                     + 2 * self.table.frameWidth() + self.table.horizontalScrollBar().sizeHint().height())
 
-    def _make_model(self, tfile) -> RecordTableModel:
-        return RecordTableModel(tfile, self)
+    def _make_session(self, source: OpenedSource, *, auto_verify: bool) -> TabSession:
+        return TabSession(source, self, auto_verify=auto_verify)
+
+    def _make_model(self, source: RecordSource) -> RecordTableModel:
+        return RecordTableModel(source, self)
 
     @classmethod
     def open(cls, path: str, settings: Settings, parent: QWidget | None = None) -> "FileTab":
@@ -345,162 +167,75 @@ class FileTab(QWidget):
     # -- state ------------------------------------------------------------
     @property
     def path(self) -> str:
-        return self.tfile.path
+        return self.session.source.path
 
     @property
     def title(self) -> str:
-        return os.path.basename(self.tfile.path) or self.tfile.path
+        path = self.session.source.path
+        return os.path.basename(path) or path
+
+    def _records_replaced(self) -> None:
+        """Editing began or stopped, or the file was reopened: the table reads the session's records now."""
+        self.model.set_file(self.session.records)
 
     def is_running(self) -> bool:
-        """A pass is under way: over once its last signal is handled (its thread may take a
-        moment more to end, and passes that end must be seen as ended by the handlers)."""
-        return self._worker is not None and not self._pass_over and self._worker.is_running()
-
-    def _problem_count(self) -> int:
-        count = getattr(self.tfile, "problem_count", None)  # a shard set counts without building the list
-        return count() if count is not None else len(self.tfile.problems)
+        """A pass is under way (see :meth:`TabSession.is_running`)."""
+        return self.session.is_running()
 
     def state(self) -> TabState:
-        last = self._last
+        session, source = self.session, self.session.source
         return TabState(
-            path=self.tfile.path,
-            compression=self.tfile.compression.value,
-            file_size=self.tfile.file_size,
+            path=source.path,
+            compression=source.compression.value,
+            file_size=source.file_size,
             records=self.model.rowCount(),
             problems=self._problem_count(),
-            phase=self._phase,
-            fraction=last.fraction if last is not None else 0.0,
-            running=self.is_running(),
-            verified=self.tfile.verified,
-            error=self._error,
+            phase=session.phase,
+            fraction=session.fraction,
+            running=session.is_running(),
+            verified=source.verified,
+            error=session.error,
         )
 
-    # -- the worker -------------------------------------------------------
+    # -- the passes (run by the session) ---------------------------------------
     def start(self) -> None:
-        """Index the file on a worker thread (then verify it when it is small)."""
-        self._run(self._index_passes, "index")
+        """Index the source on a worker thread (then verify it when it is small)."""
+        self.session.start()
 
     def verify(self) -> bool:
         """Check every record's data CRC on a worker thread; False if busy."""
-        if self.is_running() or self._closed:
-            return False
-        self._run(self._verify_passes, "verify")
-        return True
+        return self.session.verify()
 
     def cancel(self) -> None:
-        if self._worker is not None:
-            self._worker.cancel()
+        self.session.cancel()
 
-    def _run(self, passes, phase: str) -> None:
-        self._phase = phase
-        self._error = None
-        self._pass_over = False
-        self._worker = GeneratorWorker(passes, self)
-        self._worker.progress.connect(self._on_progress)
-        self._worker.finished.connect(self._on_finished)
-        self._worker.failed.connect(self._on_failed)
-        self._worker.start()
-        self.state_changed.emit()
+    def _problem_count(self) -> int:
+        return self.session.source.problem_count()
 
-    def _index_passes(self):
-        with self.watching_changes():
-            for p in self.tfile.index_iter():
-                yield PassProgress("index", p)
-        if self._auto_verify and not self.tfile.verified:
-            yield from self._verify_passes()
+    def _problems_found(self) -> None:
+        if self.session.phase == "verify":
+            self.model.refresh_status()  # a damaged record was found: repaint its row
 
-    def _verify_passes(self):
-        with self.watching_changes():
-            for p in self.tfile.verify_iter():
-                yield PassProgress("verify", p)
+    def _rows_added(self, pp: PassProgress) -> None:
+        if pp.progress.problems:
+            self._widen_for_damage()
+        self._rows_arrived()
 
-    # -- the file changing under us ---------------------------------------
-    @contextmanager
-    def watching_changes(self):
-        """Report a FileChangedError raised inside (on any thread) on the tab's bar, then let it go on."""
-        try:
-            yield
-        except FileChangedError as exc:
-            self.file_changed.emit(one_line(exc))
-            raise
-
-    def _show_file_changed(self, message: str) -> None:
-        if self._closed or not self._changed_on_disk():
-            return  # a notice queued before the tab reopened the file
-        text = message if "changed" in message.lower() else f"the file changed while reading: {message}"
-        self.change_bar.show_message(f"{text[:1].upper()}{text[1:]} — reopen it to see the file as it is now.")
-
-    def _changed_on_disk(self) -> bool:
-        """The file on disk is not the one this tab opened (size or modification time differ)."""
-        mtime_ns = getattr(self.tfile, "mtime_ns", None)
-        if mtime_ns is None:  # a shard set: each shard checks itself
-            return True
-        try:
-            st = os.stat(self.tfile.path)
-        except OSError:
-            return True
-        return (st.st_size, st.st_mtime_ns) != (self.tfile.file_size, mtime_ns)
-
-    def reopen_changed(self) -> bool:
-        """Open the file again as it is on disk now (after it changed); False with a note if it cannot be."""
-        if self._worker is not None:
-            self._worker.stop()
-        self.editing.cancel()
-        self.editing.wait()
-        self.editing.detach()
-        try:
-            self.reopen(self.path)
-        except (TFRecordError, OSError, ValueError) as exc:
-            self.change_bar.show_message(f"cannot reopen {self.path}: {one_line(exc)}")
-            return False
-        self.change_bar.hide()
-        return True
-
-    def _on_progress(self, pp: PassProgress) -> None:
-        if self._closed:
-            return
-        with PAINT_GATE.painting():  # new rows, columns, status bar, panels: all Python, like a paint
-            problems_before = self._last.problems if self._last is not None else 0
-            self._last = pp.progress
-            self._phase = pp.phase
-            if pp.phase == "verify" and pp.progress.problems != problems_before:
-                self.model.refresh_status()  # a damaged record was found: repaint its row
-            if pp.progress.problems:
-                self._widen_for_damage()
-            self._rows_arrived()
-            self.state_changed.emit()
-
-    def _on_finished(self, pp: PassProgress | None) -> None:
-        if self._closed:
-            return
-        if pp is not None:
-            self._last = pp.progress
-        self._pass_over = True
-        self._phase = "cancelled" if self._worker is not None and self._worker.cancelled else "done"
+    def _pass_finished(self) -> None:
+        session = self.session
         self._rows_arrived()
         self.model.refresh_status()
+        if session.phase == "failed":
+            self._resolve_pending(final=True)
+            self.message.emit(f"{self.title}: {session.error}")
+            return
         self._widen_for_damage()
-        self.editing.attach()  # editing starts once the whole file is indexed
+        session.start_editing()  # editing starts once the whole file is indexed
         self._resolve_pending(final=True)
-        if self._phase == "cancelled":
+        if session.phase == "cancelled":
             self.message.emit(f"stopped: {self.model.rowCount():,} records indexed so far")
         elif not self.model.rowCount():
             self.message.emit(f"{self.title}: no records")
-        self.state_changed.emit()
-        self.indexing_finished.emit()
-
-    def _on_failed(self, error: str) -> None:
-        if self._closed:
-            return
-        self._pass_over = True
-        self._phase = "failed"
-        self._error = error
-        self._rows_arrived()
-        self.model.refresh_status()
-        self._resolve_pending(final=True)
-        self.message.emit(f"{self.title}: {error}")
-        self.state_changed.emit()
-        self.indexing_finished.emit()
 
     def _rows_arrived(self) -> None:
         self.model.sync()
@@ -510,6 +245,27 @@ class FileTab(QWidget):
             if self._pending is None and not self.table.currentIndex().isValid():
                 self.select_record(0)
         self._resolve_pending(final=False)
+
+    # -- the file changing under us ---------------------------------------
+    def _show_file_changed(self, message: str) -> None:
+        if self._closed or not self.session.changed_on_disk():
+            return  # a notice queued before the tab reopened the file
+        text = message if "changed" in message.lower() else f"the file changed while reading: {message}"
+        self.change_bar.show_message(f"{text[:1].upper()}{text[1:]} — reopen it to see the file as it is now.")
+
+    def reopen_changed(self) -> bool:
+        """Open the file again as it is on disk now (after it changed); False with a note if it cannot be."""
+        self.session.stop()
+        self.editing.cancel()
+        self.editing.wait()
+        try:
+            self.reopen(self.path)
+        except (TFRecordError, OSError, ValueError) as exc:
+            self.session.stop_editing()  # unsaved edits are lost either way
+            self.change_bar.show_message(f"cannot reopen {self.path}: {one_line(exc)}")
+            return False
+        self.change_bar.hide()
+        return True
 
     # -- columns ----------------------------------------------------------
     def _init_columns(self) -> None:
@@ -535,7 +291,7 @@ class FileTab(QWidget):
 
     def _size_columns(self) -> None:
         """Fixed columns as wide as what they can hold in this file (the header at least)."""
-        tfile = self.tfile
+        tfile = self.session.source
         compressed = tfile.compression.value != "none"
         most_bytes = tfile.file_size * (COMPRESSED_GROWTH if compressed else 1)
         most_records = max(len(tfile), min(most_bytes // 16, 99_999_999))  # a record takes 16 bytes at least
@@ -558,8 +314,8 @@ class FileTab(QWidget):
             self.table.setColumnWidth(col, width)
 
     def _widest_status(self) -> str:
-        """The longest status text the file's problems put in the Status column."""
-        problems = self.tfile.problems if not hasattr(self.tfile, "problem_count") else []
+        """The longest status text the source's problems put in the Status column."""
+        problems = self.session.source.problems
         texts = ["data CRC bad"]
         if any(p.index is None for p in problems):
             texts.append("ok, after skipped bytes")
@@ -640,19 +396,11 @@ class FileTab(QWidget):
 
     # -- navigation -------------------------------------------------------
     def current_record(self) -> int:
-        index = self.table.currentIndex()
-        return self.proxy.record_at(index.row()) if index.isValid() else -1
+        return self.selection.current_record()
 
     def select_record(self, i: int) -> None:
-        """Make record ``i`` current, selected and visible (shows its detail).
-
-        Filtered, the nearest matching record; paged, the window moves to it first.
-        """
-        column = max(0, self.table.currentIndex().column())
-        index = self.proxy.index(self.proxy.reveal(i, nearest=True), column)
-        self.table.selectionModel().setCurrentIndex(
-            index, QItemSelectionModel.SelectionFlag.ClearAndSelect | QItemSelectionModel.SelectionFlag.Rows)
-        self.table.scrollTo(index, QAbstractItemView.ScrollHint.PositionAtCenter)
+        """Make record ``i`` current, selected and visible (shows its detail); see :class:`RowSelection`."""
+        self.selection.select_record(i)
 
     def select_position(self, position: int) -> None:
         """Select the ``position``-th matching record (all records, or the filter's), paging to it."""
@@ -673,11 +421,17 @@ class FileTab(QWidget):
             self.proxy.reveal(record)
 
     def _current_row_changed(self, current: QModelIndex, previous: QModelIndex) -> None:
-        if current.isValid():
-            record = self.proxy.record_at(current.row())
-            self.detail.show_record(self.editing.source_for(record), record)
-        else:
+        """The detail shows the current row's record (a shard set's read from its shard, at its offsets)."""
+        if not current.isValid():
             self.detail.clear()
+            return
+        record = self.proxy.record_at(current.row())
+        try:
+            pinned = self.session.records.pinned(record)
+        except (TFRecordError, OSError, ValueError, IndexError) as exc:
+            self.message.emit(f"cannot read record {record:,}: {one_line(exc)}")
+            return
+        self.detail.show_record(pinned, record)
 
     def go_to(self, text: str) -> str | None:
         """Jump to a record number or byte offset (see :func:`parse_goto`).
@@ -714,8 +468,9 @@ class FileTab(QWidget):
                 return None  # its row may still come
         else:
             offset = target.value
-            i = self.model.tfile.find_record(offset)  # the edited rows, once editing is on
-            if not final and (n == 0 or (i == n - 1 and offset >= self.model.tfile.record_info(i).end)):
+            records = self.session.records  # the edited rows, once editing is on
+            i = records.find_record(offset)
+            if not final and (n == 0 or (i == n - 1 and offset >= records.record_info(i).end)):
                 return None  # the record holding it may still come
             if i < 0:
                 if n:
@@ -723,7 +478,7 @@ class FileTab(QWidget):
                 note = f"byte {offset:,} is before the first record"
             else:
                 self.select_record(i)
-                info = self.model.tfile.record_info(i)
+                info = records.record_info(i)
                 where = "in" if offset < info.end else "past the end of"
                 note = f"byte {offset:,} is {where} record {i:,}, which starts at byte {info.offset:,}"
         self._pending = None
@@ -745,7 +500,7 @@ class FileTab(QWidget):
             self.select_record(found)
         else:
             self.message.emit("no damaged record " + ("before" if backwards else "after") + " this one"
-                              + ("" if self.tfile.verified else " (data CRCs not checked yet: File > Verify Checksums)"))
+                              + ("" if self.session.source.verified else " (data CRCs not checked yet: File > Verify Checksums)"))
         return found
 
     # -- copying ----------------------------------------------------------
@@ -755,8 +510,8 @@ class FileTab(QWidget):
         if i < 0:
             return ""
         try:
-            with self.watching_changes():
-                data = self.model.tfile.read(i).data
+            with self.session.watching_changes():
+                data = self.session.records.read(i).data
         except (TFRecordError, OSError, ValueError) as exc:
             self.message.emit(f"cannot read record {i:,}: {one_line(exc)}")
             return ""
@@ -772,7 +527,7 @@ class FileTab(QWidget):
         if self.model.is_edited(i):
             self.message.emit(f"record {i:,} is edited and not saved yet: it has no offset in the file")
             return ""
-        text = str(self.model.tfile.index.offset(i))
+        text = str(self.session.records.index.offset(i))
         QGuiApplication.clipboard().setText(text)
         self.message.emit(f"copied the offset of record {i:,}: {text}")
         return text
@@ -783,28 +538,23 @@ class FileTab(QWidget):
 
         Raises codec.errors.TFRecordError (one line) when it cannot be opened.
         """
-        tfile = TFRecordFile(path)
+        self.session.reopen(path)
+
+    def _about_to_reopen(self) -> None:
+        """Come back to the current row once the new file has it; stop reading the old file."""
         row = self.current_record()
+        self._pending = GoTarget("record", row) if row >= 0 else None
         self.detail.clear()
         self.detail.wait()
-        old, self.tfile = self.tfile, tfile
-        self.model.set_file(tfile)
-        old.close()
-        self._last = None
-        self._error = None
-        self._pending = GoTarget("record", row) if row >= 0 else None
-        self.reopened.emit()
-        self.start()
 
     def close_file(self) -> None:
         """Stop the worker and close the file; the tab is unusable afterwards."""
         if self._closed:
             return
-        if self._worker is not None:
-            self._worker.stop()
+        self.session.close()
         self.editing.close()
         self.qa.close()
         self._closed = True
         self.detail.clear()
         self.detail.wait()  # background loads may still be reading the file
-        self.tfile.close()
+        self.session.close_source()

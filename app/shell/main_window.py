@@ -1,30 +1,35 @@
 """The main window: a switchboard wiring menus, tabs and the status bar.
 
 Each open file is a :class:`~app.shell.file_tab.FileTab`; everything about a file
-(indexing, table, detail, go-to) lives there. This module only routes user
-actions to the current tab and shows its state.
+(indexing, table, detail, go-to) lives there. The window's parts each own a
+share of the menus: :class:`~app.shell.edit_actions.EditActions` (saving,
+export, undo, record edits), :class:`~app.shell.qa_docks.QaDocks` (gallery,
+filter, statistics, feature spec), :class:`~app.shell.damage_actions.DamageActions`
+(Problems Panel, salvage) and :class:`~app.shell.recent_files.RecentFiles`. They
+get what they need as arguments and report through signals; this module wires
+them, routes user actions to the current tab and shows its state.
 """
 from __future__ import annotations
 
 import os
-import threading
 
 from PySide6.QtCore import QEvent, QSize, Qt
 from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QGuiApplication, QKeySequence
-from PySide6.QtWidgets import (QFileDialog, QInputDialog, QLabel, QMainWindow, QMenu,
+from PySide6.QtWidgets import (QFileDialog, QInputDialog, QLabel, QMainWindow,
                                QMessageBox, QProgressBar, QStackedWidget, QTabWidget, QToolButton, QVBoxLayout,
                                QWidget)
 
 from codec.errors import TFRecordError
-from codec.temp_files import sweep_stale_temps
 
-from app.dialogs.salvage_dialog import SalvageDialog
 from app.models.settings import Settings
+from app.shell.damage_actions import DamageActions
 from app.shell.edit_actions import EditActions
-from app.shell.file_tab import FileTab, MessageBar
-from app.shell.qa_docks import QaDocks
+from app.shell.file_tab import FileTab
+from app.shell.qa_docks import QaDocks, TabQa
+from app.shell.recent_files import RecentFiles, sweep_stale_temps_in
 from app.shell.shard_set_tab import ShardSetTab, opens_as_set
 from app.style import icons
+from app.views.message_bar import MessageBar
 from app.views.start_page import StartPage, human_size
 from app.workers.worker import PAINT_GATE
 from resources import demo_path
@@ -35,23 +40,6 @@ MESSAGE_MS = 10000
 DEFAULT_SIZE = (1200, 780)  # a first start's window, when the screen has room
 SCREEN_SHARE = 0.85  # of a larger screen
 COMPRESSION_TEXT = {"none": "plain", "gzip": "GZIP", "zlib": "ZLIB"}
-
-
-def sweep_stale_temps_in(folders: list[str]) -> threading.Thread:
-    """Remove temporary files a killed save or export of ours left in ``folders``, off the GUI thread.
-
-    A folder on a slow or gone network share must not hold up the start.
-    """
-    def sweep() -> None:
-        for folder in folders:
-            try:
-                sweep_stale_temps(folder)
-            except OSError:
-                pass  # nothing to do about it at start; the next write there sweeps again
-
-    thread = threading.Thread(target=sweep, name="sweep-stale-temps", daemon=True)
-    thread.start()
-    return thread
 
 
 class MainWindow(QMainWindow):
@@ -91,7 +79,6 @@ class MainWindow(QMainWindow):
         self._make_status_bar()
         self._make_actions()
         self._make_menus()
-        self._refresh_recent()
         self._current_changed()
         geometry = self.settings.window_geometry()
         if geometry is None or not self.restoreGeometry(geometry):
@@ -99,7 +86,7 @@ class MainWindow(QMainWindow):
         state = self.settings.window_state()
         if state is not None:
             self.restoreState(state)
-        self.sweep_thread = sweep_stale_temps_in(self._written_folders())
+        self.sweep_thread = sweep_stale_temps_in(self.recent.written_folders())
 
     # -- building ---------------------------------------------------------
     def _make_status_bar(self) -> None:
@@ -179,7 +166,7 @@ class MainWindow(QMainWindow):
         file_menu.addAction(self.open_folder_action)
         file_menu.addAction(self.open_set_action)
         self.recent_menu = file_menu.addMenu("Open &Recent")
-        self.recent_menu.aboutToShow.connect(self._fill_recent_menu)
+        self.recent = RecentFiles(self.settings, self.recent_menu, self.start_page, self.open_file, self)
         file_menu.addAction(self.demo_action)
         file_menu.addSeparator()
         file_menu.addAction(self.verify_action)
@@ -193,7 +180,8 @@ class MainWindow(QMainWindow):
         view_menu = mb.addMenu("&View")
         self.columns_menu = view_menu.addMenu("Feature &Columns")
         self.columns_menu.aboutToShow.connect(self._fill_columns_menu)
-        self.qa = QaDocks(self, view_menu)  # Table / Gallery, Filter, the Statistics and Feature Spec docks
+        self.qa = QaDocks(self, view_menu, self._current_qa)
+        self.tabs.currentChanged.connect(self.qa.refresh)
         view_menu.addSeparator()
         view_menu.addAction(self.fullscreen_action)
         go_menu = mb.addMenu("&Go")
@@ -203,9 +191,15 @@ class MainWindow(QMainWindow):
             go_menu.addAction(action)
         help_menu = mb.addMenu("&Help")
         help_menu.addAction(self.about_action)
-        self._make_damage_actions(file_menu, view_menu)
-        # Save, Save As, Export, Undo/Redo, record edits, Undo History
-        self.edit_actions = EditActions(self, file_menu, edit_menu, view_menu)
+        self.damage = DamageActions(self, self.settings, self.current_tab, self.open_file, file_menu, view_menu,
+                                    after=self.cancel_action)
+        self._tab_actions += self.damage.actions
+        self.tabs.currentChanged.connect(self.damage.current_changed)
+        self.edit_actions = EditActions(self, self.tabs, self.settings, self.current_tab, file_menu, edit_menu,
+                                        view_menu, before=self.close_action)
+        self.edit_actions.error.connect(self.show_error)
+        self.edit_actions.error_cleared.connect(self.clear_error)
+        self.edit_actions.saved.connect(self._saved)
 
     # -- tabs -------------------------------------------------------------
     def current_tab(self) -> FileTab | None:
@@ -214,6 +208,10 @@ class MainWindow(QMainWindow):
 
     def file_tabs(self) -> list[FileTab]:
         return [self.tabs.widget(i) for i in range(self.tabs.count())]
+
+    def _current_qa(self) -> TabQa | None:
+        tab = self.current_tab()
+        return tab.qa if tab is not None else None
 
     def _tab_call(self, fn) -> None:
         tab = self.current_tab()
@@ -279,15 +277,14 @@ class MainWindow(QMainWindow):
         """Wire a new tab in, show it and start indexing it."""
         tab.state_changed.connect(self._refresh_status)
         tab.message.connect(lambda text, t=tab: self._tab_message(t, text))
-        self._wire_damage_tools(tab)
+        self.damage.tab_opened(tab)
         self.edit_actions.tab_opened(tab)
         index = self.tabs.addTab(tab, icons.icon("file"), tab.title)
         self.tabs.setTabToolTip(index, path)
         self.tabs.setCurrentIndex(index)
         self.message_bar.hide()
         if recent:
-            self.settings.add_recent(path)
-            self._refresh_recent()
+            self.recent.add(path)
         tab.start()
         tab.table.setFocus()
         return tab
@@ -337,63 +334,6 @@ class MainWindow(QMainWindow):
         tab = self.current_tab()
         if tab is not None and not tab.verify():
             self.statusBar().showMessage("busy: wait for indexing to finish, or stop it first", MESSAGE_MS)
-
-    # -- damage: Problems panel and salvage ---------------------------------
-    def _make_damage_actions(self, file_menu: QMenu, view_menu: QMenu) -> None:
-        """Salvage Intact Records… (File, after Verify/Stop) and Problems Panel (View)."""
-        self.salvage_action = self._action("Sal&vage Intact Records…", self.salvage_current, None, None,
-                                           "Write a clean copy with every record that can be trusted")
-        self.problems_action = self._action("&Problems Panel", self._toggle_problems_panel, "Ctrl+Shift+P", None,
-                                            "Show or hide the list of damage found in this file")
-        self.problems_action.setCheckable(True)
-        after_stop = file_menu.actions().index(self.cancel_action) + 1
-        file_menu.insertAction(file_menu.actions()[after_stop], self.salvage_action)
-        view_menu.insertAction(view_menu.actions()[0], self.problems_action)
-        self._tab_actions += [self.salvage_action, self.problems_action]
-        self._salvage_dialog: SalvageDialog | None = None
-        self.tabs.currentChanged.connect(self._sync_problems_action)
-
-    def _wire_damage_tools(self, tab: FileTab) -> None:
-        tab.corruption.salvage_requested.connect(self.salvage_current)
-        tab.corruption.panel_visibility_changed.connect(self._sync_problems_action)
-
-    def _sync_problems_action(self, *_) -> None:
-        tab = self.current_tab()
-        self.problems_action.setChecked(tab is not None and tab.corruption.panel_visible())
-
-    def _toggle_problems_panel(self, on: bool) -> None:
-        tab = self.current_tab()
-        if tab is not None:
-            tab.corruption.set_panel_visible(on)
-
-    def salvage_current(self) -> SalvageDialog | None:
-        """Open the Salvage dialog for the current tab's file (non-modal: the window stays usable)."""
-        tab = self.current_tab()
-        if tab is None:
-            return None
-        if isinstance(tab, ShardSetTab):
-            self.statusBar().showMessage("salvage works on one file: open the damaged shard on its own", MESSAGE_MS)
-            return None
-        dialog = self._salvage_dialog
-        if dialog is not None and (dialog.is_running() or dialog.source == tab.path) and dialog.isVisible():
-            dialog.raise_()
-            dialog.activateWindow()
-            return dialog
-        if dialog is not None:
-            dialog.deleteLater()
-        dialog = SalvageDialog(tab.path, tab.tfile.compression, len(tab.tfile.problems), self,
-                               folder=self.settings.last_output_directory())
-        dialog.open_requested.connect(self.open_file)
-        dialog.salvage_finished.connect(self._salvage_finished)
-        self._salvage_dialog = dialog
-        dialog.show()
-        return dialog
-
-    def _salvage_finished(self, result) -> None:
-        if result is not None:
-            self.settings.add_output_directory(os.path.dirname(result.report.output))
-            self.statusBar().showMessage(f"salvaged {os.path.basename(result.report.source)}: "
-                                         f"{result.report.summary()}", MESSAGE_MS)
 
     # -- go to ------------------------------------------------------------
     def go_to(self, text: str) -> str | None:
@@ -499,31 +439,10 @@ class MainWindow(QMainWindow):
         for widget in (self.records_label, self.problems_label, self.compression_label, self.size_label):
             widget.show()
 
-    def _written_folders(self) -> list[str]:
-        """Folders this app wrote to: output folders, and those of recent files (Save writes beside them)."""
-        folders = self.settings.output_directories() + [os.path.dirname(p) for p in self.settings.recent_files()]
-        return list(dict.fromkeys(folders))
-
-    def _refresh_recent(self) -> None:
-        self.start_page.set_recent(self.settings.recent_files())
-
-    def _fill_recent_menu(self) -> None:
-        self.recent_menu.clear()
-        files = self.settings.recent_files()
-        for path in files:
-            action = self.recent_menu.addAction(icons.icon("file"), os.path.basename(path))
-            action.setToolTip(path)
-            action.setStatusTip(path)
-            action.triggered.connect(lambda _=False, p=path: self.open_file(p))
-        if not files:
-            self.recent_menu.addAction("No Recent Files").setEnabled(False)
-        self.recent_menu.addSeparator()
-        clear = self.recent_menu.addAction("Clear Recent Files", self._clear_recent)
-        clear.setEnabled(bool(files))
-
-    def _clear_recent(self) -> None:
-        self.settings.clear_recent()
-        self._refresh_recent()
+    def _saved(self, path: str) -> None:
+        """A tab was written to ``path``: a recent file now, and the tab's title may have changed."""
+        self.recent.add(path)
+        self._current_changed()
 
     def _fill_columns_menu(self) -> None:
         tab = self.current_tab()

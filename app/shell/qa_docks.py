@@ -3,19 +3,18 @@
 Each dock holds a stack with one panel per open file (made when first
 shown, see :class:`~app.shell.qa_views.QaViews`) and shows the current tab's.
 The actions switch the current tab between its table and gallery, focus
-the filter bar, and show or hide the docks.
+the filter bar, and show or hide the docks. The part knows a tab only by its
+QA views (:class:`TabQa`), reached through a "current tab's QA" callable; the
+window calls :meth:`QaDocks.refresh` when the current tab changes.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Callable, Protocol
 
 from PySide6.QtCore import QObject, Qt
 from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import QDockWidget, QLabel, QMenu, QStackedWidget, QWidget
+from PySide6.QtWidgets import QDockWidget, QLabel, QMainWindow, QMenu, QStackedWidget, QWidget
 from app.style.palette import MUTED_COLOR
-
-if TYPE_CHECKING:
-    from app.shell.main_window import MainWindow
 
 DOCK_SHARE = 0.35  # of the window's height, when a dock first opens
 
@@ -43,12 +42,30 @@ class _PanelDock(QDockWidget):
         self.stack.setCurrentWidget(panel)
 
 
-class QaDocks(QObject):
-    """Docks and actions of the gallery, filter, statistics and feature spec."""
+class TabQa(Protocol):
+    """What the docks and actions need of a tab: its QA views (see :class:`~app.shell.qa_views.QaViews`)."""
 
-    def __init__(self, window: MainWindow, view_menu: QMenu) -> None:
+    def show_table(self) -> None: ...
+
+    def show_gallery(self) -> None: ...
+
+    def focus_filter(self) -> None: ...
+
+    def stats_panel(self) -> QWidget: ...
+
+    def schema_view(self) -> QWidget: ...
+
+
+class QaDocks(QObject):
+    """Docks and actions of the gallery, filter, statistics and feature spec.
+
+    ``current_qa()`` gives the current tab's QA views, or None when no file is open.
+    """
+
+    def __init__(self, window: QMainWindow, view_menu: QMenu, current_qa: Callable[[], TabQa | None]) -> None:
         super().__init__(window)
         self.window = window
+        self._current_qa = current_qa
         self.stats_dock = _PanelDock("Statistics", "statisticsDock", "Open a file to see its statistics.", window)
         self.spec_dock = _PanelDock("Feature Spec", "featureSpecDock", "Open a file to see its feature spec.", window)
         window.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, self.stats_dock)
@@ -58,12 +75,12 @@ class QaDocks(QObject):
         self.spec_dock.hide()
         self._sized = False
 
-        self.table_action = self._action("&Table", "Ctrl+1", lambda: self._tab_call("show_table"),
+        self.table_action = self._action("&Table", "Ctrl+1", lambda: self._qa_call(lambda qa: qa.show_table()),
                                          "Show the records as a table")
-        self.gallery_action = self._action("&Gallery", "Ctrl+2", lambda: self._tab_call("show_gallery"),
+        self.gallery_action = self._action("&Gallery", "Ctrl+2", lambda: self._qa_call(lambda qa: qa.show_gallery()),
                                            "Show the records' images as a grid of thumbnails")
         self.filter_action = self._action("&Filter Records…", QKeySequence.StandardKey.Find,
-                                          lambda: self._tab_call("focus_filter"),
+                                          lambda: self._qa_call(lambda qa: qa.focus_filter()),
                                           "Show only the records matching an expression")
         self.stats_action = self._dock_action(self.stats_dock, "&Statistics", "Ctrl+Shift+I",
                                               "Per-feature statistics with histograms")
@@ -77,7 +94,6 @@ class QaDocks(QObject):
         view_menu.addAction(self.spec_action)
         self.actions = [self.table_action, self.gallery_action, self.filter_action]
 
-        window.tabs.currentChanged.connect(self.refresh)
         for dock in (self.stats_dock, self.spec_dock):
             dock.visibilityChanged.connect(lambda _visible: self.refresh())
         self.refresh()
@@ -96,10 +112,10 @@ class QaDocks(QObject):
         dock.visibilityChanged.connect(lambda _v: action.setChecked(not dock.isHidden()))
         return action
 
-    def _tab_call(self, name: str) -> None:
-        tab = self.window.current_tab()
-        if tab is not None:
-            getattr(tab.qa, name)()
+    def _qa_call(self, fn: Callable[[TabQa], None]) -> None:
+        qa = self._current_qa()
+        if qa is not None:
+            fn(qa)
 
     # -- public -----------------------------------------------------------
     def show_dock(self, dock: QDockWidget, on: bool = True) -> None:
@@ -122,14 +138,14 @@ class QaDocks(QObject):
 
     def refresh(self, *_) -> None:
         """Show the current tab's panels in the docks (making them when a dock is visible)."""
-        tab = self.window.current_tab()
+        qa = self._current_qa()
         for action in self.actions:
-            action.setEnabled(tab is not None)
-        if tab is None:
+            action.setEnabled(qa is not None)
+        if qa is None:
             self.stats_dock.show_panel(None)
             self.spec_dock.show_panel(None)
             return
         if self.stats_dock.isVisible():
-            self.stats_dock.show_panel(tab.qa.stats_panel())
+            self.stats_dock.show_panel(qa.stats_panel())
         if self.spec_dock.isVisible():
-            self.spec_dock.show_panel(tab.qa.schema_view())
+            self.spec_dock.show_panel(qa.schema_view())

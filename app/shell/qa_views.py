@@ -1,22 +1,27 @@
 """The dataset-QA parts of one file tab, wired to its table and detail view.
 
-A :class:`QaViews` belongs to a :class:`~app.shell.file_tab.FileTab`. It puts the
-filter bar above a "Table | Gallery" tab widget (the tab's left side), keeps
-the table, the gallery and the detail view on the same record, and makes the
-statistics and feature-spec panels when the window first shows them (see
-:mod:`app.shell.qa_docks`). Everything reads the records the table model reads.
+A :class:`QaViews` is made by a tab with its session, the rows its table
+shows, the table's row selection, the table and the record detail. It puts
+the filter bar above a "Table | Gallery" tab widget (the tab's left side),
+keeps the table, the gallery and the detail view on the same record, and
+makes the statistics and feature-spec panels when the window first shows them
+(see :mod:`app.shell.qa_docks`). Everything reads the session's records.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from PySide6.QtCore import QModelIndex, QObject, Signal
+from PySide6.QtWidgets import QTableView, QTabWidget, QVBoxLayout, QWidget
 
-from PySide6.QtCore import QModelIndex, QObject
-from PySide6.QtWidgets import QTabWidget, QVBoxLayout, QWidget
+from codec.framing import RecordStatus
+from codec.records import RecordData, RecordSource
 
-from app.models.filtered_table_model import window_rows_for
+from app.models.filtered_table_model import FilteredTableModel, window_rows_for
+from app.models.settings import Settings
+from app.shell.row_selection import RowSelection
+from app.shell.session import TabSession
 from app.views.filter_bar import FilterBar
 from app.views.gallery import Gallery
-from app.views.record_detail import IMAGES_TAB
+from app.views.record_detail import IMAGES_TAB, RecordDetail
 from app.views.schema_view import SchemaView
 from app.views.stats_panel import StatsPanel
 
@@ -25,41 +30,46 @@ from app.views.stats_panel import StatsPanel
 # (1-3 s for the last of 200,000 tiles). Past this many tiles the gallery pages (the page bar above it).
 GALLERY_WINDOW_MAX = 200_000
 
-if TYPE_CHECKING:
-    from app.shell.file_tab import FileTab
-
 TABLE_VIEW, GALLERY_VIEW = 0, 1
 
 
 class QaViews(QObject):
-    """Filter bar, Table | Gallery, and (made on demand) statistics and spec panels of one tab."""
+    """Filter bar, Table | Gallery, and (made on demand) statistics and spec panels of one tab.
 
-    def __init__(self, tab: FileTab) -> None:
-        super().__init__(tab)
-        self.tab = tab
-        rows = tab.proxy
+    ``message(str)``: a note for the status bar.
+    """
+
+    message = Signal(str)
+
+    def __init__(self, session: TabSession, rows: FilteredTableModel, selection: RowSelection, table: QTableView,
+                 detail: RecordDetail, settings: Settings, parent: QWidget) -> None:
+        super().__init__(parent)
+        self.session = session
+        self.rows = rows
+        self.selection = selection
+        self.table = table
+        self.detail = detail
         self._stats: StatsPanel | None = None
         self._schema: SchemaView | None = None
         self._closed = False
-        self.filter_bar = FilterBar(rows, self.source, tab.is_running, tab.settings)
-        self.gallery = Gallery(rows, self.read, tab.settings, status=self.status)
+        self.filter_bar = FilterBar(rows, self.source, session.is_running, settings)
+        self.gallery = Gallery(rows, self.read, settings, status=self.status)
         self.views = QTabWidget()
         self.views.setDocumentMode(True)
-        self.left = QWidget(tab)
+        self.left = QWidget(parent)
         layout = QVBoxLayout(self.left)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(0)
         layout.addWidget(self.filter_bar)
         layout.addWidget(self.views, 1)
 
-        self.filter_bar.message.connect(tab.message)
+        self.filter_bar.message.connect(self.message)
         self.filter_bar.filter_applied.connect(self._filter_applied)
-        self.gallery.record_activated.connect(tab.select_record)
+        self.gallery.record_activated.connect(selection.select_record)
         self.gallery.open_requested.connect(self._open_images)
-        tab.table.selectionModel().currentRowChanged.connect(self._table_current)
-        tab.indexing_finished.connect(self._source_idle)
-        if hasattr(tab, "reopened"):
-            tab.reopened.connect(self._reopened)
+        table.selectionModel().currentRowChanged.connect(self._table_current)
+        session.idle.connect(self._source_idle)
+        session.reopened.connect(self._reopened)
 
     def around(self, table: QWidget) -> QWidget:
         """The tab's left side: the filter bar over "Table" (``table``) and "Gallery"."""
@@ -71,16 +81,17 @@ class QaViews(QObject):
         return self.left
 
     # -- reading ----------------------------------------------------------
-    def source(self):
+    def source(self) -> RecordSource:
         """What a codec pass (filter, statistics, spec) goes over: the records the table shows.
 
-        That is the file itself while it has no unsaved edits; the edited
-        records otherwise (row ``i`` is the table's row ``i`` either way).
+        That is the source itself while it has no unsaved edits (a verify pass
+        over it keeps its results); the edited records otherwise (row ``i`` is
+        the table's row ``i`` either way).
         """
-        shown = self.tab.model.tfile
-        if hasattr(shown.index, "set_status") or getattr(shown, "modified", True):
+        shown = self.session.records
+        if shown.statuses_stored or shown.modified:
             return shown
-        return self.tab.tfile
+        return self.session.source
 
     def source_busy(self) -> bool:
         """The file's own pass runs, or has not started yet: a whole-file pass must wait.
@@ -88,34 +99,33 @@ class QaViews(QObject):
         A tab is made (and shown, which shows a docked panel) just before its
         index pass starts; a pass started then would go over 0 records.
         """
-        return self.tab.is_running() or self.tab.state().phase == "index"
+        return self.session.is_running() or self.session.phase == "index"
 
-    def read(self, i: int):
+    def read(self, i: int) -> RecordData:
         """Record ``i`` as the table shows it (for thumbnails)."""
-        return self.tab.model.tfile.read(i)
+        return self.session.records.read(i)
 
-    def status(self, i: int):
+    def status(self, i: int) -> RecordStatus:
         """Record ``i``'s status as known now (damage found by a later verify shows on its tile)."""
-        return self.tab.model.tfile.index.status(i)
+        return self.session.records.index.status(i)
 
     # -- views ------------------------------------------------------------
     def _fit_window(self, *_) -> None:
         """Size the rows' window for the view shown: the gallery's tiles are taller
         than table rows, a narrow gallery may hold one per row, and Qt lays out every tile
         it holds, so it pages sooner (at most GALLERY_WINDOW_MAX tiles)."""
-        tab = self.tab
-        cap = type(tab.proxy).window_rows  # the most rows at once, whatever their height
+        cap = type(self.rows).window_rows  # the most rows at once, whatever their height
         if self.views.currentWidget() is self.gallery:
             rows = min(GALLERY_WINDOW_MAX, window_rows_for(self.gallery.delegate.cell_size().height(), cap))
         else:
-            rows = window_rows_for(tab.table.verticalHeader().defaultSectionSize(), cap)
-        record = tab.current_record()
-        if tab.proxy.set_window_rows(rows) and record >= 0:
-            tab.select_record(record)
+            rows = window_rows_for(self.table.verticalHeader().defaultSectionSize(), cap)
+        record = self.selection.current_record()
+        if self.rows.set_window_rows(rows) and record >= 0:
+            self.selection.select_record(record)
 
     def show_table(self) -> None:
         self.views.setCurrentIndex(TABLE_VIEW)
-        self.tab.table.setFocus()
+        self.table.setFocus()
 
     def show_gallery(self) -> None:
         self.views.setCurrentIndex(GALLERY_VIEW)
@@ -128,18 +138,18 @@ class QaViews(QObject):
     def stats_panel(self) -> StatsPanel:
         """The statistics panel (made on first use; the window places it)."""
         if self._stats is None:
-            self._stats = StatsPanel(self.tab.proxy, self.source, self.source_busy)
+            self._stats = StatsPanel(self.rows, self.source, self.source_busy)
             self._stats.stats_ready.connect(self._stats_ready)
         return self._stats
 
     def schema_view(self) -> SchemaView:
         """The feature-spec panel (made on first use; the window places it)."""
         if self._schema is None:
-            self._schema = SchemaView(self.tab.proxy, self.source, self.source_busy)
-            self._schema.message.connect(self.tab.message)
+            self._schema = SchemaView(self.rows, self.source, self.source_busy)
+            self._schema.message.connect(self.message)
             stats = self._stats.stats() if self._stats is not None else None
             if stats is not None and not self._stats.is_running():
-                self._schema.offer_stats(stats, self._stats.bar.describe_scope(self.tab.proxy)[1])
+                self._schema.offer_stats(stats, self._stats.bar.describe_scope(self.rows)[1])
         return self._schema
 
     def close(self) -> None:
@@ -159,21 +169,20 @@ class QaViews(QObject):
     # -- keeping views on the same record ---------------------------------
     def _table_current(self, current: QModelIndex, _previous: QModelIndex) -> None:
         if current.isValid():
-            self.gallery.set_current_record(self.tab.proxy.record_at(current.row()))
+            self.gallery.set_current_record(self.rows.record_at(current.row()))
 
     def _filter_applied(self) -> None:
         """The rows changed wholesale: keep the record in view if it is still shown, else the first."""
-        tab = self.tab
-        rows = tab.proxy
-        shown = tab.detail.current_record()
+        rows = self.rows
+        shown = self.detail.current_record()
         if rows.rowCount() == 0:
-            tab.detail.clear()
+            self.detail.clear()
             return
-        tab.select_record(shown if rows.row_for_record(shown) >= 0 else rows.record_at(0))
+        self.selection.select_record(shown if rows.row_for_record(shown) >= 0 else rows.record_at(0))
 
     def _open_images(self, record: int) -> None:
-        self.tab.select_record(record)
-        detail = self.tab.detail
+        self.selection.select_record(record)
+        detail = self.detail
         if detail.tabs.isTabEnabled(IMAGES_TAB):
             detail.tabs.setCurrentIndex(IMAGES_TAB)
 
@@ -182,7 +191,7 @@ class QaViews(QObject):
             self._schema.offer_stats(stats, words)
 
     def _reopened(self) -> None:
-        """The tab reads another file now (saved): thumbnails, statistics and spec are from the old one."""
+        """The session reads another file now (saved): thumbnails, statistics and spec are from the old one."""
         self.gallery.model.forget()
         for panel in (self._stats, self._schema):
             if panel is not None:

@@ -3,27 +3,30 @@
 The tab is a :class:`~app.shell.file_tab.FileTab` over the set: records are
 numbered across shards, a "Shard" column names each record's file, the
 detail shows a record inside its own shard (so the hex view has real file
-offsets), and editing is off. Shards are indexed in order on the tab's worker.
+offsets), and editing is off. Its :class:`ShardSetSession` indexes the shards in order on the
+session's worker; the table model numbers each as it syncs.
 """
 from __future__ import annotations
 
 import fnmatch
 import os
 from dataclasses import replace
-from typing import Sequence
+from typing import Iterator, Sequence
 
 from PySide6.QtCore import QModelIndex, Qt, Signal
 from PySide6.QtWidgets import QSplitter, QWidget
 
 from codec.errors import TFRecordError
-from codec.pinned import PinnedRecord
 from codec.opening import sniff_compression
+from codec.records import RecordSource
 from codec.shards import ShardSet, looks_like_shard_set
 
 from app.models.record_table_model import RecordTableModel
 from app.models.settings import Settings
 from app.models.shard_set_table_model import SHARD_HEADER, ShardSetTableModel
-from app.shell.file_tab import FileTab, PassProgress, TabState, parse_goto
+from app.shell.file_tab import FileTab
+from app.shell.session import OpenedSource, PassProgress, TabSession
+from app.shell.tab_state import TabState, parse_goto
 from app.views.shards_panel import ShardsPanel
 
 SHARD_NAMES_MEASURED = 500
@@ -57,13 +60,19 @@ def skipped_in_folders(args: Sequence[str], kept: Sequence[str]) -> list[tuple[s
     return skipped
 
 
-class ShardRecord(PinnedRecord):
-    """Record ``row`` of a set, read from its shard: the detail's hex view shows the shard's real offsets."""
+class ShardSetSession(TabSession):
+    """A session over a :class:`ShardSet`: its shards join the numbering when the table model syncs
+    (on the GUI thread), not as the passes find them; each shard checks itself for changes on disk."""
 
-    def __init__(self, shard, row: int, local: int) -> None:
-        super().__init__(shard, row, local, None)
-        self.note = (f"record {local:,} of {os.path.basename(shard.path)}, "
-                     f"at offset {shard.index.offset(local):,}")
+    def _index_passes(self) -> Iterator[PassProgress]:
+        for p in self.source.index_iter(publish=False):
+            yield PassProgress("index", p)
+        if self.auto_verify and not self.source.verified:
+            yield from self._verify_passes()
+
+    def _verify_passes(self) -> Iterator[PassProgress]:
+        for p in self.source.verify_iter(publish=False):
+            yield PassProgress("verify", p)
 
 
 class ShardSetTab(FileTab):
@@ -74,7 +83,6 @@ class ShardSetTab(FileTab):
     def __init__(self, shard_set: ShardSet, settings: Settings, parent: QWidget | None = None, *,
                  skipped: Sequence[tuple[str, str]] = (), **kwargs) -> None:
         super().__init__(shard_set, settings, parent, **kwargs)
-        self.edit_block = READ_ONLY_REASON
         self.change_bar.action_button.hide()  # a set is reopened as a whole: close the tab and open it again
         self.corruption.map.hide()  # it draws one file's bytes; a set's offsets are per shard
         self.skipped = list(skipped)  # files of the folders opened that are not TFRecords
@@ -111,23 +119,15 @@ class ShardSetTab(FileTab):
         shard_set = ShardSet.from_args(list(args))
         return cls(shard_set, settings, parent, skipped=skipped_in_folders(args, [s.path for s in shard_set.shards]))
 
-    def _index_passes(self):
-        """Index the shards; each joins the numbering when the model syncs (on this thread)."""
-        for p in self.shard_set.index_iter(publish=False):
-            yield PassProgress("index", p)
-        if self._auto_verify and not self.shard_set.verified:
-            yield from self._verify_passes()
+    def _make_session(self, source: OpenedSource, *, auto_verify: bool) -> TabSession:
+        return ShardSetSession(source, self, auto_verify=auto_verify, edit_block=READ_ONLY_REASON)
 
-    def _verify_passes(self):
-        for p in self.shard_set.verify_iter(publish=False):
-            yield PassProgress("verify", p)
-
-    def _make_model(self, tfile) -> RecordTableModel:
-        return ShardSetTableModel(tfile, self)
+    def _make_model(self, source: RecordSource) -> RecordTableModel:
+        return ShardSetTableModel(source, self)
 
     @property
     def shard_set(self) -> ShardSet:
-        return self.tfile
+        return self.session.source
 
     @property
     def title(self) -> str:
@@ -159,18 +159,12 @@ class ShardSetTab(FileTab):
         return max(min(widest, SHARD_COLUMN_MAX, share), self._cell_width(SHARD_HEADER))
 
     def _current_row_changed(self, current: QModelIndex, previous: QModelIndex) -> None:
-        """The detail reads the record from its shard, so offsets in the hex view are the shard file's."""
-        if not current.isValid():
-            self.detail.clear()
-            return
-        record = self.proxy.record_at(current.row())
-        try:
-            shard, local = self.shard_set.locate(record)
-        except (OSError, ValueError, IndexError) as exc:
-            self.message.emit(f"cannot read record {record:,}: {exc}")
-            return
-        self.detail.show_record(ShardRecord(shard, record, local), record)
-        self.shards_panel.select_shard(self.shard_set.shard_of(record))
+        """The detail shows the record from its shard; the shards list marks that shard."""
+        super()._current_row_changed(current, previous)
+        if current.isValid():
+            record = self.proxy.record_at(current.row())
+            if 0 <= record < len(self.shard_set):
+                self.shards_panel.select_shard(self.shard_set.shard_of(record))
 
     # -- the shards list ---------------------------------------------------------
     def show_shard(self, k: int) -> None:

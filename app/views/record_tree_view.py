@@ -7,6 +7,9 @@ from PySide6.QtWidgets import (QAbstractItemView, QHeaderView, QMenu, QStyledIte
                                QTreeView, QWidget)
 
 from app.models.record_tree_model import RecordTreeModel
+from app.views.tree_edit_requests import (AddFeature, ChangeType, DeleteFeature, EditValue, EditValues, InsertStep,
+                                         InsertValue, ReadOnly, RemoveStep, RemoveValue, RenameFeature,
+                                         ReplaceRecord)
 
 DTYPES = ("int64", "float", "bytes")
 EXPAND_LISTS_UP_TO = 8  # feature lists opened when a SequenceExample is shown
@@ -33,14 +36,14 @@ class RecordTreeView(QTreeView):
 
     Editing (when the model is editable): F2 or a double-click edits a value
     in place; everything else (a value too long to edit in place, adding,
-    removing, renaming, retyping) goes out as ``edit_requested(action, info)``
-    for the owner to ask for details and push an undo command.
-    ``edit_requested("read_only", {})`` means an edit was tried while the
-    model is not editable.
+    removing, renaming, retyping) goes out as ``edit_requested(request)``, a
+    request of :mod:`app.views.tree_edit_requests`, for the owner to ask for
+    details and push an undo command. ``edit_requested(ReadOnly())`` means an
+    edit was tried while the model is not editable.
     """
 
     copied = Signal(str)
-    edit_requested = Signal(str, object)
+    edit_requested = Signal(object)  # a TreeEditRequest
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -248,15 +251,15 @@ class RecordTreeView(QTreeView):
         target = model.value_target(index)
         if not model.editable:
             if target is not None:
-                self.edit_requested.emit("read_only", {})
+                self.edit_requested.emit(ReadOnly())
             return
         value_index = index.siblingAtColumn(2)
         if target is None:
             node = model.node(index)
             if node.role == "raw":
-                self.edit_requested.emit("replace_record", {})
+                self.edit_requested.emit(ReplaceRecord())
             elif node.role in ("feature", "step") and node.dtype:
-                self.edit_requested.emit("edit_values", {"path": node.path, "dtype": node.dtype})
+                self.edit_requested.emit(EditValues(node.path, node.dtype))
             return
         if model.inline_editable(value_index):
             if self.state() != self.State.EditingState:
@@ -264,7 +267,7 @@ class RecordTreeView(QTreeView):
                 self.edit(value_index)
             return
         dtype, path, i = target
-        self.edit_requested.emit("edit_value", {"path": path, "index": i, "dtype": dtype})
+        self.edit_requested.emit(EditValue(path, i, dtype))
 
     def request_remove(self, index: QModelIndex) -> None:
         """Delete: a value, a step, a feature or a feature list, whichever the row is."""
@@ -272,16 +275,16 @@ class RecordTreeView(QTreeView):
         if model is None or not index.isValid() or model.node(index) is None:
             return
         if not model.editable:
-            self.edit_requested.emit("read_only", {})
+            self.edit_requested.emit(ReadOnly())
             return
         node = model.node(index)
         if model.row_kind(index) == "value":
             holder = index.internalPointer().node
-            self.edit_requested.emit("remove_value", {"path": holder.path, "index": index.row()})
+            self.edit_requested.emit(RemoveValue(holder.path, index.row()))
         elif node.role == "step":
-            self.edit_requested.emit("remove_step", {"key": node.path[1], "index": node.path[2]})
+            self.edit_requested.emit(RemoveStep(node.path[1], node.path[2]))
         elif node.role in ("feature", "feature_list"):
-            self.edit_requested.emit("delete_feature", {"path": node.path})
+            self.edit_requested.emit(DeleteFeature(node.path))
 
     def _add_edit_entries(self, menu: QMenu, index: QModelIndex) -> None:
         """The editing part of the context menu for the row at ``index``."""
@@ -296,9 +299,9 @@ class RecordTreeView(QTreeView):
             i = index.row()
             menu.addAction("Edit Value…\tF2", lambda: self._edit_at(index))
             menu.addAction("Insert Value Before…",
-                           lambda: ask("insert_value", {"path": holder.path, "index": i, "dtype": holder.dtype}))
+                           lambda: ask(InsertValue(holder.path, i, holder.dtype)))
             menu.addAction("Insert Value After…",
-                           lambda: ask("insert_value", {"path": holder.path, "index": i + 1, "dtype": holder.dtype}))
+                           lambda: ask(InsertValue(holder.path, i + 1, holder.dtype)))
             menu.addAction("Remove Value\tDel", lambda: self.request_remove(index))
             return
         role = node.role
@@ -306,46 +309,42 @@ class RecordTreeView(QTreeView):
             if model.value_target(index) is not None:
                 menu.addAction("Edit Value…\tF2", lambda: self._edit_at(index))
             if node.dtype:
-                menu.addAction("Edit Values…", lambda: ask("edit_values", {"path": node.path, "dtype": node.dtype}))
-                menu.addAction("Add Value…", lambda: ask("insert_value", {"path": node.path,
-                                                                          "index": len(node.values),
-                                                                          "dtype": node.dtype}))
+                menu.addAction("Edit Values…", lambda: ask(EditValues(node.path, node.dtype)))
+                menu.addAction("Add Value…", lambda: ask(InsertValue(node.path, len(node.values), node.dtype)))
             self._add_type_menu(menu, node)
             if role == "step":
                 key, step = node.path[1], node.path[2]
                 menu.addSeparator()
                 menu.addAction("Insert Step Before",
-                               lambda: ask("insert_step", {"key": key, "index": step, "dtype": node.dtype}))
+                               lambda: ask(InsertStep(key, step, node.dtype)))
                 menu.addAction("Insert Step After",
-                               lambda: ask("insert_step", {"key": key, "index": step + 1, "dtype": node.dtype}))
+                               lambda: ask(InsertStep(key, step + 1, node.dtype)))
                 menu.addAction("Remove Step\tDel", lambda: self.request_remove(index))
             else:
                 menu.addSeparator()
-                menu.addAction("Rename Feature…", lambda: ask("rename_feature", {"path": node.path}))
+                menu.addAction("Rename Feature…", lambda: ask(RenameFeature(node.path)))
                 menu.addAction("Delete Feature\tDel", lambda: self.request_remove(index))
         elif role == "feature_list":
-            menu.addAction("Add Step", lambda: ask("insert_step", {"key": node.path[1], "index": len(node.children),
-                                                                   "dtype": node.dtype}))
+            menu.addAction("Add Step", lambda: ask(InsertStep(node.path[1], len(node.children), node.dtype)))
             self._add_type_menu(menu, node)
             menu.addSeparator()
-            menu.addAction("Rename Feature List…", lambda: ask("rename_feature", {"path": node.path}))
+            menu.addAction("Rename Feature List…", lambda: ask(RenameFeature(node.path)))
             menu.addAction("Delete Feature List\tDel", lambda: self.request_remove(index))
         elif role in ("example", "features"):
             scope = "features" if role == "example" else "context"
-            menu.addAction("Add Feature…", lambda: ask("add_feature", {"scope": scope}))
+            menu.addAction("Add Feature…", lambda: ask(AddFeature(scope)))
         elif role == "sequence_example":
-            menu.addAction("Add Context Feature…", lambda: ask("add_feature", {"scope": "context"}))
-            menu.addAction("Add Feature List…", lambda: ask("add_feature", {"scope": "feature_lists"}))
+            menu.addAction("Add Context Feature…", lambda: ask(AddFeature("context")))
+            menu.addAction("Add Feature List…", lambda: ask(AddFeature("feature_lists")))
         elif role == "feature_lists":
-            menu.addAction("Add Feature List…", lambda: ask("add_feature", {"scope": "feature_lists"}))
+            menu.addAction("Add Feature List…", lambda: ask(AddFeature("feature_lists")))
         elif role == "raw":
-            menu.addAction("Replace Record Bytes…", lambda: ask("replace_record", {}))
+            menu.addAction("Replace Record Bytes…", lambda: ask(ReplaceRecord()))
 
     def _add_type_menu(self, menu: QMenu, node) -> None:
         types = menu.addMenu("Change Type")
         for dtype in DTYPES:
-            action = types.addAction(dtype, lambda d=dtype: self.edit_requested.emit(
-                "change_type", {"path": node.path, "dtype": d}))
+            action = types.addAction(dtype, lambda d=dtype: self.edit_requested.emit(ChangeType(node.path, d)))
             action.setCheckable(True)
             action.setChecked(dtype == node.dtype)
             action.setEnabled(dtype != node.dtype)

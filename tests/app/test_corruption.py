@@ -56,7 +56,7 @@ def highlighted(tab: FileTab) -> list[int]:
 
 def salvage(window: MainWindow, qtbot, out: str, *, include_damaged: bool = False,
             compression: Compression | None = None) -> SalvageDialog:
-    window.salvage_action.trigger()
+    window.damage.salvage_action.trigger()
     dialog = window.findChild(SalvageDialog)
     assert dialog is not None and dialog.isVisible()
     dialog.path_edit.setText(out)
@@ -82,7 +82,7 @@ def test_garbage_middle_found_clicked_and_salvaged(window, qtbot, fixture_file, 
     entry = manifest["garbage_middle.tfrecord"]["corruption"]
     tab = open_done(window, qtbot, fixture_file("garbage_middle.tfrecord"))
     tools = tab.corruption
-    assert tools.panel.isVisible() and window.problems_action.isChecked()
+    assert tools.panel.isVisible() and window.damage.problems_action.isChecked()
     assert tools.model.rowCount() == 1
     assert cell(tab, 0, ProblemColumn.OFFSET) == f"{entry['offset']:,}"
     assert cell(tab, 0, ProblemColumn.RECORD) == "—"  # no record is left at the damage
@@ -97,7 +97,7 @@ def test_garbage_middle_found_clicked_and_salvaged(window, qtbot, fixture_file, 
     problem = click_problem(qtbot, tab, 0)
     assert problem.offset == entry["offset"]
     # the nearest record: the first one found again after the damage
-    nearest = tab.tfile.find_record(entry["offset"]) + 1
+    nearest = tab.session.source.find_record(entry["offset"]) + 1
     assert nearest == 10 and tab.current_record() == nearest
     assert tab.table.selectionModel().isRowSelected(nearest)
     # the hex view shows the skipped bytes, all of them highlighted
@@ -108,7 +108,7 @@ def test_garbage_middle_found_clicked_and_salvaged(window, qtbot, fixture_file, 
     with qtbot.waitSignal(tab.detail.record_shown, timeout=5000):
         rect = tab.table.visualRect(tab.table.model().index(nearest, Column.INDEX))  # unfiltered: row = record
         qtbot.mouseClick(tab.table.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
-    assert tab.detail.hex.model.record.offset == tab.tfile.index.offset(nearest) == 962
+    assert tab.detail.hex.model.record.offset == tab.session.source.index.offset(nearest) == 962
 
     out = str(tmp_path / "salvaged.tfrecord")
     dialog = salvage(window, qtbot, out)
@@ -133,13 +133,13 @@ def test_data_crc_problem_highlights_data_and_footer(window, qtbot, fixture_file
     assert cell(tab, 0, ProblemColumn.KIND) == "data CRC"
     p = click_problem(qtbot, tab, 0)
     assert p.kind is ProblemKind.DATA_CRC and tab.current_record() == 5
-    info = tab.tfile.record_info(5)
+    info = tab.session.source.record_info(5)
     assert tab.detail.hex.model.record.offset == info.offset
     assert highlighted(tab) == list(range(info.offset + 12, info.end))  # data + footer, not the header
     assert "MISMATCH" in tab.detail.hex.summary_text()
     # the map marks the whole damaged record
     (mark,) = tab.corruption.map.marks()
-    assert (mark.start, mark.end) == (info.offset, tab.tfile.index.offset(6))
+    assert (mark.start, mark.end) == (info.offset, tab.session.source.index.offset(6))
 
 
 def test_truncated_record_shows_claimed_length_and_bytes_left(window, qtbot, fixture_file, manifest):
@@ -153,7 +153,7 @@ def test_truncated_record_shows_claimed_length_and_bytes_left(window, qtbot, fix
     assert tab.corruption.panel.table.isColumnHidden(ProblemColumn.COMPRESSED)  # plain file
     click_problem(qtbot, tab, 0)
     assert tab.current_record() == 20
-    assert highlighted(tab) == list(range(offset, tab.tfile.file_size))
+    assert highlighted(tab) == list(range(offset, tab.session.source.file_size))
 
 
 def test_gzip_problem_says_where_the_compressed_stream_broke(window, qtbot, fixture_file):
@@ -206,10 +206,10 @@ def test_map_click_selects_the_nearest_record(window, qtbot, fixture_file):
     assert strip.isVisible() and abs(strip.height() - tab.table.height()) <= 2
     x = strip.width() // 2
     # a click far from the damage selects the record drawn there
-    target = tab.tfile.index.offset(20)
+    target = tab.session.source.index.offset(20)
     y = strip.y_for_offset(target + 5)
     qtbot.mouseClick(strip, Qt.MouseButton.LeftButton, pos=QPoint(x, y))
-    assert tab.current_record() == tab.tfile.find_record(strip.offset_at(y))
+    assert tab.current_record() == tab.session.source.find_record(strip.offset_at(y))
     assert abs(tab.current_record() - 20) <= 1
     # a click on the red mark shows the problem (the record after it, bytes highlighted)
     with qtbot.waitSignal(tab.corruption.problem_shown, timeout=5000):
@@ -227,8 +227,8 @@ def test_the_gaps_follow_the_problem_list_to_a_new_view_of_the_file(window, qtbo
     # one go: the skipped bytes must still be known, so a click inside them picks the next record.
     tab = open_done(window, qtbot, fixture_file("garbage_middle.tfrecord"))
     tools = tab.corruption
-    assert tools.records is not tab.tfile  # the edited view (editing begins once indexed)
-    tools.model.set_file(tab.tfile)  # as before that first refresh
+    assert tools.records is not tab.session.source  # the edited view (editing begins once indexed)
+    tools.model.set_file(tab.session.source)  # as before that first refresh
     tools._gaps, tools._gap_starts = [], []
     tools.refresh()
     assert tools.model.file is tools.records
@@ -239,11 +239,11 @@ def test_map_shows_the_table_viewport_and_current_record(window, qtbot, fixture_
     tab = open_done(window, qtbot, fixture_file("structured.tfrecord"))
     strip = tab.corruption.map
     assert strip.marks() == [] and not tab.corruption.panel.isVisible()
-    assert strip.extent == tab.tfile.file_size
+    assert strip.extent == tab.session.source.file_size
     with qtbot.waitSignal(tab.detail.record_shown, timeout=5000):
         tab.select_record(50)
-    assert strip._current[0] == tab.tfile.index.offset(50)
-    assert strip._view is not None and strip._view[0] <= tab.tfile.index.offset(50) < strip._view[1]
+    assert strip._current[0] == tab.session.source.index.offset(50)
+    assert strip._view is not None and strip._view[0] <= tab.session.source.index.offset(50) < strip._view[1]
 
 
 def test_merge_marks_keeps_thousands_of_problems_drawable():
@@ -291,15 +291,15 @@ def test_verify_can_be_cancelled(window, qtbot, tmp_path):
 
 def test_problems_panel_action_hides_and_shows(window, qtbot, fixture_file):
     tab = open_done(window, qtbot, fixture_file("corrupt_length.tfrecord"))
-    assert tab.corruption.panel.isVisible() and window.problems_action.isChecked()
+    assert tab.corruption.panel.isVisible() and window.damage.problems_action.isChecked()
     tab.corruption.panel.close_button.click()
-    assert not tab.corruption.panel.isVisible() and not window.problems_action.isChecked()
-    window.problems_action.trigger()
-    assert tab.corruption.panel.isVisible() and window.problems_action.isChecked()
+    assert not tab.corruption.panel.isVisible() and not window.damage.problems_action.isChecked()
+    window.damage.problems_action.trigger()
+    assert tab.corruption.panel.isVisible() and window.damage.problems_action.isChecked()
     clean = open_done(window, qtbot, os.path.join(os.path.dirname(tab.path), "structured.tfrecord"))
-    assert not window.problems_action.isChecked() and not clean.corruption.panel.isVisible()
+    assert not window.damage.problems_action.isChecked() and not clean.corruption.panel.isVisible()
     window.tabs.setCurrentWidget(tab)
-    assert window.problems_action.isChecked()
+    assert window.damage.problems_action.isChecked()
 
 
 def test_problems_follow_the_rows_after_records_are_deleted(window, qtbot, fixture_file):
@@ -343,7 +343,7 @@ def test_salvage_cancel_leaves_nothing_behind(window, qtbot, tmp_path):
     path = tmp_path / "many.tfrecord"
     write_records(path, (b"r%06d" % i for i in range(200_000)))
     open_done(window, qtbot, str(path))
-    window.salvage_action.trigger()
+    window.damage.salvage_action.trigger()
     dialog = window.findChild(SalvageDialog)
     out = tmp_path / "out.tfrecord"
     dialog.path_edit.setText(str(out))
@@ -360,7 +360,7 @@ def test_salvage_refuses_to_replace_its_source(window, qtbot, fixture_file, tmp_
     src = tmp_path / "copy.tfrecord"
     shutil.copyfile(fixture_file("garbage_middle.tfrecord"), src)
     open_done(window, qtbot, str(src))
-    window.salvage_action.trigger()
+    window.damage.salvage_action.trigger()
     dialog = window.findChild(SalvageDialog)
     assert dialog.path_edit.text() == str(tmp_path / "copy.salvaged.tfrecord")
     dialog.path_edit.setText(str(src))

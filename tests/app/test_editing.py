@@ -32,9 +32,11 @@ from app.dialogs import edit_dialogs  # noqa: E402
 from app.dialogs.edit_dialogs import BatchEdit, BytesEditor, ValuesDialog  # noqa: E402
 from app.models.record_table_model import Column  # noqa: E402
 from app.models.settings import Settings  # noqa: E402
-from app.shell import tab_editing  # noqa: E402
+from app.shell import record_edits  # noqa: E402
 from app.shell.file_tab import FileTab  # noqa: E402
 from app.shell.main_window import MainWindow  # noqa: E402
+from app.views.tree_edit_requests import (AddFeature, ChangeType, EditValues, InsertStep, InsertValue,  # noqa: E402
+                                         RenameFeature, ReplaceRecord)
 
 pytestmark = pytest.mark.gui
 
@@ -205,7 +207,7 @@ def test_edit_a_label_undo_redo_save_reopen(window, qtbot, copy):
     assert not window.isWindowModified() and window.tabs.tabText(0) == "flowers_jpeg.tfrecord"
     assert tab.editing.stack.count() == 0 and tab.editing.stack.isClean()
     assert tab.model.rowCount() == 25 and tab.model.index(4, Column.STATUS).data() == "ok"
-    assert tab.tfile is not None and tab.tfile.path == path and tab.tfile.indexed
+    assert tab.session.source is not None and tab.session.source.path == path and tab.session.source.indexed
     saved = read_back(path)
     assert feature_of(saved[4], "label") == ("int64", [3])
     assert saved[:4] == before[:4] and saved[5:] == before[5:]
@@ -279,10 +281,10 @@ def test_add_and_remove_values_in_a_list(window, qtbot, copy, monkeypatch):
     tree = tab.detail.tree
     assert values(tab, 0, "my_ints") == ("int64", [5, 6])
     answer(monkeypatch, "ask_value", 7)
-    tree.edit_requested.emit("insert_value", {"path": ("features", "my_ints"), "index": 2, "dtype": "int64"})
+    tree.edit_requested.emit(InsertValue(("features", "my_ints"), 2, "int64"))
     assert values(tab, 0, "my_ints") == ("int64", [5, 6, 7])
     answer(monkeypatch, "ask_value", 4)
-    tree.edit_requested.emit("insert_value", {"path": ("features", "my_ints"), "index": 0, "dtype": "int64"})
+    tree.edit_requested.emit(InsertValue(("features", "my_ints"), 0, "int64"))
     assert values(tab, 0, "my_ints") == ("int64", [4, 5, 6, 7])
     # Delete on a value row removes that value
     value_row = tree_index(tab, "my_ints", "[1]")
@@ -291,7 +293,7 @@ def test_add_and_remove_values_in_a_list(window, qtbot, copy, monkeypatch):
     assert values(tab, 0, "my_ints") == ("int64", [4, 6, 7])
     # a whole list at once
     answer(monkeypatch, "ask_values", ("int64", [10, 20, 30, 40, 50]))
-    tree.edit_requested.emit("edit_values", {"path": ("features", "my_ints"), "dtype": "int64"})
+    tree.edit_requested.emit(EditValues(("features", "my_ints"), "int64"))
     assert values(tab, 0, "my_ints") == ("int64", [10, 20, 30, 40, 50])
     assert tab.editing.stack.count() == 4
     for expected in ([4, 6, 7], [4, 5, 6, 7], [5, 6, 7], [5, 6]):
@@ -314,25 +316,25 @@ def test_add_delete_rename_and_retype_features(window, qtbot, copy, monkeypatch)
     doc = tab.editing.document
 
     answer(monkeypatch, "ask_new_feature", ("weights", "float", [0.5, float("inf")]))
-    tree.edit_requested.emit("add_feature", {"scope": "features"})
+    tree.edit_requested.emit(AddFeature("features"))
     assert values(tab, 5, "weights") == ("float", [0.5, float("inf")])
     assert "weights" in [tree_index(tab).model().index(r, 0, tree_index(tab)).data()
                          for r in range(tab.detail.tree_model.rowCount(tree_index(tab)))]
     answer(monkeypatch, "ask_new_feature", ("int_col", "int64", [1]))  # exists: a one-line error, no change
     count = tab.editing.stack.count()
-    tree.edit_requested.emit("add_feature", {"scope": "features"})
+    tree.edit_requested.emit(AddFeature("features"))
     assert "already exists" in window.message_bar.text() and tab.editing.stack.count() == count
 
     answer(monkeypatch, "ask_text", "identifier")
-    tree.edit_requested.emit("rename_feature", {"path": ("features", "int_col")})
+    tree.edit_requested.emit(RenameFeature(("features", "int_col")))
     assert values(tab, 5, "int_col") is None and values(tab, 5, "identifier") == ("int64", [5])
 
-    tree.edit_requested.emit("change_type", {"path": ("features", "identifier"), "dtype": "float"})
+    tree.edit_requested.emit(ChangeType(("features", "identifier"), "float"))
     assert values(tab, 5, "identifier") == ("float", [5.0])
-    tree.edit_requested.emit("change_type", {"path": ("features", "identifier"), "dtype": "bytes"})
+    tree.edit_requested.emit(ChangeType(("features", "identifier"), "bytes"))
     assert values(tab, 5, "identifier") == ("bytes", [b"5.0"])
     count = tab.editing.stack.count()
-    tree.edit_requested.emit("change_type", {"path": ("features", "byte_col"), "dtype": "int64"})  # "row-5"
+    tree.edit_requested.emit(ChangeType(("features", "byte_col"), "int64"))  # "row-5"
     assert "does not convert" in window.message_bar.text() or "not an integer" in window.message_bar.text()
     assert tab.editing.stack.count() == count and values(tab, 5, "byte_col") == ("bytes", [b"row-5"])
 
@@ -378,21 +380,21 @@ def test_sequence_example_context_features_and_steps(window, qtbot, copy, monkey
     assert steps()[0][1] == -5
     # add and remove steps
     answer(monkeypatch, "ask_values", ("int64", [7, 8, 9]))
-    tree.edit_requested.emit("insert_step", {"key": "my_ints", "index": 0, "dtype": "int64"})
+    tree.edit_requested.emit(InsertStep("my_ints", 0, "int64"))
     assert steps()[0] == [7, 8, 9] and len(steps()) == len(first) + 1
     tree.setCurrentIndex(tree_index(tab, "feature_lists", "my_ints", "step 1"))
     press(qtbot, tree, Qt.Key.Key_Delete)
     assert len(steps()) == len(first) and steps()[0] == [7, 8, 9]
     # a context feature and a feature list, added
     answer(monkeypatch, "ask_new_feature", ("speaker", "bytes", [b"anna"]))
-    tree.edit_requested.emit("add_feature", {"scope": "context"})
+    tree.edit_requested.emit(AddFeature("context"))
     assert values(tab, 1, "speaker", "context") == ("bytes", [b"anna"])
     answer(monkeypatch, "ask_new_feature", ("scores", "float", [0.25, 0.75]))
-    tree.edit_requested.emit("add_feature", {"scope": "feature_lists"})
+    tree.edit_requested.emit(AddFeature("feature_lists"))
     lists = RecordEditor(tab.editing.document.data(1)).message.feature_lists.feature_list
     assert [feature_values(s) for s in lists["scores"].feature] == [("float", [0.25]), ("float", [0.75])]
     # retype a whole feature list
-    tree.edit_requested.emit("change_type", {"path": ("feature_lists", "my_ints"), "dtype": "float"})
+    tree.edit_requested.emit(ChangeType(("feature_lists", "my_ints"), "float"))
     assert all(isinstance(v, float) for step in steps() for v in step)
     count = tab.editing.stack.count()
     assert count == 7
@@ -425,7 +427,7 @@ def test_raw_records_are_replaced_by_hex_or_a_file(window, qtbot, copy, monkeypa
     with pytest.raises(Exception, match="hex"):
         editor.value()
     answer(monkeypatch, "ask_record_bytes", b"\xde\xad\xbe\xef")
-    tab.detail.tree.edit_requested.emit("replace_record", {})
+    tab.detail.tree.edit_requested.emit(ReplaceRecord())
     assert tab.editing.document.data(1) == b"\xde\xad\xbe\xef"
     assert tab.model.index(1, Column.SIZE).data() == "4"
     # a file's bytes, through the Edit menu's action
@@ -563,7 +565,7 @@ def test_apply_to_selection_is_one_step(window, qtbot, copy, monkeypatch):
 
 
 def test_large_selection_edit_runs_on_a_worker(window, qtbot, copy, monkeypatch):
-    monkeypatch.setattr(tab_editing, "INLINE_EDIT_ROWS", 4)
+    monkeypatch.setattr(record_edits, "INLINE_EDIT_ROWS", 4)
     tab = open_editable(window, qtbot, copy("structured.tfrecord"))
     rows = list(range(0, 100, 2))
     with qtbot.waitSignal(tab.editing.stack.indexChanged, timeout=TIMEOUT):
@@ -640,7 +642,7 @@ def test_save_as_with_compression_shows_the_new_file(window, qtbot, copy, monkey
     answer(monkeypatch, "ask_save_as", (target, "gzip"))
     window.edit_actions.save_as_action.trigger()
     qtbot.waitUntil(lambda: tab.path == target and tab.editing.editable and not tab.is_running(), timeout=TIMEOUT)
-    assert tab.tfile.compression is Compression.GZIP and window.tabs.tabText(0) == "copy.tfrecord.gz"
+    assert tab.session.source.compression is Compression.GZIP and window.tabs.tabText(0) == "copy.tfrecord.gz"
     assert window.windowTitle().startswith("copy.tfrecord.gz") and not window.isWindowModified()
     assert window.tabs.tabToolTip(0) == target
     assert Path(path).read_bytes() == content  # the original is left alone
@@ -812,7 +814,7 @@ def test_export_the_index_native_and_dali(window, qtbot, copy, tmp_path):
     lines = (tmp_path / "structured.idx").read_text().splitlines()
     assert len(lines) == 100
     offset, size = map(int, lines[1].split())
-    info = tab.tfile.record_info(1)
+    info = tab.session.source.record_info(1)
     assert (offset, size) == (info.offset, info.end - info.offset)
     run_export(qtbot, dialog, "index-native", str(tmp_path / "structured.tfri"))
     assert (tmp_path / "structured.tfri").read_bytes().startswith(b"TFRLIDX1")
@@ -937,7 +939,7 @@ def test_compressed_file_keeps_its_compression_on_save(window, qtbot, copy):
     select_rows(tab, [0])
     window.edit_actions.delete_action.trigger()
     save(qtbot, tab)
-    assert tab.tfile.compression is Compression.GZIP
+    assert tab.session.source.compression is Compression.GZIP
     saved = read_back(path)
     assert feature_of(saved[0], "int_col") == ("int64", [1001]) and saved[1:] == before[2:]
 

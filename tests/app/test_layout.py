@@ -134,7 +134,7 @@ def test_record_numbers_have_thousands_separators(window, qtbot, tmp_path):
     model = tab.model
     assert [model.index(r, Column.INDEX).data() for r in (0, 999, 1000, 1234, 1499)] == \
         ["0", "999", "1,000", "1,234", "1,499"]
-    assert model.index(1234, Column.OFFSET).data() == f"{tab.tfile.index.offset(1234):,}"
+    assert model.index(1234, Column.OFFSET).data() == f"{tab.session.source.index.offset(1234):,}"
 
 
 def test_first_record_after_skipped_bytes_is_marked_and_explained(window, qtbot):
@@ -158,7 +158,7 @@ def test_first_record_after_skipped_bytes_is_marked_and_explained(window, qtbot)
 
 def test_damaged_records_open_on_hex_and_good_ones_on_the_tree(window, qtbot):
     tab = open_done(window, qtbot, FIXTURES / "corrupt_data_crc.tfrecord")
-    assert tab.tfile.index.status(5) is RecordStatus.DATA_CRC
+    assert tab.session.source.index.status(5) is RecordStatus.DATA_CRC
     detail = tab.detail
     with qtbot.waitSignal(detail.record_shown, timeout=TIMEOUT):
         tab.select_record(5)

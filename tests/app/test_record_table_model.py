@@ -313,7 +313,7 @@ def test_worker_pauses_while_a_view_paints(qtbot, monkeypatch):
 
 def test_table_paint_closes_the_gate(qtbot, tmp_path, monkeypatch):
     import app.workers.worker as worker_module
-    from app.shell.file_tab import RecordTableView
+    from app.views.record_table_view import RecordTableView
 
     seen: list[int] = []
     original = RecordTableModel._value

@@ -100,7 +100,7 @@ def save_as(window: MainWindow, qtbot, tab, target: str) -> None:
 # -- Save As --------------------------------------------------------------------------
 def test_save_as_gz_name_with_compression_left_alone_writes_gzip(window, qtbot, copy, monkeypatch, tmp_path):
     tab = open_editable(window, qtbot, copy("structured.tfrecord"))
-    assert tab.tfile.compression is Compression.NONE
+    assert tab.session.source.compression is Compression.NONE
     target = str(tmp_path / "trap.tfrecord.gz")
     asked = mismatch_answers(monkeypatch, "write")
     shown = user_saves_as(monkeypatch, target)
@@ -193,7 +193,7 @@ def test_salvage_goes_to_the_last_output_folder_and_follows_the_name(window, qtb
     window.settings.add_output_directory(str(out_folder))
     tab = window.open_file(copy("corrupt_length.tfrecord"))
     qtbot.waitUntil(lambda: not tab.is_running() and tab.state().phase == "done", timeout=TIMEOUT)
-    dialog = window.salvage_current()  # (the window owns it)
+    dialog = window.damage.salvage_current()  # (the window owns it)
     assert os.path.dirname(dialog.output_path()) == str(out_folder)  # not beside the source
     assert dialog.output_path().endswith("corrupt_length.salvaged.tfrecord")
     pick(dialog.compression_box, "zlib")  # the default name follows a picked compression

@@ -101,7 +101,7 @@ def test_filter_stats_verify_and_export_cover_the_whole_set(window, qtbot, tmp_p
     assert blocker.args[0] is not None and blocker.args[0].records == 100, dialog.message
     dialog.close()
     with TFRecordFile(str(out)) as written:
-        assert list(written.build_index()) == list(tab.tfile)
+        assert list(written.build_index()) == list(tab.session.source)
 
 
 def test_a_set_is_read_only_with_a_reason(window, qtbot):
@@ -240,4 +240,4 @@ def test_damage_in_one_shard_is_found_in_the_set(window, qtbot):
         tab.corruption.show_problem(tab.shard_set.problems[1])
     assert tab.current_record() == 57
     assert "record 5 of corrupt_data_crc.tfrecord, at offset 350" in tab.detail.header_text()
-    assert window.salvage_current() is None and "open the damaged shard" in window.statusBar().currentMessage()
+    assert window.damage.salvage_current() is None and "open the damaged shard" in window.statusBar().currentMessage()

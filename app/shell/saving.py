@@ -1,0 +1,89 @@
+"""Saving a tab's document: :meth:`codec.document.Document.save_iter` on a worker, then the saved file reopened.
+
+The document is written to a new file next to the target and renamed over
+it (the codec's job); the session then shows the saved file, with a fresh
+index and an empty history.
+"""
+from __future__ import annotations
+
+import os
+from typing import Callable, Iterator
+
+from PySide6.QtCore import QObject, Signal
+
+from codec.document import SaveReport
+
+from app.shell.progress_worker import ProgressWorker
+from app.shell.session import TabSession
+
+
+def _unchanged(name: str, existed: bool) -> str:
+    return f"{name} is unchanged" if existed else f"{name} was not written"
+
+
+class DocumentSaver(QObject):
+    """Saves ``session``'s document on ``worker``.
+
+    Signals: ``message(str)`` for the status bar, ``error(str)`` for the
+    message bar, ``saved(str)`` the path written (the session shows it now).
+    """
+
+    message = Signal(str)
+    error = Signal(str)
+    saved = Signal(str)
+
+    def __init__(self, session: TabSession, worker: ProgressWorker, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.session = session
+        self.worker = worker
+
+    def save(self, path: str | None, compression: str | None, on_done: Callable[[bool], None] | None) -> bool:
+        """Write the document (to ``path``, default over the file) on the worker; then reopen it.
+
+        Returns False at once (with a message) when saving cannot start.
+        ``on_done(ok)`` is called when the save has ended.
+        """
+        session = self.session
+        if self.worker.busy or session.is_running():
+            self.message.emit("busy: wait until the current task has finished, or stop it")
+            return False
+        target = os.path.abspath(path or session.source.path)
+        existed = os.path.exists(target)
+        document = session.document
+        result: list[SaveReport] = []
+        name = os.path.basename(target)
+
+        def end(ok: bool) -> None:
+            if on_done is not None:
+                on_done(ok)
+
+        def finished() -> None:
+            if self.worker.cancelled:
+                self.message.emit(f"save cancelled: {_unchanged(name, existed)}")
+                end(False)
+                return
+            report = result[0]
+            note = f"; {report.dropped_truncated} truncated record(s) left out" if report.dropped_truncated else ""
+            try:
+                session.reopen(target)
+            except Exception as exc:  # noqa: BLE001 - the file is saved; say why it cannot be shown
+                session.stop_editing()
+                self.error.emit(f"saved {target}, but cannot open it again: {exc}")
+                end(True)
+                return
+            self.message.emit(f"saved {report.records:,} records to {target}{note}")
+            self.saved.emit(target)
+            end(True)
+
+        def failed(message: str) -> None:
+            self.error.emit(f"save failed: {message}. {_unchanged(name, existed)}")
+            end(False)
+
+        self.worker.run(lambda: self._watched(document.save_iter(target, compression, result)), "saving",
+                        f"Saving {name}…", finished, failed)
+        return True
+
+    def _watched(self, passes: Iterator) -> Iterator:
+        """``passes``, telling the session when the file it reads changed on disk."""
+        with self.session.watching_changes():
+            yield from passes

@@ -1,0 +1,284 @@
+"""One tab's records: the source it opened, the document over it, what it shows, and its passes.
+
+A :class:`TabSession` is the one place that says where row ``i`` of a tab
+comes from: :attr:`TabSession.records` is the opened source (a
+:class:`~codec.reader.TFRecordFile` or a :class:`~codec.shards.ShardSet`)
+until editing starts, then the :class:`~codec.edited.EditedFile` of the
+:class:`~codec.document.Document` put over it. Record ``i`` is always
+``session.records.read(i)`` (``session.records.pinned(i)`` for a detail
+view). The session also runs the source's index and verify passes on a
+worker thread and holds the undo stack of the document's commands; the tab
+and its parts follow its signals.
+"""
+from __future__ import annotations
+
+import os
+from contextlib import contextmanager
+from typing import Iterator, NamedTuple
+
+from PySide6.QtCore import QObject, Signal
+from PySide6.QtGui import QUndoStack
+
+from codec.document import Document
+from codec.edited import EditedFile
+from codec.errors import FileChangedError
+from codec.reader import TFRecordFile
+from codec.records import RecordSource
+from codec.scan import IndexProgress
+from codec.shards import ShardSet
+
+from app.models.commands import DocumentChange, EditTarget
+from app.workers.worker import PAINT_GATE, GeneratorWorker, one_line
+
+
+# What a tab opens: a source that also indexes and verifies itself (index_iter, verify_iter) and closes.
+OpenedSource = TFRecordFile | ShardSet
+
+
+class PassProgress(NamedTuple):
+    """A worker's progress: which pass ("index" or "verify") and how far."""
+
+    phase: str
+    progress: IndexProgress
+
+
+class TabSession(QObject):
+    """The records of one tab (see the module docstring).
+
+    Signals of the passes, in the order one pass event sends them:
+    ``pass_started()``; ``problems_changed()`` a pass found more problems;
+    ``rows_added(PassProgress)`` records were indexed (or checked);
+    ``pass_finished()`` the pass ended (:attr:`phase` says how);
+    ``state_changed()`` what a status bar shows may read differently (after
+    every pass event and every edit); ``idle()`` the source's passes are over
+    (a whole-file pass may start). Editing: ``source_changed()`` :attr:`records` is another
+    object (editing began or stopped, or the tab reopened a file);
+    ``records_changed(DocumentChange)`` an edit, undo or redo changed rows.
+    ``about_to_reopen()`` / ``reopened()`` around :meth:`reopen` (read nothing
+    of the old source after the first). ``file_changed(str)``: the file changed
+    on disk while it was read (any thread may emit it).
+    """
+
+    problems_changed = Signal()
+    rows_added = Signal(object)  # PassProgress
+    pass_started = Signal()
+    pass_finished = Signal()
+    state_changed = Signal()
+    idle = Signal()
+    source_changed = Signal()
+    records_changed = Signal(object)  # DocumentChange
+    about_to_reopen = Signal()
+    reopened = Signal()
+    file_changed = Signal(str)
+
+    def __init__(self, source: OpenedSource, parent: QObject | None = None, *, auto_verify: bool = False,
+                 edit_block: str | None = None) -> None:
+        super().__init__(parent)
+        self.source = source
+        self.auto_verify = auto_verify  # verify right after indexing
+        self.edit_block = edit_block  # why these records can never be edited (a shard set), else None
+        self.stack = QUndoStack(self)
+        self.target: EditTarget | None = None
+        self.edited: EditedFile | None = None
+        self.phase = "index"  # "index", "verify", "done", "cancelled", "failed"
+        self.last: IndexProgress | None = None
+        self.error: str | None = None
+        self._worker: GeneratorWorker | None = None
+        self._pass_over = True  # the last pass (if any) has sent its last signal
+        self._closed = False
+
+    # -- what the tab shows -------------------------------------------------
+    @property
+    def records(self) -> RecordSource:
+        """The records the tab shows: the edited view once editing is on, else the source."""
+        return self.edited if self.edited is not None else self.source
+
+    @property
+    def document(self) -> Document | None:
+        return None if self.target is None else self.target.document
+
+    @property
+    def modified(self) -> bool:
+        """Edits not saved yet (the undo stack is not at its clean point)."""
+        return not self.stack.isClean()
+
+    # -- the document ---------------------------------------------------------
+    def start_editing(self) -> bool:
+        """Put a Document over the source once it is fully indexed; True when editing is on."""
+        if self.target is not None:
+            return True
+        if self.edit_block or not self.source.indexed:
+            return False
+        document = Document(self.source)
+        self.edited = EditedFile(document)
+        self.target = EditTarget(document, self)
+        self.target.changed.connect(self._document_changed)
+        self.source_changed.emit()
+        return True
+
+    def stop_editing(self) -> None:
+        """Forget the document and its history: the tab shows the source again."""
+        had = self._drop_document()
+        if had:
+            self.source_changed.emit()
+
+    def _drop_document(self) -> bool:
+        self.stack.clear()
+        self.stack.setClean()
+        if self.target is None:
+            return False
+        self.target.changed.disconnect(self._document_changed)
+        self.target.deleteLater()
+        self.target = None
+        self.edited = None
+        return True
+
+    def discard(self, select: int) -> None:
+        """Drop every unsaved edit (the records read as the source again); ``select`` is shown next."""
+        if self.target is None:
+            return
+        self.stack.clear()
+        self.target.document.reset()
+        self.stack.setClean()
+        self._document_changed(DocumentChange(None, (max(0, select),)))
+
+    def _document_changed(self, change: DocumentChange) -> None:
+        self.records_changed.emit(change)
+        self.state_changed.emit()  # the record count in the status bar
+
+    # -- the source -----------------------------------------------------------
+    def reopen(self, path: str) -> None:
+        """Show the file at ``path`` from now on (after a save): a new source, index and history.
+
+        Raises codec.errors.TFRecordError (one line) when it cannot be opened;
+        nothing changes then.
+        """
+        source = TFRecordFile(path)
+        self.about_to_reopen.emit()
+        self._drop_document()
+        old, self.source = self.source, source
+        self.source_changed.emit()
+        old.close()
+        self.last = None
+        self.error = None
+        self.reopened.emit()
+        self.start()
+
+    @contextmanager
+    def watching_changes(self):
+        """Report a FileChangedError raised inside (on any thread) as ``file_changed``, then let it go on."""
+        try:
+            yield
+        except FileChangedError as exc:
+            self.file_changed.emit(one_line(exc))
+            raise
+
+    def changed_on_disk(self) -> bool:
+        """The file on disk is not the one opened (size or modification time differ)."""
+        source = self.source
+        if source.mtime_ns is None:  # several files: each checks itself
+            return True
+        try:
+            st = os.stat(source.path)
+        except OSError:
+            return True
+        return (st.st_size, st.st_mtime_ns) != (source.file_size, source.mtime_ns)
+
+    # -- the passes ------------------------------------------------------------
+    def is_running(self) -> bool:
+        """A pass is under way: over once its last signal is handled (its thread may take a
+        moment more to end, and passes that end must be seen as ended by the handlers)."""
+        return self._worker is not None and not self._pass_over and self._worker.is_running()
+
+    @property
+    def fraction(self) -> float:
+        return self.last.fraction if self.last is not None else 0.0
+
+    def cancelled(self) -> bool:
+        return self._worker is not None and self._worker.cancelled
+
+    def start(self) -> None:
+        """Index the source on a worker thread (then verify it when ``auto_verify``)."""
+        self._run(self._index_passes, "index")
+
+    def verify(self) -> bool:
+        """Check every record's data CRC on a worker thread; False if busy."""
+        if self.is_running() or self._closed:
+            return False
+        self._run(self._verify_passes, "verify")
+        return True
+
+    def cancel(self) -> None:
+        if self._worker is not None:
+            self._worker.cancel()
+
+    def stop(self) -> None:
+        """Stop the pass and wait for its thread."""
+        if self._worker is not None:
+            self._worker.stop()
+
+    def _run(self, passes, phase: str) -> None:
+        self.phase = phase
+        self.error = None
+        self._pass_over = False
+        self._worker = GeneratorWorker(passes, self)
+        self._worker.progress.connect(self._on_progress)
+        self._worker.finished.connect(self._on_finished)
+        self._worker.failed.connect(self._on_failed)
+        self._worker.start()
+        self.pass_started.emit()
+        self.state_changed.emit()
+
+    def _index_passes(self) -> Iterator[PassProgress]:
+        with self.watching_changes():
+            for p in self.source.index_iter():
+                yield PassProgress("index", p)
+        if self.auto_verify and not self.source.verified:
+            yield from self._verify_passes()
+
+    def _verify_passes(self) -> Iterator[PassProgress]:
+        with self.watching_changes():
+            for p in self.source.verify_iter():
+                yield PassProgress("verify", p)
+
+    def _on_progress(self, pp: PassProgress) -> None:
+        if self._closed:
+            return
+        with PAINT_GATE.painting():  # new rows, columns, status bar, panels: all Python, like a paint
+            problems_before = self.last.problems if self.last is not None else 0
+            self.last = pp.progress
+            self.phase = pp.phase
+            if pp.progress.problems != problems_before:
+                self.problems_changed.emit()
+            self.rows_added.emit(pp)
+            self.state_changed.emit()
+
+    def _on_finished(self, pp: PassProgress | None) -> None:
+        if self._closed:
+            return
+        if pp is not None:
+            self.last = pp.progress
+        self._pass_over = True
+        self.phase = "cancelled" if self.cancelled() else "done"
+        self.pass_finished.emit()
+        self.state_changed.emit()
+        self.idle.emit()
+
+    def _on_failed(self, error: str) -> None:
+        if self._closed:
+            return
+        self._pass_over = True
+        self.phase = "failed"
+        self.error = error
+        self.pass_finished.emit()
+        self.state_changed.emit()
+        self.idle.emit()
+
+    def close(self) -> None:
+        """Stop the pass and send nothing more; :meth:`close_source` closes the files after."""
+        if self._worker is not None:
+            self._worker.stop()
+        self._closed = True
+
+    def close_source(self) -> None:
+        self.source.close()

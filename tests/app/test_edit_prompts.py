@@ -1,0 +1,124 @@
+"""The record tree's typed edit requests, dispatched by type to an edit on the document (no window)."""
+from __future__ import annotations
+
+import typing
+
+import pytest
+
+pytest.importorskip("PySide6.QtWidgets")
+
+from PySide6.QtWidgets import QTableView, QWidget  # noqa: E402
+
+from codec.decode import decode_record, feature_values, record_features  # noqa: E402
+from codec.proto import Example  # noqa: E402
+from codec.reader import TFRecordFile  # noqa: E402
+from codec.writer import write_records  # noqa: E402
+
+from app.dialogs import edit_dialogs  # noqa: E402
+from app.models.filtered_table_model import FilteredTableModel  # noqa: E402
+from app.models.record_table_model import RecordTableModel  # noqa: E402
+from app.shell.edit_prompts import EditPrompts  # noqa: E402
+from app.shell.progress_worker import ProgressWorker  # noqa: E402
+from app.shell.record_edits import RecordEdits  # noqa: E402
+from app.shell.row_selection import RowSelection  # noqa: E402
+from app.shell.session import TabSession  # noqa: E402
+from app.views import tree_edit_requests as requests  # noqa: E402
+
+pytestmark = pytest.mark.gui
+TIMEOUT = 10000
+
+
+def example(n: int) -> bytes:
+    ex = Example()
+    ex.features.feature["id"].int64_list.value.extend([n, n + 1, n + 2])
+    ex.features.feature["name"].bytes_list.value.append(b"row-%d" % n)
+    return ex.SerializeToString(deterministic=True)
+
+
+class Parts:
+    """What a tab gives its editing: a session, the table's selection, a worker, and a dialog parent."""
+
+    def __init__(self, qtbot, path: str, *, index: bool = True) -> None:
+        self.host = QWidget()
+        qtbot.addWidget(self.host)
+        self.session = TabSession(TFRecordFile(path), self.host)
+        if index:
+            with qtbot.waitSignal(self.session.idle, timeout=TIMEOUT):
+                self.session.start()
+            self.session.start_editing()
+        self.model = RecordTableModel(self.session.records, self.host)
+        self.session.source_changed.connect(lambda: self.model.set_file(self.session.records))
+        self.session.records_changed.connect(lambda change: self.model.records_changed(change.rows))
+        self.model.sync()
+        self.table = QTableView(self.host)
+        self.table.setModel(FilteredTableModel(self.model, self.host))
+        self.selection = RowSelection(self.table, self.table.model(), self.model)
+        self.edits = RecordEdits(self.session, self.selection, ProgressWorker(self.host, self.host), self.host)
+        self.prompts = EditPrompts(self.edits, self.selection, self.host, self.host)
+
+    def features(self, row: int) -> dict:
+        return {k: feature_values(v)[1]
+                for k, v in record_features(decode_record(self.session.records.read(row).data)).items()}
+
+
+@pytest.fixture
+def parts(qtbot, tmp_path):
+    path = tmp_path / "three.tfrecord"
+    write_records(path, [example(i) for i in (0, 10, 20)])
+    p = Parts(qtbot, str(path))
+    yield p
+    p.session.close()
+    p.session.close_source()
+
+
+def test_every_request_type_has_a_handler(parts):
+    kinds = set(typing.get_args(requests.TreeEditRequest))
+    assert kinds == {cls for cls in vars(requests).values()
+                     if isinstance(cls, type) and cls.__module__ == requests.__name__}
+    assert set(parts.prompts._handlers) | {requests.ReadOnly} == kinds  # ReadOnly is answered before dispatch
+
+
+def test_requests_without_a_dialog_edit_the_current_record(qtbot, parts):
+    parts.selection.select_record(1)
+    assert parts.selection.current_record() == 1
+    parts.prompts.request(requests.RemoveValue(("features", "id"), 0))
+    assert parts.features(1)["id"] == [11, 12]
+    parts.prompts.request(requests.ChangeType(("features", "id"), "float"))
+    assert parts.features(1)["id"] == [11.0, 12.0]
+    parts.prompts.request(requests.DeleteFeature(("features", "name")))
+    assert "name" not in parts.features(1) and parts.features(0)["name"] == [b"row-0"]
+    assert [parts.session.stack.text(i) for i in range(parts.session.stack.count())] == [
+        "Remove id[0] (record 1)", "Change id to float (record 1)", "Delete feature name (record 1)"]
+
+
+def test_requests_with_a_dialog_ask_then_edit(qtbot, parts, monkeypatch):
+    monkeypatch.setattr(edit_dialogs, "ask_value", lambda parent, title, dtype, current=None: 99)
+    monkeypatch.setattr(edit_dialogs, "ask_text", lambda parent, title, label, text="": "ident")
+    parts.selection.select_record(2)
+    parts.prompts.request(requests.InsertValue(("features", "id"), 0, "int64"))
+    assert parts.features(2)["id"] == [99, 20, 21, 22]
+    parts.prompts.request(requests.RenameFeature(("features", "id")))
+    assert parts.features(2)["ident"] == [99, 20, 21, 22] and "id" not in parts.features(2)
+
+
+def test_a_codec_refusal_is_an_error_and_read_only_a_message(qtbot, parts):
+    parts.selection.select_record(0)
+    with qtbot.waitSignal(parts.edits.error, timeout=TIMEOUT) as error:
+        parts.prompts.request(requests.RemoveValue(("features", "missing"), 0))
+    assert "missing" in error.args[0] and parts.session.stack.count() == 0
+    with qtbot.waitSignal(parts.edits.message, timeout=TIMEOUT) as note:
+        parts.prompts.request(requests.ReadOnly())
+    assert note.args[0] == "this cannot be edited"  # editing is on: nothing says why not
+
+
+def test_requests_before_editing_starts_are_refused_with_the_reason(qtbot, tmp_path):
+    path = tmp_path / "one.tfrecord"
+    write_records(path, [example(0)])
+    p = Parts(qtbot, str(path), index=False)
+    try:
+        with qtbot.waitSignal(p.edits.message, timeout=TIMEOUT) as note:
+            p.prompts.request(requests.DeleteFeature(("features", "id")))
+        assert note.args[0].startswith("read-only while indexing") and p.session.document is None
+    finally:
+        p.session.close()
+        p.session.close_source()
