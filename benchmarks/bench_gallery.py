@@ -108,7 +108,7 @@ def main() -> None:
 
         real = thumbnail_loader.thumbnail
 
-        def no_draft(ref, side):
+        def no_draft(ref, side, stretch=None):  # 8-bit JPEGs: nothing to stretch
             from codec.images import decode_image
 
             image = decode_image(ref)
