@@ -20,7 +20,8 @@ _SOURCES = {
     **dict.fromkeys(("DecodedRecord", "RecordKind", "TreeNode", "build_tree", "decode_record", "detect_kind",
                      "feature_cell", "feature_keys", "format_value", "record_json_value"), "decode"),
     **dict.fromkeys(("CorruptRecordError", "FileAccessError", "ImageDecodeError", "NotTFRecordError",
-                     "RecordIndexError", "TFRecordError", "TruncatedRecordError", "UsageError"), "errors"),
+                     "RecordIndexError", "TFRecordError", "TensorDecodeError", "TruncatedRecordError", "UsageError"),
+                    "errors"),
     **dict.fromkeys(("Compression", "Problem", "ProblemKind", "RecordInfo", "RecordStatus", "encode_record"),
                     "framing"),
     **dict.fromkeys(("BoundingBox", "ImageRef", "decode_image", "find_boxes", "find_images"), "images"),
@@ -46,7 +47,8 @@ __all__ = [
     "BoundingBox", "Compression", "CorruptRecordError", "DecodedRecord", "FileAccessError", "ImageDecodeError",
     "ImageRef", "IndexProgress", "NotTFRecordError", "Problem", "ProblemKind", "RecordData", "RecordIndexError",
     "RecordInfo", "RecordKind", "RecordSource", "RecordStatus", "TFRecordError", "TFRecordFile", "TFRecordWriter",
-    "TreeNode", "TruncatedRecordError", "UsageError", "build_tree", "decode_image", "decode_record", "detect_kind",
+    "TensorDecodeError", "TreeNode", "TruncatedRecordError", "UsageError", "build_tree", "decode_image",
+    "decode_record", "detect_kind",
     "encode_record", "feature_cell", "feature_keys", "find_boxes", "find_images", "format_value",
     "open_tfrecord", "record_json_value", "sniff_compression", "sniff_image", "write_records",
     "Document", "SaveReport", "RecordEditor", "parse_value", "parse_values", "ExportReport", "export",
@@ -92,7 +94,7 @@ if TYPE_CHECKING:  # what type checkers and IDEs see
     from .document import Document, SaveReport
     from .edit import RecordEditor, parse_value, parse_values
     from .errors import (CorruptRecordError, FileAccessError, ImageDecodeError, NotTFRecordError, RecordIndexError,
-                         TFRecordError, TruncatedRecordError, UsageError)
+                         TensorDecodeError, TFRecordError, TruncatedRecordError, UsageError)
     from .export import ExportReport, export, export_iter, parse_records_spec
     from .framing import Compression, Problem, ProblemKind, RecordInfo, RecordStatus, encode_record
     from .image_sniff import sniff_image

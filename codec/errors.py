@@ -42,3 +42,7 @@ class RecordIndexError(UsageError, IndexError):
 
 class ImageDecodeError(TFRecordError, ValueError):
     """An image's bytes could not be decoded (corrupt, truncated or unsupported)."""
+
+
+class TensorDecodeError(TFRecordError, ValueError):
+    """Bytes that are not a TensorProto numpy can hold: unparsable, unknown dtype, or a size that misses the shape."""
