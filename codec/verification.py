@@ -84,7 +84,8 @@ class Verification:
                     b = min(a + every, next_large, int(np.searchsorted(ends, starts[a] + VERIFY_WINDOW, side="right")))
                     b = min(max(b, a + 1), m)
                     idx = checkable[a:b]
-                    ok, stored, computed, length_ok = self._verify_window(idx, offsets, int(starts[a]), int(ends[b - 1]))
+                    window = int(starts[a]), int(ends[b - 1])
+                    ok, stored, computed, length_ok = self._verify_window(idx, offsets, *window)
                 else:  # a run of large records, as many as a window holds
                     b = a + 1
                     while b < m and is_large[b] and b - a < every and ends[b] - starts[a] <= LARGE_RUN:

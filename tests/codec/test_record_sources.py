@@ -26,7 +26,8 @@ def protocol_members(protocol) -> set[str]:
             continue
         names |= set(getattr(klass, "__annotations__", {}))
         names |= {n for n, v in vars(klass).items()
-                  if (not n.startswith("_") or n in ("__len__", "__iter__")) and (callable(v) or isinstance(v, property))}
+                  if (not n.startswith("_") or n in ("__len__", "__iter__"))
+                  and (callable(v) or isinstance(v, property))}
     return names
 
 
