@@ -68,7 +68,7 @@ class DecodedRecord:
 # ---------------------------------------------------------------- detection
 
 
-def _read_varint(data: bytes, pos: int) -> tuple[int, int] | None:
+def read_varint(data: bytes, pos: int) -> tuple[int, int] | None:
     """The varint at ``pos`` and the position after it; None if it runs past the end or over 10 bytes."""
     result = 0
     for i in range(min(_MAX_VARINT_BYTES, len(data) - pos)):
@@ -88,14 +88,14 @@ def _top_level_fields(data: bytes) -> set[int] | None:
     numbers: set[int] = set()
     pos = 0
     while pos < len(data):
-        read = _read_varint(data, pos)
+        read = read_varint(data, pos)
         if read is None:
             return None
         tag, pos = read
         number, wire_type = tag >> 3, tag & 7
         if wire_type != _WIRE_LENGTH_DELIMITED or number == 0:
             return None
-        read = _read_varint(data, pos)
+        read = read_varint(data, pos)
         if read is None:
             return None
         length, pos = read

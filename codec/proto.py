@@ -28,17 +28,17 @@ PACKAGE = "tensorflow"
 FEATURE_PROTO = "tensorflow/core/example/feature.proto"
 EXAMPLE_PROTO = "tensorflow/core/example/example.proto"
 
-_F = descriptor_pb2.FieldDescriptorProto
-_OPTIONAL = _F.LABEL_OPTIONAL
-_REPEATED = _F.LABEL_REPEATED
+FIELD = descriptor_pb2.FieldDescriptorProto
+OPTIONAL = FIELD.LABEL_OPTIONAL
+REPEATED = FIELD.LABEL_REPEATED
 
 
-def _field(
+def add_field(
     message: descriptor_pb2.DescriptorProto,
     name: str,
     number: int,
     type_: int,
-    label: int = _OPTIONAL,
+    label: int = OPTIONAL,
     type_name: str | None = None,
     packed: bool = False,
     oneof_index: int | None = None,
@@ -62,10 +62,10 @@ def _map_field(
     """Append ``map<string, Value> name = 1`` as protoc spells it: a nested entry."""
     entry = message.nested_type.add(name=entry_name)
     entry.options.map_entry = True
-    _field(entry, "key", 1, _F.TYPE_STRING)
-    _field(entry, "value", 2, _F.TYPE_MESSAGE, type_name=value_type_name)
+    add_field(entry, "key", 1, FIELD.TYPE_STRING)
+    add_field(entry, "value", 2, FIELD.TYPE_MESSAGE, type_name=value_type_name)
     qualified_entry = f".{PACKAGE}.{message.name}.{entry_name}"
-    _field(message, name, 1, _F.TYPE_MESSAGE, _REPEATED, qualified_entry)
+    add_field(message, name, 1, FIELD.TYPE_MESSAGE, REPEATED, qualified_entry)
 
 
 def _feature_file() -> descriptor_pb2.FileDescriptorProto:
@@ -74,11 +74,11 @@ def _feature_file() -> descriptor_pb2.FileDescriptorProto:
         name=FEATURE_PROTO, package=PACKAGE, syntax="proto3"
     )
     bytes_list = file.message_type.add(name="BytesList")
-    _field(bytes_list, "value", 1, _F.TYPE_BYTES, _REPEATED)
+    add_field(bytes_list, "value", 1, FIELD.TYPE_BYTES, REPEATED)
     float_list = file.message_type.add(name="FloatList")
-    _field(float_list, "value", 1, _F.TYPE_FLOAT, _REPEATED, packed=True)
+    add_field(float_list, "value", 1, FIELD.TYPE_FLOAT, REPEATED, packed=True)
     int64_list = file.message_type.add(name="Int64List")
-    _field(int64_list, "value", 1, _F.TYPE_INT64, _REPEATED, packed=True)
+    add_field(int64_list, "value", 1, FIELD.TYPE_INT64, REPEATED, packed=True)
 
     feature = file.message_type.add(name="Feature")
     feature.oneof_decl.add(name="kind")
@@ -86,13 +86,13 @@ def _feature_file() -> descriptor_pb2.FileDescriptorProto:
         [("bytes_list", "BytesList"), ("float_list", "FloatList"), ("int64_list", "Int64List")],
         start=1,
     ):
-        _field(feature, name, number, _F.TYPE_MESSAGE,
+        add_field(feature, name, number, FIELD.TYPE_MESSAGE,
                type_name=f".{PACKAGE}.{type_name}", oneof_index=0)
 
     features = file.message_type.add(name="Features")
     _map_field(features, "feature", "FeatureEntry", f".{PACKAGE}.Feature")
     feature_list = file.message_type.add(name="FeatureList")
-    _field(feature_list, "feature", 1, _F.TYPE_MESSAGE, _REPEATED, f".{PACKAGE}.Feature")
+    add_field(feature_list, "feature", 1, FIELD.TYPE_MESSAGE, REPEATED, f".{PACKAGE}.Feature")
     feature_lists = file.message_type.add(name="FeatureLists")
     _map_field(feature_lists, "feature_list", "FeatureListEntry", f".{PACKAGE}.FeatureList")
     return file
@@ -104,10 +104,10 @@ def _example_file() -> descriptor_pb2.FileDescriptorProto:
         name=EXAMPLE_PROTO, package=PACKAGE, syntax="proto3", dependency=[FEATURE_PROTO]
     )
     example = file.message_type.add(name="Example")
-    _field(example, "features", 1, _F.TYPE_MESSAGE, type_name=f".{PACKAGE}.Features")
+    add_field(example, "features", 1, FIELD.TYPE_MESSAGE, type_name=f".{PACKAGE}.Features")
     sequence = file.message_type.add(name="SequenceExample")
-    _field(sequence, "context", 1, _F.TYPE_MESSAGE, type_name=f".{PACKAGE}.Features")
-    _field(sequence, "feature_lists", 2, _F.TYPE_MESSAGE, type_name=f".{PACKAGE}.FeatureLists")
+    add_field(sequence, "context", 1, FIELD.TYPE_MESSAGE, type_name=f".{PACKAGE}.Features")
+    add_field(sequence, "feature_lists", 2, FIELD.TYPE_MESSAGE, type_name=f".{PACKAGE}.FeatureLists")
     return file
 
 
@@ -116,9 +116,13 @@ POOL.Add(_feature_file())
 POOL.Add(_example_file())
 
 
+def message_class(pool: descriptor_pool.DescriptorPool, name: str) -> type:
+    """The generated message class for ``tensorflow.<name>`` in a private pool (this one, or codec.tensors')."""
+    return message_factory.GetMessageClass(pool.FindMessageTypeByName(f"{PACKAGE}.{name}"))
+
+
 def _message_class(name: str) -> type:
-    """The generated message class for ``tensorflow.<name>`` in the private pool."""
-    return message_factory.GetMessageClass(POOL.FindMessageTypeByName(f"{PACKAGE}.{name}"))
+    return message_class(POOL, name)
 
 
 BytesList = _message_class("BytesList")

@@ -18,11 +18,13 @@ import hashlib
 import math
 
 import numpy as np
-from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
+from google.protobuf import descriptor_pb2, descriptor_pool
 from google.protobuf.message import DecodeError
 from google.protobuf.unknown_fields import UnknownFieldSet
 
+from codec.decode import read_varint
 from codec.errors import TensorDecodeError
+from codec.proto import FIELD, PACKAGE, REPEATED, add_field, message_class
 
 __all__ = [
     "DATA_TYPES",
@@ -35,7 +37,6 @@ __all__ = [
     "tensor_json",
 ]
 
-PACKAGE = "tensorflow"
 TYPES_PROTO = "tensorflow/core/framework/types.proto"
 TENSOR_SHAPE_PROTO = "tensorflow/core/framework/tensor_shape.proto"
 TENSOR_PROTO = "tensorflow/core/framework/tensor.proto"
@@ -79,19 +80,6 @@ DATA_TYPES = {
 # The *_REF twins (TF1 reference variables) are the base value plus 100.
 DATA_TYPES.update({f"{name}_REF": number + 100 for name, number in list(DATA_TYPES.items()) if number})
 
-_F = descriptor_pb2.FieldDescriptorProto
-_OPTIONAL = _F.LABEL_OPTIONAL
-_REPEATED = _F.LABEL_REPEATED
-
-
-def _field(message: descriptor_pb2.DescriptorProto, name: str, number: int, type_: int,
-           label: int = _OPTIONAL, type_name: str | None = None, packed: bool = False) -> None:
-    """Append one field to ``message``; ``type_name`` is fully qualified."""
-    field = message.field.add(name=name, number=number, type=type_, label=label)
-    if type_name is not None:
-        field.type_name = type_name
-    if packed:
-        field.options.packed = True
 
 
 def _types_file() -> descriptor_pb2.FileDescriptorProto:
@@ -108,10 +96,10 @@ def _shape_file() -> descriptor_pb2.FileDescriptorProto:
     file = descriptor_pb2.FileDescriptorProto(name=TENSOR_SHAPE_PROTO, package=PACKAGE, syntax="proto3")
     shape = file.message_type.add(name="TensorShapeProto")
     dim = shape.nested_type.add(name="Dim")
-    _field(dim, "size", 1, _F.TYPE_INT64)
-    _field(dim, "name", 2, _F.TYPE_STRING)
-    _field(shape, "dim", 2, _F.TYPE_MESSAGE, _REPEATED, f".{PACKAGE}.TensorShapeProto.Dim")
-    _field(shape, "unknown_rank", 3, _F.TYPE_BOOL)
+    add_field(dim, "size", 1, FIELD.TYPE_INT64)
+    add_field(dim, "name", 2, FIELD.TYPE_STRING)
+    add_field(shape, "dim", 2, FIELD.TYPE_MESSAGE, REPEATED, f".{PACKAGE}.TensorShapeProto.Dim")
+    add_field(shape, "unknown_rank", 3, FIELD.TYPE_BOOL)
     return file
 
 
@@ -121,30 +109,30 @@ def _tensor_file() -> descriptor_pb2.FileDescriptorProto:
         name=TENSOR_PROTO, package=PACKAGE, syntax="proto3", dependency=[TENSOR_SHAPE_PROTO, TYPES_PROTO]
     )
     tensor = file.message_type.add(name="TensorProto")
-    _field(tensor, "dtype", 1, _F.TYPE_ENUM, type_name=f".{PACKAGE}.DataType")
-    _field(tensor, "tensor_shape", 2, _F.TYPE_MESSAGE, type_name=f".{PACKAGE}.TensorShapeProto")
-    _field(tensor, "version_number", 3, _F.TYPE_INT32)
-    _field(tensor, "tensor_content", 4, _F.TYPE_BYTES)
+    add_field(tensor, "dtype", 1, FIELD.TYPE_ENUM, type_name=f".{PACKAGE}.DataType")
+    add_field(tensor, "tensor_shape", 2, FIELD.TYPE_MESSAGE, type_name=f".{PACKAGE}.TensorShapeProto")
+    add_field(tensor, "version_number", 3, FIELD.TYPE_INT32)
+    add_field(tensor, "tensor_content", 4, FIELD.TYPE_BYTES)
     for name, number, type_ in [
-        ("half_val", 13, _F.TYPE_INT32),
-        ("float_val", 5, _F.TYPE_FLOAT),
-        ("double_val", 6, _F.TYPE_DOUBLE),
-        ("int_val", 7, _F.TYPE_INT32),
-        ("scomplex_val", 9, _F.TYPE_FLOAT),
-        ("int64_val", 10, _F.TYPE_INT64),
-        ("bool_val", 11, _F.TYPE_BOOL),
-        ("dcomplex_val", 12, _F.TYPE_DOUBLE),
-        ("uint32_val", 16, _F.TYPE_UINT32),
-        ("uint64_val", 17, _F.TYPE_UINT64),
+        ("half_val", 13, FIELD.TYPE_INT32),
+        ("float_val", 5, FIELD.TYPE_FLOAT),
+        ("double_val", 6, FIELD.TYPE_DOUBLE),
+        ("int_val", 7, FIELD.TYPE_INT32),
+        ("scomplex_val", 9, FIELD.TYPE_FLOAT),
+        ("int64_val", 10, FIELD.TYPE_INT64),
+        ("bool_val", 11, FIELD.TYPE_BOOL),
+        ("dcomplex_val", 12, FIELD.TYPE_DOUBLE),
+        ("uint32_val", 16, FIELD.TYPE_UINT32),
+        ("uint64_val", 17, FIELD.TYPE_UINT64),
     ]:
-        _field(tensor, name, number, type_, _REPEATED, packed=True)
-    _field(tensor, "string_val", 8, _F.TYPE_BYTES, _REPEATED)
-    _field(tensor, "variant_val", 15, _F.TYPE_MESSAGE, _REPEATED, f".{PACKAGE}.VariantTensorDataProto")
+        add_field(tensor, name, number, type_, REPEATED, packed=True)
+    add_field(tensor, "string_val", 8, FIELD.TYPE_BYTES, REPEATED)
+    add_field(tensor, "variant_val", 15, FIELD.TYPE_MESSAGE, REPEATED, f".{PACKAGE}.VariantTensorDataProto")
 
     variant = file.message_type.add(name="VariantTensorDataProto")
-    _field(variant, "type_name", 1, _F.TYPE_STRING)
-    _field(variant, "metadata", 2, _F.TYPE_BYTES)
-    _field(variant, "tensors", 3, _F.TYPE_MESSAGE, _REPEATED, f".{PACKAGE}.TensorProto")
+    add_field(variant, "type_name", 1, FIELD.TYPE_STRING)
+    add_field(variant, "metadata", 2, FIELD.TYPE_BYTES)
+    add_field(variant, "tensors", 3, FIELD.TYPE_MESSAGE, REPEATED, f".{PACKAGE}.TensorProto")
     return file
 
 
@@ -155,8 +143,7 @@ POOL.Add(_tensor_file())
 
 
 def _message_class(name: str) -> type:
-    """The generated message class for ``tensorflow.<name>`` in the private pool."""
-    return message_factory.GetMessageClass(POOL.FindMessageTypeByName(f"{PACKAGE}.{name}"))
+    return message_class(POOL, name)
 
 
 TensorShapeProto = _message_class("TensorShapeProto")
@@ -320,7 +307,10 @@ def _strings_from_content(content: bytes, count: int) -> np.ndarray:
     lengths = []
     pos = 0
     for _ in range(count):
-        length, pos = _read_varint(content, pos)
+        read = read_varint(content, pos)
+        if read is None:
+            raise TensorDecodeError("string tensor_content ends inside its lengths")
+        length, pos = read
         lengths.append(length)
     if sum(lengths) != len(content) - pos:
         raise TensorDecodeError(
@@ -331,20 +321,6 @@ def _strings_from_content(content: bytes, count: int) -> np.ndarray:
         out[i] = content[pos:pos + length]
         pos += length
     return out
-
-
-def _read_varint(data: bytes, pos: int) -> tuple[int, int]:
-    """A protobuf varint at ``pos`` (at most 64 bits) and the position after it."""
-    value = 0
-    for shift in range(0, 64, 7):
-        if pos >= len(data):
-            raise TensorDecodeError("string tensor_content ends inside its lengths")
-        byte = data[pos]
-        pos += 1
-        value |= (byte & 0x7F) << shift
-        if byte < 0x80:
-            return value, pos
-    raise TensorDecodeError("string tensor_content has a length longer than 64 bits")
 
 
 def _from_values(values, number: int, kind: _Kind, count: int) -> np.ndarray:
