@@ -162,6 +162,8 @@ def test_small_read_windows_give_the_same_index(sizes, data):
     rng = random.Random(len(sizes))
     blob = bytearray(b"".join(encode_record(rng.randbytes(n)) for n in sizes))
     for _ in range(data.draw(st.integers(0, 2), label="damages")):
+        if not blob:  # a first cut took every byte
+            break
         at = data.draw(st.integers(0, len(blob) - 1), label="at")
         if data.draw(st.booleans(), label="cut"):
             del blob[at:at + data.draw(st.integers(1, 40), label="run")]
