@@ -46,3 +46,12 @@ class ImageDecodeError(TFRecordError, ValueError):
 
 class TensorDecodeError(TFRecordError, ValueError):
     """Bytes that are not a TensorProto numpy can hold: unparsable, unknown dtype, or a size that misses the shape."""
+
+
+class SchemaError(UsageError):
+    """A schema the user gave cannot be used: a descriptor set or .proto that does not load, an unknown
+    message type (the message lists those the file holds), a bad label map or TFDS ``features.json``."""
+
+
+class PayloadDecodeError(TFRecordError, ValueError):
+    """One record's bytes do not decode as the payload chosen for its file (kept per record, never fatal)."""

@@ -1,0 +1,95 @@
+"""The types every record decoder shares: a record's kind, the decoded record, its tree, and two
+byte-level helpers. Nothing here imports another codec module, so each kind's decoder
+(:mod:`codec.tensors`, :mod:`codec.messages`, :mod:`codec.wire_format`, ...) can use them while
+:mod:`codec.decode`, which dispatches to those decoders and is the public API of these names, imports them.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any, Callable
+
+__all__ = ["DecodedRecord", "RecordKind", "TreeNode", "is_text", "read_varint"]
+
+_MAX_VARINT_BYTES = 10
+# ASCII whitespace that str.isprintable() rejects but text may contain.
+_WHITESPACE_TABLE = str.maketrans("", "", "\t\n\r\x0b\x0c")
+
+
+class RecordKind(str, Enum):
+    """What a record's bytes hold."""
+
+    EXAMPLE = "example"
+    SEQUENCE_EXAMPLE = "sequence_example"
+    TENSOR = "tensor"  # a TensorProto (tf.io.serialize_tensor)
+    MESSAGE = "message"  # the user's own protobuf message, by the descriptor they gave
+    PROTOBUF = "protobuf"  # protobuf wire format of no known type, read schema-less
+    RAW = "raw"
+
+
+@dataclass
+class DecodedRecord:
+    """A record's bytes with their kind and parsed message (None when raw).
+
+    ``value`` holds what a payload decoded beyond the message: a tensor's numpy
+    array, the schema-less fields of unknown protobuf, a TFDS record's features.
+    ``note`` says why a record is not what its file's payload expects (RAW then).
+    """
+
+    kind: RecordKind
+    data: bytes
+    message: Any = None
+    value: Any = None
+    note: str | None = None
+    # A payload's own flat view of the record (see codec.payloads), when the kind alone does not give it.
+    fields: Callable[[], dict] | None = None
+    # A payload's own boxes: (ymin, xmin, ymax, xmax, class name or None), normalised (a TFDS BBoxFeature).
+    boxes: Callable[[], list] | None = None
+    _features: Any = field(default=None, repr=False, compare=False)
+
+
+def read_varint(data: bytes, pos: int) -> tuple[int, int] | None:
+    """The varint at ``pos`` and the position after it; None if it runs past the end or over 10 bytes."""
+    result = 0
+    for i in range(min(_MAX_VARINT_BYTES, len(data) - pos)):
+        byte = data[pos + i]
+        result |= (byte & 0x7F) << (7 * i)
+        if not byte & 0x80:
+            return result, pos + i + 1
+    return None
+
+
+@dataclass
+class TreeNode:
+    """One node of a record's tree; ``path`` addresses it inside the record.
+
+    Roles: "example", "sequence_example", "tensor", "message", "protobuf",
+    "raw" (roots), "features" (the context of a SequenceExample),
+    "feature_lists", "feature", "feature_list", "step" and "value"; inside
+    messages and schema-less protobuf: "field" (values of one field),
+    "message" (a nested message; "[i]" children of a "repeated" node) and "map"
+    (children named by key). Values of a feature, step or field stay in
+    ``values``; the GUI makes value rows on demand with ``value_node``.
+    ``detail`` carries what a view can draw: a tensor's numpy array.
+    """
+
+    name: str
+    role: str
+    dtype: str | None = None
+    values: list = field(default_factory=list)
+    children: list[TreeNode] = field(default_factory=list)
+    path: tuple = ()
+    detail: Any = None
+
+
+def is_text(b: bytes) -> bool:
+    """True for non-empty valid UTF-8 made only of printable characters and whitespace."""
+    if not b:
+        return False
+    try:
+        text = bytes(b).decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    if text.isprintable() or text.translate(_WHITESPACE_TABLE).isprintable():
+        return True
+    return all(c.isprintable() or c.isspace() for c in text)
