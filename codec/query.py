@@ -51,6 +51,17 @@ Semantics
     looked up in the context first, then in the feature lists, where it stands
     for the values of all steps; ``len()`` of a feature list is its number of
     steps. A raw record has no features.
+Class names
+    With ``compile_filter(text, names=...)`` (a
+    :class:`codec.label_maps.LabelNames`: a label map or TFDS class names
+    per feature key), a string compared with a class-id feature stands for
+    the ids that have that name or display name, in any case:
+    ``image/object/class/label == "cat"`` is ``... == 1`` when class 1 is
+    named "cat" (or "Cat"); ``!=``, ``in [...]`` and ``not in`` likewise,
+    and ``~`` searches the names of the ids. Numbers still compare as ids,
+    and a bytes value of such a feature still compares as text. A name the
+    feature's classes do not have is an :class:`ExprError` that lists them.
+    ``<``, ``>`` and the like compare ids only.
 
 ``compile_filter(text)`` parses an expression once and returns a
 :class:`Filter`; a malformed expression raises :class:`ExprError` (a
@@ -75,7 +86,7 @@ import difflib
 import gc
 from array import array
 from dataclasses import dataclass
-from typing import Iterator, Sequence
+from typing import TYPE_CHECKING, Iterator, Sequence
 
 from .decode import DecodedRecord
 from .framing import RecordStatus
@@ -84,6 +95,9 @@ from .query_lexer import ExprError
 from .query_parser import PROPERTIES, Always, parse
 from .record_pass import iter_records, quick_decode
 from .scan import IndexProgress
+
+if TYPE_CHECKING:
+    from .label_maps import LabelNames
 
 __all__ = ["ExprError", "FeatureCheck", "Filter", "MissingFeature", "PROPERTIES", "compile_filter",
            "feature_check_iter", "filter_iter", "format_error", "missing_features"]
@@ -106,8 +120,9 @@ class Filter:
     ``needs_data`` is False when it looks only at ``index`` and ``offset``.
     """
 
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, names: LabelNames | None = None) -> None:
         self.text = text
+        self.names = names
         # Parsing makes a few objects per token and no reference cycles; the
         # cyclic collector's full passes over them made a 200,000-term
         # expression take seconds more, for nothing to collect.
@@ -115,7 +130,7 @@ class Filter:
         gc.disable()
         try:
             tree = parse(text)
-            compiler = Compiler()
+            compiler = Compiler(names, text)
             self._fn = compiler.condition(tree)
         finally:
             if collecting:
@@ -132,22 +147,27 @@ class Filter:
         return f"Filter({self.text!r})"
 
     def matches(self, index: int, data: bytes, status: RecordStatus | str = "ok", offset: int = 0,
-                size: int | None = None, decoded: DecodedRecord | None = None) -> bool:
-        """Does the record satisfy the expression? ``decoded`` saves a parse when at hand."""
+                size: int | None = None, decoded: DecodedRecord | None = None, payload=None) -> bool:
+        """Does the record satisfy the expression? ``decoded`` saves a parse when at hand;
+        else ``payload`` (see :mod:`codec.payloads`) says how to decode it."""
         label = status.label if isinstance(status, RecordStatus) else str(status)
-        record = RecordView(index, data, label, offset, len(data) if size is None else size, decoded)
+        record = RecordView(index, data, label, offset, len(data) if size is None else size, decoded, payload)
         try:
             return bool(self._fn(record))
         except (TypeError, ValueError, AttributeError, OverflowError, RecursionError):
             return False  # odd data the rules above did not foresee: not a match, never a crash
 
 
-def compile_filter(text: str) -> Filter:
-    """Parse ``text`` into a :class:`Filter`; raise :class:`ExprError` if malformed."""
+def compile_filter(text: str, *, names: LabelNames | None = None) -> Filter:
+    """Parse ``text`` into a :class:`Filter`; raise :class:`ExprError` if malformed.
+
+    ``names`` gives class-id features their class names, so that they can be
+    compared with strings (see "Class names" above).
+    """
     if not isinstance(text, str):
         raise ExprError("expected the expression as text", 0, "")
     try:
-        return Filter(text)
+        return Filter(text, names)
     except RecursionError:  # MAX_DEPTH keeps well below the limit; a deep stack at the call could still hit it
         raise ExprError("expression nested too deeply", 0, text) from None
 
@@ -235,17 +255,20 @@ def feature_check_iter(tfile, flt: Filter, check: FeatureCheck,
     if not check.unseen:
         return
     last = None
+    payload = tfile.payload
     for item in iter_records(tfile, None, every):
         if isinstance(item, IndexProgress):
             last = item
             yield item
             continue
         data = item[1]
-        if check.records >= check.sample and \
+        # A name not in the bytes is not a key of the record (past the sample); a payload's keys are
+        # field paths, not bytes of the record.
+        if payload is None and check.records >= check.sample and \
                 not any(name.encode("utf-8", "surrogatepass") in data for name in check.unseen):
             check.records += 1
             continue
-        check.see(quick_decode(data))
+        check.see(quick_decode(data, payload))
         if not check.unseen:
             break
     if last is None or not last.done:
@@ -288,7 +311,8 @@ def filter_iter(tfile, flt: Filter, matches: array, indices: Sequence[int] | Non
                 yield IndexProgress(k + 1, k + 1, n, problems())
         yield IndexProgress(n, n, n, problems(), True)
         return
-    decode = quick_decode if flt.needs_decode else None
+    payload = tfile.payload
+    decode = (lambda data: quick_decode(data, payload)) if flt.needs_decode else None  # noqa: E731
     if check is not None and not flt.features:
         check = None
     for item in iter_records(tfile, indices, every):

@@ -7,25 +7,34 @@
 :class:`RecordView` is the record those closures see, decoded and looked up
 lazily. The semantics (any value satisfies, float32 rounding, types that
 never compare) are described in :mod:`codec.query`.
+
+Class names (a :class:`codec.label_maps.LabelNames`) are resolved here, while
+compiling: a string compared with a class-id feature becomes the ids it names,
+so evaluation does the same integer set lookups as ``label == 1`` would.
 """
 from __future__ import annotations
 
+import difflib
 import struct
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
-from .decode import DecodedRecord, RecordKind
+from .decode import DecodedRecord, RecordKind, record_features
+from .query_lexer import ExprError
 from .query_parser import Always, And, Compare, Feature, Has, Len, ListLit, Lit, Match, Not, Or, Prop
 from .query_regex import regex_search
 from .record_pass import quick_decode
+
+if TYPE_CHECKING:
+    from .label_maps import LabelMap, LabelNames
 
 
 class RecordView:
     """One record as the evaluator sees it; decoded and looked up lazily."""
 
-    __slots__ = ("index", "data", "status", "offset", "size", "_decoded", "_features", "_lists")
+    __slots__ = ("index", "data", "status", "offset", "size", "_decoded", "_features", "_lists", "_payload")
 
     def __init__(self, index: int, data: bytes, status: str, offset: int, size: int,
-                 decoded: DecodedRecord | None) -> None:
+                 decoded: DecodedRecord | None, payload=None) -> None:
         self.index = index
         self.data = data
         self.status = status
@@ -34,11 +43,12 @@ class RecordView:
         self._decoded = decoded
         self._features = None
         self._lists = None
+        self._payload = payload
 
     @property
     def decoded(self) -> DecodedRecord:
         if self._decoded is None:
-            self._decoded = quick_decode(self.data)
+            self._decoded = quick_decode(self.data, self._payload)
         return self._decoded
 
     def _maps(self):
@@ -76,12 +86,17 @@ class RecordView:
 
 
 def feature_maps(d: DecodedRecord):
-    """(features, feature lists) of a record, as maps from name; a raw record has neither."""
-    if d.kind is RecordKind.EXAMPLE:
+    """(features, feature lists) of a record, as maps from name; a raw record has neither.
+
+    Tensors, messages and schema-less protobuf are read by their flat view
+    (:func:`codec.decode.record_features`).
+    """
+    if d.kind is RecordKind.EXAMPLE and d.fields is None:
         return d.message.features.feature, {}
     if d.kind is RecordKind.SEQUENCE_EXAMPLE:
         return d.message.context.feature, d.message.feature_lists.feature_list
-    return {}, {}
+    features = record_features(d)
+    return (features, {}) if features is not None else ({}, {})
 
 
 def _typed(feature) -> tuple[str, Any] | None:
@@ -125,6 +140,13 @@ class _Lit:
         except OverflowError:  # an int beyond any float: Python still orders it against floats exactly
             self.for_float = value
 
+    @classmethod
+    def named(cls, text: str, id_: int) -> _Lit:
+        """``text`` as a class name: equal to the int64 ``id_``, and to ``text`` itself in bytes values."""
+        lit = cls(text)
+        lit.for_int = id_
+        return lit
+
     def for_dtype(self, dtype: str):
         if dtype == "bytes":
             return self.for_bytes
@@ -158,7 +180,9 @@ def _pair(a, da: str, b, db: str):
 class Compiler:
     """Turns the syntax tree into closures ``fn(record) -> bool`` / ``-> groups``."""
 
-    def __init__(self) -> None:
+    def __init__(self, names: LabelNames | None = None, text: str = "") -> None:
+        self.names = names if names else None
+        self.text = text  # for the position in an unknown class name's error
         self.needs_decode = False
         self.needs_data = False
         self.features: dict[str, int] = {}  # name -> where the expression first names it
@@ -234,8 +258,8 @@ class Compiler:
             if side is None:
                 fns.append(self.condition(item))
                 continue
-            operand, values = side
-            equal.setdefault(operand, []).extend(_Lit(v) for v in values)
+            operand, literal = side
+            equal.setdefault(operand, []).extend(self._literals(operand, literal))
         for operand, lits in equal.items():
             fns.append(self._against_literals(self.operand(operand), "==", lits))
         return fns
@@ -247,10 +271,16 @@ class Compiler:
             hit = isinstance(value, str) and search(value.encode("utf-8", "surrogatepass"))
             return lambda r: hit
         get = self.operand(node.operand)
+        labels = self._label_map(node.operand)
+        ids = frozenset(i for i, texts in labels.spellings.items()
+                        if any(search(t.encode("utf-8", "surrogatepass")) for t in texts)) if labels else None
 
         def fn(r) -> bool:
             for dtype, values in get(r):
-                if dtype == "bytes":
+                if dtype == "int64" and ids is not None:
+                    if not ids.isdisjoint(values):
+                        return True
+                elif dtype == "bytes":
                     if any(search(v) for v in values):
                         return True
                 elif dtype == "str":
@@ -267,17 +297,17 @@ class Compiler:
         if isinstance(left, (Lit, ListLit)) and not isinstance(right, (Lit, ListLit)):
             op, left, right = _FLIP[op], right, left
         if isinstance(right, ListLit):
-            lits = [_Lit(v) for v in right.values]
             if isinstance(left, Lit):
-                hit = any(_lit_equal(_Lit(left.value), lit) for lit in lits)
+                hit = any(_lit_equal(_Lit(left.value), _Lit(v)) for v in right.values)
                 return lambda r: hit
-            return self._against_literals(self.operand(left), "==", lits)
+            return self._against_literals(self.operand(left), "==", self._literals(left, right))
         if isinstance(left, Lit):  # both literals: a constant
             hit = _lit_compare(op, _Lit(left.value), _Lit(right.value))
             return lambda r: hit
         get_left = self.operand(left)
         if isinstance(right, Lit):
-            return self._against_literals(get_left, op, [_Lit(right.value)])
+            lits = self._literals(left, right) if op == "==" else [_Lit(right.value)]
+            return self._against_literals(get_left, op, lits)
         get_right = self.operand(right)
         test = _ORDER[op]
 
@@ -294,6 +324,38 @@ class Compiler:
                                 return True
             return False
         return both
+
+    def _label_map(self, operand) -> LabelMap | None:
+        """The class names of ``operand`` when it is a feature the names cover."""
+        if self.names is None or not isinstance(operand, Feature):
+            return None
+        return self.names.get(operand.name)
+
+    def _literals(self, operand, literal: Lit | ListLit) -> list[_Lit]:
+        """The literal(s) ``operand`` is compared with for equality; strings become class ids where named."""
+        if isinstance(literal, Lit):
+            values, positions = (literal.value,), (literal.pos,)
+        else:
+            values, positions = literal.values, literal.positions or (-1,) * len(literal.values)
+        labels = self._label_map(operand)
+        if labels is None:
+            return [_Lit(v) for v in values]
+        lits: list[_Lit] = []
+        for value, pos in zip(values, positions):
+            if not isinstance(value, str):
+                lits.append(_Lit(value))
+                continue
+            ids = labels.ids_of(value)
+            if not ids:
+                raise self._unknown_name(operand.name, value, pos, labels)
+            lits.extend(_Lit.named(value, i) for i in ids)
+        return lits
+
+    def _unknown_name(self, key: str, value: str, pos: int, labels: LabelMap) -> ExprError:
+        close = difflib.get_close_matches(value.casefold(), list(labels.aliases), n=3, cutoff=0.6)
+        hint = f"did you mean {' or '.join(repr(labels.names[labels.aliases[c]]) for c in close)}? " if close else ""
+        return ExprError(f"{key!r} has no class named {value!r}", max(pos, 0), self.text,
+                         note=f"{hint}its classes: {labels.describe()}")
 
     @staticmethod
     def _against_literals(get: Callable, op: str, lits: list[_Lit]) -> Callable:
@@ -328,8 +390,8 @@ class Compiler:
         return fn
 
 
-def _equality_with_literals(node) -> tuple[Any, tuple] | None:
-    """(operand, literal values) when ``node`` is ``operand == literal`` or ``operand in [...]``."""
+def _equality_with_literals(node) -> tuple[Any, Lit | ListLit] | None:
+    """(operand, literal) when ``node`` is ``operand == literal`` or ``operand in [...]``."""
     if not isinstance(node, Compare) or node.op != "==":
         return None
     left, right = node.left, node.right
@@ -337,10 +399,8 @@ def _equality_with_literals(node) -> tuple[Any, tuple] | None:
         left, right = right, left
     if not isinstance(left, (Feature, Prop, Len)):
         return None
-    if isinstance(right, Lit):
-        return left, (right.value,)
-    if isinstance(right, ListLit):
-        return left, right.values
+    if isinstance(right, (Lit, ListLit)):
+        return left, right
     return None
 
 

@@ -24,11 +24,13 @@ _OPERATOR_LIST = "==, !=, <, <=, >, >=, ~, in or not in"
 @dataclass(frozen=True)
 class Lit:
     value: Any  # int, float or str
+    pos: int = field(default=-1, compare=False, repr=False)  # where the expression writes it
 
 
 @dataclass(frozen=True)
 class ListLit:
     values: tuple
+    positions: tuple = field(default=(), compare=False, repr=False)  # where each value is written
 
 
 @dataclass(frozen=True)
@@ -213,7 +215,7 @@ class _Parser:
         tok = self.peek()
         if tok.kind in ("num", "str"):
             self.take()
-            return Lit(tok.value)
+            return Lit(tok.value, tok.pos)
         if tok.kind == "qname":
             self.take()
             return Feature(tok.value, tok.pos)
@@ -270,21 +272,23 @@ class _Parser:
             return self.parse_operand(after)
         self.take()
         values: list = []
+        positions: list[int] = []
         while True:
             item = self.peek()
             if item.kind == "rbracket":  # empty list, or a trailing comma
                 self.take()
-                return ListLit(tuple(values))
+                return ListLit(tuple(values), tuple(positions))
             if item.kind not in ("num", "str"):
                 raise self.error("expected a number or a string in the list", item)
             self.take()
             values.append(item.value)
+            positions.append(item.pos)
             sep = self.peek()
             if sep.kind == "comma":
                 self.take()
             elif sep.kind == "rbracket":
                 self.take()
-                return ListLit(tuple(values))
+                return ListLit(tuple(values), tuple(positions))
             else:
                 raise self.error("expected ',' or ']'", sep, note=f"in the list opened at position {open_tok.pos}")
 

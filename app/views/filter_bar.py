@@ -156,8 +156,9 @@ class FilterBar(QWidget):
         if not text.strip():
             self.clear()
             return True
+        source = self._source()
         try:
-            flt = compile_filter(text)
+            flt = compile_filter(text, names=source.labels)
         except ExprError as exc:
             self._show_error(text, exc)
             return False
@@ -165,7 +166,6 @@ class FilterBar(QWidget):
         self._remember(text)
         matches = array("Q")
         check = FeatureCheck(flt)
-        source = self._source()
         self.runner.start(lambda: filter_iter(source, flt, matches, check=check), (flt, matches, check))
         return True
 
@@ -287,7 +287,7 @@ class FilterBar(QWidget):
         if self._error is None:
             return
         try:
-            compile_filter(text)
+            compile_filter(text, names=self._source().labels)
         except ExprError as exc:
             self._show_error(text, exc)
         else:
