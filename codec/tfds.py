@@ -1,0 +1,362 @@
+"""TFDS dataset folders: ``features.json`` and ``dataset_info.json`` beside shards named
+``NAME-SPLIT.tfrecord-00000-of-00004``, read without TensorFlow or tensorflow_datasets.
+
+:class:`TfdsDataset` gives the name, version, splits (their shards and example
+counts) and the feature spec; its :class:`TfdsPayload` decodes each record per
+that spec (see :mod:`codec.tfds_features`): images to pixels, class ids with
+their names, tensors of raw and ZLIB encodings to arrays, text to strings.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .decode import DecodedRecord, RecordKind, decode_record
+from .errors import SchemaError, UsageError
+from .tfds_features import (FeatureSpec, FeatureValue, Leaf, decode_features, feature_json, flat_values,
+                            parse_spec)
+from .tfds_features import leaves as spec_leaves
+
+__all__ = ["TfdsDataset", "TfdsPayload", "TfdsSplit", "boxes", "decoded_image", "find_tfds_dir"]
+
+FEATURES_FILE = "features.json"
+INFO_FILE = "dataset_info.json"
+_DEFAULT_TEMPLATE = "{DATASET}-{SPLIT}.{FILEFORMAT}-{SHARD_X_OF_Y}"
+_SHARD = re.compile(r"-(\d{5})-of-(\d{5})$")
+
+
+def find_tfds_dir(path: str | os.PathLike) -> Path | None:
+    """The dataset folder when ``path`` is a folder holding ``features.json`` or ``dataset_info.json``,
+    or a file inside one; else None."""
+    path = Path(path)
+    folder = path if path.is_dir() else path.parent
+    if (folder / FEATURES_FILE).is_file() or (folder / INFO_FILE).is_file():
+        return folder
+    return None
+
+
+@dataclass
+class TfdsSplit:
+    """One split: its shard files in shard order, and what ``dataset_info.json`` says it holds."""
+
+    name: str
+    files: list[Path] = field(default_factory=list)
+    num_examples: int | None = None
+    num_bytes: int | None = None
+    shard_lengths: list[int] = field(default_factory=list)
+
+
+def _read_json(path: Path) -> Any:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SchemaError(f"cannot read {path}: {exc}") from None
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError) as exc:
+        raise SchemaError(f"{path} is not JSON: {exc}") from None
+
+
+def _int(value: Any) -> int | None:
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return None
+
+
+class TfdsDataset:
+    """A TFDS dataset folder (``~/tensorflow_datasets/NAME/VERSION/``)."""
+
+    def __init__(self, folder: Path, info: dict, spec: FeatureSpec | None) -> None:
+        self.folder = folder
+        self.info = info
+        self.features = spec
+        self.name = str(info.get("name") or folder.parent.name)
+        self.version = str(info.get("version") or folder.name)
+        self.file_format = str(info.get("fileFormat") or "tfrecord")
+        self.splits: dict[str, TfdsSplit] = {}
+        self._patterns: list[re.Pattern] = []
+        for entry in info.get("splits") or []:
+            if isinstance(entry, dict) and entry.get("name"):
+                self._add_split(entry)
+        self._patterns.append(self._pattern(_DEFAULT_TEMPLATE))
+        self._find_unlisted_splits()
+        self._leaves = spec_leaves(spec) if spec is not None else []
+        for leaf in self._leaves:
+            if leaf.spec.kind == "class_label" and leaf.spec.names is None:
+                leaf.spec.names = self._names_file(leaf.key)
+
+    @classmethod
+    def open(cls, folder: str | os.PathLike) -> TfdsDataset:
+        """Read ``folder``'s ``dataset_info.json`` and ``features.json``; SchemaError (one line) for one
+        that is not JSON or not a feature spec, UsageError for a folder that is not a TFDS dataset."""
+        found = find_tfds_dir(folder)
+        if found is None:
+            raise UsageError(f"not a TFDS dataset folder (no {FEATURES_FILE} or {INFO_FILE}): {folder}")
+        info = _read_json(found / INFO_FILE) if (found / INFO_FILE).is_file() else {}
+        if not isinstance(info, dict):
+            raise SchemaError(f"{found / INFO_FILE} is not a JSON object")
+        spec = None
+        if (found / FEATURES_FILE).is_file():
+            spec = parse_spec(_read_json(found / FEATURES_FILE))
+            if spec.kind != "dict":
+                raise SchemaError(f"{found / FEATURES_FILE}: the top level is {spec.type_name}, "
+                                  "not a FeaturesDict")
+        return cls(found, info, spec)
+
+    # ------------------------------------------------------------ splits
+
+    def _pattern(self, template: str) -> re.Pattern:
+        parts = re.split(r"(\{[A-Z_]+\})", template)
+        fields = {"{DATASET}": re.escape(self.name), "{SPLIT}": r"(?P<split>[^/]+?)",
+                  "{FILEFORMAT}": re.escape(self.file_format), "{SHARD_X_OF_Y}": r"\d{5}-of-\d{5}",
+                  "{SHARD_INDEX}": r"\d+", "{NUM_SHARDS}": r"\d+"}
+        return re.compile("".join(fields.get(p, re.escape(p)) for p in parts) + "$")
+
+    def _add_split(self, entry: dict) -> None:
+        name = str(entry["name"])
+        lengths = [n for n in (_int(v) for v in entry.get("shardLengths") or []) if n is not None]
+        examples = sum(lengths) if lengths else _int((entry.get("statistics") or {}).get("numExamples"))
+        split = TfdsSplit(name, num_examples=examples, num_bytes=_int(entry.get("numBytes")),
+                          shard_lengths=lengths)
+        template = str(entry.get("filepathTemplate") or _DEFAULT_TEMPLATE)
+        pattern = self._pattern(template)
+        if pattern.pattern not in [p.pattern for p in self._patterns]:
+            self._patterns.append(pattern)
+        split.files = self._split_files(name)
+        self.splits[name] = split
+
+    def _split_files(self, split: str) -> list[Path]:
+        found = [p for p in self.folder.iterdir() if p.is_file() and self.split_of(p) == split]
+        return sorted(found, key=lambda p: (_shard_index(p), p.name))
+
+    def _find_unlisted_splits(self) -> None:
+        for path in sorted(self.folder.iterdir()):
+            split = self.split_of(path)
+            if split is not None and split not in self.splits and path.is_file():
+                self.splits[split] = TfdsSplit(split, files=self._split_files(split))
+
+    def split_of(self, path: str | os.PathLike) -> str | None:
+        """The split a shard belongs to, by its name (``NAME-SPLIT.tfrecord-00000-of-00004``)."""
+        name = Path(path).name
+        for pattern in self._patterns:
+            match = pattern.match(name)
+            if match:
+                return match.group("split")
+        return None
+
+    def shard_examples(self, path: str | os.PathLike) -> int | None:
+        """How many examples ``dataset_info.json`` says the shard at ``path`` holds (None if it does not say)."""
+        split = self.splits.get(self.split_of(path) or "")
+        index = _shard_index(Path(path))
+        if split is None or index is None or index >= len(split.shard_lengths):
+            return None
+        return split.shard_lengths[index]
+
+    def check_counts(self, counts: dict[str, int]) -> list[str]:
+        """One line per split whose records counted in its shards differ from ``dataset_info.json``."""
+        lines = []
+        for name, counted in sorted(counts.items()):
+            split = self.splits.get(name)
+            if split is None or split.num_examples is None:
+                lines.append(f"split {name!r}: {counted} records, but {INFO_FILE} does not list it")
+            elif counted != split.num_examples:
+                lines.append(f"split {name!r}: {counted} records in its shards, "
+                             f"{INFO_FILE} says {split.num_examples}")
+        return lines
+
+    # ------------------------------------------------------------ names and text
+
+    def _names_file(self, key: str) -> list[str] | None:
+        """ClassLabel names from ``<key, / as ->.labels.txt`` (class_label_feature.py ``save_metadata``)."""
+        path = self.folder / f"{key.replace('/', '-')}.labels.txt"
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            return None
+        return [line.strip() for line in text.split("\n") if line.strip()]
+
+    def class_names(self, key: str) -> list[str] | None:
+        """The names of class label ``key`` (a flattened key such as ``objects/label``), None if unknown."""
+        for leaf in self._leaves:
+            if leaf.key == key and leaf.spec.kind == "class_label":
+                return list(leaf.spec.names) if leaf.spec.names is not None else None
+        return None
+
+    @property
+    def supervised_keys(self) -> tuple[str, ...] | None:
+        """``as_supervised`` keys from ``dataset_info.json`` (``("image", "label")``), None when absent."""
+        keys = self.info.get("supervisedKeys")
+        if not isinstance(keys, dict):
+            return None
+        items = (keys.get("tuple") or {}).get("items") if "tuple" in keys else None
+        if items is not None:
+            return tuple(str(i.get("featureKey", "")) for i in items if isinstance(i, dict))
+        if "input" in keys and "output" in keys:
+            return str(keys["input"]), str(keys["output"])
+        return None
+
+    def payload(self) -> TfdsPayload:
+        """The decoder of this dataset's records."""
+        return TfdsPayload(self)
+
+    def payload_label_names(self) -> dict[str, list[str]]:
+        """Class names by feature key, for every class label that has names."""
+        return self.payload().label_names()
+
+    def describe(self) -> list[str]:
+        """Lines for ``tfrlens-cli info``: the dataset, its splits and its features."""
+        lines = [f"tfds:        {self.name} {self.version} ({self.folder})"]
+        for split in self.splits.values():
+            count = "?" if split.num_examples is None else str(split.num_examples)
+            shards = len(split.files)
+            lines.append(f"split:       {split.name}: {count} examples in {shards} shard{'s' * (shards != 1)}")
+        for leaf in self._leaves:
+            where = " in a Sequence" if leaf.depth else ""
+            lines.append(f"feature:     {leaf.key}: {leaf.spec.describe()}{where}")
+        if self.supervised_keys:
+            lines.append(f"supervised:  ({', '.join(self.supervised_keys)})")
+        return lines
+
+    @property
+    def leaves(self) -> list[Leaf]:
+        return list(self._leaves)
+
+
+def _shard_index(path: Path) -> int | None:
+    match = _SHARD.search(path.name)
+    return int(match.group(1)) if match else None
+
+
+class TfdsPayload:
+    """Decodes a TFDS dataset's records per its feature spec (a :class:`codec.payloads.Payload`)."""
+
+    def __init__(self, dataset: TfdsDataset) -> None:
+        self.dataset = dataset
+        self.name = f"TFDS {dataset.name} {dataset.version}"
+        self._leaves = dataset.leaves
+
+    def decode(self, data: bytes) -> DecodedRecord:
+        """The Example, with ``value`` = its features by flattened key (:class:`FeatureValue`) and ``note``
+        for features that do not decode per the spec; never raises. Not an Example: RAW with a note."""
+        data = bytes(data)
+        decoded = decode_record(data)
+        if decoded.kind is not RecordKind.EXAMPLE:
+            return DecodedRecord(RecordKind.RAW, data,
+                                 note=f"not a tf.train.Example (read as {decoded.kind.value}), as TFDS writes")
+        features = decoded.message.features.feature
+        values, notes = decode_features(features, self._leaves)
+        decoded.value = values
+        decoded.note = "; ".join(notes) if notes else None
+        decoded.fields = lambda: self.features_flat(decoded)
+        decoded.boxes = lambda: boxes(decoded)
+        return decoded
+
+    def line_extras(self, decoded: DecodedRecord, path: str | None) -> dict:
+        """What a ``cat --json`` line of this dataset adds: the record's ``split`` (from its shard's name)
+        and its ``features`` decoded per the spec."""
+        split = self.dataset.split_of(path) if path is not None else None
+        return {"split": split, "features": self.features_json(decoded)}
+
+    def features_json(self, decoded: DecodedRecord) -> dict:
+        """The ``"features"`` object of a ``cat --json`` line (empty for a record that is not an Example)."""
+        values = decoded.value if isinstance(decoded.value, dict) else {}
+        return {key: feature_json(value) for key, value in sorted(values.items())}
+
+    def features_flat(self, decoded: DecodedRecord) -> dict[str, tuple[str, list]]:
+        """key -> ("int64" | "float" | "bytes", values) for statistics, filters and CSV; class labels as
+        ids, images as their stored bytes, Example keys outside the spec as they are."""
+        values = decoded.value if isinstance(decoded.value, dict) else {}
+        out: dict[str, tuple[str, list]] = {}
+        for value in values.values():
+            out.update(flat_values(value))
+        if decoded.message is not None:
+            from .decode import feature_values
+
+            features = decoded.message.features.feature
+            known = {k for v in values.values() for k in _keys_of(v)}
+            for key in sorted(features):
+                if key not in out and key not in known:
+                    dtype, items = feature_values(features[key])
+                    out[key] = (dtype or "bytes", items)
+        return dict(sorted(out.items()))
+
+    def label_names(self) -> dict[str, list[str]]:
+        """Feature key -> class names, for class labels whose names are known (``objects/label``...)."""
+        return {leaf.key: list(leaf.spec.names) for leaf in self._leaves
+                if leaf.spec.kind == "class_label" and leaf.spec.names}
+
+    def image_keys(self) -> list[str]:
+        """Keys of Image features (in a Sequence too), in key order."""
+        return [leaf.key for leaf in self._leaves if leaf.spec.kind == "image"]
+
+    def bbox_keys(self) -> dict[str, str]:
+        """Keys of BBoxFeatures and their format (``REL_YXYX``...)."""
+        return {leaf.key: leaf.spec.bbox_format for leaf in self._leaves if leaf.spec.kind == "bbox"}
+
+
+def _keys_of(value: FeatureValue) -> list[str]:
+    key = value.leaf.key
+    return [key, f"{key}/value", f"{key}/shape"]
+
+
+def decoded_image(decoded: DecodedRecord, key: str, index: int = 0):
+    """Image ``key``'s pixels (H×W×C numpy array); element ``index`` for images in a Sequence.
+    UsageError when the record has no such decoded image."""
+    values = decoded.value if isinstance(decoded.value, dict) else {}
+    value = values.get(key)
+    if value is None or value.leaf.spec.kind != "image" or value.array is None:
+        raise UsageError(f"the record has no decoded image {key!r}")
+    if value.leaf.depth:
+        if not 0 <= index < len(value.array):
+            raise UsageError(f"image {key!r} has {len(value.array)} elements, not {index + 1}")
+        return value.array[index]
+    return value.array
+
+
+def _yxyx(coords: list[float], fmt: str) -> tuple[float, float, float, float]:
+    """Box coordinates in ``fmt`` (bounding_boxes_utils.py's formats) as (ymin, xmin, ymax, xmax)."""
+    a, b, c, d = coords
+    fmt = fmt.upper()
+    if fmt.endswith("XYXY"):
+        return b, a, d, c
+    if fmt.endswith("XYWH"):
+        return b, a, b + d, a + c
+    return a, b, c, d
+
+
+def boxes(decoded: DecodedRecord) -> list[tuple[float, float, float, float, str | None]]:
+    """Every BBoxFeature's boxes as (ymin, xmin, ymax, xmax, class name or None), the name from the
+    ClassLabel beside it in the same Sequence (``objects/label`` for ``objects/bbox``)."""
+    values = decoded.value if isinstance(decoded.value, dict) else {}
+    out = []
+    for key, value in sorted(values.items()):
+        if value.leaf.spec.kind != "bbox" or value.array is None or value.note is not None:
+            continue
+        rows = value.array.reshape(-1, 4).tolist()
+        labels = _sibling_labels(values, value.leaf, len(rows))
+        fmt = value.leaf.spec.bbox_format
+        out.extend((*_yxyx(row, fmt), label) for row, label in zip(rows, labels))
+    return out
+
+
+def _sibling_labels(values: dict[str, FeatureValue], leaf: Leaf, count: int) -> list[str | None]:
+    parent = leaf.key.rsplit("/", 1)[0] if "/" in leaf.key else ""
+    siblings = [v for k, v in sorted(values.items())
+                if v.leaf.spec.kind == "class_label" and v.leaf.depth == leaf.depth and v.note is None
+                and (k.rsplit("/", 1)[0] if "/" in k else "") == parent]
+    siblings.sort(key=lambda v: not v.leaf.key.endswith("label"))
+    if not siblings:
+        return [None] * count
+    label = siblings[0]
+    ids = label.array.reshape(-1).tolist()
+    names = label.leaf.spec.names
+    out: list[str | None] = []
+    for n in range(count):
+        i = ids[n] if n < len(ids) else None
+        out.append(None if i is None else names[i] if names and 0 <= i < len(names) else str(i))
+    return out
