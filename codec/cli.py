@@ -63,24 +63,41 @@ class _Parser(argparse.ArgumentParser):
         self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n")
 
 
+def _choice(args):
+    """How the named files' records decode (``--proto``, a TFDS folder, label names); chosen once."""
+    choice = getattr(args, "choice", None)
+    if choice is None:
+        from .payload_options import choose
+
+        files = args.file if isinstance(args.file, list) else [args.file]
+        choice = args.choice = choose(args, files)
+    return choice
+
+
 def _open(args, verify: bool = False):
     """A TFRecordFile, or a ShardSet when several files, a folder or a glob are named.
 
     A shard set is indexed here (``verify``: with every data CRC checked in the same pass;
     a set indexed without it is not verified by a later ``build_index(verify=True)``).
+    The source decodes its records with the chosen payload (see :mod:`codec.payload_options`).
     """
+    from .payload_options import apply
     from .reader import TFRecordFile
     from .shards import ShardSet, looks_like_shard_set
 
-    files = args.file if isinstance(args.file, list) else [args.file]
+    choice = _choice(args)
+    files = choice.files
     options = {"check_crc": not args.no_crc, "use_cache": not args.no_cache}
-    if looks_like_shard_set(files):
+    if looks_like_shard_set(files) or choice.dataset is not None and len(files) > 1:
         shards = ShardSet.from_args(files, **options)
         shards.build_index(verify=verify)
         for path, reason in shards.unusable:
             sys.stderr.write(f"tfrlens-cli: skipped {path}: {reason}\n")
-        return shards
-    return TFRecordFile(files[0], **options)
+        source = shards
+    else:
+        source = TFRecordFile(files[0], **options)
+    apply(choice, source)
+    return source
 
 
 def _out(line: str = "") -> None:
@@ -120,7 +137,7 @@ def cmd_info(args) -> int:
         present: Counter = Counter()
         sample = min(n, INFO_SAMPLE)
         for i in range(sample):
-            decoded = decode_record(f.read(i).data)
+            decoded = decode_record(f.read(i).data, f.payload)
             kinds[decoded.kind.value] += 1
             for key, dtype in feature_types(decoded).items():
                 features.setdefault(key, Counter())[dtype] += 1
@@ -145,8 +162,13 @@ def cmd_info(args) -> int:
                 types = "/".join(t for t, _ in features[key].most_common())
                 mixed = "  (mixed types)" if len(features[key]) > 1 else ""
                 _out(f"  {key:<{width}}  {types:<6}  in {present[key]:,} of {sample:,}{mixed}")
+        from .payload_options import info_lines
+
+        lines, mismatches = info_lines(_choice(args), f)
+        for line in lines:
+            _out(line)
         _print_problems(f)
-        return EXIT_PROBLEMS if f.problems else EXIT_OK
+        return EXIT_PROBLEMS if f.problems or mismatches else EXIT_OK
 
 
 def feature_types(decoded) -> dict[str, str]:
@@ -323,7 +345,7 @@ def _where(args) -> Filter | None:
     from .query import ExprError, compile_filter
 
     try:
-        return compile_filter(text)
+        return compile_filter(text, names=_choice(args).labels)
     except ExprError as exc:
         raise UsageError(f"bad --where expression {text!r}: {exc}") from None
 
@@ -362,54 +384,48 @@ def _refuse_unknown_features(f: TFRecordFile, flt: Filter | None) -> None:
 def cmd_cat(args) -> int:
     from .cached_records import cached_records, parse_range
 
+    choice = _choice(args)
     if args.where is None:
-        records = cached_records(args.file, args.range, check_crc=not args.no_crc) if not args.no_cache else None
+        records = cached_records(choice.files, args.range, check_crc=not args.no_crc) if not args.no_cache else None
         if records is not None:
-            return _print_records(args, records[0], records[1])
-    from .decode import decode_record, detect_kind
-
-    if args.json:
-        from .export import json_line
+            return _print_records(args, records[0], records[1], choice.payload, choice.files[0], choice.labels)
     flt = _where(args)
     with _open(args) as f:
         f.build_index()
         _refuse_unknown_features(f, flt)
+        selected = []
         for i in parse_range(args.range, len(f)):
             rec = f.read(i)
-            if flt is not None and not flt.matches(i, rec.data, rec.status, rec.info.offset, rec.info.length):
+            if flt is not None and not flt.matches(i, rec.data, rec.status, rec.info.offset, rec.info.length,
+                                                   payload=f.payload):
                 continue
-            if args.json:
-                _out(json.dumps(json_line(i, rec.data, rec.status, rec.info.offset, rec.info.length)))
-            else:
-                _out(f"# record {i}  offset {rec.info.offset:,}  length {rec.info.length:,}  "
-                     f"{rec.status.label}  {detect_kind(rec.data).value}")
-                _out(_text(decode_record(rec.data)))
+            path = f.location(i)[0] if choice.dataset is not None else None
+            selected.append((i, rec.info.offset, rec.info.length, rec.status, rec.data))
+            _print_records(args, selected, False, f.payload, path, f.labels)
+            selected.clear()
         return EXIT_PROBLEMS if f.problems else EXIT_OK
 
 
-def _print_records(args, records: list, problems: bool) -> int:
-    """``cat``'s output of (index, offset, length, status, data) tuples; the exit code."""
-    from .decode import decode_record, detect_kind
+def _print_records(args, records: list, problems: bool, payload=None, path: str | None = None,
+                   labels=None) -> int:
+    """``cat``'s output of (index, offset, length, status, data) tuples; the exit code.
+
+    ``path`` is the file the records are in, for a payload that says more of them (a TFDS split).
+    """
+    from .decode import decode_record
 
     if args.json:
         from .export import json_line
+    else:
+        from .payload_options import record_text
     for i, offset, length, status, data in records:
         if args.json:
-            _out(json.dumps(json_line(i, data, status, offset, length)))
+            _out(json.dumps(json_line(i, data, status, offset, length, payload, path, labels)))
         else:
-            _out(f"# record {i}  offset {offset:,}  length {length:,}  {status.label}  {detect_kind(data).value}")
-            _out(_text(decode_record(data)))
+            decoded = decode_record(data, payload)
+            _out(f"# record {i}  offset {offset:,}  length {length:,}  {status.label}  {decoded.kind.value}")
+            _out(record_text(decoded))
     return EXIT_PROBLEMS if problems else EXIT_OK
-
-
-def _text(decoded) -> str:
-    if decoded.message is None:
-        import base64
-
-        return "raw base64: " + base64.b64encode(decoded.data).decode()
-    from google.protobuf import text_format
-
-    return text_format.MessageToString(decoded.message, as_utf8=True).rstrip()
 
 
 def cmd_index(args) -> int:
@@ -528,6 +544,10 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
                                 "are read as one set of shards")
         p.add_argument("--no-crc", action="store_true", help="do not check CRCs")
         p.add_argument("--no-cache", action="store_true", help="ignore and do not write the index cache")
+        if name in ("info", "cat", "export", "stats", "schema"):
+            from .payload_options import add_arguments
+
+            add_arguments(p)
         return p
 
     def wanted(name: str) -> bool:

@@ -1,23 +1,23 @@
-"""Record bytes -> Example, SequenceExample or raw bytes, and views of them.
+"""Record bytes -> Example, SequenceExample, tensor, message, schema-less protobuf or raw bytes, and views of them.
 
-``decode_record`` decides the kind of a record by the rule in DESIGN.md and
-never raises for bad data: anything that is not a well-formed Example or
-SequenceExample is a raw record. ``build_tree`` turns a decoded record into a
-plain-Python tree the GUI adapts; ``format_value`` and ``feature_cell`` make
-short human strings of values.
+``decode_record`` decides the kind of a record by the rule in DESIGN.md,
+extended (see the README, "Payloads") to tensors and protobuf of no known type,
+or by the payload the user chose, and never raises for bad data. ``build_tree``
+turns a decoded record into a plain-Python tree the GUI adapts;
+``format_value`` and ``feature_cell`` make short human strings of values. The
+shared types live in :mod:`codec.record_types`; this module is their public API.
 """
 
 from __future__ import annotations
 
 import base64
 import math
-from dataclasses import dataclass, field
-from enum import Enum
 from typing import Any, Union
 
 from google.protobuf.message import DecodeError
 
 from codec.proto import Example, SequenceExample
+from codec.record_types import DecodedRecord, RecordKind, TreeNode, is_text, read_varint
 
 __all__ = [
     "DecodedRecord",
@@ -31,6 +31,7 @@ __all__ = [
     "feature_values",
     "format_value",
     "is_text",
+    "read_varint",
     "record_feature_lists",
     "record_features",
     "record_json_value",
@@ -42,41 +43,10 @@ __all__ = [
 Value = Union[int, float, bytes]
 
 _WIRE_LENGTH_DELIMITED = 2
-_MAX_VARINT_BYTES = 10
-# ASCII whitespace that str.isprintable() rejects but text may contain.
-_WHITESPACE_TABLE = str.maketrans("", "", "\t\n\r\x0b\x0c")
 _ONE_LINE_ESCAPES = str.maketrans({"\n": "\\n", "\r": "\\r", "\t": "\\t"})
 
 
-class RecordKind(str, Enum):
-    """What a record's bytes hold."""
-
-    EXAMPLE = "example"
-    SEQUENCE_EXAMPLE = "sequence_example"
-    RAW = "raw"
-
-
-@dataclass
-class DecodedRecord:
-    """A record's bytes with their kind and parsed message (None when raw)."""
-
-    kind: RecordKind
-    data: bytes
-    message: Any = None
-
-
 # ---------------------------------------------------------------- detection
-
-
-def read_varint(data: bytes, pos: int) -> tuple[int, int] | None:
-    """The varint at ``pos`` and the position after it; None if it runs past the end or over 10 bytes."""
-    result = 0
-    for i in range(min(_MAX_VARINT_BYTES, len(data) - pos)):
-        byte = data[pos + i]
-        result |= (byte & 0x7F) << (7 * i)
-        if not byte & 0x80:
-            return result, pos + i + 1
-    return None
 
 
 def _top_level_fields(data: bytes) -> set[int] | None:
@@ -119,28 +89,84 @@ def _candidate_kind(data: bytes) -> RecordKind:
 
 
 _MESSAGE_CLASSES = {RecordKind.EXAMPLE: Example, RecordKind.SEQUENCE_EXAMPLE: SequenceExample}
+_TENSOR_DTYPE_TAG = 0x08  # TensorProto field 1 (dtype), varint
+_TENSOR_SHAPE_TAG = 0x12  # TensorProto field 2 (tensor_shape), length-delimited
 
 
-def decode_record(data: bytes) -> DecodedRecord:
-    """Decode one record's bytes; malformed protobuf falls back to RAW, never raises."""
+def decode_record(data: bytes, payload=None) -> DecodedRecord:
+    """Decode one record's bytes; never raises for bad data.
+
+    With a ``payload`` (see :mod:`codec.payloads`), it decides. Without one:
+    an Example or SequenceExample by the kind rule, else a TensorProto, else
+    protobuf of no known type (read schema-less), else raw bytes.
+    """
     data = bytes(data)
+    if payload is not None:
+        return payload.decode(data)
     kind = _candidate_kind(data)
-    if kind is RecordKind.RAW:
-        return DecodedRecord(RecordKind.RAW, data)
-    try:
-        message = _MESSAGE_CLASSES[kind].FromString(data)
-    except (DecodeError, RuntimeError, ValueError):
-        return DecodedRecord(RecordKind.RAW, data)
-    return DecodedRecord(kind, data, message)
+    if kind is not RecordKind.RAW:
+        try:
+            return DecodedRecord(kind, data, _MESSAGE_CLASSES[kind].FromString(data))
+        except (DecodeError, RuntimeError, ValueError):
+            pass
+    return _other_kind(data)
 
 
-def detect_kind(data: bytes) -> RecordKind:
-    """The kind of a record: Example, SequenceExample, or RAW for anything else."""
-    return decode_record(data).kind
+def _other_kind(data: bytes) -> DecodedRecord:
+    """A record that is not an Example or SequenceExample: a tensor, schema-less protobuf, or raw."""
+    if _tensor_layout(data):
+        from codec.errors import TensorDecodeError
+        from codec.tensors import decode_tensor
+
+        try:
+            return DecodedRecord(RecordKind.TENSOR, data, value=decode_tensor(data))
+        except TensorDecodeError:
+            pass
+    from codec.wire_format import protobuf_fields
+
+    fields = protobuf_fields(data)
+    if fields is not None:
+        return DecodedRecord(RecordKind.PROTOBUF, data, value=fields)
+    return DecodedRecord(RecordKind.RAW, data)
+
+
+def _tensor_layout(data: bytes) -> bool:
+    """Does ``data`` start as ``tf.io.serialize_tensor`` writes: a dtype, then the shape?
+
+    TensorFlow always sets the shape (an empty message for a scalar) and
+    serializes fields in number order, so its bytes begin ``08 <dtype> 12``.
+    """
+    if len(data) < 3 or data[0] != _TENSOR_DTYPE_TAG:
+        return False
+    read = read_varint(data, 1)
+    return read is not None and read[1] < len(data) and data[read[1]] == _TENSOR_SHAPE_TAG
+
+
+def detect_kind(data: bytes, payload=None) -> RecordKind:
+    """The kind of a record (see :func:`decode_record`)."""
+    return decode_record(data, payload).kind
 
 
 def record_json_value(decoded: DecodedRecord) -> dict:
-    """TensorFlow's protobuf JSON of the message, or ``{"base64": ...}`` for raw bytes."""
+    """The ``value`` of a ``cat --json`` line.
+
+    Examples: TensorFlow's protobuf JSON. Tensors: ``{"dtype", "shape",
+    "values", "sha256"}``. Messages: protobuf's JSON mapping. Schema-less
+    protobuf: its fields. Raw bytes: ``{"base64": ...}``.
+    """
+    kind = decoded.kind
+    if kind is RecordKind.TENSOR:
+        from codec.tensors import tensor_json
+
+        return tensor_json(decoded.value)
+    if kind is RecordKind.MESSAGE:
+        from codec.messages import message_json
+
+        return message_json(decoded.message)
+    if kind is RecordKind.PROTOBUF:
+        from codec.wire_format import wire_json
+
+        return wire_json(decoded.value)
     if decoded.message is None:
         return {"base64": base64.b64encode(decoded.data).decode("ascii")}
     from google.protobuf.json_format import MessageToDict  # imported on first use: it is slow to import
@@ -179,12 +205,24 @@ def feature_values(feature: Any) -> tuple[str | None, list[Value]]:
 
 
 def record_features(decoded: DecodedRecord) -> Any | None:
-    """The Features map of an Example, or the context of a SequenceExample."""
-    if decoded.kind is RecordKind.EXAMPLE:
-        return decoded.message.features.feature
-    if decoded.kind is RecordKind.SEQUENCE_EXAMPLE:
-        return decoded.message.context.feature
-    return None
+    """The Features map of an Example, the context of a SequenceExample, or another payload's flat view.
+
+    Tensors, messages and schema-less protobuf are read as features by
+    :func:`codec.payloads.record_fields`; raw records have none (None).
+    """
+    if decoded.fields is None:
+        if decoded.kind is RecordKind.EXAMPLE:
+            return decoded.message.features.feature
+        if decoded.kind is RecordKind.SEQUENCE_EXAMPLE:
+            return decoded.message.context.feature
+        if decoded.kind is RecordKind.RAW:
+            return None
+    if decoded._features is None:
+        from codec.payloads import fields_features, record_fields
+
+        fields = record_fields(decoded)
+        decoded._features = None if fields is None else fields_features(fields)
+    return decoded._features
 
 
 def record_feature_lists(decoded: DecodedRecord) -> Any | None:
@@ -201,24 +239,6 @@ def feature_keys(decoded: DecodedRecord) -> list[str]:
 
 
 # ---------------------------------------------------------------- tree
-
-
-@dataclass
-class TreeNode:
-    """One node of a record's tree; ``path`` addresses it inside the record.
-
-    Roles: "example", "sequence_example", "raw" (roots), "features" (the
-    context of a SequenceExample), "feature_lists", "feature", "feature_list",
-    "step" and "value". Values of a feature or step stay in ``values``; the
-    GUI makes value rows on demand with ``value_node``.
-    """
-
-    name: str
-    role: str
-    dtype: str | None = None
-    values: list = field(default_factory=list)
-    children: list[TreeNode] = field(default_factory=list)
-    path: tuple = ()
 
 
 def _feature_node(name: str, role: str, feature: Any, path: tuple) -> TreeNode:
@@ -261,6 +281,18 @@ def build_tree(decoded: DecodedRecord) -> TreeNode:
         )
         return TreeNode(name="SequenceExample", role="sequence_example",
                         children=[context, feature_lists])
+    if decoded.kind is RecordKind.TENSOR:
+        from codec.tensor_view import tensor_tree
+
+        return tensor_tree(decoded.value)
+    if decoded.kind is RecordKind.MESSAGE:
+        from codec.messages import message_tree
+
+        return message_tree(decoded.message)
+    if decoded.kind is RecordKind.PROTOBUF:
+        from codec.wire_format import wire_tree
+
+        return wire_tree(decoded.value)
     return TreeNode(name="raw", role="raw")
 
 
@@ -283,19 +315,6 @@ def value_node(node: TreeNode, index: int) -> TreeNode:
 
 
 # ---------------------------------------------------------------- formatting
-
-
-def is_text(b: bytes) -> bool:
-    """True for non-empty valid UTF-8 made only of printable characters and whitespace."""
-    if not b:
-        return False
-    try:
-        text = bytes(b).decode("utf-8")
-    except UnicodeDecodeError:
-        return False
-    if text.isprintable() or text.translate(_WHITESPACE_TABLE).isprintable():
-        return True
-    return all(c.isprintable() or c.isspace() for c in text)
 
 
 def _format_float(value: float) -> str:
@@ -332,12 +351,20 @@ def format_value(value: Value, dtype: str | None = None, max_len: int = 80) -> s
     """One value as a short readable string.
 
     ints as ints; floats as their shortest float32 form (``0.1``, ``nan``,
-    ``-inf``); text bytes quoted (long text cut with … and the byte count);
-    other bytes as a hex preview with the byte count.
+    ``-inf``), or in full for a message's double; text bytes quoted (long
+    text cut with … and the byte count); other bytes as a hex preview with
+    the byte count; a message's strings, enum names and dates as they are,
+    bools as true/false.
     """
     if dtype == "bytes" or isinstance(value, (bytes, bytearray, memoryview)):
         b = bytes(value)
         return _format_text(b, max_len) if is_text(b) else _format_binary(b, max_len)
+    if isinstance(value, str):
+        return value if len(value) <= max_len else value[: max_len - 1] + "…"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if dtype in ("double", "float64") and isinstance(value, float):
+        return repr(value)
     if dtype == "float" or isinstance(value, float):
         return _format_float(value)
     return str(int(value))

@@ -70,6 +70,14 @@ class EditedFile:
         return self.source.compression
 
     @property
+    def payload(self):
+        return self.source.payload
+
+    @property
+    def labels(self):
+        return self.source.labels
+
+    @property
     def file_size(self) -> int:
         return self.source.file_size
 

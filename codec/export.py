@@ -18,7 +18,7 @@ from typing import Iterator, Sequence
 
 from .decode import RecordKind, decode_record, feature_values, is_text, record_feature_lists, record_features, \
     record_json_value
-from .errors import FileAccessError, UsageError
+from .errors import FileAccessError, PayloadDecodeError, UsageError
 from .framing import Compression, RecordStatus
 from .images import ImageDecodeError, decode_image, find_images
 from .scan import IndexProgress
@@ -49,6 +49,8 @@ class FileSource:
 
     def __init__(self, tfile) -> None:
         self.tfile = tfile
+        self.payload = tfile.payload
+        self.labels = tfile.labels
 
     def __len__(self) -> int:
         return len(self.tfile)
@@ -154,26 +156,62 @@ def _tfrecord(source, out, indices, report, compression) -> Iterator[IndexProgre
 
 
 def json_line(index: int, data: bytes, status: RecordStatus, offset: int | None = None,
-              length: int | None = None) -> dict:
-    """The object of one ``cat --json`` / jsonl line (``offset`` only for records in a file)."""
-    decoded = decode_record(data)
+              length: int | None = None, payload=None, path: str | None = None, labels=None) -> dict:
+    """The object of one ``cat --json`` / jsonl line (``offset`` only for records in a file).
+
+    ``note`` says why a record is not what its ``payload`` expects; a payload
+    may add members of its own (a TFDS record's ``split`` and ``features``),
+    for which ``path`` is the file the record is in. With ``labels`` (a
+    :class:`codec.label_maps.LabelNames`), ``names`` gives the class names of
+    each label feature's ids (null where the map has none).
+    """
+    decoded = decode_record(data, payload)
     obj = {"index": index}
     if offset is not None:
         obj["offset"] = offset
+    try:
+        value = record_json_value(decoded)
+    except PayloadDecodeError as exc:  # parsed, but no JSON form (a Timestamp out of range, a corrupt Any)
+        value = {"base64": base64.b64encode(decoded.data).decode("ascii")}
+        decoded.note = "; ".join(filter(None, (decoded.note, str(exc))))
     obj.update({"length": len(data) if length is None else length, "status": status.label,
-                "kind": decoded.kind.value, "value": record_json_value(decoded)})
+                "kind": decoded.kind.value, "value": value})
+    if decoded.note:
+        obj["note"] = decoded.note
+    extras = getattr(payload, "line_extras", None)
+    if extras is not None:
+        obj.update(extras(decoded, path))
+    if labels:
+        names = label_names(decoded, labels)
+        if names:
+            obj["names"] = names
     return obj
 
 
+def label_names(decoded, labels) -> dict[str, list]:
+    """``{key: [name or None per id]}`` for the record's int64 features that ``labels`` names."""
+    features = record_features(decoded)
+    out = {}
+    for key in sorted(features or ()):
+        if labels.get(key) is not None:
+            dtype, values = feature_values(features[key])
+            if dtype == "int64":
+                out[key] = [labels.name(key, v) for v in values]
+    return out
+
+
 def _jsonl(source, out, indices, report, compression) -> Iterator[IndexProgress]:
+    payload = getattr(source, "payload", None)
+    labels = getattr(source, "labels", None)
     buf = _TextSink(out)
     with buf:
         for k, i in enumerate(indices):
             if isinstance(source, FileSource):
                 rec = source.tfile.read(i)
-                line = json_line(i, rec.data, rec.status, rec.info.offset, rec.info.length)
+                line = json_line(i, rec.data, rec.status, rec.info.offset, rec.info.length, payload,
+                                 source.tfile.location(i)[0] if payload is not None else None, labels)
             else:
-                line = json_line(i, source.data(i), source.status(i))
+                line = json_line(i, source.data(i), source.status(i), payload=payload, labels=labels)
             buf.write(json.dumps(line) + "\n")
             report.records += 1
             if k % PROGRESS_EVERY == 0:
@@ -202,6 +240,17 @@ def csv_cell(dtype: str | None, values: list, counters: dict) -> str:
     return str(values[0]) if len(values) == 1 else json.dumps(values)
 
 
+def _names_cell(key: str, features, labels) -> str:
+    """The class names of a label feature's ids, as ``csv_cell`` writes a list (one name alone)."""
+    if key not in features:
+        return ""
+    dtype, values = feature_values(features[key])
+    if dtype != "int64" or not values:
+        return ""
+    names = [labels.name(key, v) or "" for v in values]
+    return names[0] if len(names) == 1 else json.dumps(names, ensure_ascii=False)
+
+
 def _float_text(v: float) -> str:
     import numpy as np
 
@@ -211,30 +260,35 @@ def _float_text(v: float) -> str:
 def _csv(source, out, indices, report, compression) -> Iterator[IndexProgress]:
     keys: dict[str, None] = {}
     total = len(indices)
+    payload = getattr(source, "payload", None)
     for k, i in enumerate(indices):  # first pass: the columns
-        decoded = decode_record(source.data(i))
+        decoded = decode_record(source.data(i), payload)
         features = record_features(decoded)
         for key in (features or ()):
             keys.setdefault(key)
         if k % PROGRESS_EVERY == 0:
             yield IndexProgress(k // 2, k, 2 * total, 0)
     columns = sorted(keys)
+    labels = getattr(source, "labels", None)
+    named = [key for key in columns if labels and labels.get(key) is not None]
     counters: dict[str, int] = {}
     lists_skipped = raw = 0
     sink = _TextSink(out)
     with sink:
         writer = csv.writer(sink, lineterminator="\n")
-        writer.writerow(["index"] + columns)
+        writer.writerow(["index"] + columns + [f"{key} (name)" for key in named])
         for k, i in enumerate(indices):
-            decoded = decode_record(source.data(i))
+            decoded = decode_record(source.data(i), payload)
             if decoded.kind is RecordKind.RAW:
                 raw += 1
-                writer.writerow([i] + [""] * len(columns))
+                writer.writerow([i] + [""] * (len(columns) + len(named)))
             else:
                 features = record_features(decoded)
                 row = [i]
                 for key in columns:
                     row.append(csv_cell(*feature_values(features[key]), counters) if key in features else "")
+                for key in named:
+                    row.append(_names_cell(key, features, labels))
                 writer.writerow(row)
                 if record_feature_lists(decoded):
                     lists_skipped += 1
@@ -276,8 +330,9 @@ def _images(source, out, indices, report, compression) -> Iterator[IndexProgress
     if not os.path.isdir(out):
         raise FileAccessError(f"not a folder: {out}")
     failed = 0
+    payload = getattr(source, "payload", None)
     for k, i in enumerate(indices):
-        decoded = decode_record(source.data(i))
+        decoded = decode_record(source.data(i), payload)
         used: set[str] = set()
         for ref in find_images(decoded):
             if ref.kind == "encoded":

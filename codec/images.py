@@ -22,6 +22,7 @@ from PIL import Image
 
 from codec.decode import (
     DecodedRecord,
+    RecordKind,
     feature_values,
     is_text,
     record_feature_lists,
@@ -29,6 +30,7 @@ from codec.decode import (
 )
 from codec.errors import ImageDecodeError, UsageError
 from codec.image_sniff import candidate_formats, open_image, probe_image
+from codec.tensor_view import image_shaped
 
 __all__ = [
     "BoundingBox",
@@ -284,7 +286,8 @@ def find_images(decoded: DecodedRecord, *, raw_shape: RawShape | None = None,
     """Every image in a record: encoded images and raw pixel buffers.
 
     Looks at an Example's features, a SequenceExample's context and each step
-    of its feature lists, keys in sorted order. Shapes for raw buffers come
+    of its feature lists, keys in sorted order; a tensor record shaped like
+    an image is one raw image (key "tensor"). Shapes for raw buffers come
     from int64 features beside them (the context, for feature-list steps), a
     dtype from a ``dtype`` feature beside them; a square shape is guessed for
     features named like images. ``raw_shape`` (the user's word) makes every
@@ -292,6 +295,8 @@ def find_images(decoded: DecodedRecord, *, raw_shape: RawShape | None = None,
     square shape whatever the feature's name. Never raises for odd data:
     what cannot be read is simply not an image.
     """
+    if decoded.kind is RecordKind.TENSOR:
+        return _tensor_image(decoded.value)
     features = record_features(decoded)
     if features is None:
         return []
@@ -305,6 +310,17 @@ def find_images(decoded: DecodedRecord, *, raw_shape: RawShape | None = None,
         for step, feature in enumerate(lists[key].feature):
             refs.extend(_refs_in_feature(key, feature, step, ints, hints, raw_shape, guess_square))
     return refs
+
+
+def _tensor_image(array: np.ndarray) -> list[ImageRef]:
+    """A tensor record's pixels: uint8/uint16 shaped HxW or HxWx1/3/4 (key "tensor")."""
+    if not image_shaped(array):
+        return []
+    height, width = array.shape[:2]
+    channels = array.shape[2] if array.ndim == 3 else 1
+    dtype = array.dtype.name
+    data = np.ascontiguousarray(array, dtype=_RAW_DTYPES[dtype]).tobytes()
+    return [ImageRef("tensor", 0, None, "raw", "RAW", width, height, channels, data, dtype)]
 
 
 def main_image(refs: list[ImageRef]) -> ImageRef | None:
@@ -519,17 +535,21 @@ def _numbers(features: Any, key: str) -> list[float] | None:
     return [float(v) for v in values] if dtype in ("float", "int64") else None
 
 
-def _box_labels(features: Any, count: int) -> list[str | None]:
-    """Class names from class/text, else class ids from class/label, per box."""
+def _box_labels(features: Any, count: int, labels=None) -> list[str | None]:
+    """Class names from class/label by ``labels`` (a label map), else class/text, else the ids, per box."""
     texts: list[str] = []
-    if _CLASS_TEXT_KEY in features:
+    ids: list[int] = []
+    if _CLASS_LABEL_KEY in features:
+        dtype, values = feature_values(features[_CLASS_LABEL_KEY])
+        ids = values if dtype == "int64" else []
+    if ids and labels and labels.get(_CLASS_LABEL_KEY) is not None:
+        texts = [labels.name(_CLASS_LABEL_KEY, i) or str(i) for i in ids]
+    if not texts and _CLASS_TEXT_KEY in features:
         dtype, values = feature_values(features[_CLASS_TEXT_KEY])
         if dtype == "bytes":
             texts = [v.decode("utf-8", errors="replace") for v in values]
-    if not texts and _CLASS_LABEL_KEY in features:
-        dtype, values = feature_values(features[_CLASS_LABEL_KEY])
-        if dtype == "int64":
-            texts = [str(v) for v in values]
+    if not texts:
+        texts = [str(i) for i in ids]
     return [texts[i] if i < len(texts) else None for i in range(count)]
 
 
@@ -539,14 +559,17 @@ def _is_main(decoded: DecodedRecord, ref: ImageRef) -> bool:
         ref.key, ref.value_index, ref.step)
 
 
-def find_boxes(decoded: DecodedRecord, ref: ImageRef) -> list[BoundingBox]:
-    """Object Detection API boxes of the record, in pixels of ``ref``.
+def find_boxes(decoded: DecodedRecord, ref: ImageRef, labels=None) -> list[BoundingBox]:
+    """Object Detection API boxes of the record (or its payload's, a TFDS BBoxFeature's), in pixels of ``ref``.
 
     Only the record's main image (see ``main_image``) has boxes. Coordinates
     all within [0, 1.0001] are normalised and scaled by the image size;
     otherwise they are taken as pixels already. Boxes need the same number of
-    xmin, ymin, xmax and ymax values; otherwise there are none.
+    xmin, ymin, xmax and ymax values; otherwise there are none. ``labels`` (a
+    :class:`codec.label_maps.LabelNames`) names the class ids.
     """
+    if decoded.boxes is not None:
+        return _payload_boxes(decoded, ref)
     features = record_features(decoded)
     if features is None or _BBOX_KEYS[0] not in features:
         return []
@@ -557,8 +580,19 @@ def find_boxes(decoded: DecodedRecord, ref: ImageRef) -> list[BoundingBox]:
         return []
     normalised = all(0.0 <= v <= _NORMALISED_MAX for c in coords for v in c)
     sx, sy = (ref.width, ref.height) if normalised else (1, 1)
-    labels = _box_labels(features, len(coords[0]))
+    labels = _box_labels(features, len(coords[0]), labels)
     return [
         BoundingBox(xmin * sx, ymin * sy, xmax * sx, ymax * sy, label)
         for xmin, ymin, xmax, ymax, label in zip(*coords, labels)
     ]
+
+
+def _payload_boxes(decoded: DecodedRecord, ref: ImageRef) -> list[BoundingBox]:
+    """A payload's (ymin, xmin, ymax, xmax, name) boxes, scaled when all are normalised."""
+    found = decoded.boxes()
+    if not found or not _is_main(decoded, ref):
+        return []
+    normalised = all(0.0 <= v <= _NORMALISED_MAX for box in found for v in box[:4])
+    sx, sy = (ref.width, ref.height) if normalised else (1, 1)
+    return [BoundingBox(xmin * sx, ymin * sy, xmax * sx, ymax * sy, label)
+            for ymin, xmin, ymax, xmax, label in found]

@@ -29,6 +29,8 @@ class PinnedRecord:
         self._data = data
         self._frame: bytes | None = None
         self.compression = source.compression if origin is not None else Compression.NONE
+        self.payload = source.payload
+        self.labels = source.labels
         self.unsaved = origin is None  # the hex view frames it on its own, at offset 0
         self.modified = origin is None
         if origin is None:

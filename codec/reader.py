@@ -51,6 +51,8 @@ class TFRecordFile(Verification):
     """
 
     note = None  # (a codec.records.RecordSource: a file's records say where they are by their offsets)
+    payload = None  # how its records decode (codec.payloads); None: by the kind rule
+    labels = None  # class names of label ids (codec.label_maps.LabelNames), when known
     unsaved = False
     modified = False
     statuses_stored = True

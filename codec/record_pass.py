@@ -122,12 +122,15 @@ def record_pass(tfile, visit: Callable[[bytes], None], indices: Sequence[int] | 
             counts.damaged += 1
 
 
-def quick_decode(data: bytes) -> DecodedRecord:
+def quick_decode(data: bytes, payload=None) -> DecodedRecord:
     """:func:`decode_record`, with a shortcut for the common Example layout.
 
     A record that is exactly one length-delimited field 1 is an Example by
-    the kind rule; anything else goes through ``decode_record``.
+    the kind rule; anything else goes through ``decode_record``. A
+    ``payload`` (see :mod:`codec.payloads`) decides on its own.
     """
+    if payload is not None:
+        return payload.decode(data)
     n = len(data)
     if n > 1 and data[0] == 0x0A:
         length, shift, p = 0, 0, 1

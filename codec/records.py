@@ -54,10 +54,14 @@ class RecordReader(Protocol):
     not say it (a record of a shard, an edited record), else None.
     ``unsaved``: the records have no place in a file yet; the hex view frames
     them itself. ``modified``: they differ from the file on disk.
+    ``payload``: how the records decode (see :mod:`codec.payloads`; None: by the kind rule).
+    ``labels``: class names of label ids (a :class:`codec.label_maps.LabelNames`), None when unknown.
     """
 
     compression: Compression
     note: str | None
+    payload: object
+    labels: object
     unsaved: bool
     modified: bool
 
@@ -90,6 +94,8 @@ class RecordSource(Protocol):
     path: str
     compression: Compression
     note: str | None
+    payload: object  # how the records decode (see codec.payloads); None: by the kind rule
+    labels: object  # class names of label ids (codec.label_maps.LabelNames), None when unknown
     unsaved: bool
     modified: bool
     indexed: bool

@@ -28,7 +28,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Iterator, Sequence
 
-from .decode import RecordKind
+from .decode import RecordKind, record_features
 from .record_pass import PassCounts, quick_decode, record_pass
 from .scan import IndexProgress
 
@@ -146,13 +146,14 @@ class FileSchema:
     counts: PassCounts = field(default_factory=PassCounts)
     kinds: dict = field(default_factory=lambda: {k.value: 0 for k in RecordKind})
     shapes: dict = field(default_factory=dict)  # context / Example features: name -> _Shape
+    payload: object = None  # how records are decoded (codec.payloads); None: by the kind rule
     list_shapes: dict = field(default_factory=dict)  # feature lists: name -> _Shape
 
     # -- feeding ---------------------------------------------------------
     def add(self, data: bytes) -> None:
-        decoded = quick_decode(data)
+        decoded = quick_decode(data, self.payload)
         self.kinds[decoded.kind.value] += 1
-        if decoded.kind is RecordKind.EXAMPLE:
+        if decoded.kind is RecordKind.EXAMPLE and decoded.fields is None:
             self._add_features(decoded.message.features.feature)
         elif decoded.kind is RecordKind.SEQUENCE_EXAMPLE:
             message = decoded.message
@@ -166,6 +167,10 @@ class FileSchema:
                 shape.present += 1
                 for step in lists[key].feature:
                     shape.add(step)
+        elif decoded.kind is not RecordKind.RAW:
+            features = record_features(decoded)
+            if features is not None:
+                self._add_features(features)
 
     def _add_features(self, features) -> None:
         shapes = self.shapes
@@ -179,8 +184,8 @@ class FileSchema:
     # -- results ---------------------------------------------------------
     @property
     def records(self) -> int:
-        """Records the spec covers: Examples and SequenceExamples (raw ones cannot be parsed)."""
-        return self.kinds[RecordKind.EXAMPLE.value] + self.kinds[RecordKind.SEQUENCE_EXAMPLE.value]
+        """Records the spec covers: all but raw ones, which cannot be parsed."""
+        return sum(self.kinds.values()) - self.kinds[RecordKind.RAW.value]
 
     @property
     def raw_records(self) -> int:
@@ -245,6 +250,7 @@ def schema_iter(tfile, indices: Sequence[int] | None = None,
                 result: FileSchema | None = None) -> Iterator[IndexProgress]:
     """Infer the spec of ``tfile``'s records (or of ``indices``) into ``result``, yielding progress."""
     result = result if result is not None else FileSchema()
+    result.payload = tfile.payload
     yield from record_pass(tfile, result.add, indices, result.counts)
 
 

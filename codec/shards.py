@@ -90,8 +90,9 @@ class _SetIndex:
 class ShardRecord(PinnedRecord):
     """Record ``row`` of a set, read from its shard: a hex view shows the shard's real offsets."""
 
-    def __init__(self, shard: TFRecordFile, row: int, local: int) -> None:
+    def __init__(self, shard: TFRecordFile, row: int, local: int, payload=None, labels=None) -> None:
         super().__init__(shard, row, local, None)
+        self.payload, self.labels = payload, labels  # the set's: its shards decode alike
         self.note = (f"record {local:,} of {os.path.basename(shard.path)}, "
                      f"at offset {shard.index.offset(local):,}")
 
@@ -106,6 +107,8 @@ class ShardSet:
     modified = False
     statuses_stored = True
     mtime_ns = None  # several files
+    payload = None  # how its records decode (codec.payloads); None: by the kind rule
+    labels = None  # class names of label ids (codec.label_maps.LabelNames), when known
 
     def __init__(self, paths: Sequence[str], *, check_crc: bool = True, use_cache: bool = True,
                  max_open: int = MAX_OPEN, name: str | None = None) -> None:
@@ -296,7 +299,7 @@ class ShardSet:
     def pinned(self, i: int) -> ShardRecord:
         """Record ``i`` for a detail view, read from its shard."""
         shard, local = self.locate(i)
-        return ShardRecord(shard, i, local)
+        return ShardRecord(shard, i, local, self.payload, self.labels)
 
     # -- passes ---------------------------------------------------------------
     def index_iter(self, *, verify: bool = False, publish: bool = True) -> Iterator[IndexProgress]:

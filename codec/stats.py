@@ -37,7 +37,7 @@ from typing import Any, Iterator, Sequence
 
 import numpy as np
 
-from .decode import RecordKind, is_text
+from .decode import RecordKind, is_text, record_features
 from .image_sniff import probe_image
 from .record_pass import PassCounts, quick_decode, record_pass
 from .scan import IndexProgress
@@ -463,7 +463,9 @@ class FeatureStats:
 class FileStats:
     """Statistics of a file's records; filled by :func:`stats_iter`."""
 
-    def __init__(self) -> None:
+    def __init__(self, payload=None) -> None:
+        self.payload = payload  # how records are decoded (codec.payloads); None: by the kind rule
+        self.labels = None  # class names of label ids (codec.label_maps.LabelNames), for "names"
         self.kinds = {k.value: 0 for k in RecordKind}
         self.features: dict[str, FeatureStats] = {}  # an Example's features or a SequenceExample's context
         self.sequence: dict[str, FeatureStats] = {}  # feature lists
@@ -487,9 +489,9 @@ class FileStats:
         return self.kinds[RecordKind.SEQUENCE_EXAMPLE.value] > 0
 
     def add(self, data: bytes) -> None:
-        decoded = quick_decode(data)
+        decoded = quick_decode(data, self.payload)
         self.kinds[decoded.kind.value] += 1
-        if decoded.kind is RecordKind.EXAMPLE:
+        if decoded.kind is RecordKind.EXAMPLE and decoded.fields is None:
             self._add_features(decoded.message.features.feature)
         elif decoded.kind is RecordKind.SEQUENCE_EXAMPLE:
             message = decoded.message
@@ -501,6 +503,10 @@ class FileStats:
                 if acc is None:
                     acc = stats[key] = FeatureStats(key, sequence=True)
                 acc.add_feature_list(lists[key])
+        elif decoded.kind is not RecordKind.RAW:
+            features = record_features(decoded)
+            if features is not None:
+                self._add_features(features)
 
     def _add_features(self, features) -> None:
         stats = self.features
@@ -516,6 +522,9 @@ class FileStats:
         out: dict = {"records": self.records, "kinds": {k: n for k, n in self.kinds.items() if n},
                      "raw_records": self.raw_records, "damaged_records": self.damaged_records}
         features = {name: self.features[name].to_json() for name in sorted(self.features)}
+        if self.labels:
+            for name, feature in features.items():
+                self._name_classes(name, feature)
         if self.is_sequence:
             out["context"] = features
             out["sequence"] = {name: self.sequence[name].to_json() for name in sorted(self.sequence)}
@@ -523,11 +532,21 @@ class FileStats:
             out["features"] = features
         return out
 
+    def _name_classes(self, key: str, feature: dict) -> None:
+        """``names`` beside an int64 feature's ``top``: the class name of each id that has one."""
+        if feature.get("dtype") != "int64" or not feature.get("top"):
+            return
+        names = {str(v): self.labels.name(key, v) for v, _ in feature["top"]}
+        names = {v: n for v, n in names.items() if n is not None}
+        if names:
+            feature["names"] = names
+
 
 def stats_iter(tfile, indices: Sequence[int] | None = None,
                result: FileStats | None = None) -> Iterator[IndexProgress]:
     """Gather statistics of ``tfile``'s records (or of ``indices``) into ``result``, yielding progress."""
     result = result if result is not None else FileStats()
+    result.payload, result.labels = tfile.payload, tfile.labels
     yield from record_pass(tfile, result.add, indices, result.counts)
 
 
@@ -592,7 +611,8 @@ def _feature_lines(name: str, f: dict, records: int, sequence: bool) -> list[str
                          f"height {_num(h['min'])}..{_num(h['max'])}")
     top = f.get("top")
     if top and any(c > 1 for _, c in top):
-        shown = ", ".join(f"{_short(v)} ×{c:,}" for v, c in top)
+        names = f.get("names", {})
+        shown = ", ".join(f"{_short(v)}{f' ({names[str(v)]})' if str(v) in names else ''} ×{c:,}" for v, c in top)
         more = "" if f.get("top_complete", True) and f.get("distinct", len(top)) is not None else " (counts partial)"
         lines.append(f"    most common        {shown}{more}")
     return lines

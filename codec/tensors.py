@@ -22,7 +22,7 @@ from google.protobuf import descriptor_pb2, descriptor_pool
 from google.protobuf.message import DecodeError
 from google.protobuf.unknown_fields import UnknownFieldSet
 
-from codec.decode import read_varint
+from codec.record_types import read_varint
 from codec.errors import TensorDecodeError
 from codec.proto import FIELD, PACKAGE, REPEATED, add_field, message_class
 

@@ -245,7 +245,7 @@ def test_raw_strings_and_empty_records():
         (b"\x0a\x00\x12\x00", RecordKind.SEQUENCE_EXAMPLE),
         (b"\x12\x00\x0a\x00", RecordKind.SEQUENCE_EXAMPLE),
         (b"\x1a\x00", RecordKind.RAW),  # field 3
-        (b"\x0a\x00\x1a\x00", RecordKind.RAW),
+        (b"\x0a\x00\x1a\x00", RecordKind.PROTOBUF),  # two fields of no known type: read schema-less
         (b"\x08\x01", RecordKind.RAW),  # varint wire type
         (b"\x0d\x00\x00\x00\x00", RecordKind.RAW),  # fixed32
         (b"\x0b\x0c", RecordKind.RAW),  # group
@@ -264,7 +264,9 @@ def test_detect_kind_rule(data, kind):
     assert detect_kind(data) is kind
     decoded = decode_record(data)
     assert decoded.kind is kind
-    assert (decoded.message is None) == (kind is RecordKind.RAW)
+    # only Examples and SequenceExamples have a protobuf message; schema-less fields ride in value
+    assert (decoded.message is None) == (kind in (RecordKind.RAW, RecordKind.PROTOBUF))
+    assert (decoded.value is not None) == (kind is RecordKind.PROTOBUF)
 
 
 def test_decode_record_accepts_buffers():

@@ -1,0 +1,156 @@
+"""What the command line's payload options and a path's surroundings say about how records decode.
+
+``--proto FILE --type NAME`` decodes every record as the user's own message;
+a TFDS dataset folder (``features.json`` beside the shards) decodes per its
+feature spec; ``--label-map FILE``, or a ``label_map.pbtxt`` found beside
+the file or in its folder, gives class ids their names. :func:`choose`
+gathers all of it once per command, before any file is opened.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+from .errors import UsageError
+
+LABEL_MAP_NAME = "label_map.pbtxt"  # found on its own beside a file, or in a folder
+
+__all__ = ["Choice", "add_arguments", "apply", "choose", "choose_for", "info_lines", "record_text"]
+
+
+@dataclass
+class Choice:
+    """The payload, the label names and the TFDS dataset (if any) a command reads its files with."""
+
+    payload: Any = None
+    labels: Any = None  # codec.label_maps.LabelNames, or None
+    dataset: Any = None  # codec.tfds.TfdsDataset, or None
+    files: list[str] = field(default_factory=list)  # what to open: the arguments, or a dataset's shards
+
+
+def add_arguments(parser) -> None:
+    """``--proto``, ``--type`` and ``--label-map`` on a subcommand's parser."""
+    parser.add_argument("--proto", metavar="FILE",
+                        help="decode records as a protobuf message: a descriptor set (.desc/.pb/.protoset, "
+                             "from protoc --include_imports --descriptor_set_out) or a .proto source; "
+                             "give the message with --type")
+    parser.add_argument("--type", metavar="NAME", help="the message type for --proto, e.g. my.package.Frame")
+    parser.add_argument("--label-map", metavar="FILE",
+                        help="class names for label ids (label_map.pbtxt, JSON or labels.txt; default: a "
+                             "label_map.pbtxt beside the file)")
+
+
+def choose(args, files: Sequence[str]) -> Choice:
+    """The payload and names for ``files`` per a command's ``args``; a bad option is a :class:`UsageError`."""
+    return choose_for(files, proto=getattr(args, "proto", None), type_name=getattr(args, "type", None),
+                      label_map=getattr(args, "label_map", None))
+
+
+def choose_for(files: Sequence[str], *, proto: str | None = None, type_name: str | None = None,
+               label_map: str | None = None) -> Choice:
+    """How ``files`` decode: as ``type_name`` from ``proto``, else per a TFDS dataset they are (in), else by
+    the kind rule; with names from ``label_map``, else a label map found beside them, else the dataset's."""
+    files = [os.fspath(f) for f in files]
+    choice = Choice(files=list(files))
+    if proto is not None or type_name is not None:
+        if proto is None or type_name is None:
+            raise UsageError("--proto and --type go together: --proto FILE --type full.MessageName")
+        from .messages import load_message_type
+
+        choice.payload = load_message_type(proto, type_name)
+    elif len(files) == 1 and _beside(files[0], "features.json") is not None:
+        from .tfds import TfdsDataset, find_tfds_dir
+
+        folder = find_tfds_dir(files[0])
+        if folder is not None:
+            choice.dataset = TfdsDataset.open(folder)
+            choice.payload = choice.dataset.payload()
+            if os.path.isdir(files[0]):
+                choice.files = [os.fspath(p) for split in choice.dataset.splits.values() for p in split.files]
+    choice.labels = _labels(label_map, files, choice)
+    return choice
+
+
+def _beside(path: str, name: str) -> str | None:
+    """``name`` in the folder ``path`` is, or beside the file ``path``, if it is a file there.
+
+    A stat, not a listing: a folder of 10,000 shards costs nothing, and
+    neither module that reads these files is imported when there are none.
+    """
+    folder = path if os.path.isdir(path) else os.path.dirname(path) or "."
+    candidate = os.path.join(folder, name)
+    return candidate if os.path.isfile(candidate) else None
+
+
+def _labels(path: str | None, files: Sequence[str], choice: Choice):
+    if path is None and choice.dataset is None and len(files) == 1:
+        path = _beside(files[0], LABEL_MAP_NAME)
+    if path is not None:
+        from .label_maps import LabelNames, load_label_map
+
+        return LabelNames.for_map(load_label_map(path))
+    if choice.dataset is not None:
+        names = choice.dataset.payload_label_names()
+        if names:
+            from .label_maps import LabelNames
+
+            return LabelNames.from_lists(names)
+    return None
+
+
+def apply(choice: Choice, source) -> None:
+    """Give an opened source the chosen payload and label names."""
+    source.payload = choice.payload
+    source.labels = choice.labels
+
+
+def info_lines(choice: Choice, source) -> tuple[list[str], list[str]]:
+    """``info``'s lines on the payload, the label names and a TFDS dataset, and the dataset's count mismatches
+    (records per split against ``dataset_info.json``)."""
+    lines: list[str] = []
+    if choice.payload is not None and choice.dataset is None:
+        lines.append(f"decoded as:  {choice.payload.name}")
+    if choice.labels is not None:
+        lines.append(f"label names: {choice.labels.describe()}")
+    if choice.dataset is None:
+        return lines, []
+    lines.extend(choice.dataset.describe())
+    shards = getattr(source, "shards", None)
+    counts: dict[str, int] = {}
+    if shards is None:
+        pairs = [(source.path, len(source))]
+    else:
+        pairs = [(s.path, len(s.file.index) if s.file is not None and s.error is None else 0) for s in shards]
+    for path, n in pairs:
+        split = choice.dataset.split_of(path)
+        if split is not None:
+            counts[split] = counts.get(split, 0) + n
+    mismatches = choice.dataset.check_counts(counts)
+    lines.extend(f"mismatch:    {line}" for line in mismatches)
+    return lines, mismatches
+
+
+def record_text(decoded) -> str:
+    """``cat``'s text for one record: protobuf text format, a tensor's values, ``protoc --decode_raw``'s view."""
+    from .decode import RecordKind
+
+    if decoded.kind is RecordKind.TENSOR:
+        import numpy as np
+
+        from .tensor_view import tensor_label
+
+        with np.printoptions(threshold=200, edgeitems=4):
+            return f"tensor {tensor_label(decoded.value)}\n{decoded.value!r}"
+    if decoded.kind is RecordKind.PROTOBUF:
+        from .wire_format import wire_text
+
+        return "protobuf (no schema)\n" + wire_text(decoded.value).rstrip()
+    if decoded.message is None:
+        import base64
+
+        text = "raw base64: " + base64.b64encode(decoded.data).decode()
+        return text if decoded.note is None else f"# {decoded.note}\n{text}"
+    from google.protobuf import text_format
+
+    return text_format.MessageToString(decoded.message, as_utf8=True).rstrip()

@@ -1,0 +1,160 @@
+"""Records that are not Examples, through the whole codec: kind detection, ``cat``, ``stats``, ``schema``,
+export and images, checked against the reference MANIFEST of the shared payloads."""
+from __future__ import annotations
+
+import csv
+import json
+
+import numpy as np
+import pytest
+
+from codec.cli import main
+from codec.decode import RecordKind, build_tree, decode_record, record_features
+from codec.images import decode_image, find_images
+from codec.payloads import fields_features, record_fields
+from codec.proto import Example
+from codec.tensors import DATA_TYPES, TensorProto
+from codec.writer import write_records
+
+from .conftest import FIXTURES
+
+PAYLOADS = FIXTURES / "payloads"
+TENSORS = str(PAYLOADS / "tensors.tfrecord")
+TENSOR_RECORDS = json.loads((PAYLOADS / "MANIFEST.json").read_text())["tensors.tfrecord"]["records"]
+
+
+def run(capsys, *argv) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def tensor_bytes(dtype: str, shape: list[int], **fields) -> bytes:
+    proto = TensorProto(dtype=DATA_TYPES[dtype])
+    proto.tensor_shape.SetInParent()  # TensorFlow always writes the shape, a scalar's empty one too
+    for size in shape:
+        proto.tensor_shape.dim.add(size=size)
+    for name, value in fields.items():
+        if isinstance(value, bytes):
+            setattr(proto, name, value)
+        else:
+            getattr(proto, name).extend(value)
+    return proto.SerializeToString()
+
+
+def test_cat_json_of_tensor_records_is_the_reference(capsys):
+    code, out, err = run(capsys, "cat", "--json", TENSORS)
+    assert code == 0, err
+    lines = [json.loads(line) for line in out.splitlines()]
+    assert len(lines) == len(TENSOR_RECORDS)
+    for line, expected in zip(lines, TENSOR_RECORDS):
+        assert line["kind"] == "tensor"
+        assert line["value"] == expected["json"]
+
+
+def test_cat_text_names_dtype_and_shape(capsys):
+    code, out, _ = run(capsys, "cat", "--range", "0:1", TENSORS)
+    assert code == 0
+    header, label = out.splitlines()[:2]
+    assert header.endswith("tensor")
+    assert label == "tensor float32 [2, 3]"
+
+
+def test_tensor_layout_decides_the_kind():
+    scalar = tensor_bytes("DT_INT32", [], int_val=[5])
+    assert decode_record(scalar).kind is RecordKind.TENSOR
+    # dtype alone, without the shape TensorFlow always writes: not taken for a tensor
+    assert decode_record(TensorProto(dtype=DATA_TYPES["DT_INT32"], int_val=[5]).SerializeToString()).kind \
+        is not RecordKind.TENSOR
+    # content that misses its shape is not a tensor either
+    short = tensor_bytes("DT_FLOAT", [4], tensor_content=b"\0" * 12)
+    assert decode_record(short).kind is not RecordKind.TENSOR
+    assert decode_record(Example().SerializeToString()).kind is RecordKind.EXAMPLE
+
+
+def test_tensor_flat_features_for_stats_and_filters():
+    decoded = decode_record(tensor_bytes("DT_FLOAT", [2, 2], float_val=[1.5, -2.0, 0.25, 8.0]))
+    fields = record_fields(decoded)
+    assert fields["dtype"] == ("bytes", [b"float32"])
+    assert fields["shape"] == ("int64", [2, 2])
+    assert fields["values"] == ("float", [1.5, -2.0, 0.25, 8.0])
+    features = record_features(decoded)
+    assert list(features["values"].float_list.value) == [1.5, -2.0, 0.25, 8.0]
+    strings = record_fields(decode_record(tensor_bytes("DT_STRING", [2], string_val=[b"a", b"\xff"])))
+    assert strings["values"] == ("bytes", [b"a", b"\xff"])
+
+
+def test_uint64_past_int64_keeps_its_bits_as_int64():
+    features = fields_features({"big": ("int64", [2**64 - 1, 2**63, 7])})
+    assert list(features["big"].int64_list.value) == [-1, -(2**63), 7]
+
+
+def test_tensor_tree_carries_the_array():
+    decoded = decode_record(tensor_bytes("DT_UINT8", [2, 3], tensor_content=bytes(range(6))))
+    tree = build_tree(decoded)
+    assert (tree.role, tree.dtype, tree.name) == ("tensor", "uint8", "Tensor uint8 [2, 3]")
+    assert tree.values == [0, 1, 2, 3, 4, 5]
+    assert tree.detail.shape == (2, 3)
+
+
+def test_stats_and_schema_cover_tensor_records(capsys):
+    code, out, _ = run(capsys, "stats", "--json", TENSORS)
+    assert code == 0
+    stats = json.loads(out)
+    assert stats["kinds"] == {"tensor": len(TENSOR_RECORDS)}
+    assert stats["raw_records"] == 0
+    assert stats["features"]["shape"]["present"] == len(TENSOR_RECORDS)
+    dtypes = {entry["json"]["dtype"] for entry in TENSOR_RECORDS}
+    top = stats["features"]["dtype"]
+    shown = json.dumps(top)
+    assert all(name in shown for name in dtypes)
+    code, out, _ = run(capsys, "schema", "--json", TENSORS)
+    assert code == 0
+    schema = json.loads(out)
+    assert schema["records"] == len(TENSOR_RECORDS)
+    assert {"dtype", "shape", "values"} <= set(schema["features"])
+
+
+def test_where_filters_tensor_records(capsys):
+    code, out, _ = run(capsys, "cat", "--json", "--where", 'dtype == "float16"', TENSORS)
+    assert code == 0
+    lines = [json.loads(line) for line in out.splitlines()]
+    expected = [i for i, r in enumerate(TENSOR_RECORDS) if r["json"]["dtype"] == "float16"]
+    assert [line["index"] for line in lines] == expected
+
+
+def test_export_jsonl_and_csv_of_tensors(capsys, tmp_path):
+    out_jsonl = tmp_path / "t.jsonl"
+    code, _, err = run(capsys, "export", "--format", "jsonl", "--to", str(out_jsonl), TENSORS)
+    assert code == 0, err
+    lines = [json.loads(line) for line in out_jsonl.read_text().splitlines()]
+    assert [line["value"] for line in lines] == [r["json"] for r in TENSOR_RECORDS]
+    out_csv = tmp_path / "t.csv"
+    code, _, err = run(capsys, "export", "--format", "csv", "--to", str(out_csv), TENSORS)
+    assert code == 0, err
+    rows = list(csv.DictReader(out_csv.open()))
+    assert [row["dtype"] for row in rows] == [r["json"]["dtype"] for r in TENSOR_RECORDS]
+
+
+def test_image_shaped_tensor_is_an_image():
+    pixels = np.arange(4 * 5 * 3, dtype=np.uint8).reshape(4, 5, 3)
+    decoded = decode_record(tensor_bytes("DT_UINT8", [4, 5, 3], tensor_content=pixels.tobytes()))
+    (ref,) = find_images(decoded)
+    assert (ref.key, ref.width, ref.height, ref.channels) == ("tensor", 5, 4, 3)
+    assert np.array_equal(np.asarray(decode_image(ref)), pixels)
+    deep = np.full((3, 3), 24200, dtype=np.uint16)
+    (ref16,) = find_images(decode_record(tensor_bytes("DT_UINT16", [3, 3], tensor_content=deep.tobytes())))
+    shown = np.asarray(decode_image(ref16))
+    assert shown.dtype == np.uint8 and int(shown[0, 0]) == round(24200 * 255 / 65535)
+    assert find_images(decode_record(tensor_bytes("DT_FLOAT", [4, 4], float_val=[1.0]))) == []
+
+
+@pytest.mark.parametrize("payload", [b"\x08\x01\x12\x00\xff\xff", b"\x08\x07\x12\x02\x0a\x05"])
+def test_malformed_tensor_bytes_are_a_record_outcome(payload, tmp_path, capsys):
+    path = tmp_path / "bad.tfrecord"
+    write_records(str(path), [payload, tensor_bytes("DT_INT64", [1], int64_val=[3])])
+    code, out, err = run(capsys, "cat", "--json", str(path))
+    assert code == 0, err
+    first, second = (json.loads(line) for line in out.splitlines())
+    assert first["kind"] in ("raw", "protobuf")
+    assert second["kind"] == "tensor" and second["value"]["values"] == [3]
