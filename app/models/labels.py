@@ -1,11 +1,12 @@
 """Words the GUI shows for record kinds, statuses and images (one place for all views and workers)."""
 from __future__ import annotations
 
-from codec.decode import RecordKind
+from codec.decode import DecodedRecord, RecordKind
 from codec.framing import RecordStatus
 from codec.images import ImageRef
 
-KIND_TEXT = {RecordKind.EXAMPLE: "Example", RecordKind.SEQUENCE_EXAMPLE: "SequenceExample", RecordKind.RAW: "raw"}
+KIND_TEXT = {RecordKind.EXAMPLE: "Example", RecordKind.SEQUENCE_EXAMPLE: "SequenceExample", RecordKind.RAW: "raw",
+             RecordKind.TENSOR: "Tensor", RecordKind.MESSAGE: "Message", RecordKind.PROTOBUF: "Protobuf (no schema)"}
 STATUS_TEXT = {
     RecordStatus.UNCHECKED: "ok",
     RecordStatus.OK: "ok",
@@ -13,6 +14,13 @@ STATUS_TEXT = {
     RecordStatus.DATA_CRC: "data CRC bad",
     RecordStatus.TRUNCATED: "truncated",
 }
+
+
+def kind_text(decoded: DecodedRecord) -> str:
+    """``Tensor``, or ``Message lens.demo.Frame`` with the message's type when there is one."""
+    text = KIND_TEXT[decoded.kind]
+    descriptor = getattr(decoded.message, "DESCRIPTOR", None) if decoded.kind is RecordKind.MESSAGE else None
+    return f"{text} {descriptor.full_name}" if descriptor is not None else text
 
 
 def image_dims(ref: ImageRef) -> str:

@@ -17,7 +17,7 @@ import numpy as np
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, Qt, Signal
 from PySide6.QtGui import QColor, QFont
 
-from codec.decode import RecordKind, decode_record, feature_cell, feature_keys
+from codec.decode import RecordKind, decode_record, feature_cell, feature_keys, feature_values, record_features
 from codec.errors import FileChangedError
 from codec.framing import RecordStatus
 from codec.reader import TFRecordFile
@@ -59,6 +59,7 @@ GAP_TINT = QColor(251, 192, 45, 40)  # the first record found after skipped byte
 MAX_DECODE_BYTES = 16 << 20
 DEFAULT_FEATURE_COLUMNS = 4
 SAMPLE_RECORDS = 16
+MAX_NAMED_IDS = 8  # a cell names the classes of at most this many ids (longer lists stay numbers)
 _ROW_ROLES = frozenset({STATUS_ROLE, KIND_ROLE, Qt.ItemDataRole.BackgroundRole, Qt.ItemDataRole.ForegroundRole,
                         Qt.ItemDataRole.DecorationRole, Qt.ItemDataRole.ToolTipRole})
 _RIGHT = Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
@@ -96,6 +97,7 @@ class RecordTableModel(QAbstractTableModel):
         self._cache_size = cache_size
         self._sampled: tuple[int, list[str]] | None = None
         self._samples: list | None = None  # the first rows decoded (see _sample_records)
+        self._payload = tfile.payload  # what the cached rows were decoded with
         self._facts: tuple | None = None  # the last painted row's status, offset and gap (see fill_cell)
         self._problem_details: dict[int, str] = {}
         self._gaps: dict[int, str] = {}  # record -> what was skipped just before it
@@ -163,6 +165,7 @@ class RecordTableModel(QAbstractTableModel):
         if not same:
             self.beginResetModel()
         self._tfile = tfile
+        self._payload = tfile.payload
         self._rows = len(tfile)
         self._cache.clear()
         self._sampled = None
@@ -197,6 +200,7 @@ class RecordTableModel(QAbstractTableModel):
     # -- feature columns --------------------------------------------------
     def _sample_records(self, limit: int = SAMPLE_RECORDS) -> list:
         """The first ``limit`` rows decoded (None for those that cannot be), kept until rows change."""
+        self._check_payload()
         n = min(limit, self._rows)
         if self._samples is None or len(self._samples) != n:
             self._samples = [self._decoded(i) for i in range(n)]
@@ -204,6 +208,7 @@ class RecordTableModel(QAbstractTableModel):
 
     def sample_keys(self, limit: int = SAMPLE_RECORDS) -> list[str]:
         """Feature keys of the first ``limit`` rows, in order of first appearance."""
+        self._check_payload()
         n = min(limit, self._rows)
         if self._sampled is not None and self._sampled[0] == n:
             return list(self._sampled[1])
@@ -226,7 +231,7 @@ class RecordTableModel(QAbstractTableModel):
 
     def sample_cells(self, key: str) -> list[str]:
         """What the first rows show in feature ``key``'s column: for sizing it."""
-        return [feature_cell(d, key) for d in self._sample_records() if d is not None]
+        return [self._cell(d, key) for d in self._sample_records() if d is not None]
 
     def default_feature_columns(self) -> list[str]:
         return self.sample_keys()[:DEFAULT_FEATURE_COLUMNS]
@@ -452,10 +457,35 @@ class RecordTableModel(QAbstractTableModel):
         if info.status is RecordStatus.TRUNCATED or info.length > MAX_DECODE_BYTES:
             return None
         rec = self._read(i)
-        return None if rec is None else decode_record(rec.data)
+        return None if rec is None else decode_record(rec.data, self._tfile.payload)
+
+    def _check_payload(self) -> None:
+        """Another payload (Decode As) decodes the rows differently: forget what was read with the old one."""
+        if self._tfile.payload is not self._payload:
+            self._payload = self._tfile.payload
+            self._cache.clear()
+            self._samples = None
+            self._sampled = None
+
+    def _cell(self, decoded, key: str) -> str:
+        """Feature ``key``'s cell: ids of a label feature with their names (``1 (cat)``) when known."""
+        text = feature_cell(decoded, key)
+        labels = self._tfile.labels
+        if labels is None or not text:
+            return text
+        features = record_features(decoded)
+        dtype, values = feature_values(features[key]) if features is not None and key in features else (None, [])
+        if dtype != "int64" or not values or len(values) > MAX_NAMED_IDS:
+            return text
+        parts = []
+        for v in values:
+            name = labels.name(key, v)
+            parts.append(f"{v} ({name})" if name else str(v))
+        return parts[0] if len(parts) == 1 else f"[{', '.join(parts)}]"
 
     def _row(self, i: int) -> _Row:
         """The shown data of record ``i``: read and decoded once, then cached."""
+        self._check_payload()
         row = self._cache.get(i)
         if row is not None:
             self._cache.move_to_end(i)
@@ -476,8 +506,8 @@ class RecordTableModel(QAbstractTableModel):
             if rec is None:
                 row = _Row(info.length, None, error="this record could not be read")
             else:
-                decoded = decode_record(rec.data)
-                cells = {key: feature_cell(decoded, key) for key in self._features}
+                decoded = decode_record(rec.data, self._tfile.payload)
+                cells = {key: self._cell(decoded, key) for key in self._features}
                 row = _Row(info.length, decoded.kind, cells)
         self._cache[i] = row
         if len(self._cache) > self._cache_size:

@@ -2,7 +2,11 @@
 
 Columns: Name, Type, Value. An Example shows feature -> values; a
 SequenceExample shows its context features, then each feature list with its
-steps -> values. A feature or step with one value shows it on its own row;
+steps -> values. A tensor shows its dtype and shape, then its values; a
+message or schema-less protobuf its fields, nested messages, repeated items
+and map entries. Class ids show their names (``1 (cat)``) when the record's
+source knows them. Only Examples, SequenceExamples and raw records are
+editable. A feature, step, field or tensor with one value shows it on its own row;
 longer lists get one row per value, the first ``FIRST_CHUNK`` of them, then a
 "… N more" row that shows the next ``NEXT_CHUNK`` when activated
 (:meth:`RecordTreeModel.show_more`). Text comes from the codec's formatters.
@@ -14,9 +18,10 @@ else after more rows were shown.
 from __future__ import annotations
 
 import base64
+import datetime as dt
 import json
 import math
-from typing import Any
+from typing import Any, Protocol
 
 from PySide6.QtCore import QAbstractItemModel, QModelIndex, QObject, QPersistentModelIndex, Qt, Signal
 from PySide6.QtGui import QFont, QFontDatabase
@@ -38,13 +43,23 @@ TOOLTIP_MAX_LEN = 600
 INLINE_EDIT_MAX = 1000  # longer (or multi-line, or binary) bytes values are edited in a dialog
 
 _COLUMNS = ("Name", "Type", "Value")
-_CONTAINERS = {"example", "sequence_example", "features", "feature_lists", "feature_list"}
+_VALUE_HOLDERS = ("feature", "step", "field", "tensor")  # roles whose values are rows of their own
+_EDITABLE_KINDS = {RecordKind.EXAMPLE, RecordKind.SEQUENCE_EXAMPLE, RecordKind.RAW}
 _DTYPE_TEXT = {"int64": "int64", "float": "float", "bytes": "bytes", None: "empty"}
+_FLOAT64 = {"float64", "double"}
+_UNQUOTED_TEXT = {"enum", "timestamp", "duration"}  # str values shown as they are, not as quoted text
+_LABEL_PREFIXES = {"features", "context", "feature_lists"}
 _Index = QModelIndex | QPersistentModelIndex
 
 
+class LabelSource(Protocol):
+    """What names class ids (``codec.label_maps.LabelNames``)."""
+
+    def name(self, key: str, id_: int) -> str | None: ...
+
+
 class _Entry:
-    """A row that has children: the invisible root, a container or a multi-value feature."""
+    """A row that has children: the invisible root, a container or a multi-value feature, field or tensor."""
 
     __slots__ = ("node", "parent", "row", "total", "shown", "kids")
 
@@ -58,7 +73,7 @@ class _Entry:
 
     @property
     def holds_values(self) -> bool:
-        return self.node is not None and self.node.role not in _CONTAINERS
+        return self.node is not None and not self.node.children and self.node.role in _VALUE_HOLDERS
 
     def row_count(self) -> int:
         return self.shown + (1 if self.shown < self.total else 0)
@@ -66,9 +81,9 @@ class _Entry:
 
 def _child_total(node: TreeNode) -> int:
     """How many child rows ``node`` has before elision (a single value stays on its row)."""
-    if node.role in _CONTAINERS:
+    if node.children:
         return len(node.children)
-    if node.role in ("feature", "step"):
+    if node.role in _VALUE_HOLDERS:
         n = value_count(node)
         return n if n > 1 else 0
     return 0
@@ -76,13 +91,19 @@ def _child_total(node: TreeNode) -> int:
 
 def _json_value(value: Any, dtype: str | None) -> Any:
     """A value for JSON: numbers as numbers, text as text, other bytes as base64."""
-    if dtype == "bytes" or isinstance(value, (bytes, bytearray)):
+    if isinstance(value, (bool, str)):
+        return value
+    if isinstance(value, (bytes, bytearray, memoryview)):
         b = bytes(value)
         return b.decode("utf-8") if is_text(b) else base64.b64encode(b).decode("ascii")
-    if dtype == "float" or isinstance(value, float):
-        number = float(format_value(value, "float"))  # float32's shortest form, as shown
-        return number if math.isfinite(number) else format_value(value, "float")
-    return int(value)
+    if isinstance(value, (dt.datetime, dt.date)):
+        return value.isoformat()
+    if isinstance(value, float):
+        text = _float_text(value, dtype)  # the shortest form of the dtype, as shown
+        return float(text) if math.isfinite(value) else text
+    if isinstance(value, int):
+        return value
+    return str(value)
 
 
 def node_json(node: TreeNode, decoded: DecodedRecord | None = None) -> Any:
@@ -90,20 +111,85 @@ def node_json(node: TreeNode, decoded: DecodedRecord | None = None) -> Any:
     if node.role == "raw":
         data = decoded.data if decoded is not None else b""
         return _json_value(data, "bytes")
-    if node.role in ("feature", "step", "value"):
+    if node.role == "tensor":
+        return {"dtype": node.dtype, "values": [_json_value(v, node.dtype) for v in node.values]}
+    if node.role in ("feature", "step", "value", "field") and not node.children:
         values = [_json_value(v, node.dtype) for v in node.values]
-        return values[0] if node.role == "value" else values
-    if node.role == "feature_list":
-        return [node_json(step) for step in node.children]
+        return values[0] if node.role == "value" or (node.role == "field" and len(values) == 1) else values
+    if node.role in ("feature_list", "repeated"):
+        return [node_json(child, decoded) for child in node.children]
     return {child.name: node_json(child, decoded) for child in node.children}
 
 
-def _image_label(value: Any, dtype: str | None) -> str | None:
-    """``<PNG 24x24> · 301 bytes`` when a bytes value is an encoded image (the table's style)."""
-    if dtype != "bytes":
+def _value_name(holder: TreeNode, i: int) -> str | None:
+    """``[1, 2]``: value ``i`` of a tensor of two or more dimensions by its place in the shape."""
+    shape = getattr(holder.detail, "shape", ()) if holder.role == "tensor" else ()
+    if len(shape) < 2:
         return None
-    info = probe_image(value)
-    return f"<{info.format} {info.width}x{info.height}> · {len(value):,} bytes" if info else None
+    place = []
+    for n in reversed(shape):
+        i, rest = divmod(i, n)
+        place.append(rest)
+    return f"[{', '.join(str(p) for p in reversed(place))}]"
+
+
+def label_key(path: tuple) -> str:
+    """The key class names are looked up by: an Example's feature key, a message's dotted field path."""
+    if len(path) > 1 and path[0] in _LABEL_PREFIXES:
+        return str(path[1])
+    return ".".join(p for p in path if isinstance(p, str))
+
+
+def _float_text(value: float, dtype: str | None) -> str:
+    if dtype in _FLOAT64:
+        return repr(float(value)) if math.isfinite(value) else format_value(value, "float")
+    if dtype == "float16":
+        import numpy as np
+
+        if float(value).is_integer() and abs(value) < 1e16:
+            return repr(float(value))  # 65504.0, not numpy's 6.55e+04
+        return str(np.float16(value))
+    return format_value(value, "float")
+
+
+def _quoted(text: str, max_len: int) -> str:
+    one_line = text.replace("\n", "\\n").replace("\r", "\\r").replace("\t", "\\t")
+    if len(one_line) + 2 <= max_len:
+        return f'"{one_line}"'
+    return f'"{one_line[:max(1, max_len - 16)]}…" ({len(text):,} chars)'
+
+
+def show_value(value: Any, dtype: str | None = None, max_len: int = VALUE_MAX_LEN) -> str:
+    """One value of any record kind as a short string.
+
+    Feature values as the codec's ``format_value`` makes them; besides those:
+    bools as ``true``/``false``, float64 in full, text of messages quoted
+    (enum names and dates bare), times as ISO dates.
+    """
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return value if dtype in _UNQUOTED_TEXT else _quoted(value, max_len)
+    if isinstance(value, (dt.datetime, dt.date)):
+        return value.isoformat()
+    if isinstance(value, float):
+        return _float_text(value, dtype)
+    if isinstance(value, int) and dtype == "timestamp":
+        try:
+            return dt.datetime.fromtimestamp(value, dt.timezone.utc).isoformat().replace("+00:00", "Z")
+        except (OverflowError, OSError, ValueError):
+            return str(value)
+    if isinstance(value, (int, bytes, bytearray, memoryview)):
+        return format_value(value, dtype if dtype in ("bytes", "float", "int64") else None, max_len)
+    return str(value)
+
+
+def labeled(value: Any, text: str, key: str, labels: LabelSource | None) -> str:
+    """``1 (cat)`` when ``labels`` names id ``value`` of ``key``; ``text`` otherwise."""
+    if labels is None or isinstance(value, bool) or not isinstance(value, int):
+        return text
+    name = labels.name(key, value)
+    return f"{text} ({name})" if name else text
 
 
 def _plural(n: int, word: str) -> str:
@@ -120,21 +206,44 @@ def type_text(node: TreeNode, decoded: DecodedRecord | None = None) -> str:
     if role == "raw":
         n = len(decoded.data) if decoded is not None else 0
         return f"raw · {n:,} byte{'s' if n != 1 else ''}"
+    if role == "tensor":
+        return f"{node.dtype} · {value_count(node):,}"
+    if role == "field":
+        n = value_count(node)
+        return (node.dtype or "") if n == 1 else f"{node.dtype or 'empty'} · {n:,}"
+    if role in ("message", "protobuf"):
+        return node.dtype or role
+    if role in ("repeated", "map"):
+        return f"{node.dtype or role} · {len(node.children):,}"
     return ""
 
 
-def _values_summary(node: TreeNode, max_len: int) -> str:
+def _image_label(value: Any, dtype: str | None) -> str | None:
+    """``<PNG 24x24> · 301 bytes`` when a bytes value is an encoded image (the table's style)."""
+    if not isinstance(value, (bytes, bytearray)):
+        return None
+    info = probe_image(value)
+    return f"<{info.format} {info.width}x{info.height}> · {len(value):,} bytes" if info else None
+
+
+def _one_value(node: TreeNode, value: Any, max_len: int, labels: LabelSource | None) -> str:
+    text = _image_label(value, node.dtype) or show_value(value, node.dtype, max_len)
+    return labeled(value, text, label_key(node.path), labels)
+
+
+def _values_summary(node: TreeNode, max_len: int, labels: LabelSource | None = None) -> str:
     """One value as the codec formats it, or ``[a, b, …] (n)`` for several."""
     n = value_count(node)
     if n == 0:
         return "[]"
     if n == 1:
-        value = value_at(node, 0)
-        return _image_label(value, node.dtype) or format_value(value, node.dtype, max_len)
+        return _one_value(node, value_at(node, 0), max_len, labels)
+    key = label_key(node.path)
     parts: list[str] = []
     used = 2
     for i in range(n):
-        text = format_value(value_at(node, i), node.dtype, 24)
+        value = value_at(node, i)
+        text = labeled(value, show_value(value, node.dtype, 24), key, labels)
         if parts and used + len(text) + 2 > max_len - 8:
             return f"[{', '.join(parts)}, …] ({n:,})"
         parts.append(text)
@@ -142,14 +251,14 @@ def _values_summary(node: TreeNode, max_len: int) -> str:
     return f"[{', '.join(parts)}]"
 
 
-def value_text(node: TreeNode, decoded: DecodedRecord | None = None, max_len: int = SUMMARY_MAX_LEN) -> str:
-    """The Value column of a row; formatting is the codec's ``format_value``."""
+def value_text(node: TreeNode, decoded: DecodedRecord | None = None, max_len: int = SUMMARY_MAX_LEN,
+               labels: LabelSource | None = None) -> str:
+    """The Value column of a row; feature values as the codec's ``format_value`` makes them."""
     role = node.role
     if role == "value":
-        value = node.values[0]
-        return _image_label(value, node.dtype) or format_value(value, node.dtype, max(max_len, VALUE_MAX_LEN))
-    if role in ("feature", "step"):
-        return _values_summary(node, max_len)
+        return _one_value(node, node.values[0], max(max_len, VALUE_MAX_LEN), labels)
+    if role in ("feature", "step", "tensor") or (role == "field" and not node.children):
+        return _values_summary(node, max_len, labels)
     if role == "feature_list":
         return _plural(len(node.children), "step")
     if role in ("example", "features"):
@@ -161,6 +270,13 @@ def value_text(node: TreeNode, decoded: DecodedRecord | None = None, max_len: in
         return f"{_plural(len(context.children), 'context feature')} · {_plural(len(lists.children), 'list')}"
     if role == "raw":
         return format_value(decoded.data if decoded is not None else b"", "bytes", max_len)
+    if role in ("message", "protobuf", "field"):
+        return _plural(len(node.children), "field")
+    if role == "repeated":
+        return _plural(len(node.children), "item")
+    if role == "map":
+        n = len(node.children)
+        return f"{n:,} entr{'y' if n == 1 else 'ies'}"
     return ""
 
 
@@ -176,7 +292,7 @@ def edit_text(value: Any, dtype: str | None) -> str:
     return str(int(value))
 
 
-def summarize(tree: TreeNode, decoded: DecodedRecord, limit: int = 2000) -> dict:
+def summarize(tree: TreeNode, decoded: DecodedRecord, limit: int = 2000, labels: LabelSource | None = None) -> dict:
     """Value texts of the first ``limit`` nodes that have children, keyed as the model caches them.
 
     Formatting a huge value (is it text?) reads all of it; a worker thread
@@ -187,7 +303,7 @@ def summarize(tree: TreeNode, decoded: DecodedRecord, limit: int = 2000) -> dict
     while stack and len(cache) < limit:
         node = stack.pop()
         if node.role != "value":
-            cache[id(node)] = value_text(node, decoded)
+            cache[id(node)] = value_text(node, decoded, labels=labels)
         stack.extend(reversed(node.children))
     return cache
 
@@ -195,8 +311,9 @@ def summarize(tree: TreeNode, decoded: DecodedRecord, limit: int = 2000) -> dict
 class RecordTreeModel(QAbstractItemModel):
     """Rows of a decoded record; :meth:`set_record` replaces them, :meth:`clear` empties.
 
-    When :meth:`set_editable` is on, a row showing one value is editable in
-    the Value column: ``setData`` checks the text against the value's type and
+    When :meth:`set_editable` is on and the record is an Example,
+    SequenceExample or raw, a row showing one value is editable in the Value
+    column: ``setData`` checks the text against the value's type and
     emits ``value_edited(path, value_index, value)`` (the owner turns it into
     an undo command and shows the record again) or ``error(message)``.
     """
@@ -210,6 +327,7 @@ class RecordTreeModel(QAbstractItemModel):
         self._decoded: DecodedRecord | None = None
         self._tree: TreeNode | None = None
         self._summaries: dict = {}
+        self._labels: LabelSource | None = None
         self._root = _Entry(None, None, -1, 0)
         self._mono = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
         self._italic = QFont()
@@ -217,13 +335,15 @@ class RecordTreeModel(QAbstractItemModel):
 
     # -- content ----------------------------------------------------------
     def set_record(self, decoded: DecodedRecord | None, tree: TreeNode | None,
-                   summaries: dict | None = None) -> None:
+                   summaries: dict | None = None, labels: LabelSource | None = None) -> None:
         """Show ``tree`` (from ``codec.decode.build_tree(decoded)``); None clears.
 
-        ``summaries`` (from :func:`summarize`, made off the GUI thread) pre-fills the text cache.
+        ``summaries`` (from :func:`summarize` with the same ``labels``, made off the GUI thread)
+        pre-fills the text cache; ``labels`` names class ids (the record source's ``labels``).
         """
         self.beginResetModel()
         self._decoded = decoded
+        self._labels = labels
         self._tree = tree  # keeps the nodes the cache is keyed by alive
         self._summaries = dict(summaries or {})
         self._root = _Entry(None, None, -1, 0 if tree is None else 1)
@@ -239,7 +359,7 @@ class RecordTreeModel(QAbstractItemModel):
         return self._decoded
 
     def root_index(self) -> QModelIndex:
-        """The record's own row (Example, SequenceExample or raw)."""
+        """The record's own row (Example, SequenceExample, tensor, message, protobuf or raw)."""
         return self.index(0, 0) if self._root.total else QModelIndex()
 
     # -- structure --------------------------------------------------------
@@ -328,9 +448,13 @@ class RecordTreeModel(QAbstractItemModel):
     def set_editable(self, on: bool) -> None:
         self._editable = on
 
+    def _kind_editable(self) -> bool:
+        return self._decoded is not None and self._decoded.kind in _EDITABLE_KINDS
+
     @property
     def editable(self) -> bool:
-        return self._editable
+        """Editing is on and the record is of a kind edits apply to (tensors and messages are read-only)."""
+        return self._editable and self._kind_editable()
 
     def value_target(self, index: _Index) -> tuple[str, tuple, int] | None:
         """(dtype, feature or step path, value index) of a row that shows one value, else None."""
@@ -338,7 +462,8 @@ class RecordTreeModel(QAbstractItemModel):
             holder: TreeNode = index.internalPointer().node
             return (holder.dtype, holder.path, index.row()) if holder.dtype else None
         node = self.node(index)
-        if node is not None and node.role in ("feature", "step") and node.dtype and value_count(node) == 1:
+        if node is not None and node.role in _VALUE_HOLDERS and node.dtype and not node.children \
+                and value_count(node) == 1:
             return node.dtype, node.path, 0
         return None
 
@@ -349,7 +474,7 @@ class RecordTreeModel(QAbstractItemModel):
 
     def inline_editable(self, index: _Index) -> bool:
         """True when the row's value is edited in place (numbers, short one-line text)."""
-        if not self._editable or self.value_target(index) is None:
+        if not self.editable or self.value_target(index) is None:
             return False
         node = self.node(index)
         if node.dtype != "bytes":
@@ -358,7 +483,7 @@ class RecordTreeModel(QAbstractItemModel):
         return len(b) <= INLINE_EDIT_MAX and b"\n" not in b and b"\r" not in b and (not b or is_text(b))
 
     def setData(self, index: _Index, value: Any, role: int = Qt.ItemDataRole.EditRole) -> bool:  # noqa: N802
-        target = self.value_target(index) if self._editable else None
+        target = self.value_target(index) if self.editable else None
         if role != Qt.ItemDataRole.EditRole or target is None:
             return False
         dtype, path, value_index = target
@@ -422,15 +547,18 @@ class RecordTreeModel(QAbstractItemModel):
         node = self.node(index)
         if role == NODE_ROLE:
             return node
-        if role == Qt.ItemDataRole.EditRole and column == 2 and self.value_target(index) is not None:
+        if role == Qt.ItemDataRole.EditRole and column == 2 and self._kind_editable() \
+                and self.value_target(index) is not None:
             return edit_text(node.values[0], node.dtype)
         if role == Qt.ItemDataRole.DisplayRole:
             if column == 2 and kind == "value":  # cached: a value may be megabytes to check
                 key = (id(index.internalPointer().node), index.row())
                 text = self._summaries.get(key)
                 if text is None:
-                    text = self._summaries[key] = value_text(node, self._decoded)
+                    text = self._summaries[key] = value_text(node, self._decoded, labels=self._labels)
                 return text
+            if column == 0 and kind == "value":
+                return _value_name(index.internalPointer().node, index.row()) or node.name
             return self._text(node, column)
         if role == Qt.ItemDataRole.ToolTipRole:
             return self._tooltip(node, column)
@@ -459,15 +587,15 @@ class RecordTreeModel(QAbstractItemModel):
             return type_text(node, self._decoded)
         text = self._summaries.get(id(node))
         if text is None:
-            text = self._summaries[id(node)] = value_text(node, self._decoded)
+            text = self._summaries[id(node)] = value_text(node, self._decoded, labels=self._labels)
         return text
 
     def _tooltip(self, node: TreeNode, column: int) -> str | None:
-        if column == 2 and node.role in ("value", "feature", "step", "raw"):
+        if column == 2 and node.role in ("value", "raw", *_VALUE_HOLDERS):
             key = (id(node), "tip")
             text = self._summaries.get(key) if node.role != "value" else None
             if text is None:
-                text = value_text(node, self._decoded, TOOLTIP_MAX_LEN)
+                text = value_text(node, self._decoded, TOOLTIP_MAX_LEN, self._labels)
                 if node.role != "value":
                     self._summaries[key] = text
             return text
@@ -483,7 +611,7 @@ class RecordTreeModel(QAbstractItemModel):
             return None
         if node.role == "raw":
             return node_json(node, self._decoded)  # the text, or base64
-        if node.role in ("value", "feature", "step") and value_count(node) == 1:
+        if node.role in ("value", *_VALUE_HOLDERS) and not node.children and value_count(node) == 1:
             value = _json_value(node.values[0], node.dtype)
             return value if isinstance(value, str) else json.dumps(value)
         return self.json_text(index)

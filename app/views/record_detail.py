@@ -1,5 +1,9 @@
 """The selected record in detail: a header line, then Tree, Images, Hex and Text tabs.
 
+Records decode with their source's payload; a record that is not what the
+payload expects says why on a line under the header. A 1-D or 2-D tensor
+also shows its values as a grid under the tree.
+
 :meth:`RecordDetail.show_record` reads and decodes the record: on the GUI
 thread when it is small and the file plain, otherwise on a thread pool while
 "loading…" shows. ``record_shown(index)`` fires when every tab is filled
@@ -13,7 +17,7 @@ from dataclasses import dataclass
 
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QFontDatabase, QTextDocumentFragment
-from PySide6.QtWidgets import QLabel, QPlainTextEdit, QStackedWidget, QTabWidget, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QLabel, QPlainTextEdit, QSplitter, QStackedWidget, QTabWidget, QVBoxLayout, QWidget
 
 from codec.decode import DecodedRecord, RecordKind, TreeNode, build_tree, decode_record, is_text
 from codec.errors import FileChangedError
@@ -22,12 +26,13 @@ from codec.images import ImageRef, find_images
 from codec.records import RecordReader
 
 from app.models.hex_model import FramedRecord, framed_record
-from app.models.labels import KIND_TEXT, STATUS_TEXT
+from app.models.labels import STATUS_TEXT, kind_text
 from app.models.record_tree_model import RecordTreeModel, summarize
 from app.style.palette import BAD_COLOR, MUTED_COLOR, OK_COLOR, RECOVERED_COLOR
 from app.views.hex_view import HexView
 from app.views.image_preview import ImagePreview
 from app.views.record_tree_view import RecordTreeView
+from app.views.tensor_view import TensorGrid
 from app.workers.background import PoolJobs
 from app.workers.worker import one_line
 
@@ -55,12 +60,14 @@ class LoadedRecord:
     summaries: dict | None = None  # the tree's value texts, see record_tree_model.summarize
     note: str | None = None  # instead of "at offset N" (an edited record: codec.pinned.PinnedRecord)
     binary: bool = False  # a raw record whose bytes are not text: the Text tab would show boxes
+    labels: object = None  # class names of label ids (the source's codec.label_maps.LabelNames)
 
 
 def load_record(tfile: RecordReader, index: int) -> LoadedRecord:
     """Read record ``index`` and decode it for display (the file-sized work)."""
     rec = tfile.read(index)
-    decoded = decode_record(rec.data)
+    labels = tfile.labels
+    decoded = decode_record(rec.data, tfile.payload)
     text = None
     cut = binary = False
     if decoded.kind is RecordKind.RAW:
@@ -71,8 +78,8 @@ def load_record(tfile: RecordReader, index: int) -> LoadedRecord:
     return LoadedRecord(
         info=rec.info, decoded=decoded, tree=tree, images=find_images(decoded),
         framed=framed_record(tfile, rec.info.offset, rec.data, rec.stored_crc, rec.computed_crc),
-        text=text, text_cut=cut, summaries=summarize(tree, decoded), note=tfile.note,
-        binary=binary)
+        text=text, text_cut=cut, summaries=summarize(tree, decoded, labels=labels), note=tfile.note,
+        binary=binary, labels=labels)
 
 
 def _load_or_changed(tfile: RecordReader, index: int) -> LoadedRecord | FileChangedError:
@@ -125,6 +132,14 @@ class RecordDetail(QWidget):
         self.tree_model = RecordTreeModel(self)
         self.tree = RecordTreeView(self)
         self.tree.setModel(self.tree_model)
+        self.grid = TensorGrid(self)
+        self.tree_split = QSplitter(Qt.Orientation.Vertical, self)
+        self.tree_split.setChildrenCollapsible(False)
+        self.tree_split.addWidget(self.tree)
+        self.tree_split.addWidget(self.grid)
+        self.tree_split.setStretchFactor(0, 3)
+        self.tree_split.setStretchFactor(1, 2)
+        self.grid.hide()
         self.images = ImagePreview(self)
         self.images.images_shown.connect(self._images_shown)
         self.hex = HexView(self)
@@ -135,7 +150,7 @@ class RecordDetail(QWidget):
 
         self.tabs = QTabWidget(self)
         self.tabs.setDocumentMode(True)
-        self.tabs.addTab(self.tree, "Tree")
+        self.tabs.addTab(self.tree_split, "Tree")
         self.tabs.addTab(self.images, "Images")
         self.tabs.addTab(self.hex, "Hex")
         self.tabs.addTab(self.text, "Text")
@@ -153,7 +168,14 @@ class RecordDetail(QWidget):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(0)
+        self.note_line = QLabel(self)  # why a record is not what its payload expects (one line)
+        self.note_line.setContentsMargins(8, 0, 8, 6)
+        self.note_line.setStyleSheet(f"color: {RECOVERED_COLOR};")
+        self.note_line.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.note_line.hide()
+
         layout.addWidget(self.header)
+        layout.addWidget(self.note_line)
         layout.addWidget(self.stack, 1)
         self.clear()
 
@@ -165,6 +187,10 @@ class RecordDetail(QWidget):
     def header_text(self) -> str:
         """The header line as plain text."""
         return QTextDocumentFragment.fromHtml(self.header.text()).toPlainText()
+
+    def note_text(self) -> str:
+        """The line saying why the record is not what its payload expects ("" when there is none)."""
+        return self.note_line.toolTip() if self.note_line.isVisibleTo(self) else ""
 
     def loaded(self) -> LoadedRecord | None:
         return self._loaded
@@ -245,7 +271,17 @@ class RecordDetail(QWidget):
         self.placeholder.setText(text)
         self.stack.setCurrentWidget(self.placeholder)
 
+    def _set_note(self, note: str | None) -> None:
+        line = " ".join((note or "").split())
+        self.note_line.setToolTip(line)
+        self.note_line.setText(self.note_line.fontMetrics().elidedText(
+            line, Qt.TextElideMode.ElideRight, max(200, self.width() - 16)))
+        self.note_line.setVisible(bool(line))
+
     def _clear_tabs(self) -> None:
+        self._set_note(None)
+        self.grid.clear()
+        self.grid.hide()
         self.tree_model.clear()
         self.images.clear()
         self.hex.clear()
@@ -257,8 +293,11 @@ class RecordDetail(QWidget):
         self._loading_timer.stop()
         self._loaded = loaded
         self.header.setText(self._header_html(loaded))
-        self.tree_model.set_record(loaded.decoded, loaded.tree, loaded.summaries)
+        self._set_note(loaded.decoded.note)
+        self.tree_model.set_record(loaded.decoded, loaded.tree, loaded.summaries, loaded.labels)
         self.tree.reset_layout()
+        tensor = loaded.tree.detail if loaded.decoded.kind is RecordKind.TENSOR else None
+        self.grid.setVisible(self.grid.set_array(tensor))
         self.hex.set_record(loaded.framed)
         raw = loaded.decoded.kind is RecordKind.RAW
         if raw:
@@ -286,7 +325,8 @@ class RecordDetail(QWidget):
         if status.damaged:
             status_html = f"<b>{status_html}</b>"
         where = html.escape(loaded.note) if loaded.note else f"at offset {info.offset:,}"
-        return (f"<b>Record {info.index:,}</b> · {KIND_TEXT[loaded.decoded.kind]} · {info.length:,} bytes · "
+        kind = html.escape(kind_text(loaded.decoded))
+        return (f"<b>Record {info.index:,}</b> · {kind} · {info.length:,} bytes · "
                 f"{status_html} <span style='color:{MUTED_COLOR}'>&nbsp;{where}</span>")
 
     def _update_tabs(self, image_count: int, raw: bool, hex_first: bool = False) -> None:

@@ -103,6 +103,8 @@ class RecordTreeView(QTreeView):
             node = model.node(child)
             if node is not None and node.role in ("features", "feature_lists"):
                 self.expand(child)
+            if node is not None and node.role in ("message", "repeated", "map") and row < EXPAND_LISTS_UP_TO:
+                self.expand(child)  # a message's nested fields, one level down
             if node is not None and node.role == "feature_lists":
                 for i in range(min(model.rowCount(child), EXPAND_LISTS_UP_TO)):
                     self.expand(model.index(i, 0, child))

@@ -7,7 +7,9 @@ those jobs on a private ``QThreadPool``; :meth:`ThumbnailLoader.want`
 replaces the queue, so requests for tiles scrolled away are dropped before
 they cost anything. Results arrive as ``ready(ThumbResult)`` on the GUI
 thread. :func:`sample_keys` looks at the first records to offer image and
-caption features to choose from.
+caption features to choose from. Records decode with their source's payload
+and captions name class ids when the source knows them (``source``: anything
+with ``payload`` and ``labels``, as every record source has).
 """
 from __future__ import annotations
 
@@ -15,7 +17,7 @@ import sys
 import threading
 from collections import deque
 from dataclasses import dataclass, field
-from typing import Callable, Iterable
+from typing import Any, Callable, Iterable
 
 from PySide6.QtCore import QObject, QRunnable, QThread, QThreadPool, Signal
 from PySide6.QtGui import QImage
@@ -27,6 +29,7 @@ from codec.framing import RecordStatus
 from codec.images import (STRETCH_DTYPE, BoundingBox, ImageRef, RawShape, find_boxes, find_images,
                           main_image, thumbnail)
 from codec.records import RecordData
+from codec.tensor_view import tensor_label
 
 from app.models.labels import STATUS_TEXT, caption_text
 from app.models.qimage import to_qimage
@@ -132,12 +135,15 @@ def _best_caption_key(decoded: DecodedRecord) -> str | None:
     return max(candidates, key=lambda c: (c[0], -len(c[1]), c[1]))[1] if candidates else None
 
 
-def caption_for(decoded: DecodedRecord, key: str | None) -> str:
+def caption_for(decoded: DecodedRecord, key: str | None, labels: Any = None) -> str:
     """The caption of a record from feature ``key`` (None: the best one), "" when it has none.
 
     Text values bare (``daisy``, ``cat, dog``), numbers after their name's
-    last part (``label 3``).
+    last part (``label 3``, ``label 3 (cat)`` when ``labels`` names the id);
+    a tensor's dtype and shape (``uint8 [8, 8, 3]``).
     """
+    if key is None and decoded.kind is RecordKind.TENSOR:
+        return tensor_label(decoded.value)
     if key is None:
         key = _best_caption_key(decoded)
         if key is None:
@@ -155,11 +161,25 @@ def caption_for(decoded: DecodedRecord, key: str | None) -> str:
             return feature_cell(decoded, key)
         return ", ".join(bytes(v).decode("utf-8").replace("\n", " ") for v in shown) + more
     name = key.rsplit("/", 1)[-1]
-    return f"{name} " + ", ".join(format_value(v, dtype) for v in shown) + more
+    return f"{name} " + ", ".join(_id_text(v, dtype, key, labels) for v in shown) + more
 
 
-def make_thumbnail(read: Callable[[int], RecordData], request: ThumbRequest) -> ThumbResult:
-    """Read record ``request.record`` and make its tile; never raises."""
+def _id_text(value: Any, dtype: str, key: str, labels: Any) -> str:
+    text = format_value(value, dtype)
+    label = labels.name(key, value) if labels is not None and dtype == "int64" else None
+    return f"{text} ({label})" if label else text
+
+
+def _decoding(source: Any) -> tuple[Any, Any]:
+    """The payload and class names of a record source (None, None without one)."""
+    return (None, None) if source is None else (source.payload, source.labels)
+
+
+def make_thumbnail(read: Callable[[int], RecordData], request: ThumbRequest, source: Any = None) -> ThumbResult:
+    """Read record ``request.record`` and make its tile; never raises.
+
+    ``source`` (the record source: its ``payload`` and ``labels``) says how records decode.
+    """
     try:
         rec = read(request.record)
     except Exception as exc:  # noqa: BLE001 - a tile says why, the gallery goes on
@@ -169,13 +189,15 @@ def make_thumbnail(read: Callable[[int], RecordData], request: ThumbRequest) -> 
     if rec.info.length > MAX_RECORD_BYTES:
         return ThumbResult(request, "none", note=f"{rec.info.length:,} bytes: shown in the detail view only",
                            status=status)
-    decoded = decode_record(rec.data)
-    caption = caption_for(decoded, request.caption_key)
+    payload, labels = _decoding(source)
+    decoded = decode_record(rec.data, payload)
+    caption = caption_for(decoded, request.caption_key, labels)
     if request.side <= 0:
         return ThumbResult(request, "caption", caption=caption, status=status)
     if decoded.kind is RecordKind.RAW:
+        note = decoded.note or "raw record (not an Example)"
         return ThumbResult(request, "none", caption=caption, status=status,
-                           note="raw record (not an Example)" if status.data_intact else STATUS_TEXT[status])
+                           note=note if status.data_intact else STATUS_TEXT[status])
     ref = _pick_image(decoded, request.image_key, request.raw_shape)
     if ref is None:
         what = f"no image in {request.image_key!r}" if request.image_key else "no image"
@@ -192,8 +214,10 @@ def make_thumbnail(read: Callable[[int], RecordData], request: ThumbRequest) -> 
     return ThumbResult(request, "ok", to_qimage(image, request.stretch), scaled, caption, caption_text(ref, len(boxes)), status)
 
 
-def sample_keys(read: Callable[[int], RecordData], records: Iterable[int]) -> tuple[list[str], list[str]]:
+def sample_keys(read: Callable[[int], RecordData], records: Iterable[int],
+                source: Any = None) -> tuple[list[str], list[str]]:
     """Image feature keys and caption feature keys seen in ``records``, best captions first."""
+    payload = _decoding(source)[0]
     image_keys: dict[str, None] = {}
     captions: dict[str, int] = {}
     for i in records:
@@ -203,7 +227,7 @@ def sample_keys(read: Callable[[int], RecordData], records: Iterable[int]) -> tu
             continue
         if rec.info.length > MAX_RECORD_BYTES:
             continue
-        decoded = decode_record(rec.data)
+        decoded = decode_record(rec.data, payload)
         for ref in find_images(decoded):
             if ref.step is None or ref.step == 0:
                 image_keys.setdefault(ref.key)
@@ -232,20 +256,24 @@ class _Drain(QRunnable):
             request = loader._next()
             if request is None:
                 return
-            result = make_thumbnail(loader._read, request)
+            result = make_thumbnail(loader._read, request, loader.source())
             loader._finished(request, result)
 
 
 class ThumbnailLoader(QObject):
-    """Makes tiles on a private thread pool; ``ready(ThumbResult)``, and ``idle()`` when all are done."""
+    """Makes tiles on a private thread pool; ``ready(ThumbResult)``, and ``idle()`` when all are done.
+
+    ``source`` returns the record source as it is now (its ``payload`` and ``labels``), read per tile.
+    """
 
     ready = Signal(object)
     idle = Signal()
 
     def __init__(self, read: Callable[[int], RecordData], threads: int | None = None,
-                 parent: QObject | None = None) -> None:
+                 parent: QObject | None = None, *, source: Callable[[], Any] | None = None) -> None:
         super().__init__(parent)
         self._read = read
+        self.source: Callable[[], Any] = source or (lambda: None)
         self._lock = threading.Lock()
         self._queue: deque[ThumbRequest] = deque()
         self._in_flight: set[ThumbRequest] = set()
