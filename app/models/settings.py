@@ -20,8 +20,14 @@ def columns_signature(keys: list[str]) -> str:
     return hashlib.sha1("\n".join(sorted(keys)).encode("utf-8")).hexdigest()[:16]
 
 
+def _file_group(path: str) -> str:
+    """The settings group of one data file: a hash of its absolute path (slashes would nest groups)."""
+    digest = hashlib.sha1(os.path.abspath(path).encode("utf-8", "surrogatepass")).hexdigest()[:20]
+    return f"files/{digest}"
+
+
 class Settings:
-    """Recent files and output folders, window geometry and state, chosen feature columns."""
+    """Recent files and output folders, window geometry and state, chosen feature columns, how each file decodes."""
 
     def __init__(self, organization: str = ORGANIZATION, application: str = APPLICATION) -> None:
         self._q = QSettings(QSettings.Format.IniFormat, QSettings.Scope.UserScope, organization, application)
@@ -107,6 +113,44 @@ class Settings:
 
     def set_stretch_contrast(self, on: bool) -> None:
         self._q.setValue("images/stretch_contrast", bool(on))
+
+    # -- how each file decodes ------------------------------------------
+    def decode_as(self, path: str) -> tuple[str, str] | None:
+        """The schema file and message type chosen for ``path`` with File > Decode As…, or None (automatic)."""
+        group = _file_group(path)
+        proto = str(self._q.value(f"{group}/proto", "", type=str))
+        type_name = str(self._q.value(f"{group}/type", "", type=str))
+        return (proto, type_name) if proto and type_name else None
+
+    def set_decode_as(self, path: str, proto: str | None, type_name: str | None) -> None:
+        """Remember ``path``'s message type (both None: decode it by the kind rule again)."""
+        group = _file_group(path)
+        if proto and type_name:
+            self._q.setValue(f"{group}/file", os.path.abspath(path))
+            self._q.setValue(f"{group}/proto", os.path.abspath(proto))
+            self._q.setValue(f"{group}/type", type_name)
+        else:
+            self._q.remove(f"{group}/proto")
+            self._q.remove(f"{group}/type")
+
+    def label_map(self, path: str) -> str | None:
+        """The label map chosen for ``path`` with File > Label Map…, or None."""
+        value = str(self._q.value(f"{_file_group(path)}/label_map", "", type=str))
+        return value or None
+
+    def set_label_map(self, path: str, label_map: str | None) -> None:
+        group = _file_group(path)
+        if label_map:
+            self._q.setValue(f"{group}/file", os.path.abspath(path))
+            self._q.setValue(f"{group}/label_map", os.path.abspath(label_map))
+        else:
+            self._q.remove(f"{group}/label_map")
+
+    def copy_file_choices(self, source: str, target: str) -> None:
+        """``target`` decodes as ``source`` was chosen to (a file saved as another)."""
+        decode_as = self.decode_as(source)
+        self.set_decode_as(target, *(decode_as if decode_as is not None else (None, None)))
+        self.set_label_map(target, self.label_map(source))
 
     def _bytes(self, key: str) -> QByteArray | None:
         value = self._q.value(key)

@@ -21,6 +21,7 @@ from PySide6.QtWidgets import QMenu, QSplitter, QVBoxLayout, QWidget
 from codec.decode import decode_record, record_json_value
 from codec.errors import TFRecordError
 from codec.framing import RecordStatus
+from codec.payload_options import apply
 from codec.reader import TFRecordFile
 from codec.records import RecordSource
 
@@ -29,6 +30,7 @@ from app.models.labels import STATUS_TEXT
 from app.models.record_table_model import BASE_COLUMNS, Column, RecordTableModel
 from app.models.settings import Settings, columns_signature
 from app.shell.corruption_tools import CorruptionTools
+from app.shell.payload_choice import opening_choice
 from app.shell.qa_views import QaViews
 from app.shell.row_selection import RowSelection
 from app.shell.session import OpenedSource, PassProgress, TabSession
@@ -73,6 +75,8 @@ class FileTab(QWidget):
         self.session = self._make_session(source, auto_verify=source.file_size <= auto_verify_bytes)
         self.settings = settings
         self._pending: GoTarget | None = None
+        self.open_note: str | None = None  # why the file does not decode as it did last time, if so
+        self._reopening_from: str | None = None  # the path shown before a save reopened the tab
         self._columns_ready = False
         self._closed = False
 
@@ -117,6 +121,8 @@ class FileTab(QWidget):
         session.pass_finished.connect(self._pass_finished)
         session.source_changed.connect(self._records_replaced)
         session.about_to_reopen.connect(self._about_to_reopen)
+        session.payload_changed.connect(self._payload_changed)
+        session.reopened.connect(self._reopened)
         # problems panel + corruption map
         self.corruption = CorruptionTools(session, self.selection, self.table, self.detail, self)
         # edits over a Document, undo, save
@@ -161,8 +167,23 @@ class FileTab(QWidget):
 
     @classmethod
     def open(cls, path: str, settings: Settings, parent: QWidget | None = None) -> "FileTab":
-        """Open ``path`` (raises codec.errors.TFRecordError with a one-line message)."""
-        return cls(TFRecordFile(path), settings, parent)
+        """Open ``path`` (raises codec.errors.TFRecordError with a one-line message).
+
+        Its records decode as chosen for it before, else as
+        :func:`codec.payload_options.choose_for` finds (see
+        :func:`~app.shell.payload_choice.opening_choice`); :attr:`open_note`
+        says when they cannot decode as they did before.
+        """
+        source = TFRecordFile(path)
+        choice, note = opening_choice(path, settings)
+        apply(choice, source)
+        try:
+            tab = cls(source, settings, parent)
+        except BaseException:
+            source.close()
+            raise
+        tab.open_note = note
+        return tab
 
     # -- state ------------------------------------------------------------
     @property
@@ -177,6 +198,16 @@ class FileTab(QWidget):
     def _records_replaced(self) -> None:
         """Editing began or stopped, or the file was reopened: the table reads the session's records now."""
         self.model.set_file(self.session.records)
+
+    def _payload_changed(self) -> None:
+        """The records decode differently (Decode As, a label map): rows, feature columns and the detail again."""
+        self.model.set_file(self.session.records)
+        self._columns_ready = False
+        self._fitted_widths = {}
+        self._rows_arrived()
+        current = self.table.currentIndex()
+        if current.isValid():
+            self._current_row_changed(current, current)
 
     def is_running(self) -> bool:
         """A pass is under way (see :meth:`TabSession.is_running`)."""
@@ -195,6 +226,7 @@ class FileTab(QWidget):
             running=session.is_running(),
             verified=source.verified,
             error=session.error,
+            decoded_as=getattr(source.payload, "name", None),
         )
 
     # -- the passes (run by the session) ---------------------------------------
@@ -515,7 +547,7 @@ class FileTab(QWidget):
         except (TFRecordError, OSError, ValueError) as exc:
             self.message.emit(f"cannot read record {i:,}: {one_line(exc)}")
             return ""
-        text = json.dumps(record_json_value(decode_record(data)), indent=2)
+        text = json.dumps(record_json_value(decode_record(data, self.session.records.payload)), indent=2)
         QGuiApplication.clipboard().setText(text)
         self.message.emit(f"copied record {i:,} as JSON")
         return text
@@ -542,10 +574,17 @@ class FileTab(QWidget):
 
     def _about_to_reopen(self) -> None:
         """Come back to the current row once the new file has it; stop reading the old file."""
+        self._reopening_from = self.path
         row = self.current_record()
         self._pending = GoTarget("record", row) if row >= 0 else None
         self.detail.clear()
         self.detail.wait()
+
+    def _reopened(self) -> None:
+        """Saved as another file: it decodes as this one did, now and when it opens again."""
+        old, self._reopening_from = self._reopening_from, None
+        if old is not None and os.path.abspath(old) != os.path.abspath(self.path):
+            self.settings.copy_file_choices(old, self.path)
 
     def close_file(self) -> None:
         """Stop the worker and close the file; the tab is unusable afterwards."""

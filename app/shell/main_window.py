@@ -5,7 +5,8 @@ Each open file is a :class:`~app.shell.file_tab.FileTab`; everything about a fil
 share of the menus: :class:`~app.shell.edit_actions.EditActions` (saving,
 export, undo, record edits), :class:`~app.shell.qa_docks.QaDocks` (gallery,
 filter, statistics, feature spec), :class:`~app.shell.damage_actions.DamageActions`
-(Problems Panel, salvage) and :class:`~app.shell.recent_files.RecentFiles`. They
+(Problems Panel, salvage), :class:`~app.shell.payload_actions.PayloadActions`
+(Decode As, label maps) and :class:`~app.shell.recent_files.RecentFiles`. They
 get what they need as arguments and report through signals; this module wires
 them, routes user actions to the current tab and shows its state.
 """
@@ -25,6 +26,7 @@ from app.models.settings import Settings
 from app.shell.damage_actions import DamageActions
 from app.shell.edit_actions import EditActions
 from app.shell.file_tab import FileTab
+from app.shell.payload_actions import PayloadActions
 from app.shell.qa_docks import QaDocks, TabQa
 from app.shell.recent_files import RecentFiles, sweep_stale_temps_in
 from app.shell.shard_set_tab import ShardSetTab, opens_as_set
@@ -99,6 +101,8 @@ class MainWindow(QMainWindow):
         self.records_label = QLabel()
         self.problems_label = QLabel()
         self.compression_label = QLabel()
+        self.payload_label = QLabel()
+        self.payload_label.setToolTip("How the records decode: File > Decode As…")
         self.size_label = QLabel()
         self.cancel_button = QToolButton()
         self.cancel_button.setIcon(icons.icon("cancel"))
@@ -107,8 +111,8 @@ class MainWindow(QMainWindow):
         self.cancel_button.setAutoRaise(True)
         self.cancel_button.setToolTip("Stop indexing (Esc); the records found so far stay")
         self.cancel_button.clicked.connect(self.cancel_current)
-        for widget in (self.progress, self.records_label, self.problems_label, self.compression_label,
-                       self.size_label, self.cancel_button):
+        for widget in (self.progress, self.records_label, self.problems_label, self.payload_label,
+                       self.compression_label, self.size_label, self.cancel_button):
             bar.addPermanentWidget(widget)
         self.compression_label.setToolTip("Compression, decided from the file's first bytes")
 
@@ -191,6 +195,10 @@ class MainWindow(QMainWindow):
             go_menu.addAction(action)
         help_menu = mb.addMenu("&Help")
         help_menu.addAction(self.about_action)
+        self.payloads = PayloadActions(self, self.settings, self.current_tab, file_menu, before=self.verify_action)
+        self.payloads.error.connect(self.show_error)
+        self.payloads.message.connect(lambda text: self.statusBar().showMessage(text, MESSAGE_MS))
+        self._tab_actions += self.payloads.actions
         self.damage = DamageActions(self, self.settings, self.current_tab, self.open_file, file_menu, view_menu,
                                     after=self.cancel_action)
         self._tab_actions += self.damage.actions
@@ -251,7 +259,10 @@ class MainWindow(QMainWindow):
             tab = FileTab.open(path, self.settings, self)
         except (TFRecordError, OSError, ValueError) as exc:
             return None, str(exc).splitlines()[0] if str(exc) else f"cannot open {path}"
-        return self._add_tab(tab, path), None
+        self._add_tab(tab, path)
+        if tab.open_note:
+            self.show_error(tab.open_note)
+        return tab, None
 
     def open_set(self, paths: list[str]) -> FileTab | None:
         """Open files, a folder or a glob as one dataset in one tab; None with a message on failure."""
@@ -396,8 +407,8 @@ class MainWindow(QMainWindow):
         sender = self.sender()
         if isinstance(sender, FileTab) and sender is not tab:
             return
-        widgets = (self.progress, self.records_label, self.problems_label, self.compression_label,
-                   self.size_label, self.cancel_button)
+        widgets = (self.progress, self.records_label, self.problems_label, self.payload_label,
+                   self.compression_label, self.size_label, self.cancel_button)
         if tab is None:
             for widget in widgets:
                 widget.hide()
@@ -436,6 +447,8 @@ class MainWindow(QMainWindow):
         self.compression_label.setText(COMPRESSION_TEXT.get(s.compression, s.compression))
         self.size_label.setText(human_size(s.file_size))
         self.size_label.setToolTip(f"{s.file_size:,} bytes")
+        self.payload_label.setText(f"as {s.decoded_as}" if s.decoded_as else "")
+        self.payload_label.setVisible(bool(s.decoded_as))
         for widget in (self.records_label, self.problems_label, self.compression_label, self.size_label):
             widget.show()
 

@@ -22,6 +22,7 @@ from PySide6.QtGui import QUndoStack
 from codec.document import Document
 from codec.edited import EditedFile
 from codec.errors import FileChangedError
+from codec.payload_options import Choice, apply
 from codec.reader import TFRecordFile
 from codec.records import RecordSource
 from codec.scan import IndexProgress
@@ -55,8 +56,11 @@ class TabSession(QObject):
     object (editing began or stopped, or the tab reopened a file);
     ``records_changed(DocumentChange)`` an edit, undo or redo changed rows.
     ``about_to_reopen()`` / ``reopened()`` around :meth:`reopen` (read nothing
-    of the old source after the first). ``file_changed(str)``: the file changed
-    on disk while it was read (any thread may emit it).
+    of the old source after the first). ``payload_changed()`` then ``reopened()``
+    after :meth:`set_choice`: the same records decode differently now, so what
+    was decoded from them (rows, thumbnails, statistics) is stale.
+    ``file_changed(str)``: the file changed on disk while it was read (any
+    thread may emit it).
     """
 
     problems_changed = Signal()
@@ -69,6 +73,7 @@ class TabSession(QObject):
     records_changed = Signal(object)  # DocumentChange
     about_to_reopen = Signal()
     reopened = Signal()
+    payload_changed = Signal()
     file_changed = Signal(str)
 
     def __init__(self, source: OpenedSource, parent: QObject | None = None, *, auto_verify: bool = False,
@@ -146,6 +151,15 @@ class TabSession(QObject):
         self.records_changed.emit(change)
         self.state_changed.emit()  # the record count in the status bar
 
+    # -- how the records decode --------------------------------------------------
+    def set_choice(self, choice: Choice) -> None:
+        """Decode the records with ``choice``'s payload and label names from now on (File > Decode As…,
+        File > Label Map…). The document, its unsaved edits and the undo history stay: they are bytes."""
+        apply(choice, self.source)
+        self.payload_changed.emit()
+        self.reopened.emit()
+        self.state_changed.emit()
+
     # -- the source -----------------------------------------------------------
     def reopen(self, path: str) -> None:
         """Show the file at ``path`` from now on (after a save): a new source, index and history.
@@ -154,6 +168,8 @@ class TabSession(QObject):
         nothing changes then.
         """
         source = TFRecordFile(path)
+        # the same records (saved) or their newer bytes: they decode as before
+        source.payload, source.labels = self.source.payload, self.source.labels
         self.about_to_reopen.emit()
         self._drop_document()
         old, self.source = self.source, source

@@ -20,6 +20,7 @@ class TabState:
     verified: bool
     error: str | None = None
     shards: tuple[int, int] | None = None  # (indexed, all) for a shard set
+    decoded_as: str | None = None  # the payload's name (File > Decode As…, a TFDS dataset); None: by kind
 
 
 class GoTarget(NamedTuple):
