@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from dataclasses import dataclass
-from typing import Callable
+from typing import Any, Callable
 
 from PySide6.QtCore import QAbstractListModel, QModelIndex, QPersistentModelIndex, Qt, QTimer, Signal
 from PySide6.QtGui import QImage
@@ -60,7 +60,7 @@ class GalleryModel(QAbstractListModel):
     aspect_changed = Signal(float)
 
     def __init__(self, rows: FilteredTableModel, read: Callable, parent=None, *, threads: int | None = None,
-                 status: Callable[[int], RecordStatus] | None = None) -> None:
+                 status: Callable[[int], RecordStatus] | None = None, source: Callable[[], Any] | None = None) -> None:
         super().__init__(parent)
         self._rows = rows
         self._status = status  # a record's live status (a verify pass may find damage after its tile was made)
@@ -81,7 +81,7 @@ class GalleryModel(QAbstractListModel):
         self._flush_timer.setSingleShot(True)
         self._flush_timer.setInterval(0)
         self._flush_timer.timeout.connect(self._flush)
-        self.loader = ThumbnailLoader(read, threads, self)
+        self.loader = ThumbnailLoader(read, threads, self, source=source)  # source(): how records decode now
         self.loader.ready.connect(self._ready)
         self.loader.idle.connect(self.idle)
         # The view knows ``_count`` rows. A hidden gallery follows nothing (it catches up when shown), and

@@ -1,11 +1,14 @@
 """A shard set's files as a table model: name, record count, and where indexing is with each.
 
 The states are waiting, indexing, indexed, unusable, and next (a shard a
-person clicked before it was indexed, so it is indexed next).
+person clicked before it was indexed, so it is indexed next). A TFDS
+dataset's shards have a first column more: their split, and the examples
+``dataset_info.json`` says each shard holds are checked against its count.
 """
 from __future__ import annotations
 
 import os
+import re
 from typing import Any
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, Qt
@@ -15,12 +18,24 @@ from codec.shards import ShardSet
 
 from app.style import icons
 
-HEADERS = ("Shard", "Records", "State")
-NAME, RECORDS, STATE = range(3)
+HEADERS = ("Shard", "Records", "State", "Split")
+NAME, RECORDS, STATE, SPLIT = range(4)  # column ids; a TFDS set shows SPLIT first (see ShardListModel.columns)
 WAITING, INDEXING, INDEXED, UNUSABLE, NEXT = "waiting", "indexing…", "indexed", "unusable", "next"
 SEPARATORS = "-_."
 _RIGHT = Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
 WAITING_TEXT = QColor(128, 128, 128)
+_SHARD_NUMBER = re.compile(r"\d{5}-of-\d{5}$")  # TFDS shard names end so: NAME-SPLIT.tfrecord-00003-of-00016
+
+
+def _shard_number(name: str) -> str:
+    found = _SHARD_NUMBER.search(name)
+    return found.group(0) if found else name
+
+
+def tfds_shard_text(name: str, split: str | None) -> str:
+    """A TFDS shard as ``train 00003-of-00016``: its split and its number in it (the name when it has neither)."""
+    number = _shard_number(name)
+    return name if split is None or number == name else f"{split} {number}"
 
 
 def name_parts(names: list[str]) -> tuple[str, str]:
@@ -46,12 +61,47 @@ def name_parts(names: list[str]) -> tuple[str, str]:
 class ShardListModel(QAbstractTableModel):
     """Read-only view of ``shard_set.shards``; :meth:`refresh` repaints the counts and states."""
 
-    def __init__(self, shard_set: ShardSet, parent=None) -> None:
+    def __init__(self, shard_set: ShardSet, parent=None, *, dataset: Any = None) -> None:
         super().__init__(parent)
         self._set = shard_set
+        self.dataset = dataset  # a codec.tfds.TfdsDataset the shards belong to, or None
         self.asked: int | None = None  # the shard a person clicked that is not indexed yet
         self._names = [os.path.basename(shard.path) for shard in shard_set.shards]
-        self.prefix, self.suffix = name_parts(self._names)
+        self.splits = [dataset.split_of(shard.path) if dataset is not None else None for shard in shard_set.shards]
+        if dataset is not None:  # the Split column says the split: a shard is its number in it
+            self.prefix = self.suffix = ""
+            self._names = [_shard_number(n) for n in self._names]
+        else:
+            self.prefix, self.suffix = name_parts(self._names)
+        self.expected = [dataset.shard_examples(shard.path) if dataset is not None else None
+                         for shard in shard_set.shards]
+        self.columns: tuple[int, ...] = (SPLIT, NAME, RECORDS, STATE) if dataset is not None else (NAME, RECORDS, STATE)
+
+    def section(self, column: int) -> int:
+        """Where column ``column`` (NAME, RECORDS, STATE, SPLIT) is shown; -1 when it is not."""
+        return self.columns.index(column) if column in self.columns else -1
+
+    def split_text(self, k: int) -> str:
+        """Shard ``k``'s split (by its file name), "" outside a TFDS dataset or when its name says none."""
+        return self.splits[k] or ""
+
+    def split_summary(self) -> str:
+        """``train 16 · test 6 examples``: each split's examples per ``dataset_info.json``, in the set's order."""
+        if self.dataset is None:
+            return ""
+        parts = []
+        for name in dict.fromkeys(s for s in self.splits if s):
+            split = self.dataset.splits.get(name)
+            count = split.num_examples if split is not None else None
+            parts.append(f"{name} {'?' if count is None else f'{count:,}'}")
+        return " · ".join(parts) + " examples" if parts else ""
+
+    def mismatch(self, k: int) -> str | None:
+        """Why shard ``k``'s record count is not what ``dataset_info.json`` says, None when it is (or not known)."""
+        shard, expected = self._set.shards[k], self.expected[k]
+        if expected is None or shard.count is None or shard.error is not None or shard.count == expected:
+            return None
+        return f"{shard.count:,} records, dataset_info.json says {expected:,}"
 
     @property
     def pattern(self) -> str:
@@ -75,29 +125,36 @@ class ShardListModel(QAbstractTableModel):
 
     def refresh(self) -> None:
         if self._set.shards:
-            self.dataChanged.emit(self.index(0, RECORDS), self.index(len(self._set.shards) - 1, STATE))
+            self.dataChanged.emit(self.index(0, 0), self.index(len(self._set.shards) - 1, len(self.columns) - 1))
 
     def rowCount(self, parent: QModelIndex = QModelIndex()) -> int:
         return 0 if parent.isValid() else len(self._set.shards)
 
     def columnCount(self, parent: QModelIndex = QModelIndex()) -> int:
-        return 0 if parent.isValid() else len(HEADERS)
+        return 0 if parent.isValid() else len(self.columns)
 
     def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
-            return HEADERS[section]
-        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.ToolTipRole and section == NAME:
+        if orientation != Qt.Orientation.Horizontal or not 0 <= section < len(self.columns):
+            return None
+        col = self.columns[section]
+        if role == Qt.ItemDataRole.DisplayRole:
+            return HEADERS[col]
+        if role == Qt.ItemDataRole.ToolTipRole and col == NAME:
             return f"{self.pattern}: the part of each name that differs is shown" if self.pattern else None
-        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.TextAlignmentRole:
-            return _RIGHT if section == RECORDS else None
+        if role == Qt.ItemDataRole.ToolTipRole and col == SPLIT:
+            return f"The split of {self.dataset.name} {self.dataset.version} each shard holds (from its name)"
+        if role == Qt.ItemDataRole.TextAlignmentRole:
+            return _RIGHT if col == RECORDS else None
         return None
 
     def data(self, index: QModelIndex, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
         if not index.isValid():
             return None
-        k, col = index.row(), index.column()
+        k, col = index.row(), self.columns[index.column()]
         shard = self._set.shards[k]
         if role == Qt.ItemDataRole.DisplayRole:
+            if col == SPLIT:
+                return self.split_text(k)
             if col == NAME:
                 return self.short_name(k)
             if col == RECORDS:
@@ -111,7 +168,17 @@ class ShardListModel(QAbstractTableModel):
             state = self.state(k)
             where = (f"records {self._set.record_start(k):,} – {self._set.record_start(k) + shard.count - 1:,}"
                      if state == INDEXED and shard.count else state)
-            return f"{shard.path}\n{where}"
+            lines = [shard.path, where]
+            if self.splits[k]:
+                expected = self.expected[k]
+                lines.append(f"split {self.splits[k]}" + (f", {expected:,} examples per dataset_info.json"
+                                                          if expected is not None else ""))
+            mismatch = self.mismatch(k)
+            if mismatch:
+                lines.append(mismatch)
+            return "\n".join(lines)
+        if role == Qt.ItemDataRole.DecorationRole and col == RECORDS and self.mismatch(k):
+            return icons.icon("warning")
         if role == Qt.ItemDataRole.DecorationRole and col == STATE:
             state = self.state(k)
             if state == UNUSABLE:

@@ -1,4 +1,5 @@
-"""The record table of a shard set: records numbered across shards, and a last column naming each one's shard."""
+"""The record table of a shard set: records numbered across shards, and a last column naming each one's shard
+(a TFDS dataset's as its split and number: ``train 00003-of-00016``)."""
 from __future__ import annotations
 
 import os
@@ -12,6 +13,7 @@ from codec.shards import ShardSet
 
 from app.models.problem_list_model import record_before
 from app.models.record_table_model import BASE_COLUMNS, RecordTableModel
+from app.models.shard_list_model import tfds_shard_text
 
 SHARD_HEADER = "Shard"
 
@@ -22,6 +24,22 @@ class ShardSetTableModel(RecordTableModel):
     def __init__(self, tfile: ShardSet, parent=None) -> None:
         super().__init__(tfile, parent)
         self._stamp = 0  # grows when the set's problems may have changed (the tab says so)
+        self._shard_texts: list[str] | None = None  # a TFDS dataset's "split number" per shard
+
+    def set_dataset(self, dataset: Any) -> None:
+        """Name each shard by its split in ``dataset`` (a codec.tfds.TfdsDataset; None: by its file name)."""
+        shards = self.shard_set.shards
+        self._shard_texts = None if dataset is None else [
+            tfds_shard_text(os.path.basename(s.path), dataset.split_of(s.path)) for s in shards]
+        if self.rowCount():
+            col = self.shard_column
+            self.dataChanged.emit(self.index(0, col), self.index(self.rowCount() - 1, col))
+
+    def shard_text(self, k: int) -> str:
+        """How the Shard column names shard ``k``."""
+        if self._shard_texts is not None:
+            return self._shard_texts[k]
+        return os.path.basename(self.shard_set.shards[k].path)
 
     def problems_changed(self) -> None:
         """The shards' problems may have changed: map them again before the next use.
@@ -40,7 +58,8 @@ class ShardSetTableModel(RecordTableModel):
         return BASE_COLUMNS + len(self.feature_columns())
 
     def shard_name(self, i: int) -> str:
-        return os.path.basename(self.shard_set.shards[self.shard_set.shard_of(i)].path)
+        """The Shard column's text for record ``i``."""
+        return self.shard_text(self.shard_set.shard_of(i))
 
     def columnCount(self, parent: QModelIndex = QModelIndex()) -> int:
         return 0 if parent.isValid() else super().columnCount() + 1

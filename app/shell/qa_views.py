@@ -53,7 +53,7 @@ class QaViews(QObject):
         self._schema: SchemaView | None = None
         self._closed = False
         self.filter_bar = FilterBar(rows, self.source, session.is_running, settings)
-        self.gallery = Gallery(rows, self.read, settings, status=self.status)
+        self.gallery = Gallery(rows, self.read, settings, status=self.status, source=self.records)
         self.views = QTabWidget()
         self.views.setDocumentMode(True)
         self.left = QWidget(parent)
@@ -70,6 +70,7 @@ class QaViews(QObject):
         table.selectionModel().currentRowChanged.connect(self._table_current)
         session.idle.connect(self._source_idle)
         session.reopened.connect(self._reopened)
+        session.payload_changed.connect(self.gallery.payload_changed)
 
     def around(self, table: QWidget) -> QWidget:
         """The tab's left side: the filter bar over "Table" (``table``) and "Gallery"."""
@@ -104,6 +105,10 @@ class QaViews(QObject):
     def read(self, i: int) -> RecordData:
         """Record ``i`` as the table shows it (for thumbnails)."""
         return self.session.records.read(i)
+
+    def records(self) -> RecordSource:
+        """The records as the table shows them: their ``payload`` and ``labels`` say how thumbnails decode."""
+        return self.session.records
 
     def status(self, i: int) -> RecordStatus:
         """Record ``i``'s status as known now (damage found by a later verify shows on its tile)."""

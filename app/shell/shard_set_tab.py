@@ -4,20 +4,23 @@ The tab is a :class:`~app.shell.file_tab.FileTab` over the set: records are
 numbered across shards, a "Shard" column names each record's file, the
 detail shows a record inside its own shard (so the hex view has real file
 offsets), and editing is off. Its :class:`ShardSetSession` indexes the shards in order on the
-session's worker; the table model numbers each as it syncs.
+session's worker; the table model numbers each as it syncs. A TFDS dataset folder opens as its
+shards, split by split, decoded per its feature spec (see
+:func:`~app.shell.payload_choice.opening_choice`), with each shard's split in the shards list.
 """
 from __future__ import annotations
 
 import fnmatch
 import os
 from dataclasses import replace
-from typing import Iterator, Sequence
+from typing import Any, Iterator, Sequence
 
 from PySide6.QtCore import QModelIndex, Qt, Signal
 from PySide6.QtWidgets import QSplitter, QWidget
 
 from codec.errors import TFRecordError
 from codec.opening import sniff_compression
+from codec.payload_options import apply
 from codec.records import RecordSource
 from codec.shards import ShardSet, looks_like_shard_set
 
@@ -25,6 +28,7 @@ from app.models.record_table_model import RecordTableModel
 from app.models.settings import Settings
 from app.models.shard_set_table_model import SHARD_HEADER, ShardSetTableModel
 from app.shell.file_tab import FileTab
+from app.shell.payload_choice import opening_choice
 from app.shell.session import OpenedSource, PassProgress, TabSession
 from app.shell.tab_state import TabState, parse_goto
 from app.views.shards_panel import ShardsPanel
@@ -32,6 +36,7 @@ from app.views.shards_panel import ShardsPanel
 SHARD_NAMES_MEASURED = 500
 SHARD_COLUMN_MAX = 320
 SHARD_COLUMN_SHARE = 0.35  # of the table's width at most: names elide at the end, the shard number stays
+TFDS_METADATA = (".json", ".labels.txt")  # a TFDS folder's own files, not shards left out
 READ_ONLY_REASON = "read-only: a dataset of several shards cannot be edited (open one shard on its own to edit it)"
 
 
@@ -40,16 +45,19 @@ def opens_as_set(path: str) -> bool:
     return looks_like_shard_set([path])
 
 
-def skipped_in_folders(args: Sequence[str], kept: Sequence[str]) -> list[tuple[str, str]]:
-    """(path, reason) of the files in folders among ``args`` that the set leaves out (not TFRecords)."""
-    kept_paths = set(kept)
+def skipped_in_folders(args: Sequence[str], kept: Sequence[str], *, dataset: bool = False) -> list[tuple[str, str]]:
+    """(path, reason) of the files in folders among ``args`` that the set leaves out (not TFRecords);
+    with ``dataset`` (a TFDS folder), its metadata files are not among them."""
+    kept_paths = {os.path.normpath(p) for p in kept}
     skipped = []
     for arg in args:
         if not os.path.isdir(arg):
             continue
         for name in sorted(os.listdir(arg)):
             path = os.path.join(arg, name)
-            if path in kept_paths or name.startswith(".") or not os.path.isfile(path):
+            if os.path.normpath(path) in kept_paths or name.startswith(".") or not os.path.isfile(path):
+                continue
+            if dataset and name.endswith(TFDS_METADATA):
                 continue
             try:
                 sniff_compression(path)
@@ -81,8 +89,10 @@ class ShardSetTab(FileTab):
     unusable = Signal(str)
 
     def __init__(self, shard_set: ShardSet, settings: Settings, parent: QWidget | None = None, *,
-                 skipped: Sequence[tuple[str, str]] = (), **kwargs) -> None:
+                 skipped: Sequence[tuple[str, str]] = (), dataset: Any = None, **kwargs) -> None:
         super().__init__(shard_set, settings, parent, **kwargs)
+        self.dataset = dataset  # the codec.tfds.TfdsDataset the set is, or None
+        self.model.set_dataset(dataset)
         self.change_bar.action_button.hide()  # a set is reopened as a whole: close the tab and open it again
         self.corruption.map.hide()  # it draws one file's bytes; a set's offsets are per shard
         self.skipped = list(skipped)  # files of the folders opened that are not TFRecords
@@ -92,7 +102,7 @@ class ShardSetTab(FileTab):
         # The shards beside the table (left of the table and detail): click one to see it, even
         # before its turn comes.
         self._wanted_shard: int | None = None
-        self.shards_panel = ShardsPanel(shard_set, self)
+        self.shards_panel = ShardsPanel(shard_set, self, dataset=dataset)
         self.shards_panel.shard_activated.connect(self.show_shard)
         self.state_changed.connect(self._shards_progress)
         self.outer_splitter = outer = QSplitter(Qt.Orientation.Horizontal, self)
@@ -115,9 +125,27 @@ class ShardSetTab(FileTab):
 
     @classmethod
     def open_set(cls, args: Sequence[str], settings: Settings, parent: QWidget | None = None) -> "ShardSetTab":
-        """Files, a folder or a glob as one set (raises codec.errors.TFRecordError, one line)."""
-        shard_set = ShardSet.from_args(list(args))
-        return cls(shard_set, settings, parent, skipped=skipped_in_folders(args, [s.path for s in shard_set.shards]))
+        """Files, a folder or a glob as one set (raises codec.errors.TFRecordError, one line).
+
+        Its records decode as chosen for it before, else as the codec finds
+        (a TFDS dataset folder: its shards, split by split, per its feature
+        spec); :attr:`open_note` says when they cannot decode as before.
+        """
+        args = list(args)
+        if len(args) == 1:
+            choice, note = opening_choice(args[0], settings, args)
+            if choice.files != args:  # a dataset folder: its shards, in its splits' order
+                shard_set = ShardSet(choice.files, name=args[0])
+            else:
+                shard_set = ShardSet.from_args(args)
+        else:
+            shard_set = ShardSet.from_args(args)
+            choice, note = opening_choice(shard_set.path, settings, args)
+        apply(choice, shard_set)
+        skipped = skipped_in_folders(args, [s.path for s in shard_set.shards], dataset=choice.dataset is not None)
+        tab = cls(shard_set, settings, parent, skipped=skipped, dataset=choice.dataset)
+        tab.open_note = note
+        return tab
 
     def _make_session(self, source: OpenedSource, *, auto_verify: bool) -> TabSession:
         return ShardSetSession(source, self, auto_verify=auto_verify, edit_block=READ_ONLY_REASON)
@@ -131,6 +159,8 @@ class ShardSetTab(FileTab):
 
     @property
     def title(self) -> str:
+        if self.dataset is not None and os.path.isdir(self.shard_set.path):
+            return f"{self.dataset.name} {self.dataset.version}"
         s = self.shard_set
         name = os.path.basename(s.path.rstrip(os.sep)) or s.path
         if len(s.shards) > 1 and not os.path.isdir(s.path) and \
@@ -152,7 +182,7 @@ class ShardSetTab(FileTab):
 
     def _extra_columns_width(self) -> int:
         """The Shard column: as wide as the longest shard name (a few hundred shards are measured)."""
-        names = [os.path.basename(s.path) for s in self.shard_set.shards[:SHARD_NAMES_MEASURED]]
+        names = [self.model.shard_text(k) for k in range(min(len(self.shard_set.shards), SHARD_NAMES_MEASURED))]
         widest = max((self._cell_width(n) for n in names), default=80)
         viewport = self.table.viewport().width()
         share = int(viewport * SHARD_COLUMN_SHARE) if viewport >= 200 else SHARD_COLUMN_MAX
@@ -207,7 +237,11 @@ class ShardSetTab(FileTab):
         return super().go_to(text)
 
     def _check_unusable(self) -> None:
+        """Say which files the set skips, once per change; the first time, why it does not decode as before."""
         bad = self.skipped + self.shard_set.unusable
-        if len(bad) != self._unusable_seen:
+        note = self.open_note
+        if len(bad) != self._unusable_seen or note:
             self._unusable_seen = len(bad)
-            self.unusable.emit("\n".join(f"skipped {os.path.basename(p)}: {why}" for p, why in bad))
+            self.open_note = None  # said once
+            lines = ([note] if note else []) + [f"skipped {os.path.basename(p)}: {why}" for p, why in bad]
+            self.unusable.emit("\n".join(lines))

@@ -8,7 +8,7 @@ so 100,000 records scroll as smoothly as 100.
 from __future__ import annotations
 
 import math
-from typing import Callable
+from typing import Any, Callable
 
 from PySide6.QtCore import QItemSelectionModel, QModelIndex, QPoint, QRect, QRectF, QSize, Qt, Signal
 from PySide6.QtGui import QColor, QFont, QFontMetrics, QPainter, QPainterPath, QPen
@@ -279,16 +279,18 @@ class Gallery(QWidget):
     open_requested = Signal(int)
 
     def __init__(self, rows: FilteredTableModel, read: Callable, settings=None, parent: QWidget | None = None,
-                 *, threads: int | None = None, status: Callable[[int], RecordStatus] | None = None) -> None:
+                 *, threads: int | None = None, status: Callable[[int], RecordStatus] | None = None,
+                 source: Callable[[], Any] | None = None) -> None:
         super().__init__(parent)
         self._rows = rows
         self._read = read
+        self._source: Callable[[], Any] = source or (lambda: None)  # the records' payload and labels, as now
         self._settings = settings
         self._sampled = False
         self._following = False
         self._scroll_target: tuple | None = None
         self._pending_record = -1  # the record to show as current (kept while the gallery is hidden)
-        self.model = GalleryModel(rows, read, self, threads=threads, status=status)
+        self.model = GalleryModel(rows, read, self, threads=threads, status=status, source=self._source)
         self.model.aspect_changed.connect(self._aspect_changed)
         self.delegate = GalleryDelegate(self)
         self.view = GalleryView(self)
@@ -462,8 +464,17 @@ class Gallery(QWidget):
         if self._sampled or self._rows.total() == 0:
             return
         self._sampled = True
-        read, n = self._read, min(SAMPLE_RECORDS, self._rows.total())
-        self._sampler.submit("keys", lambda: sample_keys(read, range(n)))
+        read, n, source = self._read, min(SAMPLE_RECORDS, self._rows.total()), self._source()
+        self._sampler.submit("keys", lambda: sample_keys(read, range(n), source))
+
+    def payload_changed(self) -> None:
+        """The records decode differently now (Decode As, a label map): the features offered are sampled again.
+
+        The tiles are made again too (the session's ``reopened`` drops them).
+        """
+        self._sampled = False
+        if self.isVisible():
+            self._sample()
 
     def _sampled_keys(self, _ticket, keys: tuple[list[str], list[str]]) -> None:
         image_keys, caption_keys = keys

@@ -16,7 +16,7 @@ import zlib
 from dataclasses import dataclass, field
 from collections import Counter
 from itertools import groupby
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from PySide6.QtCore import QEvent, QObject, QPointF, QRectF, QSize, Qt, Signal
 from PySide6.QtGui import (QAction, QColor, QFont, QFontMetrics, QImage, QPainter, QPaintEvent, QPen, QPixmap,
@@ -200,6 +200,7 @@ def paint_boxes(painter: QPainter, boxes: list[BoundingBox], area: QRectF, sx: f
     if label_font is not None:
         painter.setFont(label_font)
     ox, oy = area.left(), area.top()
+    placed: list[QRectF] = []  # chips drawn so far: boxes sharing a corner keep every label readable
     for box in boxes:
         color = colors[box.label]
         r = QRectF(QPointF(ox + box.xmin * sx, oy + box.ymin * sy),
@@ -213,17 +214,46 @@ def paint_boxes(painter: QPainter, boxes: list[BoundingBox], area: QRectF, sx: f
         tw, th = metrics.horizontalAdvance(box.label) + 8, metrics.height() + 2
         top = r.top() - th if r.top() - th >= area.top() else r.top()
         left = min(max(area.left(), r.left()), max(area.left(), area.right() - tw))
-        chip = QRectF(left, top, tw, th)
+        chip = _free_spot(QRectF(left, top, tw, th), placed, area)
+        placed.append(chip)
         painter.fillRect(chip, color)
         painter.setPen(_readable_text_color(color))
         painter.drawText(chip, Qt.AlignmentFlag.AlignCenter, box.label)
     painter.restore()
 
 
+def _free_spot(chip: QRectF, placed: list[QRectF], area: QRectF) -> QRectF:
+    """``chip`` moved right (then down a line) until it covers no chip in ``placed``, within ``area`` if it can."""
+    start = chip.left()
+    for _ in range(4 * len(placed) + 1):
+        hit = next((p for p in placed if p.intersects(chip)), None)
+        if hit is None:
+            return chip
+        if hit.right() + 1 + chip.width() <= area.right():
+            chip.moveLeft(hit.right() + 1)
+        else:
+            chip.moveTo(start, chip.top() + chip.height())
+    return chip
+
+
 class _Strip(NamedTuple):
     cards: list[_Card]
     scroller: QScrollArea
     frames: QWidget
+
+
+class _ElidedLabel(QLabel):
+    """A one-line label that elides its text when narrow: the toolbar must not hold the detail (and the tab) wide."""
+
+    def minimumSizeHint(self) -> QSize:  # noqa: N802 - Qt override
+        return QSize(0, super().minimumSizeHint().height())
+
+    def paintEvent(self, event: QPaintEvent) -> None:  # noqa: N802 - Qt override
+        painter = QPainter(self)
+        rect = self.contentsRect()
+        text = self.fontMetrics().elidedText(self.text(), Qt.TextElideMode.ElideRight, rect.width())
+        self.style().drawItemText(painter, rect, int(self.alignment()), self.palette(), self.isEnabled(), text,
+                                  self.foregroundRole())
 
 
 class _Card(QWidget):
@@ -262,6 +292,7 @@ class ImagePreview(QWidget):
         self._fit = True
         self._zoom = 1.0
         self._record: DecodedRecord | None = None
+        self._labels: Any = None  # the class names the record's boxes were found with
         self._refs: list[ImageRef] | None = None
         preference = stretch_preference()
         self._stretch = stretch_mode(preference.value())
@@ -289,9 +320,9 @@ class ImagePreview(QWidget):
         self.stretch_button = QToolButton(self)
         self.stretch_button.setDefaultAction(self.stretch_action)
         self.stretch_button.setAutoRaise(True)
-        self.zoom_label = QLabel(self)
+        self.zoom_label = _ElidedLabel(self)
         self.zoom_label.setStyleSheet(f"color: {CAPTION_COLOR};")
-        self.summary = QLabel(self)
+        self.summary = _ElidedLabel(self)
         self.summary.setStyleSheet(f"color: {CAPTION_COLOR};")
 
         bar = QHBoxLayout()
@@ -337,6 +368,9 @@ class ImagePreview(QWidget):
     def box_count(self, i: int) -> int:
         return len(self._shown[i].boxes)
 
+    def boxes(self, i: int) -> list[BoundingBox]:
+        return list(self._shown[i].boxes)
+
     def image_refs(self) -> list[ImageRef]:
         return [s.ref for s in self._shown]
 
@@ -378,13 +412,12 @@ class ImagePreview(QWidget):
                 widget.deleteLater()
         self.summary.setText("")
 
-    def set_record(self, decoded: DecodedRecord | None, refs: list[ImageRef] | None = None) -> int:
-        """Show the images of ``decoded`` (``refs`` from ``find_images`` if already known).
-
-        Returns how many images there are; ``images_shown`` follows when all are up.
-        """
+    def set_record(self, decoded: DecodedRecord | None, refs: list[ImageRef] | None = None,
+                   labels: Any = None) -> int:
+        """Show the images of ``decoded`` (``refs`` from ``find_images`` if known), boxes named by ``labels`` (the
+        source's LabelNames). Returns how many images there are; ``images_shown`` follows when all are up."""
         self.clear()
-        self._record, self._refs = decoded, refs
+        self._record, self._refs, self._labels = decoded, refs, labels
         if decoded is None:
             return 0
         refs = find_images(decoded) if refs is None else refs
@@ -392,7 +425,7 @@ class ImagePreview(QWidget):
         generation = self._generation
         stretch = self._stretch
         main = main_image(refs)  # only the main image has boxes (see codec.images.find_boxes)
-        self._shown = [_Shown(ref, find_boxes(decoded, ref) if ref is main else []) for ref in refs]
+        self._shown = [_Shown(ref, find_boxes(decoded, ref, labels) if ref is main else []) for ref in refs]
         self._build_cards()
         budget = INLINE_BUDGET_BYTES
         for i, shown in enumerate(self._shown):
@@ -427,7 +460,7 @@ class ImagePreview(QWidget):
             return
         bars = (self.scroll.horizontalScrollBar(), self.scroll.verticalScrollBar())
         where = [bar.value() for bar in bars]
-        self.set_record(self._record, self._refs)
+        self.set_record(self._record, self._refs, self._labels)
         for bar, value in zip(bars, where):
             bar.setValue(value)
 

@@ -307,7 +307,7 @@ class RecordDetail(QWidget):
             self.text.clear()
         self.stack.setCurrentWidget(self.tabs)
         self._awaiting_images = True
-        count = self.images.set_record(loaded.decoded, loaded.images)  # may emit images_shown now
+        count = self.images.set_record(loaded.decoded, loaded.images, loaded.labels)  # may emit images_shown now
         self._update_tabs(count, raw, hex_first=loaded.info.status.damaged or loaded.binary)
 
     def _images_shown(self, count: int) -> None:

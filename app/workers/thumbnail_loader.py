@@ -202,7 +202,7 @@ def make_thumbnail(read: Callable[[int], RecordData], request: ThumbRequest, sou
     if ref is None:
         what = f"no image in {request.image_key!r}" if request.image_key else "no image"
         return ThumbResult(request, "none", caption=caption, note=what, status=status)
-    boxes = find_boxes(decoded, ref)
+    boxes = find_boxes(decoded, ref, labels)
     try:
         image = thumbnail(ref, request.side, request.stretch)
     except (ImageDecodeError, ValueError, OSError, MemoryError) as exc:
