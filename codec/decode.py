@@ -114,20 +114,29 @@ def decode_record(data: bytes, payload=None) -> DecodedRecord:
 
 def _other_kind(data: bytes) -> DecodedRecord:
     """A record that is not an Example or SequenceExample: a tensor, schema-less protobuf, or raw."""
+    decoders = _decoders or _load_decoders()
     if _tensor_layout(data):
-        from codec.errors import TensorDecodeError
-        from codec.tensors import decode_tensor
-
         try:
-            return DecodedRecord(RecordKind.TENSOR, data, value=decode_tensor(data))
-        except TensorDecodeError:
+            return DecodedRecord(RecordKind.TENSOR, data, value=decoders["tensor"](data))
+        except decoders["tensor_error"]:
             pass
-    from codec.wire_format import protobuf_fields
-
-    fields = protobuf_fields(data)
+    fields = decoders["protobuf"](data)
     if fields is not None:
         return DecodedRecord(RecordKind.PROTOBUF, data, value=fields)
     return DecodedRecord(RecordKind.RAW, data)
+
+
+_decoders: dict = {}  # filled on first use: numpy (for tensors) is not imported for Examples
+
+
+def _load_decoders() -> dict:
+    """The decoders of the kinds past Example, imported once (an import per record costs microseconds)."""
+    from codec.errors import TensorDecodeError
+    from codec.tensors import decode_tensor
+    from codec.wire_format import protobuf_fields
+
+    _decoders.update(tensor=decode_tensor, tensor_error=TensorDecodeError, protobuf=protobuf_fields)
+    return _decoders
 
 
 def _tensor_layout(data: bytes) -> bool:

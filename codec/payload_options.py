@@ -9,24 +9,38 @@ gathers all of it once per command, before any file is opened.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
-from typing import Any, Sequence
 
 from .errors import UsageError
+
+# typing and dataclasses cost ~14 ms to import, which a one-record `cat` should not pay.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Sequence
 
 LABEL_MAP_NAME = "label_map.pbtxt"  # found on its own beside a file, or in a folder
 
 __all__ = ["Choice", "add_arguments", "apply", "choose", "choose_for", "info_lines", "record_text"]
 
 
-@dataclass
 class Choice:
-    """The payload, the label names and the TFDS dataset (if any) a command reads its files with."""
+    """The payload, the label names and the TFDS dataset (if any) a command reads its files with.
 
-    payload: Any = None
-    labels: Any = None  # codec.label_maps.LabelNames, or None
-    dataset: Any = None  # codec.tfds.TfdsDataset, or None
-    files: list[str] = field(default_factory=list)  # what to open: the arguments, or a dataset's shards
+    ``labels``: a :class:`codec.label_maps.LabelNames` or None; ``dataset``: a
+    :class:`codec.tfds.TfdsDataset` or None; ``files``: what to open (the
+    arguments, or a dataset's shards).
+    """
+
+    __slots__ = ("payload", "labels", "dataset", "files")
+
+    def __init__(self, payload: Any = None, labels: Any = None, dataset: Any = None,
+                 files: list[str] | None = None) -> None:
+        self.payload = payload
+        self.labels = labels
+        self.dataset = dataset
+        self.files = list(files or [])
+
+    def __repr__(self) -> str:
+        return f"Choice(payload={self.payload!r}, labels={self.labels!r}, files={self.files!r})"
 
 
 def add_arguments(parser) -> None:
@@ -110,23 +124,26 @@ def info_lines(choice: Choice, source) -> tuple[list[str], list[str]]:
     (records per split against ``dataset_info.json``)."""
     lines: list[str] = []
     if choice.payload is not None and choice.dataset is None:
-        lines.append(f"decoded as:  {choice.payload.name}")
+        lines.append(f"decoded as:  {choice.payload.describe()}")
     if choice.labels is not None:
         lines.append(f"label names: {choice.labels.describe()}")
     if choice.dataset is None:
         return lines, []
-    lines.extend(choice.dataset.describe())
+    dataset = choice.dataset
+    lines.extend(dataset.describe())
     shards = getattr(source, "shards", None)
-    counts: dict[str, int] = {}
-    if shards is None:
-        pairs = [(source.path, len(source))]
+    if shards is None:  # one shard: its own count
+        expected = dataset.shard_examples(source.path)
+        mismatches = [] if expected is None or expected == len(source) else [
+            f"{os.path.basename(source.path)}: {len(source):,} records, dataset_info.json says {expected:,}"]
     else:
-        pairs = [(s.path, len(s.file.index) if s.file is not None and s.error is None else 0) for s in shards]
-    for path, n in pairs:
-        split = choice.dataset.split_of(path)
-        if split is not None:
-            counts[split] = counts.get(split, 0) + n
-    mismatches = choice.dataset.check_counts(counts)
+        counts: dict[str, int] = {}
+        for shard in shards:
+            split = dataset.split_of(shard.path)
+            if split is not None:
+                n = len(shard.file.index) if shard.file is not None and shard.error is None else 0
+                counts[split] = counts.get(split, 0) + n
+        mismatches = dataset.check_counts(counts)
     lines.extend(f"mismatch:    {line}" for line in mismatches)
     return lines, mismatches
 

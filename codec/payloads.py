@@ -21,7 +21,7 @@ from .record_types import DecodedRecord, RecordKind
 if TYPE_CHECKING:
     import numpy as np
 
-__all__ = ["Payload", "fields_features", "record_fields", "tensor_fields"]
+__all__ = ["Payload", "fields_features", "int64_values", "record_fields", "tensor_fields"]
 
 
 class Payload(Protocol):
@@ -37,21 +37,28 @@ class Payload(Protocol):
     def decode(self, data: bytes) -> DecodedRecord: ...
 
 
+_DTYPE_NAMES: dict = {}  # numpy dtype -> its name as bytes (numpy computes .name in Python, per call)
+
+
 def tensor_fields(array: np.ndarray) -> dict[str, tuple[str, list]]:
     """A tensor as flat features: ``dtype`` (its name), ``shape``, and ``values`` (flattened, C order)."""
     flat = array.reshape(-1)
     kind = array.dtype.kind
+    name = _DTYPE_NAMES.get(array.dtype)
+    if name is None:
+        name = _DTYPE_NAMES[array.dtype] = b"string" if kind == "O" else array.dtype.name.encode()
     if kind == "O":
-        dtype, values, name = "bytes", [bytes(v) for v in flat], "string"
+        dtype, values = "bytes", [bytes(v) for v in flat]
     elif kind in "biu":
-        dtype, values, name = "int64", [int(v) for v in flat.tolist()], array.dtype.name
+        dtype, values = "int64", flat.tolist()
+        if kind == "b":
+            values = [int(v) for v in values]
     elif kind == "c":
-        dtype, name = "float", array.dtype.name
+        dtype = "float"
         values = [part for v in flat.tolist() for part in (v.real, v.imag)]
     else:
-        dtype, values, name = "float", [float(v) for v in flat.tolist()], array.dtype.name
-    return {"dtype": ("bytes", [name.encode()]), "shape": ("int64", [int(n) for n in array.shape]),
-            "values": (dtype, values)}
+        dtype, values = "float", flat.tolist()
+    return {"dtype": ("bytes", [name]), "shape": ("int64", list(array.shape)), "values": (dtype, values)}
 
 
 def record_fields(decoded: DecodedRecord) -> dict[str, tuple[str, list]] | None:
@@ -72,6 +79,13 @@ def record_fields(decoded: DecodedRecord) -> dict[str, tuple[str, list]] | None:
     return None
 
 
+def int64_values(values: list) -> list:
+    """Integers as int64 holds them: uint64 past int64's range keeps its bits, as TensorFlow stores it."""
+    if values and max(values) >= 1 << 63:
+        return [v - (1 << 64) if v >= 1 << 63 else v for v in values]
+    return values
+
+
 def fields_features(fields: dict[str, tuple[str, list]]):
     """Flat features as a ``tf.train.Features`` map, the form every pass over Examples reads."""
     from .proto import Features
@@ -80,8 +94,7 @@ def fields_features(fields: dict[str, tuple[str, list]]):
     for key, (dtype, values) in fields.items():
         feature = features.feature[key]
         if dtype == "int64":
-            # uint64 past int64's range keeps its bits, as TensorFlow stores it
-            feature.int64_list.value.extend(v - (1 << 64) if v >= 1 << 63 else v for v in values)
+            feature.int64_list.value.extend(int64_values(values))
         elif dtype == "float":
             feature.float_list.value.extend(values)
         else:

@@ -27,7 +27,7 @@ class RecordKind(str, Enum):
     RAW = "raw"
 
 
-@dataclass
+@dataclass(slots=True)
 class DecodedRecord:
     """A record's bytes with their kind and parsed message (None when raw).
 

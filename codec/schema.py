@@ -28,7 +28,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Iterator, Sequence
 
-from .decode import RecordKind, record_features
+from .decode import RecordKind
+from .payloads import record_fields
 from .record_pass import PassCounts, quick_decode, record_pass
 from .scan import IndexProgress
 
@@ -69,6 +70,9 @@ class FeatureSpec:
         return f"tf.io.{self.type}({', '.join(args)})"
 
 
+_FLAT_TYPES = {"int64": 0, "float": 1, "bytes": 2}  # a flat view's dtype -> _Shape.dtypes slot
+
+
 class _Shape:
     """What the inference needs to know of one feature or feature list."""
 
@@ -95,6 +99,14 @@ class _Shape:
         else:
             self.none += 1
             n = 0
+        self._count(n)
+
+    def add_values(self, dtype: str, n: int) -> None:
+        """A payload's value list (see codec.payloads): ``dtype`` "int64", "float" or "bytes", ``n`` values."""
+        self.dtypes[_FLAT_TYPES[dtype]] += 1
+        self._count(n)
+
+    def _count(self, n: int) -> None:
         if self.vmin is None:
             self.vmin = self.vmax = n
         elif n < self.vmin:
@@ -168,9 +180,15 @@ class FileSchema:
                 for step in lists[key].feature:
                     shape.add(step)
         elif decoded.kind is not RecordKind.RAW:
-            features = record_features(decoded)
-            if features is not None:
-                self._add_features(features)
+            fields = record_fields(decoded)
+            if fields is not None:
+                shapes = self.shapes
+                for key, (dtype, values) in fields.items():
+                    shape = shapes.get(key)
+                    if shape is None:
+                        shape = shapes[key] = _Shape()
+                    shape.present += 1
+                    shape.add_values(dtype, len(values))
 
     def _add_features(self, features) -> None:
         shapes = self.shapes

@@ -37,7 +37,8 @@ from typing import Any, Iterator, Sequence
 
 import numpy as np
 
-from .decode import RecordKind, is_text, record_features
+from .decode import RecordKind, is_text
+from .payloads import int64_values, record_fields
 from .image_sniff import probe_image
 from .record_pass import PassCounts, quick_decode, record_pass
 from .scan import IndexProgress
@@ -363,9 +364,18 @@ class FeatureStats:
     def add_feature(self, feature) -> None:
         """One Feature message (a record's value list, or one step)."""
         kind = feature.WhichOneof("kind")
-        # upb containers: indexing one value or slicing to a list is far cheaper than array.extend()
+        if kind is None:
+            self.add_values(None, ())
+        else:
+            self.add_values(kind, getattr(feature, kind).value)
+
+    def add_values(self, kind: str | None, values) -> None:
+        """One value list: ``kind`` "int64_list", "float_list", "bytes_list" (None: no list set).
+
+        Examples give upb containers (indexing one value or slicing to a list
+        is far cheaper than array.extend()); other payloads give lists.
+        """
         if kind == "int64_list":
-            values = feature.int64_list.value
             n = len(values)
             self.n_int += 1
             buf = self._int_buf
@@ -376,7 +386,6 @@ class FeatureStats:
             if len(buf) >= FLUSH:
                 self.ints.flush()
         elif kind == "float_list":
-            values = feature.float_list.value
             n = len(values)
             self.n_float += 1
             buf = self._float_buf
@@ -387,7 +396,6 @@ class FeatureStats:
             if len(buf) >= FLUSH:
                 self.floats.flush()
         elif kind == "bytes_list":
-            values = feature.bytes_list.value
             n = len(values)
             self.n_bytes += 1
             self.bytes.add(values)
@@ -504,9 +512,22 @@ class FileStats:
                     acc = stats[key] = FeatureStats(key, sequence=True)
                 acc.add_feature_list(lists[key])
         elif decoded.kind is not RecordKind.RAW:
-            features = record_features(decoded)
-            if features is not None:
-                self._add_features(features)
+            fields = record_fields(decoded)
+            if fields is not None:
+                self._add_fields(fields)
+
+    def _add_fields(self, fields: dict) -> None:
+        """A payload's flat view (see codec.payloads): key -> (dtype, values)."""
+        stats = self.features
+        for key, (dtype, values) in fields.items():
+            acc = stats.get(key)
+            if acc is None:
+                acc = stats[key] = FeatureStats(key)
+            acc.present += 1
+            if dtype == "int64":
+                acc.add_values("int64_list", int64_values(values))
+            else:
+                acc.add_values("float_list" if dtype == "float" else "bytes_list", values)
 
     def _add_features(self, features) -> None:
         stats = self.features

@@ -229,14 +229,20 @@ def _dtype_label(number: int) -> str:
 def _parse(data: bytes) -> TensorProto:
     """``data`` parsed as a TensorProto, with no field TensorFlow's message lacks."""
     proto = TensorProto()
+    data = bytes(data)
     try:
-        proto.ParseFromString(bytes(data))
+        proto.ParseFromString(data)
     except DecodeError as exc:
         raise TensorDecodeError(f"not a TensorProto: {exc}") from None
-    for part, where in [(proto, "TensorProto"), (proto.tensor_shape, "TensorShapeProto")]:
-        _refuse_unknown(part, where)
-    for dim in proto.tensor_shape.dim:
-        _refuse_unknown(dim, "TensorShapeProto.Dim")
+    # Without unknown fields, TensorFlow's canonical bytes serialize back to their own size: the
+    # field-by-field look (slow) is only needed when they do not.
+    proto.DiscardUnknownFields()
+    if proto.ByteSize() != len(data):
+        proto.ParseFromString(data)
+        for part, where in [(proto, "TensorProto"), (proto.tensor_shape, "TensorShapeProto")]:
+            _refuse_unknown(part, where)
+        for dim in proto.tensor_shape.dim:
+            _refuse_unknown(dim, "TensorShapeProto.Dim")
     return proto
 
 
@@ -249,19 +255,21 @@ def _refuse_unknown(message, where: str) -> None:
             f"not a TensorProto: {where} has no field {field.field_number} of wire type {field.wire_type}")
 
 
-def _shape(proto: TensorProto) -> tuple[int, ...]:
-    """The tensor's dims, all known and non-negative, holding at most MAX_ELEMENTS."""
+def _shape(proto: TensorProto) -> tuple[tuple[int, ...], int]:
+    """The tensor's dims, all known and non-negative, and how many elements they hold (at most MAX_ELEMENTS)."""
     shape_proto = proto.tensor_shape
     if shape_proto.unknown_rank:
         raise TensorDecodeError("tensor shape has an unknown rank")
-    shape = tuple(dim.size for dim in shape_proto.dim)
-    if any(size < 0 for size in shape):
-        raise TensorDecodeError(f"tensor shape {list(shape)} has an unknown or negative dimension")
-    count = math.prod(shape)
+    shape = tuple([dim.size for dim in shape_proto.dim])
+    count = 1
+    for size in shape:
+        if size < 0:
+            raise TensorDecodeError(f"tensor shape {list(shape)} has an unknown or negative dimension")
+        count *= size
     if count > MAX_ELEMENTS:
         raise TensorDecodeError(
             f"tensor shape {list(shape)} holds {count} elements, more than the {MAX_ELEMENTS} allowed")
-    return shape
+    return shape, count
 
 
 def decode_tensor(data: bytes) -> np.ndarray:
@@ -278,10 +286,10 @@ def decode_tensor(data: bytes) -> np.ndarray:
         if number == DATA_TYPES["DT_INVALID"]:
             raise TensorDecodeError("not a TensorProto: no dtype set")
         raise TensorDecodeError(f"tensor dtype {_dtype_label(number)} is not supported")
-    shape = _shape(proto)
-    count = math.prod(shape)
-    if proto.tensor_content:
-        flat = _from_content(proto.tensor_content, number, kind, count, shape)
+    shape, count = _shape(proto)
+    content = proto.tensor_content
+    if content:
+        flat = _from_content(content, number, kind, count, shape)
     else:
         flat = _from_values(getattr(proto, kind.field), number, kind, count)
     return flat.reshape(shape)
