@@ -89,6 +89,7 @@ def _candidate_kind(data: bytes) -> RecordKind:
 
 
 _MESSAGE_CLASSES = {RecordKind.EXAMPLE: Example, RecordKind.SEQUENCE_EXAMPLE: SequenceExample}
+_OTHER_KINDS = frozenset({RecordKind.TENSOR, RecordKind.MESSAGE, RecordKind.PROTOBUF})  # read by codec.payloads
 _TENSOR_DTYPE_TAG = 0x08  # TensorProto field 1 (dtype), varint
 _TENSOR_SHAPE_TAG = 0x12  # TensorProto field 2 (tensor_shape), length-delimited
 
@@ -103,6 +104,8 @@ def decode_record(data: bytes, payload=None) -> DecodedRecord:
     data = bytes(data)
     if payload is not None:
         return payload.decode(data)
+    if data[:1] == b"\x08":  # a varint field 1: never an Example or SequenceExample, maybe a tensor
+        return _other_kind(data)
     kind = _candidate_kind(data)
     if kind is not RecordKind.RAW:
         try:
@@ -114,29 +117,33 @@ def decode_record(data: bytes, payload=None) -> DecodedRecord:
 
 def _other_kind(data: bytes) -> DecodedRecord:
     """A record that is not an Example or SequenceExample: a tensor, schema-less protobuf, or raw."""
-    decoders = _decoders or _load_decoders()
-    if _tensor_layout(data):
-        try:
-            return DecodedRecord(RecordKind.TENSOR, data, value=decoders["tensor"](data))
-        except decoders["tensor_error"]:
-            pass
-    fields = decoders["protobuf"](data)
+    if data[:1] == b"\x08":
+        tensor = _kind_functions(RecordKind.TENSOR)
+        parsed = tensor["canonical"](data)  # the common layout, read without protobuf
+        if parsed is None and _tensor_layout(data):
+            try:
+                parsed = tensor["parse"](data)
+            except tensor["error"]:
+                pass
+        if parsed is not None:
+            return DecodedRecord(RecordKind.TENSOR, data, parsed)  # the array: codec.tensors.tensor_of
+    fields = _kind_functions(RecordKind.PROTOBUF)["parse"](data)
     if fields is not None:
         return DecodedRecord(RecordKind.PROTOBUF, data, value=fields)
     return DecodedRecord(RecordKind.RAW, data)
 
 
-_decoders: dict = {}  # filled on first use: numpy (for tensors) is not imported for Examples
+_functions_of = None  # codec.payloads.kind_functions, once imported
 
 
-def _load_decoders() -> dict:
-    """The decoders of the kinds past Example, imported once (an import per record costs microseconds)."""
-    from codec.errors import TensorDecodeError
-    from codec.tensors import decode_tensor
-    from codec.wire_format import protobuf_fields
+def _kind_functions(kind: RecordKind) -> dict | None:
+    """:func:`codec.payloads.kind_functions`, imported on first use (numpy is not needed for Examples)."""
+    global _functions_of
+    if _functions_of is None:
+        from codec.payloads import kind_functions
 
-    _decoders.update(tensor=decode_tensor, tensor_error=TensorDecodeError, protobuf=protobuf_fields)
-    return _decoders
+        _functions_of = kind_functions
+    return _functions_of(kind)
 
 
 def _tensor_layout(data: bytes) -> bool:
@@ -163,19 +170,8 @@ def record_json_value(decoded: DecodedRecord) -> dict:
     "values", "sha256"}``. Messages: protobuf's JSON mapping. Schema-less
     protobuf: its fields. Raw bytes: ``{"base64": ...}``.
     """
-    kind = decoded.kind
-    if kind is RecordKind.TENSOR:
-        from codec.tensors import tensor_json
-
-        return tensor_json(decoded.value)
-    if kind is RecordKind.MESSAGE:
-        from codec.messages import message_json
-
-        return message_json(decoded.message)
-    if kind is RecordKind.PROTOBUF:
-        from codec.wire_format import wire_json
-
-        return wire_json(decoded.value)
+    if decoded.kind in _OTHER_KINDS:
+        return _kind_functions(decoded.kind)["json"](decoded)
     if decoded.message is None:
         return {"base64": base64.b64encode(decoded.data).decode("ascii")}
     from google.protobuf.json_format import MessageToDict  # imported on first use: it is slow to import
@@ -290,18 +286,8 @@ def build_tree(decoded: DecodedRecord) -> TreeNode:
         )
         return TreeNode(name="SequenceExample", role="sequence_example",
                         children=[context, feature_lists])
-    if decoded.kind is RecordKind.TENSOR:
-        from codec.tensor_view import tensor_tree
-
-        return tensor_tree(decoded.value)
-    if decoded.kind is RecordKind.MESSAGE:
-        from codec.messages import message_tree
-
-        return message_tree(decoded.message)
-    if decoded.kind is RecordKind.PROTOBUF:
-        from codec.wire_format import wire_tree
-
-        return wire_tree(decoded.value)
+    if decoded.kind in _OTHER_KINDS:
+        return _kind_functions(decoded.kind)["tree"](decoded)
     return TreeNode(name="raw", role="raw")
 
 

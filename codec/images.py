@@ -296,7 +296,9 @@ def find_images(decoded: DecodedRecord, *, raw_shape: RawShape | None = None,
     what cannot be read is simply not an image.
     """
     if decoded.kind is RecordKind.TENSOR:
-        return _tensor_image(decoded.value)
+        from codec.tensors import tensor_of
+
+        return _tensor_image(tensor_of(decoded))
     features = record_features(decoded)
     if features is None:
         return []

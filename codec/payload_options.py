@@ -156,9 +156,11 @@ def record_text(decoded) -> str:
         import numpy as np
 
         from .tensor_view import tensor_label
+        from .tensors import tensor_of
 
+        array = tensor_of(decoded)
         with np.printoptions(threshold=200, edgeitems=4):
-            return f"tensor {tensor_label(decoded.value)}\n{decoded.value!r}"
+            return f"tensor {tensor_label(array)}\n{array!r}"
     if decoded.kind is RecordKind.PROTOBUF:
         from .wire_format import wire_text
 

@@ -21,7 +21,7 @@ from .record_types import DecodedRecord, RecordKind
 if TYPE_CHECKING:
     import numpy as np
 
-__all__ = ["Payload", "fields_features", "int64_values", "record_fields", "tensor_fields"]
+__all__ = ["Payload", "fields_features", "int64_values", "kind_functions", "record_fields", "tensor_fields"]
 
 
 class Payload(Protocol):
@@ -65,18 +65,41 @@ def record_fields(decoded: DecodedRecord) -> dict[str, tuple[str, list]] | None:
     """The flat features of a record that is not an Example or SequenceExample; None for those and raw ones."""
     if decoded.fields is not None:
         return decoded.fields()
-    kind = decoded.kind
-    if kind is RecordKind.TENSOR:
-        return tensor_fields(decoded.value)
-    if kind is RecordKind.MESSAGE:
-        from .messages import message_fields
+    functions = kind_functions(decoded.kind)
+    return None if functions is None else functions["fields"](decoded)
 
-        return message_fields(decoded.message)
-    if kind is RecordKind.PROTOBUF:
-        from .wire_format import wire_features
 
-        return wire_features(decoded.value)
-    return None
+_KINDS: dict = {}  # RecordKind -> its functions, imported on first use (numpy, json_format) and kept
+
+
+def kind_functions(kind: RecordKind) -> dict | None:
+    """What reads a tensor, message or schema-less protobuf record: ``{"json", "tree", "fields"}`` of a
+    DecodedRecord (plus ``parse``, and for tensors ``canonical`` and ``error``); None for other kinds.
+
+    Imported once, not per record: an import statement costs microseconds even when the module is loaded.
+    """
+    functions = _KINDS.get(kind)
+    if functions is None and kind in (RecordKind.TENSOR, RecordKind.MESSAGE, RecordKind.PROTOBUF):
+        if kind is RecordKind.TENSOR:
+            from .errors import TensorDecodeError
+            from .tensor_view import tensor_tree
+            from .tensors import canonical_tensor, parse_tensor, tensor_json, tensor_of
+
+            functions = {"json": lambda d: tensor_json(tensor_of(d)), "tree": lambda d: tensor_tree(tensor_of(d)),
+                         "fields": lambda d: tensor_fields(tensor_of(d)), "parse": parse_tensor,
+                         "canonical": canonical_tensor, "error": TensorDecodeError}
+        elif kind is RecordKind.MESSAGE:
+            from .messages import message_fields, message_json, message_tree
+
+            functions = {"json": lambda d: message_json(d.message), "tree": lambda d: message_tree(d.message),
+                         "fields": lambda d: message_fields(d.message)}
+        else:
+            from .wire_format import protobuf_fields, wire_features, wire_json, wire_tree
+
+            functions = {"json": lambda d: wire_json(d.value), "tree": lambda d: wire_tree(d.value),
+                         "fields": lambda d: wire_features(d.value), "parse": protobuf_fields}
+        _KINDS[kind] = functions
+    return functions
 
 
 def int64_values(values: list) -> list:

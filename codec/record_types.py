@@ -31,6 +31,9 @@ class RecordKind(str, Enum):
 class DecodedRecord:
     """A record's bytes with their kind and parsed message (None when raw).
 
+    ``message``: the Example, SequenceExample or user message; for a tensor,
+    the checked TensorProto (a ``codec.tensors.ParsedTensor``) whose array
+    ``codec.tensors.tensor_of`` makes on first use and keeps in ``value``.
     ``value`` holds what a payload decoded beyond the message: a tensor's numpy
     array, the schema-less fields of unknown protobuf, a TFDS record's features.
     ``note`` says why a record is not what its file's payload expects (RAW then).

@@ -16,6 +16,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import math
+from typing import NamedTuple
 
 import numpy as np
 from google.protobuf import descriptor_pb2, descriptor_pool
@@ -33,8 +34,13 @@ __all__ = [
     "TensorProto",
     "TensorShapeProto",
     "VariantTensorDataProto",
+    "ParsedTensor",
+    "canonical_tensor",
     "decode_tensor",
+    "parse_tensor",
+    "tensor_array",
     "tensor_json",
+    "tensor_of",
 ]
 
 TYPES_PROTO = "tensorflow/core/framework/types.proto"
@@ -272,6 +278,17 @@ def _shape(proto: TensorProto) -> tuple[tuple[int, ...], int]:
     return shape, count
 
 
+class ParsedTensor(NamedTuple):
+    """A TensorProto checked to make an array (:func:`parse_tensor`), not yet made into one."""
+
+    proto: TensorProto | None  # None when read by the fast path: then the values are all in content
+    number: int  # the DataType
+    kind: _Kind
+    shape: tuple[int, ...]
+    count: int
+    content: bytes  # tensor_content (empty: the values are in the proto's repeated field)
+
+
 def decode_tensor(data: bytes) -> np.ndarray:
     """A serialized TensorProto as a numpy array of its dtype and shape.
 
@@ -279,6 +296,17 @@ def decode_tensor(data: bytes) -> np.ndarray:
     (one line) for bytes that do not parse as a TensorProto, a dtype numpy
     cannot hold, or values that do not fit the shape.
     """
+    return tensor_array(parse_tensor(data))
+
+
+def parse_tensor(data: bytes) -> ParsedTensor:
+    """Everything :func:`decode_tensor` checks, without making the array (a record's kind needs no more).
+
+    Raises TensorDecodeError as :func:`decode_tensor` does.
+    """
+    fast = canonical_tensor(data)
+    if fast is not None:
+        return fast
     proto = _parse(data)
     number = proto.dtype
     kind = _KINDS.get(number)
@@ -286,25 +314,105 @@ def decode_tensor(data: bytes) -> np.ndarray:
         if number == DATA_TYPES["DT_INVALID"]:
             raise TensorDecodeError("not a TensorProto: no dtype set")
         raise TensorDecodeError(f"tensor dtype {_dtype_label(number)} is not supported")
+    dtype = _numpy_dtype(number, kind)
     shape, count = _shape(proto)
     content = proto.tensor_content
     if content:
-        flat = _from_content(content, number, kind, count, shape)
+        if number == DATA_TYPES["DT_STRING"]:
+            _strings_from_content(content, count)
+        elif len(content) != count * dtype.itemsize:
+            raise TensorDecodeError(
+                f"{dtype.name} tensor of shape {list(shape)} needs {count * dtype.itemsize} bytes of "
+                f"tensor_content, found {len(content)}")
+    return ParsedTensor(proto, number, kind, shape, count, content)
+
+
+def canonical_tensor(data: bytes) -> ParsedTensor | None:
+    """The layout ``tf.io.serialize_tensor`` writes for numbers, checked and read without protobuf (fast).
+
+    ``08 dtype | 12 shape (12 dim (08 size)?)* | 22 content``, the content
+    exactly ``dtype`` × shape in size; anything else (strings, values in the
+    repeated fields, a dim name, an unknown field, a varint of many bytes)
+    returns None for the full parse to decide.
+    """
+    n = len(data)
+    if n < 4 or data[0] != 0x08 or data[1] >= 0x80 or data[2] != 0x12 or data[3] >= 0x80:
+        return None
+    kind = _KINDS.get(data[1])
+    if kind is None or kind.dtype is None or data[1] == _STRING:
+        return None
+    p, end = 4, 4 + data[3]
+    shape = []
+    while p < end:  # each dim: 12 len [08 size]
+        if data[p] != 0x12 or p + 1 >= end:
+            return None
+        length = data[p + 1]
+        p += 2
+        if length == 0:
+            shape.append(0)
+            continue
+        if length > 11 or data[p] != 0x08:
+            return None
+        size = shift = 0
+        stop = p + length
+        for q in range(p + 1, stop):
+            byte = data[q]
+            size |= (byte & 0x7F) << shift
+            shift += 7
+            if not byte & 0x80:
+                if q + 1 != stop:
+                    return None
+                break
+        else:
+            return None
+        if size >= 1 << 63:  # a negative (unknown) dim: the full parse says so
+            return None
+        shape.append(size)
+        p = stop
+    if p != end or end >= n or data[end] != 0x22:
+        return None
+    length, p = 0, end + 1
+    for shift in range(0, 35, 7):
+        if p >= n:
+            return None
+        byte = data[p]
+        p += 1
+        length |= (byte & 0x7F) << shift
+        if not byte & 0x80:
+            break
+    else:
+        return None
+    count = math.prod(shape)
+    if p + length != n or length != count * kind.dtype.itemsize or count > MAX_ELEMENTS or not length:
+        return None
+    return ParsedTensor(None, data[1], kind, tuple(shape), count, data[p:])
+
+
+_STRING = 7  # DT_STRING: its content is lengths then bytes, left to the full parse
+
+
+def tensor_array(parsed: ParsedTensor) -> np.ndarray:
+    """The array of a :func:`parse_tensor` result."""
+    proto, number, kind, shape, count, content = parsed
+    if content:
+        flat = _from_content(content, number, kind, count)
     else:
         flat = _from_values(getattr(proto, kind.field), number, kind, count)
     return flat.reshape(shape)
 
 
-def _from_content(content: bytes, number: int, kind: _Kind, count: int, shape: tuple[int, ...]) -> np.ndarray:
-    """Raw little-endian element bytes, exactly ``count`` of them."""
+def tensor_of(decoded) -> np.ndarray:
+    """A tensor record's array (a :class:`codec.decode.DecodedRecord`), made on first use and kept."""
+    if decoded.value is None:
+        decoded.value = tensor_array(decoded.message)
+    return decoded.value
+
+
+def _from_content(content: bytes, number: int, kind: _Kind, count: int) -> np.ndarray:
+    """Raw little-endian element bytes, exactly ``count`` of them (checked by parse_tensor)."""
     if number == DATA_TYPES["DT_STRING"]:
         return _strings_from_content(content, count)
     dtype = _numpy_dtype(number, kind)
-    expected = count * dtype.itemsize
-    if len(content) != expected:
-        raise TensorDecodeError(
-            f"{dtype.name} tensor of shape {list(shape)} needs {expected} bytes of tensor_content, "
-            f"found {len(content)}")
     if dtype == np.bool_:
         return np.frombuffer(content, np.uint8) != 0
     return np.frombuffer(content, dtype).copy()

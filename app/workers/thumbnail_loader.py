@@ -30,6 +30,7 @@ from codec.images import (STRETCH_DTYPE, BoundingBox, ImageRef, RawShape, find_b
                           main_image, thumbnail)
 from codec.records import RecordData
 from codec.tensor_view import tensor_label
+from codec.tensors import tensor_of
 
 from app.models.labels import STATUS_TEXT, caption_text
 from app.models.qimage import to_qimage
@@ -143,7 +144,7 @@ def caption_for(decoded: DecodedRecord, key: str | None, labels: Any = None) -> 
     a tensor's dtype and shape (``uint8 [8, 8, 3]``).
     """
     if key is None and decoded.kind is RecordKind.TENSOR:
-        return tensor_label(decoded.value)
+        return tensor_label(tensor_of(decoded))
     if key is None:
         key = _best_caption_key(decoded)
         if key is None:

@@ -13,7 +13,7 @@ from codec.decode import RecordKind, build_tree, decode_record, record_features
 from codec.images import decode_image, find_images
 from codec.payloads import fields_features, record_fields
 from codec.proto import Example
-from codec.tensors import DATA_TYPES, TensorProto
+from codec.tensors import DATA_TYPES, TensorProto, canonical_tensor, tensor_array
 from codec.writer import write_records
 
 from .conftest import FIXTURES
@@ -158,3 +158,58 @@ def test_malformed_tensor_bytes_are_a_record_outcome(payload, tmp_path, capsys):
     first, second = (json.loads(line) for line in out.splitlines())
     assert first["kind"] in ("raw", "protobuf")
     assert second["kind"] == "tensor" and second["value"]["values"] == [3]
+
+
+@pytest.mark.parametrize("dtype, numpy_dtype", [("DT_FLOAT", "<f4"), ("DT_DOUBLE", "<f8"), ("DT_INT32", "<i4"),
+                                                ("DT_INT64", "<i8"), ("DT_UINT8", "u1"), ("DT_UINT16", "<u2"),
+                                                ("DT_HALF", "<f2"), ("DT_BOOL", "?"), ("DT_COMPLEX64", "<c8")])
+@pytest.mark.parametrize("shape", [[], [1], [3], [2, 3], [4, 1, 2], [200, 300]])
+def test_the_fast_read_of_tensorflows_layout_is_the_full_parse(dtype, numpy_dtype, shape):
+    rng = np.random.default_rng(len(shape))
+    array = (rng.random(shape) * 100).astype(numpy_dtype)
+    data = tensor_bytes(dtype, shape, tensor_content=array.tobytes())
+    parsed = canonical_tensor(data)
+    assert parsed is not None and parsed.proto is None
+    fast = tensor_array(parsed)
+    assert fast.dtype == array.dtype and fast.shape == array.shape and np.array_equal(fast, array)
+    full = decode_record(data)  # the same bytes through protobuf, as a non-canonical record would go
+    assert np.array_equal(tensor_array(parse_tensor_by_protobuf(data)), full_array(full))
+
+
+def parse_tensor_by_protobuf(data: bytes):
+    """parse_tensor without its fast path: the reference the fast path must agree with."""
+    from codec import tensors
+
+    original = tensors.canonical_tensor
+    tensors.canonical_tensor = lambda _data: None
+    try:
+        return tensors.parse_tensor(data)
+    finally:
+        tensors.canonical_tensor = original
+
+
+def full_array(decoded):
+    from codec.tensors import tensor_of
+
+    return tensor_of(decoded)
+
+
+def test_other_layouts_are_left_to_the_full_parse():
+    content = np.arange(6, dtype="<f4").tobytes()
+    named = TensorProto(dtype=DATA_TYPES["DT_FLOAT"])
+    named.tensor_shape.dim.add(size=6, name="n")
+    named.tensor_content = content
+    unknown = tensor_bytes("DT_FLOAT", [6], tensor_content=content) + b"\xa0\x06\x01"  # field 100
+    cases = {
+        "a dim name": named.SerializeToString(),
+        "an unknown field": unknown,
+        "values in the repeated field": tensor_bytes("DT_FLOAT", [2], float_val=[1.0, 2.0]),
+        "strings": tensor_bytes("DT_STRING", [1], string_val=[b"a"]),
+        "a short content": tensor_bytes("DT_FLOAT", [6], tensor_content=content[:-4]),
+        "an unknown dim": tensor_bytes("DT_FLOAT", [-1], tensor_content=content),
+    }
+    for what, data in cases.items():
+        assert canonical_tensor(data) is None, what
+    assert decode_record(cases["a dim name"]).kind is RecordKind.TENSOR
+    assert decode_record(cases["an unknown field"]).kind is not RecordKind.TENSOR
+    assert decode_record(cases["a short content"]).kind is not RecordKind.TENSOR
