@@ -71,6 +71,8 @@ def _choice(args):
 
         files = args.file if isinstance(args.file, list) else [args.file]
         choice = args.choice = choose(args, files)
+        for note in choice.notes:
+            sys.stderr.write(f"tfrlens-cli: warning: {note}\n")
     return choice
 
 
@@ -88,7 +90,10 @@ def _open(args, verify: bool = False):
     choice = _choice(args)
     files = choice.files
     options = {"check_crc": not args.no_crc, "use_cache": not args.no_cache}
-    if looks_like_shard_set(files) or choice.dataset is not None and len(files) > 1:
+    named = args.file if isinstance(args.file, list) else [args.file]
+    if looks_like_shard_set(files) or choice.dataset is not None and looks_like_shard_set(named):
+        if choice.dataset is not None:  # named as the dataset, not by its first split's shards
+            options["name"] = f"{choice.dataset.folder} ({choice.dataset.name} {choice.dataset.version})"
         shards = ShardSet.from_args(files, **options)
         shards.build_index(verify=verify)
         for path, reason in shards.unusable:

@@ -203,10 +203,14 @@ class LabelNames:
     def describe(self) -> str:
         """One line for ``info`` and the status bar: how many classes, for which features, from where."""
         if self._default is not None:
-            what = f"{len(self._default)} classes for label features"
+            what = f"{_classes(len(self._default))} for label features"
         else:
-            what = ", ".join(f"{key} ({len(m)} classes)" for key, m in self._maps.items())
+            what = ", ".join(f"{key} ({_classes(len(m))})" for key, m in self._maps.items())
         return what + (f", from {self.source}" if self.source else "")
+
+
+def _classes(n: int) -> str:
+    return f"{n} class" if n == 1 else f"{n} classes"
 
 
 def is_label_key(key: str) -> bool:

@@ -30,7 +30,7 @@ class Choice:
     arguments, or a dataset's shards).
     """
 
-    __slots__ = ("payload", "labels", "dataset", "files")
+    __slots__ = ("payload", "labels", "dataset", "files", "notes")
 
     def __init__(self, payload: Any = None, labels: Any = None, dataset: Any = None,
                  files: list[str] | None = None) -> None:
@@ -38,6 +38,7 @@ class Choice:
         self.labels = labels
         self.dataset = dataset
         self.files = list(files or [])
+        self.notes: list[str] = []  # one line each: what was found but not used (a broken label map beside)
 
     def __repr__(self) -> str:
         return f"Choice(payload={self.payload!r}, labels={self.labels!r}, files={self.files!r})"
@@ -82,6 +83,9 @@ def choose_for(files: Sequence[str], *, proto: str | None = None, type_name: str
             choice.payload = choice.dataset.payload()
             if os.path.isdir(files[0]):
                 choice.files = [os.fspath(p) for split in choice.dataset.splits.values() for p in split.files]
+                if not choice.files:
+                    raise UsageError(f"TFDS dataset {choice.dataset.name} {choice.dataset.version}: no shard "
+                                     f"files in {files[0]}")
     choice.labels = _labels(label_map, files, choice)
     return choice
 
@@ -99,7 +103,16 @@ def _beside(path: str, name: str) -> str | None:
 
 def _labels(path: str | None, files: Sequence[str], choice: Choice):
     if path is None and choice.dataset is None and len(files) == 1:
-        path = _beside(files[0], LABEL_MAP_NAME)
+        found = _beside(files[0], LABEL_MAP_NAME)
+        if found is not None:
+            from .errors import SchemaError
+            from .label_maps import LabelNames, load_label_map
+
+            try:
+                return LabelNames.for_map(load_label_map(found))
+            except SchemaError as exc:  # found, not asked for: the records still read, without names
+                choice.notes.append(f"not used: {exc}")
+                return None
     if path is not None:
         from .label_maps import LabelNames, load_label_map
 
@@ -137,7 +150,7 @@ def info_lines(choice: Choice, source) -> tuple[list[str], list[str]]:
         mismatches = [] if expected is None or expected == len(source) else [
             f"{os.path.basename(source.path)}: {len(source):,} records, dataset_info.json says {expected:,}"]
     else:
-        counts: dict[str, int] = {}
+        counts = dict.fromkeys(dataset.splits, 0)  # a split whose shards are all missing counts 0
         for shard in shards:
             split = dataset.split_of(shard.path)
             if split is not None:
@@ -165,11 +178,11 @@ def record_text(decoded) -> str:
         from .wire_format import wire_text
 
         return "protobuf (no schema)\n" + wire_text(decoded.value).rstrip()
+    note = "" if decoded.note is None else f"# {decoded.note}\n"
     if decoded.message is None:
         import base64
 
-        text = "raw base64: " + base64.b64encode(decoded.data).decode()
-        return text if decoded.note is None else f"# {decoded.note}\n{text}"
+        return note + "raw base64: " + base64.b64encode(decoded.data).decode()
     from google.protobuf import text_format
 
-    return text_format.MessageToString(decoded.message, as_utf8=True).rstrip()
+    return note + text_format.MessageToString(decoded.message, as_utf8=True).rstrip()

@@ -149,7 +149,7 @@ class ShardSet:
         paths, notes = expand_inputs(list(args))
         if not paths:
             raise UsageError("; ".join(notes) or "no TFRecord files to open")
-        name = args[0] if len(args) == 1 else None
+        name = kwargs.pop("name", None) or (args[0] if len(args) == 1 else None)
         return cls(paths, name=name, **kwargs)
 
     # -- shards -------------------------------------------------------------

@@ -50,6 +50,8 @@ TENSOR_PROTO = "tensorflow/core/framework/tensor.proto"
 # A shape may claim more elements than its few bytes of values (a splat, or no
 # values at all); past this many, the record is taken as hostile, not expanded.
 MAX_ELEMENTS = 1 << 28
+MAX_SPLAT = 1 << 24  # elements a repeated field may be splatted to (64 MB of float32 from a few bytes)
+MAX_RANK = 32  # numpy's limit is 64 (32 before numpy 2); TensorFlow's own is 254, no real tensor nears it
 
 DATA_TYPES = {
     "DT_INVALID": 0,
@@ -267,6 +269,8 @@ def _shape(proto: TensorProto) -> tuple[tuple[int, ...], int]:
     if shape_proto.unknown_rank:
         raise TensorDecodeError("tensor shape has an unknown rank")
     shape = tuple([dim.size for dim in shape_proto.dim])
+    if len(shape) > MAX_RANK:
+        raise TensorDecodeError(f"tensor of rank {len(shape)}: more than the {MAX_RANK} dimensions numpy holds")
     count = 1
     for size in shape:
         if size < 0:
@@ -324,6 +328,10 @@ def parse_tensor(data: bytes) -> ParsedTensor:
             raise TensorDecodeError(
                 f"{dtype.name} tensor of shape {list(shape)} needs {count * dtype.itemsize} bytes of "
                 f"tensor_content, found {len(content)}")
+    elif count > MAX_SPLAT and count > len(getattr(proto, kind.field)):
+        raise TensorDecodeError(
+            f"tensor of shape {list(shape)} would repeat {len(getattr(proto, kind.field))} value(s) to "
+            f"{count:,} elements: more than the {MAX_SPLAT:,} allowed")
     return ParsedTensor(proto, number, kind, shape, count, content)
 
 
@@ -383,7 +391,7 @@ def canonical_tensor(data: bytes) -> ParsedTensor | None:
     else:
         return None
     count = math.prod(shape)
-    if p + length != n or length != count * kind.dtype.itemsize or count > MAX_ELEMENTS or not length:
+    if p + length != n or length != count * kind.dtype.itemsize or not length or len(shape) > MAX_RANK:
         return None
     return ParsedTensor(None, data[1], kind, tuple(shape), count, data[p:])
 

@@ -120,5 +120,8 @@ class EditPrompts(QObject):
         if kind is RecordKind.RAW:
             self.edits.error.emit(f"record {row:,} is raw bytes, not an Example: it has no features")
             return False
+        if kind not in (RecordKind.EXAMPLE, RecordKind.SEQUENCE_EXAMPLE):
+            self.edits.error.emit(f"record {row:,} is a {kind.value}, not an Example: features cannot be added")
+            return False
         self.request(AddFeature("features" if kind is RecordKind.EXAMPLE else "context"))
         return True

@@ -19,7 +19,7 @@ from PySide6.QtGui import QAction, QGuiApplication
 from PySide6.QtWidgets import QMenu, QSplitter, QVBoxLayout, QWidget
 
 from codec.decode import decode_record, record_json_value
-from codec.errors import TFRecordError
+from codec.errors import PayloadDecodeError, TFRecordError
 from codec.framing import RecordStatus
 from codec.payload_options import apply
 from codec.reader import TFRecordFile
@@ -547,7 +547,11 @@ class FileTab(QWidget):
         except (TFRecordError, OSError, ValueError) as exc:
             self.message.emit(f"cannot read record {i:,}: {one_line(exc)}")
             return ""
-        text = json.dumps(record_json_value(decode_record(data, self.session.records.payload)), indent=2)
+        try:
+            text = json.dumps(record_json_value(decode_record(data, self.session.records.payload)), indent=2)
+        except PayloadDecodeError as exc:  # a message with no JSON form (a Timestamp out of range)
+            self.message.emit(f"cannot copy record {i:,} as JSON: {one_line(exc)}")
+            return ""
         QGuiApplication.clipboard().setText(text)
         self.message.emit(f"copied record {i:,} as JSON")
         return text

@@ -46,7 +46,9 @@ def opening_choice(path: str, settings: Settings, files: Sequence[str] | None = 
         tries.append({})
     for options in tries:
         try:
-            return choose_for(files, **options), _one_note(notes)
+            choice = choose_for(files, **options)
+            notes.extend(f"{name}: {note}" for note in choice.notes)
+            return choice, _one_note(notes)
         except CHOICE_ERRORS as exc:
             notes.append(f"{name}: {one_line(exc)}")
     return Choice(files=files), _one_note(notes)

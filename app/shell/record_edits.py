@@ -31,12 +31,16 @@ class _Skip(Exception):
     """A record the edit does not apply to (raw, or without the feature): left as it is."""
 
 
+_EDITABLE = (RecordKind.EXAMPLE, RecordKind.SEQUENCE_EXAMPLE)  # what has features to edit; others are skipped
+
+
 def change_iter(records: EditedFile, rows: Sequence[int], edit: Callable[[RecordEditor], None],
                 changes: dict[int, bytes], skipped: list[int], *, skip_raw: bool) -> Iterator[IndexProgress]:
     """Apply ``edit`` to each row's record, collecting the new bytes in ``changes``.
 
     A UsageError from the codec stops everything (nothing is pushed); a
-    :class:`_Skip` (or a raw record with ``skip_raw``) leaves that record alone.
+    :class:`_Skip` (or, with ``skip_raw``, a record that is not an Example or
+    SequenceExample: raw bytes, a tensor, protobuf) leaves that record alone.
     """
     total = len(rows)
     for k, row in enumerate(rows):
@@ -48,7 +52,7 @@ def change_iter(records: EditedFile, rows: Sequence[int], edit: Callable[[Record
             skipped.append(row)
             continue
         except UsageError:
-            if skip_raw and decode_record(data).kind is RecordKind.RAW:
+            if skip_raw and decode_record(data).kind not in _EDITABLE:
                 skipped.append(row)
                 continue
             raise

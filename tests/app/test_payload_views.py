@@ -421,3 +421,33 @@ def test_schema_less_records_render_from_the_codec(qtbot):
     assert cells(model, fields["1"]) == ["1", "varint", "150"]
     assert cells(model, by_name(model, fields["3"])["1"]) == ["1", "varint", "7"]
     assert cells(model, fields["4"]) == ["4", "string", '"hello"']
+
+
+def test_a_batch_edit_skips_tensor_and_protobuf_records():
+    """Selecting every row of a mixed file: the Examples change, the tensor and protobuf records are left alone."""
+    from app.shell.record_edits import change_iter
+    from codec.edit import RecordEditor
+    from codec.proto import Example
+    from codec.tensors import DATA_TYPES, TensorProto
+
+    example = Example()
+    example.features.feature["label"].int64_list.value.append(1)
+    tensor = TensorProto(dtype=DATA_TYPES["DT_INT32"], int_val=[4])
+    tensor.tensor_shape.dim.add(size=1)
+    protobuf = b"\x08\x96\x01\x12\x07testing"
+
+    class Rows:
+        rows = [example.SerializeToString(), tensor.SerializeToString(), protobuf]
+
+        def data(self, row):
+            return self.rows[row]
+
+    def set_label(editor: RecordEditor) -> None:
+        editor.set_values(("features", "label"), [7])
+
+    changes, skipped = {}, []
+    for _ in change_iter(Rows(), [0, 1, 2], set_label, changes, skipped, skip_raw=True):
+        pass
+    assert skipped == [1, 2]
+    assert list(changes) == [0]
+    assert list(Example.FromString(changes[0]).features.feature["label"].int64_list.value) == [7]

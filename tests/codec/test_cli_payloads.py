@@ -184,3 +184,51 @@ def test_label_map_option_and_its_errors(capsys, tmp_path):
     code, _, _ = run(capsys, "export", "--format", "csv", "--to", target, "--label-map", LABEL_MAP, detection)
     rows = list(csv.DictReader(target.open()))
     assert all(row["image/object/class/label (name)"] for row in rows)
+
+
+def test_hostile_tensors_are_records_of_another_kind(capsys, tmp_path):
+    from codec.tensors import DATA_TYPES, TensorProto
+    from codec.writer import write_records
+
+    deep = TensorProto(dtype=DATA_TYPES["DT_FLOAT"], float_val=[1.0])
+    for _ in range(100):
+        deep.tensor_shape.dim.add(size=1)
+    splat = TensorProto(dtype=DATA_TYPES["DT_FLOAT"], float_val=[1.0])
+    splat.tensor_shape.dim.add(size=100_000_000)
+    path = tmp_path / "hostile.tfrecord"
+    write_records(str(path), [deep.SerializeToString(), splat.SerializeToString()])
+    for command in (["cat", "--json"], ["stats", "--json"], ["schema"]):
+        code, out, err = run(capsys, *command, path)
+        assert code == 0 and "Traceback" not in err
+    code, out, _ = run(capsys, "cat", "--json", path)
+    assert [line["kind"] for line in json_lines(out)] == ["protobuf", "protobuf"]
+
+
+def test_a_tfds_folder_without_its_shards(capsys, tmp_path):
+    copy = tmp_path / "1.2.0"
+    shutil.copytree(TFDS, copy)
+    test_shard = copy / TFDS_REF["splits"]["test"]["files"][0]
+    test_shard.unlink()
+    code, out, _ = run(capsys, "info", copy)
+    assert code == 1 and "'test': 0 records" in out
+    for split in TFDS_REF["splits"].values():
+        for name in split["files"]:
+            (copy / name).unlink(missing_ok=True)
+    code, out, err = run(capsys, "info", copy)
+    assert code == 2 and out == "" and err.count("\n") == 1 and "no shard files" in err
+
+
+def test_a_broken_label_map_found_beside_is_a_warning(capsys, tmp_path):
+    shutil.copy(fixture_path("detection.tfrecord"), tmp_path)
+    (tmp_path / "label_map.pbtxt").write_text("item {\n  id: 1\n  name x\n}\n")
+    code, out, err = run(capsys, "cat", "--json", "--range", "0:1", tmp_path / "detection.tfrecord")
+    assert code == 0 and "warning" in err and "label_map.pbtxt" in err
+    assert "names" not in json_lines(out)[0]
+
+
+def test_plain_cat_shows_each_records_note(capsys, tmp_path):
+    other = tmp_path / "other.proto"
+    other.write_text('syntax = "proto3";\npackage t;\nmessage A { string image_id = 1; }\n')
+    code, out, _ = run(capsys, "cat", "--range", "0:1", "--proto", other, "--type", "A", MESSAGES / "frames.tfrecord")
+    assert code == 0
+    assert "# " in out and "unknown field" in out
