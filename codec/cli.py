@@ -480,7 +480,8 @@ def cmd_export(args) -> int:
 
 
 def cmd_stats(args) -> int:
-    from .stats import compute_stats, stats_text
+    from .stats import compute_stats
+    from .stats_text import stats_text
 
     flt = _where(args)
     with _open(args) as f:
