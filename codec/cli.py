@@ -398,39 +398,45 @@ def cmd_cat(args) -> int:
     with _open(args) as f:
         f.build_index()
         _refuse_unknown_features(f, flt)
-        selected = []
+        show = _record_printer(args, f.payload, f.labels)
         for i in parse_range(args.range, len(f)):
             rec = f.read(i)
             if flt is not None and not flt.matches(i, rec.data, rec.status, rec.info.offset, rec.info.length,
                                                    payload=f.payload):
                 continue
             path = f.location(i)[0] if choice.dataset is not None else None
-            selected.append((i, rec.info.offset, rec.info.length, rec.status, rec.data))
-            _print_records(args, selected, False, f.payload, path, f.labels)
-            selected.clear()
+            show(i, rec.info.offset, rec.info.length, rec.status, rec.data, path)
         return EXIT_PROBLEMS if f.problems else EXIT_OK
 
 
 def _print_records(args, records: list, problems: bool, payload=None, path: str | None = None,
                    labels=None) -> int:
-    """``cat``'s output of (index, offset, length, status, data) tuples; the exit code.
+    """``cat``'s output of (index, offset, length, status, data) tuples in ``path``; the exit code."""
+    show = _record_printer(args, payload, labels)
+    for i, offset, length, status, data in records:
+        show(i, offset, length, status, data, path)
+    return EXIT_PROBLEMS if problems else EXIT_OK
 
-    ``path`` is the file the records are in, for a payload that says more of them (a TFDS split).
+
+def _record_printer(args, payload, labels):
+    """``cat``'s printer of one record: ``show(index, offset, length, status, data, path)``.
+
+    ``path`` is the file the record is in, for a payload that says more of it (a TFDS split).
     """
-    from .decode import decode_record
-
     if args.json:
         from .export import json_line
-    else:
-        from .payload_options import record_text
-    for i, offset, length, status, data in records:
-        if args.json:
+
+        def show(i, offset, length, status, data, path):
             _out(json.dumps(json_line(i, data, status, offset, length, payload, path, labels)))
-        else:
+    else:
+        from .decode import decode_record
+        from .payload_options import record_text
+
+        def show(i, offset, length, status, data, path):
             decoded = decode_record(data, payload)
             _out(f"# record {i}  offset {offset:,}  length {length:,}  {status.label}  {decoded.kind.value}")
             _out(record_text(decoded))
-    return EXIT_PROBLEMS if problems else EXIT_OK
+    return show
 
 
 def cmd_index(args) -> int:
