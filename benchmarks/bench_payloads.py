@@ -115,8 +115,8 @@ def best(ds):
     return out / n * 1e6
 print(best(tf.data.TFRecordDataset(tensors).map(lambda s: tf.io.parse_tensor(s, tf.float32))))
 fields = ["image_id", "timestamp_us", "split"]
-print(best(tf.data.TFRecordDataset(messages).batch(1).map(lambda s: tf.io.decode_proto(
-    s, "bench.Frame", fields, [tf.string, tf.int64, tf.int32], descriptor_source="file://" + desc)).unbatch()))
+print(best(tf.data.TFRecordDataset(messages).batch(1).map(lambda s: tuple(tf.io.decode_proto(
+    s, "bench.Frame", fields, [tf.string, tf.int64, tf.int32], descriptor_source=desc).values))))
 """
 
 
