@@ -22,15 +22,13 @@ also times ``tf.io.parse_tensor`` and ``tf.io.decode_proto`` per record.
 from __future__ import annotations
 
 import argparse
-import gc
 import os
 import subprocess
 import sys
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from benchmarks.bench_qa import qa_examples  # noqa: E402
+from benchmarks.bench_qa import best_of, qa_examples  # noqa: E402
 from benchmarks.common import data_path, ensure_file, tensorflow  # noqa: E402
 from codec import TFRecordFile  # noqa: E402
 from codec.decode import decode_record  # noqa: E402
@@ -89,14 +87,9 @@ def tensors(n: int):
         yield proto.SerializeToString()
 
 
-def best_us(fn, count: int, runs: int = 3) -> float:
-    best = float("inf")
-    for _ in range(runs):
-        gc.collect()
-        t = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t)
-    return best / count * 1e6
+def best_us(fn, count: int, runs: int) -> float:
+    """Microseconds per record of the best of ``runs`` runs of ``fn`` over ``count`` records."""
+    return best_of(fn, runs)[0] / count * 1e6
 
 
 _TF_SCRIPT = """
@@ -173,7 +166,7 @@ def main() -> None:
             baseline = figures
         ratios = " ".join(f"{x / b:5.2f}x" for x, b in zip(figures, baseline))
         print(f"  {label:<24} {size:6.0f} {decode:9.2f} {line:11.2f} {stats:9.2f}   {ratios}   ({kind})")
-        del records
+        records = None  # free them before the next file is read
     tf = tf_figures(files["tensors (float32 [8])"][0], files["messages (--proto)"][0])
     if tf is not None:
         print(f"  TensorFlow: tf.io.parse_tensor {tf[0]:.2f} us/record, tf.io.decode_proto {tf[1]:.2f} us/record "

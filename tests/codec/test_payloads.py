@@ -17,6 +17,7 @@ from codec.tensors import DATA_TYPES, TensorProto, canonical_tensor, tensor_arra
 from codec.writer import write_records
 
 from .conftest import FIXTURES
+from .test_tensors import tensor_bytes
 
 PAYLOADS = FIXTURES / "payloads"
 TENSORS = str(PAYLOADS / "tensors.tfrecord")
@@ -27,19 +28,6 @@ def run(capsys, *argv) -> tuple[int, str, str]:
     code = main(list(argv))
     out, err = capsys.readouterr()
     return code, out, err
-
-
-def tensor_bytes(dtype: str, shape: list[int], **fields) -> bytes:
-    proto = TensorProto(dtype=DATA_TYPES[dtype])
-    proto.tensor_shape.SetInParent()  # TensorFlow always writes the shape, a scalar's empty one too
-    for size in shape:
-        proto.tensor_shape.dim.add(size=size)
-    for name, value in fields.items():
-        if isinstance(value, bytes):
-            setattr(proto, name, value)
-        else:
-            getattr(proto, name).extend(value)
-    return proto.SerializeToString()
 
 
 def test_cat_json_of_tensor_records_is_the_reference(capsys):

@@ -36,6 +36,7 @@ def reference_records() -> list[bytes]:
 def tensor_bytes(dtype: str, shape: list[int], **fields) -> bytes:
     """A serialized TensorProto of DataType ``dtype`` (e.g. "DT_FLOAT") with the given fields set."""
     proto = TensorProto(dtype=DATA_TYPES[dtype])
+    proto.tensor_shape.SetInParent()  # TensorFlow always writes the shape, a scalar's empty one too
     for size in shape:
         proto.tensor_shape.dim.add(size=size)
     for name, value in fields.items():
