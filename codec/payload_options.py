@@ -68,13 +68,7 @@ def choose_for(files: Sequence[str], *, proto: str | None = None, type_name: str
     the kind rule; with names from ``label_map``, else a label map found beside them, else the dataset's."""
     files = [os.fspath(f) for f in files]
     choice = Choice(files=list(files))
-    if proto is not None or type_name is not None:
-        if proto is None or type_name is None:
-            raise UsageError("--proto and --type go together: --proto FILE --type full.MessageName")
-        from .messages import load_message_type
-
-        choice.payload = load_message_type(proto, type_name)
-    elif len(files) == 1 and _beside(files[0], "features.json") is not None:
+    if len(files) == 1 and _beside(files[0], "features.json") is not None:
         from .tfds import TfdsDataset, find_tfds_dir
 
         folder = find_tfds_dir(files[0])
@@ -86,6 +80,12 @@ def choose_for(files: Sequence[str], *, proto: str | None = None, type_name: str
                 if not choice.files:
                     raise UsageError(f"TFDS dataset {choice.dataset.name} {choice.dataset.version}: no shard "
                                      f"files in {files[0]}")
+    if proto is not None or type_name is not None:  # the user's type, over a dataset's spec too
+        if proto is None or type_name is None:
+            raise UsageError("--proto and --type go together: --proto FILE --type full.MessageName")
+        from .messages import load_message_type
+
+        choice.payload = load_message_type(proto, type_name)
     choice.labels = _labels(label_map, files, choice)
     return choice
 
@@ -136,7 +136,7 @@ def info_lines(choice: Choice, source) -> tuple[list[str], list[str]]:
     """``info``'s lines on the payload, the label names and a TFDS dataset, and the dataset's count mismatches
     (records per split against ``dataset_info.json``)."""
     lines: list[str] = []
-    if choice.payload is not None and choice.dataset is None:
+    if choice.payload is not None and getattr(choice.payload, "dataset", None) is None:
         lines.append(f"decoded as:  {choice.payload.describe()}")
     if choice.labels is not None:
         lines.append(f"label names: {choice.labels.describe()}")

@@ -33,7 +33,7 @@ SCHEMA_FILTERS = ("Protobuf schemas (*.desc *.pb *.protoset *.proto);;"
 AUTOMATIC_TEXT = "Automatic (Example / tensor / schema-less)"
 PREVIEW_LINES = 14  # of the record's JSON
 PREVIEW_LINE_CHARS = 160  # a base64 image field is one very long line
-PREVIEW_MAX_BYTES = 8 << 20  # larger records are not decoded for a preview
+PREVIEW_MAX_BYTES = 256 << 10  # larger records are not decoded for a preview (it runs on the GUI thread)
 
 
 def preview_text(data: bytes | None, payload) -> tuple[str, str]:

@@ -71,6 +71,7 @@ class QaViews(QObject):
         session.idle.connect(self._source_idle)
         session.reopened.connect(self._reopened)
         session.payload_changed.connect(self.gallery.payload_changed)
+        session.payload_changed.connect(self.filter_bar.payload_changed)
 
     def around(self, table: QWidget) -> QWidget:
         """The tab's left side: the filter bar over "Table" (``table``) and "Gallery"."""

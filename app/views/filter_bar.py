@@ -148,6 +148,11 @@ class FilterBar(QWidget):
         """A filter runs, or waits for indexing to end."""
         return self.runner.is_active()
 
+    def payload_changed(self) -> None:
+        """The records decode differently (Decode As, a label map): a filter shown is run again on them."""
+        if self._rows.is_filtered and self._rows.expression:
+            self.run(self._rows.expression)
+
     def run(self, text: str | None = None) -> bool:
         """Filter by ``text`` (default: the box's); False, with the error shown, when it is malformed."""
         if text is not None:

@@ -298,3 +298,18 @@ def test_a_tfds_shard_opens_as_the_command_line_reads_it(window, qtbot):
     assert tab.session.source.payload.name == cli.payload.name
     assert tab.session.source.labels.keys == cli.labels.keys
     assert window.payload_label.text() == f"as {cli.payload.name}"
+
+
+def test_a_filter_shown_runs_again_on_the_new_decoding(window, qtbot, frames):
+    tab = open_done(window, qtbot, os.fspath(frames / "frames.tfrecord"))
+    bar = tab.qa.filter_bar
+    with qtbot.waitSignal(bar.filter_applied, timeout=TIMEOUT):
+        bar.run('kind == "protobuf"')
+    assert tab.qa.rows.matches() is not None and len(tab.qa.rows.matches()) == len(tab.session.source)
+    with qtbot.waitSignal(bar.filter_applied, timeout=TIMEOUT):
+        decode_as(window, os.fspath(frames / "frames.desc"), "lens.demo.Frame")
+    assert len(tab.qa.rows.matches()) == 0  # every record is a message now
+    with qtbot.waitSignal(bar.filter_applied, timeout=TIMEOUT):
+        bar.run('kind == "message" and split == "EVAL"')
+    eval_rows = len(tab.qa.rows.matches())
+    assert 0 < eval_rows < len(tab.session.source)

@@ -232,3 +232,13 @@ def test_plain_cat_shows_each_records_note(capsys, tmp_path):
     code, out, _ = run(capsys, "cat", "--range", "0:1", "--proto", other, "--type", "A", MESSAGES / "frames.tfrecord")
     assert code == 0
     assert "# " in out and "unknown field" in out
+
+
+def test_a_tfds_folder_decoded_as_a_message_keeps_its_splits(capsys):
+    code, out, _ = run(capsys, "info", "--proto", MESSAGES / "frames.desc", "--type", "lens.demo.Frame", TFDS)
+    assert "decoded as:  lens.demo.Frame" in out and f"tfds:        {TFDS_REF['name']}" in out
+    code, out, _ = run(capsys, "cat", "--json", "--proto", MESSAGES / "frames.desc", "--type", "lens.demo.Frame",
+                       TFDS)
+    lines = json_lines(out)
+    total = sum(split["num_examples"] for split in TFDS_REF["splits"].values())
+    assert len(lines) == total and lines[0]["offset"] == 0
