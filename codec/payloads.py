@@ -21,7 +21,8 @@ from .record_types import DecodedRecord, RecordKind
 if TYPE_CHECKING:
     import numpy as np
 
-__all__ = ["Payload", "fields_features", "int64_values", "kind_functions", "record_fields", "tensor_fields"]
+__all__ = ["Payload", "fields_features", "flat_key", "int64_values", "kind_functions", "record_fields",
+           "tensor_fields"]
 
 
 class Payload(Protocol):
@@ -107,6 +108,18 @@ def int64_values(values: list) -> list:
     if values and max(values) >= 1 << 63:
         return [v - (1 << 64) if v >= 1 << 63 else v for v in values]
     return values
+
+
+_FEATURE_SCOPES = frozenset({"features", "context", "feature_lists"})  # first parts of an Example tree's paths
+
+
+def flat_key(path: tuple) -> str:
+    """The flat-view key of a tree node (see :func:`codec.decode.build_tree`): an Example's feature key,
+    a message's dotted field names (``boxes.label``, indices left out), as statistics, filters and class
+    names know them."""
+    if len(path) > 1 and path[0] in _FEATURE_SCOPES:
+        return str(path[1])
+    return ".".join(p for p in path if isinstance(p, str))
 
 
 def fields_features(fields: dict[str, tuple[str, list]]):

@@ -31,6 +31,7 @@ from codec.decode import (DecodedRecord, RecordKind, TreeNode, format_value, is_
 from codec.edit import parse_value
 from codec.errors import UsageError
 from codec.image_sniff import probe_image
+from codec.payloads import flat_key
 from app.style.palette import ACCENT_TEXT, MUTED_TEXT
 
 FIRST_CHUNK = 20
@@ -48,7 +49,6 @@ _EDITABLE_KINDS = {RecordKind.EXAMPLE, RecordKind.SEQUENCE_EXAMPLE, RecordKind.R
 _DTYPE_TEXT = {"int64": "int64", "float": "float", "bytes": "bytes", None: "empty"}
 _FLOAT64 = {"float64", "double"}
 _UNQUOTED_TEXT = {"enum", "timestamp", "duration"}  # str values shown as they are, not as quoted text
-_LABEL_PREFIXES = {"features", "context", "feature_lists"}
 _Index = QModelIndex | QPersistentModelIndex
 
 
@@ -131,13 +131,6 @@ def _value_name(holder: TreeNode, i: int) -> str | None:
         i, rest = divmod(i, n)
         place.append(rest)
     return f"[{', '.join(str(p) for p in reversed(place))}]"
-
-
-def label_key(path: tuple) -> str:
-    """The key class names are looked up by: an Example's feature key, a message's dotted field path."""
-    if len(path) > 1 and path[0] in _LABEL_PREFIXES:
-        return str(path[1])
-    return ".".join(p for p in path if isinstance(p, str))
 
 
 def _float_text(value: float, dtype: str | None) -> str:
@@ -228,7 +221,7 @@ def _image_label(value: Any, dtype: str | None) -> str | None:
 
 def _one_value(node: TreeNode, value: Any, max_len: int, labels: LabelSource | None) -> str:
     text = _image_label(value, node.dtype) or show_value(value, node.dtype, max_len)
-    return labeled(value, text, label_key(node.path), labels)
+    return labeled(value, text, flat_key(node.path), labels)
 
 
 def _values_summary(node: TreeNode, max_len: int, labels: LabelSource | None = None) -> str:
@@ -238,7 +231,7 @@ def _values_summary(node: TreeNode, max_len: int, labels: LabelSource | None = N
         return "[]"
     if n == 1:
         return _one_value(node, value_at(node, 0), max_len, labels)
-    key = label_key(node.path)
+    key = flat_key(node.path)
     parts: list[str] = []
     used = 2
     for i in range(n):

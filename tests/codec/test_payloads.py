@@ -13,6 +13,7 @@ from codec.decode import RecordKind, build_tree, decode_record, record_features
 from codec.images import decode_image, find_images
 from codec.payloads import fields_features, record_fields
 from codec.proto import Example
+from codec.reader import open_tfrecord
 from codec.tensors import DATA_TYPES, TensorProto, canonical_tensor, tensor_array
 from codec.writer import write_records
 
@@ -201,3 +202,25 @@ def test_other_layouts_are_left_to_the_full_parse():
     assert decode_record(cases["a dim name"]).kind is RecordKind.TENSOR
     assert decode_record(cases["an unknown field"]).kind is not RecordKind.TENSOR
     assert decode_record(cases["a short content"]).kind is not RecordKind.TENSOR
+
+
+def test_flat_keys_of_tree_paths_are_the_keys_statistics_use():
+    from codec.messages import load_message_type
+    from codec.payloads import flat_key
+
+    frame = load_message_type(PAYLOADS / "messages" / "frames.desc", "lens.demo.Frame")
+    with open_tfrecord(PAYLOADS / "messages" / "frames.tfrecord") as file:
+        file.build_index()
+        decoded = frame.decode(bytes(file.read(1).data))
+    keys = set(record_fields(decoded))
+
+    def leaves(node):
+        if not node.children:
+            yield node
+        for child in node.children:
+            yield from leaves(child)
+
+    tree_keys = {flat_key(node.path) for node in leaves(build_tree(decoded)) if node.role == "field"}
+    assert "boxes.label" in tree_keys and tree_keys <= keys | {"captured_at"}
+    assert flat_key(("features", "image/object/class/label")) == "image/object/class/label"
+    assert flat_key(("feature_lists", "frames", 3)) == "frames"
