@@ -1,0 +1,306 @@
+"""Remote files through fsspec (s3://, gs://, https://, ...): ranged reads, a prefetching
+sequential reader, and one-line errors. fsspec and its protocol packages are optional
+extras, imported only when a URL is opened, so importing this module stays cheap."""
+from __future__ import annotations
+
+import datetime as _dt
+import re
+import threading
+import time
+from collections import deque
+from typing import Any, Iterator
+
+from .errors import FileAccessError, UsageError
+
+CLOUD_EXTRA = "pip install 'tfrecord-lens[cloud]'"
+CHUNK = 8 * 1024 * 1024
+RETRIES = 3
+BACKOFF = 0.5
+
+_SCHEME = re.compile(r"^(?:[A-Za-z][A-Za-z0-9+.\-]*::)*([A-Za-z][A-Za-z0-9+.\-]+)://")
+
+_TRANSIENT = frozenset({
+    "TimeoutError", "ConnectionError", "FSTimeoutError", "ClientConnectionError", "ClientOSError",
+    "ServerDisconnectedError", "ClientPayloadError", "ServerTimeoutError", "EndpointConnectionError",
+    "ConnectTimeoutError", "ReadTimeoutError", "ConnectionClosedError", "IncompleteReadError",
+})
+_TIMEOUTS = frozenset({"TimeoutError", "FSTimeoutError", "ServerTimeoutError", "ConnectTimeoutError",
+                       "ReadTimeoutError"})
+
+
+class RangeNotSupportedError(FileAccessError):
+    """The server answered a ranged read with the whole object (or a wrong length)."""
+
+
+class _RangeIgnored(Exception):
+    pass
+
+
+def is_url(path: str) -> bool:
+    """True for ``scheme://...`` (and fsspec chains ``a::b://``); False for plain and Windows paths."""
+    return isinstance(path, str) and _SCHEME.match(path) is not None
+
+
+def _default_options(protocol: str) -> dict:
+    """Timeouts and bounded library retries, so a dead network fails in seconds, not minutes."""
+    if protocol in ("http", "https"):
+        import aiohttp
+        return {"client_kwargs": {"timeout": aiohttp.ClientTimeout(total=None, sock_connect=10, sock_read=30),
+                                  "trust_env": True}}
+    if protocol in ("s3", "s3a"):
+        return {"config_kwargs": {"connect_timeout": 5, "read_timeout": 30,
+                                  "retries": {"max_attempts": 2, "mode": "standard"}}}
+    return {}
+
+
+def remote_filesystem(url: str, **storage_options: Any) -> tuple[Any, str]:
+    """(fs, path) for ``url`` via fsspec; a missing protocol package is a one-line UsageError."""
+    try:
+        import fsspec.core
+    except ImportError:
+        raise UsageError(f"{url}: reading URLs needs fsspec: {CLOUD_EXTRA}") from None
+    m = _SCHEME.match(url)
+    protocol = m.group(1).lower() if m else ""
+    try:
+        defaults = {} if "::" in url else _default_options(protocol)
+        options = {**defaults, **storage_options}
+    except ImportError as exc:
+        raise UsageError(f"{url}: {_one_line(exc)}; {CLOUD_EXTRA}") from None
+    try:
+        return fsspec.core.url_to_fs(url, **options)
+    except ImportError as exc:
+        raise UsageError(f"{url}: {_one_line(exc)}; {CLOUD_EXTRA}") from None
+    except ValueError as exc:
+        if "Protocol not known" in str(exc):
+            raise UsageError(f"{url}: unknown protocol {protocol!r} ({_one_line(exc)})") from None
+        raise
+
+
+def _one_line(exc: BaseException) -> str:
+    text = " ".join(str(exc).split())
+    return text if len(text) <= 200 else text[:197] + "..."
+
+
+def _names(exc: BaseException) -> set[str]:
+    return {c.__name__ for c in type(exc).__mro__}
+
+
+def _status(exc: BaseException) -> int | None:
+    status = getattr(exc, "status", None)
+    if isinstance(status, int):
+        return status
+    response = getattr(exc, "response", None)
+    if isinstance(response, dict):
+        code = response.get("ResponseMetadata", {}).get("HTTPStatusCode")
+        return code if isinstance(code, int) else None
+    return None
+
+
+def _cause(exc: BaseException) -> BaseException:
+    """fsspec's HTTP info turns every failure (refused connection included) into a
+    FileNotFoundError raised from the real one: look at that instead."""
+    while isinstance(exc, FileNotFoundError) and isinstance(exc.__cause__, Exception):
+        exc = exc.__cause__
+    return exc
+
+
+def is_transient(exc: BaseException) -> bool:
+    """Worth a retry: timeouts, dropped or refused connections, 5xx. Never 404/403."""
+    exc = _cause(exc)
+    if isinstance(exc, (FileNotFoundError, PermissionError, FileAccessError)):
+        return False
+    status = _status(exc)
+    if status is not None:
+        return status >= 500 or status == 429
+    return bool(_names(exc) & _TRANSIENT)
+
+
+def access_error(url: str, exc: BaseException) -> FileAccessError:
+    """A one-line FileAccessError naming ``url`` and what to check."""
+    if isinstance(exc, FileAccessError):
+        return exc
+    exc = _cause(exc)
+    names, status = _names(exc), _status(exc)
+    detail = _one_line(exc)
+    if isinstance(exc, FileNotFoundError) or status == 404:
+        why = f"not found ({detail}): check the bucket, the path and the spelling" if detail and detail != url \
+            else "not found: check the bucket, the path and the spelling"
+    elif isinstance(exc, PermissionError) or status in (401, 403):
+        why = "access denied: check the credentials (environment, AWS/gcloud config) and the object's permissions"
+    elif names & _TIMEOUTS:
+        why = "timed out: check the network and that the server is up"
+    elif names & _TRANSIENT:
+        why = f"cannot connect ({detail}): check the network, the endpoint (AWS_ENDPOINT_URL) and any proxy"
+    else:
+        why = f"{type(exc).__name__}: {detail}"
+    return FileAccessError(f"cannot read {url}: {why}")
+
+
+def _retrying(url: str, call, retries: int, backoff: float):
+    """Run ``call`` with a few retries and exponential backoff for transient errors only."""
+    for attempt in range(retries + 1):
+        try:
+            return call()
+        except RangeNotSupportedError:
+            raise
+        except Exception as exc:
+            if attempt < retries and is_transient(exc):
+                time.sleep(backoff * (2 ** attempt))
+                continue
+            raise access_error(url, exc) from exc
+
+
+def _normalise(value: Any) -> Any:
+    if isinstance(value, _dt.datetime):
+        return value.isoformat()
+    if isinstance(value, (str, int, float)) or value is None:
+        return value
+    return str(value)
+
+
+def version_of(info: dict) -> dict:
+    """What identifies an object's version, from ``fs.info``: etag, generation, version_id, size, mtime."""
+    keys = {"etag": ("ETag", "etag", "Etag"), "generation": ("generation",),
+            "version_id": ("VersionId", "version_id", "versionId"),
+            "mtime": ("LastModified", "Last-Modified", "updated", "mtime", "last_modified"),
+            "md5": ("md5Hash", "Content-MD5", "content_md5")}
+    version: dict[str, Any] = {"size": info.get("size")}
+    for name, candidates in keys.items():
+        for key in candidates:
+            if info.get(key) not in (None, ""):
+                version[name] = _normalise(info[key])
+                break
+    return version
+
+
+async def _http_range(fs, url: str, start: int, end: int) -> bytes:
+    """One ranged GET that looks at the status before reading the body, so a server that
+    ignores Range is refused without downloading the object."""
+    session = await fs.set_session()
+    kw = dict(fs.kwargs)
+    headers = dict(kw.pop("headers", None) or {})
+    headers["Range"] = f"bytes={start}-{end - 1}"
+    async with session.get(fs.encode_url(url), headers=headers, **kw) as r:
+        fs._raise_not_found_for_status(r, url)
+        if r.status != 206:
+            raise _RangeIgnored()
+        if r.content_length is not None and r.content_length != end - start:
+            raise _RangeIgnored()
+        return await r.content.readexactly(end - start)
+
+
+class RemoteFile:
+    """A remote object read by ranges: ``size``, ``version``, ``read_at``, ``sequential``,
+    and the ``bytes_fetched``/``requests`` counters (thread-safe; ``requests`` counts the
+    metadata call and each read, not retries)."""
+
+    def __init__(self, url: str, fs: Any, path: str, info: dict, *,
+                 retries: int = RETRIES, backoff: float = BACKOFF):
+        self.url, self.fs, self.path = url, fs, path
+        self.info = info
+        self.size: int = int(info["size"])
+        self.version: dict = {"url": url, **version_of(info)}
+        self.retries, self.backoff = retries, backoff
+        self.bytes_fetched = 0
+        self.requests = 1
+        self._lock = threading.Lock()
+        self._http = type(fs).__name__ == "HTTPFileSystem"
+
+    @classmethod
+    def open(cls, url: str, *, retries: int = RETRIES, backoff: float = BACKOFF,
+             **storage_options: Any) -> RemoteFile:
+        """Resolve ``url`` and read its metadata once (one HEAD or equivalent)."""
+        fs, path = remote_filesystem(url, **storage_options)
+
+        def info() -> dict:
+            fs.invalidate_cache(path)
+            return fs.info(path)
+
+        meta = _retrying(url, info, retries, backoff)
+        if meta.get("type") == "directory":
+            raise FileAccessError(f"cannot read {url}: it is a folder or prefix, not a file")
+        if meta.get("size") is None:
+            raise FileAccessError(f"cannot read {url}: the server does not say the object's size")
+        return cls(url, fs, path, meta, retries=retries, backoff=backoff)
+
+    def _fetch(self, start: int, end: int) -> bytes:
+        if self._http:
+            from fsspec.asyn import sync
+            try:
+                return sync(self.fs.loop, _http_range, self.fs, self.path, start, end)
+            except _RangeIgnored:
+                raise self._range_error() from None
+        return self.fs.cat_file(self.path, start=start, end=end)
+
+    def _range_error(self) -> RangeNotSupportedError:
+        return RangeNotSupportedError(f"cannot read {self.url}: the server does not support range requests "
+                                      "(it sent the whole object); download the file and open the copy")
+
+    def read_at(self, offset: int, size: int) -> bytes:
+        """Exactly ``min(size, self.size - offset)`` bytes at ``offset`` (b"" past the end), one request."""
+        if offset < 0 or size < 0:
+            raise UsageError(f"read_at({offset}, {size}): offset and size must be >= 0")
+        end = min(offset + size, self.size)
+        if end <= offset:
+            return b""
+        data = _retrying(self.url, lambda: self._fetch(offset, end), self.retries, self.backoff)
+        with self._lock:
+            self.requests += 1
+            self.bytes_fetched += len(data)
+        if len(data) != end - offset:
+            if len(data) > end - offset:
+                raise self._range_error()
+            raise FileAccessError(f"cannot read {self.url}: asked for {end - offset} bytes at {offset}, "
+                                  f"got {len(data)}: the object may have changed; reopen it")
+        return data
+
+    def sequential(self, start: int = 0, chunk: int = CHUNK, ahead: int = 2) -> SequentialReader:
+        """A reader of [start, size) in ``chunk``-sized pieces, ``ahead`` fetched in the background."""
+        return SequentialReader(self, start, chunk, ahead)
+
+
+class SequentialReader:
+    """Iterates a RemoteFile's bytes in order, chunk by chunk, keeping at most ``ahead`` chunks
+    in flight (memory ≤ (ahead + 1) × chunk). Use as a context manager or call ``close``."""
+
+    def __init__(self, remote: RemoteFile, start: int, chunk: int, ahead: int):
+        from concurrent.futures import ThreadPoolExecutor
+        if chunk <= 0 or ahead < 1:
+            raise UsageError("sequential(): chunk must be > 0 and ahead >= 1")
+        self.remote, self.chunk, self.ahead = remote, chunk, ahead
+        self.offset = max(0, start)
+        self._next = self.offset
+        self._pool = ThreadPoolExecutor(max_workers=ahead, thread_name_prefix="tfrlens-prefetch")
+        self._pending: deque = deque()
+        self._fill()
+
+    def _fill(self) -> None:
+        while len(self._pending) < self.ahead and self._next < self.remote.size:
+            n = min(self.chunk, self.remote.size - self._next)
+            self._pending.append(self._pool.submit(self.remote.read_at, self._next, n))
+            self._next += n
+
+    def __iter__(self) -> Iterator[bytes]:
+        return self
+
+    def __next__(self) -> bytes:
+        if not self._pending:
+            self.close()
+            raise StopIteration
+        data = self._pending.popleft().result()
+        self.offset += len(data)
+        self._fill()
+        return data
+
+    def close(self) -> None:
+        """Drop chunks not yet used and stop the threads (waits for at most ``ahead`` fetches)."""
+        for future in self._pending:
+            future.cancel()
+        self._pending.clear()
+        self._pool.shutdown(wait=True)
+
+    def __enter__(self) -> SequentialReader:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
