@@ -461,52 +461,21 @@ def _png_depth(data: bytes) -> int:
 
 
 def _png16(data: bytes) -> np.ndarray | None:
-    """16-bit PNG samples in full (Pillow keeps only 8 bits of 16-bit colour); None to leave it to Pillow."""
-    width, height, depth, colour, _, _, interlace = struct.unpack(">IIBBBBB", data[16:29])
-    channels = {0: 1, 2: 3, 4: 2, 6: 4}.get(colour)
-    if channels is None or interlace or colour == 0:
+    """16-bit colour PNG samples in full, read by pypng (Pillow keeps only 8 bits of 16-bit colour);
+    None for greyscale, which Pillow reads in full."""
+    import png  # pypng: imported only for a 16-bit colour image
+
+    width, height, depth, colour = struct.unpack(">IIBB", data[16:26])
+    channels = {2: 3, 4: 2, 6: 4}.get(colour)
+    if channels is None:
         return None
     if not width or not height or width * height * channels > MAX_TENSOR_BYTES // 2:
         raise _Bad(f"a {width}x{height} PNG is empty or too large")
-    pos, idat = 8, []
-    while pos + 8 <= len(data):
-        size, kind = struct.unpack(">I4s", data[pos:pos + 8])
-        if kind == b"IDAT":
-            idat.append(data[pos + 8:pos + 8 + size])
-        pos += 12 + size
-    bpp, stride = 2 * channels, 2 * channels * width
-    raw = _inflate(b"".join(idat), "image")
-    if len(raw) < height * (stride + 1):
-        raise _Bad("the PNG data is truncated")
-    rows = np.zeros((height + 1, stride), np.uint8)
-    for y in range(height):
-        start = y * (stride + 1)
-        rows[y + 1] = _unfilter(raw[start], np.frombuffer(raw, np.uint8, stride, start + 1), rows[y], bpp)
-    return rows[1:].view(">u2").reshape(height, width, channels).astype(np.uint16)
-
-
-def _unfilter(kind: int, line: np.ndarray, prior: np.ndarray, bpp: int) -> np.ndarray:
-    """One scanline's PNG filter undone (PNG spec section 9)."""
-    if kind == 0:
-        return line
-    if kind == 2:
-        return line + prior
-    if kind == 1:
-        groups = line.reshape(-1, bpp).astype(np.uint64)
-        return (np.cumsum(groups, axis=0) % 256).astype(np.uint8).reshape(-1)
-    if kind not in (3, 4):
-        raise _Bad(f"unknown PNG filter {kind}")
-    out, up = bytearray(line.tobytes()), prior.tobytes()
-    for i in range(len(out)):
-        left = out[i - bpp] if i >= bpp else 0
-        if kind == 3:
-            out[i] = (out[i] + ((left + up[i]) >> 1)) & 0xFF
-            continue
-        corner = up[i - bpp] if i >= bpp else 0
-        p = left + up[i] - corner
-        pa, pb, pc = abs(p - left), abs(p - up[i]), abs(p - corner)
-        out[i] = (out[i] + (left if pa <= pb and pa <= pc else up[i] if pb <= pc else corner)) & 0xFF
-    return np.frombuffer(bytes(out), np.uint8)
+    try:
+        _, _, rows, _ = png.Reader(bytes=data).read_flat()
+    except png.Error as exc:
+        raise _Bad(f"the PNG does not decode ({exc})") from None
+    return np.asarray(rows, np.uint16).reshape(height, width, channels)
 
 
 # ---------------------------------------------------------------- views
