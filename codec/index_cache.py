@@ -49,14 +49,25 @@ def cache_dir() -> str:
     return os.path.join(platformdirs.user_cache_dir("tfrecord-lens"), "index")
 
 
+def _key(path: str) -> str:
+    """A local file by its real path, a URL as it is."""
+    if "://" in path:
+        from .remote import is_url
+
+        if is_url(path):
+            return path
+    return os.path.realpath(path)
+
+
 def cache_path(path: str) -> str:
-    key = sha256(os.path.realpath(path).encode("utf-8", "surrogateescape")).hexdigest()[:32]
+    key = sha256(_key(path).encode("utf-8", "surrogateescape")).hexdigest()[:32]
     return os.path.join(cache_dir(), key + ".tfri")
 
 
-def _identity(path: str, size: int, mtime_ns: int) -> dict:
-    """What ties a cache entry to one version of one file."""
-    return {"version": VERSION, "path": os.path.realpath(path), "size": size, "mtime_ns": mtime_ns}
+def _identity(path: str, size: int, mtime_ns: int | str) -> dict:
+    """What ties a cache entry to one version of one file: its size and mtime, or for a remote
+    object what the store says identifies the version (ETag, generation, version id, mtime)."""
+    return {"version": VERSION, "path": _key(path), "size": size, "mtime_ns": mtime_ns}
 
 
 def _write_entry(target: str, magic: bytes, header: dict, payloads: list) -> str | None:

@@ -18,7 +18,7 @@ import threading
 import zlib
 from collections import OrderedDict
 from dataclasses import dataclass
-from typing import BinaryIO
+from typing import BinaryIO, Callable
 
 from .framing import Compression
 
@@ -268,6 +268,8 @@ class StreamReadBack:
 
     @staticmethod
     def possible(f) -> bool:
+        if hasattr(f, "reopen"):
+            return True
         try:
             f.fileno()
             return True
@@ -277,11 +279,14 @@ class StreamReadBack:
     def __call__(self, pos: int, n: int) -> bytes:
         sc = self._scanner
         if self._reader is None:
-            try:
-                source = _PreadFile(sc.f.fileno())
-                path = ""
-            except (AttributeError, OSError, ValueError):
-                source, path = None, os.fspath(sc.f.name)
+            if hasattr(sc.f, "reopen"):  # a remote file: another view of it for random reads
+                source, path = sc.f.reopen(), sc.f.name
+            else:
+                try:
+                    source = _PreadFile(sc.f.fileno())
+                    path = ""
+                except (AttributeError, OSError, ValueError):
+                    source, path = None, os.fspath(sc.f.name)
             self._reader = InflateReader(path, sc.compression, sc.checkpoints, sc.out_pos)
             self._reader._f = source
         reader = self._reader
@@ -391,8 +396,10 @@ class InflateReader(BlockReader):
     (and ``READ_AHEAD`` more); the next read in that block goes on from there.
     """
 
-    def __init__(self, path: str, compression: Compression, checkpoints: list[Checkpoint], total_out: int):
+    def __init__(self, path: str, compression: Compression, checkpoints: list[Checkpoint], total_out: int,
+                 opener: Callable[[], BinaryIO] | None = None):
         self.path = path
+        self._open = opener or (lambda: open(path, "rb"))  # a remote file gives its own
         self.compression = compression
         self.checkpoints = checkpoints
         self.total_out = total_out  # uncompressed bytes known to be readable
@@ -432,7 +439,7 @@ class InflateReader(BlockReader):
             self._blocks.move_to_end(k)
         if len(block.out) < need and not block.ended:
             if self._f is None:
-                self._f = open(self.path, "rb")
+                self._f = self._open()
             try:
                 self._extend(block, min(want, need + READ_AHEAD))
             except zlib.error:  # damage inside the block: what the index pass saw of it, no more

@@ -19,6 +19,10 @@ from .framing import CRC, HEADER, HEADER_SIZE, LENGTH, OVERHEAD, Compression
 from .inflate import GZIP_MAGIC, looks_like_zlib
 from .header_search import candidate_headers
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from typing import Callable
+
 SNIFF_WINDOW = 4 << 20  # how far a file with a damaged start is searched for a record
 SNIFF_FIRST = 64 << 10  # what is read first (enough for a sound file)
 INFLATE_PROBE = 4096  # compressed bytes a GZIP or ZLIB start must inflate without error to be taken for one
@@ -136,13 +140,19 @@ def sniff_compression(path: str | os.PathLike) -> Compression:
         os.close(fd)
 
 
-def sniff(fd: int, path: str) -> Compression:
-    head = read_upto(fd, path, 0, SNIFF_FIRST)
+def sniff(source: int | Callable[[int, int], bytes], path: str) -> Compression:
+    """The compression of the file on ``source``: an fd, or ``read(pos, n)`` (up to n bytes)."""
+    if isinstance(source, int):
+        fd = source
+        read = lambda pos, n: read_upto(fd, path, pos, n)  # noqa: E731
+    else:
+        read = source
+    head = read(0, SNIFF_FIRST)
     kind, certain = _sniff_start(head)
     if certain:
         return kind
     if len(head) == SNIFF_FIRST:
-        head += read_upto(fd, path, SNIFF_FIRST, SNIFF_WINDOW - SNIFF_FIRST)
+        head += read(SNIFF_FIRST, SNIFF_WINDOW - SNIFF_FIRST)
     if kind is not None:
         # A GZIP or ZLIB start whose stream breaks at once: a plain file whose first header
         # is damaged can begin with those bytes. Records whose CRCs hold decide.

@@ -25,12 +25,13 @@ from .opening import (SNIFF_WINDOW, Handle, Pin, describe_os_error, io_errors, o
 from .pinned import PinnedRecord
 from .record_index import RecordIndex
 from .records import RecordData
-from .scan import IndexProgress, Scanner, data_crc_problem
+from .scan import PROGRESS_BYTES, IndexProgress, Scanner, data_crc_problem
 from .scan_sources import PlainSource, StreamSource
 from .verification import Verification
 from .zran import ZranBuilder, ZranReader, zran_available
 
 ONE_READ = 64 << 10  # a record this close to the next one is read with a single pread
+REMOTE_ONE_READ = 4 << 20  # remote: one request for the whole record up to here (a round trip costs more)
 CHECK_SIZE_FROM = 1 << 20  # a read this large first checks that the file has not shrunk
 
 
@@ -58,32 +59,53 @@ class TFRecordFile(Verification):
     statuses_stored = True
 
     def __init__(self, path: str | os.PathLike, *, check_crc: bool = True, use_cache: bool = True,
-                 fork_halves: bool = False):
+                 fork_halves: bool = False, info: dict | None = None):
         self.path = os.fspath(path)
         self.check_crc = check_crc
-        self.fork_halves = fork_halves
-        fd, st = open_fd(self.path)
-        try:
-            self.compression = sniff(fd, self.path)
-        except BaseException:
-            os.close(fd)
-            raise
-        self.file_size = st.st_size
-        self.mtime_ns = st.st_mtime_ns
-        # A small file indexes faster than its cache entry is written or read (a set of 10,000 shards)
-        self.use_cache = use_cache and st.st_size >= index_cache.MIN_CACHED_BYTES
+        self.remote = None  # a codec.remote.RemoteFile for a URL
+        if "://" in self.path and _is_url(self.path):
+            self._open_remote(use_cache, info)
+        else:
+            fd, st = open_fd(self.path)
+            try:
+                self.compression = sniff(fd, self.path)
+            except BaseException:
+                os.close(fd)
+                raise
+            self.file_size = st.st_size
+            self.mtime_ns = st.st_mtime_ns
+            # A small file indexes faster than its cache entry is written or read (a set of 10,000 shards)
+            self.use_cache = use_cache and st.st_size >= index_cache.MIN_CACHED_BYTES
+            self._handle: Handle | None = Handle(fd)
+        self.fork_halves = fork_halves and self.remote is None  # async filesystems are not fork-safe
         self.index = RecordIndex()
         self.problems: list[Problem] = []
         self.indexed = False
         self.verified = False
         self._lock = threading.RLock()
-        self._handle: Handle | None = Handle(fd)
         self._pins = 0  # passes running over the file: no release meanwhile
         self._closed = False
         self._inflate: InflateReader | ZranReader | None = None
         self._zran_job: ZranBuilder | None = None  # the zran index being built for the cache
         self._stream_clean = False  # the compressed stream had no damage (a zran index is possible)
         self._stream_end = 0  # uncompressed bytes available (compressed files)
+
+    def _open_remote(self, use_cache: bool, info: dict | None) -> None:
+        """A URL: one metadata request (none with a listing's ``info``); the compression from the
+        index cache when it knows this version of the object, else sniffed from its first block."""
+        from .remote import RemoteFile
+
+        self.remote = remote = RemoteFile.open(self.path, info=info)
+        self.file_size = remote.size
+        self.mtime_ns = remote.token  # the version, for the index cache
+        self.use_cache = use_cache and remote.size >= index_cache.MIN_CACHED_BYTES
+        self._handle = None
+        entry = index_cache.open_entry(self.path, self.file_size, self.mtime_ns) if self.use_cache else None
+        if entry is not None:
+            with entry:
+                self.compression = entry.compression
+        else:
+            self.compression = sniff(remote.read, self.path)
 
     # -- lifetime ---------------------------------------------------------
     def _acquire(self) -> None:
@@ -93,6 +115,8 @@ class TFRecordFile(Verification):
                 return
             if self._closed:
                 raise FileAccessError(f"{self.path} was closed")
+            if self.remote is not None:
+                return  # nothing held between reads; each read is pinned to the version opened
             fd, st = open_fd(self.path)
             if (st.st_size, st.st_mtime_ns) != (self.file_size, self.mtime_ns):
                 os.close(fd)
@@ -123,7 +147,7 @@ class TFRecordFile(Verification):
 
     @property
     def is_open(self) -> bool:
-        return self._handle is not None
+        return self._handle is not None or (self.remote is not None and not self._closed)
 
     def _pinned(self) -> "Pin":
         """Context: the file is open and will not be released until the block ends."""
@@ -195,14 +219,22 @@ class TFRecordFile(Verification):
                 self.index, self.problems = halves
                 yield IndexProgress(len(self.index), self.file_size, self.file_size, 0, True)
                 return
+            if self.remote is not None:  # chunks fetched ahead of the walk, dropped behind it
+                with self.remote.stream() as stream:
+                    source = PlainSource(stream.read_at, self.file_size, hop_span=PROGRESS_BYTES)
+                    yield from Scanner(source, self.index, self.problems, self.file_size, verify=verify).run()
+                return
             source = PlainSource(self._read_at, self.file_size)
             yield from Scanner(source, self.index, self.problems, self.file_size, verify=verify).run()
 
     def _plain_after_all(self) -> bool:
         """A GZIP or ZLIB start whose stream gave no record: is it a plain file whose first header
         happens to begin like one? Then the file is read as plain from now on."""
-        h = self._fd()  # held while reading
-        head = read_upto(h.fd, self.path, 0, SNIFF_WINDOW)
+        if self.remote is not None:
+            head = self.remote.read_at(0, SNIFF_WINDOW)
+        else:
+            h = self._fd()  # held while reading
+            head = read_upto(h.fd, self.path, 0, SNIFF_WINDOW)
         if not plain_records(head):
             return False
         with self._lock:
@@ -216,13 +248,23 @@ class TFRecordFile(Verification):
             self._stream_end = 0
         return True
 
+    def _open_stream(self, streaming: bool = False):
+        """The compressed file as a binary file object (a remote one prefetching for a pass)."""
+        if self.remote is not None:
+            return self.remote.file(streaming=streaming)
+        return open_file(self.path)
+
+    def _opener(self):
+        """What the GZIP/ZLIB random readers open the file with; None: by its path."""
+        return None if self.remote is None else self.remote.file
+
     def _scan_stream(self, verify: bool) -> Iterator[IndexProgress]:
-        f = open_file(self.path)
+        f = self._open_stream(streaming=True)
         chunks = None
         self._stream_clean = False
         try:
             inflater = InflateScanner(f, self.compression)
-            self._inflate = InflateReader(self.path, self.compression, inflater.checkpoints, 0)
+            self._inflate = InflateReader(self.path, self.compression, inflater.checkpoints, 0, self._opener())
             chunks = prefetch(inflater.chunks())
             source = StreamSource(chunks, lambda: inflater.in_pos)
             scanner = Scanner(source, self.index, self.problems, self.file_size, verify=verify)
@@ -286,6 +328,10 @@ class TFRecordFile(Verification):
         want = min(n, self.file_size - pos)
         if want <= 0:
             return b""
+        if self.remote is not None:
+            if self._closed:
+                raise FileAccessError(f"{self.path} was closed")
+            return self.remote.read(pos, want)
         h = self._handle or self._fd()
         try:
             if want >= CHECK_SIZE_FROM and os.fstat(h.fd).st_size < self.file_size:
@@ -298,6 +344,14 @@ class TFRecordFile(Verification):
             raise
         except OSError as exc:
             raise FileAccessError(describe_os_error(self.path, exc)) from None
+
+    def _read_at_exactly(self, pos: int, n: int) -> bytes:
+        """:meth:`_read_at`, but a remote file's read fetches these bytes alone (no block cache)."""
+        if self.remote is None:
+            return self._read_at(pos, n)
+        if self._closed:
+            raise FileAccessError(f"{self.path} was closed")
+        return self.remote.read_at(pos, min(n, self.file_size - pos))
 
     def _read_rest(self, fd: int, data: bytes, want: int, pos: int) -> bytes:
         """After a short pread: the rest (one pread gives at most ~2 GiB), or FileChangedError."""
@@ -347,13 +401,20 @@ class TFRecordFile(Verification):
                 and self._stream_clean)
 
     def _zran_builder(self) -> ZranBuilder:
-        return ZranBuilder(self.path, self.compression, self._stream_end, self._zran_saver())
+        opener = None if self.remote is None else lambda: self.remote.file(streaming=True)  # front to back
+        return ZranBuilder(self.path, self.compression, self._stream_end, self._zran_saver(), opener)
 
     def _zran_saver(self):
         """``on_done`` for a zran build: cache it if the file is still the one indexed."""
         path, size, mtime_ns, end = self.path, self.file_size, self.mtime_ns, self._stream_end
 
+        remote = self.remote
+
         def save(blob: bytes, out: int) -> None:
+            if remote is not None:  # its reads were pinned to the version indexed: a change failed them
+                if out == end:
+                    index_cache.save_zran(path, size, mtime_ns, blob, end)
+                return
             try:
                 st = os.stat(path)
             except OSError:
@@ -385,17 +446,17 @@ class TFRecordFile(Verification):
                 return None
             blob = built[0]
         try:
-            return ZranReader(self.path, blob, self._stream_end, self.compression)
+            return ZranReader(self.path, blob, self._stream_end, self.compression, self._opener())
         except Exception:  # noqa: BLE001 - an unreadable index: use the zlib checkpoints
             return None
 
     def _rebuild_checkpoints(self) -> InflateReader:
         """After a cache load: one decompression pass to find checkpoints again."""
-        with open_file(self.path) as f, io_errors(self.path):
+        with self._open_stream(streaming=True) as f, io_errors(self.path):
             inflater = InflateScanner(f, self.compression)
             for _ in inflater.chunks():
                 pass
-        return InflateReader(self.path, self.compression, inflater.checkpoints, inflater.out_pos)
+        return InflateReader(self.path, self.compression, inflater.checkpoints, inflater.out_pos, self._opener())
 
     def read_bytes(self, offset: int, size: int) -> bytes:
         """Raw bytes of the (uncompressed) stream, e.g. for a hex view."""
@@ -449,6 +510,12 @@ class TFRecordFile(Verification):
         next; a larger one in three (header, data, CRC), so that its data is
         not copied again out of a larger buffer.
         """
+        if self.remote is not None and ONE_READ < span <= REMOTE_ONE_READ:
+            buf = self._read_at_exactly(offset, span)  # one request for the record, no block around it
+            (length,) = LENGTH.unpack_from(buf)
+            if OVERHEAD + length <= span:
+                end = HEADER_SIZE + length
+                return length, buf[HEADER_SIZE:end], CRC.unpack_from(buf, end)[0]
         if OVERHEAD <= span <= ONE_READ:
             h = self._handle
             try:  # the common case, inline; anything unusual goes through _read_at, which says what
@@ -528,6 +595,12 @@ class TFRecordFile(Verification):
     def pinned(self, i: int) -> PinnedRecord:
         """Record ``i`` for a detail view."""
         return PinnedRecord(self, i, self._check_index(i), None)
+
+
+def _is_url(path: str) -> bool:
+    from .remote import is_url
+
+    return is_url(path)
 
 
 def open_tfrecord(path: str | os.PathLike, *, check_crc: bool = True, use_cache: bool = True,

@@ -10,7 +10,7 @@ import time
 from collections import deque
 from typing import Any, Iterator
 
-from .errors import FileAccessError, UsageError
+from .errors import FileAccessError, FileChangedError, UsageError
 
 CLOUD_EXTRA = "pip install 'tfrecord-lens[cloud]'"
 CHUNK = 8 * 1024 * 1024
@@ -53,27 +53,69 @@ def _default_options(protocol: str) -> dict:
     return {}
 
 
+_ENV_PREFIXES = ("AWS_", "GOOGLE_", "GCSFS_", "STORAGE_EMULATOR_HOST", "AZURE_", "HF_", "FSSPEC_", "HTTP_PROXY",
+                 "HTTPS_PROXY", "NO_PROXY", "http_proxy", "https_proxy", "no_proxy")
+_fs_cache: dict = {}
+_fs_lock = threading.Lock()
+
+
+def _env_key() -> tuple:
+    import os
+    return tuple(sorted((k, v) for k, v in os.environ.items() if k.startswith(_ENV_PREFIXES)))
+
+
 def remote_filesystem(url: str, **storage_options: Any) -> tuple[Any, str]:
-    """(fs, path) for ``url`` via fsspec; a missing protocol package is a one-line UsageError."""
+    """(fs, path) for ``url`` via fsspec; a missing protocol package is a one-line UsageError.
+
+    One filesystem per protocol, options and credential environment (its sessions and
+    connection pools are shared by every file of a shard set); a changed environment
+    (another endpoint, other keys) gets a new one instead of fsspec's cached instance.
+    """
+    m = _SCHEME.match(url)
+    protocol = m.group(1).lower() if m else ""
+    if "::" not in url and protocol:
+        key = (protocol, repr(sorted(storage_options.items())), _env_key())
+        with _fs_lock:
+            fs = _fs_cache.get(key)
+        if fs is not None:
+            return fs, fs._strip_protocol(url)
+        fs, path = _new_filesystem(url, protocol, storage_options)
+        with _fs_lock:
+            _fs_cache[key] = fs
+        return fs, path
+    return _new_filesystem(url, protocol, storage_options)
+
+
+def _new_filesystem(url: str, protocol: str, storage_options: dict) -> tuple[Any, str]:
     try:
         import fsspec.core
     except ImportError:
         raise UsageError(f"{url}: reading URLs needs fsspec: {CLOUD_EXTRA}") from None
-    m = _SCHEME.match(url)
-    protocol = m.group(1).lower() if m else ""
     try:
         defaults = {} if "::" in url else _default_options(protocol)
-        options = {**defaults, **storage_options}
+        options = {"skip_instance_cache": True, **defaults, **storage_options}
     except ImportError as exc:
-        raise UsageError(f"{url}: {_one_line(exc)}; {CLOUD_EXTRA}") from None
+        raise UsageError(f"{url}: {_one_line(exc)}; {_how_to_install(exc)}") from None
     try:
         return fsspec.core.url_to_fs(url, **options)
     except ImportError as exc:
-        raise UsageError(f"{url}: {_one_line(exc)}; {CLOUD_EXTRA}") from None
+        raise UsageError(f"{url}: {_one_line(exc)}; {_how_to_install(exc)}") from None
     except ValueError as exc:
         if "Protocol not known" in str(exc):
             raise UsageError(f"{url}: unknown protocol {protocol!r} ({_one_line(exc)})") from None
         raise
+
+
+_IN_CLOUD_EXTRA = ("fsspec", "s3fs", "gcsfs", "aiohttp")
+
+
+def _how_to_install(exc: ImportError) -> str:
+    """The [cloud] extra for the stores it covers; the package fsspec names for the others."""
+    m = re.search(r"[Ii]nstall (?:the )?([A-Za-z0-9_.\-]+)", str(exc))
+    package = m.group(1) if m else (exc.name or "")
+    if not package or package.split(".")[0] in _IN_CLOUD_EXTRA:
+        return CLOUD_EXTRA
+    return f"pip install {package}"
 
 
 def _one_line(exc: BaseException) -> str:
@@ -173,9 +215,21 @@ def version_of(info: dict) -> dict:
     return version
 
 
-async def _http_range(fs, url: str, start: int, end: int) -> bytes:
+class _Changed(Exception):
+    pass
+
+
+def _etag_matches(ours: str | None, theirs: str | None) -> bool:
+    if not ours or not theirs:
+        return True
+    strip = lambda e: e.strip().removeprefix("W/")  # noqa: E731
+    return strip(ours) == strip(theirs)
+
+
+async def _http_range(fs, url: str, start: int, end: int, etag: str | None) -> bytes:
     """One ranged GET that looks at the status before reading the body, so a server that
-    ignores Range is refused without downloading the object."""
+    ignores Range is refused without downloading the object; a different ETag than the
+    one indexed means the object changed."""
     session = await fs.set_session()
     kw = dict(fs.kwargs)
     headers = dict(kw.pop("headers", None) or {})
@@ -184,53 +238,126 @@ async def _http_range(fs, url: str, start: int, end: int) -> bytes:
         fs._raise_not_found_for_status(r, url)
         if r.status != 206:
             raise _RangeIgnored()
+        if not _etag_matches(etag, r.headers.get("ETag")):
+            raise _Changed()
         if r.content_length is not None and r.content_length != end - start:
             raise _RangeIgnored()
         return await r.content.readexactly(end - start)
 
 
+async def _s3_range(fs, path: str, start: int, end: int, etag: str | None, version_id: str | None) -> bytes:
+    """One ranged GetObject pinned to the indexed version (VersionId, else If-Match on the ETag)."""
+    bucket, key, vers = fs.split_path(path)
+    extra: dict = {}
+    if version_id or vers:
+        extra["VersionId"] = version_id or vers
+    elif etag:
+        extra["IfMatch"] = etag
+    resp = await fs._call_s3("get_object", Bucket=bucket, Key=key, Range=f"bytes={start}-{end - 1}", **extra)
+    try:
+        return await resp["Body"].read()
+    finally:
+        resp["Body"].close()
+
+
+def _precondition_failed(exc: BaseException) -> bool:
+    text = str(exc)
+    return _status(exc) == 412 or "PreconditionFailed" in text or "At least one of the pre-conditions" in text
+
+
+MAX_CONNECTIONS = 16  # ranged reads in flight at once, over every remote file of the process
+_connections = threading.BoundedSemaphore(MAX_CONNECTIONS)
+
+
 class RemoteFile:
-    """A remote object read by ranges: ``size``, ``version``, ``read_at``, ``sequential``,
-    and the ``bytes_fetched``/``requests`` counters (thread-safe; ``requests`` counts the
-    metadata call and each read, not retries)."""
+    """A remote object read by ranges: ``size``, ``version``, ``read_at``, ``read`` (through a
+    small block cache), ``sequential``, and the ``bytes_fetched``/``requests`` counters
+    (thread-safe; ``requests`` counts the metadata call and each read, not retries).
+
+    Reads are pinned to the version first seen where the store allows it (HTTP ETag,
+    S3 VersionId or If-Match): an object replaced meanwhile raises FileChangedError
+    instead of mixing two versions' bytes.
+    """
+
+    BLOCK = 256 << 10  # random reads fetch aligned blocks of this size (a small readahead)
+    BLOCKS = 16
 
     def __init__(self, url: str, fs: Any, path: str, info: dict, *,
-                 retries: int = RETRIES, backoff: float = BACKOFF):
+                 retries: int = RETRIES, backoff: float = BACKOFF, requests: int = 1):
         self.url, self.fs, self.path = url, fs, path
         self.info = info
         self.size: int = int(info["size"])
         self.version: dict = {"url": url, **version_of(info)}
         self.retries, self.backoff = retries, backoff
         self.bytes_fetched = 0
-        self.requests = 1
+        self.requests = requests
         self._lock = threading.Lock()
-        self._http = type(fs).__name__ == "HTTPFileSystem"
+        self._kind = {"HTTPFileSystem": "http", "S3FileSystem": "s3"}.get(type(fs).__name__, "")
+        self._blocks: dict[int, bytes] = {}
+
+    @property
+    def token(self) -> str:
+        """The version as one string, for the index cache: the size and the store's version id,
+        generation or ETag; the modification time only when the store gives none of those (a
+        listing and a HEAD may give it at different precisions)."""
+        v = self.version
+        strong = next((f"{k}={v[k]}" for k in ("version_id", "generation", "etag", "md5") if v.get(k)), None)
+        return f"size={v.get('size')}|{strong or 'mtime=' + str(v.get('mtime'))}"
 
     @classmethod
-    def open(cls, url: str, *, retries: int = RETRIES, backoff: float = BACKOFF,
+    def open(cls, url: str, *, info: dict | None = None, retries: int = RETRIES, backoff: float = BACKOFF,
              **storage_options: Any) -> RemoteFile:
-        """Resolve ``url`` and read its metadata once (one HEAD or equivalent)."""
+        """Resolve ``url`` and read its metadata once (one HEAD or equivalent), unless a
+        listing already gave it (``info``)."""
         fs, path = remote_filesystem(url, **storage_options)
+        if info is not None and info.get("size") is not None and info.get("type", "file") == "file":
+            return cls(url, fs, path, info, retries=retries, backoff=backoff, requests=0)
 
-        def info() -> dict:
+        def fetch_info() -> dict:
             fs.invalidate_cache(path)
             return fs.info(path)
 
-        meta = _retrying(url, info, retries, backoff)
+        meta = _retrying(url, fetch_info, retries, backoff)
         if meta.get("type") == "directory":
             raise FileAccessError(f"cannot read {url}: it is a folder or prefix, not a file")
         if meta.get("size") is None:
             raise FileAccessError(f"cannot read {url}: the server does not say the object's size")
         return cls(url, fs, path, meta, retries=retries, backoff=backoff)
 
+    def current_version(self) -> dict:
+        """The object's version now (one metadata request)."""
+        def fetch_info() -> dict:
+            self.fs.invalidate_cache(self.path)
+            return self.fs.info(self.path)
+
+        meta = _retrying(self.url, fetch_info, self.retries, self.backoff)
+        with self._lock:
+            self.requests += 1
+        return {"url": self.url, **version_of(meta)}
+
     def _fetch(self, start: int, end: int) -> bytes:
-        if self._http:
-            from fsspec.asyn import sync
+        etag = self.version.get("etag")
+        with _connections:
             try:
-                return sync(self.fs.loop, _http_range, self.fs, self.path, start, end)
+                if self._kind == "http":
+                    from fsspec.asyn import sync
+                    return sync(self.fs.loop, _http_range, self.fs, self.path, start, end, etag)
+                if self._kind == "s3":
+                    from fsspec.asyn import sync
+                    return sync(self.fs.loop, _s3_range, self.fs, self.path, start, end, etag,
+                                self.version.get("version_id"))
+                return self.fs.cat_file(self.path, start=start, end=end)
             except _RangeIgnored:
                 raise self._range_error() from None
-        return self.fs.cat_file(self.path, start=start, end=end)
+            except _Changed:
+                raise self._changed_error() from None
+            except Exception as exc:
+                if _precondition_failed(exc):
+                    raise self._changed_error() from None
+                raise
+
+    def _changed_error(self) -> FileChangedError:
+        return FileChangedError(f"{self.url} changed on the server since it was opened: open it again")
 
     def _range_error(self) -> RangeNotSupportedError:
         return RangeNotSupportedError(f"cannot read {self.url}: the server does not support range requests "
@@ -254,9 +381,47 @@ class RemoteFile:
                                   f"got {len(data)}: the object may have changed; reopen it")
         return data
 
+    def read(self, offset: int, size: int) -> bytes:
+        """:meth:`read_at` through a small cache of aligned blocks: nearby reads (a record's
+        header and data, the next rows of a table) cost one request, not one each. A read
+        larger than a block goes straight through."""
+        end = min(offset + size, self.size)
+        if end <= offset:
+            return b""
+        if end - offset > self.BLOCK:
+            return self.read_at(offset, end - offset)
+        first, last = offset // self.BLOCK, (end - 1) // self.BLOCK
+        parts = [self._block(k) for k in range(first, last + 1)]
+        data = parts[0] if len(parts) == 1 else b"".join(parts)
+        base = first * self.BLOCK
+        return data[offset - base:end - base]
+
+    def _block(self, k: int) -> bytes:
+        with self._lock:
+            block = self._blocks.pop(k, None)
+            if block is not None:
+                self._blocks[k] = block  # most recently used last
+                return block
+        block = self.read_at(k * self.BLOCK, self.BLOCK)
+        with self._lock:
+            self._blocks[k] = block
+            while len(self._blocks) > self.BLOCKS:
+                del self._blocks[next(iter(self._blocks))]
+        return block
+
     def sequential(self, start: int = 0, chunk: int = CHUNK, ahead: int = 2) -> SequentialReader:
         """A reader of [start, size) in ``chunk``-sized pieces, ``ahead`` fetched in the background."""
         return SequentialReader(self, start, chunk, ahead)
+
+    def stream(self):
+        """A ``read_at`` for one front-to-back pass (the index pass): chunks fetched ahead."""
+        from .remote_io import Prefetcher
+        return Prefetcher(self)
+
+    def file(self, *, streaming: bool = False):
+        """A seekable binary file object over the object (for the GZIP/ZLIB readers)."""
+        from .remote_io import BlobFile
+        return BlobFile(self, self.stream() if streaming else None)
 
 
 class SequentialReader:

@@ -137,8 +137,9 @@ class Scanner:
         offsets: list[int] = []
         verify = self.verify
         read = 0
+        stop = pos + src.hop_span if src.hop_span else src.size  # a remote file shows progress sooner
         head = src.get(pos, HEADER_SIZE)
-        while len(offsets) < BATCH and read < BATCH_BYTES:
+        while len(offsets) < BATCH and read < BATCH_BYTES and pos < stop:
             if len(head) < HEADER_SIZE:
                 break
             n, stored = HEADER.unpack(head)

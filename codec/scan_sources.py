@@ -25,7 +25,7 @@ class PlainSource:
 
     random_access = True
 
-    def __init__(self, read_at, size: int | None = None, *, window: int = WINDOW) -> None:
+    def __init__(self, read_at, size: int | None = None, *, window: int = WINDOW, hop_span: int = 0) -> None:
         if size is None:  # a bytes-like buffer (an mmap)
             data = read_at
             size = len(data)
@@ -33,6 +33,7 @@ class PlainSource:
         self._read_at: Callable[[int, int], bytes] = read_at
         self.size = size
         self.window = window
+        self.hop_span = hop_span  # bytes the scanner steps over large records before it shows progress (0: any)
         self.buf = b""
         self.base = 0
 

@@ -14,11 +14,12 @@ import io
 import struct
 import threading
 from collections import OrderedDict
-from typing import BinaryIO
+from typing import BinaryIO, Callable
 
 from .framing import Compression
 from .inflate import GZIP_MAGIC, BlockReader, Checkpoint, looks_like_zlib
 
+REMOTE_READ = 256 << 10  # compressed bytes zran reads at a time from a remote file
 ZRAN_SPACING = 1 << 20  # a 32 KiB window per point: ~32 MB per GB of uncompressed data
 ZRAN_STEP = 1 << 23  # the builder seeks forward this far at a time (uncompressed bytes)
 ZLIB_FDICT = 0x20
@@ -102,10 +103,11 @@ class ZlibAsGzip(io.RawIOBase):
     :meth:`release` (the next read reopens it).
     """
 
-    def __init__(self, path: str, total_out: int):
+    def __init__(self, path: str, total_out: int, opener: Callable[[], BinaryIO] | None = None):
         self.path = path
+        self._open = opener or (lambda: open(path, "rb"))  # a remote file gives its own
         self._f: BinaryIO | None = None
-        with open(path, "rb") as f:
+        with self._open() as f:
             head = f.read(2)
             size = f.seek(0, io.SEEK_END)
         if not looks_like_zlib(head) or size < 6:
@@ -146,7 +148,7 @@ class ZlibAsGzip(io.RawIOBase):
     def _file(self, pos: int) -> BinaryIO:
         """The ZLIB file, positioned at GZIP-view offset ``pos`` (inside the deflate data)."""
         if self._f is None:
-            self._f = open(self.path, "rb")
+            self._f = self._open()
         self._f.seek(pos - len(_GZIP_HEADER) + 2)
         return self._f
 
@@ -184,7 +186,8 @@ class ZlibAsGzip(io.RawIOBase):
         return done
 
 
-def _zran_file(path: str, compression: Compression, total_out: int, auto_build: bool):
+def _zran_file(path: str, compression: Compression, total_out: int, auto_build: bool,
+               opener: Callable[[], BinaryIO] | None = None):
     """(an indexed_gzip file over ``path``, the :class:`ZlibAsGzip` view it reads or None).
 
     GZIP CRCs are checked while building and skipped when reading through an
@@ -194,8 +197,12 @@ def _zran_file(path: str, compression: Compression, total_out: int, auto_build: 
     if cls is None:
         raise OSError("indexed_gzip is not available")
     if compression is Compression.ZLIB:
-        view = ZlibAsGzip(path, total_out)
+        view = ZlibAsGzip(path, total_out, opener)
         return cls(fileobj=view, spacing=ZRAN_SPACING, auto_build=auto_build, skip_crc_check=True), view
+    if opener is not None:  # a remote file: small reads (each one is a round trip and its bytes)
+        view = opener()
+        return cls(fileobj=view, spacing=ZRAN_SPACING, auto_build=auto_build, skip_crc_check=not auto_build,
+                   readbuf_size=REMOTE_READ), view
     return cls(filename=path, spacing=ZRAN_SPACING, drop_handles=True, auto_build=auto_build,
                skip_crc_check=not auto_build), None
 
@@ -211,8 +218,9 @@ class ZranBuilder:
     """
 
     def __init__(self, path: str, compression: Compression = Compression.GZIP, total_out: int = 0,
-                 on_done=None):
+                 on_done=None, opener: Callable[[], BinaryIO] | None = None):
         self.path = path
+        self._opener = opener
         self.compression = compression
         self.total_out = total_out
         self._on_done = on_done
@@ -224,7 +232,7 @@ class ZranBuilder:
 
     def _run(self) -> None:
         try:
-            z, view = _zran_file(self.path, self.compression, self.total_out, auto_build=True)
+            z, view = _zran_file(self.path, self.compression, self.total_out, auto_build=True, opener=self._opener)
             try:
                 pos = 0
                 while True:  # seek (GIL released) builds the index as it goes
@@ -263,13 +271,14 @@ class ZranReader(BlockReader):
 
     BLOCK = 1 << 18
 
-    def __init__(self, path: str, blob: bytes, total_out: int, compression: Compression = Compression.GZIP):
+    def __init__(self, path: str, blob: bytes, total_out: int, compression: Compression = Compression.GZIP,
+                 opener: Callable[[], BinaryIO] | None = None):
         self.path = path
         self.total_out = total_out
         self.checkpoints: list[Checkpoint] = []  # the zlib ones; none here
         self._lock = threading.Lock()
         self._blocks: OrderedDict[int, bytes] = OrderedDict()
-        z, view = _zran_file(path, compression, total_out, auto_build=False)
+        z, view = _zran_file(path, compression, total_out, auto_build=False, opener=opener)
         try:
             z.import_index(fileobj=io.BytesIO(blob))
         except BaseException:

@@ -103,12 +103,18 @@ def test_unknown_protocol_is_a_usage_error():
     assert "nosuchproto" in str(err.value) and "\n" not in str(err.value)
 
 
-@pytest.mark.skipif(importlib.util.find_spec("gcsfs") is not None, reason="gcsfs is installed")
-def test_missing_protocol_package_names_the_extra():
+@pytest.mark.parametrize("url, package", [("gs://bucket/train.tfrecord", "gcsfs"),
+                                          ("az://container/train.tfrecord", "adlfs"),
+                                          ("hf://datasets/user/set/train.tfrecord", "huggingface_hub")])
+def test_missing_protocol_package_says_what_to_install(url, package):
+    if importlib.util.find_spec(package) is not None:
+        pytest.skip(f"{package} is installed")
     with pytest.raises(UsageError) as err:
-        remote_filesystem("gs://bucket/train.tfrecord")
-    text = _one_line_naming(err.value, "gs://bucket/train.tfrecord")
-    assert CLOUD_EXTRA in text and "gcsfs" in text
+        remote_filesystem(url)
+    text = _one_line_naming(err.value, url)
+    assert package in text
+    assert (CLOUD_EXTRA in text) == (package == "gcsfs")  # the extra covers gs://; others name their package
+    assert package == "gcsfs" or f"pip install {package}" in text
 
 
 def test_transient_classification():

@@ -1,0 +1,183 @@
+"""TFRecordFile over URLs, against a loopback HTTP range server that counts what it sends:
+the first records come after reading little, the index pass costs about one download,
+random reads fetch their record, a cached reopen reads no record data, and a changed
+object is re-indexed or refused, never misread."""
+from __future__ import annotations
+
+import gzip
+import os
+import shutil
+import time
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("fsspec")
+pytest.importorskip("aiohttp")
+
+from codec.errors import FileChangedError  # noqa: E402
+from codec.framing import Compression  # noqa: E402
+from codec.reader import TFRecordFile  # noqa: E402
+from codec.remote import RemoteFile  # noqa: E402
+from codec.remote_io import AHEAD_RAMP, CHUNK, FIRST_CHUNK  # noqa: E402
+from codec.writer import write_records  # noqa: E402
+from tests.remote_servers import range_server  # noqa: E402
+
+MiB = 1 << 20
+RECORD = 100_000
+COUNT = 240  # 24 MB: more than the first chunks of a pass
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory):
+    """(server, records, plain file) with big.tfrecord, big.tfrecord.gz and huge.tfrecord served."""
+    root = tmp_path_factory.mktemp("served")
+    records = [os.urandom(RECORD - (i % 7) * 1000) for i in range(COUNT)]
+    write_records(root / "big.tfrecord", records)
+    (root / "big.tfrecord.gz").write_bytes(gzip.compress((root / "big.tfrecord").read_bytes(), 1))
+    write_records(root / "huge.tfrecord", [bytes([i]) * (20 * MiB) for i in range(4)])
+    write_records(root / "small.tfrecord", [bytes([i % 256]) * 300 for i in range(5000)])
+    with range_server(root) as srv:
+        yield srv, records, root / "big.tfrecord"
+
+
+@pytest.fixture
+def cache(monkeypatch, tmp_path):
+    monkeypatch.setenv("TFRLENS_CACHE_DIR", str(tmp_path / "cache"))
+    return tmp_path / "cache"
+
+
+def test_first_records_come_before_the_file(served, cache):
+    srv, records, local = served
+    srv.stats.reset()
+    f = TFRecordFile(srv.url_for("big.tfrecord"))
+    assert f.compression is Compression.NONE and f.file_size == local.stat().st_size
+    passing = f.index_iter()
+    next(passing)
+    assert len(f) > 0 and f[0] == records[0]
+    passing.close()
+    ramp = sum(FIRST_CHUNK << k for k in range(AHEAD_RAMP + 2))  # the chunks a pass asks for first
+    assert srv.stats.bytes <= ramp + 2 * RemoteFile.BLOCK < f.file_size / 4, srv.stats.bytes
+    assert f.remote.bytes_fetched == srv.stats.bytes
+
+
+def test_index_pass_costs_about_one_download(served, cache):
+    srv, records, local = served
+    f = TFRecordFile(srv.url_for("big.tfrecord"), use_cache=False)
+    srv.stats.reset()
+    f.build_index()
+    assert len(f) == COUNT and not f.problems
+    size = local.stat().st_size
+    assert size <= srv.stats.bytes <= size + RECORD
+    assert srv.stats.requests <= size // CHUNK + 8  # large chunks, not a request per record
+
+
+def test_random_read_after_index_fetches_only_the_record(served, cache):
+    srv, records, _ = served
+    f = TFRecordFile(srv.url_for("big.tfrecord"), use_cache=False).build_index()
+    for i in (123, 7, COUNT - 1):
+        srv.stats.reset()
+        assert f[i] == records[i]
+        assert srv.stats.requests == 1 and srv.stats.bytes == 16 + len(records[i])  # a record alone
+    small = TFRecordFile(srv.url_for("small.tfrecord"), use_cache=False).build_index()
+    srv.stats.reset()
+    rows = [small[i] for i in range(3000, 3100)]  # a page of a table of small records
+    assert rows == [bytes([i % 256]) * 300 for i in range(3000, 3100)]
+    assert srv.stats.requests == 1 and srv.stats.bytes <= RemoteFile.BLOCK  # one block holds the page
+
+
+def test_cached_reopen_reads_no_record_data(served, cache):
+    srv, records, _ = served
+    url = srv.url_for("big.tfrecord")
+    TFRecordFile(url).build_index()
+    srv.stats.reset()
+    g = TFRecordFile(url)
+    g.build_index()
+    assert len(g) == COUNT
+    assert srv.stats.requests == 1 and srv.stats.bytes == 0  # the HEAD: no sniff, no pass
+    assert g[-1] == records[-1]
+    assert srv.stats.requests == 2 and srv.stats.bytes <= 2 * MiB
+
+
+def test_changed_object_is_reindexed_not_misread(served, cache, tmp_path):
+    srv, records, local = served
+    shutil.copy(local, srv.root / "changing.tfrecord")
+    url = srv.url_for("changing.tfrecord")
+    assert len(TFRecordFile(url).build_index()) == COUNT
+    write_records(srv.root / "changing.tfrecord", records[:100])
+    g = TFRecordFile(url).build_index()
+    assert len(g) == 100 and g[99] == records[99]
+
+
+def test_object_replaced_while_open_is_refused(served, cache):
+    srv, records, local = served
+    shutil.copy(local, srv.root / "replaced.tfrecord")
+    f = TFRecordFile(srv.url_for("replaced.tfrecord"), use_cache=False).build_index()
+    assert f[10] == records[10]
+    other = list(records)
+    other[200] = os.urandom(len(records[200]))
+    write_records(srv.root / "replaced.tfrecord", other)  # same size, another version (ETag)
+    st = os.stat(srv.root / "replaced.tfrecord")
+    os.utime(srv.root / "replaced.tfrecord", ns=(st.st_atime_ns, st.st_mtime_ns + 10**9))
+    with pytest.raises(FileChangedError, match="changed on the server"):
+        f[200]
+
+
+def test_huge_records_are_stepped_over_by_their_headers(served, cache):
+    srv, _, _ = served
+    url = srv.url_for("huge.tfrecord")
+    size = (srv.root / "huge.tfrecord").stat().st_size
+    f = TFRecordFile(url, use_cache=False)
+    srv.stats.reset()
+    f.build_index()
+    assert len(f) == 4 and not f.problems
+    assert srv.stats.bytes < size / 8, srv.stats.bytes  # headers, not the records
+    assert f[2] == bytes([2]) * (20 * MiB)
+    g = TFRecordFile(url, use_cache=False)
+    srv.stats.reset()
+    g.build_index(verify=True)  # checking the data CRCs must read everything, streamed
+    assert g.verified and not g.problems and size <= srv.stats.bytes <= size + MiB
+
+
+def test_gzip_over_http_equals_local_and_reopens_through_zran(served, cache):
+    srv, records, _ = served
+    url = srv.url_for("big.tfrecord.gz")
+    f = TFRecordFile(url)
+    assert f.compression is Compression.GZIP
+    f.build_index()
+    local = TFRecordFile(srv.root / "big.tfrecord.gz", use_cache=False).build_index()
+    assert f.index.offsets().tolist() == local.index.offsets().tolist() and f.problems == local.problems
+    assert f[77] == records[77]
+    f.wait_for_cache()  # the zran index, for the next open
+    srv.stats.reset()
+    g = TFRecordFile(url)
+    g.build_index()
+    assert srv.stats.requests == 1 and srv.stats.bytes == 0
+    assert g[-1] == records[-1]
+    assert srv.stats.bytes <= 2 * MiB  # through the zran index, not a decompression from the start
+    assert g[5] == records[5]
+
+
+def test_slow_server_first_record_quickly(served, cache):
+    """With 20 ms per request, opening and showing the first record takes a few round trips."""
+    srv, records, _ = served
+    srv.latency = 0.02
+    try:
+        start = time.perf_counter()
+        f = TFRecordFile(srv.url_for("big.tfrecord"), use_cache=False)
+        passing = f.index_iter()
+        next(passing)
+        first = f[0]
+        elapsed = time.perf_counter() - start
+        passing.close()
+    finally:
+        srv.latency = 0.0
+    assert first == records[0]
+    assert elapsed < 1.5
+    assert f.remote.requests <= 6
+
+
+def test_a_local_path_has_no_remote(served):
+    _, _, local = served
+    f = TFRecordFile(Path(local))
+    assert f.remote is None and f.is_open
