@@ -242,7 +242,7 @@ async def _http_range(fs, url: str, start: int, end: int, etag: str | None) -> b
             raise _Changed()
         if r.content_length is not None and r.content_length != end - start:
             raise _RangeIgnored()
-        return await r.content.readexactly(end - start)
+        return await r.read()  # (the caller checks the length)
 
 
 async def _s3_range(fs, path: str, start: int, end: int, etag: str | None, version_id: str | None) -> bytes:
@@ -283,12 +283,13 @@ class RemoteFile:
     BLOCKS = 16
 
     def __init__(self, url: str, fs: Any, path: str, info: dict, *,
-                 retries: int = RETRIES, backoff: float = BACKOFF, requests: int = 1):
+                 retries: int | None = None, backoff: float | None = None, requests: int = 1):
         self.url, self.fs, self.path = url, fs, path
         self.info = info
         self.size: int = int(info["size"])
         self.version: dict = {"url": url, **version_of(info)}
-        self.retries, self.backoff = retries, backoff
+        self.retries = RETRIES if retries is None else retries
+        self.backoff = BACKOFF if backoff is None else backoff
         self.bytes_fetched = 0
         self.requests = requests
         self._lock = threading.Lock()
@@ -305,7 +306,7 @@ class RemoteFile:
         return f"size={v.get('size')}|{strong or 'mtime=' + str(v.get('mtime'))}"
 
     @classmethod
-    def open(cls, url: str, *, info: dict | None = None, retries: int = RETRIES, backoff: float = BACKOFF,
+    def open(cls, url: str, *, info: dict | None = None, retries: int | None = None, backoff: float | None = None,
              **storage_options: Any) -> RemoteFile:
         """Resolve ``url`` and read its metadata once (one HEAD or equivalent), unless a
         listing already gave it (``info``)."""
@@ -317,7 +318,8 @@ class RemoteFile:
             fs.invalidate_cache(path)
             return fs.info(path)
 
-        meta = _retrying(url, fetch_info, retries, backoff)
+        meta = _retrying(url, fetch_info, RETRIES if retries is None else retries,
+                         BACKOFF if backoff is None else backoff)
         if meta.get("type") == "directory":
             raise FileAccessError(f"cannot read {url}: it is a folder or prefix, not a file")
         if meta.get("size") is None:

@@ -15,7 +15,7 @@ import threading
 from concurrent.futures import Future, ThreadPoolExecutor
 
 FIRST_CHUNK = 512 << 10  # the first chunk of a pass: the first records show after reading little
-CHUNK = 8 << 20  # chunks double up to this size
+CHUNK = 16 << 20  # chunks double up to this size
 AHEAD_RAMP = 1  # chunks kept in flight beyond the one being read, while they are small
 AHEAD = 3  # and once they are CHUNK-sized (memory: (AHEAD + 1) chunks)
 JUMP = CHUNK  # a read starting this far past the window is a hop, not the pass going on

@@ -59,6 +59,7 @@ class RangeServer:
         self.root = Path(root).resolve()
         self.ranges, self.etag, self.latency = ranges, etag, latency
         self.drop_first, self.deny = drop_first, deny
+        self.down = False  # set to drop every GET from now on
         self.stats = ServeStats()
         self._httpd: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
@@ -100,6 +101,9 @@ class RangeServer:
                 rel = unquote(urlsplit(self.path).path).lstrip("/")
                 if not head and server.drop_first > 0:
                     server.drop_first -= 1
+                    self.close_connection = True
+                    return
+                if not head and server.down:  # the network went away: every GET dropped
                     self.close_connection = True
                     return
                 if rel in server.deny:

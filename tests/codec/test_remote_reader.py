@@ -15,7 +15,7 @@ import pytest
 pytest.importorskip("fsspec")
 pytest.importorskip("aiohttp")
 
-from codec.errors import FileChangedError  # noqa: E402
+from codec.errors import FileAccessError, FileChangedError  # noqa: E402
 from codec.framing import Compression  # noqa: E402
 from codec.reader import TFRecordFile  # noqa: E402
 from codec.remote import RemoteFile  # noqa: E402
@@ -181,3 +181,26 @@ def test_a_local_path_has_no_remote(served):
     _, _, local = served
     f = TFRecordFile(Path(local))
     assert f.remote is None and f.is_open
+
+
+def test_connection_lost_mid_pass_is_reported_and_records_read_stay_readable(served, cache, monkeypatch):
+    import codec.remote
+
+    monkeypatch.setattr(codec.remote, "BACKOFF", 0.01)
+    srv, records, _ = served
+    f = TFRecordFile(srv.url_for("big.tfrecord"), use_cache=False)
+    passing = f.index_iter()
+    next(passing)
+    got = len(f)
+    assert got > 0 and f[0] == records[0]
+    srv.stats.reset()
+    srv.down = True
+    try:
+        with pytest.raises(FileAccessError) as err:
+            for _ in passing:
+                pass
+        assert srv.stats.requests >= codec.remote.RETRIES + 1  # tried again before giving up
+    finally:
+        srv.down = False
+    assert "\n" not in str(err.value) and srv.url_for("big.tfrecord") in str(err.value)
+    assert len(f) >= got and all(f[i] == records[i] for i in range(len(f)))  # what was found stays readable
