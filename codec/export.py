@@ -18,11 +18,11 @@ from typing import Iterator, Sequence
 
 from .decode import RecordKind, decode_record, feature_values, is_text, record_feature_lists, record_features, \
     record_json_value
-from .errors import FileAccessError, PayloadDecodeError, UsageError
+from .errors import PayloadDecodeError, UsageError
 from .framing import Compression, RecordStatus
 from .images import ImageDecodeError, decode_image, find_images
 from .scan import IndexProgress
-from .writer import OutputFile, TFRecordWriter, atomic_write_bytes, check_not_input, describe_write_error
+from .writer import OutputFile, TFRecordWriter, atomic_write_bytes, check_not_input, make_output_folder, output_join
 
 FORMATS = ("tfrecord", "jsonl", "csv", "images")
 IMAGE_EXTENSIONS = {"JPEG": "jpg", "PNG": "png", "GIF": "gif", "BMP": "bmp", "WEBP": "webp", "TIFF": "tif",
@@ -114,7 +114,8 @@ def export_iter(source, out: str, fmt: str, indices: Sequence[int] | None = None
 
     ``compression`` (tfrecord only): None follows the name of ``out``
     (``.gz`` GZIP, ``.zz``/``.zlib`` ZLIB, else none). Writing over a file
-    the source reads is refused.
+    the source reads is refused. ``out`` may be a URL (``s3://bkt/out.jsonl``;
+    for images a prefix): each file is uploaded whole when it is complete.
     """
     source = as_source(source)
     if fmt not in FORMATS:
@@ -323,12 +324,7 @@ def image_file_name(index: int, key: str, value_index: int, step: int | None, ex
 
 
 def _images(source, out, indices, report, compression) -> Iterator[IndexProgress]:
-    try:
-        os.makedirs(out, exist_ok=True)
-    except OSError as exc:
-        raise FileAccessError(describe_write_error(out, exc)) from None
-    if not os.path.isdir(out):
-        raise FileAccessError(f"not a folder: {out}")
+    make_output_folder(out)
     failed = 0
     payload = getattr(source, "payload", None)
     for k, i in enumerate(indices):
@@ -351,7 +347,7 @@ def _images(source, out, indices, report, compression) -> Iterator[IndexProgress
             if name in used:
                 name = image_file_name(i, ref.key, ref.value_index, ref.step, ext, tagged=True)
             used.add(name)
-            atomic_write_bytes(os.path.join(out, name), blob)
+            atomic_write_bytes(output_join(out, name), blob)
             report.files += 1
         report.records += 1
         if k % 64 == 0:

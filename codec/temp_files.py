@@ -108,9 +108,13 @@ def sweep_stale_temps(folder: str | os.PathLike, max_age: float = STALE_AGE) -> 
     Ours: a regular file, owned by this user, named exactly as
     :func:`temp_name` names them. Stale: its writer was on this host and is
     no longer running (a killed export), or it was not modified for
-    ``max_age`` seconds. One ``scandir`` of the folder.
+    ``max_age`` seconds. One ``scandir`` of the folder. A URL is no folder
+    here (its temporary copies are in the system's temporary folder): nothing
+    is swept.
     """
     removed: list[str] = []
+    if _is_url(folder):
+        return removed
     uid = os.geteuid() if hasattr(os, "geteuid") else None
     host, me, now = _host_tag(), os.getpid(), time.time()
     try:
@@ -140,6 +144,15 @@ def sweep_stale_temps(folder: str | os.PathLike, max_age: float = STALE_AGE) -> 
                 except OSError:
                     pass
     return removed
+
+
+def _is_url(folder: str | os.PathLike) -> bool:
+    folder = os.fspath(folder)
+    if not isinstance(folder, str) or "://" not in folder:
+        return False
+    from .remote import is_url
+
+    return is_url(folder)
 
 
 def _sweep_once(folder: str) -> None:

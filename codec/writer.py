@@ -16,6 +16,10 @@ in the README, "Writing files"):
 - Temporary files are named ``.NAME.tfrlens-PID-HOST-RANDOM.tmp``, so that
   :func:`sweep_stale_temps` can tell the ones a killed run left behind from
   anything else.
+- A URL (``s3://``, ``gs://``, ...) is written to a temporary file in the
+  system's temporary folder and uploaded whole on commit (see
+  :mod:`codec.remote_write`); ``http(s)://`` is refused before anything is
+  written, and ``file://`` is the local path it names.
 """
 from __future__ import annotations
 
@@ -33,6 +37,26 @@ from .temp_files import _register, _sweep_once, _unregister, temp_name
 
 # TensorFlow's ZlibCompressionOptions default level (Z_DEFAULT_COMPRESSION).
 COMPRESSION_LEVEL = 6
+
+
+def is_url_output(path: str | os.PathLike) -> bool:
+    """True when ``path`` is a URL (``s3://...``); fsspec is imported only then."""
+    if not isinstance(path, str) or "://" not in path:
+        return False
+    from .remote import is_url
+
+    return is_url(path)
+
+
+def _local_form(path: str | os.PathLike) -> str | os.PathLike:
+    """A ``file://`` URL as the local path it names; anything else unchanged."""
+    if is_url_output(path):
+        from .remote_write import local_path
+
+        local = local_path(path)
+        if local is not None:
+            return local
+    return path
 
 
 def describe_write_error(path: str, exc: OSError) -> str:
@@ -76,18 +100,23 @@ def new_file_mode() -> int:
 class OutputTarget:
     """What writing to ``path`` means: the file to replace, or a special file to stream into."""
 
-    __slots__ = ("path", "target", "direct", "mode")
+    __slots__ = ("path", "target", "direct", "mode", "remote")
 
-    def __init__(self, path: str, target: str, direct: bool, mode: int | None) -> None:
+    def __init__(self, path: str, target: str, direct: bool, mode: int | None, remote=None) -> None:
         self.path = path  # as named, for messages
         self.target = target  # the file renamed over (a symlink's target), or the special file
         self.direct = direct  # a character device or FIFO: written in place, no temporary file
         self.mode = mode  # permission bits of the file replaced; None for a new file
+        self.remote = remote  # a codec.remote_write.RemoteTarget for a URL, uploaded on commit
 
 
 def output_target(path: str | os.PathLike) -> OutputTarget:
     """Decide how ``path`` is written; refuse (FileAccessError) what cannot be written safely."""
-    path = os.fspath(path)
+    path = os.fspath(_local_form(path))
+    if is_url_output(path):
+        from .remote_write import RemoteTarget
+
+        return OutputTarget(path, path, False, None, RemoteTarget(path))
     try:
         st = os.stat(path)  # through symlinks: what the name leads to
     except FileNotFoundError:
@@ -121,14 +150,27 @@ def _through_proc(path: str) -> bool:
 
 def is_special_output(path: str | os.PathLike) -> bool:
     """True when ``path`` is written directly (a device, a FIFO, ``/dev/stdout``): its name says nothing."""
+    if is_url_output(path):
+        return False
     try:
         return output_target(path).direct
     except OSError:
         return False
 
 
+def _url_key(path: str | os.PathLike):
+    from .remote_write import url_key
+
+    return url_key(os.fspath(path))
+
+
 def same_file(a: str | os.PathLike, b: str | os.PathLike) -> bool:
-    """True when ``a`` and ``b`` name one file (through links); False when either is missing."""
+    """True when ``a`` and ``b`` name one file (through links, or one object by its normalised URL);
+    False when either is a missing local file."""
+    a, b = _local_form(a), _local_form(b)
+    url_a, url_b = is_url_output(a), is_url_output(b)
+    if url_a or url_b:
+        return url_a and url_b and _url_key(a) is not None and _url_key(a) == _url_key(b)
     try:
         return os.path.samefile(a, b)
     except OSError:
@@ -136,18 +178,85 @@ def same_file(a: str | os.PathLike, b: str | os.PathLike) -> bool:
 
 
 def check_not_input(output: str | os.PathLike, inputs: Iterable[str | os.PathLike], what: str) -> None:
-    """Refuse to write ``output`` over one of the files being read (FileAccessError naming ``what``)."""
+    """Refuse to write ``output`` over one of the files being read (FileAccessError naming ``what``).
+
+    A URL output is also checked before any work starts: a read-only URL and
+    a bucket that does not exist are refused here, in one line.
+    """
+    output = _local_form(output)
+    if is_url_output(output):
+        from .remote_write import check_bucket
+
+        check_bucket(output)
+        if any(same_file(output, src) for src in inputs):
+            raise FileAccessError(f"{what} must not replace its source: {output}")
+        return
     try:
         st = os.stat(output)
     except OSError:
         return  # a file that does not exist is none of the inputs
     for src in inputs:
+        src = _local_form(src)
+        if is_url_output(src):
+            continue
         try:
             other = os.stat(src)
         except OSError:
             continue
         if (st.st_dev, st.st_ino) == (other.st_dev, other.st_ino):
             raise FileAccessError(f"{what} must not replace its source: {os.fspath(output)}")
+
+
+def output_exists(path: str | os.PathLike) -> bool:
+    """True when writing ``path`` would replace something: a local file, or an object at a URL
+    (asked afresh). For "save over it?" questions; FileAccessError when a URL cannot be asked."""
+    path = _local_form(path)
+    if is_url_output(path):
+        from .remote_write import remote_exists
+
+        return remote_exists(path)
+    return os.path.lexists(path)
+
+
+# -- folders of outputs -----------------------------------------------------------
+def output_is_folder(path: str | os.PathLike) -> bool:
+    """True when ``path`` is a folder to write files into: a local folder, or a URL ending in
+    ``/``, naming a bucket or a prefix that holds objects."""
+    path = _local_form(path)
+    if is_url_output(path):
+        from .remote_write import is_remote_folder
+
+        return is_remote_folder(path)
+    return os.path.isdir(path)
+
+
+def make_output_folder(path: str | os.PathLike) -> None:
+    """Make sure files can be written into ``path`` (FileAccessError in one line when not).
+
+    A local folder is created with its parents. Object stores have no folders
+    (a prefix exists once an object is under it): a URL is only checked to be
+    writable and its bucket to exist; no bucket is ever created.
+    """
+    path = _local_form(path)
+    if is_url_output(path):
+        from .remote_write import check_bucket
+
+        check_bucket(path)
+        return
+    try:
+        os.makedirs(path, exist_ok=True)
+    except OSError as exc:
+        raise FileAccessError(describe_write_error(os.fspath(path), exc)) from None
+    if not os.path.isdir(path):
+        raise FileAccessError(f"not a folder: {os.fspath(path)}")
+
+
+def output_join(folder: str | os.PathLike, name: str) -> str:
+    """``name`` inside the output folder ``folder`` (a local folder or a URL prefix)."""
+    folder = os.fspath(folder)
+    if is_url_output(folder):
+        return folder.rstrip("/") + "/" + name
+    return os.path.join(folder, name)
 
 
 # -- compression from names -----------------------------------------------------
@@ -195,6 +304,7 @@ class OutputFile:
 
     ``with OutputFile(path) as out: out.write(b"...")`` commits when the block
     ends normally and aborts on any exception (KeyboardInterrupt included).
+    For a URL, commit uploads the finished temporary file (``remote``).
     """
 
     def __init__(self, path: str | os.PathLike) -> None:
@@ -202,6 +312,7 @@ class OutputFile:
         self.path = where.path
         self.target = where.target
         self.direct = where.direct
+        self.remote = where.remote
         self._mode = where.mode
         self._tmp: str | None = None
         if self.direct:
@@ -211,10 +322,22 @@ class OutputFile:
             except OSError as exc:
                 raise FileAccessError(describe_write_error(self.path, exc)) from None
         else:
-            folder = os.path.dirname(self.target)
+            if self.remote is not None:
+                from .remote_write import temp_folder
+
+                folder = temp_folder()
+            else:
+                folder = os.path.dirname(self.target)
             _sweep_once(folder)
             fd = self._create_temp(folder)
         self._f: BinaryIO | None = os.fdopen(fd, "wb")
+
+    def _failure(self, exc: OSError) -> FileAccessError:
+        if self.remote is not None:
+            from .remote_write import describe_local_failure
+
+            return FileAccessError(describe_local_failure(self.path, exc))
+        return FileAccessError(describe_write_error(self.path, exc))
 
     def _create_temp(self, folder: str) -> int:
         flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
@@ -229,7 +352,7 @@ class OutputFile:
             except BaseException as exc:
                 _unregister(tmp)
                 if isinstance(exc, OSError):
-                    raise FileAccessError(describe_write_error(self.path, exc)) from None
+                    raise self._failure(exc) from None
                 raise
             self._tmp = tmp
             return fd
@@ -246,29 +369,33 @@ class OutputFile:
         except BaseException as exc:
             self.abort()
             if isinstance(exc, OSError):
-                raise FileAccessError(describe_write_error(self.path, exc)) from None
+                raise self._failure(exc) from None
             raise
 
     def commit(self) -> None:
-        """Flush; for a regular file also fsync, set the mode and rename over the target."""
+        """Flush; for a regular file also fsync, set the mode and rename over the target;
+        for a URL upload the temporary file whole, then remove it."""
         if self._f is None:
             return
         try:
             self._f.flush()
-            if not self.direct:
+            if not self.direct and self.remote is None:
                 fd = self._f.fileno()
                 os.fsync(fd)
                 os.fchmod(fd, self._mode if self._mode is not None else new_file_mode())
             self._f.close()
             self._f = None
-            if self._tmp is not None:
+            if self.remote is not None:
+                self.remote.upload(self._tmp)  # FileAccessError (one line) when it fails
+                self.abort()  # the temporary copy is no longer needed
+            elif self._tmp is not None:
                 os.replace(self._tmp, self.target)
                 _unregister(self._tmp)
                 self._tmp = None
         except BaseException as exc:
             self.abort()
-            if isinstance(exc, OSError):
-                raise FileAccessError(describe_write_error(self.path, exc)) from None
+            if isinstance(exc, OSError) and not isinstance(exc, FileAccessError):
+                raise self._failure(exc) from None
             raise
 
     def abort(self) -> None:
