@@ -165,7 +165,8 @@ def access_error(url: str, exc: BaseException) -> FileAccessError:
     names, status = _names(exc), _status(exc)
     detail = _one_line(exc)
     if isinstance(exc, FileNotFoundError) or status == 404:
-        why = f"not found ({detail}): check the bucket, the path and the spelling" if detail and detail != url \
+        said = detail and detail != url and "url=" not in detail and url not in detail
+        why = f"not found ({detail}): check the bucket, the path and the spelling" if said \
             else "not found: check the bucket, the path and the spelling"
     elif isinstance(exc, PermissionError) or status in (401, 403):
         why = "access denied: check the credentials (environment, AWS/gcloud config) and the object's permissions"
@@ -395,6 +396,18 @@ class RemoteFile:
         first, last = offset // self.BLOCK, (end - 1) // self.BLOCK
         parts = [self._block(k) for k in range(first, last + 1)]
         data = parts[0] if len(parts) == 1 else b"".join(parts)
+        base = first * self.BLOCK
+        return data[offset - base:end - base]
+
+    def cached(self, offset: int, size: int) -> bytes | None:
+        """The bytes at ``offset`` if the block cache holds them all (no request), else None."""
+        end = min(offset + size, self.size)
+        first, last = offset // self.BLOCK, max(offset, end - 1) // self.BLOCK
+        with self._lock:
+            blocks = [self._blocks.get(k) for k in range(first, last + 1)]
+        if any(b is None for b in blocks):
+            return None
+        data = blocks[0] if len(blocks) == 1 else b"".join(blocks)
         base = first * self.BLOCK
         return data[offset - base:end - base]
 

@@ -77,6 +77,11 @@ class Prefetcher:
                     return self.remote.read(pos, end - pos)
                 if pos > hi + JUMP:
                     self._reset()
+            if not self._chunks:
+                data = self.remote.cached(pos, end - pos)
+                if data is not None:  # the first block, read when the file was sniffed: not fetched again
+                    self._last_end = end
+                    return data
             if not self._chunks and abs(pos - self._last_end) > JUMP:
                 self._last_end = end  # a hop over large records: this read alone
                 return self.remote.read(pos, end - pos)
