@@ -11,6 +11,8 @@ import os
 import sys
 from collections import Counter
 
+from .cli_sources import choice as _choice, entries as _entries, inputs as _inputs, is_url as _is_url
+from .cli_sources import open_source as _open
 from .errors import TFRecordError, UsageError
 
 # Each command imports what it uses: numpy, protobuf and Pillow take a third of a second,
@@ -61,48 +63,6 @@ class _Parser(argparse.ArgumentParser):
 
     def error(self, message: str):  # one line, exit 2 (argparse's own code)
         self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n")
-
-
-def _choice(args):
-    """How the named files' records decode (``--proto``, a TFDS folder, label names); chosen once."""
-    choice = getattr(args, "choice", None)
-    if choice is None:
-        from .payload_options import choose
-
-        files = args.file if isinstance(args.file, list) else [args.file]
-        choice = args.choice = choose(args, files)
-        for note in choice.notes:
-            sys.stderr.write(f"tfrlens-cli: warning: {note}\n")
-    return choice
-
-
-def _open(args, verify: bool = False):
-    """A TFRecordFile, or a ShardSet when several files, a folder or a glob are named.
-
-    A shard set is indexed here (``verify``: with every data CRC checked in the same pass;
-    a set indexed without it is not verified by a later ``build_index(verify=True)``).
-    The source decodes its records with the chosen payload (see :mod:`codec.payload_options`).
-    """
-    from .payload_options import apply
-    from .reader import TFRecordFile
-    from .shards import ShardSet, looks_like_shard_set
-
-    choice = _choice(args)
-    files = choice.files
-    options = {"check_crc": not args.no_crc, "use_cache": not args.no_cache}
-    named = args.file if isinstance(args.file, list) else [args.file]
-    if looks_like_shard_set(files) or choice.dataset is not None and looks_like_shard_set(named):
-        if choice.dataset is not None:  # named as the dataset, not by its first split's shards
-            options["name"] = f"{choice.dataset.folder} ({choice.dataset.name} {choice.dataset.version})"
-        shards = ShardSet.from_args(files, **options)
-        shards.build_index(verify=verify)
-        for path, reason in shards.unusable:
-            sys.stderr.write(f"tfrlens-cli: skipped {path}: {reason}\n")
-        source = shards
-    else:
-        source = TFRecordFile(files[0], **options)
-    apply(choice, source)
-    return source
 
 
 def _out(line: str = "") -> None:
@@ -213,19 +173,6 @@ def _problem_line(p) -> str:
     return f"  {where} ({rec}): {p.kind.value}: {p.detail}"
 
 
-def _inputs(args) -> tuple[list[str], bool]:
-    """The files to work on, and whether the user named exactly one file."""
-    from .repair import expand_inputs
-
-    paths, notes = expand_inputs(args.file)
-    for note in notes:
-        sys.stderr.write(f"tfrlens-cli: {note}\n")
-    if not paths:
-        raise UsageError("no TFRecord files to work on")
-    single = len(args.file) == 1 and len(paths) == 1 and not os.path.isdir(args.file[0])
-    return paths, single
-
-
 def _verify_data(f) -> None:
     """Check every record's data CRC now, whatever the cache says: bit rot and bad copies keep a
     file's size and mtime, so a cached "verified" says nothing about the bytes as they are today.
@@ -247,19 +194,21 @@ def _verify_data(f) -> None:
 def cmd_verify(args) -> int:
     from .quick_verify import intact_records
 
-    if len(args.file) == 1 and os.path.isfile(args.file[0]):  # a proof needs no numpy, no index
-        n = intact_records(args.file[0])
+    one = args.file[0] if len(args.file) == 1 and not _is_url(args.file[0]) else None
+    if one is not None and os.path.isfile(one):  # a proof needs no numpy, no index
+        n = intact_records(one)
         if n is not None:
-            _verify_report(args, os.fspath(args.file[0]), "none", n, n, [], True)
+            _verify_report(args, one, "none", n, n, [], True)
             return EXIT_OK
     from .reader import TFRecordFile
 
-    paths, single = _inputs(args)
+    found, single = _entries(args)
     code = EXIT_OK
     totals = Counter()
-    for path in paths:
+    for path, info in found:
+        extra = {"info": info} if _is_url(path) else {"fork_halves": True}  # async clients are not fork-safe
         try:
-            f = TFRecordFile(path, check_crc=True, use_cache=not args.no_cache, fork_halves=True)
+            f = TFRecordFile(path, check_crc=True, use_cache=not args.no_cache, **extra)
         except TFRecordError as exc:
             if single:
                 raise
@@ -302,30 +251,28 @@ def _verify_report(args, path: str, compression: str, n: int, ok: int, problems:
 
 
 def cmd_repair(args) -> int:
-    from .errors import FileAccessError
     from .reader import TFRecordFile
     from .repair import repair
-    from .writer import describe_write_error, resolve_output_compression, with_compression_suffix
+    from .writer import (make_output_folder, output_is_folder, output_join, resolve_output_compression,
+                         with_compression_suffix)
 
-    paths, single = _inputs(args)
+    found, single = _entries(args)
+    paths = [path for path, _ in found]
     out = args.output
-    to_folder = not single or os.path.isdir(out)
+    to_folder = not single or output_is_folder(out)
     if to_folder:
-        try:
-            os.makedirs(out, exist_ok=True)
-        except OSError as exc:
-            raise FileAccessError(describe_write_error(out, exc)) from None
+        make_output_folder(out)
     code = EXIT_OK
     kept = dropped = 0
-    for path in paths:
-        target = os.path.join(out, os.path.basename(path)) if to_folder else out
+    for path, info in found:
+        target = output_join(out, os.path.basename(path)) if to_folder else out
         if to_folder and args.compression is not None:  # a name made here says what it holds
             target = with_compression_suffix(target, args.compression)
         compression, warning = resolve_output_compression(target, args.compression)
         if warning:
             sys.stderr.write(f"tfrlens-cli: warning: {warning}\n")
         try:
-            f = TFRecordFile(path, check_crc=True, use_cache=not args.no_cache)
+            f = TFRecordFile(path, check_crc=True, use_cache=not args.no_cache, info=info)
         except TFRecordError as exc:
             if single:
                 raise
@@ -391,7 +338,8 @@ def cmd_cat(args) -> int:
 
     choice = _choice(args)
     if args.where is None:
-        records = cached_records(choice.files, args.range, check_crc=not args.no_crc) if not args.no_cache else None
+        local = not args.no_cache and not any(_is_url(p) for p in choice.files)
+        records = cached_records(choice.files, args.range, check_crc=not args.no_crc) if local else None
         if records is not None:
             return _print_records(args, records[0], records[1], choice.payload, choice.files[0], choice.labels)
     flt = _where(args)
@@ -547,13 +495,14 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     def add(name: str, help_: str):
         p = sub.add_parser(name, help=help_, description=help_)
         if name == "index":
-            p.add_argument("file", help="a TFRecord file (plain, GZIP or ZLIB)")
+            p.add_argument("file", help="a TFRecord file or URL (plain, GZIP or ZLIB)")
         elif name in ("verify", "repair"):
-            p.add_argument("file", nargs="+", help="TFRecord files, globs or folders (plain, GZIP or ZLIB)")
+            p.add_argument("file", nargs="+", help="TFRecord files, globs or folders (plain, GZIP or ZLIB); "
+                                                   "URLs too: s3://, gs://, https://...")
         else:
             p.add_argument("file", nargs="+",
-                           help="a TFRecord file (plain, GZIP or ZLIB); several files, a folder or a glob "
-                                "are read as one set of shards")
+                           help="a TFRecord file (plain, GZIP or ZLIB) or URL (s3://, gs://, https://...); "
+                                "several files, a folder or a glob (of URLs too) are read as one set of shards")
         p.add_argument("--no-crc", action="store_true", help="do not check CRCs")
         p.add_argument("--no-cache", action="store_true", help="ignore and do not write the index cache")
         if name in ("info", "cat", "export", "stats", "schema"):
@@ -638,6 +587,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         sys.stderr.write("tfrlens-cli: interrupted\n")
         return 130
+    except Exception as exc:  # noqa: BLE001 - only a storage client's own error, as one line; others propagate
+        from .cli_sources import remote_failure
+
+        line = remote_failure(argv, exc)
+        if line is None:
+            raise
+        sys.stderr.write(f"tfrlens-cli: {line}\n")
+        return EXIT_USAGE
 
 
 if __name__ == "__main__":

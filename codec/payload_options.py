@@ -95,7 +95,13 @@ def _beside(path: str, name: str) -> str | None:
 
     A stat, not a listing: a folder of 10,000 shards costs nothing, and
     neither module that reads these files is imported when there are none.
+    Never beside a URL: that would cost a request per command (give ``--label-map``).
     """
+    if "://" in path:
+        from .remote import is_url
+
+        if is_url(path):
+            return None
     folder = path if os.path.isdir(path) else os.path.dirname(path) or "."
     candidate = os.path.join(folder, name)
     return candidate if os.path.isfile(candidate) else None

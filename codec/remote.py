@@ -3,14 +3,16 @@ sequential reader, and one-line errors. fsspec and its protocol packages are opt
 extras, imported only when a URL is opened, so importing this module stays cheap."""
 from __future__ import annotations
 
-import datetime as _dt
 import re
 import threading
 import time
 from collections import deque
-from typing import Any, Iterator
 
 from .errors import FileAccessError, FileChangedError, UsageError
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from typing import Any, Iterator
 
 CLOUD_EXTRA = "pip install 'tfrecord-lens[cloud]'"
 CHUNK = 8 * 1024 * 1024
@@ -47,6 +49,12 @@ def _default_options(protocol: str) -> dict:
         import aiohttp
         return {"client_kwargs": {"timeout": aiohttp.ClientTimeout(total=None, sock_connect=10, sock_read=30),
                                   "trust_env": True}}
+    if protocol in ("gs", "gcs"):
+        import os
+        if os.environ.get("STORAGE_EMULATOR_HOST"):  # a local GCS emulator: no Google credentials, no gRPC
+            os.environ.setdefault("GCSFS_EXPERIMENTAL_ZB_HNS_SUPPORT", "false")
+            return {"token": "anon"}
+        return {}
     if protocol in ("s3", "s3a"):
         return {"config_kwargs": {"connect_timeout": 5, "read_timeout": 30,
                                   "retries": {"max_attempts": 2, "mode": "standard"}}}
@@ -194,7 +202,7 @@ def _retrying(url: str, call, retries: int, backoff: float):
 
 
 def _normalise(value: Any) -> Any:
-    if isinstance(value, _dt.datetime):
+    if hasattr(value, "isoformat"):  # a datetime
         return value.isoformat()
     if isinstance(value, (str, int, float)) or value is None:
         return value

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import glob
 import os
-import re
 from dataclasses import dataclass, field
 from typing import Iterator
 
@@ -19,6 +18,7 @@ from .framing import HEADER_SIZE, Compression
 from .opening import sniff_compression
 from .reader import TFRecordFile
 from .scan import IndexProgress
+from .tfrecord_names import looks_like_tfrecord_name
 from .writer import TFRecordWriter, check_not_input
 
 
@@ -81,56 +81,77 @@ def repair(source: TFRecordFile, output, compression=None, include_damaged: bool
     return report
 
 
-_TFRECORD_NAME = re.compile(r"(\.(tfrecords?|tfrec|tfr)|-\d{5}-of-\d{5})(\.(gz|gzip|zz|zlib))?$", re.IGNORECASE)
-
-
-def looks_like_tfrecord_name(name: str) -> bool:
-    """``x.tfrecord``, ``x.tfrecords``, ``x.tfrec``, ``x.tfr``, ``train-00003-of-01024`` (+ ``.gz``...)."""
-    return _TFRECORD_NAME.search(name) is not None
-
-
 def expand_inputs(args: list[str]) -> tuple[list[str], list[str]]:
-    """Files named, globbed, or found in named folders (TFRecord content only).
+    """Files named, globbed, or found in named folders (TFRecord content only); URLs too.
 
     Returns (paths, notes). In a folder, files named like TFRecords are taken
     without reading them (a folder of 10,000 shards opens at once; one that
     is not a TFRecord after all is reported when it is opened); other files
     are taken only if their content is a TFRecord. A named file that is not
-    one is kept (its error is reported when it is opened).
+    one is kept (its error is reported when it is opened). URLs: see
+    :func:`expand_entries`.
     """
-    paths: list[str] = []
+    entries, notes = expand_entries(args)
+    return [path for path, _ in entries], notes
+
+
+def expand_entries(args: list[str]) -> tuple[list[tuple[str, dict | None]], list[str]]:
+    """:func:`expand_inputs` with each path's listing entry: an fsspec info dict (size, ETag...) for
+    an object behind a URL, None for a local file.
+
+    A URL is listed by :func:`codec.remote_list.expand_remote` (one listing for a glob or a
+    folder); nothing found there is a one-line :class:`FileAccessError`, not a note. Among
+    several arguments, a URL naming one object that cannot be read is kept (with no entry),
+    as a local file is, so the others are still worked on and its error is reported when opened.
+    """
+    entries: list[tuple[str, dict | None]] = []
     notes: list[str] = []
     for arg in args:
-        if any(c in arg for c in "*?[") and not os.path.exists(arg):
-            matches = sorted(glob.glob(arg))
-            if not matches:
-                notes.append(f"no files match {arg}")
-            paths.extend(matches)
-        elif os.path.isdir(arg):
-            found = 0
-            for name in sorted(os.listdir(arg)):
-                path = os.path.join(arg, name)
-                if name.startswith(".") or os.path.isdir(path):
-                    continue
-                if not os.path.isfile(path):  # a FIFO, a device, a socket: never read here (it may block)
-                    if looks_like_tfrecord_name(name) and os.path.exists(path):
-                        paths.append(path)  # refused when opened, so the set says why it skipped it
-                        found += 1
-                    continue
-                if 0 < os.path.getsize(path) < HEADER_SIZE:
-                    continue  # (a file shorter than one record header is no dataset's shard)
-                if not looks_like_tfrecord_name(name):
-                    try:  # other names are read: a folder may hold images, notes, a README
-                        sniff_compression(path)
-                    except (NotTFRecordError, FileAccessError):
-                        continue
-                paths.append(path)
-                found += 1
-            if not found:
-                notes.append(f"no TFRecord files in {arg}")
-        else:
-            paths.append(arg)
-    return paths, notes
+        if "://" in arg:
+            from .remote import is_url
+
+            if is_url(arg):
+                from .remote_list import expand_remote, is_remote_glob
+
+                try:
+                    entries.extend(expand_remote(arg, notes))
+                except FileAccessError:
+                    if len(args) == 1 or is_remote_glob(arg) or arg.endswith("/"):
+                        raise
+                    entries.append((arg, None))
+                continue
+        entries.extend((path, None) for path in _expand_local(arg, notes))
+    return entries, notes
 
 
-__all__ = ["RepairReport", "repair", "repair_iter", "expand_inputs"]
+def _expand_local(arg: str, notes: list[str]) -> list[str]:
+    if any(c in arg for c in "*?[") and not os.path.exists(arg):
+        matches = sorted(glob.glob(arg))
+        if not matches:
+            notes.append(f"no files match {arg}")
+        return matches
+    if not os.path.isdir(arg):
+        return [arg]
+    paths = []
+    for name in sorted(os.listdir(arg)):
+        path = os.path.join(arg, name)
+        if name.startswith(".") or os.path.isdir(path):
+            continue
+        if not os.path.isfile(path):  # a FIFO, a device, a socket: never read here (it may block)
+            if looks_like_tfrecord_name(name) and os.path.exists(path):
+                paths.append(path)  # refused when opened, so the set says why it skipped it
+            continue
+        if 0 < os.path.getsize(path) < HEADER_SIZE:
+            continue  # (a file shorter than one record header is no dataset's shard)
+        if not looks_like_tfrecord_name(name):
+            try:  # other names are read: a folder may hold images, notes, a README
+                sniff_compression(path)
+            except (NotTFRecordError, FileAccessError):
+                continue
+        paths.append(path)
+    if not paths:
+        notes.append(f"no TFRecord files in {arg}")
+    return paths
+
+
+__all__ = ["RepairReport", "repair", "repair_iter", "expand_inputs", "expand_entries"]

@@ -23,7 +23,7 @@ import threading
 from collections import OrderedDict
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
-from typing import Iterator, Sequence
+from typing import Iterator, Mapping, Sequence
 
 import numpy as np
 
@@ -32,7 +32,7 @@ from .framing import Compression, Problem, RecordInfo, RecordStatus
 from .pinned import PinnedRecord
 from .reader import TFRecordFile
 from .records import RecordData
-from .repair import expand_inputs
+from .repair import expand_entries
 from .scan import IndexProgress
 
 MAX_OPEN = 64
@@ -46,12 +46,31 @@ class Shard:
     file: TFRecordFile | None = None
     count: int | None = None  # records, once indexed
     error: str | None = None  # why the shard could not be read
+    info: dict | None = None  # a remote shard's listing entry (size, ETag...): opened without asking again
 
 
 def looks_like_shard_set(args: Sequence[str]) -> bool:
-    """Several paths, a folder, a glob, or a ``name-00000-of-01024`` path."""
-    return (len(args) > 1 or any(os.path.isdir(a) for a in args)
-            or any(any(c in a for c in "*?[") and not os.path.exists(a) for a in args))
+    """Several paths, a folder, or a glob. A URL is judged by its spelling alone (no request):
+    a glob, or a folder or bucket written with a trailing ``/``."""
+    if len(args) > 1:
+        return True
+    for a in args:
+        if _is_url(a):
+            from .remote_list import is_remote_glob
+
+            if is_remote_glob(a) or a.endswith("/"):
+                return True
+        elif os.path.isdir(a) or any(c in a for c in "*?[") and not os.path.exists(a):
+            return True
+    return False
+
+
+def _is_url(path: str) -> bool:
+    if "://" not in path:  # codec.remote is not imported for local paths
+        return False
+    from .remote import is_url
+
+    return is_url(path)
 
 
 def shard_pattern(path: str) -> str:
@@ -111,19 +130,32 @@ class ShardSet:
     labels = None  # class names of label ids (codec.label_maps.LabelNames), when known
 
     def __init__(self, paths: Sequence[str], *, check_crc: bool = True, use_cache: bool = True,
-                 max_open: int = MAX_OPEN, name: str | None = None) -> None:
+                 max_open: int = MAX_OPEN, name: str | None = None,
+                 infos: Mapping[str, dict] | None = None) -> None:
+        """``infos``: listing entries of remote shards by URL (see :func:`codec.remote_list.expand_remote`);
+        a URL without one is asked for its size now (one request)."""
         if not paths:
             raise UsageError("a shard set needs at least one file")
         self.check_crc = check_crc
         self.use_cache = use_cache
         self.max_open = max(1, max_open)
         self.shards: list[Shard] = []
+        infos = infos or {}
         for p in paths:
+            p = os.fspath(p)
+            info = infos.get(p)
+            if info is None and _is_url(p):
+                from .remote_list import remote_info
+
+                info = remote_info(p)
+            if info is not None:
+                self.shards.append(Shard(p, int(info.get("size") or 0), info=info))
+                continue
             try:
                 size = os.path.getsize(p)
             except OSError as exc:
                 raise FileAccessError(f"cannot read {p}: {exc.strerror or exc}") from None
-            self.shards.append(Shard(os.fspath(p), size))
+            self.shards.append(Shard(p, size))
         self.path = name or (shard_pattern(self.shards[0].path) if len(self.shards) > 1 else self.shards[0].path)
         self.file_size = sum(s.size for s in self.shards)
         self.index = _SetIndex(self)
@@ -146,11 +178,13 @@ class ShardSet:
 
     @classmethod
     def from_args(cls, args: Sequence[str], **kwargs) -> "ShardSet":
-        paths, notes = expand_inputs(list(args))
-        if not paths:
+        """Files, folders, globs and URLs of them (see :func:`codec.repair.expand_entries`) as one set."""
+        entries, notes = expand_entries(list(args))
+        if not entries:
             raise UsageError("; ".join(notes) or "no TFRecord files to open")
         name = kwargs.pop("name", None) or (args[0] if len(args) == 1 else None)
-        return cls(paths, name=name, **kwargs)
+        infos = {path: info for path, info in entries if info is not None}
+        return cls([path for path, _ in entries], name=name, infos=infos, **kwargs)
 
     # -- shards -------------------------------------------------------------
     def __len__(self) -> int:
@@ -233,7 +267,9 @@ class ShardSet:
                 self._make_room(self.max_open - 1)  # before opening, so the count never passes max_open
             if shard.file is None:
                 try:
-                    shard.file = TFRecordFile(shard.path, check_crc=self.check_crc, use_cache=self.use_cache)
+                    extra = {} if shard.info is None else {"info": shard.info}
+                    shard.file = TFRecordFile(shard.path, check_crc=self.check_crc, use_cache=self.use_cache,
+                                              **extra)
                     self._files.append(shard.file)
                 except TFRecordError as exc:
                     shard.error = str(exc)
@@ -252,6 +288,15 @@ class ShardSet:
                 break
             if f.release():
                 del self._open[old]
+
+    @property
+    def bytes_fetched(self) -> int | None:
+        """Bytes read from remote storage by all shards so far (a released shard keeps its
+        count); None for a set of local files."""
+        remote = [s.file.remote for s in self.shards if s.file is not None and s.file.remote is not None]
+        if not remote and not any(_is_url(s.path) for s in self.shards[:1]):
+            return None
+        return sum(r.bytes_fetched for r in remote)
 
     @property
     def open_files(self) -> int:
