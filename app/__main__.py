@@ -12,8 +12,9 @@ from app import __version__
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         prog="tfrlens", description="Browse and inspect TFRecord files (plain, GZIP or ZLIB).")
-    parser.add_argument("files", nargs="*", metavar="FILE", help="TFRecord files to open, one tab each; a folder or a quoted glob "
-                        "('train-*-of-01024.tfrecord') opens as one dataset")
+    parser.add_argument("files", nargs="*", metavar="FILE", help="TFRecord files or URLs (s3://, gs://, https://...) "
+                        "to open, one tab each; a folder or a quoted glob ('train-*-of-01024.tfrecord', "
+                        "'s3://bucket/train-*') opens as one dataset, as does a URL prefix ending in /")
     parser.add_argument("--set", action="store_true", help="open the FILEs as one dataset (shard set) in one tab")
     parser.add_argument("--demo", action="store_true", help="open the demo dataset")
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")

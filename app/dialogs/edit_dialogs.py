@@ -25,7 +25,9 @@ from codec.decode import is_text
 from codec.edit import DTYPES, parse_value, parse_values
 from codec.errors import UsageError
 from codec.framing import Compression, name_disagrees
+from codec.remote import is_url
 
+from app.dialogs.url_dialogs import writable_url
 from app.models.record_tree_model import edit_text
 
 ERROR_STYLE = "color: rgb(198, 40, 40);"
@@ -551,6 +553,8 @@ class SaveAsDialog(_CheckedDialog):
         path = self.path.text().strip()
         if not path:
             raise UsageError("choose a file to save to")
+        if is_url(path):  # written locally, uploaded whole when complete (asked first if it exists)
+            return writable_url(path), self.compression.currentData()
         if os.path.isdir(path):
             raise UsageError(f"{path} is a folder")
         return os.path.abspath(os.path.expanduser(path)), self.compression.currentData()

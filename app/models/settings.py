@@ -10,6 +10,8 @@ import os
 
 from PySide6.QtCore import QByteArray, QSettings
 
+from codec.remote import is_url
+
 ORGANIZATION = "TFRecord Lens"
 APPLICATION = "tfrlens"
 MAX_RECENT = 10
@@ -20,9 +22,14 @@ def columns_signature(keys: list[str]) -> str:
     return hashlib.sha1("\n".join(sorted(keys)).encode("utf-8")).hexdigest()[:16]
 
 
+def full_path(path: str) -> str:
+    """A local path made absolute; a URL (``s3://``, ``https://``...) as it is."""
+    return path if is_url(path) else os.path.abspath(path)
+
+
 def _file_group(path: str) -> str:
-    """The settings group of one data file: a hash of its absolute path (slashes would nest groups)."""
-    digest = hashlib.sha1(os.path.abspath(path).encode("utf-8", "surrogatepass")).hexdigest()[:20]
+    """The settings group of one data file: a hash of its absolute path or URL (slashes would nest groups)."""
+    digest = hashlib.sha1(full_path(path).encode("utf-8", "surrogatepass")).hexdigest()[:20]
     return f"files/{digest}"
 
 
@@ -45,16 +52,25 @@ class Settings:
         return [str(p) for p in value if p]
 
     def add_recent(self, path: str) -> None:
-        path = os.path.abspath(path)
+        path = full_path(path)
         files = [p for p in self.recent_files() if p != path]
         self._q.setValue("recent/files", [path, *files][:MAX_RECENT])
 
     def remove_recent(self, path: str) -> None:
-        path = os.path.abspath(path)
+        path = full_path(path)
         self._q.setValue("recent/files", [p for p in self.recent_files() if p != path])
 
     def clear_recent(self) -> None:
         self._q.setValue("recent/files", [])
+
+    def recent_urls(self) -> list[str]:
+        """URLs typed in File > Open URL…, the last first."""
+        value = self._q.value("recent/urls", [], type=list)
+        return [str(u) for u in value if u]
+
+    def add_recent_url(self, url: str) -> None:
+        urls = [u for u in self.recent_urls() if u != url]
+        self._q.setValue("recent/urls", [url, *urls][:MAX_RECENT])
 
     # -- window -----------------------------------------------------------
     def window_geometry(self) -> QByteArray | None:
@@ -90,7 +106,9 @@ class Settings:
         return folders[0] if folders else None
 
     def add_output_directory(self, path: str) -> None:
-        """Remember the folder of a file just written (Save As, Export, Salvage)."""
+        """Remember the folder of a file just written (Save As, Export, Salvage); not a URL's."""
+        if is_url(path):
+            return
         folder = os.path.abspath(path)
         folders = [p for p in self.output_directories() if p != folder]
         self._q.setValue("recent/output_directories", [folder, *folders][:MAX_RECENT])
@@ -126,7 +144,7 @@ class Settings:
         """Remember ``path``'s message type (both None: decode it by the kind rule again)."""
         group = _file_group(path)
         if proto and type_name:
-            self._q.setValue(f"{group}/file", os.path.abspath(path))
+            self._q.setValue(f"{group}/file", full_path(path))
             self._q.setValue(f"{group}/proto", os.path.abspath(proto))
             self._q.setValue(f"{group}/type", type_name)
         else:
@@ -141,7 +159,7 @@ class Settings:
     def set_label_map(self, path: str, label_map: str | None) -> None:
         group = _file_group(path)
         if label_map:
-            self._q.setValue(f"{group}/file", os.path.abspath(path))
+            self._q.setValue(f"{group}/file", full_path(path))
             self._q.setValue(f"{group}/label_map", os.path.abspath(label_map))
         else:
             self._q.remove(f"{group}/label_map")

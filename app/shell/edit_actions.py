@@ -18,9 +18,13 @@ from PySide6.QtGui import QAction, QKeySequence, QUndoGroup
 from PySide6.QtWidgets import QLabel, QMainWindow, QMenu, QTabWidget
 from shiboken6 import isValid as shiboken_valid
 
+from codec.remote import is_url
+
 from app.dialogs import edit_dialogs
 from app.dialogs.export_dialog import ExportDialog
-from app.models.settings import Settings
+from app.models.settings import Settings, full_path
+from app.shell.remote_saving import RemoteSaves
+from app.views.opening_page import OpeningPage
 from app.views.undo_history import UndoHistoryDock
 
 if TYPE_CHECKING:
@@ -51,6 +55,9 @@ class EditActions(QObject):
         self._tab = current_tab
         self.ask_unsaved: Callable[[object, str], str] = edit_dialogs.ask_unsaved
         self.export_dialog: ExportDialog | None = None
+        self.remote_saves = RemoteSaves(window, self)  # Save As to a URL: asks before replacing an object
+        self.remote_saves.message.connect(self._message)
+        self.remote_saves.error.connect(self.error)
         self.group = QUndoGroup(self)
         self.group.cleanChanged.connect(lambda *_: self._update_marks())
         self._make_actions()
@@ -163,7 +170,8 @@ class EditActions(QObject):
         self.refresh()
 
     def _file_tabs(self) -> list[FileTab]:
-        return [self.tabs.widget(i) for i in range(self.tabs.count())]
+        """The files' tabs (a URL's tab holds a page until it has opened)."""
+        return [w for w in (self.tabs.widget(i) for i in range(self.tabs.count())) if not isinstance(w, OpeningPage)]
 
     def _call(self, fn) -> None:
         tab = self._tab()
@@ -190,8 +198,8 @@ class EditActions(QObject):
         """The title bar's [*], and a * on each modified tab."""
         if not shiboken_valid(self.tabs):
             return  # the window is being destroyed: its undo stacks leave the group one by one
-        for i in range(self.tabs.count()):
-            tab = self.tabs.widget(i)
+        for tab in self._file_tabs():
+            i = self.tabs.indexOf(tab)
             modified = tab.editing.modified
             text = tab.title + (" *" if modified else "")
             if self.tabs.tabText(i) != text:
@@ -215,21 +223,31 @@ class EditActions(QObject):
 
     def save_current(self) -> bool:
         tab = self._tab()
-        return tab is not None and tab.editing.save()
+        return tab is not None and self.save_tab(tab)
+
+    def save_tab(self, tab: FileTab, on_done: Callable[[bool], None] | None = None) -> bool:
+        """Save over the tab's file; a URL's goes through Save As: a remote original is replaced only when asked."""
+        if is_url(tab.path) and tab.session.target is not None:
+            return self.save_as(tab, on_done)
+        return tab.editing.save(on_done=on_done)
 
     def save_as_current(self) -> bool:
         tab = self._tab()
-        if tab is None:
-            return False
+        return tab is not None and self.save_as(tab)
+
+    def save_as(self, tab: FileTab, on_done: Callable[[bool], None] | None = None) -> bool:
+        """Ask where to (and how compressed), then save; to a URL, after asking about an object there."""
         answer = edit_dialogs.ask_save_as(self.window, tab.path, tab.session.source.compression.value)
         if answer is None:
             return False
         path, compression = answer
         for other in self._file_tabs():
-            if other is not tab and os.path.abspath(other.path) == path:
+            if other is not tab and full_path(other.path) == path:
                 self.error.emit(f"{os.path.basename(path)} is open in another tab: close it first")
                 return False
-        return tab.editing.save(path, compression)
+        if is_url(path):
+            return self.remote_saves.save(tab, path, compression, on_done)
+        return tab.editing.save(path, compression, on_done)
 
     def export_current(self) -> ExportDialog | None:
         """Open the export dialog for the current tab (records as shown, edits included)."""
@@ -275,7 +293,7 @@ class EditActions(QObject):
         if answer == "discard":
             return True
         if answer == "save":
-            editing.save(on_done=lambda ok: ok and close())
+            self.save_tab(tab, on_done=lambda ok: ok and close())
         return False
 
     def confirm_quit(self) -> bool:
@@ -305,5 +323,5 @@ class EditActions(QObject):
             self.window.close()
             return
         tab, rest = tabs[0], tabs[1:]
-        if not tab.editing.save(on_done=lambda ok: ok and self._save_then_quit(rest)):
+        if not self.save_tab(tab, on_done=lambda ok: ok and self._save_then_quit(rest)):
             return

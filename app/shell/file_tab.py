@@ -24,11 +24,12 @@ from codec.framing import RecordStatus
 from codec.payload_options import apply
 from codec.reader import TFRecordFile
 from codec.records import RecordSource
+from codec.remote import is_url
 
 from app.models.filtered_table_model import FilteredTableModel, window_rows_for
 from app.models.labels import STATUS_TEXT
 from app.models.record_table_model import BASE_COLUMNS, Column, RecordTableModel
-from app.models.settings import Settings, columns_signature
+from app.models.settings import Settings, columns_signature, full_path
 from app.shell.corruption_tools import CorruptionTools
 from app.shell.payload_choice import opening_choice
 from app.shell.qa_views import QaViews
@@ -40,7 +41,7 @@ from app.views.message_bar import MessageBar
 from app.views.page_bar import PageBar
 from app.views.record_detail import RecordDetail
 from app.views.record_table_view import RecordTableView
-from app.workers.worker import one_line
+from app.workers.worker import GeneratorWorker, call_on_worker, one_line
 
 # Files up to this size get every data CRC checked right after indexing, so
 # damaged records are marked without asking; larger files on request.
@@ -79,10 +80,12 @@ class FileTab(QWidget):
         self._reopening_from: str | None = None  # the path shown before a save reopened the tab
         self._columns_ready = False
         self._closed = False
+        self._reopen_worker: GeneratorWorker | None = None  # a URL opened again after it changed
 
         session = self.session
         self.model = self._make_model(source)
         self.model.error.connect(self.message)
+        self.model.samples_ready.connect(self._samples_ready)  # a URL's first rows came from the background
         self.change_bar = MessageBar(self, action="Reopen")
         self.change_bar.action_button.setToolTip("Open the file again as it is on disk now (unsaved edits are lost)")
         self.change_bar.action_button.clicked.connect(self.reopen_changed)
@@ -167,17 +170,21 @@ class FileTab(QWidget):
 
     @classmethod
     def open(cls, path: str, settings: Settings, parent: QWidget | None = None) -> "FileTab":
-        """Open ``path`` (raises codec.errors.TFRecordError with a one-line message).
+        """Open ``path`` (raises codec.errors.TFRecordError with a one-line message); see :meth:`from_source`."""
+        return cls.from_source(TFRecordFile(path), settings, parent)
+
+    @classmethod
+    def from_source(cls, source: TFRecordFile, settings: Settings, parent: QWidget | None = None) -> "FileTab":
+        """A tab over an opened file (a URL's is opened on a worker); the file is closed if the tab fails.
 
         Its records decode as chosen for it before, else as
         :func:`codec.payload_options.choose_for` finds (see
         :func:`~app.shell.payload_choice.opening_choice`); :attr:`open_note`
         says when they cannot decode as they did before.
         """
-        source = TFRecordFile(path)
-        choice, note = opening_choice(path, settings)
-        apply(choice, source)
         try:
+            choice, note = opening_choice(source.path, settings)
+            apply(choice, source)
             tab = cls(source, settings, parent)
         except BaseException:
             source.close()
@@ -227,6 +234,8 @@ class FileTab(QWidget):
             verified=source.verified,
             error=session.error,
             decoded_as=getattr(source.payload, "name", None),
+            fetched=session.fetched,
+            rate=session.fetch_rate(),
         )
 
     # -- the passes (run by the session) ---------------------------------------
@@ -269,6 +278,12 @@ class FileTab(QWidget):
         elif not self.model.rowCount():
             self.message.emit(f"{self.title}: no records")
 
+    def _samples_ready(self) -> None:
+        """The first rows of a remote source were read in the background: choose the feature columns now."""
+        self._columns_ready = False
+        self._fitted_widths = {}
+        self._rows_arrived()
+
     def _rows_arrived(self) -> None:
         self.model.sync()
         if self.model.rowCount():
@@ -290,14 +305,37 @@ class FileTab(QWidget):
         self.session.stop()
         self.editing.cancel()
         self.editing.wait()
+        if is_url(self.path):  # asked over the network: on a worker, the bar says how it went
+            self._reopen_remote()
+            return True
         try:
             self.reopen(self.path)
         except (TFRecordError, OSError, ValueError) as exc:
-            self.session.stop_editing()  # unsaved edits are lost either way
-            self.change_bar.show_message(f"cannot reopen {self.path}: {one_line(exc)}")
+            self._reopen_failed(one_line(exc))
             return False
         self.change_bar.hide()
         return True
+
+    def _reopen_failed(self, why: str) -> None:
+        self._reopen_worker = None
+        if self._closed:
+            return
+        self.session.stop_editing()  # unsaved edits are lost either way
+        self.change_bar.show_message(f"cannot reopen {self.path}: {why}")
+
+    def _reopen_remote(self) -> None:
+        url = self.path
+        self.change_bar.show_message(f"Reopening {url}…")
+        self._reopen_worker = call_on_worker(lambda: TFRecordFile(url), self, self._reopened_remote,
+                                             self._reopen_failed)
+
+    def _reopened_remote(self, source: TFRecordFile) -> None:
+        self._reopen_worker = None
+        if self._closed:
+            source.close()
+            return
+        self.session.replace_source(source)
+        self.change_bar.hide()
 
     # -- columns ----------------------------------------------------------
     def _init_columns(self) -> None:
@@ -587,7 +625,7 @@ class FileTab(QWidget):
     def _reopened(self) -> None:
         """Saved as another file: it decodes as this one did, now and when it opens again."""
         old, self._reopening_from = self._reopening_from, None
-        if old is not None and os.path.abspath(old) != os.path.abspath(self.path):
+        if old is not None and full_path(old) != full_path(self.path):
             self.settings.copy_file_choices(old, self.path)
 
     def close_file(self) -> None:
@@ -597,7 +635,10 @@ class FileTab(QWidget):
         self.session.close()
         self.editing.close()
         self.qa.close()
+        if self._reopen_worker is not None:
+            self._reopen_worker.stop()  # a URL being opened again: its answer is dropped
         self._closed = True
         self.detail.clear()
         self.detail.wait()  # background loads may still be reading the file
+        self.model.close()
         self.session.close_source()

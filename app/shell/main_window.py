@@ -14,14 +14,16 @@ from __future__ import annotations
 
 import os
 
-from PySide6.QtCore import QEvent, QSize, Qt
+from PySide6.QtCore import QEvent, QSize, Qt, QTimer
 from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QGuiApplication, QKeySequence
 from PySide6.QtWidgets import (QFileDialog, QInputDialog, QLabel, QMainWindow,
                                QMessageBox, QProgressBar, QStackedWidget, QTabWidget, QToolButton, QVBoxLayout,
                                QWidget)
 
 from codec.errors import TFRecordError
+from codec.remote import is_url
 
+from app.dialogs import url_dialogs
 from app.models.settings import Settings
 from app.shell.damage_actions import DamageActions
 from app.shell.edit_actions import EditActions
@@ -30,6 +32,8 @@ from app.shell.payload_actions import PayloadActions
 from app.shell.qa_docks import QaDocks, TabQa
 from app.shell.recent_files import RecentFiles, sweep_stale_temps_in
 from app.shell.shard_set_tab import ShardSetTab, opens_as_set
+from app.shell.tab_state import TabState
+from app.shell.url_opening import UrlOpening, UrlOpenings
 from app.style import icons
 from app.views.message_bar import MessageBar
 from app.views.start_page import StartPage, human_size
@@ -42,6 +46,8 @@ MESSAGE_MS = 10000
 DEFAULT_SIZE = (1200, 780)  # a first start's window, when the screen has room
 SCREEN_SHARE = 0.85  # of a larger screen
 COMPRESSION_TEXT = {"none": "plain", "gzip": "GZIP", "zlib": "ZLIB"}
+FETCH_REFRESH_MS = 500  # the status bar's fetched bytes and throughput, while a URL is read
+URL_SHOWN_CHARS = 60  # longer URLs are elided in the middle in the status bar
 
 
 class MainWindow(QMainWindow):
@@ -59,6 +65,7 @@ class MainWindow(QMainWindow):
         self._error_line = ""  # the status bar's copy of the message bar's first line
         self.start_page = StartPage()
         self.start_page.open_requested.connect(self.open_dialog)
+        self.start_page.open_url_requested.connect(self.open_url_dialog)
         self.start_page.open_path.connect(self.open_file)
         self.start_page.open_demo.connect(self.open_demo)
         self.tabs = QTabWidget()
@@ -89,6 +96,10 @@ class MainWindow(QMainWindow):
         if state is not None:
             self.restoreState(state)
         self.sweep_thread = sweep_stale_temps_in(self.recent.written_folders())
+        self.openings = UrlOpenings(self.tabs, self.settings, self)  # URLs opening on workers, each with a page
+        self.openings.tab_ready.connect(self._url_tab_ready)
+        self.openings.error.connect(self.show_error)
+        self.openings.ended.connect(self._current_changed)
 
     # -- building ---------------------------------------------------------
     def _make_status_bar(self) -> None:
@@ -104,6 +115,10 @@ class MainWindow(QMainWindow):
         self.payload_label = QLabel()
         self.payload_label.setToolTip("How the records decode: File > Decode As…")
         self.size_label = QLabel()
+        self.fetch_label = QLabel()  # a URL's bytes fetched and throughput
+        self.fetch_timer = QTimer(self)
+        self.fetch_timer.setInterval(FETCH_REFRESH_MS)
+        self.fetch_timer.timeout.connect(self._refresh_status)
         self.cancel_button = QToolButton()
         self.cancel_button.setIcon(icons.icon("cancel"))
         self.cancel_button.setText("Cancel")
@@ -111,8 +126,8 @@ class MainWindow(QMainWindow):
         self.cancel_button.setAutoRaise(True)
         self.cancel_button.setToolTip("Stop indexing (Esc); the records found so far stay")
         self.cancel_button.clicked.connect(self.cancel_current)
-        for widget in (self.progress, self.records_label, self.problems_label, self.payload_label,
-                       self.compression_label, self.size_label, self.cancel_button):
+        for widget in (self.progress, self.records_label, self.fetch_label, self.problems_label,
+                       self.payload_label, self.compression_label, self.size_label, self.cancel_button):
             bar.addPermanentWidget(widget)
         self.compression_label.setToolTip("Compression, decided from the file's first bytes")
 
@@ -136,6 +151,8 @@ class MainWindow(QMainWindow):
                                     "Open every TFRecord file in a folder as one dataset, in one tab")
         self.open_set_action = a("Open Files as One &Dataset…", self.open_set_dialog, None, None,
                                  "Open several shards as one dataset, records numbered across them")
+        self.open_url_action = a("Open &URL…", self.open_url_dialog, "Ctrl+Shift+O", "open",
+                                 "Open a file, a glob of shards or a prefix from s3://, gs://, https://...")
         self.demo_action = a("Open &Demo Dataset", self.open_demo, None, "demo")
         self.verify_action = a("&Verify Checksums", self.verify_current, "Ctrl+Shift+V", "verify",
                                "Check every record's data CRC")
@@ -169,6 +186,7 @@ class MainWindow(QMainWindow):
         file_menu.addAction(self.open_action)
         file_menu.addAction(self.open_folder_action)
         file_menu.addAction(self.open_set_action)
+        file_menu.addAction(self.open_url_action)
         self.recent_menu = file_menu.addMenu("Open &Recent")
         self.recent = RecentFiles(self.settings, self.recent_menu, self.start_page, self.open_file, self)
         file_menu.addAction(self.demo_action)
@@ -215,7 +233,8 @@ class MainWindow(QMainWindow):
         return widget if isinstance(widget, FileTab) else None
 
     def file_tabs(self) -> list[FileTab]:
-        return [self.tabs.widget(i) for i in range(self.tabs.count())]
+        """The open files' tabs (not those of URLs still opening)."""
+        return [w for w in (self.tabs.widget(i) for i in range(self.tabs.count())) if isinstance(w, FileTab)]
 
     def _current_qa(self) -> TabQa | None:
         tab = self.current_tab()
@@ -230,6 +249,9 @@ class MainWindow(QMainWindow):
         """Open each path in a tab; failures are listed together in the message bar."""
         opened, errors = [], []
         for path in paths:
+            if is_url(path):  # opens on a worker; says so itself if it fails
+                self.open_url(path)
+                continue
             tab, error = self._open_one(path)
             if tab is not None:
                 opened.append(tab)
@@ -240,7 +262,13 @@ class MainWindow(QMainWindow):
         return opened
 
     def open_file(self, path: str) -> FileTab | None:
-        """Open ``path`` in a new tab (or switch to it); None with a message on failure."""
+        """Open ``path`` in a new tab (or switch to it); None with a message on failure.
+
+        A URL opens on a worker (see :meth:`open_url`): None here, its tab comes later.
+        """
+        if is_url(path):
+            self.open_url(path)
+            return None
         tab, error = self._open_one(path)
         if error:
             self.show_error(error)
@@ -265,7 +293,13 @@ class MainWindow(QMainWindow):
         return tab, None
 
     def open_set(self, paths: list[str]) -> FileTab | None:
-        """Open files, a folder or a glob as one dataset in one tab; None with a message on failure."""
+        """Open files, a folder or a glob as one dataset in one tab; None with a message on failure.
+
+        URLs open on a worker (see :meth:`open_url`): None here, the tab comes later.
+        """
+        if any(is_url(p) for p in paths):
+            self._open_remote(list(paths), as_set=True)
+            return None
         tab, error = self._open_set([os.path.abspath(os.path.expanduser(p)) for p in paths])
         if error:
             self.show_error(error)
@@ -284,13 +318,13 @@ class MainWindow(QMainWindow):
         tab.unusable.connect(self.show_error)
         return self._add_tab(tab, paths[0], recent=len(paths) == 1), None
 
-    def _add_tab(self, tab: FileTab, path: str, *, recent: bool = True) -> FileTab:
-        """Wire a new tab in, show it and start indexing it."""
+    def _add_tab(self, tab: FileTab, path: str, *, recent: bool = True, at: int = -1) -> FileTab:
+        """Wire a new tab in (at index ``at``, else last), show it and start indexing it."""
         tab.state_changed.connect(self._refresh_status)
         tab.message.connect(lambda text, t=tab: self._tab_message(t, text))
         self.damage.tab_opened(tab)
         self.edit_actions.tab_opened(tab)
-        index = self.tabs.addTab(tab, icons.icon("file"), tab.title)
+        index = self.tabs.insertTab(at, tab, icons.icon("file"), tab.title)
         self.tabs.setTabToolTip(index, path)
         self.tabs.setCurrentIndex(index)
         self.message_bar.hide()
@@ -299,6 +333,36 @@ class MainWindow(QMainWindow):
         tab.start()
         tab.table.setFocus()
         return tab
+
+    # -- URLs -------------------------------------------------------------------
+    def open_url(self, url: str) -> UrlOpening | None:
+        """Open a URL (a file, or a glob or prefix as one dataset) on a worker, its tab showing
+        "Opening…" with Cancel meanwhile; None when it is open already (its tab is shown)."""
+        return self._open_remote([url.strip()], as_set=opens_as_set(url.strip()))
+
+    def open_url_dialog(self) -> UrlOpening | None:
+        url = url_dialogs.ask_url(self, self.settings.recent_urls())
+        return self.open_url(url) if url else None
+
+    def _open_remote(self, urls: list[str], *, as_set: bool) -> UrlOpening | None:
+        for tab in self.file_tabs():
+            shown = [s.path for s in tab.shard_set.shards] if isinstance(tab, ShardSetTab) and len(urls) > 1 \
+                else [tab.path]
+            if shown == urls and isinstance(tab, ShardSetTab) == as_set:
+                self.tabs.setCurrentWidget(tab)
+                return None
+        opening = self.openings.find(urls)
+        if opening is not None:
+            self.tabs.setCurrentWidget(opening.page)
+            return opening
+        return self.openings.start(urls, as_set)
+
+    def _url_tab_ready(self, tab: FileTab, url: str, recent: bool, index: int) -> None:
+        if isinstance(tab, ShardSetTab):
+            tab.unusable.connect(self.show_error)
+        self._add_tab(tab, url, recent=recent, at=index)
+        if tab.open_note and not isinstance(tab, ShardSetTab):  # a set says it with its unusable shards
+            self.show_error(tab.open_note)
 
     def open_demo(self) -> FileTab | None:
         return self.open_file(demo_path())
@@ -325,7 +389,7 @@ class MainWindow(QMainWindow):
 
     def close_tab(self, index: int) -> None:
         tab = self.tabs.widget(index)
-        if not isinstance(tab, FileTab):
+        if self.openings.cancel_page(tab) or not isinstance(tab, FileTab):
             return
         if not self.edit_actions.confirm_close(tab, lambda: self.close_tab(self.tabs.indexOf(tab))):
             return
@@ -339,7 +403,9 @@ class MainWindow(QMainWindow):
             self.close_tab(self.tabs.currentIndex())
 
     def cancel_current(self) -> None:
-        self._tab_call(FileTab.cancel)
+        """Stop the current tab's pass, or the opening of its URL."""
+        if not self.openings.cancel_page(self.tabs.currentWidget()):
+            self._tab_call(FileTab.cancel)
 
     def verify_current(self) -> None:
         tab = self.current_tab()
@@ -389,9 +455,12 @@ class MainWindow(QMainWindow):
 
     def _current_changed(self, *_) -> None:
         tab = self.current_tab()
-        self.stack.setCurrentWidget(self.tabs if tab is not None else self.start_page)
+        self.stack.setCurrentWidget(self.tabs if self.tabs.count() else self.start_page)
         for action in self._tab_actions:
             action.setEnabled(tab is not None)
+        if tab is None and self.tabs.count():  # a URL opening: Esc and Ctrl+W stop it
+            self.cancel_action.setEnabled(True)
+            self.close_action.setEnabled(True)
         self.columns_menu.setEnabled(tab is not None)
         if tab is None:
             self.setWindowTitle(APP_NAME)
@@ -407,13 +476,15 @@ class MainWindow(QMainWindow):
         sender = self.sender()
         if isinstance(sender, FileTab) and sender is not tab:
             return
-        widgets = (self.progress, self.records_label, self.problems_label, self.payload_label,
+        widgets = (self.progress, self.records_label, self.fetch_label, self.problems_label, self.payload_label,
                    self.compression_label, self.size_label, self.cancel_button)
         if tab is None:
             for widget in widgets:
                 widget.hide()
+            self.fetch_timer.stop()
             return
         s = tab.state()
+        self._show_fetched(s)
         running = s.running
         self.progress.setVisible(running)
         self.cancel_button.setVisible(running)
@@ -452,6 +523,25 @@ class MainWindow(QMainWindow):
         for widget in (self.records_label, self.problems_label, self.compression_label, self.size_label):
             widget.show()
 
+    def _show_fetched(self, s: TabState) -> None:
+        """A URL's bytes fetched (and throughput while a pass reads it), refreshed by a timer meanwhile."""
+        self.fetch_label.setVisible(s.fetched is not None)
+        if s.fetched is None:
+            self.fetch_timer.stop()
+            return
+        fetched = f"{human_size(s.fetched)} fetched"
+        if s.running:
+            url = s.path if len(s.path) <= URL_SHOWN_CHARS else \
+                f"{s.path[:URL_SHOWN_CHARS // 2 - 1]}…{s.path[-(URL_SHOWN_CHARS // 2):]}"
+            doing = "Checking" if s.phase == "verify" else "Indexing"
+            self.fetch_label.setText(f"{doing} {url} — {fetched}, {human_size(int(s.rate))}/s")
+            if not self.fetch_timer.isActive():
+                self.fetch_timer.start()
+        else:
+            self.fetch_label.setText(fetched)
+            self.fetch_timer.stop()
+        self.fetch_label.setToolTip(f"{s.fetched:,} bytes read from {s.path}")
+
     def _saved(self, path: str) -> None:
         """A tab was written to ``path``: a recent file now, and the tab's title may have changed."""
         self.recent.add(path)
@@ -473,11 +563,12 @@ class MainWindow(QMainWindow):
 
     # -- Qt events --------------------------------------------------------
     def dragEnterEvent(self, event: QDragEnterEvent) -> None:
-        if any(url.isLocalFile() for url in event.mimeData().urls()):
+        if any(url.isLocalFile() or is_url(url.toString()) for url in event.mimeData().urls()):
             event.acceptProposedAction()
 
     def dropEvent(self, event: QDropEvent) -> None:
-        paths = [url.toLocalFile() for url in event.mimeData().urls() if url.isLocalFile()]
+        paths = [url.toLocalFile() if url.isLocalFile() else url.toString() for url in event.mimeData().urls()
+                 if url.isLocalFile() or is_url(url.toString())]
         if paths:
             event.acceptProposedAction()
             self.open_files(paths)
@@ -495,6 +586,8 @@ class MainWindow(QMainWindow):
             event.ignore()
             return
         self.settings.save_window(self.saveGeometry(), self.saveState())
+        self.openings.close()  # waits for network calls under way: they end within the store's timeouts
+        self.edit_actions.remote_saves.close()
         while self.tabs.count():
             self.close_tab(0)
         self.settings.sync()

@@ -15,11 +15,12 @@ from typing import Callable
 from PySide6.QtCore import QObject
 from PySide6.QtWidgets import QMenu
 
+from codec.remote import is_url
 from codec.temp_files import sweep_stale_temps
 
 from app.models.settings import Settings
 from app.style import icons
-from app.views.start_page import StartPage
+from app.views.start_page import StartPage, display_name
 
 
 def sweep_stale_temps_in(folders: list[str]) -> threading.Thread:
@@ -64,7 +65,7 @@ class RecentFiles(QObject):
         self.menu.clear()
         files = self.settings.recent_files()
         for path in files:
-            action = self.menu.addAction(icons.icon("file"), os.path.basename(path))
+            action = self.menu.addAction(icons.icon("file"), display_name(path))
             action.setToolTip(path)
             action.setStatusTip(path)
             action.triggered.connect(lambda _=False, p=path: self._open_file(p))
@@ -79,6 +80,8 @@ class RecentFiles(QObject):
         self.refresh()
 
     def written_folders(self) -> list[str]:
-        """Folders this app wrote to: output folders, and those of recent files (Save writes beside them)."""
-        folders = self.settings.output_directories() + [os.path.dirname(p) for p in self.settings.recent_files()]
+        """Folders this app wrote to: output folders, and those of recent local files (Save writes beside
+        them). A URL's upload leaves no temporary under its name (see codec.writer), and no local folder."""
+        recent = [os.path.dirname(p) for p in self.settings.recent_files() if not is_url(p)]
+        folders = [f for f in self.settings.output_directories() if not is_url(f)] + recent
         return list(dict.fromkeys(folders))

@@ -25,10 +25,12 @@ from codec.errors import FileChangedError
 from codec.payload_options import Choice, apply
 from codec.reader import TFRecordFile
 from codec.records import RecordSource
+from codec.remote import is_url
 from codec.scan import IndexProgress
 from codec.shards import ShardSet
 
 from app.models.commands import DocumentChange, EditTarget
+from app.shell.fetch_meter import FetchMeter, fetched_bytes
 from app.workers.worker import PAINT_GATE, GeneratorWorker, one_line
 
 
@@ -91,6 +93,7 @@ class TabSession(QObject):
         self._worker: GeneratorWorker | None = None
         self._pass_over = True  # the last pass (if any) has sent its last signal
         self._closed = False
+        self._meter = FetchMeter()  # a URL's throughput while its passes read it
 
     # -- what the tab shows -------------------------------------------------
     @property
@@ -106,6 +109,18 @@ class TabSession(QObject):
     def modified(self) -> bool:
         """Edits not saved yet (the undo stack is not at its clean point)."""
         return not self.stack.isClean()
+
+    @property
+    def fetched(self) -> int | None:
+        """Bytes the source has read from the network (a URL's, or a set of URLs'); None when local."""
+        return fetched_bytes(self.source)
+
+    def fetch_rate(self) -> float:
+        """Bytes per second the source has fetched lately while a pass runs; 0 otherwise."""
+        fetched = self.fetched
+        if fetched is None or not self.is_running():
+            return 0.0
+        return self._meter.sample(fetched)
 
     # -- the document ---------------------------------------------------------
     def start_editing(self) -> bool:
@@ -165,9 +180,13 @@ class TabSession(QObject):
         """Show the file at ``path`` from now on (after a save): a new source, index and history.
 
         Raises codec.errors.TFRecordError (one line) when it cannot be opened;
-        nothing changes then.
+        nothing changes then. A URL is asked over the network: open it on a
+        worker and hand it to :meth:`replace_source` instead.
         """
-        source = TFRecordFile(path)
+        self.replace_source(TFRecordFile(path))
+
+    def replace_source(self, source: TFRecordFile) -> None:
+        """Show ``source`` (an opened file) from now on: see :meth:`reopen`."""
         # the same records (saved) or their newer bytes: they decode as before
         source.payload, source.labels = self.source.payload, self.source.labels
         self.about_to_reopen.emit()
@@ -190,9 +209,10 @@ class TabSession(QObject):
             raise
 
     def changed_on_disk(self) -> bool:
-        """The file on disk is not the one opened (size or modification time differ)."""
+        """The file on disk is not the one opened (size or modification time differ); a URL's: the
+        codec found its object changed, and only its store can say more."""
         source = self.source
-        if source.mtime_ns is None:  # several files: each checks itself
+        if source.mtime_ns is None or is_url(source.path):  # several files: each checks itself
             return True
         try:
             st = os.stat(source.path)
@@ -237,6 +257,7 @@ class TabSession(QObject):
         self.phase = phase
         self.error = None
         self._pass_over = False
+        self._meter.reset(self.fetched)
         self._worker = GeneratorWorker(passes, self)
         self._worker.progress.connect(self._on_progress)
         self._worker.finished.connect(self._on_finished)
@@ -246,8 +267,10 @@ class TabSession(QObject):
         self.state_changed.emit()
 
     def _index_passes(self) -> Iterator[PassProgress]:
+        # A URL's index pass downloads it anyway: its CRCs are checked as the bytes pass, not in a second download.
+        verify_now = self.auto_verify and self.fetched is not None
         with self.watching_changes():
-            for p in self.source.index_iter():
+            for p in self.source.index_iter(verify=verify_now):
                 yield PassProgress("index", p)
         if self.auto_verify and not self.source.verified:
             yield from self._verify_passes()

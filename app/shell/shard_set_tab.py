@@ -20,7 +20,7 @@ from PySide6.QtWidgets import QSplitter, QWidget
 
 from codec.errors import TFRecordError
 from codec.opening import sniff_compression
-from codec.payload_options import apply
+from codec.payload_options import Choice, apply
 from codec.records import RecordSource
 from codec.shards import ShardSet, looks_like_shard_set
 
@@ -41,7 +41,8 @@ READ_ONLY_REASON = "read-only: a dataset of several shards cannot be edited (ope
 
 
 def opens_as_set(path: str) -> bool:
-    """A folder, or a glob pattern that is not itself an existing file."""
+    """A folder, or a glob pattern that is not itself an existing file; a URL's glob, or a prefix
+    or bucket written with a trailing ``/`` (judged by its spelling: no request)."""
     return looks_like_shard_set([path])
 
 
@@ -141,6 +142,23 @@ class ShardSetTab(FileTab):
         else:
             shard_set = ShardSet.from_args(args)
             choice, note = opening_choice(shard_set.path, settings, args)
+        return cls._over(shard_set, args, choice, note, settings, parent)
+
+    @classmethod
+    def from_set(cls, shard_set: ShardSet, args: Sequence[str], settings: Settings,
+                 parent: QWidget | None = None) -> "ShardSetTab":
+        """A tab over a set already listed (a URL glob or prefix, on a worker); the set is closed if it fails."""
+        args = list(args)
+        try:
+            choice, note = opening_choice(args[0] if len(args) == 1 else shard_set.path, settings, args)
+            return cls._over(shard_set, args, choice, note, settings, parent)
+        except BaseException:
+            shard_set.close()
+            raise
+
+    @classmethod
+    def _over(cls, shard_set: ShardSet, args: list[str], choice: Choice, note: str | None, settings: Settings,
+              parent: QWidget | None) -> "ShardSetTab":
         apply(choice, shard_set)
         skipped = skipped_in_folders(args, [s.path for s in shard_set.shards], dataset=choice.dataset is not None)
         tab = cls(shard_set, settings, parent, skipped=skipped, dataset=choice.dataset)

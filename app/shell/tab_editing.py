@@ -195,16 +195,17 @@ class TabEditing(QObject):
 
     # -- saving -----------------------------------------------------------------
     def save(self, path: str | None = None, compression: str | None = None,
-             on_done: Callable[[bool], None] | None = None) -> bool:
+             on_done: Callable[[bool], None] | None = None, *, existed: bool | None = None) -> bool:
         """Write the document (to ``path``, default over the file) on a worker; then reopen it.
 
         Returns False at once (with a message) when saving cannot start.
-        ``on_done(ok)`` is called when the save has ended.
+        ``on_done(ok)`` is called when the save has ended. ``existed``: a URL
+        target's object was there before (asked already).
         """
         if self.session.target is None:
             self.message.emit(self.read_only_reason() or "nothing to save")
             return False
-        return self.saver.save(path, compression, on_done)
+        return self.saver.save(path, compression, on_done, existed)
 
     def cancel(self) -> None:
         self.worker.cancel()

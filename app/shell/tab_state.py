@@ -21,6 +21,8 @@ class TabState:
     error: str | None = None
     shards: tuple[int, int] | None = None  # (indexed, all) for a shard set
     decoded_as: str | None = None  # the payload's name (File > Decode As…, a TFDS dataset); None: by kind
+    fetched: int | None = None  # bytes read from the network so far (a URL's); None: a local file
+    rate: float = 0.0  # bytes per second fetched lately
 
 
 class GoTarget(NamedTuple):

@@ -8,7 +8,17 @@ from PySide6.QtCore import QSize, Qt, Signal
 from PySide6.QtWidgets import (QFrame, QHBoxLayout, QLabel, QListWidget, QListWidgetItem, QPushButton,
                                QVBoxLayout, QWidget)
 
+from codec.remote import is_url
+
 from app.style import icons
+
+
+def display_name(path: str) -> str:
+    """A short name for a file: its base name; a URL's last part (the whole URL for a bare bucket)."""
+    if not is_url(path):
+        return os.path.basename(path) or path
+    rest = path.split("://", 1)[1].rstrip("/")
+    return rest.rsplit("/", 1)[1] if "/" in rest else path
 
 
 def human_size(n: int) -> str:
@@ -22,9 +32,10 @@ def human_size(n: int) -> str:
 
 class StartPage(QWidget):
     """The start page. Signals: ``open_requested()`` (show the file dialog),
-    ``open_path(str)`` (a recent file), ``open_demo()``."""
+    ``open_url_requested()`` (the Open URL dialog), ``open_path(str)`` (a recent file), ``open_demo()``."""
 
     open_requested = Signal()
+    open_url_requested = Signal()
     open_path = Signal(str)
     open_demo = Signal()
 
@@ -52,16 +63,21 @@ class StartPage(QWidget):
 
         self.open_button = QPushButton(icons.icon("open"), "  Open a File…")
         self.open_button.setToolTip("Open a .tfrecord file (Ctrl+O); you can also drop files on the window")
+        self.url_button = QPushButton("Open a URL…")
+        self.url_button.setToolTip("A file or a dataset in a bucket or on a web server: s3://, gs://, https://… "
+                                   "(Ctrl+Shift+O)")
         self.demo_button = QPushButton(icons.icon("demo"), "  Open the Demo Dataset")
         self.demo_button.setToolTip("A small file with images, labels, boxes and SequenceExamples")
-        for button in (self.open_button, self.demo_button):
+        for button in (self.open_button, self.url_button, self.demo_button):
             button.setIconSize(QSize(22, 22))
             button.setMinimumHeight(40)
         self.open_button.setDefault(True)
         self.open_button.clicked.connect(self.open_requested)
+        self.url_button.clicked.connect(self.open_url_requested)
         self.demo_button.clicked.connect(self.open_demo)
         buttons = QHBoxLayout()
         buttons.addWidget(self.open_button)
+        buttons.addWidget(self.url_button)
         buttons.addWidget(self.demo_button)
         buttons.addStretch(1)
 
@@ -109,6 +125,12 @@ class StartPage(QWidget):
         """Show these files (most recent first); missing ones are listed greyed out."""
         self.recent_list.clear()
         for path in paths:
+            if is_url(path):  # not looked up: that is a network round trip
+                item = QListWidgetItem(icons.icon("file"), f"{display_name(path)} · remote\n{path}")
+                item.setData(Qt.ItemDataRole.UserRole, path)
+                item.setToolTip(path)
+                self.recent_list.addItem(item)
+                continue
             exists = os.path.isfile(path) or os.path.isdir(path) or bool(glob.glob(path))  # a dataset: folder, glob
             size = f" · {human_size(os.path.getsize(path))}" if os.path.isfile(path) else \
                 (" · dataset" if exists else " · missing")

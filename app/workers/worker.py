@@ -166,3 +166,21 @@ class GeneratorWorker(QObject):
     def _on_done(self, last: Any, cancelled: bool) -> None:
         self.cancelled = cancelled
         self.finished.emit(last)
+
+
+def call_on_worker(fn: Callable[[], Any], parent: QObject, done: Callable[[Any], None],
+                   failed: Callable[[str], None]) -> GeneratorWorker:
+    """Call ``fn()`` on a new thread (a network round trip, say); then ``done(result)`` or
+    ``failed(one line)`` on this one. The worker is deleted once its thread has ended;
+    ``cancel()`` on it does not interrupt ``fn``, whose result still comes."""
+    worker = GeneratorWorker(lambda: iter([fn()]), parent)  # called on the worker's thread
+
+    def end(callback: Callable[[Any], None], value: Any) -> None:
+        worker.wait()
+        worker.deleteLater()
+        callback(value)
+
+    worker.finished.connect(lambda value: end(done, value))
+    worker.failed.connect(lambda text: end(failed, text))
+    worker.start()
+    return worker
