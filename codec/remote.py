@@ -34,6 +34,10 @@ class RangeNotSupportedError(FileAccessError):
     """The server answered a ranged read with the whole object (or a wrong length)."""
 
 
+class RemoteFolderError(FileAccessError):
+    """A URL names a folder or prefix, not one object (open it as a shard set)."""
+
+
 class _RangeIgnored(Exception):
     pass
 
@@ -330,7 +334,7 @@ class RemoteFile:
         meta = _retrying(url, fetch_info, RETRIES if retries is None else retries,
                          BACKOFF if backoff is None else backoff)
         if meta.get("type") == "directory":
-            raise FileAccessError(f"cannot read {url}: it is a folder or prefix, not a file")
+            raise RemoteFolderError(f"cannot read {url}: it is a folder or prefix, not a file")
         if meta.get("size") is None:
             raise FileAccessError(f"cannot read {url}: the server does not say the object's size")
         return cls(url, fs, path, meta, retries=retries, backoff=backoff)

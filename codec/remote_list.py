@@ -14,7 +14,7 @@ from typing import Any
 
 from .errors import FileAccessError
 from .framing import HEADER_SIZE
-from .remote import access_error, remote_filesystem
+from .remote import RemoteFolderError, access_error, remote_filesystem
 from .tfrecord_names import looks_like_tfrecord_name
 
 GLOB_CHARS = "*?["
@@ -66,7 +66,7 @@ def remote_info(url: str) -> dict:
     except Exception as exc:  # noqa: BLE001 - every failure becomes one line naming the URL
         raise access_error(url, exc) from None
     if info.get("type") == "directory":
-        raise FileAccessError(f"cannot read {url}: it is a folder or prefix, not a file")
+        raise RemoteFolderError(f"cannot read {url}: it is a folder or prefix, not a file")
     return info
 
 

@@ -17,6 +17,7 @@ from PySide6.QtWidgets import QTabWidget, QWidget
 
 from codec.errors import TFRecordError
 from codec.reader import TFRecordFile
+from codec.remote import RemoteFolderError
 from codec.shards import ShardSet
 
 from app.models.settings import Settings
@@ -35,7 +36,10 @@ def open_remote_source(urls: Sequence[str], as_set: bool) -> TFRecordFile | Shar
     """
     if as_set:
         return ShardSet.from_args(list(urls))
-    return TFRecordFile(urls[0])
+    try:
+        return TFRecordFile(urls[0])
+    except RemoteFolderError:  # a folder named without its trailing slash
+        return ShardSet.from_args([urls[0].rstrip("/") + "/"])
 
 
 class UrlOpening(QObject):

@@ -365,10 +365,11 @@ def bucket(s3_endpoint, monkeypatch, tmp_path):
     return fs, name, shards
 
 
-def test_an_s3_prefix_opens_as_one_dataset(window, qtbot, bucket):
+@pytest.mark.parametrize("spelled", ["set/", "set"])
+def test_an_s3_prefix_opens_as_one_dataset(window, qtbot, bucket, spelled):
     fs, name, shards = bucket
-    opening = window.open_url(f"s3://{name}/set/")
-    assert opening is not None and opening.as_set
+    opening = window.open_url(f"s3://{name}/{spelled}")
+    assert opening is not None and opening.as_set == spelled.endswith("/")  # without "/": found by the store
     with qtbot.waitSignal(opening.opened, timeout=TIMEOUT) as opened:
         pass
     tab = wait_done(qtbot, opened.args[0], TIMEOUT)
