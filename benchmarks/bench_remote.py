@@ -9,9 +9,9 @@ range-serving HTTP server on 127.0.0.1, every request delayed by ``--latency``:
 - ``remote_small``: ``--small`` records of about 100 bytes (1M: ~116 MB).
 
 For each it prints: a plain download of the file (one GET, streamed and dropped:
-the floor for any pass over it); the first record (open, the first progress of
-the index pass, record 0); the full index pass (no cache) and its ratio to the
-download; the last record after a reopen from the index cache; and 100 random
+the floor for any pass over it; best of 3); the first record (open, the first
+progress of the index pass, record 0); the full index pass (no cache entry;
+best of 3) and its ratio to the download; the last record after a reopen from the index cache; and 100 random
 records after indexing. Bytes and requests are counted by the server.
 TensorFlow has no HTTP filesystem (it reads gs:// and s3:// only front to back),
 so there is no TensorFlow figure here.
@@ -29,10 +29,11 @@ import urllib.request
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from benchmarks.common import data_path, peak_rss_mb  # noqa: E402
-from codec import TFRecordFile, write_records  # noqa: E402
+from codec import TFRecordFile, index_cache, write_records  # noqa: E402
 from tests.remote_servers import RangeServer  # noqa: E402
 
 MiB = 1 << 20
+RUNS = 3  # the download and the index pass: best of
 
 
 def big_records(n: int):
@@ -113,8 +114,7 @@ def run(srv: ServerProcess, name: str, path: str, latency: float) -> dict:
     size = os.path.getsize(path)
     out: dict = {"file": name, "size_mib": size / MiB}
     srv.call("latency", latency)
-    srv.call("reset")
-    out["download_s"] = download_seconds(url)
+    out["download_s"] = min(download_seconds(url) for _ in range(RUNS))
 
     srv.call("reset")
     start = time.perf_counter()
@@ -126,11 +126,15 @@ def run(srv: ServerProcess, name: str, path: str, latency: float) -> dict:
     out["first_mib"], out["first_req"] = _mib_requests(srv)
     passing.close()
 
-    srv.call("reset")
-    start = time.perf_counter()
-    f = TFRecordFile(url)  # the cache is on: this pass fills it
-    f.build_index()
-    out["index_s"] = time.perf_counter() - start
+    best = float("inf")
+    for run in range(RUNS):
+        index_cache.invalidate(url)
+        srv.call("reset")
+        start = time.perf_counter()
+        f = TFRecordFile(url)  # the cache is on: the last pass fills it
+        f.build_index()
+        best = min(best, time.perf_counter() - start)
+    out["index_s"] = best
     out["index_mib"], out["index_req"] = _mib_requests(srv)
     out["records"] = len(f)
 

@@ -51,8 +51,9 @@ def _default_options(protocol: str) -> dict:
     """Timeouts and bounded library retries, so a dead network fails in seconds, not minutes."""
     if protocol in ("http", "https"):
         import aiohttp
+        # read_bufsize: the index pass reads chunks of megabytes; 64 KiB socket reads cost a Python step each
         return {"client_kwargs": {"timeout": aiohttp.ClientTimeout(total=None, sock_connect=10, sock_read=30),
-                                  "trust_env": True}}
+                                  "trust_env": True, "read_bufsize": 1 << 20}}
     if protocol in ("gs", "gcs"):
         import os
         if os.environ.get("STORAGE_EMULATOR_HOST"):  # a local GCS emulator: no Google credentials, no gRPC

@@ -148,17 +148,17 @@ class RangeServer:
                     self.send_header("ETag", f'"{size:x}-{st.st_mtime_ns:x}"')
                 self.end_headers()
                 if not head:
-                    try:
+                    try:  # in 1 MiB pieces by sendfile (as a real server would: no copy through Python)
                         with open(target, "rb") as f:
-                            f.seek(start)
-                            left = end - start + 1
+                            pos, left = start, end - start + 1
                             while left > 0:
-                                piece = f.read(min(left, 1 << 20))
-                                if not piece:
+                                n = min(left, 1 << 20)
+                                server.stats.sending(n)
+                                sent = self.connection.sendfile(f, pos, n)
+                                if not sent:
                                     break
-                                server.stats.sending(len(piece))
-                                self.wfile.write(piece)
-                                left -= len(piece)
+                                pos += sent
+                                left -= sent
                     except (BrokenPipeError, ConnectionResetError):
                         self.close_connection = True
 
