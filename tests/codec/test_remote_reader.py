@@ -58,7 +58,8 @@ def test_first_records_come_before_the_file(served, cache):
     passing.close()
     ramp = sum(FIRST_CHUNK << k for k in range(AHEAD_RAMP + 2))  # the chunks a pass asks for first
     assert srv.stats.bytes <= ramp + 2 * RemoteFile.BLOCK < f.file_size / 4, srv.stats.bytes
-    assert f.remote.bytes_fetched == srv.stats.bytes
+    # (a chunk still in flight when the pass closed is counted by the server first)
+    assert RemoteFile.BLOCK + FIRST_CHUNK <= f.remote.bytes_fetched <= srv.stats.bytes
 
 
 def test_index_pass_costs_about_one_download(served, cache):
