@@ -5,26 +5,33 @@ One row per indexed record. Rows are appended (``beginInsertRows``) when
 the first rows while the rest of the file is still being indexed. Only rows
 a view asks for are read and decoded, and what is shown of them is kept in a
 small LRU cache: nothing here ever walks the whole file.
+
+A remote source's rows (a URL, a shard set of URLs) are never read on the
+GUI thread: a row not cached yet shows a placeholder, and is read by a
+:class:`~app.workers.row_loader.RowLoader` that sends it back to be cached
+and repainted. A local file's rows are read and decoded when asked.
 """
 from __future__ import annotations
 
+import time
 from collections import OrderedDict
-from dataclasses import dataclass, field
 from enum import IntEnum
 from typing import Any
 
 import numpy as np
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, Qt, Signal
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, Qt, QTimer, Signal
 from PySide6.QtGui import QColor, QFont
 
-from codec.decode import RecordKind, decode_record, feature_cell, feature_keys, feature_values, record_features
+from codec.decode import RecordKind, decode_record, feature_keys
 from codec.errors import FileChangedError
 from codec.framing import RecordStatus
 from codec.reader import TFRecordFile
 
 from app.models.labels import KIND_TEXT, STATUS_TEXT
+from app.models.table_rows import LOADING_ROW, MAX_DECODE_BYTES, UNREADABLE, RowJob, TableRow, build_row, cell_text
 from app.style import icons
 from app.style.palette import ACCENT_TEXT, DAMAGED_TEXT, RECOVERED_TEXT
+from app.workers.row_loader import RowLoader, is_remote_source
 
 
 def renumbered_note(i: int) -> str:
@@ -55,26 +62,15 @@ DAMAGED_TINT = QColor(229, 57, 53, 56)
 RECOVERED_TINT = QColor(251, 140, 0, 48)
 GAP_TINT = QColor(251, 192, 45, 40)  # the first record found after skipped bytes (numbered as found)
 
-# Larger records are not read or decoded for a table row (the detail view does it).
-MAX_DECODE_BYTES = 16 << 20
 DEFAULT_FEATURE_COLUMNS = 4
 SAMPLE_RECORDS = 16
-MAX_NAMED_IDS = 8  # a cell names the classes of at most this many ids (longer lists stay numbers)
+REMOTE_CACHE_ROWS = 4096  # a remote source's rows cost a round trip each: more of them are kept
+LOADING_TEXT = "…"
+RETRY_AFTER = 10.0  # seconds a remote row that could not be read shows so before it is asked again
 _ROW_ROLES = frozenset({STATUS_ROLE, KIND_ROLE, Qt.ItemDataRole.BackgroundRole, Qt.ItemDataRole.ForegroundRole,
                         Qt.ItemDataRole.DecorationRole, Qt.ItemDataRole.ToolTipRole})
 _RIGHT = Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
 _LEFT = Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter
-
-
-@dataclass
-class _Row:
-    """What the table shows of one record, besides its live status."""
-
-    length: int | None
-    kind: RecordKind | None
-    cells: dict[str, str] = field(default_factory=dict)
-    error: str | None = None
-    note: str | None = None
 
 
 class RecordTableModel(QAbstractTableModel):
@@ -82,18 +78,21 @@ class RecordTableModel(QAbstractTableModel):
 
     ``error(str)`` reports a record that could not be read (one line), and
     ``file_changed(str)`` a read that found the file changed on disk; the
-    widget showing the model decides how to tell the user.
+    widget showing the model decides how to tell the user. A remote source's
+    ``samples_ready()``: its first rows came from the background, so the
+    sample_* answers are complete now (feature columns can be chosen).
     """
 
     error = Signal(str)
     file_changed = Signal(str)  # a read found the file changed on disk (codec.errors.FileChangedError)
+    samples_ready = Signal()
 
     def __init__(self, tfile: TFRecordFile, parent=None, *, cache_size: int = 256) -> None:
         super().__init__(parent)
         self._tfile = tfile
         self._rows = 0
         self._features: list[str] = []
-        self._cache: OrderedDict[int, _Row] = OrderedDict()
+        self._cache: OrderedDict[int, TableRow] = OrderedDict()
         self._cache_size = cache_size
         self._sampled: tuple[int, list[str]] | None = None
         self._samples: list | None = None  # the first rows decoded (see _sample_records)
@@ -104,6 +103,23 @@ class RecordTableModel(QAbstractTableModel):
         self._problems_seen: tuple = ()
         self._edited_font = QFont()
         self._edited_font.setItalic(True)
+        # a remote source's rows: read by a loader, asked in batches of one event-loop turn
+        self._remote = False
+        self._local_cache_size = cache_size
+        self._loader: RowLoader | None = None
+        self._epoch = 0  # grows when cached rows are forgotten: older answers are dropped
+        self._asked: set[int] = set()  # rows queued or being read
+        self._wanted: list[int] = []  # rows asked since the last batch was sent
+        self._failed: dict[int, tuple[TableRow, float]] = {}  # rows the network failed: when
+        self._reported: Exception | None = None  # the last failure told (the rows after it in a batch share it)
+        self._sample_rows: dict[int, Any] = {}  # the first rows decoded, as they came (None: not decodable)
+        self._samples_announced = False
+        self._closed = False
+        self._send_timer = QTimer(self)
+        self._send_timer.setSingleShot(True)
+        self._send_timer.setInterval(0)
+        self._send_timer.timeout.connect(self._send_wanted)
+        self._use_source(tfile)
 
     # -- the file ---------------------------------------------------------
     @property
@@ -125,7 +141,7 @@ class RecordTableModel(QAbstractTableModel):
             added = 0
             for first, count in publish():
                 if first < self._rows:
-                    self._cache.clear()  # rows are cached by record number, and those after ``first`` moved
+                    self._forget_rows()  # rows are cached by record number, and those after ``first`` moved
                 self.beginInsertRows(QModelIndex(), first, first + count - 1)
                 self._rows += count
                 self.endInsertRows()
@@ -135,9 +151,7 @@ class RecordTableModel(QAbstractTableModel):
         if n < self._rows:  # the index was rebuilt from scratch
             self.beginResetModel()
             self._rows = n
-            self._cache.clear()
-            self._sampled = None
-            self._samples = None
+            self._forget_rows(samples=True)
             self.endResetModel()
             return 0
         added = n - self._rows
@@ -167,9 +181,8 @@ class RecordTableModel(QAbstractTableModel):
         self._tfile = tfile
         self._payload = tfile.payload
         self._rows = len(tfile)
-        self._cache.clear()
-        self._sampled = None
-        self._samples = None
+        self._use_source(tfile)
+        self._forget_rows(samples=True)
         self._problems_seen = ()
         if same:
             self.refresh_status()
@@ -183,11 +196,11 @@ class RecordTableModel(QAbstractTableModel):
         if rows is None or len(self._tfile) != self._rows:
             self.beginResetModel()
             self._rows = len(self._tfile)
-            self._cache.clear()
-            self._sampled = None
-            self._samples = None
+            self._forget_rows(samples=True)
             self.endResetModel()
             return
+        if self._remote:  # a row being read now may have been read before the edit: its answer is dropped
+            self._drop_answers()
         for i in rows:
             self._cache.pop(i, None)
         if rows:
@@ -199,9 +212,25 @@ class RecordTableModel(QAbstractTableModel):
 
     # -- feature columns --------------------------------------------------
     def _sample_records(self, limit: int = SAMPLE_RECORDS) -> list:
-        """The first ``limit`` rows decoded (None for those that cannot be), kept until rows change."""
+        """The first ``limit`` rows decoded (None for those that cannot be), kept until rows change.
+
+        A remote source's come from the loader: until all have come, those
+        that have (not kept; ``samples_ready`` says when the rest are here).
+        """
         self._check_payload()
         n = min(limit, self._rows)
+        if self._remote:
+            n = min(n, SAMPLE_RECORDS)
+            if self._samples is None or len(self._samples) != n:
+                missing = [i for i in range(n) if i not in self._sample_rows]
+                for i in missing:
+                    self._ask(i)
+                got = [self._sample_rows[i] for i in range(n) if i in self._sample_rows]
+                if missing:
+                    self._samples = None
+                    return got
+                self._samples = got
+            return self._samples
         if self._samples is None or len(self._samples) != n:
             self._samples = [self._decoded(i) for i in range(n)]
         return self._samples
@@ -213,7 +242,8 @@ class RecordTableModel(QAbstractTableModel):
         if self._sampled is not None and self._sampled[0] == n:
             return list(self._sampled[1])
         keys: dict[str, None] = {}
-        for decoded in self._sample_records(limit):
+        samples = self._sample_records(limit)
+        for decoded in samples:
             if decoded is None:
                 continue
             for key in feature_keys(decoded):
@@ -222,7 +252,8 @@ class RecordTableModel(QAbstractTableModel):
                 else ()
             for key in sorted(lists):
                 keys.setdefault(key)
-        self._sampled = (n, list(keys))
+        if samples is self._samples:  # all of them (a remote source's may not all have come)
+            self._sampled = (n, list(keys))
         return list(keys)
 
     def sample_kinds(self) -> list[str]:
@@ -247,12 +278,12 @@ class RecordTableModel(QAbstractTableModel):
         if self._features:
             self.beginRemoveColumns(QModelIndex(), BASE_COLUMNS, BASE_COLUMNS + len(self._features) - 1)
             self._features = []
-            self._cache.clear()
+            self._forget_rows()
             self.endRemoveColumns()
         if keys:
             self.beginInsertColumns(QModelIndex(), BASE_COLUMNS, BASE_COLUMNS + len(keys) - 1)
             self._features = keys
-            self._cache.clear()
+            self._forget_rows()
             self.endInsertColumns()
 
     # -- Qt model ---------------------------------------------------------
@@ -368,6 +399,8 @@ class RecordTableModel(QAbstractTableModel):
             offset = facts[3] if facts is not None else self._tfile.index.offset(i)
             return "—" if offset < 0 else f"{offset:,}"
         row = self._row(i)
+        if row.loading and col != Column.STATUS:
+            return LOADING_TEXT
         if col == Column.SIZE:
             return "?" if row.length is None else f"{row.length:,}"
         if col == Column.KIND:
@@ -385,7 +418,7 @@ class RecordTableModel(QAbstractTableModel):
             return STATUS_TEXT[status]
         return row.cells.get(self._features[col - BASE_COLUMNS], "")
 
-    def _tooltip(self, i: int, col: int, row: _Row, status: RecordStatus) -> str | None:
+    def _tooltip(self, i: int, col: int, row: TableRow, status: RecordStatus) -> str | None:
         if col == Column.OFFSET or (col == Column.STATUS and self.is_edited(i)):
             offset = self._tfile.index.offset(i)
             if offset < 0:
@@ -463,56 +496,134 @@ class RecordTableModel(QAbstractTableModel):
         """Another payload (Decode As) decodes the rows differently: forget what was read with the old one."""
         if self._tfile.payload is not self._payload:
             self._payload = self._tfile.payload
-            self._cache.clear()
-            self._samples = None
-            self._sampled = None
+            self._forget_rows(samples=True)
 
     def _cell(self, decoded, key: str) -> str:
         """Feature ``key``'s cell: ids of a label feature with their names (``1 (cat)``) when known."""
-        text = feature_cell(decoded, key)
-        labels = self._tfile.labels
-        if labels is None or not text:
-            return text
-        features = record_features(decoded)
-        dtype, values = feature_values(features[key]) if features is not None and key in features else (None, [])
-        if dtype != "int64" or not values or len(values) > MAX_NAMED_IDS:
-            return text
-        parts = []
-        for v in values:
-            name = labels.name(key, v)
-            parts.append(f"{v} ({name})" if name else str(v))
-        return parts[0] if len(parts) == 1 else f"[{', '.join(parts)}]"
+        return cell_text(decoded, key, self._tfile.labels)
 
-    def _row(self, i: int) -> _Row:
-        """The shown data of record ``i``: read and decoded once, then cached."""
+    def _row(self, i: int) -> TableRow:
+        """The shown data of record ``i``: read and decoded once, then cached.
+
+        A remote source's row not cached yet is asked of the loader, and a
+        placeholder shown meanwhile: nothing is read here.
+        """
         self._check_payload()
         row = self._cache.get(i)
         if row is not None:
             self._cache.move_to_end(i)
             return row
-        try:
-            info = self._tfile.record_info(i)
-        except (OSError, ValueError, IndexError) as exc:
+        if self._remote:
+            failed = self._failed.get(i)
+            if failed is not None and time.monotonic() - failed[1] < RETRY_AFTER:
+                return failed[0]
+            self._ask(i)
+            return LOADING_ROW
+        row, exc, _ = build_row(self._tfile, i, self._features, self._tfile.payload, self._tfile.labels,
+                                MAX_DECODE_BYTES)
+        if exc is not None:
             self._cannot_read(i, exc)
-            info = None
-        if info is None:
-            row = _Row(None, None, error="this record could not be read")
-        elif info.status is RecordStatus.TRUNCATED:
-            row = _Row(info.length, None)
-        elif info.length > MAX_DECODE_BYTES:
-            row = _Row(info.length, None, note=f"{info.length:,} bytes: decoded in the detail view only")
-        else:
-            rec = self._read(i)
-            if rec is None:
-                row = _Row(info.length, None, error="this record could not be read")
-            else:
-                decoded = decode_record(rec.data, self._tfile.payload)
-                cells = {key: self._cell(decoded, key) for key in self._features}
-                row = _Row(info.length, decoded.kind, cells)
+        self._store(i, row)
+        return row
+
+    def _store(self, i: int, row: TableRow) -> None:
         self._cache[i] = row
         if len(self._cache) > self._cache_size:
             self._cache.popitem(last=False)
-        return row
+
+    # -- a remote source's rows, from the loader ------------------------------
+    def _use_source(self, source) -> None:
+        self._remote = is_remote_source(source)
+        self._cache_size = max(self._local_cache_size, REMOTE_CACHE_ROWS) if self._remote \
+            else self._local_cache_size
+
+    def _forget_rows(self, *, samples: bool = False) -> None:
+        """Drop the cached rows (and with ``samples`` the first rows decoded); answers on their way are late."""
+        self._cache.clear()
+        self._failed.clear()
+        if samples:
+            self._samples = None
+            self._sampled = None
+            self._sample_rows.clear()
+            self._samples_announced = False
+        self._drop_answers()
+
+    def _drop_answers(self) -> None:
+        """Rows asked of the loader so far are not wanted: their answers are dropped when they come."""
+        if self._asked or self._wanted or self._loader is not None:
+            self._epoch += 1
+            self._asked.clear()
+            self._wanted.clear()
+            if self._loader is not None:
+                self._loader.forget(self._epoch)
+
+    def _ask(self, i: int) -> None:
+        """Queue row ``i`` for the loader; the rows asked in one turn of the event loop go as one batch."""
+        if i in self._asked or self._closed:
+            return
+        self._asked.add(i)
+        self._wanted.append(i)
+        if not self._send_timer.isActive():
+            self._send_timer.start()
+
+    def _send_wanted(self) -> None:
+        rows, self._wanted = sorted(self._wanted), []
+        if not rows or self._closed:
+            return
+        if self._loader is None:
+            self._loader = RowLoader(self)
+            self._loader.loaded.connect(self._loaded)
+        dropped = self._loader.want(self._epoch, rows, RowJob(self._tfile, self._features, MAX_DECODE_BYTES))
+        self._asked.difference_update(dropped)
+
+    def _loaded(self, epoch: int, results: list) -> None:
+        """Rows read by the loader: cache them and repaint them (an older epoch's: ask again, if shown)."""
+        if self._closed or not results:
+            return
+        rows = [i for i, _ in results if i < self._rows]
+        if epoch != self._epoch:
+            if rows:  # still placeholders where shown: views ask again, for the rows as they are now
+                self.dataChanged.emit(self.index(min(rows), 0), self.index(max(rows), self.columnCount() - 1))
+            return
+        failed = None
+        for i, out in results:
+            self._asked.discard(i)
+            if isinstance(out, Exception):  # the row job itself failed (it says why in a row)
+                out = TableRow(None, None, error=UNREADABLE), out, None
+            row, exc, decoded = out
+            if exc is not None and failed is None and exc is not self._reported:  # a batch's rows share one
+                failed = (i, exc)
+            if isinstance(exc, OSError):  # the network or the server: shown so for a while, then read again
+                self._failed[i] = row, time.monotonic()
+                if len(self._failed) > self._cache_size:
+                    del self._failed[next(iter(self._failed))]
+            elif i < self._rows:
+                self._failed.pop(i, None)
+                self._store(i, row)
+                if i < SAMPLE_RECORDS and row.error is None:  # one that failed is asked again when sampled
+                    self._sample_rows[i] = decoded
+        if failed is not None:
+            self._reported = failed[1]
+            self._cannot_read(*failed)
+        if rows:
+            self.dataChanged.emit(self.index(min(rows), 0), self.index(max(rows), self.columnCount() - 1))
+        n = min(SAMPLE_RECORDS, self._rows)
+        if not self._samples_announced and n and all(i in self._sample_rows for i in range(n)):
+            self._samples_announced = True
+            self.samples_ready.emit()
+
+    def loading_rows(self) -> int:
+        """Rows asked of the loader and not back yet (0 for a local source)."""
+        return len(self._asked)
+
+    def close(self) -> None:
+        """Read no more rows (the tab is closing): queued ones are dropped, the one being read is waited for."""
+        self._closed = True
+        self._send_timer.stop()
+        self._asked.clear()
+        self._wanted.clear()
+        if self._loader is not None:
+            self._loader.close()
 
     @property
     def cached_rows(self) -> int:

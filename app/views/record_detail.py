@@ -34,6 +34,7 @@ from app.views.image_preview import ImagePreview
 from app.views.record_tree_view import RecordTreeView
 from app.views.tensor_view import TensorGrid
 from app.workers.background import PoolJobs
+from app.workers.row_loader import is_remote_source
 from app.workers.worker import one_line
 
 INLINE_RECORD_BYTES = 2 << 20  # bigger records load on the pool
@@ -201,13 +202,14 @@ class RecordDetail(QWidget):
         self._index = index
         self._loaded = None
         self._awaiting_images = False
+        remote = is_remote_source(tfile)  # its bytes come over the network: never read on this thread
         try:
-            info = tfile.record_info(index)
+            info = None if remote else tfile.record_info(index)
         except Exception as exc:  # noqa: BLE001 - shown in the header, never raised at the table
             self._show_failure(index, one_line(exc), changed=isinstance(exc, FileChangedError))
             return
         inline = INLINE_RECORD_BYTES if tfile.compression is Compression.NONE else INLINE_COMPRESSED_BYTES
-        if info.length <= inline:
+        if info is not None and info.length <= inline:
             try:
                 loaded = load_record(tfile, index)
             except Exception as exc:  # noqa: BLE001
@@ -215,7 +217,7 @@ class RecordDetail(QWidget):
                 return
             self._display(loaded)
             return
-        size = f" ({_size_text(info.length)})"
+        size = f" ({_size_text(info.length)})" if info is not None else ""
         self.header.setText(f"<b>Record {index:,}</b> · <span style='color:{MUTED_COLOR}'>loading…</span>")
         self._loading_text = f"Loading record {index:,}{size}…"
         # the previous record stays up for a moment: no flicker when loads are quick

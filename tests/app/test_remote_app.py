@@ -112,6 +112,7 @@ def test_open_url_dialog_opens_the_same_rows_as_the_local_file(window, qtbot, ht
     assert tab.path == url and window.current_tab() is tab
     assert window.tabs.count() == 2 and window.tabs.tabToolTip(window.tabs.indexOf(tab)) == url
     assert tab.model.rowCount() == local.model.rowCount() == 100
+    qtbot.waitUntil(lambda: all(row[3] != "…" for row in rows(tab)), timeout=TIMEOUT)  # rows come from the background
     assert rows(tab) == rows(local)
     reference = manifest["structured.tfrecord"]["records"]  # what TensorFlow wrote
     assert [hashlib.sha256(tab.session.records.read(i).data).hexdigest() for i in range(100)] == \
