@@ -397,6 +397,8 @@ def cmd_index(args) -> int:
 
             check_not_input(args.output, [f.path], "the index")
         f.build_index()
+        if f.remote is not None:
+            f.wait_for_cache()  # a compressed URL's zran index, so the next command reads records without a download
         if args.format == "dali":
             text, skipped = index_cache.dali_index_text(f)
             _write_text(args.output, text)
@@ -478,7 +480,7 @@ def _write_text(output: str | None, text: str) -> None:
         atomic_write_bytes(output, text.encode())
 
 
-COMMANDS = ("info", "verify", "repair", "cat", "index", "export", "stats", "schema")
+COMMANDS = ("info", "verify", "repair", "cat", "index", "export", "stats", "schema", "check")
 
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
@@ -562,6 +564,10 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         p.add_argument("--json", action="store_true", help="one JSON object")
         p.add_argument("--where", metavar="EXPR", help=WHERE_HELP)
         p.set_defaults(func=cmd_schema)
+    if wanted("check"):
+        from .cli_check import add_check_parser
+
+        add_check_parser(sub)
     return parser
 
 

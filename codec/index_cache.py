@@ -50,12 +50,13 @@ def cache_dir() -> str:
 
 
 def _key(path: str) -> str:
-    """A local file by its real path, a URL as it is."""
+    """A local file by its real path, a URL without its query and user info (a signed URL's
+    signature and a password are never stored; the object's version is checked instead)."""
     if "://" in path:
-        from .remote import is_url
+        from .remote import is_url, without_credentials
 
         if is_url(path):
-            return path
+            return without_credentials(path) if "::" not in path else path
     return os.path.realpath(path)
 
 

@@ -25,19 +25,19 @@ from .opening import (SNIFF_WINDOW, Handle, Pin, describe_os_error, io_errors, o
 from .pinned import PinnedRecord
 from .record_index import RecordIndex
 from .records import RecordData
+from .remote_reading import RemoteReading
 from .scan import PROGRESS_BYTES, IndexProgress, Scanner, data_crc_problem
 from .scan_sources import PlainSource, StreamSource
 from .verification import Verification
 from .zran import ZranBuilder, ZranReader, zran_available
 
 ONE_READ = 64 << 10  # a record this close to the next one is read with a single pread
-REMOTE_ONE_READ = 4 << 20  # remote: one request for the whole record up to here (a round trip costs more)
 CHECK_SIZE_FROM = 1 << 20  # a read this large first checks that the file has not shrunk
 
 
 
 
-class TFRecordFile(Verification):
+class TFRecordFile(Verification, RemoteReading):
     """A TFRecord file (plain, GZIP or ZLIB) with an offset index.
 
     Opening sniffs the compression; :meth:`index_iter` (or :meth:`build_index`)
@@ -90,23 +90,6 @@ class TFRecordFile(Verification):
         self._stream_clean = False  # the compressed stream had no damage (a zran index is possible)
         self._stream_end = 0  # uncompressed bytes available (compressed files)
 
-    def _open_remote(self, use_cache: bool, info: dict | None) -> None:
-        """A URL: one metadata request (none with a listing's ``info``); the compression from the
-        index cache when it knows this version of the object, else sniffed from its first block."""
-        from .remote import RemoteFile
-
-        self.remote = remote = RemoteFile.open(self.path, info=info)
-        self.file_size = remote.size
-        self.mtime_ns = remote.token  # the version, for the index cache
-        self.use_cache = use_cache and remote.size >= index_cache.MIN_CACHED_BYTES
-        self._handle = None
-        entry = index_cache.open_entry(self.path, self.file_size, self.mtime_ns) if self.use_cache else None
-        if entry is not None:
-            with entry:
-                self.compression = entry.compression
-        else:
-            self.compression = sniff(remote.read, self.path)
-
     # -- lifetime ---------------------------------------------------------
     def _acquire(self) -> None:
         """Open the file if it was released; refuse if it changed since."""
@@ -143,11 +126,14 @@ class TFRecordFile(Verification):
             if self._inflate is not None:
                 self._inflate.close()
             self._handle = None  # the fd closes with the last read still using it
+            self._stop_remote()
             return True
 
     @property
     def is_open(self) -> bool:
-        return self._handle is not None or (self.remote is not None and not self._closed)
+        if self.remote is not None:
+            return not self._closed and (self.remote.holding or bool(self._passes))
+        return self._handle is not None
 
     def _pinned(self) -> "Pin":
         """Context: the file is open and will not be released until the block ends."""
@@ -220,8 +206,8 @@ class TFRecordFile(Verification):
                 yield IndexProgress(len(self.index), self.file_size, self.file_size, 0, True)
                 return
             if self.remote is not None:  # chunks fetched ahead of the walk, dropped behind it
-                with self.remote.stream() as stream:
-                    source = PlainSource(stream.read_at, self.file_size, hop_span=PROGRESS_BYTES)
+                with self._streaming():
+                    source = PlainSource(self._read_at, self.file_size, hop_span=PROGRESS_BYTES)
                     yield from Scanner(source, self.index, self.problems, self.file_size, verify=verify).run()
                 return
             source = PlainSource(self._read_at, self.file_size)
@@ -251,12 +237,8 @@ class TFRecordFile(Verification):
     def _open_stream(self, streaming: bool = False):
         """The compressed file as a binary file object (a remote one prefetching for a pass)."""
         if self.remote is not None:
-            return self.remote.file(streaming=streaming)
+            return self._remote_stream(streaming)
         return open_file(self.path)
-
-    def _opener(self):
-        """What the GZIP/ZLIB random readers open the file with; None: by its path."""
-        return None if self.remote is None else self.remote.file
 
     def _scan_stream(self, verify: bool) -> Iterator[IndexProgress]:
         f = self._open_stream(streaming=True)
@@ -329,9 +311,7 @@ class TFRecordFile(Verification):
         if want <= 0:
             return b""
         if self.remote is not None:
-            if self._closed:
-                raise FileAccessError(f"{self.path} was closed")
-            return self.remote.read(pos, want)
+            return self._remote_read(pos, want)
         h = self._handle or self._fd()
         try:
             if want >= CHECK_SIZE_FROM and os.fstat(h.fd).st_size < self.file_size:
@@ -344,14 +324,6 @@ class TFRecordFile(Verification):
             raise
         except OSError as exc:
             raise FileAccessError(describe_os_error(self.path, exc)) from None
-
-    def _read_at_exactly(self, pos: int, n: int) -> bytes:
-        """:meth:`_read_at`, but a remote file's read fetches these bytes alone (no block cache)."""
-        if self.remote is None:
-            return self._read_at(pos, n)
-        if self._closed:
-            raise FileAccessError(f"{self.path} was closed")
-        return self.remote.read_at(pos, min(n, self.file_size - pos))
 
     def _read_rest(self, fd: int, data: bytes, want: int, pos: int) -> bytes:
         """After a short pread: the rest (one pread gives at most ~2 GiB), or FileChangedError."""
@@ -401,8 +373,7 @@ class TFRecordFile(Verification):
                 and self._stream_clean)
 
     def _zran_builder(self) -> ZranBuilder:
-        opener = None if self.remote is None else lambda: self.remote.file(streaming=True)  # front to back
-        return ZranBuilder(self.path, self.compression, self._stream_end, self._zran_saver(), opener)
+        return ZranBuilder(self.path, self.compression, self._stream_end, self._zran_saver(), self._stream_opener())
 
     def _zran_saver(self):
         """``on_done`` for a zran build: cache it if the file is still the one indexed."""
@@ -510,13 +481,11 @@ class TFRecordFile(Verification):
         next; a larger one in three (header, data, CRC), so that its data is
         not copied again out of a larger buffer.
         """
-        if self.remote is not None and ONE_READ < span <= REMOTE_ONE_READ:
-            buf = self._read_at_exactly(offset, span)  # one request for the record, no block around it
-            (length,) = LENGTH.unpack_from(buf)
-            if OVERHEAD + length <= span:
-                end = HEADER_SIZE + length
-                return length, buf[HEADER_SIZE:end], CRC.unpack_from(buf, end)[0]
-        if OVERHEAD <= span <= ONE_READ:
+        if self.remote is not None:
+            got = self._remote_record(i, offset, span)
+            if got is not None:
+                return got
+        elif OVERHEAD <= span <= ONE_READ:
             h = self._handle
             try:  # the common case, inline; anything unusual goes through _read_at, which says what
                 buf = pread(h.fd, span, offset) if h is not None else b""

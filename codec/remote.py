@@ -6,7 +6,6 @@ from __future__ import annotations
 import re
 import threading
 import time
-from collections import deque
 
 from .errors import FileAccessError, FileChangedError, UsageError
 
@@ -42,6 +41,33 @@ class _RangeIgnored(Exception):
     pass
 
 
+_SIGNATURE_PARAMS = re.compile(r"(?i)^(x-amz-|x-goog-)|^(signature|sig|se|sp|sv|sr|st|skoid|sktid|expires|"
+                               r"awsaccesskeyid|googleaccessid|token|access_token|key)$")
+
+
+def carries_credentials(url: str) -> bool:
+    """Does ``url`` hold a secret: a user and password, or a signed URL's signature or token?
+    Such a URL is used, never stored (recent URLs, the index cache)."""
+    from urllib.parse import parse_qsl, urlsplit
+
+    parts = urlsplit(url)
+    if parts.username or parts.password:
+        return True
+    return any(_SIGNATURE_PARAMS.search(name) for name, _ in parse_qsl(parts.query, keep_blank_values=True))
+
+
+def without_credentials(url: str) -> str:
+    """``url`` without its query and user info: what identifies the object for the index cache
+    (the version it records guards against a query that selects other content)."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    if parts.port:
+        host = f"{host}:{parts.port}"
+    return urlunsplit((parts.scheme, host, parts.path, "", ""))
+
+
 def is_url(path: str) -> bool:
     """True for ``scheme://...`` (and fsspec chains ``a::b://``); False for plain and Windows paths."""
     return isinstance(path, str) and _SCHEME.match(path) is not None
@@ -55,9 +81,12 @@ def _default_options(protocol: str) -> dict:
         return {"client_kwargs": {"timeout": aiohttp.ClientTimeout(total=None, sock_connect=10, sock_read=30),
                                   "trust_env": True, "read_bufsize": 1 << 20}}
     if protocol in ("gs", "gcs"):
+        import logging
         import os
+        # gcsfs logs a traceback when it runs out of retries; the one-line error says it all
+        logging.getLogger("gcsfs").addHandler(logging.NullHandler())
+        logging.getLogger("gcsfs").propagate = False
         if os.environ.get("STORAGE_EMULATOR_HOST"):  # a local GCS emulator: no Google credentials, no gRPC
-            os.environ.setdefault("GCSFS_EXPERIMENTAL_ZB_HNS_SUPPORT", "false")
             return {"token": "anon"}
         return {}
     if protocol in ("s3", "s3a"):
@@ -86,6 +115,10 @@ def remote_filesystem(url: str, **storage_options: Any) -> tuple[Any, str]:
     """
     m = _SCHEME.match(url)
     protocol = m.group(1).lower() if m else ""
+    if protocol in ("gs", "gcs"):
+        import os
+        if os.environ.get("STORAGE_EMULATOR_HOST"):  # gcsfs's gRPC path would hang on an emulator
+            os.environ.setdefault("GCSFS_EXPERIMENTAL_ZB_HNS_SUPPORT", "false")
     if "::" not in url and protocol:
         key = (protocol, repr(sorted(storage_options.items())), _env_key())
         with _fs_lock:
@@ -240,23 +273,36 @@ def _etag_matches(ours: str | None, theirs: str | None) -> bool:
     return strip(ours) == strip(theirs)
 
 
-async def _http_range(fs, url: str, start: int, end: int, etag: str | None) -> bytes:
+async def _http_range(fs, url: str, start: int, end: int, version: dict) -> bytes:
     """One ranged GET that looks at the status before reading the body, so a server that
-    ignores Range is refused without downloading the object; a different ETag than the
-    one indexed means the object changed."""
+    ignores Range is refused without downloading the object. The answer must be of the
+    version opened: its ETag, else its Last-Modified, and the total size in Content-Range."""
     session = await fs.set_session()
     kw = dict(fs.kwargs)
     headers = dict(kw.pop("headers", None) or {})
     headers["Range"] = f"bytes={start}-{end - 1}"
     async with session.get(fs.encode_url(url), headers=headers, **kw) as r:
         fs._raise_not_found_for_status(r, url)
-        if r.status != 206:
+        whole = r.status == 200 and start == 0 and r.content_length == end == version.get("size")
+        if r.status != 206 and not whole:  # (a range that is the whole object may come as a 200)
             raise _RangeIgnored()
-        if not _etag_matches(etag, r.headers.get("ETag")):
+        if _changed(r.headers, version):
             raise _Changed()
         if r.content_length is not None and r.content_length != end - start:
             raise _RangeIgnored()
         return await r.read()  # (the caller checks the length)
+
+
+def _changed(headers, version: dict) -> bool:
+    """Does an HTTP answer come from another version than the one opened?"""
+    etag = version.get("etag")
+    if etag:
+        return not _etag_matches(etag, headers.get("ETag"))
+    total = (headers.get("Content-Range") or "").rpartition("/")[2]
+    if total.isdigit() and int(total) != version.get("size"):
+        return True
+    mtime = version.get("mtime")
+    return bool(mtime and headers.get("Last-Modified") and headers.get("Last-Modified") != mtime)
 
 
 async def _s3_range(fs, path: str, start: int, end: int, etag: str | None, version_id: str | None) -> bytes:
@@ -307,16 +353,17 @@ class RemoteFile:
         self.bytes_fetched = 0
         self.requests = requests
         self._lock = threading.Lock()
-        self._kind = {"HTTPFileSystem": "http", "S3FileSystem": "s3"}.get(type(fs).__name__, "")
+        self._kind = {"HTTPFileSystem": "http", "S3FileSystem": "s3", "GCSFileSystem": "gs",
+                      "ExtendedGcsFileSystem": "gs"}.get(type(fs).__name__, "")
         self._blocks: dict[int, bytes] = {}
 
     @property
     def token(self) -> str:
-        """The version as one string, for the index cache: the size and the store's version id,
-        generation or ETag; the modification time only when the store gives none of those (a
-        listing and a HEAD may give it at different precisions)."""
+        """The version as one string, for the index cache: the size and the store's generation,
+        ETag or version id (in that order: a listing and a HEAD both give the first two); the
+        modification time only when the store gives none of those."""
         v = self.version
-        strong = next((f"{k}={v[k]}" for k in ("version_id", "generation", "etag", "md5") if v.get(k)), None)
+        strong = next((f"{k}={v[k]}" for k in ("generation", "etag", "version_id", "md5") if v.get(k)), None)
         return f"size={v.get('size')}|{strong or 'mtime=' + str(v.get('mtime'))}"
 
     @classmethod
@@ -357,11 +404,13 @@ class RemoteFile:
             try:
                 if self._kind == "http":
                     from fsspec.asyn import sync
-                    return sync(self.fs.loop, _http_range, self.fs, self.path, start, end, etag)
+                    return sync(self.fs.loop, _http_range, self.fs, self.path, start, end, self.version)
                 if self._kind == "s3":
                     from fsspec.asyn import sync
                     return sync(self.fs.loop, _s3_range, self.fs, self.path, start, end, etag,
                                 self.version.get("version_id"))
+                if self._kind == "gs" and self.version.get("generation"):
+                    return self.fs.cat_file(self.path, start=start, end=end, generation=self.version["generation"])
                 return self.fs.cat_file(self.path, start=start, end=end)
             except _RangeIgnored:
                 raise self._range_error() from None
@@ -412,6 +461,16 @@ class RemoteFile:
         base = first * self.BLOCK
         return data[offset - base:end - base]
 
+    def drop_cache(self) -> None:
+        """Let go of the cached blocks (a released shard of a large set holds nothing)."""
+        with self._lock:
+            self._blocks.clear()
+
+    @property
+    def holding(self) -> bool:
+        """Whether any block is cached."""
+        return bool(self._blocks)
+
     def cached(self, offset: int, size: int) -> bytes | None:
         """The bytes at ``offset`` if the block cache holds them all (no request), else None."""
         end = min(offset + size, self.size)
@@ -437,10 +496,6 @@ class RemoteFile:
                 del self._blocks[next(iter(self._blocks))]
         return block
 
-    def sequential(self, start: int = 0, chunk: int = CHUNK, ahead: int = 2) -> SequentialReader:
-        """A reader of [start, size) in ``chunk``-sized pieces, ``ahead`` fetched in the background."""
-        return SequentialReader(self, start, chunk, ahead)
-
     def stream(self):
         """A ``read_at`` for one front-to-back pass (the index pass): chunks fetched ahead."""
         from .remote_io import Prefetcher
@@ -450,50 +505,3 @@ class RemoteFile:
         """A seekable binary file object over the object (for the GZIP/ZLIB readers)."""
         from .remote_io import BlobFile
         return BlobFile(self, self.stream() if streaming else None)
-
-
-class SequentialReader:
-    """Iterates a RemoteFile's bytes in order, chunk by chunk, keeping at most ``ahead`` chunks
-    in flight (memory ≤ (ahead + 1) × chunk). Use as a context manager or call ``close``."""
-
-    def __init__(self, remote: RemoteFile, start: int, chunk: int, ahead: int):
-        from concurrent.futures import ThreadPoolExecutor
-        if chunk <= 0 or ahead < 1:
-            raise UsageError("sequential(): chunk must be > 0 and ahead >= 1")
-        self.remote, self.chunk, self.ahead = remote, chunk, ahead
-        self.offset = max(0, start)
-        self._next = self.offset
-        self._pool = ThreadPoolExecutor(max_workers=ahead, thread_name_prefix="tfrlens-prefetch")
-        self._pending: deque = deque()
-        self._fill()
-
-    def _fill(self) -> None:
-        while len(self._pending) < self.ahead and self._next < self.remote.size:
-            n = min(self.chunk, self.remote.size - self._next)
-            self._pending.append(self._pool.submit(self.remote.read_at, self._next, n))
-            self._next += n
-
-    def __iter__(self) -> Iterator[bytes]:
-        return self
-
-    def __next__(self) -> bytes:
-        if not self._pending:
-            self.close()
-            raise StopIteration
-        data = self._pending.popleft().result()
-        self.offset += len(data)
-        self._fill()
-        return data
-
-    def close(self) -> None:
-        """Drop chunks not yet used and stop the threads (waits for at most ``ahead`` fetches)."""
-        for future in self._pending:
-            future.cancel()
-        self._pending.clear()
-        self._pool.shutdown(wait=True)
-
-    def __enter__(self) -> SequentialReader:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()

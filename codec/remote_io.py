@@ -12,13 +12,47 @@ from __future__ import annotations
 
 import io
 import threading
-from concurrent.futures import Future, ThreadPoolExecutor
+
+from .errors import FileAccessError
 
 FIRST_CHUNK = 512 << 10  # the first chunk of a pass: the first records show after reading little
 CHUNK = 16 << 20  # chunks double up to this size
 AHEAD_RAMP = 1  # chunks kept in flight beyond the one being read, while they are small
 AHEAD = 3  # and once they are CHUNK-sized (memory: (AHEAD + 1) chunks)
 JUMP = CHUNK  # a read starting this far past the window is a hop, not the pass going on
+
+
+class _Fetch:
+    """One ranged read on a daemon thread (an interpreter exiting, e.g. on Ctrl-C, never
+    waits for a stalled fetch), with ``result()`` like a future's."""
+
+    __slots__ = ("_done", "_data", "_error", "cancelled")
+
+    def __init__(self, read_at, start: int, size: int) -> None:
+        self._done = threading.Event()
+        self._data = b""
+        self._error: BaseException | None = None
+        self.cancelled = False
+        threading.Thread(target=self._run, args=(read_at, start, size), name="tfrlens-prefetch",
+                         daemon=True).start()
+
+    def _run(self, read_at, start: int, size: int) -> None:
+        try:
+            if not self.cancelled:
+                self._data = read_at(start, size)
+        except BaseException as exc:  # noqa: BLE001 - handed to the reader by result()
+            self._error = exc
+        finally:
+            self._done.set()
+
+    def cancel(self) -> None:
+        self.cancelled = True  # not started yet: skipped; in flight: finishes, and is dropped
+
+    def result(self) -> bytes:
+        self._done.wait()
+        if self._error is not None:
+            raise self._error
+        return self._data
 
 
 class Prefetcher:
@@ -28,8 +62,7 @@ class Prefetcher:
     def __init__(self, remote) -> None:
         self.remote = remote
         self.size: int = remote.size
-        self._pool = ThreadPoolExecutor(max_workers=AHEAD + 1, thread_name_prefix="tfrlens-prefetch")
-        self._chunks: list[tuple[int, int, Future]] = []  # consecutive (start, end, bytes) from the window start
+        self._chunks: list[tuple[int, int, _Fetch]] = []  # consecutive (start, end, bytes) from the window start
         self._chunk = FIRST_CHUNK
         self._last_end = 0  # where the last read ended (a pass starts where reads left off)
         self._lock = threading.Lock()
@@ -45,7 +78,7 @@ class Prefetcher:
     def _schedule(self, start: int, size: int) -> None:
         end = min(start + size, self.size)
         if end > start:
-            self._chunks.append((start, end, self._pool.submit(self.remote.read_at, start, end - start)))
+            self._chunks.append((start, end, _Fetch(self.remote.read_at, start, end - start)))
 
     def _extend_to(self, end: int) -> None:
         """Chunks up to ``end``, and the ones ahead of it in flight."""
@@ -70,7 +103,7 @@ class Prefetcher:
             return b""
         with self._lock:
             if self._closed:
-                raise ValueError("read from a closed prefetcher")
+                raise FileAccessError(f"{self.remote.url} was closed")
             if self._chunks:
                 lo, hi = self._chunks[0][0], self._chunks[-1][1]
                 if pos < lo:  # looking back (a damaged record's neighbourhood): leave the window alone
@@ -99,12 +132,15 @@ class Prefetcher:
             parts.append(data[max(pos, s) - s:min(end, e) - s])
         return parts[0] if len(parts) == 1 else b"".join(parts)
 
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
     def close(self) -> None:
         """Stop fetching ahead; fetches in flight finish on their threads and are dropped."""
         with self._lock:
             self._closed = True
             self._reset()
-        self._pool.shutdown(wait=False, cancel_futures=True)
 
     def __enter__(self) -> Prefetcher:
         return self

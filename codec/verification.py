@@ -39,7 +39,7 @@ class Verification:
         check, self.check_crc = self.check_crc, True
         n = len(self.index)
         if self.compression is Compression.NONE and self.file_size:
-            with self._pinned():
+            with self._pinned(), self._streaming():  # (a remote file: chunks fetched ahead)
                 yield from self._verify_plain(n, every)
             n = 0  # done: skip the per-record loop below
         for i in range(n):

@@ -10,7 +10,7 @@ import os
 
 from PySide6.QtCore import QByteArray, QSettings
 
-from codec.remote import is_url
+from codec.remote import carries_credentials, is_url, without_credentials
 
 ORGANIZATION = "TFRecord Lens"
 APPLICATION = "tfrlens"
@@ -27,9 +27,14 @@ def full_path(path: str) -> str:
     return path if is_url(path) else os.path.abspath(path)
 
 
+def _file_key(path: str) -> str:
+    """What a data file's own settings are kept under: a URL without its signature or password."""
+    return without_credentials(path) if is_url(path) and carries_credentials(path) else full_path(path)
+
+
 def _file_group(path: str) -> str:
     """The settings group of one data file: a hash of its absolute path or URL (slashes would nest groups)."""
-    digest = hashlib.sha1(full_path(path).encode("utf-8", "surrogatepass")).hexdigest()[:20]
+    digest = hashlib.sha1(_file_key(path).encode("utf-8", "surrogatepass")).hexdigest()[:20]
     return f"files/{digest}"
 
 
@@ -52,6 +57,8 @@ class Settings:
         return [str(p) for p in value if p]
 
     def add_recent(self, path: str) -> None:
+        if is_url(path) and carries_credentials(path):
+            return  # a signed URL or one with a password is used, never stored
         path = full_path(path)
         files = [p for p in self.recent_files() if p != path]
         self._q.setValue("recent/files", [path, *files][:MAX_RECENT])
@@ -69,6 +76,8 @@ class Settings:
         return [str(u) for u in value if u]
 
     def add_recent_url(self, url: str) -> None:
+        if carries_credentials(url):
+            return  # a signed URL or one with a password is used, never stored
         urls = [u for u in self.recent_urls() if u != url]
         self._q.setValue("recent/urls", [url, *urls][:MAX_RECENT])
 

@@ -323,6 +323,7 @@ def test_recent_urls_are_remembered_most_recent_first(window, qtbot, http, monke
     shutil.copyfile(FIXTURES / "structured.tfrecord", local)
     window.settings.add_recent(os.fspath(local))
     assert window.recent.written_folders() == [os.fspath(tmp_path)]
+
     # the recent menu and the start page list the URLs (the start page cannot look them up: enabled)
     window.recent.fill_menu()
     texts = [a.text() for a in window.recent_menu.actions()]
@@ -331,6 +332,13 @@ def test_recent_urls_are_remembered_most_recent_first(window, qtbot, http, monke
     remote = [item for item in items if "://" in item.toolTip()]
     assert [item.toolTip() for item in remote] == [second, first]
     assert all(item.isSelected() is False and item.flags() & item.flags().ItemIsEnabled for item in remote)
+
+def test_a_signed_url_opens_but_is_not_remembered(window, qtbot, http):
+    signed = http.url_for("structured.tfrecord") + "?X-Amz-Credential=AKIA&X-Amz-Signature=SECRET"
+    tab = open_remote(window, qtbot, signed)
+    assert tab.model.rowCount() == 100
+    settings = Settings()
+    assert not any("SECRET" in u for u in settings.recent_urls() + settings.recent_files())
 
 
 def test_urls_failing_together_are_listed_one_line_each(window, qtbot, http):

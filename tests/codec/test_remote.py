@@ -1,5 +1,5 @@
 """codec.remote against real loopback servers (a range-serving HTTP server and moto S3):
-ranged reads fetch only what is asked, the sequential reader streams in few requests,
+ranged reads fetch only what is asked, a pass streams in few requests,
 and errors are one line naming the URL."""
 from __future__ import annotations
 
@@ -163,30 +163,6 @@ def test_http_read_at_fetches_only_the_record(http, tfrecord):
     assert remote.read_at(len(local), 5) == b"" and remote.read_at(3, 0) == b""
 
 
-def test_http_sequential_streams_the_file_in_few_requests(http, tfrecord):
-    local = tfrecord[0].read_bytes()
-    remote = RemoteFile.open(http.url_for("data/train.tfrecord"))
-    http.stats.reset()
-    chunk = 256 * 1024
-    with remote.sequential(chunk=chunk, ahead=2) as reader:
-        pieces = list(reader)
-    assert b"".join(pieces) == local
-    assert all(len(p) == chunk for p in pieces[:-1])
-    assert http.stats.requests <= len(local) // chunk + 2 and http.stats.bytes == len(local)
-    assert not [t for t in threading.enumerate() if t.name.startswith("tfrlens-prefetch")]
-    with remote.sequential(start=1000, chunk=chunk) as reader:
-        assert b"".join(reader) == local[1000:]
-
-
-def test_http_sequential_closed_early_stops_prefetching(http, tfrecord):
-    remote = RemoteFile.open(http.url_for("data/train.tfrecord"))
-    with remote.sequential(chunk=64 * 1024, ahead=2) as reader:
-        first = next(reader)
-    assert first == tfrecord[0].read_bytes()[:64 * 1024]
-    assert remote.requests <= 1 + 3   # the chunk read plus at most two ahead
-    assert not [t for t in threading.enumerate() if t.name.startswith("tfrlens-prefetch")]
-
-
 def test_http_404_is_one_line(http):
     url = http.url_for("data/missing.tfrecord")
     with pytest.raises(FileAccessError) as err:
@@ -254,10 +230,10 @@ def test_s3_open_version_and_reads(s3, tfrecord):
     span = 16 + lengths[i]
     assert remote.read_at(offsets[i], span) == local[offsets[i]:offsets[i] + span]
     assert remote.bytes_fetched == span
-    chunk = 512 * 1024
-    with remote.sequential(chunk=chunk, ahead=3) as reader:
-        assert b"".join(reader) == local
-    assert remote.requests - 2 <= len(local) // chunk + 2
+    before = remote.requests
+    with remote.stream() as stream:  # a pass front to back: large chunks, not a request per read
+        assert b"".join(stream.read_at(pos, 4096) for pos in range(0, len(local), 4096)) == local
+    assert remote.requests - before <= 6
 
 
 def test_s3_missing_key_and_bucket_are_one_line(s3):

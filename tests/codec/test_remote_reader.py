@@ -205,3 +205,81 @@ def test_connection_lost_mid_pass_is_reported_and_records_read_stay_readable(ser
         srv.down = False
     assert "\n" not in str(err.value) and srv.url_for("big.tfrecord") in str(err.value)
     assert len(f) >= got and all(f[i] == records[i] for i in range(len(f)))  # what was found stays readable
+
+
+def test_closing_the_file_stops_its_pass(served, cache):
+    srv, records, local = served
+    f = TFRecordFile(srv.url_for("big.tfrecord"), use_cache=False)
+    passing = f.index_iter()
+    next(passing)
+    f.close()
+    with pytest.raises(FileAccessError, match="closed"):
+        for _ in passing:
+            pass
+    assert srv.stats.bytes < local.stat().st_size / 2  # stopped, not downloaded to the end
+
+
+def test_records_read_in_order_stream_and_random_ones_do_not(served, cache):
+    srv, records, local = served
+    f = TFRecordFile(srv.url_for("big.tfrecord"), use_cache=False).build_index()
+    srv.stats.reset()
+    assert [f[i] for i in range(COUNT)] == records  # cat, export, repair read so
+    size = local.stat().st_size
+    assert srv.stats.requests <= size // CHUNK + 8 and srv.stats.bytes <= size + CHUNK
+    srv.stats.reset()
+    assert f[5] == records[5] and f[200] == records[200]
+    assert srv.stats.requests == 2 and srv.stats.bytes == 32 + len(records[5]) + len(records[200])
+
+
+def test_verifying_a_cached_remote_file_streams_it(served, cache):
+    srv, records, local = served
+    url = srv.url_for("big.tfrecord")
+    TFRecordFile(url).build_index()
+    srv.stats.reset()
+    g = TFRecordFile(url)
+    g.build_index(verify=True)  # the index from the cache, the data read again
+    assert g.verified and not g.problems
+    assert srv.stats.requests <= local.stat().st_size // CHUNK + 8
+
+
+def test_a_released_remote_file_holds_no_blocks(served, cache):
+    srv, records, _ = served
+    f = TFRecordFile(srv.url_for("small.tfrecord"), use_cache=False).build_index()
+    assert f[3000] == bytes([3000 % 256]) * 300 and f.is_open and f.remote.holding
+    assert f.release()
+    assert not f.remote.holding and not f.is_open
+    assert f[3001] == bytes([3001 % 256]) * 300  # and reads again
+
+
+def test_a_signed_url_leaves_no_secret_in_the_cache(served, cache):
+    srv, records, _ = served
+    url = srv.url_for("big.tfrecord")
+    TFRecordFile(url + "?X-Amz-Signature=SECRET1&X-Amz-Expires=60").build_index()
+    stored = b"".join(p.read_bytes() for p in cache.rglob("*") if p.is_file())
+    assert stored and b"SECRET1" not in stored
+    srv.stats.reset()
+    g = TFRecordFile(url + "?X-Amz-Signature=SECRET2&X-Amz-Expires=60")  # signed again: the same object
+    g.build_index()
+    assert srv.stats.requests == 1 and srv.stats.bytes == 0 and g[7] == records[7]
+
+
+def test_http_without_etag_a_replaced_object_is_refused(tmp_path, cache):
+    records = [os.urandom(1000) for _ in range(300)]
+    write_records(tmp_path / "a.tfrecord", records)
+    with range_server(tmp_path, etag=False) as srv:
+        f = TFRecordFile(srv.url_for("a.tfrecord"), use_cache=False).build_index()
+        assert "etag" not in f.remote.version and f[1] == records[1]
+        other = [os.urandom(1000) for _ in range(300)]
+        write_records(tmp_path / "a.tfrecord", other)  # same size
+        st = os.stat(tmp_path / "a.tfrecord")
+        os.utime(tmp_path / "a.tfrecord", ns=(st.st_atime_ns, st.st_mtime_ns + 5 * 10**9))
+        with pytest.raises(FileChangedError):
+            f[299]
+
+
+def test_a_small_object_from_a_server_without_ranges_reads(tmp_path, cache):
+    records = [b"r%d" % i * 10 for i in range(50)]
+    write_records(tmp_path / "s.tfrecord", records)
+    with range_server(tmp_path, ranges=False) as srv:  # answers every read with the whole object (200)
+        f = TFRecordFile(srv.url_for("s.tfrecord")).build_index()
+        assert list(f) == records
