@@ -67,9 +67,11 @@ class Prefetcher:
         self._last_end = 0  # where the last read ended (a pass starts where reads left off)
         self._lock = threading.Lock()
         self._closed = False
+        self._hot: tuple[int, int, bytes] = (0, 0, b"")  # the last chunk read from: small reads inside it
 
     # -- the window ---------------------------------------------------------
     def _reset(self) -> None:
+        self._hot = (0, 0, b"")
         for _, _, future in self._chunks:
             future.cancel()
         self._chunks = []
@@ -101,6 +103,10 @@ class Prefetcher:
         end = min(pos + n, self.size)
         if end <= pos:
             return b""
+        lo, hi, data = self._hot
+        if lo <= pos and end <= hi and not self._closed:  # the common case of many small reads
+            self._last_end = end
+            return data[pos - lo:end - lo]
         with self._lock:
             if self._closed:
                 raise FileAccessError(f"{self.remote.url} was closed")
@@ -130,6 +136,8 @@ class Prefetcher:
         for s, e, future in wanted:
             data = future.result()
             parts.append(data[max(pos, s) - s:min(end, e) - s])
+        if len(wanted) == 1:
+            self._hot = (wanted[0][0], wanted[0][1], data)
         return parts[0] if len(parts) == 1 else b"".join(parts)
 
     @property
