@@ -29,16 +29,24 @@ COUNT = 240  # 24 MB: more than the first chunks of a pass
 
 
 @pytest.fixture(scope="module")
-def served(tmp_path_factory):
-    """(server, records, plain file) with big.tfrecord, big.tfrecord.gz and huge.tfrecord served."""
+def files(tmp_path_factory):
+    """(folder, records, plain file) with big.tfrecord, big.tfrecord.gz, huge.tfrecord and small.tfrecord."""
     root = tmp_path_factory.mktemp("served")
     records = [os.urandom(RECORD - (i % 7) * 1000) for i in range(COUNT)]
     write_records(root / "big.tfrecord", records)
     (root / "big.tfrecord.gz").write_bytes(gzip.compress((root / "big.tfrecord").read_bytes(), 1))
     write_records(root / "huge.tfrecord", [bytes([i]) * (20 * MiB) for i in range(4)])
     write_records(root / "small.tfrecord", [bytes([i % 256]) * 300 for i in range(5000)])
+    return root, records, root / "big.tfrecord"
+
+
+@pytest.fixture
+def served(files):
+    """(server, records, plain file): a server of its own per test, so that a fetch still in
+    flight from an earlier test's pass is never counted in this one."""
+    root, records, local = files
     with range_server(root) as srv:
-        yield srv, records, root / "big.tfrecord"
+        yield srv, records, local
 
 
 @pytest.fixture
@@ -56,10 +64,18 @@ def test_first_records_come_before_the_file(served, cache):
     next(passing)
     assert len(f) > 0 and f[0] == records[0]
     passing.close()
+    _settled(f, srv)  # chunks in flight when the pass closed land (and stay out of the next test's counts)
     ramp = sum(FIRST_CHUNK << k for k in range(AHEAD_RAMP + 2))  # the chunks a pass asks for first
     assert srv.stats.bytes <= ramp + 2 * RemoteFile.BLOCK < f.file_size / 4, srv.stats.bytes
-    # (a chunk still in flight when the pass closed is counted by the server first)
-    assert RemoteFile.BLOCK + FIRST_CHUNK <= f.remote.bytes_fetched <= srv.stats.bytes
+    assert f.remote.bytes_fetched == srv.stats.bytes
+
+
+def _settled(f: TFRecordFile, srv, timeout: float = 10.0) -> None:
+    """Wait until every byte the server sent has reached the file (fetches still in flight
+    after a pass closed finish on their own threads)."""
+    deadline = time.monotonic() + timeout
+    while f.remote.bytes_fetched != srv.stats.bytes and time.monotonic() < deadline:
+        time.sleep(0.01)
 
 
 def test_index_pass_costs_about_one_download(served, cache):
@@ -171,6 +187,7 @@ def test_slow_server_first_record_quickly(served, cache):
         first = f[0]
         elapsed = time.perf_counter() - start
         passing.close()
+        _settled(f, srv)
     finally:
         srv.latency = 0.0
     assert first == records[0]
@@ -216,6 +233,7 @@ def test_closing_the_file_stops_its_pass(served, cache):
     with pytest.raises(FileAccessError, match="closed"):
         for _ in passing:
             pass
+    _settled(f, srv)
     assert srv.stats.bytes < local.stat().st_size / 2  # stopped, not downloaded to the end
 
 
