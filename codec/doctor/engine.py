@@ -1,0 +1,187 @@
+""":func:`codec.doctor.check_iter`'s work: find the files, plan the tasks, run them, draw the findings."""
+from __future__ import annotations
+
+import os
+
+from ..errors import TFRecordError, UsageError
+from .report import CHECKS, ERROR, CheckOptions, CheckProgress, CheckReport, Finding, RecordRef
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Iterator
+
+__all__ = ["run"]
+
+SMALL_INPUT = 4 << 20  # bytes: checked in this process, a worker's start-up costs more than it saves
+SPLIT_BYTES = 16 << 20  # a plain local file this large may be cut into record ranges
+TASKS_PER_WORKER = 4
+MAX_THRESHOLD = 32
+
+
+def _validate(options: CheckOptions) -> frozenset[str]:
+    checks = frozenset(options.checks)
+    unknown = sorted(checks - set(CHECKS))
+    if unknown:
+        raise UsageError(f"unknown check(s): {', '.join(unknown)} (known: {', '.join(CHECKS)})")
+    if not checks:
+        raise UsageError("no checks to run")
+    if not 0 <= options.near_threshold <= MAX_THRESHOLD:
+        raise UsageError(f"the near-duplicate threshold is a number of bits, 0..{MAX_THRESHOLD}: "
+                         f"got {options.near_threshold}")
+    if options.shuffle_buffer < 1:
+        raise UsageError(f"the shuffle buffer holds at least 1 record: got {options.shuffle_buffer}")
+    if options.workers < 0:
+        raise UsageError(f"workers must be 0 (one per core) or more: got {options.workers}")
+    return checks
+
+
+def _label_map(paths: list[str], choice, given: str | None) -> str | None:
+    """The label map file to use: the user's, the one the payload options found, or one in the folder
+    all the (local) files share."""
+    if given is not None:
+        return given
+    if choice.labels is not None:
+        return getattr(choice.labels, "source", None)
+    if choice.dataset is not None:
+        return None
+    local = [p for p in choice.files if "://" not in p]
+    if not local or len(local) != len(choice.files):
+        return None
+    from ..label_maps import find_label_map
+
+    folders = {p if os.path.isdir(p) else os.path.dirname(os.path.abspath(p)) for p in local}
+    if len(folders) != 1:
+        return None
+    found = find_label_map(folders.pop())
+    return os.fspath(found) if found is not None else None
+
+
+def _size(path: str, info: dict | None) -> int:
+    if info is not None:
+        return int(info.get("size") or 0)
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return 0
+
+
+def _plan(found: list[tuple[str, dict | None]], workers: int) -> tuple[list, list[Finding], int | None]:
+    """The tasks; damage the parent found while indexing a file it cut into ranges; the record count when
+    every file was indexed here (else None)."""
+    from ..framing import Compression
+    from ..reader import TFRecordFile
+    from .per_record import Task, problem_findings
+
+    sizes = [_size(p, info) for p, info in found]
+    total = sum(sizes)
+    piece = max(SPLIT_BYTES, total // max(1, workers * TASKS_PER_WORKER))
+    tasks, damage, counted = [], [], 0
+    for file_id, ((path, info), size) in enumerate(zip(found, sizes)):
+        f = None
+        if info is None:
+            f = TFRecordFile(path, check_crc=True, use_cache=True)  # fails now, in one line, if it is no TFRecord
+        if f is None or workers <= 1 or size < 2 * piece or f.compression is not Compression.NONE:
+            if f is not None:
+                f.close()
+            tasks.append(Task(len(tasks), file_id, path, info))
+            counted = None
+            continue
+        with f:
+            f.build_index()  # its cache spares the workers the walk
+            n = len(f)
+            for p in problem_findings(f.problems):
+                damage.append(Finding(p[0], p[1], [RecordRef(path, p[2])] if p[2] is not None else [], p[3]))
+        pieces = max(1, min(n // 1000, round(size / piece)))
+        edges = [n * k // pieces for k in range(pieces + 1)]
+        for a, b in zip(edges, edges[1:]):
+            tasks.append(Task(len(tasks), file_id, path, info, a, b, whole=pieces == 1))
+        if counted is not None:
+            counted += n
+    return tasks, damage, counted
+
+
+def run(paths: list[str], options: CheckOptions) -> Iterator[CheckProgress | CheckReport]:
+    from ..payload_options import choose_for
+    from ..repair import expand_entries
+    from .grouping import Store
+    from .per_record import MIN_RUN
+    from .pool import available_cores, run_tasks
+    from .splits import split_of
+
+    checks = _validate(options)
+    if not paths:
+        raise UsageError("no files to check")
+    choice = choose_for(paths, label_map=options.label_map)
+    label_map = _label_map(paths, choice, options.label_map)
+    found, notes = expand_entries(choice.files)
+    if not found:
+        raise UsageError("; ".join(notes) or "no TFRecord files to check")
+    yield CheckProgress("index", 0, len(found))
+    sizes = sum(_size(p, i) for p, i in found)
+    workers = options.workers or (1 if sizes < SMALL_INPUT else available_cores())
+    tasks, damage, counted = _plan(found, workers)
+    file_paths = [p for p, _ in found]
+    splits = [split_of(p, options.splits, choice.dataset) for p in file_paths]
+    setup = {"named": list(paths), "label_map": label_map, "checks": checks, "image_key": options.image_key,
+             "label_key": options.label_key, "shuffle_buffer": options.shuffle_buffer}
+    store = Store(file_paths, splits)
+    findings = [f for f in damage if "damage" in checks]
+    dropped: dict[str, int] = {}
+    done = finished_records = records = 0
+    finished_sizes = 0
+    estimate = counted or 0
+    yield CheckProgress("check", 0, estimate)
+    task_sizes = {t.task_id: _size(t.path, t.info) for t in tasks if t.whole}
+    results = run_tasks(tasks, setup, workers)
+    try:
+        for item in results:
+            if isinstance(item, int):
+                done += item
+            else:
+                if item.error is not None:
+                    raise TFRecordError(item.error)
+                records += item.count
+                for check, severity, index, detail in item.findings:
+                    refs = [RecordRef(file_paths[item.file_id], index)] if index is not None else []
+                    findings.append(Finding(check, severity, refs, detail))
+                for check, n in item.dropped.items():
+                    dropped[check] = dropped.get(check, 0) + n
+                store.add(item)
+                if counted is None and item.task_id in task_sizes:
+                    finished_sizes += task_sizes[item.task_id]
+                    finished_records += item.count
+                    if finished_sizes:
+                        estimate = max(records, round(finished_records / finished_sizes * sizes))
+            yield CheckProgress("check", done, max(estimate, done) if estimate else 0)
+    finally:
+        results.close()  # a closed check stops its workers now, not when collected
+    yield CheckProgress("compare", records, records)
+    min_run = max(MIN_RUN, options.shuffle_buffer // 2)
+    findings += store.findings(checks, options.near_threshold, min_run, options.shuffle_buffer)
+    findings = _capped(findings, dropped)
+    order = {c: n for n, c in enumerate(CHECKS)}
+    findings.sort(key=lambda f: (order[f.check], f.severity != ERROR, f.records[:1], f.detail))
+    yield CheckReport(records, findings)
+
+
+def _capped(findings: list[Finding], dropped: dict[str, int]) -> list[Finding]:
+    """At most MAX_FINDINGS per-record findings per check (per severity); one line for the rest."""
+    from .per_record import MAX_FINDINGS
+
+    kept: list[Finding] = []
+    counts: dict[tuple[str, str], int] = {}
+    extra = dict(dropped)
+    severities: dict[str, str] = {}
+    for f in findings:
+        key = (f.check, f.severity)
+        counts[key] = counts.get(key, 0) + 1
+        severities.setdefault(f.check, f.severity)
+        if counts[key] <= MAX_FINDINGS:
+            kept.append(f)
+        else:
+            extra[f.check] = extra.get(f.check, 0) + 1
+    for check, n in extra.items():
+        if n:
+            kept.append(Finding(check, severities.get(check, ERROR), [],
+                                f"and {n:,} more record(s) with {check} findings, not listed"))
+    return kept
