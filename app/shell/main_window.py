@@ -25,6 +25,7 @@ from codec.remote import is_url
 
 from app.dialogs import url_dialogs
 from app.models.settings import Settings
+from app.shell.check_actions import CheckActions
 from app.shell.damage_actions import DamageActions
 from app.shell.edit_actions import EditActions
 from app.shell.file_tab import FileTab
@@ -204,6 +205,11 @@ class MainWindow(QMainWindow):
         self.columns_menu.aboutToShow.connect(self._fill_columns_menu)
         self.qa = QaDocks(self, view_menu, self._current_qa)
         self.tabs.currentChanged.connect(self.qa.refresh)
+        self.checks = CheckActions(self, view_menu, self.current_tab, self.settings, beside=self.qa.stats_dock)
+        self.checks.message.connect(lambda text: self.statusBar().showMessage(text, MESSAGE_MS))
+        self.checks.error.connect(self.show_error)
+        self.tabs.currentChanged.connect(self.checks.refresh)
+        self._tab_actions += self.checks.actions
         view_menu.addSeparator()
         view_menu.addAction(self.fullscreen_action)
         go_menu = mb.addMenu("&Go")
@@ -393,6 +399,7 @@ class MainWindow(QMainWindow):
             return
         if not self.edit_actions.confirm_close(tab, lambda: self.close_tab(self.tabs.indexOf(tab))):
             return
+        self.checks.tab_closed(tab)
         self.tabs.removeTab(index)
         tab.close_file()
         tab.deleteLater()
