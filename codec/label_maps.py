@@ -347,12 +347,21 @@ def _label_map_class() -> type:
     return message_factory.GetMessageClass(pool.FindMessageTypeByName(f"{package}.StringIntLabelMap"))
 
 
+def _depth_limit(text_format) -> dict:
+    """``max_recursion_depth`` where text_format takes it (protobuf 7); before that, deep
+    nesting ends in a RecursionError, which is caught all the same."""
+    import inspect
+
+    return {"max_recursion_depth": _MAX_NESTING} \
+        if "max_recursion_depth" in inspect.signature(text_format.Parse).parameters else {}
+
+
 def _pbtxt_entries(where: Path, text: str) -> list[tuple[int, str, str]]:
     from google.protobuf import text_format
 
     message = _label_map_class()()
     try:
-        text_format.Parse(text, message, allow_unknown_field=True, max_recursion_depth=_MAX_NESTING)
+        text_format.Parse(text, message, allow_unknown_field=True, **_depth_limit(text_format))
     except text_format.ParseError as exc:
         reason = _PARSE_POSITION.sub("", str(exc)).rstrip(".")
         line, column = exc.GetLine(), exc.GetColumn()

@@ -13,39 +13,16 @@ from typing import TYPE_CHECKING, Callable
 
 from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import QDockWidget, QLabel, QMainWindow, QMenu, QStackedWidget, QWidget
+from PySide6.QtWidgets import QDockWidget, QMainWindow, QMenu
 
 from app.models.settings import Settings
+from app.shell.qa_docks import PanelDock
 from app.shell.tab_check import TabCheck
-from app.style.palette import MUTED_COLOR
 
 if TYPE_CHECKING:
     from app.shell.file_tab import FileTab
 
 DOCK_SHARE = 0.5  # of the window's height, when the dock first opens: images side by side need room
-
-
-class CheckDock(QDockWidget):
-    """A dock whose content is the current tab's check panel (or a hint when no file is open)."""
-
-    def __init__(self, parent: QWidget) -> None:
-        super().__init__("Dataset Check", parent)
-        self.setObjectName("datasetCheckDock")
-        self.setAllowedAreas(Qt.DockWidgetArea.AllDockWidgetAreas)
-        self.stack = QStackedWidget(self)
-        self.hint = QLabel("Open a file or a dataset to check it.", self.stack)
-        self.hint.setAlignment(Qt.AlignmentFlag.AlignCenter)
-        self.hint.setStyleSheet(f"color: {MUTED_COLOR};")
-        self.stack.addWidget(self.hint)
-        self.setWidget(self.stack)
-
-    def show_panel(self, panel: QWidget | None) -> None:
-        if panel is None:
-            self.stack.setCurrentWidget(self.hint)
-            return
-        if self.stack.indexOf(panel) < 0:
-            self.stack.addWidget(panel)
-        self.stack.setCurrentWidget(panel)
 
 
 class CheckActions(QObject):
@@ -65,7 +42,7 @@ class CheckActions(QObject):
         self._tab = current_tab
         self._checks: dict[int, TabCheck] = {}  # id(tab) -> its check
         self._sized = False
-        self.dock = CheckDock(window)
+        self.dock = PanelDock("Dataset Check", "datasetCheckDock", "Open a file or a dataset to check it.", window)
         window.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, self.dock)
         if beside is not None:
             window.tabifyDockWidget(beside, self.dock)

@@ -19,7 +19,7 @@ from app.style.palette import MUTED_COLOR
 DOCK_SHARE = 0.35  # of the window's height, when a dock first opens
 
 
-class _PanelDock(QDockWidget):
+class PanelDock(QDockWidget):
     """A dock whose content is the current file's panel (or a hint when no file is open)."""
 
     def __init__(self, title: str, name: str, hint: str, parent: QWidget) -> None:
@@ -66,8 +66,8 @@ class QaDocks(QObject):
         super().__init__(window)
         self.window = window
         self._current_qa = current_qa
-        self.stats_dock = _PanelDock("Statistics", "statisticsDock", "Open a file to see its statistics.", window)
-        self.spec_dock = _PanelDock("Feature Spec", "featureSpecDock", "Open a file to see its feature spec.", window)
+        self.stats_dock = PanelDock("Statistics", "statisticsDock", "Open a file to see its statistics.", window)
+        self.spec_dock = PanelDock("Feature Spec", "featureSpecDock", "Open a file to see its feature spec.", window)
         window.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, self.stats_dock)
         window.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, self.spec_dock)
         window.tabifyDockWidget(self.stats_dock, self.spec_dock)
