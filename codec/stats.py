@@ -21,252 +21,76 @@ Feature lists (``sequence``): ``present``, ``dtype``, ``length`` (steps per
 record, with a histogram), ``values_per_step`` and the same value stats
 over all steps.
 
-Memory stays bounded whatever the file size: numbers are folded into running
-moments a chunk at a time (numpy); histograms keep the first 65,536 values
-exactly and then switch to 4,096 fine bins that double their span as needed
-(exact counts, edges regrouped at the end); int64 histograms come from the
-exact value counts whenever those are complete; ``top`` tracks at most
-10,000 distinct values of up to 256 bytes each.
+Memory stays bounded whatever the file size: numbers are folded into exact
+sums a chunk at a time (numpy); histograms keep the first 65,536 values
+exactly and then switch to 4,096 fine bins of a power-of-two width aligned
+at zero, the narrowest that hold the values' range (exact counts, edges
+regrouped at the end); int64 histograms come from the exact value counts
+whenever those are complete; ``top`` tracks at most 10,000 distinct values
+of up to 256 bytes each (past that, a sample chosen by a hash of the value).
+Every result is a function of the values alone, so :meth:`FileStats.merge`
+of any split of the records equals one pass over them (see
+:mod:`codec.stats_numbers`).
 """
 from __future__ import annotations
 
 import base64
-import math
-from array import array
-from typing import Any, Iterator, Sequence
-
-import numpy as np
+import heapq
+import zlib
+from typing import Iterator, Sequence
 
 from .decode import RecordKind, is_text
 from .payloads import int64_values, record_fields
 from .image_sniff import probe_image
 from .record_pass import PassCounts, quick_decode, record_pass
 from .scan import IndexProgress
+from .stats_numbers import MAX_TRACKED, TOP_N, Numbers as _Numbers, Pending as _Pending
+from .stats_numbers import EXACT_VALUES, Histogram as _Histogram  # noqa: F401 - tests/codec/test_stats.py's names
 
 __all__ = ["FeatureStats", "FileStats", "compute_stats", "stats_iter"]
 
-TOP_N = 10
-MAX_TRACKED = 10_000
 MAX_TOP_VALUE = 256
-HIST_BINS = 20
-EXACT_VALUES = 1 << 16
-FINE_BINS = 4096
 FLUSH = 1 << 16
 
 # First bytes of the image signatures codec.images knows, to skip Pillow for most values.
 _IMAGE_FIRST = frozenset(b"\xff\x89GBIMqP\x00")
 
 
-def _f32(x: float) -> float:
-    """A float32 value as its shortest decimal (0.1, not 0.10000000149011612)."""
-    return float(str(np.float32(x)))
+def _rank(v: bytes) -> int:
+    """A bytes value's rank for tracking: the same in every process (unlike hash())."""
+    return zlib.crc32(v)
 
 
-class _Histogram:
-    """Counts of a stream of finite numbers; exact while small, then fine bins."""
+class _Desc:
+    """A bytes value that sorts in reverse: the heap of tracked values keeps the greatest (rank, value) on top."""
 
-    def __init__(self) -> None:
-        self._exact: list[np.ndarray] = []
-        self._exact_n = 0
-        self._fine: np.ndarray | None = None
-        self._lo = 0.0
-        self._width = 1.0
+    __slots__ = ("v",)
 
-    def add(self, x: np.ndarray) -> None:
-        if not x.size:
-            return
-        x = x.astype(np.float64, copy=False)
-        if self._fine is None:
-            self._exact.append(x.copy())
-            self._exact_n += x.size
-            if self._exact_n > EXACT_VALUES:
-                self._to_fine()
-            return
-        self._cover(float(x.min()), float(x.max()))
-        idx = np.floor((x - self._lo) / self._width).astype(np.int64)
-        np.clip(idx, 0, FINE_BINS - 1, out=idx)
-        self._fine += np.bincount(idx, minlength=FINE_BINS)
+    def __init__(self, v: bytes) -> None:
+        self.v = v
 
-    def _to_fine(self) -> None:
-        values = np.concatenate(self._exact)
-        self._exact = []
-        lo, hi = float(values.min()), float(values.max())
-        span = hi - lo
-        self._lo = lo
-        self._width = span / (FINE_BINS - 1) if span > 0 else max(abs(lo) * 1e-9, 1e-9)
-        self._fine = np.zeros(FINE_BINS, dtype=np.int64)
-        self.add(values)
+    def __lt__(self, other: _Desc) -> bool:
+        return self.v > other.v
 
-    def _cover(self, lo: float, hi: float) -> None:
-        """Double the fine bins' span until it holds [lo, hi]."""
-        half = FINE_BINS // 2
-        while lo < self._lo or (hi - self._lo) / self._width >= FINE_BINS:
-            merged = self._fine.reshape(half, 2).sum(axis=1)
-            self._width *= 2
-            if lo < self._lo:
-                self._fine = np.concatenate([np.zeros(half, dtype=np.int64), merged])
-                self._lo -= half * self._width
-            else:
-                self._fine = np.concatenate([merged, np.zeros(half, dtype=np.int64)])
-
-    def result(self, vmin, vmax, integer: bool, exact_counts: dict | None = None) -> dict:
-        """{"edges", "counts"} over [vmin, vmax] in HIST_BINS bins at most.
-
-        Integers get integer edges, each bin [edge, next edge); floats get
-        equal bins, the last one closed; one value gives one bin [v, v].
-        """
-        if vmin is None:
-            return {"edges": [], "counts": []}
-        if integer:
-            width = -(-(vmax - vmin + 1) // HIST_BINS)
-            bins = -(-(vmax - vmin + 1) // width)
-            out_edges: list = [int(vmin) + k * width for k in range(bins + 1)]
-            edges = np.array(out_edges, dtype=np.float64)
-        elif vmin == vmax:
-            edges = np.array([vmin, vmax], dtype=np.float64)
-            out_edges = [_f32(vmin), _f32(vmax)]
-        else:
-            edges = np.linspace(float(vmin), float(vmax), HIST_BINS + 1)
-            out_edges = [float(f"{e:.9g}") for e in edges]  # float32 precision
-            out_edges[0], out_edges[-1] = _f32(vmin), _f32(vmax)  # as min and max are shown
-        bins = len(edges) - 1
-        if exact_counts is not None:
-            keys = np.fromiter(exact_counts.keys(), dtype=np.float64, count=len(exact_counts))
-            weights = np.fromiter(exact_counts.values(), dtype=np.float64, count=len(exact_counts))
-            counts = _bin(keys, edges, weights)
-        elif self._fine is None:
-            values = np.concatenate(self._exact) if self._exact else np.zeros(0)
-            counts = _bin(values, edges, None)
-        else:
-            centers = self._lo + (np.arange(FINE_BINS) + 0.5) * self._width
-            idx = np.clip(np.searchsorted(edges, centers, side="right") - 1, 0, bins - 1)
-            counts = np.bincount(idx, weights=self._fine, minlength=bins)
-        return {"edges": out_edges, "counts": [int(c) for c in counts]}
-
-
-def _bin(values: np.ndarray, edges: np.ndarray, weights) -> np.ndarray:
-    """Counts per bin, the last bin closed (as numpy.histogram), one bin if edges are equal."""
-    bins = len(edges) - 1
-    if bins == 1 and edges[0] == edges[1]:
-        return np.array([weights.sum() if weights is not None else values.size])
-    idx = np.clip(np.searchsorted(edges, values, side="right") - 1, 0, bins - 1)
-    return np.bincount(idx, weights=weights, minlength=bins)
-
-
-class _Numbers:
-    """Running count/min/max/mean/std (Chan's merge), NaN/inf counts, histogram, value counts."""
-
-    def __init__(self, integer: bool, histogram: bool = True, top: bool = False) -> None:
-        self.integer = integer
-        self.count = 0
-        self.min: Any = None
-        self.max: Any = None
-        self.mean = 0.0
-        self.m2 = 0.0
-        self.nan = 0
-        self.inf = 0
-        self.hist = _Histogram() if histogram else None
-        self.top: dict | None = {} if top else None
-        self.top_overflow = False
-
-    def add(self, x: np.ndarray) -> None:
-        if not x.size:
-            return
-        if not self.integer:
-            x = x.astype(np.float64, copy=False)
-            finite = np.isfinite(x)
-            if not finite.all():
-                nan = int(np.isnan(x).sum())
-                self.nan += nan
-                self.inf += int(x.size - finite.sum()) - nan
-                x = x[finite]
-                if not x.size:
-                    return
-        lo, hi = x.min(), x.max()
-        lo, hi = (int(lo), int(hi)) if self.integer else (float(lo), float(hi))
-        self.min = lo if self.min is None else min(self.min, lo)
-        self.max = hi if self.max is None else max(self.max, hi)
-        xf = x.astype(np.float64)
-        n_b = xf.size
-        mean_b = float(xf.mean())
-        m2_b = float(np.square(xf - mean_b).sum())
-        n = self.count + n_b
-        delta = mean_b - self.mean
-        self.mean += delta * n_b / n
-        self.m2 += m2_b + delta * delta * self.count * n_b / n
-        self.count = n
-        if self.hist is not None:
-            self.hist.add(xf)
-        if self.top is not None:
-            self._count_values(x)
-
-    def _count_values(self, x: np.ndarray) -> None:
-        values, counts = np.unique(x, return_counts=True)
-        top = self.top
-        keys = values.tolist()
-        if len(top) + len(keys) > MAX_TRACKED and len(top) + sum(1 for v in keys if v not in top) > MAX_TRACKED:
-            self.top, self.top_overflow = None, True  # not small-cardinality: the histogram says more
-            return
-        for v, c in zip(keys, counts.tolist()):
-            top[v] = top.get(v, 0) + c
-
-    def summary(self) -> dict:
-        """min/max/mean only (values per record, lengths)."""
-        if not self.count:
-            return {"min": None, "max": None, "mean": None}
-        fmt = self._fmt
-        return {"min": fmt(self.min), "max": fmt(self.max), "mean": self.mean}
-
-    def _fmt(self, v):
-        return int(v) if self.integer else _f32(v)
-
-    def to_json(self) -> dict:
-        out = {"count": self.count + self.nan + self.inf}
-        out.update(self.summary())
-        out["std"] = math.sqrt(self.m2 / self.count) if self.count else None
-        out["nan"], out["inf"] = self.nan, self.inf
-        if self.hist is not None:
-            exact = self.top if self.integer and self.top is not None and self.top else None
-            out["histogram"] = self.hist.result(self.min, self.max, self.integer, exact)
-        if self.top is not None:
-            out["distinct"] = len(self.top)
-            ranked = sorted(self.top.items(), key=lambda kv: (-kv[1], kv[0]))[:TOP_N]
-            out["top"] = [[int(v), int(c)] for v, c in ranked]
-        elif self.top_overflow:
-            out["distinct"] = None  # more than MAX_TRACKED
-        return out
-
-
-class _Pending:
-    """Values waiting to be folded into a _Numbers in one numpy call.
-
-    ``buf`` stays the same array object for the accumulator's life, so hot
-    loops may hold on to it (and to its ``append``/``extend``).
-    """
-
-    __slots__ = ("buf", "dtype", "target")
-
-    def __init__(self, typecode: str, target: _Numbers) -> None:
-        self.buf = array(typecode)
-        self.dtype = np.int64 if typecode == "q" else np.float64
-        self.target = target
-
-    def flush(self) -> None:
-        buf = self.buf
-        if buf:
-            values = np.frombuffer(buf, dtype=self.dtype).copy()  # the view must go before the array shrinks
-            del buf[:]
-            self.target.add(values)
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Desc) and self.v == other.v
 
 
 class _Bytes:
-    """Bytes values: lengths, top values, text and image shares, image formats and sizes."""
+    """Bytes values: lengths, top values, text and image shares, image formats and sizes.
+
+    ``top`` counts values of up to MAX_TOP_VALUE bytes exactly; past
+    MAX_TRACKED distinct ones it keeps those of least :func:`_rank` (a
+    bottom-k sample), so which values are counted depends on the values
+    alone, never on their order or on how a file was split.
+    """
 
     def __init__(self) -> None:
         self.count = 0
         self.text = 0
         self.images = 0
-        self.tracked: dict[bytes, list] = {}  # value -> [count, is_text, ImageInfo | None]
+        self.tracked: dict[bytes, list] = {}  # value -> [count, is_text, ImageInfo | None, rank]
+        self._heap: list[tuple[int, _Desc]] = []  # (-rank, value) of the tracked values, once full
         self.top_complete = True
         self.formats: dict[str, int] = {}
         self.lengths = _Pending("q", _Numbers(True, histogram=False))
@@ -286,10 +110,7 @@ class _Bytes:
                 text = is_text(v)
                 info = probe_image(v) if not text and _maybe_image(v) else None
                 if len(v) <= MAX_TOP_VALUE:
-                    if len(tracked) < MAX_TRACKED:
-                        tracked[v] = [1, text, info]
-                    else:
-                        self.top_complete = False
+                    self._track(v, [1, text, info, _rank(v)])
                 else:
                     self.top_complete = False
             if text:
@@ -303,9 +124,43 @@ class _Bytes:
         if len(lengths) >= FLUSH:
             self.flush()
 
+    def _track(self, v: bytes, entry: list) -> None:
+        """Count a value not tracked yet, if its (rank, value) is among the MAX_TRACKED least seen."""
+        tracked, heap = self.tracked, self._heap
+        if len(tracked) < MAX_TRACKED:
+            tracked[v] = entry
+            return
+        self.top_complete = False
+        if not heap:
+            heap.extend((-e[3], _Desc(k)) for k, e in tracked.items())
+            heapq.heapify(heap)
+        worst_rank, worst = -heap[0][0], heap[0][1].v
+        if (entry[3], v) < (worst_rank, worst):
+            heapq.heapreplace(heap, (-entry[3], _Desc(v)))
+            del tracked[worst]
+            tracked[v] = entry
+
     def flush(self) -> None:
         for pending in (self.lengths, self.widths, self.heights):
             pending.flush()
+
+    def merge(self, other: _Bytes) -> None:
+        """Fold ``other``'s values in, as if they had been added here."""
+        self.count += other.count
+        self.text += other.text
+        self.images += other.images
+        self.top_complete = self.top_complete and other.top_complete
+        for fmt, n in other.formats.items():
+            self.formats[fmt] = self.formats.get(fmt, 0) + n
+        for mine, theirs in ((self.lengths, other.lengths), (self.widths, other.widths),
+                             (self.heights, other.heights)):
+            mine.merge(theirs)
+        for v, entry in other.tracked.items():
+            have = self.tracked.get(v)
+            if have is not None:
+                have[0] += entry[0]
+            else:
+                self._track(v, list(entry))
 
     def to_json(self) -> dict:
         self.flush()
@@ -446,6 +301,20 @@ class FeatureStats:
             return self.floats.target.to_json()
         return self.bytes.to_json()
 
+    def merge(self, other: FeatureStats) -> None:
+        """Fold ``other`` (the same feature, over other records) in, as if its records had been added here."""
+        self.present += other.present
+        self.n_int += other.n_int
+        self.n_float += other.n_float
+        self.n_bytes += other.n_bytes
+        self.n_none += other.n_none
+        self.ints.merge(other.ints)
+        self.floats.merge(other.floats)
+        self.bytes.merge(other.bytes)
+        self.per_value_list.merge(other.per_value_list)
+        if self.lengths is not None:
+            self.lengths.merge(other.lengths)
+
     def to_json(self) -> dict:
         self.per_value_list.flush()
         out: dict = {"present": self.present, "dtype": self.dtype}
@@ -537,6 +406,24 @@ class FileStats:
                 acc = stats[key] = FeatureStats(key)
             acc.present += 1
             acc.add_feature(features[key])
+
+    def merge(self, other: FileStats) -> None:
+        """Fold in the statistics of other records (another shard, another range of this file).
+
+        Any split of the records, merged in any order, gives the ``to_json()``
+        of one pass over them all, byte for byte.
+        """
+        for kind, n in other.kinds.items():
+            self.kinds[kind] += n
+        self.counts.visited += other.counts.visited
+        self.counts.damaged += other.counts.damaged
+        for mine, theirs, sequence in ((self.features, other.features, False),
+                                       (self.sequence, other.sequence, True)):
+            for name, stats in theirs.items():
+                acc = mine.get(name)
+                if acc is None:
+                    acc = mine[name] = FeatureStats(name, sequence)
+                acc.merge(stats)
 
     def to_json(self) -> dict:
         """The ``tfrlens-cli stats --json`` object (see the module docstring)."""

@@ -1,0 +1,156 @@
+"""Statistics on a process pool (:mod:`codec.parallel`): one task per shard of a set, or record ranges of
+one big plain file, each part's :class:`~codec.stats.FileStats` folded together with ``merge``.
+
+``merge`` is exact, so the report is the one a single process makes, byte for
+byte. A ``--where`` filter runs in the workers, on each record's number in
+the whole set, so it selects the same records as in one process.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from .stats import FileStats
+
+__all__ = ["SMALL_INPUT", "StatsPart", "StatsRunner", "StatsTask", "plan_stats", "pool_stats", "stats_setup"]
+
+SMALL_INPUT = 4 << 20  # bytes: read in this process by default, a worker's start-up costs more than it saves
+MIN_RANGE = 4096  # records per task of one file, at least
+TASKS_PER_WORKER = 4  # ranges of one file per worker: a slow range does not keep the others waiting
+
+
+@dataclass(frozen=True)
+class StatsTask:
+    """Records ``start`` .. ``stop - 1`` (``stop`` None: to the end) of ``path``, numbered from ``base`` in the set."""
+
+    path: str
+    info: dict | None = None
+    start: int = 0
+    stop: int | None = None
+    base: int = 0
+
+
+@dataclass
+class StatsPart:
+    """One task's statistics (without payload or names, which the caller has), and whether its file has problems."""
+
+    stats: FileStats | None
+    problems: int = 0
+    error: str | None = None
+
+
+class StatsRunner:
+    """A worker's statistics: the payload and filter decided once, then one :class:`StatsTask` at a time."""
+
+    def __init__(self, named: list[str], proto: str | None = None, type_name: str | None = None,
+                 label_map: str | None = None, where: str | None = None, check_crc: bool = True,
+                 use_cache: bool = True) -> None:
+        from .payload_options import choose_for
+        from .query import compile_filter
+
+        choice = choose_for(named, proto=proto, type_name=type_name, label_map=label_map)
+        self.payload, self.labels = choice.payload, choice.labels
+        self.filter = compile_filter(where, names=choice.labels) if where is not None else None
+        self.options = {"check_crc": check_crc, "use_cache": use_cache}
+
+    def run(self, task: StatsTask, progress=None) -> StatsPart:
+        from .errors import TFRecordError
+        from .reader import TFRecordFile
+        from .stats import FileStats
+
+        try:
+            with TFRecordFile(task.path, info=task.info, **self.options) as f:
+                f.payload, f.labels = self.payload, self.labels
+                f.build_index()
+                stop = len(f) if task.stop is None else min(task.stop, len(f))
+                result = FileStats(self.payload)
+                done = 0
+                for item in self._pass(f, range(task.start, stop), task.base, result):
+                    if progress is not None and item > done:
+                        progress(item - done)
+                        done = item
+                result.payload = None  # the caller's own: a payload need not pickle
+                return StatsPart(result, len(f.problems))
+        except TFRecordError as exc:  # the file changed or went away since it was indexed
+            return StatsPart(None, 1, str(exc))
+
+    def _pass(self, f, indices: range, base: int, result: FileStats):
+        """Records done, as the pass goes; with a filter, only matching records are counted."""
+        from .record_pass import iter_records, quick_decode, record_pass
+        from .scan import IndexProgress
+
+        if self.filter is None:
+            for item in record_pass(f, result.add, indices, result.counts):
+                yield item.records
+            return
+        flt, counts, payload = self.filter, result.counts, self.payload
+        test = flt.matches
+        for item in iter_records(f, indices):
+            if isinstance(item, IndexProgress):
+                yield item.records
+                continue
+            i, data, status, offset, length = item
+            if flt.needs_data:
+                decoded = quick_decode(data, payload) if flt.needs_decode else None
+                chosen = test(base + i, data, status, offset, length, decoded)
+            else:  # as codec.query.filter_iter asks it, without the data
+                chosen = test(base + i, b"", "ok", offset, 0)
+            if not chosen:
+                continue
+            if status.data_intact:
+                result.add(data)
+                counts.visited += 1
+            else:
+                counts.damaged += 1
+
+
+def stats_setup(args) -> dict:
+    """The :class:`StatsRunner` arguments for a ``tfrlens-cli stats`` command line."""
+    return {"named": list(args.file), "proto": getattr(args, "proto", None), "type_name": getattr(args, "type", None),
+            "label_map": getattr(args, "label_map", None), "where": getattr(args, "where", None),
+            "check_crc": not args.no_crc, "use_cache": not args.no_cache}
+
+
+def plan_stats(source, workers: int | None) -> list[StatsTask]:
+    """The tasks for ``workers`` processes over an indexed source; [] where one process is the way
+    (one worker, a small input, one shard, a single file compressed or remote)."""
+    from .framing import Compression
+    from .parallel import available_cores
+
+    if workers is None:
+        workers = available_cores() if source.file_size >= SMALL_INPUT else 1
+    if workers <= 1:
+        return []
+    if hasattr(source, "shards"):
+        tasks = [StatsTask(source.shards[k].path, source.shards[k].info, base=source.record_start(k))
+                 for k in source.numbered_shards()]
+        return tasks if len(tasks) > 1 else []
+    n = len(source)
+    if source.compression is not Compression.NONE or source.remote is not None or n < 2 * MIN_RANGE:
+        return []  # read in order, or (remote) each worker would read the index again
+    pieces = max(2, min(n // MIN_RANGE, workers * TASKS_PER_WORKER))
+    edges = [n * k // pieces for k in range(pieces + 1)]
+    return [StatsTask(source.path, None, a, b) for a, b in zip(edges, edges[1:])]
+
+
+def pool_stats(source, tasks: list[StatsTask], setup: dict, workers: int | None) -> tuple[FileStats, bool]:
+    """The statistics of ``source`` from ``tasks`` on the pool, and whether a worker met problems in the data."""
+    from .errors import TFRecordError
+    from .parallel import available_cores, run_tasks
+    from .stats import FileStats
+
+    result = FileStats(source.payload)
+    result.labels = source.labels
+    problems = False
+    results = run_tasks(tasks, StatsRunner, setup, workers or available_cores())
+    try:
+        for item in results:
+            if isinstance(item, StatsPart):
+                if item.error is not None:
+                    raise TFRecordError(item.error)
+                result.merge(item.stats)
+                problems = problems or item.problems > 0
+    finally:
+        results.close()
+    return result, problems
