@@ -11,6 +11,7 @@ import os
 import sys
 from collections import Counter
 
+from .cli_beam import add_runner_arguments
 from .cli_sources import choice as _choice, entries as _entries, inputs as _inputs, is_url as _is_url
 from .cli_sources import open_source as _open
 from .errors import TFRecordError, UsageError
@@ -437,12 +438,18 @@ def cmd_export(args) -> int:
 
 def cmd_stats(args) -> int:
     from .stats import compute_stats
+    from .stats_pool import plan_stats, pool_stats, stats_setup
     from .stats_text import stats_text
 
     flt = _where(args)
     with _open(args) as f:
         f.build_index()
-        result = compute_stats(f, _selected(f, flt))
+        tasks = plan_stats(f, args.workers)
+        if tasks:
+            _refuse_unknown_features(f, flt)
+            result, problems = pool_stats(f, tasks, stats_setup(args), args.workers)
+        else:
+            result, problems = compute_stats(f, _selected(f, flt)), False
         report = result.to_json()
         if flt is not None:
             report["where"] = flt.text
@@ -450,7 +457,7 @@ def cmd_stats(args) -> int:
             _out(json.dumps(report, ensure_ascii=False, allow_nan=False))
         else:
             _out(stats_text(report, f.path))
-        return EXIT_PROBLEMS if f.problems else EXIT_OK
+        return EXIT_PROBLEMS if f.problems or problems else EXIT_OK
 
 
 def cmd_schema(args) -> int:
@@ -522,7 +529,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         p = add("verify", "check every length and data CRC; report every problem")
         p.add_argument("--json", action="store_true", help="one JSON object per file")
         p.add_argument("--max-problems", type=int, metavar="N", help="list at most N problems per file")
-        p.set_defaults(func=cmd_verify)
+        add_runner_arguments(p, "verify", cmd_verify)
     if wanted("repair"):
         p = add("repair", "write a clean copy with every intact record")
         p.add_argument("-o", "--output", required=True, metavar="OUT",
@@ -532,7 +539,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
                             "else none)")
         p.add_argument("--include-damaged", action="store_true",
                        help="also write damaged records (their data as found, with fresh CRCs)")
-        p.set_defaults(func=cmd_repair)
+        add_runner_arguments(p, "repair", cmd_repair)
     if wanted("cat"):
         p = add("cat", "print records (protobuf text, or JSON lines)")
         p.add_argument("--json", action="store_true", help="one JSON object per record, one per line")
@@ -558,6 +565,8 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         p = add("stats", "per-feature statistics: presence, types, values, top values, images")
         p.add_argument("--json", action="store_true", help="one JSON object")
         p.add_argument("--where", metavar="EXPR", help=WHERE_HELP)
+        p.add_argument("--workers", type=int, metavar="N",
+                       help="processes, one per shard or range of records (default: one per core; 1: this one)")
         p.set_defaults(func=cmd_stats)
     if wanted("schema"):
         p = add("schema", "the inferred feature spec, as Python code for tf.io.parse_example or JSON")

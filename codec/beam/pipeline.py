@@ -1,0 +1,123 @@
+"""Run one function over a list of tasks on a Beam runner and bring the results back in task order.
+
+Each task becomes one work item (a reshuffle keeps a runner from fusing them
+into one worker's loop). The function must be importable by the workers: a
+module-level function of the codec, or a picklable object of one of its
+classes. Results are pickled, written as lines under a results folder (see
+:func:`codec.beam.options.results_folder`) and read back here, so the same
+pipeline works on the direct runner and on a cluster.
+"""
+from __future__ import annotations
+
+import logging
+
+from ..errors import TFRecordError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Callable
+
+__all__ = ["import_beam", "run", "run_tasks"]
+
+
+def import_beam():
+    """``apache_beam``, imported without the warnings its optional clients log at import."""
+    root = logging.getLogger()
+    level = root.level
+    root.setLevel(logging.ERROR)
+    try:
+        import apache_beam
+    finally:
+        root.setLevel(level)
+    return apache_beam
+
+
+def run(tasks: list, fn: Callable[[Any], Any], runner: str, beam_options: list[str] | None) -> list:
+    """``[fn(t) for t in tasks]``: in this process for the ``local`` runner, else on Beam."""
+    if runner == "local":
+        return [fn(t) for t in tasks]
+    return run_tasks(tasks, fn, runner, beam_options)
+
+
+class _Numbered:
+    """``fn`` over ``(k, task)``: the result pickled with its task's number, as one line of text."""
+
+    def __init__(self, fn: Callable[[Any], Any]) -> None:
+        self.fn = fn
+
+    def __call__(self, item: tuple[int, Any]) -> str:
+        import base64
+        import pickle
+
+        k, task = item
+        return base64.b64encode(pickle.dumps((k, self.fn(task)), protocol=pickle.HIGHEST_PROTOCOL)).decode()
+
+
+def run_tasks(tasks: list, fn: Callable[[Any], Any], runner: str, beam_options: list[str] | None) -> list:
+    """``[fn(t) for t in tasks]``, computed by a Beam pipeline on ``runner``."""
+    import base64
+    import pickle
+
+    beam = import_beam()
+    from apache_beam.io.filesystems import FileSystems
+
+    from .options import pipeline_options, results_folder
+
+    options = pipeline_options(runner, beam_options)
+    folder, local = results_folder(runner, options)
+    prefix = FileSystems.join(folder, "results")
+    try:
+        try:
+            with beam.Pipeline(options=options) as p:
+                _ = (p
+                     | "Tasks" >> beam.Create(list(enumerate(tasks)))
+                     | "Spread" >> beam.Reshuffle()
+                     | "Work" >> beam.Map(_Numbered(fn))
+                     | "Results" >> beam.io.WriteToText(prefix, file_name_suffix=".txt"))
+        except Exception as exc:  # noqa: BLE001 - the runner's own failure, in one line
+            if _raised_by_codec(exc):
+                raise  # a bug in the work itself: its traceback is what helps
+            raise TFRecordError(f"the {runner} runner failed: {_last_line(exc)}") from None
+        found: dict[int, Any] = {}
+        for match in FileSystems.match([prefix + "*"])[0].metadata_list:
+            with FileSystems.open(match.path) as f:
+                for line in f.read().splitlines():
+                    if line:
+                        k, result = pickle.loads(base64.b64decode(line))
+                        found[k] = result
+    finally:
+        _cleanup(folder, local)
+    if sorted(found) != list(range(len(tasks))):
+        raise TFRecordError(f"the {runner} runner returned {len(found)} result(s) for {len(tasks)} task(s)")
+    return [found[k] for k in range(len(tasks))]
+
+
+def _raised_by_codec(exc: BaseException) -> bool:
+    """True when ``exc`` was raised in the codec's own code (the work), not by the runner."""
+    import os
+    import traceback
+
+    frames = traceback.extract_tb(exc.__traceback__)
+    codec_dir = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+    return bool(frames) and os.path.abspath(frames[-1].filename).startswith(codec_dir)
+
+
+def _last_line(exc: BaseException) -> str:
+    """The last line of a runner's message (the cause, after any traceback it quotes), shortened."""
+    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+    line = lines[-1] if lines else type(exc).__name__
+    return line if len(line) <= 500 else line[:497] + "..."
+
+
+def _cleanup(folder: str, local: bool) -> None:
+    if local:
+        import shutil
+
+        shutil.rmtree(folder, ignore_errors=True)
+        return
+    from apache_beam.io.filesystems import FileSystems
+
+    try:
+        FileSystems.delete([folder])
+    except Exception:  # noqa: BLE001 - leftover results in temp_location are harmless; the report is what counts
+        pass
