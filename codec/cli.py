@@ -444,15 +444,20 @@ def cmd_stats(args) -> int:
     flt = _where(args)
     with _open(args) as f:
         f.build_index()
-        tasks = plan_stats(f, args.workers)
+        run = getattr(args, "task_runner", None)  # Beam's, for --runner
+        tasks = plan_stats(f, args.workers if run is None else max(2, args.workers or 2))
         if tasks:
             _refuse_unknown_features(f, flt)
-            result, problems = pool_stats(f, tasks, stats_setup(args), args.workers)
+            result, problems = pool_stats(f, tasks, stats_setup(args), args.workers, run)
         else:
             result, problems = compute_stats(f, _selected(f, flt)), False
         report = result.to_json()
         if flt is not None:
             report["where"] = flt.text
+        if getattr(args, "out", None):
+            from .writer import atomic_write_bytes
+
+            atomic_write_bytes(args.out, json.dumps(report, ensure_ascii=False, allow_nan=False).encode() + b"\n")
         if args.json:
             _out(json.dumps(report, ensure_ascii=False, allow_nan=False))
         else:
@@ -567,7 +572,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         p.add_argument("--where", metavar="EXPR", help=WHERE_HELP)
         p.add_argument("--workers", type=int, metavar="N",
                        help="processes, one per shard or range of records (default: one per core; 1: this one)")
-        p.set_defaults(func=cmd_stats)
+        add_runner_arguments(p, "stats", cmd_stats)
     if wanted("schema"):
         p = add("schema", "the inferred feature spec, as Python code for tf.io.parse_example or JSON")
         p.add_argument("--json", action="store_true", help="one JSON object")

@@ -37,7 +37,9 @@ def add_check_parser(sub) -> None:
     p.add_argument("--shuffle-buffer", type=int, default=SHUFFLE_BUFFER, metavar="N",
                    help=f"the shuffle buffer label runs are measured against (default {SHUFFLE_BUFFER:,})")
     p.add_argument("--workers", type=int, default=0, metavar="N", help="processes (default: one per core)")
-    p.set_defaults(func=cmd_check)
+    from .cli_beam import add_runner_arguments
+
+    add_runner_arguments(p, "check", cmd_check)
 
 
 def _options(args):
@@ -49,7 +51,8 @@ def _options(args):
         checks = frozenset(c.strip() for c in args.checks.split(",") if c.strip())
     return CheckOptions(checks=checks, splits=parse_split_args(args.split), label_map=args.label_map,
                         image_key=args.image_key, label_key=args.label_key, near_threshold=args.near_threshold,
-                        shuffle_buffer=args.shuffle_buffer, workers=args.workers)
+                        shuffle_buffer=args.shuffle_buffer, workers=args.workers,
+                        task_runner=getattr(args, "task_runner", None))
 
 
 class _Progress:
@@ -121,8 +124,13 @@ def cmd_check(args) -> int:
     finally:
         generator.close()
         progress.clear()
+    text = json.dumps(report.to_json(), ensure_ascii=False)
+    if getattr(args, "out", None):
+        from .writer import atomic_write_bytes
+
+        atomic_write_bytes(args.out, (text + "\n").encode())
     if args.json:
-        sys.stdout.write(json.dumps(report.to_json(), ensure_ascii=False) + "\n")
+        sys.stdout.write(text + "\n")
     else:
         sys.stdout.write(report_text(report) + "\n")
     return report.exit_code

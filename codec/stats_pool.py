@@ -134,8 +134,10 @@ def plan_stats(source, workers: int | None) -> list[StatsTask]:
     return [StatsTask(source.path, None, a, b) for a, b in zip(edges, edges[1:])]
 
 
-def pool_stats(source, tasks: list[StatsTask], setup: dict, workers: int | None) -> tuple[FileStats, bool]:
-    """The statistics of ``source`` from ``tasks`` on the pool, and whether a worker met problems in the data."""
+def pool_stats(source, tasks: list[StatsTask], setup: dict, workers: int | None,
+               run=None) -> tuple[FileStats, bool]:
+    """The statistics of ``source`` from ``tasks`` on the pool (or ``run``, a stand-in for
+    codec.parallel.run_tasks: Beam's), and whether a worker met problems in the data."""
     from .errors import TFRecordError
     from .parallel import available_cores, run_tasks
     from .stats import FileStats
@@ -143,7 +145,7 @@ def pool_stats(source, tasks: list[StatsTask], setup: dict, workers: int | None)
     result = FileStats(source.payload)
     result.labels = source.labels
     problems = False
-    results = run_tasks(tasks, StatsRunner, setup, workers or available_cores())
+    results = (run or run_tasks)(tasks, StatsRunner, setup, workers or available_cores())
     try:
         for item in results:
             if isinstance(item, StatsPart):

@@ -132,7 +132,12 @@ def run(paths: list[str], options: CheckOptions) -> Iterator[CheckProgress | Che
     estimate = counted or 0
     yield CheckProgress("check", 0, estimate)
     task_sizes = {t.task_id: _size(t.path, t.info) for t in tasks if t.whole}
-    results = run_tasks(tasks, setup, workers)
+    if options.task_runner is not None:  # the same tasks on Apache Beam
+        from .per_record import Inspector
+
+        results = options.task_runner(tasks, Inspector, setup, max(2, workers))
+    else:
+        results = run_tasks(tasks, setup, workers)
     try:
         for item in results:
             if isinstance(item, int):

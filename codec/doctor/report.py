@@ -84,6 +84,7 @@ class CheckOptions:
     near_threshold: int = NEAR_THRESHOLD
     shuffle_buffer: int = SHUFFLE_BUFFER
     workers: int = 0
+    task_runner: object = None  # in place of codec.parallel.run_tasks (Beam's, from --runner); None: the local pool
 
 
 @dataclass(frozen=True)

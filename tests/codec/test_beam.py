@@ -197,3 +197,30 @@ def test_a_failing_runner_is_one_line(capsys, monkeypatch):
     code, out, err = _run(capsys, ["verify", fixture_path("shards"), "--runner", "prism"])
     assert (code, out) == (2, "")
     assert err == "tfrlens-cli: the prism runner failed: Unable to fetch remote prism binary: offline\n"
+
+
+def test_stats_and_check_direct_equal_local(capsys, tmp_path):
+    """The statistics of a shard set and the dataset doctor's report, run on Beam: the local
+    report byte for byte (per-shard statistics merged exactly; the doctor's per-record pass on
+    Beam, its grouping on the driver)."""
+    shards = fixture_path("shards")
+    local = _run(capsys, ["stats", "--json", "--workers", "1", shards])
+    beam = _run(capsys, ["stats", "--json", shards, *DIRECT, "--out", os.fspath(tmp_path / "stats.json")])
+    assert beam == local and local[0] == 0
+    assert json.loads((tmp_path / "stats.json").read_text()) == json.loads(local[1])
+    assert json.loads(local[1])["records"] == sum(len(list(open_shard(p))) for p in _shard_paths(shards))
+    doctor = fixture_path("doctor")
+    local = _run(capsys, ["check", "--json", "--workers", "1", doctor])
+    beam = _run(capsys, ["check", "--json", doctor, *DIRECT])
+    assert beam == local and local[0] == 1
+    assert {f["check"] for f in json.loads(local[1])["findings"]} >= {"split_leak", "bbox", "image_decode"}
+
+
+def _shard_paths(folder: str) -> list[str]:
+    return sorted(os.path.join(folder, n) for n in os.listdir(folder))
+
+
+def open_shard(path: str):
+    from codec import TFRecordFile
+
+    return TFRecordFile(path).build_index()
