@@ -12,7 +12,7 @@ import sys
 from collections import Counter
 
 from .cli_beam import add_runner_arguments
-from .cli_sources import choice as _choice, entries as _entries, inputs as _inputs, is_url as _is_url
+from .cli_sources import choice as _choice, entries as _entries, is_url as _is_url
 from .cli_sources import open_source as _open
 from .errors import TFRecordError, UsageError
 
@@ -25,7 +25,10 @@ if TYPE_CHECKING:
     from .query import Filter
     from .reader import TFRecordFile
 
-EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE = 0, 1, 2
+from .cli_report import EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE  # noqa: F401 (the command line's exit codes)
+from .cli_report import kinds_summary as _kinds_summary, out as _out, problem_line as _problem_line  # noqa: F401
+from .cli_report import status_counts as _status_counts, verify_data as _verify_data  # noqa: F401
+from .cli_report import verify_report as _verify_report  # noqa: F401
 # Spelled out for the parser (building it must stay cheap); tests hold them to
 # codec.framing.Compression and codec.export.FORMATS.
 COMPRESSIONS = ("none", "gzip", "zlib")
@@ -64,30 +67,6 @@ class _Parser(argparse.ArgumentParser):
 
     def error(self, message: str):  # one line, exit 2 (argparse's own code)
         self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n")
-
-
-def _out(line: str = "") -> None:
-    sys.stdout.write(line + "\n")
-
-
-def _status_counts(f) -> Counter:
-    """Records per status label (ok, length_crc, ...) of a file or shard set, counted by numpy."""
-    import numpy as np
-
-    from .framing import RecordStatus
-
-    if hasattr(f, "shards"):
-        indexes = [s.file.index for s in f.shards if s.file is not None and s.error is None]
-    else:
-        indexes = [f.index]
-    counts = np.zeros(256, dtype=np.int64)
-    for index in indexes:
-        for chunk in index.filled_chunks()[1]:
-            counts += np.bincount(chunk, minlength=256)
-    labels: Counter = Counter()
-    for value in np.flatnonzero(counts).tolist():
-        labels[RecordStatus(value).label] += int(counts[value])
-    return labels
 
 
 def cmd_info(args) -> int:
@@ -161,37 +140,6 @@ def _print_problems(f: TFRecordFile) -> None:
         _out(_problem_line(p))
 
 
-def _kinds_summary(problems) -> str:
-    counts = Counter(p.kind.value for p in problems)
-    return ", ".join(f"{kind} {n}" for kind, n in counts.most_common())
-
-
-def _problem_line(p) -> str:
-    rec = f"record {p.index}" if p.index is not None else "no record"
-    where = f"offset {p.offset:,}"
-    if p.compressed_offset is not None:
-        where += f" (compressed {p.compressed_offset:,})"
-    return f"  {where} ({rec}): {p.kind.value}: {p.detail}"
-
-
-def _verify_data(f) -> None:
-    """Check every record's data CRC now, whatever the cache says: bit rot and bad copies keep a
-    file's size and mtime, so a cached "verified" says nothing about the bytes as they are today.
-
-    A plain file's cached index still spares it the header walk (its records are then checked
-    in batches); a compressed file is inflated anyway, so it is indexed and checked in one pass.
-    """
-    from . import index_cache
-    from .framing import Compression
-
-    if f.use_cache and index_cache.has_entry(f.path, f.file_size, f.mtime_ns, f.compression):
-        if f.compression is Compression.NONE:
-            f.build_index()
-        else:
-            index_cache.invalidate(f.path)
-    f.verify()
-
-
 def cmd_verify(args) -> int:
     from .quick_verify import intact_records
 
@@ -229,26 +177,6 @@ def cmd_verify(args) -> int:
         _out(f"total: {totals['files']} file(s), {totals['records']:,} records, {totals['ok']:,} ok, "
              f"{totals['problems']} problem(s)" + (f", {totals['unusable']} unusable" if totals["unusable"] else ""))
     return code
-
-
-def _verify_report(args, path: str, compression: str, n: int, ok: int, problems: list, single: bool) -> None:
-    """One file's verify report: a JSON object, or a line with its problems below."""
-    limit = args.max_problems
-    shown = problems if limit is None else problems[:limit]
-    if args.json:
-        report = {"path": path, "compression": compression, "records": n, "ok": ok,
-                  "problems": [p.to_json() for p in shown]}
-        if limit is not None:
-            report["problems_total"] = len(problems)
-        _out(json.dumps(report))
-        return
-    kinds = f" ({_kinds_summary(problems)})" if problems else ""
-    _out(f"{path}: {n:,} records, {ok:,} ok, {len(problems)} problem(s){kinds} [{compression}]")
-    if single or limit is not None:
-        for p in shown:
-            _out(_problem_line(p))
-        if len(shown) < len(problems):
-            _out(f"  ... and {len(problems) - len(shown)} more")
 
 
 def cmd_repair(args) -> int:
@@ -467,20 +395,32 @@ def cmd_stats(args) -> int:
 
 def cmd_schema(args) -> int:
     from .schema import infer_schema
+    from .schema_pool import pool_schema
+    from .stats_pool import plan_stats, stats_setup
 
     flt = _where(args)
     with _open(args) as f:
         f.build_index()
-        schema = infer_schema(f, _selected(f, flt))
+        run = getattr(args, "task_runner", None)  # Beam's, for --runner
+        tasks = plan_stats(f, args.workers if run is None else max(2, args.workers or 2))
+        if tasks:
+            _refuse_unknown_features(f, flt)
+            schema, problems = pool_schema(f, tasks, stats_setup(args), args.workers, run)
+        else:
+            schema, problems = infer_schema(f, _selected(f, flt)), False
+        report = schema.to_json()
+        if flt is not None:
+            report["where"] = flt.text
+        if getattr(args, "out", None):
+            from .writer import atomic_write_bytes
+
+            atomic_write_bytes(args.out, json.dumps(report, ensure_ascii=False).encode() + b"\n")
         if args.json:
-            report = schema.to_json()
-            if flt is not None:
-                report["where"] = flt.text
             _out(json.dumps(report, ensure_ascii=False))
         else:
             source = os.path.basename(f.path) + ("" if flt is None else f", records where {flt.text}")
             sys.stdout.write(schema.to_python(source))
-        return EXIT_PROBLEMS if f.problems else EXIT_OK
+        return EXIT_PROBLEMS if f.problems or problems else EXIT_OK
 
 
 def _write_text(output: str | None, text: str) -> None:
@@ -577,7 +517,9 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         p = add("schema", "the inferred feature spec, as Python code for tf.io.parse_example or JSON")
         p.add_argument("--json", action="store_true", help="one JSON object")
         p.add_argument("--where", metavar="EXPR", help=WHERE_HELP)
-        p.set_defaults(func=cmd_schema)
+        p.add_argument("--workers", type=int, metavar="N",
+                       help="processes, one per shard or range of records (default: one per core; 1: this one)")
+        add_runner_arguments(p, "schema", cmd_schema)
     if wanted("check"):
         from .cli_check import add_check_parser
 

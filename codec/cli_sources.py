@@ -16,7 +16,7 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
     from typing import Sequence
 
-__all__ = ["choice", "entries", "inputs", "is_url", "open_source", "remote_failure"]
+__all__ = ["choice", "entries", "is_url", "open_source", "remote_failure"]
 
 
 def is_url(path: str) -> bool:
@@ -120,12 +120,6 @@ def entries(args) -> tuple[list[tuple[str, dict | None]], bool]:
     else:
         single = one and not os.path.isdir(arg)
     return found, single
-
-
-def inputs(args) -> tuple[list[str], bool]:
-    """The files to work on, and whether the user named exactly one file."""
-    found, single = entries(args)
-    return [path for path, _ in found], single
 
 
 _CLIENTS = ("fsspec", "s3fs", "gcsfs", "adlfs", "aiohttp", "botocore", "aiobotocore", "google", "huggingface_hub")

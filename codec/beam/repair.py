@@ -42,7 +42,7 @@ def run_repair(args) -> int:
     """The ``repair`` command with ``--runner``/``--out``: the local command's output and exit code."""
     import dataclasses
 
-    from ..cli import EXIT_OK, EXIT_USAGE, _out
+    from ..cli_report import EXIT_OK, EXIT_USAGE, out as _out
     from ..cli_sources import entries
     from ..writer import (check_not_input, make_output_folder, output_is_folder, output_join,
                           resolve_output_compression, with_compression_suffix)

@@ -26,7 +26,7 @@ def verify_task(task: dict) -> dict:
     A file that cannot be opened gives ``error``; a failure the local command
     would stop on gives ``fatal``; both carry the one-line message.
     """
-    from ..cli import _status_counts, _verify_data
+    from ..cli_report import status_counts as _status_counts, verify_data as _verify_data
     from ..errors import TFRecordError
     from ..reader import TFRecordFile
 
@@ -47,7 +47,7 @@ def run_verify(args) -> int:
     """The ``verify`` command with ``--runner``/``--out``: the local command's output and exit code."""
     from collections import Counter
 
-    from ..cli import EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE, _out, _verify_report
+    from ..cli_report import EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE, out as _out, verify_report as _verify_report
     from ..cli_sources import entries
     from .pipeline import run
 
@@ -93,7 +93,7 @@ def _write_json_report(args, reports: list[tuple]) -> None:
     import contextlib
     import io
 
-    from ..cli import _verify_report
+    from ..cli_report import verify_report as _verify_report
     from ..writer import atomic_write_bytes
 
     as_json = argparse.Namespace(**{**vars(args), "json": True})
