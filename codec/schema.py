@@ -106,6 +106,17 @@ class _Shape:
         self.dtypes[_FLAT_TYPES[dtype]] += 1
         self._count(n)
 
+    def merge(self, other: _Shape) -> None:
+        """Fold in ``other`` (the same feature, over other records), as if its records had been added here."""
+        self.present += other.present
+        self.none += other.none
+        self.dtypes = [a + b for a, b in zip(self.dtypes, other.dtypes)]
+        if other.vmin is not None:
+            if self.vmin is None:
+                self.vmin, self.vmax = other.vmin, other.vmax
+            else:
+                self.vmin, self.vmax = min(self.vmin, other.vmin), max(self.vmax, other.vmax)
+
     def _count(self, n: int) -> None:
         if self.vmin is None:
             self.vmin = self.vmax = n
@@ -198,6 +209,23 @@ class FileSchema:
                 shape = shapes[key] = _Shape()
             shape.present += 1
             shape.add(features[key])
+
+    def merge(self, other: FileSchema) -> None:
+        """Fold in the spec of other records (another shard, another range of this file).
+
+        Any split of the records, merged in any order, gives the ``to_json()``
+        and ``to_python()`` of one pass over them all.
+        """
+        for kind, n in other.kinds.items():
+            self.kinds[kind] += n
+        self.counts.visited += other.counts.visited
+        self.counts.damaged += other.counts.damaged
+        for mine, theirs in ((self.shapes, other.shapes), (self.list_shapes, other.list_shapes)):
+            for name, shape in theirs.items():
+                acc = mine.get(name)
+                if acc is None:
+                    acc = mine[name] = _Shape()
+                acc.merge(shape)
 
     # -- results ---------------------------------------------------------
     @property

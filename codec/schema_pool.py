@@ -1,0 +1,79 @@
+"""The inferred feature spec on a process pool (:mod:`codec.parallel`) or on Beam: the tasks
+:func:`codec.stats_pool.plan_stats` plans, each part's :class:`~codec.schema.FileSchema` folded
+together with ``merge``.
+
+``merge`` is exact, so the spec is the one a single process infers, byte for
+byte. A ``--where`` filter runs in the workers, on each record's number in the
+whole set, as it does for ``stats``.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .stats_pool import StatsRunner, StatsTask
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from .schema import FileSchema
+
+__all__ = ["SchemaPart", "SchemaRunner", "pool_schema"]
+
+
+@dataclass
+class SchemaPart:
+    """One task's spec (without its payload, which the caller has), and whether its file has problems."""
+
+    schema: FileSchema | None
+    problems: int = 0
+    error: str | None = None
+
+
+class SchemaRunner(StatsRunner):
+    """A worker's spec inference: the payload and filter decided once (as for statistics), then one task at a time."""
+
+    def run(self, task: StatsTask, progress=None) -> SchemaPart:
+        from .errors import TFRecordError
+        from .reader import TFRecordFile
+        from .schema import FileSchema
+
+        try:
+            with TFRecordFile(task.path, info=task.info, **self.options) as f:
+                f.payload, f.labels = self.payload, self.labels
+                f.build_index()
+                stop = len(f) if task.stop is None else min(task.stop, len(f))
+                result = FileSchema(payload=self.payload)
+                done = 0
+                for item in self._pass(f, range(task.start, stop), task.base, result):
+                    if progress is not None and item > done:
+                        progress(item - done)
+                        done = item
+                result.payload = None  # the caller's own: a payload need not pickle
+                return SchemaPart(result, len(f.problems))
+        except TFRecordError as exc:  # the file changed or went away since it was indexed
+            return SchemaPart(None, 1, str(exc))
+
+
+def pool_schema(source, tasks: list[StatsTask], setup: dict, workers: int | None,
+                run=None) -> tuple[FileSchema, bool]:
+    """The spec of ``source`` from ``tasks`` on the pool (or ``run``, a stand-in for
+    codec.parallel.run_tasks: Beam's), and whether a worker met problems in the data.
+
+    ``setup`` is :func:`codec.stats_pool.stats_setup`'s: the same arguments as for statistics.
+    """
+    from .errors import TFRecordError
+    from .parallel import available_cores, run_tasks
+    from .schema import FileSchema
+
+    result = FileSchema(payload=source.payload)
+    problems = False
+    results = (run or run_tasks)(tasks, SchemaRunner, setup, workers or available_cores())
+    try:
+        for item in results:
+            if isinstance(item, SchemaPart):
+                if item.error is not None:
+                    raise TFRecordError(item.error)
+                result.merge(item.schema)
+                problems = problems or item.problems > 0
+    finally:
+        results.close()
+    return result, problems
