@@ -511,14 +511,14 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         p.add_argument("--json", action="store_true", help="one JSON object")
         p.add_argument("--where", metavar="EXPR", help=WHERE_HELP)
         p.add_argument("--workers", type=int, metavar="N",
-                       help="processes, one per shard or range of records (default: one per core; 1: this one)")
+                       help="processes, one per shard or range of records (default and 0: one per core; 1: this one)")
         add_runner_arguments(p, "stats", cmd_stats)
     if wanted("schema"):
         p = add("schema", "the inferred feature spec, as Python code for tf.io.parse_example or JSON")
         p.add_argument("--json", action="store_true", help="one JSON object")
         p.add_argument("--where", metavar="EXPR", help=WHERE_HELP)
         p.add_argument("--workers", type=int, metavar="N",
-                       help="processes, one per shard or range of records (default: one per core; 1: this one)")
+                       help="processes, one per shard or range of records (default and 0: one per core; 1: this one)")
         add_runner_arguments(p, "schema", cmd_schema)
     if wanted("check"):
         from .cli_check import add_check_parser

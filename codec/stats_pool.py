@@ -118,7 +118,7 @@ def plan_stats(source, workers: int | None) -> list[StatsTask]:
     from .framing import Compression
     from .parallel import available_cores
 
-    if workers is None:
+    if not workers:  # None or 0: one per core (as check's --workers 0), a small input in this process
         workers = available_cores() if source.file_size >= SMALL_INPUT else 1
     if workers <= 1:
         return []
