@@ -60,20 +60,8 @@ def pool_schema(source, tasks: list[StatsTask], setup: dict, workers: int | None
 
     ``setup`` is :func:`codec.stats_pool.stats_setup`'s: the same arguments as for statistics.
     """
-    from .errors import TFRecordError
-    from .parallel import available_cores, run_tasks
     from .schema import FileSchema
+    from .stats_pool import pool_merge
 
     result = FileSchema(payload=source.payload)
-    problems = False
-    results = (run or run_tasks)(tasks, SchemaRunner, setup, workers or available_cores())
-    try:
-        for item in results:
-            if isinstance(item, SchemaPart):
-                if item.error is not None:
-                    raise TFRecordError(item.error)
-                result.merge(item.schema)
-                problems = problems or item.problems > 0
-    finally:
-        results.close()
-    return result, problems
+    return result, pool_merge(result, "schema", SchemaRunner, tasks, setup, workers, run)

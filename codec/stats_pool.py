@@ -138,21 +138,30 @@ def pool_stats(source, tasks: list[StatsTask], setup: dict, workers: int | None,
                run=None) -> tuple[FileStats, bool]:
     """The statistics of ``source`` from ``tasks`` on the pool (or ``run``, a stand-in for
     codec.parallel.run_tasks: Beam's), and whether a worker met problems in the data."""
-    from .errors import TFRecordError
-    from .parallel import available_cores, run_tasks
     from .stats import FileStats
 
     result = FileStats(source.payload)
     result.labels = source.labels
+    return result, pool_merge(result, "stats", StatsRunner, tasks, setup, workers, run)
+
+
+def pool_merge(result, field: str, runner, tasks: list[StatsTask], setup: dict, workers: int | None,
+               run=None) -> bool:
+    """Merge into ``result`` the ``field`` of each part ``runner`` makes of a task (on the pool,
+    or ``run``); whether a worker met problems in the data. A part's error is raised."""
+    from .errors import TFRecordError
+    from .parallel import available_cores, run_tasks
+
     problems = False
-    results = (run or run_tasks)(tasks, StatsRunner, setup, workers or available_cores())
+    results = (run or run_tasks)(tasks, runner, setup, workers or available_cores())
     try:
         for item in results:
-            if isinstance(item, StatsPart):
-                if item.error is not None:
-                    raise TFRecordError(item.error)
-                result.merge(item.stats)
-                problems = problems or item.problems > 0
+            if isinstance(item, int):  # progress
+                continue
+            if item.error is not None:
+                raise TFRecordError(item.error)
+            result.merge(getattr(item, field))
+            problems = problems or item.problems > 0
     finally:
         results.close()
-    return result, problems
+    return problems
