@@ -61,34 +61,35 @@ def run_tasks(tasks: list, factory: Callable[..., Any], setup: dict, workers: in
             yield result
         return
     import multiprocessing
-    from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
-    from concurrent.futures.process import BrokenProcessPool
 
     context = multiprocessing.get_context("spawn")
     progress = context.Queue()
-    # concurrent.futures, not multiprocessing.Pool: a worker that dies (killed, out of memory, a failing
-    # start) breaks the pool with an error instead of being replaced forever while its task waits.
-    pool = ProcessPoolExecutor(min(workers, len(tasks)) or 1, mp_context=context, initializer=_start,
-                               initargs=(factory, setup, progress))
+    # A worker that dies (a signal, out of memory, a failing start) is an error: multiprocessing.Pool
+    # would start another in its place and leave the task it held waiting forever.
+    pool = context.Pool(min(workers, len(tasks)) or 1, initializer=_start, initargs=(factory, setup, progress))
+    seen = list(pool._pool)  # every worker started, kept to read its exit code after the pool drops it
     try:
-        pending = {pool.submit(_run, task) for task in tasks}
+        pending = [pool.apply_async(_run, (task,)) for task in tasks]
         while pending:
-            done, pending = wait(pending, timeout=0.1, return_when=FIRST_COMPLETED)
+            try:
+                yield progress.get(timeout=0.1)
+            except queue_module.Empty:
+                pass
             yield from _drain(progress)
-            for job in done:
-                try:
-                    yield job.result()
-                except BrokenProcessPool:
-                    raise WorkerLostError("a worker process ended unexpectedly (out of memory, or killed?)") \
-                        from None
+            still = []
+            for job in pending:
+                if job.ready():
+                    yield job.get()
+                else:
+                    still.append(job)
+            pending = still
+            seen += [proc for proc in pool._pool if proc not in seen]
+            if pending and any(proc.exitcode not in (None, 0) for proc in seen):
+                raise WorkerLostError("a worker process ended unexpectedly (out of memory, or killed?)")
         yield from _drain(progress)
     finally:
-        procs = list((getattr(pool, "_processes", None) or {}).values())
-        pool.shutdown(wait=False, cancel_futures=True)
-        for proc in procs:  # a cancelled run stops at once, not after the tasks in hand
-            proc.terminate()
-        for proc in procs:
-            proc.join(5)
+        pool.terminate()
+        pool.join()
         progress.close()
         progress.cancel_join_thread()
 

@@ -116,3 +116,4 @@ def test_a_worker_that_dies_is_an_error_not_a_hang():
     with pytest.raises(WorkerLostError, match="ended unexpectedly"):
         for _ in run_tasks([1, 2], _Dying, {}, workers=2):
             pass
+    assert multiprocessing.active_children() == []  # the other worker is stopped too
