@@ -31,26 +31,12 @@ class SchemaPart:
 class SchemaRunner(StatsRunner):
     """A worker's spec inference: the payload and filter decided once (as for statistics), then one task at a time."""
 
-    def run(self, task: StatsTask, progress=None) -> SchemaPart:
-        from .errors import TFRecordError
-        from .reader import TFRecordFile
+    _part = SchemaPart
+
+    def _new_result(self):
         from .schema import FileSchema
 
-        try:
-            with TFRecordFile(task.path, info=task.info, **self.options) as f:
-                f.payload, f.labels = self.payload, self.labels
-                f.build_index()
-                stop = len(f) if task.stop is None else min(task.stop, len(f))
-                result = FileSchema(payload=self.payload)
-                done = 0
-                for item in self._pass(f, range(task.start, stop), task.base, result):
-                    if progress is not None and item > done:
-                        progress(item - done)
-                        done = item
-                result.payload = None  # the caller's own: a payload need not pickle
-                return SchemaPart(result, len(f.problems))
-        except TFRecordError as exc:  # the file changed or went away since it was indexed
-            return SchemaPart(None, 1, str(exc))
+        return FileSchema(payload=self.payload)
 
 
 def pool_schema(source, tasks: list[StatsTask], setup: dict, workers: int | None,

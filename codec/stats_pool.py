@@ -54,26 +54,33 @@ class StatsRunner:
         self.filter = compile_filter(where, names=choice.labels) if where is not None else None
         self.options = {"check_crc": check_crc, "use_cache": use_cache}
 
-    def run(self, task: StatsTask, progress=None) -> StatsPart:
+    def _new_result(self):
+        """What a task accumulates into (a subclass infers something else over the same pass)."""
+        from .stats import FileStats
+
+        return FileStats(self.payload)
+
+    _part = StatsPart  # what a task gives back: (result, problems, error)
+
+    def run(self, task: StatsTask, progress=None):
         from .errors import TFRecordError
         from .reader import TFRecordFile
-        from .stats import FileStats
 
         try:
             with TFRecordFile(task.path, info=task.info, **self.options) as f:
                 f.payload, f.labels = self.payload, self.labels
                 f.build_index()
                 stop = len(f) if task.stop is None else min(task.stop, len(f))
-                result = FileStats(self.payload)
+                result = self._new_result()
                 done = 0
                 for item in self._pass(f, range(task.start, stop), task.base, result):
                     if progress is not None and item > done:
                         progress(item - done)
                         done = item
                 result.payload = None  # the caller's own: a payload need not pickle
-                return StatsPart(result, len(f.problems))
+                return self._part(result, len(f.problems))
         except TFRecordError as exc:  # the file changed or went away since it was indexed
-            return StatsPart(None, 1, str(exc))
+            return self._part(None, 1, str(exc))
 
     def _pass(self, f, indices: range, base: int, result: FileStats):
         """Records done, as the pass goes; with a filter, only matching records are counted."""
