@@ -364,28 +364,40 @@ def cmd_export(args) -> int:
         return EXIT_PROBLEMS if f.problems else EXIT_OK
 
 
+def _whole_pass(args, f, flt, pooled, local):
+    """(result, problems) of a pass over every record: ``pooled`` on the process pool or a Beam
+    runner (``args.task_runner``) when the input splits into tasks, else ``local`` here."""
+    from .stats_pool import plan_stats, stats_setup
+
+    run = getattr(args, "task_runner", None)
+    tasks = plan_stats(f, args.workers if run is None else max(2, args.workers or 2))
+    if not tasks:
+        return local(f, _selected(f, flt)), False
+    _refuse_unknown_features(f, flt)
+    return pooled(f, tasks, stats_setup(args), args.workers, run)
+
+
+def _write_out(args, text: str) -> None:
+    """``--out``: the JSON report written there too (atomically; a path or URL)."""
+    if getattr(args, "out", None):
+        from .writer import atomic_write_bytes
+
+        atomic_write_bytes(args.out, text.encode() + b"\n")
+
+
 def cmd_stats(args) -> int:
     from .stats import compute_stats
-    from .stats_pool import plan_stats, pool_stats, stats_setup
+    from .stats_pool import pool_stats
     from .stats_text import stats_text
 
     flt = _where(args)
     with _open(args) as f:
         f.build_index()
-        run = getattr(args, "task_runner", None)  # Beam's, for --runner
-        tasks = plan_stats(f, args.workers if run is None else max(2, args.workers or 2))
-        if tasks:
-            _refuse_unknown_features(f, flt)
-            result, problems = pool_stats(f, tasks, stats_setup(args), args.workers, run)
-        else:
-            result, problems = compute_stats(f, _selected(f, flt)), False
+        result, problems = _whole_pass(args, f, flt, pool_stats, compute_stats)
         report = result.to_json()
         if flt is not None:
             report["where"] = flt.text
-        if getattr(args, "out", None):
-            from .writer import atomic_write_bytes
-
-            atomic_write_bytes(args.out, json.dumps(report, ensure_ascii=False, allow_nan=False).encode() + b"\n")
+        _write_out(args, json.dumps(report, ensure_ascii=False, allow_nan=False))
         if args.json:
             _out(json.dumps(report, ensure_ascii=False, allow_nan=False))
         else:
@@ -396,25 +408,15 @@ def cmd_stats(args) -> int:
 def cmd_schema(args) -> int:
     from .schema import infer_schema
     from .schema_pool import pool_schema
-    from .stats_pool import plan_stats, stats_setup
 
     flt = _where(args)
     with _open(args) as f:
         f.build_index()
-        run = getattr(args, "task_runner", None)  # Beam's, for --runner
-        tasks = plan_stats(f, args.workers if run is None else max(2, args.workers or 2))
-        if tasks:
-            _refuse_unknown_features(f, flt)
-            schema, problems = pool_schema(f, tasks, stats_setup(args), args.workers, run)
-        else:
-            schema, problems = infer_schema(f, _selected(f, flt)), False
+        schema, problems = _whole_pass(args, f, flt, pool_schema, infer_schema)
         report = schema.to_json()
         if flt is not None:
             report["where"] = flt.text
-        if getattr(args, "out", None):
-            from .writer import atomic_write_bytes
-
-            atomic_write_bytes(args.out, json.dumps(report, ensure_ascii=False).encode() + b"\n")
+        _write_out(args, json.dumps(report, ensure_ascii=False))
         if args.json:
             _out(json.dumps(report, ensure_ascii=False))
         else:
