@@ -77,6 +77,13 @@ class RecordIndex:
         nxt = int(self._offsets[j >> CHUNK_BITS][j & (CHUNK - 1)]) if j < self._count else -1
         return int(self._offsets[i >> CHUNK_BITS][i & (CHUNK - 1)]), nxt
 
+    def run(self, i: int, j: int) -> tuple[np.ndarray, np.ndarray]:
+        """(offsets, statuses) of records ``i`` .. up to ``j - 1``, stopping at the end of ``i``'s chunk:
+        views, no copy (a pass over many records takes them a run at a time)."""
+        chunk, pos = i >> CHUNK_BITS, i & (CHUNK - 1)
+        take = min(j - i, CHUNK - pos, self._count - i)
+        return self._offsets[chunk][pos:pos + take], self._status[chunk][pos:pos + take]
+
     def status(self, i: int) -> RecordStatus:
         return _STATUSES[self._status[i >> CHUNK_BITS][i & (CHUNK - 1)]]  # (an Enum call costs ~1 us)
 

@@ -13,15 +13,20 @@ from typing import Callable, Iterator, Sequence
 
 from google.protobuf.message import DecodeError
 
-from .crc import masked_crc
+from google_crc32c import value as crc32c
+
+from .crc import MASK_DELTA, masked_crc
 from .decode import DecodedRecord, RecordKind, decode_record
 from .framing import CRC, HEADER_SIZE, LENGTH, Compression, RecordStatus
+from .record_index import _STATUSES
 from .proto import Example
 from .reader import TFRecordFile
 from .scan import IndexProgress
 
 PROGRESS_EVERY = 2048
+RUN_BYTES = 1 << 20  # bytes read at once by a pass over a plain file's consecutive records
 _UNCHECKED, _OK = RecordStatus.UNCHECKED, RecordStatus.OK
+_EXAMPLE, _parse_example = RecordKind.EXAMPLE, Example.FromString
 
 
 class PassCounts:
@@ -44,32 +49,21 @@ def iter_records(tfile, indices: Sequence[int] | None = None, every: int = PROGR
         yield from _iter_shard_set(tfile, every, intact_only)
         return
     order = range(len(tfile)) if indices is None else indices
-    n = len(order)
-    # The fast path reads a plain file's mapped bytes itself; anything else (a
-    # compressed file, a shard set, the GUI's edited view of a file) goes
-    # through its own read(i).
+    # The fast path reads a plain file's bytes itself, a run of records per
+    # read; anything else (a compressed file, the GUI's edited view of a
+    # file) goes through its own read(i).
     plain = isinstance(tfile, TFRecordFile) and tfile.compression is Compression.NONE
-    read, read_bytes = tfile.read, getattr(tfile, "read_bytes", None)
+    if plain and isinstance(order, range) and order.step == 1:
+        yield from _iter_plain_run(tfile, order, every, intact_only)
+        return
+    n = len(order)
+    read = tfile.read
     index = tfile.index
-    offset_of, status_of = index.offset, index.status
-    set_status = getattr(index, "set_status", None)
-    check = getattr(tfile, "check_crc", True)
-    unpack_len, unpack_crc = LENGTH.unpack_from, CRC.unpack_from
+    status_of = index.status
     for k, i in enumerate(order):
         status = status_of(i)
         if plain and (status is _UNCHECKED or status is _OK):
-            offset = offset_of(i)
-            (length,) = unpack_len(read_bytes(offset, 8))
-            body = read_bytes(offset + HEADER_SIZE, length + 4)
-            data = body[:length]
-            if check:
-                if masked_crc(data) == unpack_crc(body, length)[0]:
-                    if status is _UNCHECKED:
-                        set_status(i, _OK)
-                    status = _OK
-                else:
-                    rec = read(i)  # records the data_crc problem
-                    status = rec.info.status
+            i, data, status, offset, length = _read_plain(tfile, i, status)
         else:
             rec = read(i)
             data, status, offset, length = rec.data, rec.info.status, rec.info.offset, rec.info.length
@@ -77,6 +71,93 @@ def iter_records(tfile, indices: Sequence[int] | None = None, every: int = PROGR
             yield i, data, status, offset, length
         if k % every == every - 1:
             yield IndexProgress(k + 1, k + 1, n, len(tfile.problems))
+    yield IndexProgress(n, n, n, len(tfile.problems), True)
+
+
+def _read_plain(tfile: TFRecordFile, i: int, status: RecordStatus) -> tuple[int, bytes, RecordStatus, int, int]:
+    """Record ``i`` of a plain file whose header is known good, its data CRC checked (a failure is
+    recorded on the file by its own read)."""
+    offset = tfile.index.offset(i)
+    (length,) = LENGTH.unpack_from(tfile.read_bytes(offset, 8))
+    body = tfile.read_bytes(offset + HEADER_SIZE, length + 4)
+    data = body[:length]
+    if tfile.check_crc:
+        if masked_crc(data) == CRC.unpack_from(body, length)[0]:
+            if status is _UNCHECKED:
+                tfile.index.set_status(i, _OK)
+            status = _OK
+        else:
+            status = tfile.read(i).info.status
+    return i, data, status, offset, length
+
+
+def _iter_plain_run(tfile: TFRecordFile, order: range, every: int, intact_only: bool):
+    """:func:`iter_records` over consecutive records of a plain file: one read per run of records
+    (up to RUN_BYTES), sliced here; a record alone in its run (a big one, the file's last) is read by itself.
+
+    Only records between two known offsets share a read, so bytes after the
+    file's last record (a damaged tail) are never read as part of a run.
+    """
+    import numpy as np
+
+    index = tfile.index
+    n, total = len(order), len(index)
+    check = tfile.check_crc
+    read_bytes, read = tfile.read_bytes, tfile.read
+    unpack_len, unpack_crc = LENGTH.unpack_from, CRC.unpack_from
+    unchecked, ok = int(_UNCHECKED), int(_OK)
+    i, stop, done, next_progress = order.start, order.stop, 0, every
+    while i < stop:
+        offsets, statuses = index.run(i, min(stop + 1, total))
+        if len(offsets) > 1:  # a run ends where its last record's successor starts
+            base = int(offsets[0])
+            m = int(np.searchsorted(offsets, base + RUN_BYTES, side="right"))
+            m = max(2, min(m, len(offsets)))
+            end = int(offsets[m - 1])
+            count = m - 1
+        else:
+            count = 0
+        if count < 2 and (count == 0 or end - base > RUN_BYTES):
+            status = index.status(i)
+            if status is _UNCHECKED or status is _OK:
+                item = _read_plain(tfile, i, status)
+            else:
+                rec = read(i)
+                item = (i, rec.data, rec.info.status, rec.info.offset, rec.info.length)
+            if not intact_only or item[2].data_intact:
+                yield item
+            i += 1
+            done += 1
+        else:
+            buf = read_bytes(base, end - base)
+            good = []
+            for k, (offset, code) in enumerate(zip(offsets[:count].tolist(), statuses[:count].tolist())):
+                j = i + k
+                rel = offset - base
+                if code == ok or code == unchecked:
+                    (length,) = unpack_len(buf, rel)
+                    data_at = rel + HEADER_SIZE
+                    if data_at + length + 4 <= len(buf):
+                        data = buf[data_at:data_at + length]
+                        if not check:
+                            yield j, data, _STATUSES[code], offset, length
+                            continue
+                        crc = crc32c(data)
+                        if (((crc >> 15) | (crc << 17)) + MASK_DELTA) & 0xFFFFFFFF == unpack_crc(buf, data_at + length)[0]:
+                            if code == unchecked:
+                                good.append(j)
+                            yield j, data, _OK, offset, length
+                            continue
+                rec = read(j)  # damage, or a header claiming more than the run: the reader decides
+                if not intact_only or rec.info.status.data_intact:
+                    yield j, rec.data, rec.info.status, rec.info.offset, rec.info.length
+            if good:
+                index.set_statuses(np.asarray(good, dtype=np.int64), np.full(len(good), ok, dtype=np.uint8))
+            i += count
+            done += count
+        while done >= next_progress:
+            yield IndexProgress(next_progress, next_progress, n, len(tfile.problems))
+            next_progress += every
     yield IndexProgress(n, n, n, len(tfile.problems), True)
 
 
@@ -133,6 +214,13 @@ def quick_decode(data: bytes, payload=None) -> DecodedRecord:
         return payload.decode(data)
     n = len(data)
     if n > 1 and data[0] == 0x0A:
+        if data[1] < 0x80:  # a one-byte length (records under 130 bytes): the loop below, unrolled
+            if data[1] + 2 == n:
+                try:
+                    return DecodedRecord(_EXAMPLE, data, _parse_example(data))
+                except (DecodeError, RuntimeError, ValueError):
+                    pass
+            return decode_record(data)
         length, shift, p = 0, 0, 1
         while p < n and p < 6:
             b = data[p]
