@@ -103,6 +103,8 @@ __all__ = ["ExprError", "FeatureCheck", "Filter", "MissingFeature", "PROPERTIES"
            "feature_check_iter", "filter_iter", "format_error", "missing_features"]
 
 PROGRESS_EVERY = 4096
+_LABELS = {status: status.label for status in RecordStatus}
+_ODD_DATA = (TypeError, ValueError, AttributeError, OverflowError, RecursionError)
 KEY_SAMPLE = 1000  # records whose feature keys are collected to suggest a misspelt name
 
 
@@ -154,7 +156,7 @@ class Filter:
         record = RecordView(index, data, label, offset, len(data) if size is None else size, decoded, payload)
         try:
             return bool(self._fn(record))
-        except (TypeError, ValueError, AttributeError, OverflowError, RecursionError):
+        except _ODD_DATA:
             return False  # odd data the rules above did not foresee: not a match, never a crash
 
 
@@ -284,47 +286,56 @@ def missing_features(tfile, flt: Filter, sample: int = KEY_SAMPLE) -> list[Missi
 
 
 def filter_iter(tfile, flt: Filter, matches: array, indices: Sequence[int] | None = None,
-                every: int = PROGRESS_EVERY, check: FeatureCheck | None = None) -> Iterator[IndexProgress]:
+                every: int = PROGRESS_EVERY, check: FeatureCheck | None = None,
+                base: int = 0) -> Iterator[IndexProgress]:
     """Append to ``matches`` (an ``array('Q')``) the indexes of ``tfile``'s records that match.
 
     Goes over ``indices`` (default: every record, in order) and yields
     progress every ``every`` records: ``records`` and ``position`` are the
     records checked so far, ``total`` how many there are to check. With
     ``check``, each record checked is also shown to it, so after a whole
-    pass ``check.missing()`` names the features no record has.
+    pass ``check.missing()`` names the features no record has. ``base`` is
+    the number of ``tfile``'s first record in a larger set (a shard's, in a
+    worker): the expression's ``index`` and the matches are numbered from it.
     """
     n = len(tfile) if indices is None else len(indices)
     order = range(n) if indices is None else indices
     append = matches.append
     problems = lambda: len(tfile.problems)  # noqa: E731
     if flt.is_empty:
-        matches.extend(order)
+        matches.extend(order if not base else (base + i for i in order))
         yield IndexProgress(n, n, n, problems(), True)
         return
     test = flt.matches
     if not flt.needs_data:
         offset = tfile.index.offset
         for k, i in enumerate(order):
-            if test(i, b"", "ok", offset(i), 0):
-                append(i)
+            if test(base + i, b"", "ok", offset(i), 0):
+                append(base + i)
             if k % every == every - 1:
                 yield IndexProgress(k + 1, k + 1, n, problems())
         yield IndexProgress(n, n, n, problems(), True)
         return
     payload = tfile.payload
-    decode = (lambda data: quick_decode(data, payload)) if flt.needs_decode else None  # noqa: E731
+    decode = flt.needs_decode
     if check is not None and not flt.features:
         check = None
+    # Filter.matches, inlined: the loop runs once per record of the file.
+    fn, view, progress = flt._fn, RecordView, IndexProgress
     for item in iter_records(tfile, indices, every):
-        if isinstance(item, IndexProgress):
+        if item.__class__ is progress:
             yield item
             continue
         i, data, status, offset, length = item
-        decoded = decode(data) if decode is not None else None
+        decoded = quick_decode(data, payload) if decode else None
         if check is not None and check.wants:
             check.see(decoded)
-        if test(i, data, status, offset, length, decoded):
-            append(i)
+        try:
+            chosen = fn(view(base + i, data, _LABELS[status], offset, length, decoded, payload))
+        except _ODD_DATA:
+            chosen = False
+        if chosen:
+            append(base + i)
 
 
 def matching_indices(tfile, flt: Filter, indices: Sequence[int] | None = None) -> array:

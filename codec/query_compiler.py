@@ -15,6 +15,7 @@ so evaluation does the same integer set lookups as ``label == 1`` would.
 from __future__ import annotations
 
 import difflib
+import operator
 import struct
 from typing import TYPE_CHECKING, Any, Callable
 
@@ -58,7 +59,9 @@ class RecordView:
 
     def groups(self, name: str) -> list[tuple[str, Any]]:
         """(dtype, values) groups of feature ``name``: one, one per step, or none."""
-        features, lists = self._maps()
+        features, lists = self._features, self._lists
+        if features is None:
+            features, lists = self._maps()
         if name in features:
             g = _typed(features[name])
             return [g] if g is not None else []
@@ -157,8 +160,7 @@ class _Lit:
         return self.for_int  # int64 and int properties
 
 
-_ORDER = {"==": lambda a, b: a == b, "<": lambda a, b: a < b, "<=": lambda a, b: a <= b,
-          ">": lambda a, b: a > b, ">=": lambda a, b: a >= b}
+_ORDER = {"==": operator.eq, "<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge}
 _FLIP = {"==": "==", "!=": "!=", "<": ">", "<=": ">=", ">": "<", ">=": "<="}
 _NUMERIC = ("int64", "float", "int")
 _TEXTUAL = ("bytes", "str")
@@ -374,18 +376,24 @@ class Compiler:
                 return False
             return any_equal
         test = _ORDER[op]
+        # Each literal as it meets each kind of value, decided once (the function runs once per record).
+        by_dtype = {dtype: tuple(key for lit in lits if (key := lit.for_dtype(dtype)) is not None)
+                    for dtype in ("int64", "float", "bytes", "str", "int")}
+        if op == "==":
+            def equal(r) -> bool:
+                for dtype, values in get(r):
+                    for key in by_dtype.get(dtype, ()):
+                        if key in values:
+                            return True
+                return False
+            return equal
 
         def fn(r) -> bool:
             for dtype, values in get(r):
-                for lit in lits:
-                    key = lit.for_dtype(dtype)
-                    if key is None:
-                        continue
-                    if op == "==":
-                        if key in values:
+                for key in by_dtype.get(dtype, ()):
+                    for v in values:
+                        if test(v, key):
                             return True
-                    elif any(test(v, key) for v in values):
-                        return True
             return False
         return fn
 

@@ -400,12 +400,12 @@ class FileStats:
 
     def _add_features(self, features) -> None:
         stats = self.features
-        for key in features:
+        for key, feature in features.items():
             acc = stats.get(key)
             if acc is None:
                 acc = stats[key] = FeatureStats(key)
             acc.present += 1
-            acc.add_feature(features[key])
+            acc.add_feature(feature)
 
     def merge(self, other: FileStats) -> None:
         """Fold in the statistics of other records (another shard, another range of this file).
