@@ -8,7 +8,7 @@ whole set, as it does for ``stats``.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from .stats_pool import StatsRunner, StatsTask
 
@@ -26,6 +26,7 @@ class SchemaPart:
     schema: FileSchema | None
     problems: int = 0
     error: str | None = None
+    damaged: list[int] = field(default_factory=list)
 
 
 class SchemaRunner(StatsRunner):
@@ -50,4 +51,4 @@ def pool_schema(source, tasks: list[StatsTask], setup: dict, workers: int | None
     from .stats_pool import pool_merge
 
     result = FileSchema(payload=source.payload)
-    return result, pool_merge(result, "schema", SchemaRunner, tasks, setup, workers, run)
+    return result, pool_merge(source, result, "schema", SchemaRunner, tasks, setup, workers, run)

@@ -7,13 +7,17 @@ the whole set, so it selects the same records as in one process.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Iterator
+
+    from .scan import IndexProgress
     from .stats import FileStats
 
-__all__ = ["SMALL_INPUT", "StatsPart", "StatsRunner", "StatsTask", "plan_stats", "pool_stats", "stats_setup"]
+__all__ = ["SMALL_INPUT", "StatsPart", "StatsRunner", "StatsTask", "damaged_records", "note_damage", "plan_stats",
+           "pool_decodes_alike", "pool_merge", "pool_merge_iter", "pool_stats", "pooled_stats_iter", "stats_setup"]
 
 SMALL_INPUT = 4 << 20  # bytes: read in this process by default, a worker's start-up costs more than it saves
 MIN_RANGE = 4096  # records per task of one file, at least
@@ -33,11 +37,13 @@ class StatsTask:
 
 @dataclass
 class StatsPart:
-    """One task's statistics (without payload or names, which the caller has), and whether its file has problems."""
+    """One task's statistics (without payload or names, which the caller has), whether its file has
+    problems, and the records (numbered in the set) whose data it found damaged."""
 
     stats: FileStats | None
     problems: int = 0
     error: str | None = None
+    damaged: list[int] = field(default_factory=list)
 
 
 class StatsRunner:
@@ -73,12 +79,13 @@ class StatsRunner:
                 stop = len(f) if task.stop is None else min(task.stop, len(f))
                 result = self._new_result()
                 done = 0
-                for item in self._pass(f, range(task.start, stop), task.base, result):
+                indices = range(task.start, stop)
+                for item in self._pass(f, indices, task.base, result):
                     if progress is not None and item > done:
                         progress(item - done)
                         done = item
                 result.payload = None  # the caller's own: a payload need not pickle
-                return self._part(result, len(f.problems))
+                return self._part(result, len(f.problems), None, [task.base + i for i in damaged_records(f, indices)])
         except TFRecordError as exc:  # the file changed or went away since it was indexed
             return self._part(None, 1, str(exc))
 
@@ -110,6 +117,24 @@ class StatsRunner:
                 counts.visited += 1
             else:
                 counts.damaged += 1
+
+
+def damaged_records(f, indices: range) -> list[int]:
+    """Records of ``indices`` whose data is not intact (as far as ``f`` has read them)."""
+    import numpy as np
+
+    from .framing import RecordStatus
+
+    statuses = f.index.statuses()[indices.start:indices.stop]
+    intact = np.array([RecordStatus(v).data_intact for v in range(max(RecordStatus) + 1)], dtype=bool)
+    return (np.flatnonzero(~intact[statuses]) + indices.start).tolist()
+
+
+def note_damage(source, damaged: list[int]) -> None:
+    """Read here the records workers found damaged, so that ``source`` records the problems itself
+    as a pass in this process would (a no-op for those it knew)."""
+    for i in sorted(damaged):
+        source.read(i)
 
 
 def stats_setup(args) -> dict:
@@ -149,26 +174,76 @@ def pool_stats(source, tasks: list[StatsTask], setup: dict, workers: int | None,
 
     result = FileStats(source.payload)
     result.labels = source.labels
-    return result, pool_merge(result, "stats", StatsRunner, tasks, setup, workers, run)
+    return result, pool_merge(source, result, "stats", StatsRunner, tasks, setup, workers, run)
 
 
-def pool_merge(result, field: str, runner, tasks: list[StatsTask], setup: dict, workers: int | None,
+def pool_merge(source, result, attr: str, runner, tasks: list[StatsTask], setup: dict, workers: int | None,
                run=None) -> bool:
-    """Merge into ``result`` the ``field`` of each part ``runner`` makes of a task (on the pool,
-    or ``run``); whether a worker met problems in the data. A part's error is raised."""
+    """:func:`pool_merge_iter` run to the end: whether a worker met problems in the data."""
+    steps = pool_merge_iter(source, result, attr, runner, tasks, setup, workers, run)
+    while True:
+        try:
+            next(steps)
+        except StopIteration as stop:
+            return stop.value
+
+
+def pool_merge_iter(source, result, attr: str, runner, tasks: list[StatsTask], setup: dict,
+                    workers: int | None, run=None) -> Iterator[IndexProgress]:
+    """Merge into ``result`` the ``attr`` of each part ``runner`` makes of a task (on the pool,
+    or ``run``), yielding progress (records of ``source`` done); returns (StopIteration's value)
+    whether a worker met problems in the data.
+
+    A part's error is raised; the records workers found damaged are noted on
+    ``source`` (:func:`note_damage`). Closing the generator stops the workers.
+    The caller yields the last, ``done`` progress once its result is complete.
+    """
     from .errors import TFRecordError
     from .parallel import available_cores, run_tasks
+    from .scan import IndexProgress
 
-    problems = False
+    total, done, problems = len(source), 0, False
+    damaged: list[int] = []
     results = (run or run_tasks)(tasks, runner, setup, workers or available_cores())
     try:
         for item in results:
             if isinstance(item, int):  # progress
+                done += item
+                yield IndexProgress(done, done, total, len(source.problems))
                 continue
             if item.error is not None:
                 raise TFRecordError(item.error)
-            result.merge(getattr(item, field))
+            result.merge(getattr(item, attr))
             problems = problems or item.problems > 0
+            damaged += item.damaged
     finally:
         results.close()
+    note_damage(source, damaged)
     return problems
+
+
+def pooled_stats_iter(source, result: FileStats, workers: int | None = None) -> Iterator[IndexProgress]:
+    """:func:`codec.stats.stats_iter` over every record of ``source``, into ``result``: on the pool when
+    :func:`plan_stats` says so and the workers decode records as ``source`` does (no Decode As payload
+    or label map of the app's own), else here. Closing the generator stops the workers."""
+    from .scan import IndexProgress
+    from .stats import stats_iter
+
+    tasks = plan_stats(source, workers) if pool_decodes_alike(source) else []
+    if not tasks:
+        yield from stats_iter(source, None, result)
+        return
+    result.payload, result.labels = source.payload, source.labels
+    setup = {"named": [], "check_crc": source.check_crc}
+    yield from pool_merge_iter(source, result, "stats", StatsRunner, tasks, setup, workers)
+    n = len(source)
+    yield IndexProgress(n, n, n, len(source.problems), True)
+
+
+def pool_decodes_alike(source) -> bool:
+    """Can workers set up from file names alone read ``source``'s records as it does? (An indexed
+    plain file or shard set, read as Examples: no payload or class names chosen for it here.)"""
+    from .reader import TFRecordFile
+    from .shards import ShardSet
+
+    return isinstance(source, (TFRecordFile, ShardSet)) and source.payload is None and source.labels is None
