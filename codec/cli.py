@@ -34,6 +34,7 @@ from .cli_report import verify_report as _verify_report  # noqa: F401
 COMPRESSIONS = ("none", "gzip", "zlib")
 FORMATS = ("tfrecord", "jsonl", "csv", "images")
 INFO_SAMPLE = 1000
+WORKERS_HELP = "processes, one per shard or range of records (default and 0: one per core; 1: this one)"
 WHERE_HELP = "only records matching a filter expression, e.g. 'label == 3 and image/height > 100'"
 
 
@@ -231,13 +232,26 @@ def _where(args) -> Filter | None:
         raise UsageError(f"bad --where expression {text!r}: {exc}") from None
 
 
-def _selected(f: TFRecordFile, flt: Filter | None, indices=None):
-    """``indices`` (default: all records) narrowed to those ``flt`` matches."""
+def _selected(f: TFRecordFile, flt: Filter | None, indices=None, args=None):
+    """``indices`` (default: all records) narrowed to those ``flt`` matches: all records on the process
+    pool when ``args.workers`` and the input's size call for it (see :mod:`codec.filter_pool`)."""
     if flt is None:
         return indices
     from .query import matching_indices
 
     _refuse_unknown_features(f, flt)
+    if indices is None and args is not None:
+        from .filter_pool import filter_tasks, pool_filter_iter
+        from .stats_pool import stats_setup
+
+        tasks = filter_tasks(f, flt, args.workers)
+        if tasks:
+            from array import array
+
+            found = array("Q")
+            for _ in pool_filter_iter(f, flt, found, tasks, stats_setup(args), args.workers):
+                pass
+            return found
     return matching_indices(f, flt, indices)
 
 
@@ -276,7 +290,10 @@ def cmd_cat(args) -> int:
         f.build_index()
         _refuse_unknown_features(f, flt)
         show = _record_printer(args, f.payload, f.labels)
-        for i in parse_range(args.range, len(f)):
+        chosen = parse_range(args.range, len(f))
+        if flt is not None and args.range is None:
+            chosen, flt = _selected(f, flt, None, args), None  # every record: the pool tests them
+        for i in chosen:
             rec = f.read(i)
             if flt is not None and not flt.matches(i, rec.data, rec.status, rec.info.offset, rec.info.length,
                                                    payload=f.payload):
@@ -354,9 +371,9 @@ def cmd_export(args) -> int:
             sys.stderr.write(f"tfrlens-cli: warning: {warning}\n")
     with _open(args) as f:
         f.build_index()
-        indices = parse_records_spec(args.records, len(f))
+        indices = parse_records_spec(args.records, len(f)) if args.records else None
         if flt is not None:
-            indices = list(_selected(f, flt, indices))
+            indices = _selected(f, flt, indices, args)
         report = ExportReport(args.to, args.format)
         for _ in export_iter(f, args.to, args.format, indices, compression, report):
             pass
@@ -492,6 +509,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         p.add_argument("--json", action="store_true", help="one JSON object per record, one per line")
         p.add_argument("--range", metavar="A:B", help="records A..B-1 (Python slice rules)")
         p.add_argument("--where", metavar="EXPR", help=WHERE_HELP)
+        p.add_argument("--workers", type=int, metavar="N", help=WORKERS_HELP)
         p.set_defaults(func=cmd_cat)
     if wanted("index"):
         p = add("index", "write the record index (native binary, or DALI's text format)")
@@ -507,20 +525,19 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
                             "else none)")
         p.add_argument("--records", metavar="SPEC", help="indexes and ranges, e.g. 1,3,10:20 (default: all)")
         p.add_argument("--where", metavar="EXPR", help=WHERE_HELP + " (with --records: those of them that match)")
+        p.add_argument("--workers", type=int, metavar="N", help=WORKERS_HELP)
         p.set_defaults(func=cmd_export)
     if wanted("stats"):
         p = add("stats", "per-feature statistics: presence, types, values, top values, images")
         p.add_argument("--json", action="store_true", help="one JSON object")
         p.add_argument("--where", metavar="EXPR", help=WHERE_HELP)
-        p.add_argument("--workers", type=int, metavar="N",
-                       help="processes, one per shard or range of records (default and 0: one per core; 1: this one)")
+        p.add_argument("--workers", type=int, metavar="N", help=WORKERS_HELP)
         add_runner_arguments(p, "stats", cmd_stats)
     if wanted("schema"):
         p = add("schema", "the inferred feature spec, as Python code for tf.io.parse_example or JSON")
         p.add_argument("--json", action="store_true", help="one JSON object")
         p.add_argument("--where", metavar="EXPR", help=WHERE_HELP)
-        p.add_argument("--workers", type=int, metavar="N",
-                       help="processes, one per shard or range of records (default and 0: one per core; 1: this one)")
+        p.add_argument("--workers", type=int, metavar="N", help=WORKERS_HELP)
         add_runner_arguments(p, "schema", cmd_schema)
     if wanted("check"):
         from .cli_check import add_check_parser
