@@ -18,6 +18,7 @@ from codec.remote_write import check_writable_url
 
 ERROR_STYLE = "color: rgb(198, 40, 40);"
 HINT_STYLE = "color: rgb(100, 116, 139);"
+PROMPT = "URL of a TFRecord file, a glob of shards, or a prefix:"
 HINT = ("A file or a dataset: s3://bucket/train.tfrecord, gs://bucket/data/train-*-of-01024, "
         "https://host/x.tfrecord. Credentials come from the environment (AWS/gcloud config).")
 
@@ -46,9 +47,10 @@ def writable_url(url: str) -> str:
 class OpenUrlDialog(QDialog):
     """An editable drop-down: type a URL or pick a recent one (the last used first)."""
 
-    def __init__(self, parent: QWidget | None, recent: Sequence[str]) -> None:
+    def __init__(self, parent: QWidget | None, recent: Sequence[str], title: str = "Open URL",
+                 prompt: str = PROMPT, hint: str = HINT) -> None:
         super().__init__(parent)
-        self.setWindowTitle("Open URL")
+        self.setWindowTitle(title)
         self.combo = QComboBox()
         self.combo.setEditable(True)
         self.combo.setInsertPolicy(QComboBox.InsertPolicy.NoInsert)
@@ -58,9 +60,9 @@ class OpenUrlDialog(QDialog):
         self.combo.lineEdit().selectAll()
         self.combo.setMinimumContentsLength(48)
         self.combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
-        hint = QLabel(HINT)
-        hint.setWordWrap(True)
-        hint.setStyleSheet(HINT_STYLE)
+        hint_label = QLabel(hint)
+        hint_label.setWordWrap(True)
+        hint_label.setStyleSheet(HINT_STYLE)
         self.error_label = QLabel()
         self.error_label.setStyleSheet(ERROR_STYLE)
         self.error_label.setWordWrap(True)
@@ -68,9 +70,9 @@ class OpenUrlDialog(QDialog):
         self.buttons.accepted.connect(self.accept)
         self.buttons.rejected.connect(self.reject)
         layout = QVBoxLayout(self)
-        layout.addWidget(QLabel("URL of a TFRecord file, a glob of shards, or a prefix:"))
+        layout.addWidget(QLabel(prompt))
         layout.addWidget(self.combo)
-        layout.addWidget(hint)
+        layout.addWidget(hint_label)
         layout.addWidget(self.error_label)
         layout.addWidget(self.buttons)
         self.combo.editTextChanged.connect(self.check)
@@ -91,9 +93,10 @@ class OpenUrlDialog(QDialog):
             super().accept()
 
 
-def ask_url(parent: QWidget | None, recent: Sequence[str]) -> str | None:
+def ask_url(parent: QWidget | None, recent: Sequence[str], title: str = "Open URL", prompt: str = PROMPT,
+            hint: str = HINT) -> str | None:
     """A URL to open, or None (tests replace this)."""
-    dialog = OpenUrlDialog(parent, recent)
+    dialog = OpenUrlDialog(parent, recent, title, prompt, hint)
     try:
         return dialog.url() if dialog.exec() == QDialog.DialogCode.Accepted else None
     finally:

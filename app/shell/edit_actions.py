@@ -11,7 +11,7 @@ stack through a QUndoGroup.
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Callable
+from typing import Callable
 
 from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtGui import QAction, QKeySequence, QUndoGroup
@@ -23,12 +23,9 @@ from codec.remote import is_url
 from app.dialogs import edit_dialogs
 from app.dialogs.export_dialog import ExportDialog
 from app.models.settings import Settings, full_path
+from app.shell.file_tab import FileTab
 from app.shell.remote_saving import RemoteSaves
-from app.views.opening_page import OpeningPage
 from app.views.undo_history import UndoHistoryDock
-
-if TYPE_CHECKING:
-    from app.shell.file_tab import FileTab
 
 MESSAGE_MS = 10000
 
@@ -170,8 +167,8 @@ class EditActions(QObject):
         self.refresh()
 
     def _file_tabs(self) -> list[FileTab]:
-        """The files' tabs (a URL's tab holds a page until it has opened)."""
-        return [w for w in (self.tabs.widget(i) for i in range(self.tabs.count())) if not isinstance(w, OpeningPage)]
+        """The files' tabs (not a URL's page while it opens, nor a run report's tab)."""
+        return [w for w in (self.tabs.widget(i) for i in range(self.tabs.count())) if isinstance(w, FileTab)]
 
     def _call(self, fn) -> None:
         tab = self._tab()

@@ -32,6 +32,7 @@ from app.shell.file_tab import FileTab
 from app.shell.payload_actions import PayloadActions
 from app.shell.qa_docks import QaDocks, TabQa
 from app.shell.recent_files import RecentFiles, sweep_stale_temps_in
+from app.shell.report_opening import ReportOpenings, is_report_name
 from app.shell.shard_set_tab import ShardSetTab, opens_as_set
 from app.shell.tab_state import TabState
 from app.shell.url_opening import UrlOpening, UrlOpenings
@@ -191,6 +192,10 @@ class MainWindow(QMainWindow):
         self.recent_menu = file_menu.addMenu("Open &Recent")
         self.recent = RecentFiles(self.settings, self.recent_menu, self.start_page, self.open_file, self)
         file_menu.addAction(self.demo_action)
+        self.reports = ReportOpenings(self, self.tabs, self.settings, self.open_file, self.open_url, file_menu)
+        self.reports.error.connect(self.show_error)
+        self.reports.message.connect(lambda text: self.statusBar().showMessage(text, MESSAGE_MS))
+        self.reports.ended.connect(self._current_changed)
         file_menu.addSeparator()
         file_menu.addAction(self.verify_action)
         file_menu.addAction(self.cancel_action)
@@ -255,6 +260,9 @@ class MainWindow(QMainWindow):
         """Open each path in a tab; failures are listed together in the message bar."""
         opened, errors = [], []
         for path in paths:
+            if is_report_name(path):  # a run report: read on a worker, says so itself if it fails
+                self.reports.open_report(path)
+                continue
             if is_url(path):  # opens on a worker; says so itself if it fails
                 self.open_url(path)
                 continue
@@ -395,7 +403,7 @@ class MainWindow(QMainWindow):
 
     def close_tab(self, index: int) -> None:
         tab = self.tabs.widget(index)
-        if self.openings.cancel_page(tab) or not isinstance(tab, FileTab):
+        if self.openings.cancel_page(tab) or self.reports.close_page(tab) or not isinstance(tab, FileTab):
             return
         if not self.edit_actions.confirm_close(tab, lambda: self.close_tab(self.tabs.indexOf(tab))):
             return
@@ -594,6 +602,7 @@ class MainWindow(QMainWindow):
             return
         self.settings.save_window(self.saveGeometry(), self.saveState())
         self.openings.close()  # waits for network calls under way: they end within the store's timeouts
+        self.reports.close()
         self.edit_actions.remote_saves.close()
         while self.tabs.count():
             self.close_tab(0)

@@ -26,7 +26,7 @@ from app.workers.pass_runner import PassRunner, RecomputesWhenShown
 PYTHON_TAB, JSON_TAB = 0, 1
 
 
-class _CodePage(QWidget):
+class CodePage(QWidget):
     """Read-only code with a Copy button above it."""
 
     copied = Signal(str)
@@ -89,8 +89,8 @@ class SchemaView(RecomputesWhenShown, QWidget):
         self.runner.progress.connect(self.bar.set_progress)
         self.runner.finished.connect(self._finished)
         self.runner.failed.connect(self._failed)
-        self.python = _CodePage("Python", self)
-        self.json = _CodePage("JSON", self)
+        self.python = CodePage("Python", self)
+        self.json = CodePage("JSON", self)
         self.python.copied.connect(self.message)
         self.json.copied.connect(self.message)
         self.tabs = QTabWidget(self)

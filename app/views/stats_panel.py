@@ -421,14 +421,7 @@ class StatsPanel(RecomputesWhenShown, QWidget):
         self.runner.failed.connect(self._failed)
         self.runner.waiting.connect(lambda: self.bar.set_running(True))
 
-        self.tree = QTreeView(self)
-        self.tree.setItemDelegate(ChartDelegate(self.tree))
-        self.tree.setAlternatingRowColors(True)
-        self.tree.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-        self.tree.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-        self.tree.setRootIsDecorated(True)
-        self.tree.setWordWrap(False)
-        self.tree.setTextElideMode(Qt.TextElideMode.ElideMiddle)
+        self.tree = stats_tree(self)
         self.placeholder = QLabel("Statistics of every feature appear here.", self)
         self.placeholder.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.placeholder.setStyleSheet(f"color: {MUTED_COLOR};")
@@ -503,17 +496,8 @@ class StatsPanel(RecomputesWhenShown, QWidget):
         self.stack.setCurrentWidget(self.placeholder)
 
     def _show(self, stats: dict, words: str, cancelled: bool) -> None:
-        old = self.tree.model()
-        model = build_model(stats, self.tree)
-        self.tree.setModel(model)
-        if old is not None:
-            old.deleteLater()
-        self.tree.expandAll()
-        for g in range(model.rowCount()):
-            self.tree.setFirstColumnSpanned(g, QModelIndex(), True)
-        self._size_columns()
-        kinds = ", ".join(f"{n:,} {KIND_TEXT[RecordKind(k)]}" for k, n in stats.get("kinds", {}).items())
-        parts = [f"{stats['records']:,} records" + (f" ({kinds})" if kinds else ""), words]
+        model = show_stats(self.tree, stats)
+        parts = [records_text(stats), words]
         if stats.get("damaged_records"):
             parts.append(f"{stats['damaged_records']:,} damaged left out")
         if cancelled:
@@ -525,32 +509,67 @@ class StatsPanel(RecomputesWhenShown, QWidget):
             self.placeholder.setText("No features: the records are raw bytes, or there are none.")
             self.stack.setCurrentWidget(self.placeholder)
 
-    def _size_columns(self) -> None:
-        """Text columns as wide as their words (within limits); the chart takes the rest."""
-        header = self.tree.header()
-        header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
-        header.setStretchLastSection(True)
-        header.setMinimumSectionSize(40)
-        em = self.tree.fontMetrics().horizontalAdvance("M")
-        limits = {FEATURE: (10, 32), TYPE: (6, 14), PRESENT: (5, 8), PER_RECORD: (7, 12), SUMMARY: (10, 22),
-                  ISSUES: (7, 18)}
-        for col, (low, high) in limits.items():
-            self.tree.resizeColumnToContents(col)
-            high = max(high * em, self._whole_numbers_width(col) + em) if col == SUMMARY else high * em
-            header.resizeSection(col, max(low * em, min(high, header.sectionSize(col) + em)))
 
-    def _whole_numbers_width(self, column: int) -> int:
-        """Room for the widest min/max line of ``column``: numbers are never elided, words may be."""
-        model, metrics = self.model(), self.tree.fontMetrics()
-        if model is None:
-            return 0
-        widest = 0
-        for g in range(model.rowCount()):
-            head = model.index(g, 0)
-            indent = 2 * self.tree.indentation() if column == 0 else 0
-            for r in range(model.rowCount(head)):
-                text = model.index(r, column, head).data() or ""
-                for line in text.splitlines():
-                    if line.startswith(("min ", "max ")):
-                        widest = max(widest, metrics.horizontalAdvance(line) + indent)
-        return widest
+def stats_tree(parent: QWidget | None = None) -> QTreeView:
+    """A tree for :func:`show_stats`: charts painted, whole rows, read-only."""
+    tree = QTreeView(parent)
+    tree.setItemDelegate(ChartDelegate(tree))
+    tree.setAlternatingRowColors(True)
+    tree.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+    tree.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+    tree.setRootIsDecorated(True)
+    tree.setWordWrap(False)
+    tree.setTextElideMode(Qt.TextElideMode.ElideMiddle)
+    return tree
+
+
+def show_stats(tree: QTreeView, stats: dict) -> QStandardItemModel:
+    """Show a ``stats --json`` object in ``tree``: its groups open, the columns sized to their text."""
+    old = tree.model()
+    model = build_model(stats, tree)
+    tree.setModel(model)
+    if old is not None:
+        old.deleteLater()
+    tree.expandAll()
+    for g in range(model.rowCount()):
+        tree.setFirstColumnSpanned(g, QModelIndex(), True)
+    _size_columns(tree)
+    return model
+
+
+def records_text(stats: dict) -> str:
+    """``100 records (100 Examples)``."""
+    kinds = ", ".join(f"{n:,} {KIND_TEXT[RecordKind(k)]}" for k, n in stats.get("kinds", {}).items())
+    return f"{stats['records']:,} records" + (f" ({kinds})" if kinds else "")
+
+
+def _size_columns(tree: QTreeView) -> None:
+    """Text columns as wide as their words (within limits); the chart takes the rest."""
+    header = tree.header()
+    header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+    header.setStretchLastSection(True)
+    header.setMinimumSectionSize(40)
+    em = tree.fontMetrics().horizontalAdvance("M")
+    limits = {FEATURE: (10, 32), TYPE: (6, 14), PRESENT: (5, 8), PER_RECORD: (7, 12), SUMMARY: (10, 22),
+              ISSUES: (7, 18)}
+    for col, (low, high) in limits.items():
+        tree.resizeColumnToContents(col)
+        high = max(high * em, _whole_numbers_width(tree, col) + em) if col == SUMMARY else high * em
+        header.resizeSection(col, max(low * em, min(high, header.sectionSize(col) + em)))
+
+
+def _whole_numbers_width(tree: QTreeView, column: int) -> int:
+    """Room for the widest min/max line of ``column``: numbers are never elided, words may be."""
+    model, metrics = tree.model(), tree.fontMetrics()
+    if model is None:
+        return 0
+    widest = 0
+    for g in range(model.rowCount()):
+        head = model.index(g, 0)
+        indent = 2 * tree.indentation() if column == 0 else 0
+        for r in range(model.rowCount(head)):
+            text = model.index(r, column, head).data() or ""
+            for line in text.splitlines():
+                if line.startswith(("min ", "max ")):
+                    widest = max(widest, metrics.horizontalAdvance(line) + indent)
+    return widest
