@@ -4,7 +4,8 @@ The expression language is :mod:`codec.query`'s (see the README, "Filter
 expressions"). A malformed expression is shown under the bar with a caret at
 its position and what was expected there; nothing raises. A valid one runs
 over the whole file on a :class:`~app.workers.worker.GeneratorWorker`
-(``filter_iter``) with progress and Cancel, and the matches go to the
+(``codec.filter_pool.pooled_filter_iter``: both cores for a big file) with
+progress and Cancel, and the matches go to the
 :class:`~app.models.filtered_table_model.FilteredTableModel` the table and the
 gallery share. While the file is still being indexed (or verified) the run
 waits and starts by itself when that ends. When the run is over, a feature
@@ -22,7 +23,8 @@ from PySide6.QtGui import QFontDatabase, QKeyEvent
 from PySide6.QtWidgets import (QComboBox, QHBoxLayout, QLabel, QProgressBar, QSizePolicy, QToolButton, QVBoxLayout,
                                QWidget)
 
-from codec.query import ExprError, FeatureCheck, MissingFeature, compile_filter, filter_iter, format_error
+from codec.filter_pool import pooled_filter_iter
+from codec.query import ExprError, FeatureCheck, MissingFeature, compile_filter, format_error
 from codec.scan import IndexProgress
 
 from app.models.filtered_table_model import FilteredTableModel
@@ -171,7 +173,7 @@ class FilterBar(QWidget):
         self._remember(text)
         matches = array("Q")
         check = FeatureCheck(flt)
-        self.runner.start(lambda: filter_iter(source, flt, matches, check=check), (flt, matches, check))
+        self.runner.start(lambda: pooled_filter_iter(source, flt, matches, check=check), (flt, matches, check))
         return True
 
     def clear(self) -> None:

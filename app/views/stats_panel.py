@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QHBoxLayout, QHeade
 from codec.decode import RecordKind
 from codec.scan import IndexProgress
 from codec.stats import FileStats, stats_iter
+from codec.stats_pool import pooled_stats_iter
 
 from app.models.filtered_table_model import FilteredTableModel
 from app.models.labels import KIND_TEXT
@@ -467,7 +468,10 @@ class StatsPanel(RecomputesWhenShown, QWidget):
         result = FileStats()
         source = self._source()
         self._stale = False
-        self.runner.start(lambda: stats_iter(source, indices, result), (result, words))
+        if indices is None:  # every record: both cores when the file is big enough
+            self.runner.start(lambda: pooled_stats_iter(source, result), (result, words))
+        else:
+            self.runner.start(lambda: stats_iter(source, indices, result), (result, words))
 
     # -- internals --------------------------------------------------------
     def _filter_applies(self) -> bool:

@@ -1,0 +1,67 @@
+"""The filter bar and the Statistics panel use both cores on a big file, through the real main window,
+and show exactly what one process finds (matches, statistics, and the damage a worker met)."""
+from __future__ import annotations
+
+import multiprocessing
+
+import pytest
+
+pytest.importorskip("PySide6.QtWidgets")
+
+import codec.filter_pool  # noqa: E402
+import codec.parallel  # noqa: E402
+import codec.stats_pool  # noqa: E402
+from codec import TFRecordFile  # noqa: E402
+from codec.query import compile_filter, matching_indices  # noqa: E402
+from codec.stats import compute_stats  # noqa: E402
+
+from tests.codec.test_parallel_stats import _big_file  # noqa: E402
+from tests.gui_helpers import open_done  # noqa: E402
+
+TIMEOUT = 60000
+
+
+@pytest.fixture
+def pooled(monkeypatch):
+    """Pool passes for any input size, on two workers however many cores CI has; counts the pool's runs."""
+    runs = []
+    monkeypatch.setattr(codec.stats_pool, "SMALL_INPUT", 0)
+    monkeypatch.setattr(codec.parallel, "available_cores", lambda: 2)
+    merge = codec.stats_pool.pool_merge_iter
+
+    def counted(source, result, attr, *args, **kwargs):
+        runs.append(attr)
+        return (yield from merge(source, result, attr, *args, **kwargs))
+
+    monkeypatch.setattr(codec.stats_pool, "pool_merge_iter", counted)
+    return runs
+
+
+def _expected(path, where: str):
+    with TFRecordFile(path) as f:
+        f.build_index()
+        return list(matching_indices(f, compile_filter(where))), compute_stats(f).to_json(), len(f)
+
+
+def test_filter_and_statistics_on_the_pool_equal_one_process(window, qtbot, tmp_path, pooled):
+    path = _big_file(tmp_path)
+    where = "label == 3 or name == 'n7'"
+    matches, stats, n = _expected(path, where)
+    tab = open_done(window, qtbot, str(path))
+    bar = tab.qa.filter_bar
+    with qtbot.waitSignal(bar.filter_applied, timeout=TIMEOUT):
+        assert bar.run(where)
+    assert pooled == ["matches"]
+    model = tab.table.model()
+    assert model.rowCount() == len(matches) and bar.count_text() == f"{len(matches):,} of {n:,} records"
+    assert [model.mapToSource(model.index(r, 0)).row() for r in (0, len(matches) - 1)] == [matches[0], matches[-1]]
+    # The damaged record a worker met is one of the file's problems in the app too.
+    damaged = [p for p in tab.corruption.model.problems() if p.kind == "data_crc"]
+    assert len(damaged) == 1
+    bar.clear()
+    panel = tab.qa.stats_panel()
+    with qtbot.waitSignal(panel.stats_ready, timeout=TIMEOUT):
+        window.qa.show_statistics()
+    assert pooled == ["matches", "stats"]
+    assert panel.stats_json() == stats
+    assert multiprocessing.active_children() == []
