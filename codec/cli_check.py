@@ -114,7 +114,13 @@ def cmd_check(args) -> int:
     options = _options(args)
     progress = _Progress()
     report = None
-    generator = check_iter(list(args.file), options)
+    runner = getattr(args, "runner", "local")
+    if runner == "local":
+        generator = check_iter(list(args.file), options)
+    else:  # the per-record pass in Beam's workers, the groupings by GroupByKey
+        from .beam.check import check_iter as check_on_beam
+
+        generator = check_on_beam(list(args.file), options, runner, args.beam_option)
     try:
         for item in generator:
             if isinstance(item, CheckReport):

@@ -5,7 +5,9 @@ into one worker's loop). The function must be importable by the workers: a
 module-level function of the codec, or a picklable object of one of its
 classes. Results are pickled, written as lines under a results folder (see
 :func:`codec.beam.options.results_folder`) and read back here, so the same
-pipeline works on the direct runner and on a cluster.
+pipeline works on the direct runner and on a cluster. :func:`run_pipeline` is
+that mechanism for any pipeline (the dataset doctor's, :mod:`codec.beam.check`):
+whatever PCollection it builds comes back to this process the same way.
 """
 from __future__ import annotations
 
@@ -17,7 +19,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, Callable
 
-__all__ = ["import_beam", "run", "run_tasks"]
+__all__ = ["import_beam", "run", "run_pipeline", "run_tasks"]
 
 
 def import_beam():
@@ -40,21 +42,46 @@ def run(tasks: list, fn: Callable[[Any], Any], runner: str, beam_options: list[s
 
 
 class _Numbered:
-    """``fn`` over ``(k, task)``: the result pickled with its task's number, as one line of text."""
+    """``fn`` over ``(k, task)``: ``(k, fn(task))``."""
 
     def __init__(self, fn: Callable[[Any], Any]) -> None:
         self.fn = fn
 
-    def __call__(self, item: tuple[int, Any]) -> str:
-        import base64
-        import pickle
-
+    def __call__(self, item: tuple[int, Any]) -> tuple[int, Any]:
         k, task = item
-        return base64.b64encode(pickle.dumps((k, self.fn(task)), protocol=pickle.HIGHEST_PROTOCOL)).decode()
+        return k, self.fn(task)
+
+
+def _pickled_line(item: Any) -> str:
+    import base64
+    import pickle
+
+    return base64.b64encode(pickle.dumps(item, protocol=pickle.HIGHEST_PROTOCOL)).decode()
 
 
 def run_tasks(tasks: list, fn: Callable[[Any], Any], runner: str, beam_options: list[str] | None) -> list:
     """``[fn(t) for t in tasks]``, computed by a Beam pipeline on ``runner``."""
+    beam = import_beam()
+
+    def build(p):
+        return (p
+                | "Tasks" >> beam.Create(list(enumerate(tasks)))
+                | "Spread" >> beam.Reshuffle()
+                | "Work" >> beam.Map(_Numbered(fn)))
+
+    found = dict(run_pipeline(build, runner, beam_options))
+    if sorted(found) != list(range(len(tasks))):
+        raise TFRecordError(f"the {runner} runner returned {len(found)} result(s) for {len(tasks)} task(s)")
+    return [found[k] for k in range(len(tasks))]
+
+
+def run_pipeline(build: Callable[[Any], Any], runner: str, beam_options: list[str] | None) -> list:
+    """The elements of the PCollection ``build(pipeline)`` returns, computed on ``runner`` and brought back
+    here (in no particular order): each is pickled as a line of text under the results folder and read back.
+
+    A runner's own failure is a one-line TFRecordError; an exception raised by the codec's code in a worker
+    propagates with its traceback.
+    """
     import base64
     import pickle
 
@@ -66,30 +93,25 @@ def run_tasks(tasks: list, fn: Callable[[Any], Any], runner: str, beam_options: 
     options = pipeline_options(runner, beam_options)
     folder, local = results_folder(runner, options)
     prefix = FileSystems.join(folder, "results")
+    found = []
     try:
         try:
             with beam.Pipeline(options=options) as p:
-                _ = (p
-                     | "Tasks" >> beam.Create(list(enumerate(tasks)))
-                     | "Spread" >> beam.Reshuffle()
-                     | "Work" >> beam.Map(_Numbered(fn))
+                _ = (build(p)
+                     | "Pickle" >> beam.Map(_pickled_line)
                      | "Results" >> beam.io.WriteToText(prefix, file_name_suffix=".txt"))
         except Exception as exc:  # noqa: BLE001 - the runner's own failure, in one line
             if _raised_by_codec(exc):
                 raise  # a bug in the work itself: its traceback is what helps
             raise TFRecordError(f"the {runner} runner failed: {_last_line(exc)}") from None
-        found: dict[int, Any] = {}
         for match in FileSystems.match([prefix + "*"])[0].metadata_list:
             with FileSystems.open(match.path) as f:
                 for line in f.read().splitlines():
                     if line:
-                        k, result = pickle.loads(base64.b64decode(line))
-                        found[k] = result
+                        found.append(pickle.loads(base64.b64decode(line)))
     finally:
         _cleanup(folder, local)
-    if sorted(found) != list(range(len(tasks))):
-        raise TFRecordError(f"the {runner} runner returned {len(found)} result(s) for {len(tasks)} task(s)")
-    return [found[k] for k in range(len(tasks))]
+    return found
 
 
 def _raised_by_codec(exc: BaseException) -> bool:

@@ -2,15 +2,16 @@
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 
 from ..errors import TFRecordError, UsageError
 from .report import CHECKS, ERROR, CheckOptions, CheckProgress, CheckReport, Finding, RecordRef
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Iterator
+    from typing import Generator, Iterator
 
-__all__ = ["run"]
+__all__ = ["Plan", "add_task_findings", "finish", "min_run", "prepare", "run"]
 
 SMALL_INPUT = 4 << 20  # bytes: checked in this process, a worker's start-up costs more than it saves
 SPLIT_BYTES = 16 << 20  # a plain local file this large may be cut into record ranges
@@ -100,12 +101,28 @@ def _plan(found: list[tuple[str, dict | None]], workers: int) -> tuple[list, lis
     return tasks, damage, counted
 
 
-def run(paths: list[str], options: CheckOptions) -> Iterator[CheckProgress | CheckReport]:
+@dataclass
+class Plan:
+    """What a check runs: the checks, the tasks, the files (by ``file_id``) and their splits, the Inspector's
+    arguments, and damage the planning found."""
+
+    checks: frozenset[str]
+    tasks: list
+    damage: list[Finding]
+    counted: int | None  # records, when every file was indexed while planning
+    file_paths: list[str]
+    splits: list[str | None]
+    setup: dict
+    workers: int
+    sizes: int
+
+
+def prepare(paths: list[str], options: CheckOptions) -> Generator[CheckProgress, None, Plan]:
+    """Validate the options, find the files and plan the tasks; yields progress, returns the :class:`Plan`
+    (``plan = yield from prepare(...)``). Shared by the local run and Beam's (:mod:`codec.beam.check`)."""
     from ..payload_options import choose_for
     from ..repair import expand_entries
-    from .grouping import Store
-    from .per_record import MIN_RUN
-    from .pool import available_cores, run_tasks
+    from .pool import available_cores
     from .splits import split_of
 
     checks = _validate(options)
@@ -124,8 +141,25 @@ def run(paths: list[str], options: CheckOptions) -> Iterator[CheckProgress | Che
     splits = [split_of(p, options.splits, choice.dataset) for p in file_paths]
     setup = {"named": list(paths), "label_map": label_map, "checks": checks, "image_key": options.image_key,
              "label_key": options.label_key, "shuffle_buffer": options.shuffle_buffer}
-    store = Store(file_paths, splits)
-    findings = [f for f in damage if "damage" in checks]
+    return Plan(checks, tasks, [f for f in damage if "damage" in checks], counted, file_paths, splits, setup,
+                workers, sizes)
+
+
+def min_run(options: CheckOptions) -> int:
+    """The shortest run of one label that label_order reports."""
+    from .per_record import MIN_RUN
+
+    return max(MIN_RUN, options.shuffle_buffer // 2)
+
+
+def run(paths: list[str], options: CheckOptions) -> Iterator[CheckProgress | CheckReport]:
+    from .grouping import Store
+    from .pool import run_tasks
+
+    plan = yield from prepare(paths, options)
+    tasks, sizes, counted, file_paths = plan.tasks, plan.sizes, plan.counted, plan.file_paths
+    store = Store(file_paths, plan.splits)
+    findings = list(plan.damage)
     dropped: dict[str, int] = {}
     done = finished_records = records = 0
     finished_sizes = 0
@@ -135,22 +169,15 @@ def run(paths: list[str], options: CheckOptions) -> Iterator[CheckProgress | Che
     if options.task_runner is not None:  # the same tasks on Apache Beam
         from .per_record import Inspector
 
-        results = options.task_runner(tasks, Inspector, setup, max(2, workers))
+        results = options.task_runner(tasks, Inspector, plan.setup, max(2, plan.workers))
     else:
-        results = run_tasks(tasks, setup, workers)
+        results = run_tasks(tasks, plan.setup, plan.workers)
     try:
         for item in results:
             if isinstance(item, int):
                 done += item
             else:
-                if item.error is not None:
-                    raise TFRecordError(item.error)
-                records += item.count
-                for check, severity, index, detail in item.findings:
-                    refs = [RecordRef(file_paths[item.file_id], index)] if index is not None else []
-                    findings.append(Finding(check, severity, refs, detail))
-                for check, n in item.dropped.items():
-                    dropped[check] = dropped.get(check, 0) + n
+                records += add_task_findings(item, file_paths, findings, dropped)
                 store.add(item)
                 if counted is None and item.task_id in task_sizes:
                     finished_sizes += task_sizes[item.task_id]
@@ -161,12 +188,29 @@ def run(paths: list[str], options: CheckOptions) -> Iterator[CheckProgress | Che
     finally:
         results.close()  # a closed check stops its workers now, not when collected
     yield CheckProgress("compare", records, records)
-    min_run = max(MIN_RUN, options.shuffle_buffer // 2)
-    findings += store.findings(checks, options.near_threshold, min_run, options.shuffle_buffer)
+    findings += store.findings(plan.checks, options.near_threshold, min_run(options), options.shuffle_buffer)
+    yield finish(records, findings, dropped)
+
+
+def add_task_findings(result, file_paths: list[str], findings: list[Finding], dropped: dict[str, int]) -> int:
+    """A task's per-record findings into ``findings`` and its uncounted ones into ``dropped``; its record count.
+    A task that could not read its file raises its one-line error."""
+    if result.error is not None:
+        raise TFRecordError(result.error)
+    for check, severity, index, detail in result.findings:
+        refs = [RecordRef(file_paths[result.file_id], index)] if index is not None else []
+        findings.append(Finding(check, severity, refs, detail))
+    for check, n in result.dropped.items():
+        dropped[check] = dropped.get(check, 0) + n
+    return result.count
+
+
+def finish(records: int, findings: list[Finding], dropped: dict[str, int]) -> CheckReport:
+    """The report: per-record findings capped per check, then ordered by check, severity, first record, detail."""
     findings = _capped(findings, dropped)
     order = {c: n for n, c in enumerate(CHECKS)}
     findings.sort(key=lambda f: (order[f.check], f.severity != ERROR, f.records[:1], f.detail))
-    yield CheckReport(records, findings)
+    return CheckReport(records, findings)
 
 
 def _capped(findings: list[Finding], dropped: dict[str, int]) -> list[Finding]:

@@ -24,10 +24,12 @@ from .hashing import near_pairs
 from .per_record import HAS_IMAGE, SKIPPED, TaskResult
 from .report import ERROR, WARNING, Finding, RecordRef
 
-__all__ = ["COMMON_SHARE", "MAX_GROUP_RECORDS", "Store"]
+__all__ = ["COMMON_SHARE", "MAX_GROUP_RECORDS", "NEAR_CHECKS", "Store", "digest_order", "label_order_findings",
+           "missing_findings", "signature_summary"]
 
 COMMON_SHARE = 0.9  # a feature this share of records has is expected in every record
 MAX_GROUP_RECORDS = 1000  # records listed in one finding of a group; the detail gives the full count
+NEAR_CHECKS = frozenset({"near_duplicate", "split_leak"})  # the checks the near-duplicate search serves
 
 
 class Store:
@@ -57,10 +59,24 @@ class Store:
             setattr(self, name, np.concatenate([getattr(r, name) for r in results] or [empty]))
             for r in results:
                 setattr(r, name, None)  # one copy at a time
+        self._split_ids()
+
+    def _split_ids(self) -> None:
         names = sorted({s for s in self.splits if s is not None})
         split_ids = np.array([-1 if s is None else names.index(s) for s in self.splits] or [0], dtype=np.int16)
         self.split_names = names
         self.split = split_ids[self.file] if len(self.file) else np.zeros(0, np.int16)
+
+    def set_rows(self, file: np.ndarray, index: np.ndarray, label: np.ndarray, rec_digest: np.ndarray,
+                 label_texts: dict[int, str]) -> None:
+        """Hold just these records (the members of groups found elsewhere, e.g. by a Beam GroupByKey), for
+        :meth:`record_group`, :meth:`pixel_group` and :meth:`near_group` over their rows."""
+        self.file = np.asarray(file, dtype=np.uint32)
+        self.index = np.asarray(index, dtype=np.int64)
+        self.label = np.asarray(label, dtype=np.uint64)
+        self.rec_digest = np.asarray(rec_digest, dtype=np.uint8).reshape(-1, 16)
+        self.label_texts = label_texts
+        self._split_ids()
 
     def refs(self, rows: np.ndarray) -> list[RecordRef]:
         order = np.lexsort((self.index[rows], self.file[rows]))
@@ -80,14 +96,16 @@ class Store:
         out: list[Finding] = []
         usable = (self.flags & SKIPPED) == 0
         has_image = (self.flags & HAS_IMAGE) != 0
-        out += self._record_groups(usable, has_image, checks)
-        out += self._pixel_groups(has_image, checks)
-        if checks & {"near_duplicate", "split_leak"}:
-            out += self._near(has_image, threshold, checks)
+        for rows in _groups(self.rec_digest, usable):
+            out += self.record_group(rows, bool(has_image[rows].any()))
+        for rows in _groups(self.pix_digest, has_image):
+            out += self.pixel_group(rows)
+        if checks & NEAR_CHECKS:
+            out += self._near(has_image, threshold)
         if "missing_feature" in checks:
             out += self._missing(usable)
         if "label_order" in checks:
-            out += self._label_order(min_run, shuffle_buffer)
+            out += label_order_findings(self.results, self.paths, min_run, shuffle_buffer)
         return [f for f in out if f.check in checks]
 
     def _finding(self, check: str, severity: str, rows: np.ndarray, detail: str) -> Finding:
@@ -96,42 +114,52 @@ class Store:
             rows = np.sort(rows)[:MAX_GROUP_RECORDS]
         return Finding(check, severity, self.refs(rows), detail)
 
-    def _record_groups(self, usable: np.ndarray, has_image: np.ndarray, checks) -> list[Finding]:
+    def record_group(self, rows: np.ndarray, has_image: bool) -> list[Finding]:
+        """The findings of records with identical bytes (``has_image``: any of them has decoded pixels)."""
         out = []
-        for rows in _groups(self.rec_digest, usable):
-            if self._splits(rows) >= 2 and not has_image[rows].any():
-                out.append(self._finding("split_leak", ERROR, rows,
-                                         f"identical records in {self._split_text(rows)}"))
-            for split in np.unique(self.split[rows]).tolist():
-                part = rows[self.split[rows] == split]
-                if len(part) >= 2:
-                    where = f" in {self.split_names[split]}" if split >= 0 else ""
-                    out.append(self._finding("exact_duplicate", WARNING, part,
-                                             f"{len(part)} identical records{where}"))
+        if self._splits(rows) >= 2 and not has_image:
+            out.append(self._finding("split_leak", ERROR, rows, f"identical records in {self._split_text(rows)}"))
+        for split in np.unique(self.split[rows]).tolist():
+            part = rows[self.split[rows] == split]
+            if len(part) >= 2:
+                where = f" in {self.split_names[split]}" if split >= 0 else ""
+                out.append(self._finding("exact_duplicate", WARNING, part, f"{len(part)} identical records{where}"))
         return out
 
     def _labels_text(self, rows: np.ndarray) -> str:
         labels = [self.label_texts.get(v, "none") if v else "none" for v in self.label[rows].tolist()]
-        return "; ".join(f"{os.path.basename(r.path)}:{r.index}: {t}" for r, t in zip(self.refs(rows), _by_ref_order(self, rows, labels)))
+        return "; ".join(f"{os.path.basename(r.path)}:{r.index}: {t}"
+                         for r, t in zip(self.refs(rows), _by_ref_order(self, rows, labels)))
 
-    def _pixel_groups(self, has_image: np.ndarray, checks) -> list[Finding]:
+    def pixel_group(self, rows: np.ndarray) -> list[Finding]:
+        """The findings of records whose images have identical pixels."""
         out = []
-        for rows in _groups(self.pix_digest, has_image):
-            labels = {v for v in self.label[rows].tolist() if v}
-            if self._splits(rows) >= 2:
-                out.append(self._finding("split_leak", ERROR, rows,
-                                         f"the same image (identical pixels) in {self._split_text(rows)}"))
-            if len(labels) >= 2:
-                out.append(self._finding("label_conflict", ERROR, rows,
-                                         f"the same image (identical pixels) labelled differently: "
-                                         f"{self._labels_text(rows)}"))
-            elif self._splits(rows) < 2 and len(_unique_rows(self.rec_digest[rows])) > 1:
-                out.append(self._finding("exact_duplicate", WARNING, rows,
-                                         f"the same image (identical pixels) in {len(rows)} records that differ "
-                                         "in other features"))
+        labels = {v for v in self.label[rows].tolist() if v}
+        if self._splits(rows) >= 2:
+            out.append(self._finding("split_leak", ERROR, rows,
+                                     f"the same image (identical pixels) in {self._split_text(rows)}"))
+        if len(labels) >= 2:
+            out.append(self._finding("label_conflict", ERROR, rows,
+                                     f"the same image (identical pixels) labelled differently: "
+                                     f"{self._labels_text(rows)}"))
+        elif self._splits(rows) < 2 and len(_unique_rows(self.rec_digest[rows])) > 1:
+            out.append(self._finding("exact_duplicate", WARNING, rows,
+                                     f"the same image (identical pixels) in {len(rows)} records that differ "
+                                     "in other features"))
         return out
 
-    def _near(self, has_image: np.ndarray, threshold: int, checks) -> list[Finding]:
+    def near_group(self, rows: np.ndarray, images: int, far: int) -> list[Finding]:
+        """The findings of one set of similar images: ``images`` distinct ones in the records ``rows``, the
+        farthest linked pair ``far`` bits apart."""
+        detail = (f"{images} similar images in {len(rows)} records (pHash within {far} bits)"
+                  + (f"; labels {self._labels_text(rows)}" if len(rows) <= 20 else ""))
+        out = [self._finding("near_duplicate", WARNING, rows, detail)]
+        if self._splits(rows) >= 2:
+            out.append(self._finding("split_leak", WARNING, rows,
+                                     f"similar images (pHash within {far} bits) in {self._split_text(rows)}"))
+        return out
+
+    def _near(self, has_image: np.ndarray, threshold: int) -> list[Finding]:
         rows = np.flatnonzero(has_image)
         if len(rows) < 2:
             return []
@@ -156,88 +184,111 @@ class Store:
         for c in np.unique(component[linked]).tolist():
             group = rows[(member_component == c) & member_linked]
             reps = np.flatnonzero(component == c)
-            far = int(worst[reps].max())
-            detail = (f"{len(reps)} similar images in {len(group)} records (pHash within {far} bits)"
-                      + (f"; labels {self._labels_text(group)}" if len(group) <= 20 else ""))
-            out.append(self._finding("near_duplicate", WARNING, group, detail))
-            if self._splits(group) >= 2:
-                out.append(self._finding("split_leak", WARNING, group,
-                                         f"similar images (pHash within {far} bits) in {self._split_text(group)}"))
+            out += self.near_group(group, len(reps), int(worst[reps].max()))
         return out
 
     def _missing(self, usable: np.ndarray) -> list[Finding]:
-        signatures: dict[tuple, int] = {}
-        per_task = []
+        tasks = []
+        offset = 0
         for r in self.results:
             if not r.count:
                 continue
-            table = np.full(0x10000, -1, dtype=np.int64)
-            table[:len(r.sigs)] = [signatures.setdefault(s, len(signatures)) for s in r.sigs]
-            per_task.append(table[r.sig.astype(np.int64)])
+            part = usable[offset:offset + r.count]
+            offset += r.count
+            tasks.append((self.paths[r.file_id], signature_summary(r.sigs, r.sig, part, r.start)))
             r.sig = None
-        if not per_task:
-            return []
-        sig = np.concatenate(per_task)
-        sig[~usable] = -1
-        tracked = int((sig >= 0).sum())
-        if not tracked:
-            return []
-        counts = np.bincount(sig[sig >= 0], minlength=len(signatures))
-        present: Counter = Counter()
-        types: dict[str, Counter] = {}
-        for s, n in zip(signatures, counts.tolist()):
-            for key, dtype in s:
-                present[key] += n
-                if dtype != "empty":
-                    types.setdefault(key, Counter())[dtype] += n
-        expected = {k for k, n in present.items() if n >= COMMON_SHARE * tracked}
-        dominant = {}
-        for key, seen in types.items():
-            dtype, n = seen.most_common(1)[0]
-            if n >= COMMON_SHARE * sum(seen.values()):
-                dominant[key] = dtype
-        out = []
-        for s, sid in signatures.items():
-            keys = dict(s)
-            lacks = sorted(expected - set(keys))
-            wrong = sorted(k for k, t in keys.items() if k in dominant and t not in (dominant[k], "empty"))
-            if not lacks and not wrong:
-                continue
-            rows = np.flatnonzero(sig == sid)
-            for row in rows.tolist()[:MAX_GROUP_RECORDS]:
-                if wrong:
-                    detail = "; ".join(f"{k} is {keys[k]}, elsewhere {dominant[k]}" for k in wrong)
-                    out.append(Finding("missing_feature", ERROR, self.refs(np.array([row])), detail))
-                if lacks:
-                    detail = "lacks " + ", ".join(f"{k} ({present[k]:,} of {tracked:,} records have it)" for k in lacks)
-                    out.append(Finding("missing_feature", WARNING, self.refs(np.array([row])), detail))
-        return out
+        return missing_findings(tasks)
 
-    def _label_order(self, min_run: int, shuffle_buffer: int) -> list[Finding]:
-        out = []
-        by_file: dict[int, list[TaskResult]] = {}
-        for r in self.results:
-            by_file.setdefault(r.file_id, []).append(r)
-        for file_id, results in by_file.items():
-            runs: list[list] = []
-            for r in sorted(results, key=lambda r: r.start):
-                for start, length, text in r.runs:
-                    if runs and runs[-1][2] == text and runs[-1][0] + runs[-1][1] == start:
-                        runs[-1][1] += length
-                    else:
-                        runs.append([start, length, text])
-            for start, length, text in runs:
-                if length < min_run:
-                    continue
-                if length > shuffle_buffer:
-                    why = f"longer than the shuffle buffer ({shuffle_buffer:,}): shuffled batches hold only it"
+
+def signature_summary(sigs: list[tuple], sig: np.ndarray, usable: np.ndarray,
+                      start: int) -> list[tuple[tuple, int, list[int]]]:
+    """What missing_feature needs of one task: per feature signature (``sigs``, by the ids in ``sig``), the
+    usable records with it and the indices of the first :data:`MAX_GROUP_RECORDS` of them."""
+    tracked = sig.astype(np.int64)
+    tracked[~usable] = -1
+    tracked[tracked >= len(sigs)] = -1  # UNTRACKED: past the task's signature limit
+    counts = np.bincount(tracked[tracked >= 0], minlength=len(sigs))
+    out = []
+    for sid, s in enumerate(sigs):
+        first = np.flatnonzero(tracked == sid)[:MAX_GROUP_RECORDS] if counts[sid] else np.zeros(0, np.int64)
+        out.append((s, int(counts[sid]), (first + start).tolist()))
+    return out
+
+
+def missing_findings(tasks: list[tuple[str, list[tuple[tuple, int, list[int]]]]]) -> list[Finding]:
+    """missing_feature over every task's :func:`signature_summary` (with its file's path), in task order."""
+    signatures: dict[tuple, int] = {}
+    records: dict[tuple, list[RecordRef]] = {}
+    for path, summary in tasks:
+        for s, n, indices in summary:
+            signatures[s] = signatures.get(s, 0) + n
+            listed = records.setdefault(s, [])
+            listed += [RecordRef(path, i) for i in indices[:MAX_GROUP_RECORDS - len(listed)]]
+    tracked = sum(signatures.values())
+    if not tracked:
+        return []
+    present: Counter = Counter()
+    types: dict[str, Counter] = {}
+    for s, n in signatures.items():
+        for key, dtype in s:
+            present[key] += n
+            if dtype != "empty":
+                types.setdefault(key, Counter())[dtype] += n
+    expected = {k for k, n in present.items() if n >= COMMON_SHARE * tracked}
+    dominant = {}
+    for key, seen in types.items():
+        dtype, n = seen.most_common(1)[0]
+        if n >= COMMON_SHARE * sum(seen.values()):
+            dominant[key] = dtype
+    out = []
+    for s in signatures:
+        keys = dict(s)
+        lacks = sorted(expected - set(keys))
+        wrong = sorted(k for k, t in keys.items() if k in dominant and t not in (dominant[k], "empty"))
+        if not lacks and not wrong:
+            continue
+        for ref in records[s]:
+            if wrong:
+                detail = "; ".join(f"{k} is {keys[k]}, elsewhere {dominant[k]}" for k in wrong)
+                out.append(Finding("missing_feature", ERROR, [ref], detail))
+            if lacks:
+                detail = "lacks " + ", ".join(f"{k} ({present[k]:,} of {tracked:,} records have it)" for k in lacks)
+                out.append(Finding("missing_feature", WARNING, [ref], detail))
+    return out
+
+
+def label_order_findings(results: list, paths: list[str], min_run: int, shuffle_buffer: int) -> list[Finding]:
+    """label_order over the tasks' runs of one label (``results``: objects with ``file_id``, ``start``, ``runs``),
+    the runs of neighbouring tasks of a file joined."""
+    out = []
+    by_file: dict[int, list] = {}
+    for r in results:
+        by_file.setdefault(r.file_id, []).append(r)
+    for file_id, found in by_file.items():
+        runs: list[list] = []
+        for r in sorted(found, key=lambda r: r.start):
+            for start, length, text in r.runs:
+                if runs and runs[-1][2] == text and runs[-1][0] + runs[-1][1] == start:
+                    runs[-1][1] += length
                 else:
-                    why = f"over half the shuffle buffer ({shuffle_buffer:,}): shuffled batches lean to it"
-                refs = [RecordRef(self.paths[file_id], start), RecordRef(self.paths[file_id], start + length - 1)]
-                out.append(Finding("label_order", WARNING, refs,
-                                   f"{length:,} records in a row labelled {text} (records {start:,}.."
-                                   f"{start + length - 1:,}), {why}"))
-        return out
+                    runs.append([start, length, text])
+        for start, length, text in runs:
+            if length < min_run:
+                continue
+            if length > shuffle_buffer:
+                why = f"longer than the shuffle buffer ({shuffle_buffer:,}): shuffled batches hold only it"
+            else:
+                why = f"over half the shuffle buffer ({shuffle_buffer:,}): shuffled batches lean to it"
+            refs = [RecordRef(paths[file_id], start), RecordRef(paths[file_id], start + length - 1)]
+            out.append(Finding("label_order", WARNING, refs,
+                               f"{length:,} records in a row labelled {text} (records {start:,}.."
+                               f"{start + length - 1:,}), {why}"))
+    return out
+
+
+def digest_order(digest: bytes) -> tuple[int, bytes]:
+    """The order :func:`_groups` lists groups in (the first 8 bytes as a native uint64), for groups found elsewhere."""
+    return int(np.frombuffer(digest[:8], dtype=np.uint64)[0]), digest
 
 
 def _by_ref_order(store: Store, rows: np.ndarray, values: list) -> list:
