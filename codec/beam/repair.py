@@ -4,7 +4,13 @@ A task is ``{"path", "info", "target", "compression", "include_damaged",
 "use_cache"}``. Each writes its whole target through
 :class:`codec.writer.OutputFile` (a temporary file renamed, or uploaded, on
 commit), so a retried bundle replaces the same target and never leaves two
-copies or half a file. The driver prints what the local command prints.
+copies or half a file. A plain file larger than
+:data:`codec.beam.ranges.RANGE_BYTES` repaired into a plain target is cut into
+byte ranges instead: each range task writes its clean records to a hidden part
+file beside the target (``.NAME.part-00003``, through the same OutputFile), and
+this process joins the parts in order into the target (a temporary file renamed,
+or one upload), then removes them. The output is byte for byte the local
+command's, and the driver prints what the local command prints.
 """
 from __future__ import annotations
 
@@ -13,7 +19,9 @@ import sys
 
 from ..errors import UsageError
 
-__all__ = ["repair_task", "run_repair"]
+__all__ = ["join_parts", "part_name", "part_size", "remove_parts", "repair_task", "repair_work", "run_repair"]
+
+PIECE = 8 << 20  # bytes copied at a time when parts are joined
 
 
 def repair_task(task: dict) -> dict:
@@ -38,15 +46,26 @@ def repair_task(task: dict) -> dict:
     return {"report": report}
 
 
+def repair_work(task: dict) -> dict:
+    """One task of a Beam ``repair``: a whole file (:func:`repair_task`) or one range of a large one."""
+    if "part" in task:
+        from .ranges import range_task
+
+        return range_task(task)
+    return repair_task(task)
+
+
 def run_repair(args) -> int:
     """The ``repair`` command with ``--runner``/``--out``: the local command's output and exit code."""
     import dataclasses
 
     from ..cli_report import EXIT_OK, EXIT_USAGE, out as _out
     from ..cli_sources import entries
+    from ..framing import Compression
     from ..writer import (check_not_input, make_output_folder, output_is_folder, output_join,
                           resolve_output_compression, with_compression_suffix)
     from .pipeline import run
+    from .ranges import plan_files
 
     found, single = entries(args)
     out = args.output
@@ -55,21 +74,36 @@ def run_repair(args) -> int:
     to_folder = not single or output_is_folder(out)
     if to_folder:
         make_output_folder(out)
-    tasks = []
-    for path, info in found:
+    plans = plan_files(found, not args.no_cache, args.runner)
+    tasks, jobs = [], []
+    for (path, info), plan in zip(found, plans):
         target = output_join(out, os.path.basename(path)) if to_folder else out
         if to_folder and args.compression is not None:
             target = with_compression_suffix(target, args.compression)
         compression, warning = resolve_output_compression(target, args.compression)
         if warning:
             sys.stderr.write(f"tfrlens-cli: warning: {warning}\n")
-        tasks.append({"path": path, "info": info, "target": target, "compression": compression.value,
-                      "include_damaged": args.include_damaged, "use_cache": not args.no_cache})
-    results = run(tasks, repair_task, args.runner, args.beam_option)
+        task = {"path": path, "info": info, "target": target, "compression": compression.value,
+                "include_damaged": args.include_damaged, "use_cache": not args.no_cache}
+        if plan is not None and compression is Compression.NONE and _joinable(target, path):
+            for k, piece in enumerate(plan.tasks):
+                piece.update(part=part_name(target, k), include_damaged=args.include_damaged)
+            tasks.extend(plan.tasks)
+            jobs.append((task, plan))
+        else:
+            tasks.append(task)
+            jobs.append((task, None))
+    parts = [t["part"] for t in tasks if "part" in t]
+    try:
+        done = iter(run(tasks, repair_work, args.runner, args.beam_option))
+        results = [next(done) if plan is None else _ranged(task, plan, [next(done) for _ in plan.tasks])
+                   for task, plan in jobs]
+    finally:
+        remove_parts(parts)
     code = EXIT_OK
     kept = dropped = 0
     reports = []
-    for task, result in zip(tasks, results):
+    for (task, _), result in zip(jobs, results):
         if "fatal" in result:
             raise UsageError(result["fatal"])
         if "error" in result:
@@ -92,3 +126,127 @@ def run_repair(args) -> int:
 
         atomic_write_bytes(args.out, "".join(json.dumps(r) + "\n" for r in reports).encode())
     return code
+
+
+def _joinable(target: str, source: str) -> bool:
+    """Can parts be joined into ``target``: a regular file or an object, not the source itself (the
+    one-file task then says why it refuses, as the local command does)?"""
+    from ..errors import FileAccessError
+    from ..writer import check_not_input, is_special_output
+
+    try:
+        check_not_input(target, [source], "the repaired copy")
+    except FileAccessError:
+        return False
+    return not is_special_output(target)
+
+
+def _ranged(task: dict, plan, results: list[dict]) -> dict:
+    """The file's report, its parts (and any gap between ranges, written here) joined into its target;
+    a failed range or a missing part leaves the target unwritten (``fatal``, one line)."""
+    from ..errors import TFRecordError
+    from ..repair import RepairReport
+    from .ranges import gap_part, stitch
+
+    for result in results:
+        if "fatal" in result or "error" in result:
+            return result
+    target = task["target"]
+    report = RepairReport(task["path"], target)
+    pieces = []
+    try:
+        done = stitch(plan, results, repairing=True)
+        first = 0
+        for n, segment in enumerate(done.segments):
+            if isinstance(segment, int):
+                result, part, count = results[segment], plan.tasks[segment]["part"], results[segment]["records"]
+            else:
+                part = part_name(target, len(plan.tasks) + n)
+                pieces.append((part, None))  # removed with the others whatever happens
+                result, count = gap_part(plan, segment, part, task["include_damaged"]), len(segment.offsets)
+            report.kept += result["kept"]
+            report.dropped += [(first + i, label) for i, label in result["dropped"]]
+            report.included_damaged += [(first + i, label) for i, label in result["included"]]
+            pieces.append((part, result["part_bytes"]))
+            first += count
+        report.problems = len(done.problems)
+        join_parts(target, [(part, size) for part, size in pieces if size is not None])
+    except TFRecordError as exc:
+        return {"fatal": str(exc)}
+    finally:
+        remove_parts([part for part, size in pieces if size is None])
+    return {"report": report}
+
+
+def part_name(target: str, k: int) -> str:
+    """Where range ``k`` of ``target`` is written: a hidden file beside it (a folder listing skips it)."""
+    from ..writer import is_url_output
+
+    if is_url_output(target):
+        folder, _, name = target.rpartition("/")
+        return f"{folder}/.{name}.part-{k:05d}"
+    folder, name = os.path.split(target)
+    return os.path.join(folder, f".{name}.part-{k:05d}")
+
+
+def join_parts(target: str, parts: list[tuple[str, int]]) -> None:
+    """Write the ``(part, size)`` files one after another into ``target`` (a temporary file renamed, or
+    one upload); FileAccessError, with ``target`` untouched, when a part is missing or not its size."""
+    from ..errors import FileAccessError
+    from ..writer import OutputFile
+
+    for part, size in parts:
+        found = part_size(part)
+        if found != size:
+            have = "is missing" if found is None else f"has {found:,} bytes, not {size:,}"
+            raise FileAccessError(f"{target} not written: its part {part} {have}")
+    with OutputFile(target) as out:
+        for part, _ in parts:
+            with _open_part(part) as src:
+                while chunk := src.read(PIECE):
+                    out.write(chunk)
+
+
+def remove_parts(parts: list[str]) -> None:
+    """Remove the part files that exist (what is left of a failed run too); never an error."""
+    from ..writer import is_url_output
+
+    for part in parts:
+        try:
+            if is_url_output(part):
+                from ..remote import remote_filesystem
+
+                fs, path = remote_filesystem(part)
+                if fs.exists(path):
+                    fs.rm(path)
+            else:
+                os.unlink(part)
+        except Exception:  # noqa: BLE001 - a part already gone, or a store refusing: the report is what counts
+            pass
+
+
+def part_size(part: str) -> int | None:
+    """The size of a part file (or object), None when it is not there."""
+    from ..writer import is_url_output
+
+    try:
+        if is_url_output(part):
+            from ..remote import remote_filesystem
+
+            fs, path = remote_filesystem(part)
+            fs.invalidate_cache(path)
+            return int(fs.size(path))
+        return os.path.getsize(part)
+    except Exception:  # noqa: BLE001 - not there, or not readable: the same for the caller
+        return None
+
+
+def _open_part(part: str):
+    from ..writer import is_url_output
+
+    if is_url_output(part):
+        from ..remote import remote_filesystem
+
+        fs, path = remote_filesystem(part)
+        return fs.open(path, "rb")
+    return open(part, "rb")

@@ -1,15 +1,13 @@
-"""``verify`` over many shards as independent tasks: one task per file, the report the local command prints.
+"""``verify`` over many shards as independent tasks, the report the local command prints.
 
-A task is ``{"path", "info", "use_cache"}``: the file's path or URL, its
-listing entry, and whether the index cache is used. Its result holds what the
-local loop prints for that file. The driver prints the results in listing
-order with the local command's own report function, so ``--json`` output is
-the same byte for byte.
-
-A file is one task, however large: its problems (resynchronisations, a
-truncated tail) come from one pass over the whole file. The passes that cut a
-big plain file into record ranges (``check``, ``stats``) run on Beam through
-:mod:`codec.beam.parallel`.
+A file is one task ``{"path", "info", "use_cache"}``: its path or URL, its
+listing entry, and whether the index cache is used; its result holds what the
+local loop prints for that file. A plain file larger than
+:data:`codec.beam.ranges.RANGE_BYTES` is cut into byte ranges instead, one task
+each, and its ranges' results are stitched back into that same result (see
+:mod:`codec.beam.ranges`). The driver prints the results in listing order with
+the local command's own report function, so ``--json`` output is the same byte
+for byte.
 """
 from __future__ import annotations
 
@@ -17,7 +15,7 @@ import sys
 
 from ..errors import UsageError
 
-__all__ = ["run_verify", "verify_task"]
+__all__ = ["run_verify", "verify_task", "verify_work"]
 
 
 def verify_task(task: dict) -> dict:
@@ -43,6 +41,15 @@ def verify_task(task: dict) -> dict:
         return {"fatal": str(exc)}
 
 
+def verify_work(task: dict) -> dict:
+    """One task of a Beam ``verify``: a whole file (:func:`verify_task`) or one range of a large one."""
+    if "start" in task or "offsets" in task:
+        from .ranges import range_task
+
+        return range_task(task)
+    return verify_task(task)
+
+
 def run_verify(args) -> int:
     """The ``verify`` command with ``--runner``/``--out``: the local command's output and exit code."""
     from collections import Counter
@@ -50,18 +57,24 @@ def run_verify(args) -> int:
     from ..cli_report import EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE, out as _out, verify_report as _verify_report
     from ..cli_sources import entries
     from .pipeline import run
+    from .ranges import plan_files, verify_result
 
     found, single = entries(args)
     if args.out is not None:
         from ..writer import check_not_input
 
         check_not_input(args.out, [path for path, _ in found], "the report")
-    tasks = [{"path": path, "info": info, "use_cache": not args.no_cache} for path, info in found]
-    results = run(tasks, verify_task, args.runner, args.beam_option)
+    plans = plan_files(found, not args.no_cache, args.runner)
+    tasks = []
+    for (path, info), plan in zip(found, plans):
+        whole = [{"path": path, "info": info, "use_cache": not args.no_cache}]
+        tasks.extend(whole if plan is None else plan.tasks)
+    done = iter(run(tasks, verify_work, args.runner, args.beam_option))
     code = EXIT_OK
     totals: Counter = Counter()
     reports = []
-    for result in results:
+    for plan in plans:
+        result = next(done) if plan is None else verify_result(plan, [next(done) for _ in plan.tasks])
         if "fatal" in result:
             raise UsageError(result["fatal"])
         if "error" in result:
