@@ -85,9 +85,10 @@ class Scanner:
     def _progress(self, pos: int, done: bool = False) -> IndexProgress:
         return IndexProgress(len(self.index), self.src.consumed(pos), self.total, len(self.problems), done)
 
-    def run(self) -> Iterator[IndexProgress]:
+    def run(self, start: int = 0) -> Iterator[IndexProgress]:
+        """The pass, from the record start ``start`` (a record known to start there, or 0)."""
         src = self.src
-        pos = 0
+        pos = start
         batch = FIRST_BATCH
         shown = (0, 0)  # (records, position) at the last yield
         try:

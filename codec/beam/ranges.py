@@ -132,25 +132,14 @@ def _size(path: str, info: dict | None) -> int | None:
 
 # -- the workers' side ------------------------------------------------------------
 class _FromScanner(Scanner):
-    """The reader's index pass, started at ``start`` instead of the start of the file.
+    """The reader's verifying pass over a plain file, as the reader sets it up."""
 
-    :meth:`Scanner.run` takes its position from its first walk step (an empty
-    window at 0 gives 0), so that step hands over ``start`` instead.
-    """
-
-    def __init__(self, f: TFRecordFile, index: RecordIndex, problems: list[Problem], start: int) -> None:
+    def __init__(self, f: TFRecordFile, index: RecordIndex, problems: list[Problem]) -> None:
         from ..scan import PROGRESS_BYTES
 
         hop_span = PROGRESS_BYTES if f.remote is not None else 0  # as the reader walks a remote file
         super().__init__(PlainSource(f._read_at, f.file_size, hop_span=hop_span), index, problems, f.file_size,
                          verify=True)
-        self._start: int | None = start
-
-    def _walk(self, buf, base: int, pos: int, limit: int) -> tuple[list[int], int]:
-        if self._start is not None:
-            start, self._start = self._start, None
-            return [], start
-        return Scanner._walk(buf, base, pos, limit)
 
     def first_record(self, at: int) -> int | None:
         """Where the pass finds the first record at or after ``at`` after damage (0 at 0)."""
@@ -159,14 +148,14 @@ class _FromScanner(Scanner):
 
 def first_record(f: TFRecordFile, at: int) -> int | None:
     """The first offset >= ``at`` where a record's length and data CRCs hold (``at`` itself at 0)."""
-    return _FromScanner(f, RecordIndex(), [], 0).first_record(at)
+    return _FromScanner(f, RecordIndex(), []).first_record(at)
 
 
 def walk(f: TFRecordFile, start: int, until: Callable[[np.ndarray], int]) -> Walk:
     """Run the reader's verifying pass over the plain file ``f`` from the record start ``start`` until
     ``until(new offsets)`` names one (its position, -1 for none) or the file ends."""
     index, problems = RecordIndex(), []
-    run = _FromScanner(f, index, problems, start).run()
+    run = _FromScanner(f, index, problems).run(start)
     seen, hit = 0, -1
     try:
         for _ in run:
