@@ -452,6 +452,7 @@ def _write_text(output: str | None, text: str) -> None:
 
 
 COMMANDS = ("info", "verify", "repair", "cat", "index", "export", "stats", "schema", "check")
+RUNNER_COMMANDS = ("verify", "repair", "stats", "schema", "check")  # --runner: Beam options may follow "--"
 
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
@@ -549,7 +550,19 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     parser = build_parser(argv[0] if argv and argv[0] in COMMANDS else None)
+    beam_flags = None
+    if argv and argv[0] in RUNNER_COMMANDS and "--" in argv:  # the rest: Beam's own pipeline options
+        cut = argv.index("--")
+        argv, beam_flags = argv[:cut], argv[cut + 1:]
     args = parser.parse_args(argv)
+    if beam_flags is not None:
+        from .cli_beam import options_after_dashes
+
+        try:
+            args.beam_option = (args.beam_option or []) + options_after_dashes(beam_flags)
+        except TFRecordError as exc:
+            sys.stderr.write(f"tfrlens-cli: {exc}\n")
+            return EXIT_USAGE
     from .temp_files import TerminatedBySignal, cleanup_on_signals
 
     try:

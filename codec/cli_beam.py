@@ -1,8 +1,10 @@
 """``--runner``, ``--beam-option`` and ``--out`` for the dataset-wide commands.
 
 ``--runner local`` (the default) is the command as it always ran. Any other
-runner runs one task per file on Apache Beam (an optional extra, imported only
-then) and prints the same report. ``--out`` also writes the JSON report to a
+runner runs one task per file (per range of a big plain file) on Apache Beam
+(an optional extra, imported only then) and prints the same report. Beam's
+own options come from ``--beam-option KEY=VALUE`` or follow a lone ``--``
+as Beam spells them (``-- --project=P --num_workers 10 --save_main_session``). ``--out`` also writes the JSON report to a
 path or URL, whatever the runner.
 """
 from __future__ import annotations
@@ -12,7 +14,7 @@ if TYPE_CHECKING:
     import argparse
     from typing import Callable
 
-__all__ = ["add_runner_arguments", "dispatch"]
+__all__ = ["add_runner_arguments", "dispatch", "options_after_dashes"]
 
 # Spelled out for the parser (building it must stay cheap); tests hold it to codec.beam.options.RUNNERS.
 RUNNERS = ("local", "direct", "prism", "dataflow", "flink", "spark")
@@ -22,7 +24,8 @@ def add_runner_arguments(parser: argparse.ArgumentParser, command: str, local: C
     """Add ``--runner``, ``--beam-option`` and ``--out`` to ``command``'s parser; ``local`` runs it locally."""
     parser.add_argument("--runner", choices=RUNNERS, default="local",
                         help="where to run: local (this process, the default), or an Apache Beam runner "
-                             "with one task per file (needs the beam extra)")
+                             "with one task per file or per GiB of a big plain file (needs the beam extra); "
+                             "Beam pipeline options may also follow a lone --, as Beam spells them")
     parser.add_argument("--beam-option", action="append", metavar="KEY=VALUE",
                         help="a Beam pipeline option, e.g. project=P, region=R, temp_location=gs://B/tmp, "
                              "requirements_file=requirements.txt (repeatable)")
@@ -64,3 +67,21 @@ def dispatch(args, command: str, local: Callable) -> int:
     from .beam.repair import run_repair
 
     return run_repair(args)
+
+
+def options_after_dashes(words: list[str]) -> list[str]:
+    """Beam's own flags after ``--`` (``--key=value``, ``--key value``, ``--flag``) as ``--beam-option`` values."""
+    from .errors import UsageError
+
+    options: list[str] = []
+    k = 0
+    while k < len(words):
+        word = words[k]
+        if not word.startswith("--") or word == "--":
+            raise UsageError(f"after --, expected Beam pipeline options such as --project=P, not {word!r}")
+        key = word[2:]
+        if "=" not in key and k + 1 < len(words) and not words[k + 1].startswith("--"):
+            key, k = f"{key}={words[k + 1]}", k + 1
+        options.append(key)
+        k += 1
+    return options

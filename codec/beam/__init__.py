@@ -1,4 +1,4 @@
-"""Dataset-wide passes on Apache Beam: each shard is one unit of work for any Beam runner.
+"""Dataset-wide passes on Apache Beam: each shard (or range of a big plain file) is one unit of work for any Beam runner.
 
 Beam is an optional extra. Nothing here imports it at module level: the command
 line loads it only when ``--runner`` names a Beam runner (see :mod:`codec.cli_beam`).

@@ -88,7 +88,9 @@ def test_verify_direct_one_damaged_file(capsys, tmp_path):
     path = fixture_path("corrupt_data_crc.tfrecord")
     report = tmp_path / "report.jsonl"
     local = _run(capsys, ["verify", "--json", path])
-    beam = _run(capsys, ["verify", "--json", path, *DIRECT, "--out", os.fspath(report)])
+    # Beam's own options may also follow a lone --, as Beam spells them.
+    beam = _run(capsys, ["verify", "--json", path, "--runner", "direct", "--out", os.fspath(report),
+                         "--", "--direct_num_workers", "1", "--save_main_session"])
     assert beam == local
     assert local[0] == 1
     assert report.read_text() == local[1]
@@ -130,11 +132,21 @@ def test_without_beam_one_line_says_how_to_install(capsys, monkeypatch):
     (["--runner", "direct", "--beam-option", "=1"], "bad --beam-option '=1'"),
     (["--runner", "direct", "--beam-option", "runner=DataflowRunner"], "give the runner with --runner"),
     (["--runner", "dataflow"], "temp_location=gs://"),
+    (["--runner", "dataflow", "--", "--project=p"], "temp_location=gs://"),
+    (["--", "--project=p"], "--beam-option needs a Beam --runner"),
+    (["--runner", "direct", "--", "project=p"], "after --, expected Beam pipeline options"),
 ])
 def test_bad_beam_options_are_one_line_usage_errors(capsys, argv, message):
     code, out, err = _run(capsys, ["verify", fixture_path("shards"), *argv])
     assert code == 2 and out == ""
     assert message in err and err.count("\n") == 1
+
+
+def test_options_after_dashes_become_beam_options():
+    from codec.cli_beam import options_after_dashes
+
+    assert options_after_dashes(["--project=p", "--num_workers", "10", "--save_main_session", "--region", "r"]) == [
+        "project=p", "num_workers=10", "save_main_session", "region=r"]
 
 
 def test_beam_flags_pass_options_through():
