@@ -44,13 +44,14 @@ from .payloads import int64_values, record_fields
 from .image_sniff import probe_image
 from .record_pass import PassCounts, quick_decode, record_pass
 from .scan import IndexProgress
-from .stats_numbers import MAX_TRACKED, TOP_N, Numbers as _Numbers, Pending as _Pending
+from .stats_numbers import FLUSH_VALUES, MAX_TRACKED, TOP_N, Numbers as _Numbers, Pending as _Pending
 from .stats_numbers import EXACT_VALUES, Histogram as _Histogram  # noqa: F401 - tests/codec/test_stats.py's names
 
 __all__ = ["FeatureStats", "FileStats", "compute_stats", "stats_iter"]
 
 MAX_TOP_VALUE = 256
-FLUSH = 1 << 16
+FLUSH = FLUSH_VALUES
+BATCH = 2048  # Example records decoded at once (codec.stats_columns)
 
 # First bytes of the image signatures codec.images knows, to skip Pillow for most values.
 _IMAGE_FIRST = frozenset(b"\xff\x89GBIMqP\x00")
@@ -347,6 +348,11 @@ class FileStats:
         self.features: dict[str, FeatureStats] = {}  # an Example's features or a SequenceExample's context
         self.sequence: dict[str, FeatureStats] = {}  # feature lists
         self.counts = PassCounts()
+        self._batch: list[bytes] = []  # records waiting to be decoded together (see add)
+
+    def __getstate__(self) -> dict:
+        self.finish()
+        return self.__dict__
 
     @property
     def records(self) -> int:
@@ -366,6 +372,33 @@ class FileStats:
         return self.kinds[RecordKind.SEQUENCE_EXAMPLE.value] > 0
 
     def add(self, data: bytes) -> None:
+        """One record's data. Records decoded by the kind rule wait to be decoded a batch at a time
+        (:mod:`codec.stats_columns`): call :meth:`finish` before reading the features."""
+        if self.payload is not None:
+            self.add_one(data)
+            return
+        batch = self._batch
+        batch.append(data)
+        if len(batch) >= BATCH:
+            self.finish()
+
+    def finish(self) -> None:
+        """Fold in the records still waiting in a batch."""
+        if self._batch:
+            from .stats_columns import add_batch
+
+            batch, self._batch = self._batch, []
+            add_batch(self, batch)
+
+    def feature(self, name: str) -> FeatureStats:
+        """The statistics of feature ``name`` (made on first use)."""
+        acc = self.features.get(name)
+        if acc is None:
+            acc = self.features[name] = FeatureStats(name)
+        return acc
+
+    def add_one(self, data: bytes) -> None:
+        """One record's data, decoded here."""
         decoded = quick_decode(data, self.payload)
         self.kinds[decoded.kind.value] += 1
         if decoded.kind is RecordKind.EXAMPLE and decoded.fields is None:
@@ -413,6 +446,8 @@ class FileStats:
         Any split of the records, merged in any order, gives the ``to_json()``
         of one pass over them all, byte for byte.
         """
+        self.finish()
+        other.finish()
         for kind, n in other.kinds.items():
             self.kinds[kind] += n
         self.counts.visited += other.counts.visited
@@ -427,6 +462,7 @@ class FileStats:
 
     def to_json(self) -> dict:
         """The ``tfrlens-cli stats --json`` object (see the module docstring)."""
+        self.finish()
         out: dict = {"records": self.records, "kinds": {k: n for k, n in self.kinds.items() if n},
                      "raw_records": self.raw_records, "damaged_records": self.damaged_records}
         features = {name: self.features[name].to_json() for name in sorted(self.features)}
@@ -455,7 +491,10 @@ def stats_iter(tfile, indices: Sequence[int] | None = None,
     """Gather statistics of ``tfile``'s records (or of ``indices``) into ``result``, yielding progress."""
     result = result if result is not None else FileStats()
     result.payload, result.labels = tfile.payload, tfile.labels
-    yield from record_pass(tfile, result.add, indices, result.counts)
+    try:
+        yield from record_pass(tfile, result.add, indices, result.counts)
+    finally:
+        result.finish()
 
 
 def compute_stats(tfile, indices: Sequence[int] | None = None) -> FileStats:

@@ -20,6 +20,7 @@ TOP_N = 10
 MAX_TRACKED = 10_000
 HIST_BINS = 20
 EXACT_VALUES = 1 << 16
+FLUSH_VALUES = 1 << 16  # values a Pending holds before folding them in
 FINE_BINS = 4096
 _SLICE = 1 << 16  # values per exact-sum step: every partial sum stays below 2**53
 _SCALE = 1126  # float64 x == M * 2**(e - 53) with e - 53 >= -1126: sums are kept times 2**_SCALE
@@ -355,6 +356,12 @@ class Pending:
             values = np.frombuffer(buf, dtype=self.dtype).copy()  # the view must go before the array shrinks
             del buf[:]
             self.target.add(values)
+
+    def extend(self, values: np.ndarray) -> None:
+        """Many values at once (a batch's, from numpy)."""
+        self.buf.frombytes(np.ascontiguousarray(values, dtype=self.dtype).tobytes())
+        if len(self.buf) >= FLUSH_VALUES:
+            self.flush()
 
     def merge(self, other: Pending) -> None:
         self.flush()
