@@ -320,6 +320,9 @@ def filter_iter(tfile, flt: Filter, matches: array, indices: Sequence[int] | Non
     decode = flt.needs_decode
     if check is not None and not flt.features:
         check = None
+    if decode and payload is None and flt.features and "kind" not in flt.properties:
+        yield from _filter_batches(tfile, flt, append, indices, every, check, base)
+        return
     # Filter.matches, inlined: the loop runs once per record of the file.
     fn, view, progress = flt._fn, RecordView, IndexProgress
     for item in iter_records(tfile, indices, every):
@@ -336,6 +339,44 @@ def filter_iter(tfile, flt: Filter, matches: array, indices: Sequence[int] | Non
             chosen = False
         if chosen:
             append(base + i)
+
+
+def _filter_batches(tfile, flt: Filter, append, indices, every: int, check: FeatureCheck | None,
+                    base: int) -> Iterator[IndexProgress]:
+    """:func:`filter_iter`'s loop for records read by the kind rule: the expression's features of a
+    batch of records decoded at once (:mod:`codec.query_columns`), each record tested as before."""
+    from .query_columns import ColumnView, batch_groups
+
+    fn, progress, names = flt._fn, IndexProgress, flt.features
+    batch: list[tuple] = []
+
+    def test_batch() -> None:
+        for (i, data, status, offset, length), groups in zip(batch, batch_groups([b[1] for b in batch], names)):
+            if check is not None and check.wants:
+                check.see(quick_decode(data))
+            if groups is None:
+                view = RecordView(base + i, data, _LABELS[status], offset, length, quick_decode(data))
+            else:
+                view = ColumnView(base + i, data, _LABELS[status], offset, length, groups)
+            try:
+                chosen = fn(view)
+            except _ODD_DATA:
+                chosen = False
+            if chosen:
+                append(base + i)
+        batch.clear()
+
+    for item in iter_records(tfile, indices, every):
+        if item.__class__ is progress:
+            if batch:
+                test_batch()
+            yield item
+            continue
+        batch.append(item)
+        if len(batch) >= every:
+            test_batch()
+    if batch:
+        test_batch()
 
 
 def matching_indices(tfile, flt: Filter, indices: Sequence[int] | None = None) -> array:
