@@ -16,15 +16,11 @@ import numpy as np
 from .decode import RecordKind
 from .example_columns import KIND_BYTES, KIND_FLOAT, KIND_INT64, KIND_NONE, decode_examples
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from .stats import FileStats
-
 __all__ = ["add_batch"]
 
 
-def add_batch(stats: FileStats, records: list[bytes]) -> None:
-    """Add ``records`` (the data of intact records) to ``stats``."""
+def add_batch(stats, records: list[bytes]) -> None:
+    """Add ``records`` (the data of intact records) to ``stats``, a :class:`codec.stats.FileStats`."""
     lengths = np.fromiter(map(len, records), dtype=np.int64, count=len(records))
     ends = np.cumsum(lengths)
     buf = b"".join(records)

@@ -49,8 +49,8 @@ if TYPE_CHECKING:
 
     from ..reader import TFRecordFile
 
-__all__ = ["RANGE_BYTES", "Plan", "Stitched", "Walk", "first_record", "gap_part", "labels", "plan_file", "plan_files",
-           "range_task", "stitch", "verify_result", "walk"]
+__all__ = ["RANGE_BYTES", "Plan", "Stitched", "Walk", "first_record", "gap_part", "labels", "part_size", "plan_file",
+           "plan_files", "range_task", "stitch", "verify_result", "walk"]
 
 RANGE_BYTES = 1 << 30  # a plain file larger than this is cut into ranges of at most this size
 
@@ -259,8 +259,6 @@ def _write_part(f: TFRecordFile, part: str, include_damaged: bool) -> dict:
     from ..framing import Compression
     from ..repair import repair
 
-    from .repair import part_size
-
     report = repair(f, part, Compression.NONE, include_damaged)
     return {"kept": report.kept, "dropped": report.dropped, "included": report.included_damaged,
             "part_bytes": part_size(part)}
@@ -383,3 +381,19 @@ def verify_result(plan: Plan, results: list[dict]) -> dict:
         return {"fatal": str(exc)}
     return {"path": plan.path, "compression": "none", "records": done.records, "ok": done.labels["ok"],
             "problems": done.problems}
+
+
+def part_size(part: str) -> int | None:
+    """The size of a part file (or object), None when it is not there."""
+    from ..writer import is_url_output
+
+    try:
+        if is_url_output(part):
+            from ..remote import remote_filesystem
+
+            fs, path = remote_filesystem(part)
+            fs.invalidate_cache(path)
+            return int(fs.size(path))
+        return os.path.getsize(part)
+    except Exception:  # noqa: BLE001 - not there, or not readable: the same for the caller
+        return None

@@ -19,7 +19,7 @@ import sys
 
 from ..errors import UsageError
 
-__all__ = ["join_parts", "part_name", "part_size", "remove_parts", "repair_task", "repair_work", "run_repair"]
+__all__ = ["join_parts", "part_name", "remove_parts", "repair_task", "repair_work", "run_repair"]
 
 PIECE = 8 << 20  # bytes copied at a time when parts are joined
 
@@ -194,6 +194,7 @@ def join_parts(target: str, parts: list[tuple[str, int]]) -> None:
     one upload); FileAccessError, with ``target`` untouched, when a part is missing or not its size."""
     from ..errors import FileAccessError
     from ..writer import OutputFile
+    from .ranges import part_size
 
     for part, size in parts:
         found = part_size(part)
@@ -223,22 +224,6 @@ def remove_parts(parts: list[str]) -> None:
                 os.unlink(part)
         except Exception:  # noqa: BLE001 - a part already gone, or a store refusing: the report is what counts
             pass
-
-
-def part_size(part: str) -> int | None:
-    """The size of a part file (or object), None when it is not there."""
-    from ..writer import is_url_output
-
-    try:
-        if is_url_output(part):
-            from ..remote import remote_filesystem
-
-            fs, path = remote_filesystem(part)
-            fs.invalidate_cache(path)
-            return int(fs.size(path))
-        return os.path.getsize(part)
-    except Exception:  # noqa: BLE001 - not there, or not readable: the same for the caller
-        return None
 
 
 def _open_part(part: str):
