@@ -8,8 +8,10 @@ label, a float score, a bytes name; kept in benchmarks/_data) and times
 one process (``--workers 1``, and plain ``verify``), the local process pool
 (``stats --workers 0``: one per core), and Beam's direct runner (``--runner
 direct``, in-process, and with two worker processes). Each pair of reports is checked to be byte-identical. Where
-TensorFlow Data Validation is installed it also times
-``tfdv.generate_statistics_from_tfrecord`` on the same shards. From the
+TensorFlow Data Validation is installed (here, or in the interpreter
+``--tfdv-python``/``$TFDV_PYTHON`` names: TFDV pins its own TensorFlow,
+protobuf and Beam) it also times ``tfdv.generate_statistics_from_tfrecord`` on
+the same shards. From the
 measured per-shard cost it prints what a Dataflow run of 10,000 such shards
 would need.
 """
@@ -61,14 +63,35 @@ def timed(argv: list[str]) -> tuple[float, bytes]:
     return elapsed, done.stdout
 
 
-def tfdv_seconds(folder: str) -> float | None:
-    try:
-        import tensorflow_data_validation as tfdv
-    except Exception:
-        return None
+_TFDV_RUN = """
+import os, sys, time
+start = time.perf_counter()
+import tensorflow_data_validation as tfdv
+imported = time.perf_counter()
+tfdv.generate_statistics_from_tfrecord(data_location=os.path.join(sys.argv[1], "*.tfrecord"))
+print(imported - start, time.perf_counter() - imported)
+"""
+
+
+def tfdv_seconds(folder: str, python: str | None) -> tuple[float, float, float] | None:
+    """(whole process, import, generate_statistics_from_tfrecord) seconds of TFDV over ``folder``, run by
+    ``python`` (an interpreter with tensorflow-data-validation: it pins its own TensorFlow, protobuf and
+    Beam, so it lives in a virtualenv of its own), or None where there is none."""
+    python = python or os.environ.get("TFDV_PYTHON")
+    if not python:
+        try:
+            import tensorflow_data_validation  # noqa: F401
+        except Exception:
+            return None
+        python = sys.executable
     start = time.perf_counter()
-    tfdv.generate_statistics_from_tfrecord(data_location=os.path.join(folder, "*.tfrecord"))
-    return time.perf_counter() - start
+    done = subprocess.run([python, "-c", _TFDV_RUN, folder], capture_output=True, text=True)
+    whole = time.perf_counter() - start
+    if done.returncode != 0:
+        print(f"  TFDV failed: {done.stderr.strip().splitlines()[-1:]}")
+        return None
+    imported, generated = map(float, done.stdout.split()[-2:])
+    return whole, imported, generated
 
 
 def main(argv=None) -> int:
@@ -76,6 +99,9 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--shards", type=int, default=100)
     ap.add_argument("--records", type=int, default=10_000)
+    ap.add_argument("--tfdv-python", metavar="PYTHON",
+                    help="an interpreter with tensorflow-data-validation installed (default: $TFDV_PYTHON, "
+                         "else this one if it has TFDV)")
     args = ap.parse_args(argv)
     import tempfile
 
@@ -101,9 +127,12 @@ def main(argv=None) -> int:
         print(f"  {name:<22} {seconds:7.2f} s  {n / seconds:>10,.0f} records/s")
     same = rows[0][2] == rows[1][2] and rows[2][2] == rows[3][2] == rows[4][2] == rows[5][2]
     print(f"  reports byte-identical across runners: {same}")
-    tf = tfdv_seconds(folder)
-    print(f"  TFDV generate_statistics_from_tfrecord: {tf:.2f} s" if tf is not None
-          else "  TFDV: not installed here (tensorflow-data-validation), no figure")
+    tf = tfdv_seconds(folder, args.tfdv_python)
+    if tf is None:
+        print("  TFDV: not installed here (tensorflow-data-validation; see --tfdv-python), no figure")
+    else:
+        print(f"  {'TFDV, whole process':<22} {tf[0]:7.2f} s  {n / tf[0]:>10,.0f} records/s  "
+              f"(import {tf[1]:.1f} s, generate_statistics_from_tfrecord {tf[2]:.2f} s)")
     per_shard = rows[2][1] / args.shards
     print(f"\nper shard (stats, one process): {per_shard:.3f} s for {args.records:,} records")
     for workers in (10, 50, 100):
