@@ -8,6 +8,7 @@ that both give the same bytes.
 
     python -m benchmarks.bench_parallel                    # 1,000,000 records
     python -m benchmarks.bench_parallel --records 200000
+    git worktree add /tmp/before d684085 && python -m benchmarks.bench_parallel --before /tmp/before
 """
 from __future__ import annotations
 
@@ -51,20 +52,18 @@ def dataset(records: int) -> str:
     return path
 
 
-def _run(command: list[str], workers: str) -> tuple[float, float, bytes]:
-    """(wall seconds, CPU seconds of the command and its workers, its output)."""
+def _run(command: list[str], workers: str | None, checkout: str | None = None) -> tuple[float, float, bytes]:
+    """(wall seconds, CPU seconds of the command and its workers, its output); ``checkout``: the
+    command line of that (earlier) checkout of the project instead of this one."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    out = subprocess.run([sys.executable, "-m", "codec.cli", *command, "--workers", workers],
-                         check=True, capture_output=True).stdout
+    flags = [] if workers is None else ["--workers", workers]
+    env = dict(os.environ, PYTHONPATH=checkout) if checkout else None
+    out = subprocess.run([sys.executable, "-m", "codec.cli", *command, *flags], check=True, capture_output=True,
+                         cwd=checkout, env=env).stdout
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     return wall, after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime, out
-
-
-# What these commands took before records were read a run at a time, decoded a batch at a time and
-# filtered on the pool (commit d684085, this machine, 1,000,000 records, one process): the issue's "today".
-BEFORE = {"stats": 19.2, "export --where": 13.7}
 
 
 def main() -> None:
@@ -72,17 +71,21 @@ def main() -> None:
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--records", type=int, default=1_000_000)
+    parser.add_argument("--before", metavar="CHECKOUT",
+                        help="also time an earlier checkout of the project in one process, e.g. "
+                             "git worktree add /tmp/before d684085 (before runs of records, batches and the filter pool)")
     args = parser.parse_args()
-    path = dataset(args.records)
+    path = os.path.abspath(dataset(args.records))
     cores = available_cores()
-    target = data_path("parallel_where.tfrecord")
-    commands = {"stats": ["stats", "--json", path],
-                "export --where": ["export", path, "--where", "label == 3 and x > 0.5", "--to", target]}
-    _run(commands["stats"], "1")  # the index cache and the page cache, warm for both
+    target = os.path.abspath(data_path("parallel_where.tfrecord"))
+    # (command, how the earlier checkout runs it in one process: stats had --workers, export did not)
+    commands = {"stats": (["stats", "--json", path], "1"),
+                "export --where": (["export", path, "--where", "label == 3 and x > 0.5", "--to", target], None)}
+    _run(commands["stats"][0], "1")  # the index cache and the page cache, warm for both
     size = os.path.getsize(path) / 2**20
     print(f"{args.records:,} records ({size:.0f} MiB, plain), {cores} cores, "
           f"load average {os.getloadavg()[0]:.1f} (other work on the machine slows both)")
-    for name, command in commands.items():
+    for name, (command, old_workers) in commands.items():
         single, single_cpu, one = _run(command, "1")
         first = open(target, "rb").read() if name.startswith("export") else one
         pooled, pooled_cpu, many = _run(command, str(cores))
@@ -91,9 +94,14 @@ def main() -> None:
         print(f"  one process   {single:6.2f} s wall {single_cpu:6.2f} s CPU  {args.records / single:9,.0f} records/s")
         print(f"  {cores} workers     {pooled:6.2f} s wall {pooled_cpu:6.2f} s CPU  {args.records / pooled:9,.0f} "
               f"records/s  ({single / pooled:.2f}x one process)")
-        if args.records == 1_000_000:
-            print(f"  before: {BEFORE[name]:.1f} s in one process; now {BEFORE[name] / pooled:.1f}x faster")
-        print(f"  same output: {first == second}")
+        same = first == second
+        if args.before:
+            old, _, old_out = _run(command, old_workers, args.before)
+            old_out = open(target, "rb").read() if name.startswith("export") else old_out
+            same = same and old_out == first
+            print(f"  before        {old:6.2f} s wall in one process: now {old / single:.1f}x faster in one "
+                  f"process, {old / pooled:.1f}x on {cores} workers")
+        print(f"  same output{' (all three)' if args.before else ''}: {same}")
     os.remove(target)
 
 

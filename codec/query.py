@@ -345,19 +345,20 @@ def _filter_batches(tfile, flt: Filter, append, indices, every: int, check: Feat
                     base: int) -> Iterator[IndexProgress]:
     """:func:`filter_iter`'s loop for records read by the kind rule: the expression's features of a
     batch of records decoded at once (:mod:`codec.query_columns`), each record tested as before."""
-    from .query_columns import ColumnView, batch_groups
+    from .query_columns import BatchFeatures, ColumnView
 
     fn, progress, names = flt._fn, IndexProgress, flt.features
     batch: list[tuple] = []
 
     def test_batch() -> None:
-        for (i, data, status, offset, length), groups in zip(batch, batch_groups([b[1] for b in batch], names)):
+        columns = BatchFeatures([b[1] for b in batch], names)
+        for r, ((i, data, status, offset, length), ok) in enumerate(zip(batch, columns.ok)):
             if check is not None and check.wants:
                 check.see(quick_decode(data))
-            if groups is None:
-                view = RecordView(base + i, data, _LABELS[status], offset, length, quick_decode(data))
+            if ok:
+                view = ColumnView(base + i, data, _LABELS[status], offset, length, columns, r)
             else:
-                view = ColumnView(base + i, data, _LABELS[status], offset, length, groups)
+                view = RecordView(base + i, data, _LABELS[status], offset, length, quick_decode(data))
             try:
                 chosen = fn(view)
             except _ODD_DATA:

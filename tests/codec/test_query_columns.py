@@ -9,7 +9,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from codec import TFRecordFile, write_records
 from codec.proto import Example
 from codec.query import compile_filter, matching_indices
-from codec.query_columns import ColumnView, batch_groups
+from codec.query_columns import BatchFeatures, ColumnView
 from codec.query_compiler import RecordView
 
 EXPRESSIONS = [
@@ -62,13 +62,14 @@ def test_column_views_answer_as_protobuf_views():
     ex = Example()
     ex.features.feature["label"].int64_list.value.extend([7, -1])
     ex.features.feature["score"].float_list.value.append(0.1)
+    ex.features.feature["name"].bytes_list.value.extend([b"a", b""])
     ex.features.feature["empty"].SetInParent()
-    data = [ex.SerializeToString(), b"\x00garbage"]
-    names = frozenset(["label", "score", "empty", "missing"])
-    groups = batch_groups(data, names)
-    assert groups[1] is None  # no Example: decoded by the caller
-    mine = ColumnView(0, data[0], "ok", 0, len(data[0]), groups[0])
-    theirs = RecordView(0, data[0], "ok", 0, len(data[0]), None)
+    data = [b"\x00garbage", ex.SerializeToString()]
+    names = frozenset(["label", "score", "name", "empty", "missing"])
+    batch = BatchFeatures(data, names)
+    assert batch.ok == [False, True]  # no Example: decoded by the caller
+    mine = ColumnView(1, data[1], "ok", 0, len(data[1]), batch, 1)
+    theirs = RecordView(1, data[1], "ok", 0, len(data[1]), None)
     for name in names:
         assert mine.has(name) == theirs.has(name)
         assert mine.length(name) == theirs.length(name)
