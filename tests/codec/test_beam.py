@@ -236,3 +236,22 @@ def open_shard(path: str):
     from codec import TFRecordFile
 
     return TFRecordFile(path).build_index()
+
+
+def test_stats_and_schema_direct_equal_local_on_damaged_data(capsys, tmp_path, inputs):
+    """A generated set with a damaged shard (one task per shard), and one big damaged file (record
+    ranges, with a filter on the set's record numbers): the local reports, byte for byte."""
+    from .test_parallel_stats import _big_file
+
+    folder = os.path.dirname(inputs[1][0])
+    for command in ("stats", "schema"):
+        local = _run(capsys, [command, "--json", "--workers", "1", folder])
+        beam = _run(capsys, [command, "--json", folder, *DIRECT])
+        assert beam == local and local[0] == 1  # the damaged shard is a problem either way
+    assert json.loads(local[1])["features"].keys() == {"id", "blob"}
+    big = os.fspath(_big_file(tmp_path))
+    where = ["--where", "index > 100 and label != 2"]
+    local = _run(capsys, ["stats", "--json", "--workers", "1", big, *where])
+    beam = _run(capsys, ["stats", "--json", big, *where, *DIRECT])
+    assert beam == local and local[0] == 1
+    assert json.loads(local[1])["damaged_records"] == 1
