@@ -21,7 +21,7 @@ from PySide6.QtWidgets import QFileDialog, QMainWindow, QMenu, QTabWidget, QWidg
 
 from codec.decode import decode_record
 from codec.errors import TFRecordError
-from codec.reader import TFRecordFile
+from codec.reader import TFRecordFile, open_tfrecord
 from codec.remote import is_url
 from codec.run_reports import JSON_NAMES, RunReport, load_report, local_path
 
@@ -286,13 +286,7 @@ class ReportRecords(QObject):
         try:
             tfile = self._files.get(path)
             if tfile is None:
-                tfile = TFRecordFile(path)
-                try:
-                    tfile.build_index()
-                except BaseException:
-                    tfile.close()
-                    raise
-                self._files[path] = tfile
+                tfile = self._files[path] = open_tfrecord(path)
             return ComparedRecord(title, decode_record(tfile.read(ref.index).data))
         except (TFRecordError, OSError, ValueError, IndexError) as exc:
             return ComparedRecord(title, error=f"cannot read it: {one_line(exc)}")

@@ -26,7 +26,7 @@ from PySide6.QtWidgets import QFileDialog, QWidget
 
 from codec.decode import decode_record
 from codec.errors import TFRecordError
-from codec.reader import TFRecordFile
+from codec.reader import TFRecordFile, open_tfrecord
 from codec.remote import is_url
 from codec.shards import ShardSet
 from codec.writer import OutputFile
@@ -264,13 +264,7 @@ class TabCheck(QObject):
         """A file checked together with the tab's, opened and indexed once (its records are read to compare)."""
         tfile = self._other_files.get(path)
         if tfile is None:
-            tfile = TFRecordFile(path)
-            try:
-                tfile.build_index()
-            except BaseException:
-                tfile.close()
-                raise
-            self._other_files[path] = tfile
+            tfile = self._other_files[path] = open_tfrecord(path)
         return tfile
 
     def show_finding(self, findings: Sequence) -> None:

@@ -21,6 +21,7 @@ from codec.proto import Example
 from codec.writer import write_records
 
 from .conftest import fixture_path
+from .test_doctor_dataset import _picture
 
 DIRECT = ["--runner", "direct", "--beam-option", "direct_num_workers=1"]
 OPTIONS = ["--shuffle-buffer", "40", "--near-threshold", "12"]  # label runs of 32+ records are reported
@@ -52,16 +53,6 @@ def _beam_run(argv: list[str]) -> tuple[int, str, list]:
 
 
 # ------------------------------------------------------------ a dataset built here
-def _picture(rng: random.Random, side: int = 64) -> Image.Image:
-    image = Image.new("RGB", (side, side), tuple(rng.randrange(256) for _ in range(3)))
-    draw = ImageDraw.Draw(image)
-    for _ in range(rng.randint(3, 6)):
-        x0, y0 = rng.randrange(side - 8), rng.randrange(side - 8)
-        x1, y1 = rng.randint(x0 + 4, side), rng.randint(y0 + 4, side)
-        draw.rectangle((x0, y0, x1, y1), fill=tuple(rng.randrange(256) for _ in range(3)))
-    return image
-
-
 def _jpeg(image: Image.Image, quality: int = 90) -> bytes:
     out = io.BytesIO()
     image.save(out, "JPEG", quality=quality)
