@@ -10,6 +10,21 @@ from collections import Counter
 EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE = 0, 1, 2
 
 
+def task_failed(result: dict, single: bool) -> bool:
+    """Whether a Beam task's ``result`` failed: a ``fatal`` one (and any ``error`` of a single input)
+    is raised as the local command stops on it; another input's ``error`` is said in one line."""
+    from .errors import UsageError
+
+    if "fatal" in result:
+        raise UsageError(result["fatal"])
+    if "error" not in result:
+        return False
+    if single:
+        raise UsageError(result["error"])
+    sys.stderr.write(f"tfrlens-cli: {result['error']}\n")
+    return True
+
+
 def out(line: str = "") -> None:
     sys.stdout.write(line + "\n")
 

@@ -17,7 +17,6 @@ from __future__ import annotations
 import os
 import sys
 
-from ..errors import UsageError
 
 __all__ = ["join_parts", "part_name", "remove_parts", "repair_task", "repair_work", "run_repair"]
 
@@ -59,7 +58,7 @@ def run_repair(args) -> int:
     """The ``repair`` command with ``--runner``/``--out``: the local command's output and exit code."""
     import dataclasses
 
-    from ..cli_report import EXIT_OK, EXIT_USAGE, out as _out
+    from ..cli_report import EXIT_OK, EXIT_USAGE, out as _out, task_failed
     from ..cli_sources import entries
     from ..framing import Compression
     from ..writer import (check_not_input, make_output_folder, output_is_folder, output_join,
@@ -104,12 +103,7 @@ def run_repair(args) -> int:
     kept = dropped = 0
     reports = []
     for (task, _), result in zip(jobs, results):
-        if "fatal" in result:
-            raise UsageError(result["fatal"])
-        if "error" in result:
-            if single:
-                raise UsageError(result["error"])
-            sys.stderr.write(f"tfrlens-cli: {result['error']}\n")
+        if task_failed(result, single):
             code = EXIT_USAGE
             continue
         report = result["report"]

@@ -11,10 +11,6 @@ for byte.
 """
 from __future__ import annotations
 
-import sys
-
-from ..errors import UsageError
-
 __all__ = ["run_verify", "verify_task", "verify_work"]
 
 
@@ -54,7 +50,7 @@ def run_verify(args) -> int:
     """The ``verify`` command with ``--runner``/``--out``: the local command's output and exit code."""
     from collections import Counter
 
-    from ..cli_report import EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE, out as _out, verify_report as _verify_report
+    from ..cli_report import EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE, out as _out, task_failed, verify_report as _verify_report
     from ..cli_sources import entries
     from .pipeline import run
     from .ranges import plan_files, verify_result
@@ -75,12 +71,7 @@ def run_verify(args) -> int:
     reports = []
     for plan in plans:
         result = next(done) if plan is None else verify_result(plan, [next(done) for _ in plan.tasks])
-        if "fatal" in result:
-            raise UsageError(result["fatal"])
-        if "error" in result:
-            if single:
-                raise UsageError(result["error"])
-            sys.stderr.write(f"tfrlens-cli: {result['error']}\n")
+        if task_failed(result, single):
             code = EXIT_USAGE
             totals["unusable"] += 1
             continue
