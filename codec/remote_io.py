@@ -10,10 +10,10 @@ header to header over huge records reads the headers, not the records.
 """
 from __future__ import annotations
 
-import io
 import threading
 
 from .errors import FileAccessError
+from .seekable import SeekableReader
 
 FIRST_CHUNK = 512 << 10  # the first chunk of a pass: the first records show after reading little
 CHUNK = 16 << 20  # chunks double up to this size
@@ -157,7 +157,7 @@ class Prefetcher:
         self.close()
 
 
-class BlobFile(io.RawIOBase):
+class BlobFile(SeekableReader):
     """A read-only, seekable file object over a remote object: through a :class:`Prefetcher`
     for a pass, else through the remote's block cache (random reads)."""
 
@@ -167,23 +167,7 @@ class BlobFile(io.RawIOBase):
         self.name = remote.url
         self._read_at = prefetcher.read_at if prefetcher is not None else remote.read
         self._prefetcher = prefetcher
-        self._pos = 0
-
-    def readable(self) -> bool:
-        return True
-
-    def seekable(self) -> bool:
-        return True
-
-    def tell(self) -> int:
-        return self._pos
-
-    def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
-        base = {io.SEEK_SET: 0, io.SEEK_CUR: self._pos, io.SEEK_END: self.remote.size}[whence]
-        if base + offset < 0:
-            raise ValueError(f"negative seek position {base + offset}")
-        self._pos = base + offset
-        return self._pos
+        self._pos, self._size = 0, remote.size
 
     def reopen(self) -> BlobFile:
         """Another file object over the same object, for random reads (the block cache)."""
@@ -193,7 +177,7 @@ class BlobFile(io.RawIOBase):
         """Nothing to let go of: no handle is held between reads."""
 
     def read(self, size: int = -1) -> bytes:
-        n = self.remote.size - self._pos if size is None or size < 0 else size
+        n = self._size - self._pos if size is None or size < 0 else size
         data = self._read_at(self._pos, n) if n > 0 else b""
         self._pos += len(data)
         return data

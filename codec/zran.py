@@ -18,6 +18,7 @@ from typing import BinaryIO, Callable
 
 from .framing import Compression
 from .inflate import GZIP_MAGIC, BlockReader, Checkpoint, looks_like_zlib
+from .seekable import SeekableReader
 
 REMOTE_READ = 256 << 10  # compressed bytes zran reads at a time from a remote file
 ZRAN_SPACING = 1 << 20  # a 32 KiB window per point: ~32 MB per GB of uncompressed data
@@ -92,7 +93,7 @@ def zran_available() -> bool:
     return _zran_class() is not None
 
 
-class ZlibAsGzip(io.RawIOBase):
+class ZlibAsGzip(SeekableReader):
     """A ZLIB file seen as a one-member GZIP file, read-only and seekable.
 
     indexed_gzip refuses ZLIB streams, but both formats wrap the same raw
@@ -118,22 +119,6 @@ class ZlibAsGzip(io.RawIOBase):
         self._trailer = struct.pack("<II", 0, total_out & 0xFFFFFFFF)
         self._size = self._body_end + len(self._trailer)
         self._pos = 0
-
-    def readable(self) -> bool:
-        return True
-
-    def seekable(self) -> bool:
-        return True
-
-    def tell(self) -> int:
-        return self._pos
-
-    def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
-        base = {io.SEEK_SET: 0, io.SEEK_CUR: self._pos, io.SEEK_END: self._size}[whence]
-        if base + offset < 0:
-            raise ValueError(f"negative seek position {base + offset}")
-        self._pos = base + offset
-        return self._pos
 
     def release(self) -> None:
         """Close the file handle (reads reopen it)."""
