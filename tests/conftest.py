@@ -94,3 +94,15 @@ def window(qtbot):
     w.resize(1300, 860)
     w.show()
     return w
+
+
+@pytest.fixture(scope="module")
+def s3_endpoint():
+    """A moto S3 server on the loopback for one test module (skipped without s3fs, moto and flask)."""
+    pytest.importorskip("s3fs")
+    pytest.importorskip("moto")
+    pytest.importorskip("flask")
+    from tests.remote_servers import moto_server
+
+    with moto_server() as endpoint:
+        yield endpoint

@@ -20,3 +20,12 @@ def open_done(window, qtbot, name_or_path: str, timeout: int = 30000):
     tab = window.open_file(path)
     assert tab is not None, window.message_bar.text()
     return wait_done(qtbot, tab, timeout)
+
+
+def open_remote(window, qtbot, url: str, timeout: int = 30000):
+    """Open ``url`` in ``window`` (on a worker) and wait until its tab's passes end."""
+    opening = window.open_url(url)
+    assert opening is not None
+    with qtbot.waitSignal(opening.opened, timeout=timeout) as opened:
+        pass
+    return wait_done(qtbot, opened.args[0], timeout)

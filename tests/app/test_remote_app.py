@@ -29,8 +29,8 @@ from app.shell.fetch_meter import FetchMeter  # noqa: E402
 from app.shell.main_window import MainWindow  # noqa: E402
 from app.shell.shard_set_tab import ShardSetTab  # noqa: E402
 from app.views.opening_page import OpeningPage  # noqa: E402
-from tests.gui_helpers import FIXTURES, open_done, wait_done  # noqa: E402
-from tests.remote_servers import copy_into, make_bucket, moto_server, range_server, use_s3_env  # noqa: E402
+from tests.gui_helpers import FIXTURES, open_done, open_remote, wait_done  # noqa: E402
+from tests.remote_servers import copy_into, make_bucket, range_server, use_s3_env  # noqa: E402
 
 TIMEOUT = 20000
 BIG_RECORDS = 1200  # of 10 KB: a file of several of the index pass's 8 MiB reads
@@ -68,14 +68,6 @@ def rows(tab: FileTab) -> list[list]:
     m = tab.model
     return [[m.index(r, c).data() for c in range(m.columnCount())] for r in range(m.rowCount())]
 
-
-def open_remote(window: MainWindow, qtbot, url: str) -> FileTab:
-    """Open ``url`` in ``window`` and wait until its passes end."""
-    opening = window.open_url(url)
-    assert opening is not None
-    with qtbot.waitSignal(opening.opened, timeout=TIMEOUT) as opened:
-        pass
-    return wait_done(qtbot, opened.args[0], TIMEOUT)
 
 
 def wait_failed(window: MainWindow, qtbot, url: str) -> str:
@@ -354,15 +346,6 @@ def test_urls_failing_together_are_listed_one_line_each(window, qtbot, http):
 
 
 # -- S3: a prefix as a dataset, saving to a URL ----------------------------------------
-@pytest.fixture(scope="module")
-def s3_endpoint():
-    pytest.importorskip("s3fs")
-    pytest.importorskip("moto")
-    pytest.importorskip("flask")
-    with moto_server() as endpoint:
-        yield endpoint
-
-
 @pytest.fixture
 def bucket(s3_endpoint, monkeypatch, tmp_path):
     """A fresh bucket with two shards and a single file; the fake S3 environment lasts this test only."""

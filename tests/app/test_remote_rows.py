@@ -29,11 +29,9 @@ from app.models import record_table_model as table_model  # noqa: E402
 from app.models.labels import KIND_TEXT  # noqa: E402
 from app.models.record_table_model import LOADING_TEXT, Column, RecordTableModel  # noqa: E402
 from app.models.shard_set_table_model import ShardSetTableModel  # noqa: E402
-from app.shell.file_tab import FileTab  # noqa: E402
-from app.shell.main_window import MainWindow  # noqa: E402
 from app.workers import row_loader  # noqa: E402
 from app.workers.row_loader import RowLoader, is_remote_source  # noqa: E402
-from tests.gui_helpers import FIXTURES, open_done, wait_done  # noqa: E402
+from tests.gui_helpers import FIXTURES, open_done, open_remote  # noqa: E402
 from tests.remote_servers import copy_into, range_server  # noqa: E402
 
 TIMEOUT = 20000
@@ -59,13 +57,6 @@ def served(tmp_path_factory):
     copy_into(folder, FIXTURES / "structured.tfrecord", "structured.tfrecord")
     return folder
 
-
-def open_remote(window: MainWindow, qtbot, url: str) -> FileTab:
-    opening = window.open_url(url)
-    assert opening is not None
-    with qtbot.waitSignal(opening.opened, timeout=TIMEOUT) as opened:
-        pass
-    return wait_done(qtbot, opened.args[0], TIMEOUT)
 
 
 def cells(model, rows: range) -> list[list]:

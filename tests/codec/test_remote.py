@@ -9,7 +9,6 @@ import os
 import socket
 import subprocess
 import sys
-import threading
 from pathlib import Path
 
 import pytest
@@ -21,7 +20,7 @@ from codec.errors import FileAccessError, UsageError  # noqa: E402
 from codec.remote import (CLOUD_EXTRA, RangeNotSupportedError, RemoteFile, access_error,  # noqa: E402
                           is_transient, is_url, remote_filesystem)
 from codec.writer import write_records  # noqa: E402
-from tests.remote_servers import copy_into, make_bucket, moto_server, range_server, use_s3_env  # noqa: E402
+from tests.remote_servers import copy_into, make_bucket, range_server, use_s3_env  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 N = 2000
@@ -51,15 +50,6 @@ def http(tfrecord, tmp_path_factory):
     copy_into(root, tfrecord[0], "data/train.tfrecord")
     with range_server(root) as srv:
         yield srv
-
-
-@pytest.fixture(scope="module")
-def s3_endpoint():
-    pytest.importorskip("s3fs")
-    pytest.importorskip("moto")
-    pytest.importorskip("flask")
-    with moto_server() as endpoint:
-        yield endpoint
 
 
 @pytest.fixture

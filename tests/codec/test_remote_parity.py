@@ -17,7 +17,7 @@ pytest.importorskip("flask")
 from codec.errors import FileChangedError, TFRecordError  # noqa: E402
 from codec.reader import TFRecordFile  # noqa: E402
 from codec.writer import write_records  # noqa: E402
-from tests.remote_servers import make_bucket, moto_server, use_s3_env  # noqa: E402
+from tests.remote_servers import make_bucket, use_s3_env  # noqa: E402
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 SHARED = sorted(p for p in FIXTURES.iterdir() if p.is_file() and p.name != "MANIFEST.json")
@@ -40,12 +40,6 @@ def _damaged(folder: Path) -> list[Path]:
     for name, data in made.items():
         (folder / name).write_bytes(data)
     return [folder / name for name in made]
-
-
-@pytest.fixture(scope="module")
-def s3_endpoint():
-    with moto_server() as endpoint:
-        yield endpoint
 
 
 @pytest.fixture(scope="module")
