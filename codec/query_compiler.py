@@ -230,9 +230,9 @@ class Compiler:
             fns = self._any_of(node.items)
             if len(fns) == 1:
                 return fns[0]
-            return _either(fns)
+            return _joined(fns, every=False)
         if isinstance(node, And):
-            return _both([self.condition(item) for item in node.items])
+            return _joined([self.condition(item) for item in node.items], every=True)
         if isinstance(node, Not):
             fn = self.condition(node.item)
             return lambda r: not fn(r)
@@ -397,26 +397,13 @@ class Compiler:
         return fn
 
 
-def _both(fns: list[Callable]) -> Callable:
-    """``all(fn(r) for fn in fns)``, without a generator per record for the common two or three terms."""
+def _joined(fns: list[Callable], every: bool) -> Callable:
+    """``all`` (``every``) or ``any`` of ``fns(r)``; two terms, the common case, without a generator per record."""
     if len(fns) == 2:
         a, b = fns
-        return lambda r: bool(a(r) and b(r))
-    if len(fns) == 3:
-        a, b, c = fns
-        return lambda r: bool(a(r) and b(r) and c(r))
-    return lambda r: all(fn(r) for fn in fns)
-
-
-def _either(fns: list[Callable]) -> Callable:
-    """``any(fn(r) for fn in fns)``, as :func:`_both`."""
-    if len(fns) == 2:
-        a, b = fns
-        return lambda r: bool(a(r) or b(r))
-    if len(fns) == 3:
-        a, b, c = fns
-        return lambda r: bool(a(r) or b(r) or c(r))
-    return lambda r: any(fn(r) for fn in fns)
+        return (lambda r: bool(a(r) and b(r))) if every else (lambda r: bool(a(r) or b(r)))
+    combine = all if every else any
+    return lambda r: combine(fn(r) for fn in fns)
 
 
 def _equality_with_literals(node) -> tuple[Any, Lit | ListLit] | None:
