@@ -288,16 +288,12 @@ def cmd_cat(args) -> int:
     flt = _where(args)
     with _open(args) as f:
         f.build_index()
-        _refuse_unknown_features(f, flt)
         show = _record_printer(args, f.payload, f.labels)
         chosen = parse_range(args.range, len(f))
-        if flt is not None and args.range is None:
-            chosen, flt = _selected(f, flt, None, args), None  # every record: the pool tests them
+        if flt is not None:  # the matches first (every record: on the pool), then each is printed
+            chosen = _selected(f, flt, None if args.range is None else chosen, args)
         for i in chosen:
             rec = f.read(i)
-            if flt is not None and not flt.matches(i, rec.data, rec.status, rec.info.offset, rec.info.length,
-                                                   payload=f.payload):
-                continue
             path = f.location(i)[0] if choice.dataset is not None else None
             show(i, rec.info.offset, rec.info.length, rec.status, rec.data, path)
         return EXIT_PROBLEMS if f.problems else EXIT_OK
