@@ -208,7 +208,7 @@ class MainWindow(QMainWindow):
         view_menu = mb.addMenu("&View")
         self.columns_menu = view_menu.addMenu("Feature &Columns")
         self.columns_menu.aboutToShow.connect(self._fill_columns_menu)
-        self.qa = QaDocks(self, view_menu, self._current_qa)
+        self.qa = QaDocks(self, view_menu, self._current_qa, lambda: self.tabs.count() > 0)
         self.tabs.currentChanged.connect(self.qa.refresh)
         self.checks = CheckActions(self, view_menu, self.current_tab, self.settings, beside=self.qa.stats_dock)
         self.checks.message.connect(lambda text: self.statusBar().showMessage(text, MESSAGE_MS))

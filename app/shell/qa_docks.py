@@ -62,10 +62,13 @@ class QaDocks(QObject):
     ``current_qa()`` gives the current tab's QA views, or None when no file is open.
     """
 
-    def __init__(self, window: QMainWindow, view_menu: QMenu, current_qa: Callable[[], TabQa | None]) -> None:
+    def __init__(self, window: QMainWindow, view_menu: QMenu, current_qa: Callable[[], TabQa | None],
+                 page_shown: Callable[[], bool] = lambda: False) -> None:
         super().__init__(window)
         self.window = window
         self._current_qa = current_qa
+        self._page_shown = page_shown  # a tab that is no file (a report, an opening) is current
+        self._stepped_aside: list[QDockWidget] = []  # docks hidden for such a tab, shown again after it
         self.stats_dock = PanelDock("Statistics", "statisticsDock", "Open a file to see its statistics.", window)
         self.spec_dock = PanelDock("Feature Spec", "featureSpecDock", "Open a file to see its feature spec.", window)
         window.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, self.stats_dock)
@@ -144,7 +147,15 @@ class QaDocks(QObject):
         if qa is None:
             self.stats_dock.show_panel(None)
             self.spec_dock.show_panel(None)
+            if self._page_shown():  # the file docks step aside: the page gets the whole window
+                for dock in (self.stats_dock, self.spec_dock):
+                    if dock.isVisible():
+                        self._stepped_aside.append(dock)
+                        dock.hide()
             return
+        for dock in self._stepped_aside:
+            dock.show()
+        self._stepped_aside.clear()
         if self.stats_dock.isVisible():
             self.stats_dock.show_panel(qa.stats_panel())
         if self.spec_dock.isVisible():

@@ -115,6 +115,20 @@ def test_a_stats_report_shows_the_statistics_view(window, qtbot, reports):
     assert f"{expected['records']:,} records" in view.header.text()
 
 
+def test_the_file_docks_step_aside_for_a_report_and_come_back_with_the_file(window, qtbot, reports):
+    from tests.gui_helpers import open_done
+
+    tab = open_done(window, qtbot, "flowers_jpeg.tfrecord")
+    window.qa.show_statistics()
+    assert window.qa.stats_dock.isVisible()
+    view = open_report(window, qtbot, reports["stats"][0])
+    assert not window.qa.stats_dock.isVisible()  # the report gets the whole window
+    assert view.height() > window.height() // 2
+    window.tabs.setCurrentWidget(tab)
+    assert window.qa.stats_dock.isVisible()
+    assert window.qa.stats_dock.stack.currentWidget() is tab.qa.stats_panel()
+
+
 def test_a_schema_report_shows_the_feature_spec(window, qtbot, reports):
     path, printed = reports["schema"]
     expected = json.loads(printed)
