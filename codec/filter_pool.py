@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from .query import FeatureCheck, Filter
     from .scan import IndexProgress
 
-__all__ = ["FilterRunner", "MatchPart", "Matches", "filter_tasks", "pool_filter_iter", "pooled_filter_iter"]
+__all__ = ["FilterRunner", "Matches", "filter_tasks", "pool_filter_iter", "pooled_filter_iter"]
 
 
 @dataclass
@@ -42,20 +42,8 @@ class Matches:
             out.extend(found)
 
 
-@dataclass
-class MatchPart:
-    """One task's matches, whether its file has problems, and the records it found damaged."""
-
-    matches: Matches | None
-    problems: int = 0
-    error: str | None = None
-    damaged: list[int] = field(default_factory=list)
-
-
 class FilterRunner(StatsRunner):
     """A worker's filter: the payload and expression decided once (as for statistics), then one task at a time."""
-
-    _part = MatchPart
 
     def _new_result(self) -> Matches:
         return Matches()
@@ -96,7 +84,7 @@ def pool_filter_iter(source, flt: Filter, matches: array, tasks: list[StatsTask]
     from .stats_pool import pool_merge_iter
 
     found = Matches()
-    problems = yield from pool_merge_iter(source, found, "matches", FilterRunner, tasks, setup, workers, run)
+    problems = yield from pool_merge_iter(source, found, FilterRunner, tasks, setup, workers, run)
     found.collect(matches)
     n = len(source)
     yield IndexProgress(n, n, n, len(source.problems), True)

@@ -8,31 +8,17 @@ whole set, as it does for ``stats``.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 from .stats_pool import StatsRunner, StatsTask
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from .schema import FileSchema
 
-__all__ = ["SchemaPart", "SchemaRunner", "pool_schema"]
-
-
-@dataclass
-class SchemaPart:
-    """One task's spec (without its payload, which the caller has), and whether its file has problems."""
-
-    schema: FileSchema | None
-    problems: int = 0
-    error: str | None = None
-    damaged: list[int] = field(default_factory=list)
+__all__ = ["SchemaRunner", "pool_schema"]
 
 
 class SchemaRunner(StatsRunner):
     """A worker's spec inference: the payload and filter decided once (as for statistics), then one task at a time."""
-
-    _part = SchemaPart
 
     def _new_result(self):
         from .schema import FileSchema
@@ -51,4 +37,4 @@ def pool_schema(source, tasks: list[StatsTask], setup: dict, workers: int | None
     from .stats_pool import pool_merge
 
     result = FileSchema(payload=source.payload)
-    return result, pool_merge(source, result, "schema", SchemaRunner, tasks, setup, workers, run)
+    return result, pool_merge(source, result, SchemaRunner, tasks, setup, workers, run)

@@ -11,12 +11,12 @@ from dataclasses import dataclass, field
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Iterator
+    from typing import Any, Iterator
 
     from .scan import IndexProgress
     from .stats import FileStats
 
-__all__ = ["SMALL_INPUT", "StatsPart", "StatsRunner", "StatsTask", "damaged_records", "note_damage", "plan_stats",
+__all__ = ["SMALL_INPUT", "TaskPart", "StatsRunner", "StatsTask", "damaged_records", "note_damage", "plan_stats",
            "pool_decodes_alike", "pool_merge", "pool_merge_iter", "pool_stats", "pooled_stats_iter", "stats_setup"]
 
 SMALL_INPUT = 4 << 20  # bytes: read in this process by default, a worker's start-up costs more than it saves
@@ -36,11 +36,12 @@ class StatsTask:
 
 
 @dataclass
-class StatsPart:
-    """One task's statistics (without payload or names, which the caller has), whether its file has
-    problems, and the records (numbered in the set) whose data it found damaged."""
+class TaskPart:
+    """What one task gives back: its result (a FileStats, a FileSchema, matches: without payload or
+    names, which the caller has), whether its file has problems, and the records (numbered in the
+    set) whose data it found damaged."""
 
-    stats: FileStats | None
+    result: Any
     problems: int = 0
     error: str | None = None
     damaged: list[int] = field(default_factory=list)
@@ -66,7 +67,6 @@ class StatsRunner:
 
         return FileStats(self.payload)
 
-    _part = StatsPart  # what a task gives back: (result, problems, error)
 
     def run(self, task: StatsTask, progress=None):
         from .errors import TFRecordError
@@ -85,9 +85,10 @@ class StatsRunner:
                         progress(item - done)
                         done = item
                 result.payload = None  # the caller's own: a payload need not pickle
-                return self._part(result, len(f.problems), None, [task.base + i for i in damaged_records(f, indices)])
+                damaged = [task.base + i for i in damaged_records(f, indices)]
+                return TaskPart(result, len(f.problems), None, damaged)
         except TFRecordError as exc:  # the file changed or went away since it was indexed
-            return self._part(None, 1, str(exc))
+            return TaskPart(None, 1, str(exc))
 
     def _pass(self, f, indices: range, base: int, result: FileStats):
         """Records done, as the pass goes; with a filter, only matching records are counted."""
@@ -174,13 +175,13 @@ def pool_stats(source, tasks: list[StatsTask], setup: dict, workers: int | None,
 
     result = FileStats(source.payload)
     result.labels = source.labels
-    return result, pool_merge(source, result, "stats", StatsRunner, tasks, setup, workers, run)
+    return result, pool_merge(source, result, StatsRunner, tasks, setup, workers, run)
 
 
-def pool_merge(source, result, attr: str, runner, tasks: list[StatsTask], setup: dict, workers: int | None,
+def pool_merge(source, result, runner, tasks: list[StatsTask], setup: dict, workers: int | None,
                run=None) -> bool:
     """:func:`pool_merge_iter` run to the end: whether a worker met problems in the data."""
-    steps = pool_merge_iter(source, result, attr, runner, tasks, setup, workers, run)
+    steps = pool_merge_iter(source, result, runner, tasks, setup, workers, run)
     while True:
         try:
             next(steps)
@@ -188,9 +189,9 @@ def pool_merge(source, result, attr: str, runner, tasks: list[StatsTask], setup:
             return stop.value
 
 
-def pool_merge_iter(source, result, attr: str, runner, tasks: list[StatsTask], setup: dict,
+def pool_merge_iter(source, result, runner, tasks: list[StatsTask], setup: dict,
                     workers: int | None, run=None) -> Iterator[IndexProgress]:
-    """Merge into ``result`` the ``attr`` of each part ``runner`` makes of a task (on the pool,
+    """Merge into ``result`` the result of each part ``runner`` makes of a task (on the pool,
     or ``run``), yielding progress (records of ``source`` done); returns (StopIteration's value)
     whether a worker met problems in the data.
 
@@ -213,7 +214,7 @@ def pool_merge_iter(source, result, attr: str, runner, tasks: list[StatsTask], s
                 continue
             if item.error is not None:
                 raise TFRecordError(item.error)
-            result.merge(getattr(item, attr))
+            result.merge(item.result)
             problems = problems or item.problems > 0
             damaged += item.damaged
     finally:
@@ -235,7 +236,7 @@ def pooled_stats_iter(source, result: FileStats, workers: int | None = None) -> 
         return
     result.payload, result.labels = source.payload, source.labels
     setup = {"named": [], "check_crc": source.check_crc}
-    yield from pool_merge_iter(source, result, "stats", StatsRunner, tasks, setup, workers)
+    yield from pool_merge_iter(source, result, StatsRunner, tasks, setup, workers)
     n = len(source)
     yield IndexProgress(n, n, n, len(source.problems), True)
 

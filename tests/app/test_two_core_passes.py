@@ -29,9 +29,9 @@ def pooled(monkeypatch):
     monkeypatch.setattr(codec.parallel, "available_cores", lambda: 2)
     merge = codec.stats_pool.pool_merge_iter
 
-    def counted(source, result, attr, *args, **kwargs):
-        runs.append(attr)
-        return (yield from merge(source, result, attr, *args, **kwargs))
+    def counted(source, result, runner, *args, **kwargs):
+        runs.append(runner.__name__)
+        return (yield from merge(source, result, runner, *args, **kwargs))
 
     monkeypatch.setattr(codec.stats_pool, "pool_merge_iter", counted)
     return runs
@@ -51,7 +51,7 @@ def test_filter_and_statistics_on_the_pool_equal_one_process(window, qtbot, tmp_
     bar = tab.qa.filter_bar
     with qtbot.waitSignal(bar.filter_applied, timeout=TIMEOUT):
         assert bar.run(where)
-    assert pooled == ["matches"]
+    assert pooled == ["FilterRunner"]
     model = tab.table.model()
     assert model.rowCount() == len(matches) and bar.count_text() == f"{len(matches):,} of {n:,} records"
     assert [model.mapToSource(model.index(r, 0)).row() for r in (0, len(matches) - 1)] == [matches[0], matches[-1]]
@@ -62,6 +62,6 @@ def test_filter_and_statistics_on_the_pool_equal_one_process(window, qtbot, tmp_
     panel = tab.qa.stats_panel()
     with qtbot.waitSignal(panel.stats_ready, timeout=TIMEOUT):
         window.qa.show_statistics()
-    assert pooled == ["matches", "stats"]
+    assert pooled == ["FilterRunner", "StatsRunner"]
     assert panel.stats_json() == stats
     assert multiprocessing.active_children() == []

@@ -90,8 +90,8 @@ def test_runner_in_process_reports_progress_and_missing_files(tmp_path):
     items = list(run_tasks([StatsTask(path, None, 0, 5000), StatsTask(str(tmp_path / "gone.tfrecord"))],
                            StatsRunner, setup, 1))
     done, part, _, missing = items
-    assert done == 5000 and part.stats.records == 5000 and part.error is None
-    assert missing.stats is None and "gone.tfrecord" in missing.error
+    assert done == 5000 and part.result.records == 5000 and part.error is None
+    assert missing.result is None and "gone.tfrecord" in missing.error
 
 
 @pytest.mark.parametrize("workers", ["0", "1"])
