@@ -127,11 +127,13 @@ def zran_reader(path: str, st, entry):
 
     if any(p.get("compressed_offset") is not None for p in entry.problems) or not zran_available():
         return None  # a damaged stream has no zran index
-    blob = index_cache.load_zran(path, st.st_size, st.st_mtime_ns, entry.stream_end)
-    if blob is None:
+    index = index_cache.load_zran(path, st.st_size, st.st_mtime_ns, entry.stream_end)
+    if index is None:
         return None
     try:
-        reader = ZranReader(path, blob, entry.stream_end, entry.compression)
+        reader = ZranReader(path, index, entry.stream_end, entry.compression)
     except Exception:  # noqa: BLE001 - an unreadable index: the ordinary path copes
         return None
+    finally:
+        index.close()
     return reader.read, reader.close

@@ -410,16 +410,19 @@ class TFRecordFile(Verification, RemoteReading):
         if not self._zran_possible():
             return None
         self.wait_for_cache()
-        blob = index_cache.load_zran(self.path, self.file_size, self.mtime_ns, self._stream_end)
-        if blob is None:
+        index = index_cache.load_zran(self.path, self.file_size, self.mtime_ns, self._stream_end)
+        if index is None:
             built = self._zran_builder().result()
             if built is None or built[1] != self._stream_end:
                 return None
-            blob = built[0]
+            index = built[0]
         try:
-            return ZranReader(self.path, blob, self._stream_end, self.compression, self._opener())
+            return ZranReader(self.path, index, self._stream_end, self.compression, self._opener())
         except Exception:  # noqa: BLE001 - an unreadable index: use the zlib checkpoints
             return None
+        finally:
+            if not isinstance(index, bytes):
+                index.close()
 
     def _rebuild_checkpoints(self) -> InflateReader:
         """After a cache load: one decompression pass to find checkpoints again."""

@@ -245,6 +245,19 @@ class ZranBuilder:
         return self.blob, self.end
 
 
+class _Reads:
+    """Only a file's ``read``, for ``import_index``: handed the file itself, indexed_gzip would
+    ``fdopen`` its descriptor and never close that ``FILE`` (a leak at every open)."""
+
+    mode = "rb"
+
+    def __init__(self, f: BinaryIO):
+        self.read = f.read
+
+    def fileno(self) -> int:
+        raise io.UnsupportedOperation("fileno")
+
+
 class ZranReader(BlockReader):
     """Random access to a GZIP or ZLIB stream through an imported zran index.
 
@@ -256,8 +269,9 @@ class ZranReader(BlockReader):
 
     BLOCK = 1 << 18
 
-    def __init__(self, path: str, blob: bytes, total_out: int, compression: Compression = Compression.GZIP,
-                 opener: Callable[[], BinaryIO] | None = None):
+    def __init__(self, path: str, index: bytes | BinaryIO, total_out: int,
+                 compression: Compression = Compression.GZIP, opener: Callable[[], BinaryIO] | None = None):
+        """``index``: zran's exported index, as bytes or a binary file positioned at it (read, not closed)."""
         self.path = path
         self.total_out = total_out
         self.checkpoints: list[Checkpoint] = []  # the zlib ones; none here
@@ -265,7 +279,7 @@ class ZranReader(BlockReader):
         self._blocks: OrderedDict[int, bytes] = OrderedDict()
         z, view = _zran_file(path, compression, total_out, auto_build=False, opener=opener)
         try:
-            z.import_index(fileobj=io.BytesIO(blob))
+            z.import_index(fileobj=io.BytesIO(index) if isinstance(index, (bytes, bytearray)) else _Reads(index))
         except BaseException:
             z.close()
             if view is not None:

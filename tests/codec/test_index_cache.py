@@ -2,6 +2,9 @@
 from __future__ import annotations
 
 import os
+import sys
+
+import pytest
 
 from codec import TFRecordFile, write_records
 from codec import index_cache
@@ -102,3 +105,25 @@ def test_garbage_cache_entry_is_a_miss(tmp_path):
     assert indexed_by_scan(path)
     with TFRecordFile(path) as f:
         assert len(f.build_index()) == 50
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="the environment is read directly on Linux only")
+@pytest.mark.parametrize("xdg", [None, "", "/x/cache", "/x/cache/", "relative/cache"])
+@pytest.mark.parametrize("home", [None, "", "/home/u", "/home/u/", "/", "relative-home"])
+def test_the_cache_folder_is_the_one_platformdirs_gives(monkeypatch, xdg, home):
+    """``user_cache_root`` reads the XDG variables itself (start-up time): it must agree with platformdirs."""
+    platformdirs = pytest.importorskip("platformdirs")
+    monkeypatch.delenv("TFRLENS_CACHE_DIR", raising=False)
+    for name, value in (("XDG_CACHE_HOME", xdg), ("HOME", home)):
+        if value is None:
+            monkeypatch.delenv(name, raising=False)
+        else:
+            monkeypatch.setenv(name, value)
+    try:
+        expected = platformdirs.user_cache_dir("tfrecord-lens")
+    except RuntimeError:  # no home folder platformdirs accepts: neither may we answer otherwise
+        with pytest.raises(RuntimeError):
+            index_cache.user_cache_root()
+        return
+    assert index_cache.user_cache_root() == expected
+    assert index_cache.cache_dir() == os.path.join(expected, "index")
