@@ -319,13 +319,20 @@ def _record_printer(args, payload, labels):
         def show(i, offset, length, status, data, path):
             _out(json.dumps(json_line(i, data, status, offset, length, payload, path, labels)))
     else:
-        from .decode import decode_record
-        from .payload_options import record_text
+        from .example_text import example_text
 
         def show(i, offset, length, status, data, path):
-            decoded = decode_record(data, payload)
-            _out(f"# record {i}  offset {offset:,}  length {length:,}  {status.label}  {decoded.kind.value}")
-            _out(record_text(decoded))
+            # An Example or SequenceExample as protobuf writes it is printed straight from its bytes
+            # (protobuf's classes and text_format are imported for any other record, on first use).
+            shown = example_text(data) if payload is None else None
+            if shown is None:
+                from .decode import decode_record
+                from .payload_options import record_text
+
+                decoded = decode_record(data, payload)
+                shown = decoded.kind.value, record_text(decoded)
+            _out(f"# record {i}  offset {offset:,}  length {length:,}  {status.label}  {shown[0]}")
+            _out(shown[1])
     return show
 
 

@@ -36,6 +36,7 @@ from dataclasses import dataclass
 from typing import Union
 
 from codec.record_types import TreeNode, is_text
+from codec.varints import U64 as _U64, varint64 as _varint
 
 __all__ = [
     "GROUP_DEPTH",
@@ -59,7 +60,6 @@ _WIRE_TYPES = {name: number for number, name in WIRE_TYPE_NAMES.items()}
 MESSAGE_DEPTH = 10  # protoc's budget for printing length-delimited values as nested messages
 GROUP_DEPTH = 100  # protobuf's parse recursion limit, which only groups use in unknown fields
 _MAX_SIZE = (1 << 31) - 1  # protobuf refuses a length of 2 GB or more
-_U64 = (1 << 64) - 1
 _U32 = (1 << 32) - 1
 # Bytes that are neither printable nor whitespace, in any UTF-8 text (``is_text`` refuses them).
 _NOT_TEXT = re.compile(rb"[\x00-\x08\x0e-\x1b\x7f]")
@@ -192,19 +192,6 @@ def _parse(data: bytes, pos: int, end: int, budget: int, groups: int,
     if group:
         return None
     return tuple(fields), pos
-
-
-def _varint(data: bytes, pos: int, end: int) -> tuple[int, int] | None:
-    """The varint at ``pos`` (at most 10 bytes, kept to 64 bits as protobuf does) and the position after it."""
-    result = 0
-    shift = 0
-    for i in range(pos, min(end, pos + 10)):
-        byte = data[i]
-        result |= (byte & 0x7F) << shift
-        if byte < 0x80:
-            return result & _U64, i + 1
-        shift += 7
-    return None
 
 
 def looks_like_protobuf(data: bytes) -> bool:

@@ -255,7 +255,8 @@ CAT_AND_REPORT = (
     "with contextlib.redirect_stdout(out):\n"
     "    code = main(sys.argv[1:])\n"
     "print(repr((code, out.getvalue(), sorted(m for m in ('numpy', 'indexed_gzip', 'indexed_gzip.indexed_gzip',\n"
-    "                                                     'codec.reader', 'codec.scan') if m in sys.modules))))\n")
+    "                                                     'codec.reader', 'codec.scan', 'codec.decode',\n"
+    "                                                     'google.protobuf.descriptor_pool') if m in sys.modules))))\n")
 
 
 def cat_in_run_fresh(*argv: str) -> tuple[int, str, list[str]]:
@@ -276,12 +277,40 @@ def test_cat_of_a_cached_gzip_file_reads_through_the_cache_alone(capsys, tmp_pat
         expected[spec] = out
     assert expected["-1:"].startswith("# record 1199  offset ")
     assert 'key: "label"' in expected["-1:"] and "value: 1199" in expected["-1:"]
+    from codec.decode import decode_record
+    from codec.payload_options import record_text
+
+    # the text protobuf's text_format gives the record cached_gzip_file wrote last
+    assert expected["-1:"].split("\n", 1)[1] == record_text(decode_record(example_records(1200, 1000)[-1])) + "\n"
 
     for spec in ("-1:", "-3:", "600"):
         code, out, imported = cat_in_run_fresh("cat", f"--range={spec}", path)
         assert (code, out) == (0, expected[spec])
-        # neither numpy nor the reader; indexed_gzip's extension without its package's __init__
+        # neither numpy nor the reader nor protobuf's message classes (the Examples are printed
+        # straight from their bytes); indexed_gzip's extension without its package's __init__
         assert imported == ["indexed_gzip.indexed_gzip"]
+
+
+def test_cat_prints_every_kind_as_protobuf_text_format_does(capsys, tmp_path, monkeypatch):
+    """Examples printed straight from their bytes read exactly as through protobuf (the only path for
+    any other record, and for Examples in another layout)."""
+    from codec.proto import SequenceExample
+
+    seq = SequenceExample()
+    seq.context.feature["id"].bytes_list.value.append(b"clip-7")
+    seq.feature_lists.feature_list["frames"].feature.add().float_list.value.extend([0.5, -1.25])
+    from .test_example_columns import entry, example, ld
+
+    unpacked = example(entry(b"k", ld(0x1A, b"\x08\x01\x08\x02")))  # int64 values not packed
+    recs = example_records(3, 20) + [seq.SerializeToString(), unpacked, b"\x08\x01\x10\x02", b"raw bytes", b""]
+    path = str(tmp_path / "mixed.tfrecord")
+    write_records(path, recs)
+    code, fast = run(capsys, "cat", path)
+    monkeypatch.setattr("codec.example_text.example_text", lambda data: None)
+    assert run(capsys, "cat", path) == (code, fast)
+    assert code == 0 and fast.count("# record ") == len(recs)
+    kinds = [line.rsplit("  ", 1)[1] for line in fast.splitlines() if line.startswith("# record ")]
+    assert kinds == ["example"] * 3 + ["sequence_example", "example", "protobuf", "raw", "example"]
 
 
 def test_cat_json_through_the_cache_matches_the_ordinary_path(capsys, tmp_path):
