@@ -16,7 +16,12 @@ start-up. Figures:
   (bar: 1/5 of TensorFlow skipping to that record), what it imports, and the
   same run as a regular (non-editable) install would make it: a plain venv with
   the project and its dependencies on PYTHONPATH, without the editable-install
-  finder that ``site`` imports at every start-up of the project's own venv.
+  finder that ``site`` imports at every start-up of the project's own venv
+  (the project's own ./dev venv has none since its packages sit at the top of
+  the checkout; the line stays for other editable installs).
+- ``cat`` of 100,000 Examples as text: as it runs (each Example written
+  straight from its bytes) and with that path turned off (every record through
+  protobuf and text_format, as before): the same output, compared.
 - ``index -o``: peak anonymous memory per record (bar 10 B). Measured two ways:
   the tracemalloc peak of the command in a process that imported its modules
   first, and the process's ru_maxrss minus that of a process that only imported
@@ -41,7 +46,7 @@ from benchmarks.common import data_path, row  # noqa: E402
 HELP_BAR = 0.15
 SKIP_RATIO_BAR = 0.2
 INDEX_BYTES_BAR = 10.0
-HEAVY_MODULES = ("numpy", "google.protobuf", "PIL", "indexed_gzip", "codec.query", "codec.decode")
+HEAVY_MODULES = ("numpy", "google.protobuf.descriptor_pool", "PIL", "indexed_gzip", "codec.query", "codec.decode")
 
 
 def example_records(n: int, lo: int = 40, hi: int = 160, seed: int = 10):
@@ -251,6 +256,30 @@ def bench_last_gzip(path: str, cli: list[str], env: dict, repeat: int, tf: dict 
             f"CPU {cpu:.3f} s{ratio}; interpreter start-up {start:.3f} s here, {dev_start:.3f} s in this venv")
 
 
+_CAT_SCRIPT = r"""
+import sys
+if sys.argv[1] == "protobuf":  # every record through protobuf and text_format
+    import codec.example_text
+    codec.example_text.example_text = lambda data: None
+from codec.cli import main
+sys.exit(main(sys.argv[2:]))
+"""
+
+
+def bench_cat_text(path: str, env: dict, repeat: int, n: int = 100_000) -> None:
+    print(f"cat of {n:,} Examples as protobuf text (whole process, output to a pipe)")
+    args = ["cat", f"--range=:{n}", path]
+    outputs = {}
+    for how in ("direct", "protobuf"):
+        cmd = [sys.executable, "-c", _CAT_SCRIPT, how, *args]
+        outputs[how] = subprocess.run(cmd, env=env, capture_output=True).stdout
+        wall, cpu = best(cmd, env, repeat)
+        what = "straight from the bytes" if how == "direct" else "through protobuf + text_format"
+        row(f"  {what}", f"{wall:.3f} s", f"CPU {cpu:.3f} s; {n / wall:,.0f} records/s")
+    same = outputs["direct"] == outputs["protobuf"] and len(outputs["direct"]) > 0
+    row("  the same output", "yes" if same else "NO", f"{len(outputs['direct']) / 2**20:.1f} MiB")
+
+
 def regular_install_python(env: dict) -> tuple[str, dict] | None:
     """A plain venv of this Python that sees the project and its dependencies on PYTHONPATH.
 
@@ -283,17 +312,22 @@ print(tracemalloc.get_traced_memory()[1])
 _BASELINE_SCRIPT = "from codec import cli, index_cache, reader, writer\nimport numpy\n"
 
 
+def index_dir(cache_dir: str) -> str:
+    """Where the CLI's index cache is with ``XDG_CACHE_HOME`` in ``cache_dir`` (as main() sets it)."""
+    return os.path.join(cache_dir, "xdg", "tfrecord-lens", "index")
+
+
 def bench_index(path: str, n: int, env: dict, cache_dir: str) -> None:
     print(f"index memory: {n:,} records")
     out = os.path.join(cache_dir, "out.idx")
     for what, extra in (("index -o (no cache entry yet)", "fresh"), ("index -o (index cached)", "cached")):
         if extra == "fresh":
-            shutil.rmtree(os.path.join(cache_dir, "index"), ignore_errors=True)
+            shutil.rmtree(index_dir(cache_dir), ignore_errors=True)
         proc = subprocess.run([sys.executable, "-c", _TRACE_SCRIPT, "index", path, "-o", out], env=env,
                               capture_output=True, text=True)
         peak = int(proc.stdout.strip().splitlines()[-1])
         if extra == "fresh":
-            shutil.rmtree(os.path.join(cache_dir, "index"), ignore_errors=True)
+            shutil.rmtree(index_dir(cache_dir), ignore_errors=True)
         rss = run([sys.executable, "-c", _TRACE_SCRIPT.replace("tracemalloc.start()", "")
                          .replace("print(tracemalloc.get_traced_memory()[1])", ""), "index", path, "-o", out], env)[2]
         base = min(run([sys.executable, "-c", _BASELINE_SCRIPT], env)[2] for _ in range(3))
@@ -308,18 +342,21 @@ def main() -> None:
     ap.add_argument("--big", type=int, default=2000, help="number of 100 KB records")
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--cli", help="the tfrlens-cli to time (default: the one beside this Python)")
-    ap.add_argument("--only", choices=["help", "verify", "gzip", "index"], action="append")
+    ap.add_argument("--only", choices=["help", "verify", "gzip", "cat", "index"], action="append")
     args = ap.parse_args()
     sys.stdout.reconfigure(line_buffering=True)
-    only = set(args.only or ["help", "verify", "gzip", "index"])
+    only = set(args.only or ["help", "verify", "gzip", "cat", "index"])
     n = args.records
     cli, cli_name = ([args.cli], args.cli) if args.cli else cli_command()
     cache_dir = tempfile.mkdtemp(prefix="bench-cli-")
     # Bytecode cached as an installed package has it (pip compiles it), even where
     # PYTHONDONTWRITEBYTECODE is set, without writing into the source tree.
-    env = dict(os.environ, TFRLENS_CACHE_DIR=os.path.join(cache_dir, "index"), PYTHONPATH=ROOT,
+    # The index cache where a user's goes (the XDG cache folder, found as the CLI finds it), in a
+    # folder of this run: TFRLENS_CACHE_DIR would skip the work of finding the default folder.
+    env = dict(os.environ, XDG_CACHE_HOME=os.path.join(cache_dir, "xdg"), PYTHONPATH=ROOT,
                PYTHONPYCACHEPREFIX=os.path.join(cache_dir, "pycache"))
     env.pop("PYTHONDONTWRITEBYTECODE", None)
+    env.pop("TFRLENS_CACHE_DIR", None)
     run(cli + ["--help"], env)  # compiles the CLI's own modules once
     print(f"CLI: {cli_name}; load average {os.getloadavg()[0]:.2f}; best of {args.repeat}")
     try:
@@ -335,6 +372,8 @@ def main() -> None:
         if "gzip" in only:
             gz = ensure(f"cli_examples_{n}.tfrecord.gz", lambda: example_records(n), "gzip")
             bench_last_gzip(gz, cli, env, args.repeat, tensorflow_figures(gz, "GZIP", 3))
+        if "cat" in only:
+            bench_cat_text(small, env, max(1, args.repeat // 2), min(n, 100_000))
         if "index" in only:
             bench_index(small, n, env, cache_dir)
     finally:
