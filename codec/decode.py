@@ -123,6 +123,8 @@ def _other_kind(data: bytes) -> DecodedRecord:
         if parsed is None and _tensor_layout(data):
             try:
                 parsed = tensor["parse"](data)
+            except tensor["limit"] as exc:  # a tensor, too large to expand here: shown raw, saying why
+                return DecodedRecord(RecordKind.RAW, data, note=f"not decoded: {exc}")
             except tensor["error"]:
                 pass
         if parsed is not None:

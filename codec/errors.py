@@ -48,6 +48,10 @@ class TensorDecodeError(TFRecordError, ValueError):
     """Bytes that are not a TensorProto numpy can hold: unparsable, unknown dtype, or a size that misses the shape."""
 
 
+class TensorLimitError(TensorDecodeError):
+    """A TensorProto too large to expand here (a splat, a huge shape): its record is shown raw, with this note."""
+
+
 class SchemaError(UsageError):
     """A schema the user gave cannot be used: a descriptor set or .proto that does not load, an unknown
     message type (the message lists those the file holds), a bad label map or TFDS ``features.json``."""
