@@ -62,7 +62,8 @@ def zero_dims_file(folder: str) -> str:
     return path
 
 
-def _chunk(kind: bytes, body: bytes) -> bytes:
+def png_chunk(kind: bytes, body: bytes) -> bytes:
+    """One PNG chunk: length, type, body, CRC."""
     return struct.pack(">I", len(body)) + kind + body + struct.pack(">I", zlib.crc32(kind + body))
 
 
@@ -77,7 +78,7 @@ def png_bytes(width: int, height: int, colour: int = 2, depth: int = 8, row_filt
     packer = zlib.compressobj(9)
     idat = b"".join(packer.compress(row) for _ in range(height)) + packer.flush()
     header = struct.pack(">IIBBBBB", width, height, depth, colour, 0, 0, 0)
-    return b"\x89PNG\r\n\x1a\n" + _chunk(b"IHDR", header) + _chunk(b"IDAT", idat) + _chunk(b"IEND", b"")
+    return b"\x89PNG\r\n\x1a\n" + png_chunk(b"IHDR", header) + png_chunk(b"IDAT", idat) + png_chunk(b"IEND", b"")
 
 
 def _example(features: dict[str, list[bytes]]) -> bytes:

@@ -296,7 +296,7 @@ def _csv(source, out, indices, report, escape: bool) -> Iterator[IndexProgress]:
     lists_skipped = raw = 0
     sink = _TextSink(out)
     with sink:
-        writer = csv.writer(sink, lineterminator="\n")
+        writer = _CsvRows(sink)
         writer.writerow(["index"] + [csv_text(key, counters, escape) for key in columns]
                         + [csv_text(f"{key} (name)", counters, escape) for key in named])
         for k, i in enumerate(indices):
@@ -329,6 +329,19 @@ def _csv(source, out, indices, report, escape: bool) -> Iterator[IndexProgress]:
     if raw:
         report.notes.append(f"{raw:,} raw record(s) have no features: their rows are empty (use jsonl or tfrecord)")
     yield _progress(total, total)
+
+
+class _CsvRows:
+    """csv.writer rows, quoted whole when a cell holds a carriage return: Python's writer quotes only what
+    its line terminator holds (``\n``), and a bare CR splits the row for most readers."""
+
+    def __init__(self, sink) -> None:
+        self._plain = csv.writer(sink, lineterminator="\n")
+        self._quoted = csv.writer(sink, lineterminator="\n", quoting=csv.QUOTE_ALL)
+
+    def writerow(self, row: list) -> None:
+        quoted = any("\r" in cell for cell in row if isinstance(cell, str))
+        (self._quoted if quoted else self._plain).writerow(row)
 
 
 def image_file_name(index: int, key: str, value_index: int, step: int | None, ext: str,

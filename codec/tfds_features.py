@@ -399,8 +399,6 @@ def decode_image_bytes(data: bytes, spec: FeatureSpec, key: str = "image") -> np
         pixels = _png16(data) if data[:8] == _PNG_SIGNATURE and _png_depth(data) == 16 else None
         if pixels is None:
             pixels = _pillow_pixels(data)
-    except _Bad:
-        raise
     except ImageTooLargeError as exc:
         raise _Bad(f"{key!r}: {exc}; showing the Example's values") from None
     except Exception as exc:  # Pillow raises OSError, SyntaxError, ValueError... on bad bytes
@@ -448,7 +446,7 @@ def _set_channels(pixels: np.ndarray, want: int | None, key: str) -> np.ndarray:
 
 
 _GREY_WEIGHTS = np.array([0.299, 0.587, 0.114])
-_GREY_BAND = 1 << 20  # pixels converted at a time: a float64 copy of the whole image would be 24 bytes a pixel
+_GREY_BAND = 1 << 18  # pixels converted at a time: a float64 copy of the whole image would be 24 bytes a pixel
 
 
 def _grey(colour: np.ndarray) -> np.ndarray:
@@ -493,7 +491,7 @@ def _png16(data: bytes) -> np.ndarray | None:
         return None
     check_pixels(width, height)
     if not width or not height:
-        raise _Bad(f"a {width}x{height} PNG is empty")
+        raise ValueError(f"a {width}x{height} PNG is empty")
     if colour == 4:
         packed = np.asarray(Image.frombytes("I", (width, height), stream, "zip", "I;32B", interlace))
         out = np.empty((height, width, 2), np.uint16)
@@ -518,7 +516,7 @@ def _png_stream(data: bytes) -> tuple[int, int, int, int, int, bytes]:
             break
         if kind in (b"IHDR", b"IDAT") and zlib.crc32(kind + body) != struct.unpack(">I", data[pos + 8 + length:
                                                                                             pos + 12 + length])[0]:
-            raise _Bad(f"the PNG's {kind.decode()} chunk fails its CRC")
+            raise ValueError(f"the PNG's {kind.decode()} chunk fails its CRC")
         if kind == b"IHDR" and length == 13:
             header = struct.unpack(">IIBBBBB", body)
         elif kind == b"IDAT":
@@ -527,7 +525,7 @@ def _png_stream(data: bytes) -> tuple[int, int, int, int, int, bytes]:
             break
         pos += 12 + length
     if header is None:
-        raise _Bad("the PNG has no IHDR chunk")
+        raise ValueError("the PNG has no IHDR chunk")
     width, height, depth, colour, _, _, interlace = header
     return width, height, depth, colour, interlace, b"".join(parts)
 
