@@ -12,6 +12,7 @@ values are concatenated. Decoding follows example_parser.py and each feature's
 from __future__ import annotations
 
 import hashlib
+import reprlib
 import struct
 import zlib
 from dataclasses import dataclass, field
@@ -103,7 +104,8 @@ def _shape(obj: Any, where: str) -> tuple:
     try:
         return tuple(None if int(d) < 0 else int(d) for d in dims or [])
     except (TypeError, ValueError):
-        raise SchemaError(f"features.json: {where} has a shape that is not a list of integers: {obj!r}") from None
+        raise SchemaError(f"features.json: {where} has a shape that is not a list of integers: "
+                          f"{reprlib.repr(obj)}") from None
 
 
 def parse_spec(obj: Any, where: str = "features", depth: int = 0) -> FeatureSpec:
