@@ -66,6 +66,8 @@ def open_image(data: bytes, formats: list[str]) -> Image.Image:
     bomb error becomes :class:`ImageTooLargeError`.
     """
     try:
+        # The filter is process-wide: two threads opening at once may leave it set a little longer, or let one
+        # warning through; either is harmless, and it is what catch_warnings offers before Python 3.14.
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", Image.DecompressionBombWarning)
             return Image.open(io.BytesIO(data), formats=formats)
