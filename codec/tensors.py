@@ -345,9 +345,8 @@ def _check_splat(values, kind: _Kind, dtype: np.dtype, shape: tuple, count: int)
     given = len(values) // 2 if kind.via == "complex" else len(values)
     if count <= given:
         return  # every element is in the record already
-    if dtype == np.dtype(object):  # each element is a reference to its string
-        kept = values[:count]
-        size = sum(len(value) for value in kept) + (count - len(kept)) * (len(kept[-1]) if kept else 0)
+    if dtype == np.dtype(object):  # strings count their bytes, the last one repeated
+        size = sum(len(value) for value in values) + (count - given) * (len(values[-1]) if given else 0)
     else:
         size = count * dtype.itemsize
     if count > MAX_SPLAT or size > MAX_SPLAT_BYTES:
