@@ -516,8 +516,8 @@ def _png_stream(data: bytes) -> tuple[int, int, int, int, int, bytes]:
         body = data[pos + 8:pos + 8 + length]
         if len(body) < length or pos + 12 + length > len(data):
             break
-        if kind in (b"IHDR", b"IDAT") and zlib.crc32(kind + body) != struct.unpack(">I", data[pos + 8 + length:
-                                                                                            pos + 12 + length])[0]:
+        stored = struct.unpack(">I", data[pos + 8 + length:pos + 12 + length])[0]
+        if kind in (b"IHDR", b"IDAT") and zlib.crc32(body, zlib.crc32(kind)) != stored:
             raise ValueError(f"the PNG's {kind.decode()} chunk fails its CRC")
         if kind == b"IHDR" and length == 13:
             header = struct.unpack(">IIBBBBB", body)
