@@ -378,7 +378,7 @@ def cmd_export(args) -> int:
         if flt is not None:
             indices = _selected(f, flt, indices, args)
         report = ExportReport(args.to, args.format)
-        for _ in export_iter(f, args.to, args.format, indices, compression, report):
+        for _ in export_iter(f, args.to, args.format, indices, compression, report, args.csv_formulas):
             pass
         sys.stderr.write(f"tfrlens-cli: {report.summary()}\n")
         return EXIT_PROBLEMS if f.problems else EXIT_OK
@@ -530,6 +530,10 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         p.add_argument("--records", metavar="SPEC", help="indexes and ranges, e.g. 1,3,10:20 (default: all)")
         p.add_argument("--where", metavar="EXPR", help=WHERE_HELP + " (with --records: those of them that match)")
         p.add_argument("--workers", type=int, metavar="N", help=WORKERS_HELP)
+        p.add_argument("--csv-formulas", choices=["escape", "keep"], default="escape",
+                       help="for --format csv: text cells starting with =, +, -, @, tab or CR get a ' first so "
+                            "spreadsheets do not run them as formulas (escape, the default), or are written as "
+                            "they are (keep)")
         p.set_defaults(func=cmd_export)
     if wanted("stats"):
         p = add("stats", "per-feature statistics: presence, types, values, top values, images")

@@ -109,10 +109,28 @@ def decode_record(data: bytes, payload=None) -> DecodedRecord:
     kind = _candidate_kind(data)
     if kind is not RecordKind.RAW:
         try:
-            return DecodedRecord(kind, data, _MESSAGE_CLASSES[kind].FromString(data))
+            message = _MESSAGE_CLASSES[kind].FromString(data)
         except (DecodeError, RuntimeError, ValueError):
             pass
+        else:
+            if len(data) <= EMPTY_MESSAGE_SIZE or not _holds_nothing(kind, message):
+                return DecodedRecord(kind, data, message)
+            other = _other_kind(data)
+            name = "an Example" if kind is RecordKind.EXAMPLE else "a SequenceExample"
+            other.note = f"not {name}: all {len(data):,} of its bytes are in fields {name} does not define"
+            return other
     return _other_kind(data)
+
+
+EMPTY_MESSAGE_SIZE = 4  # the longest empty Example or SequenceExample: 0a 00 12 00
+
+
+def _holds_nothing(kind: RecordKind, message) -> bool:
+    """Did the parse keep nothing of the record (no feature, context or feature list): then all of its
+    bytes were fields the message does not have, which protobuf and TensorFlow skip unseen."""
+    if kind is RecordKind.EXAMPLE:
+        return not message.features.feature
+    return not message.context.feature and not message.feature_lists.feature_list
 
 
 def _other_kind(data: bytes) -> DecodedRecord:
@@ -123,6 +141,8 @@ def _other_kind(data: bytes) -> DecodedRecord:
         if parsed is None and _tensor_layout(data):
             try:
                 parsed = tensor["parse"](data)
+            except tensor["limit"] as exc:  # a tensor, too large to expand here: shown raw, saying why
+                return DecodedRecord(RecordKind.RAW, data, note=f"not decoded: {exc}")
             except tensor["error"]:
                 pass
         if parsed is not None:

@@ -44,8 +44,16 @@ class ImageDecodeError(TFRecordError, ValueError):
     """An image's bytes could not be decoded (corrupt, truncated or unsupported)."""
 
 
+class ImageTooLargeError(ImageDecodeError):
+    """An image whose header claims more pixels than are decoded here (a decompression bomb is a few KB)."""
+
+
 class TensorDecodeError(TFRecordError, ValueError):
     """Bytes that are not a TensorProto numpy can hold: unparsable, unknown dtype, or a size that misses the shape."""
+
+
+class TensorLimitError(TensorDecodeError):
+    """A TensorProto too large to expand here (a splat, a huge shape): its record is shown raw, with this note."""
 
 
 class SchemaError(UsageError):

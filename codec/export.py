@@ -25,6 +25,9 @@ from .scan import IndexProgress
 from .writer import OutputFile, TFRecordWriter, atomic_write_bytes, check_not_input, make_output_folder, output_join
 
 FORMATS = ("tfrecord", "jsonl", "csv", "images")
+CSV_FORMULAS = ("escape", "keep")
+# A spreadsheet runs a cell starting with one of these as a formula (OWASP's list for CSV injection).
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 IMAGE_EXTENSIONS = {"JPEG": "jpg", "PNG": "png", "GIF": "gif", "BMP": "bmp", "WEBP": "webp", "TIFF": "tif",
                     "ICO": "ico", "PPM": "ppm", "JPEG2000": "jp2"}
 PROGRESS_EVERY = 1024
@@ -109,17 +112,21 @@ def _progress(done: int, total: int) -> IndexProgress:
 
 def export_iter(source, out: str, fmt: str, indices: Sequence[int] | None = None,
                 compression: Compression | str | None = None,
-                report: ExportReport | None = None) -> Iterator[IndexProgress]:
+                report: ExportReport | None = None, csv_formulas: str = "escape") -> Iterator[IndexProgress]:
     """Export ``indices`` (default: all) of ``source`` to ``out`` in ``fmt``.
 
     ``compression`` (tfrecord only): None follows the name of ``out``
     (``.gz`` GZIP, ``.zz``/``.zlib`` ZLIB, else none). Writing over a file
     the source reads is refused. ``out`` may be a URL (``s3://bkt/out.jsonl``;
     for images a prefix): each file is uploaded whole when it is complete.
+    ``csv_formulas`` (csv only): "escape" prefixes text cells a spreadsheet
+    would run as a formula with ``'``; "keep" writes them as they are.
     """
     source = as_source(source)
     if fmt not in FORMATS:
         raise UsageError(f"unknown export format {fmt!r}: expected one of {', '.join(FORMATS)}")
+    if csv_formulas not in CSV_FORMULAS:
+        raise UsageError(f"unknown csv_formulas {csv_formulas!r}: expected one of {', '.join(CSV_FORMULAS)}")
     if compression is None:
         compression = Compression.for_name(out) if fmt == "tfrecord" else Compression.NONE
     if fmt != "tfrecord" and Compression.parse(compression) is not Compression.NONE:
@@ -129,14 +136,17 @@ def export_iter(source, out: str, fmt: str, indices: Sequence[int] | None = None
     indices = list(range(len(source))) if indices is None else list(indices)
     report = report if report is not None else ExportReport(out, fmt)
     report.path, report.format = out, fmt
-    runner = {"tfrecord": _tfrecord, "jsonl": _jsonl, "csv": _csv, "images": _images}[fmt]
+    if fmt == "csv":
+        yield from _csv(source, out, indices, report, csv_formulas == "escape")
+        return
+    runner = {"tfrecord": _tfrecord, "jsonl": _jsonl, "images": _images}[fmt]
     yield from runner(source, out, indices, report, Compression.parse(compression))
 
 
 def export(source, out: str, fmt: str, indices: Sequence[int] | None = None,
-           compression: Compression | str | None = None) -> ExportReport:
+           compression: Compression | str | None = None, csv_formulas: str = "escape") -> ExportReport:
     report = ExportReport(out, fmt)
-    for _ in export_iter(source, out, fmt, indices, compression, report):
+    for _ in export_iter(source, out, fmt, indices, compression, report, csv_formulas):
         pass
     return report
 
@@ -220,8 +230,9 @@ def _jsonl(source, out, indices, report, compression) -> Iterator[IndexProgress]
     yield _progress(len(indices), len(indices))
 
 
-def csv_cell(dtype: str | None, values: list, counters: dict) -> str:
-    """One feature of one record as a CSV cell (the rules are in the README)."""
+def csv_cell(dtype: str | None, values: list, counters: dict, escape: bool = False) -> str:
+    """One feature of one record as a CSV cell (the rules are in the README); with ``escape``, a text
+    cell a spreadsheet would run as a formula gets a ``'`` first (see :func:`csv_text`)."""
     if not values:
         return ""
     if dtype == "bytes":
@@ -232,7 +243,7 @@ def csv_cell(dtype: str | None, values: list, counters: dict) -> str:
             else:
                 counters["base64"] = counters.get("base64", 0) + 1
                 texts.append(base64.b64encode(v).decode("ascii"))
-        return texts[0] if len(texts) == 1 else json.dumps(texts, ensure_ascii=False)
+        return csv_text(texts[0], counters, escape) if len(texts) == 1 else json.dumps(texts, ensure_ascii=False)
     if dtype == "float":
         values = [float(v) for v in values]
         if len(values) == 1:
@@ -241,7 +252,16 @@ def csv_cell(dtype: str | None, values: list, counters: dict) -> str:
     return str(values[0]) if len(values) == 1 else json.dumps(values)
 
 
-def _names_cell(key: str, features, labels) -> str:
+def csv_text(text: str, counters: dict, escape: bool = True) -> str:
+    """``text`` for a CSV cell: with ``escape``, ``'`` before a first character a spreadsheet reads as
+    the start of a formula (``=HYPERLINK(...)``), counted in ``counters["formulas"]``."""
+    if escape and text.startswith(FORMULA_STARTS):
+        counters["formulas"] = counters.get("formulas", 0) + 1
+        return "'" + text
+    return text
+
+
+def _names_cell(key: str, features, labels, counters: dict, escape: bool) -> str:
     """The class names of a label feature's ids, as ``csv_cell`` writes a list (one name alone)."""
     if key not in features:
         return ""
@@ -249,7 +269,7 @@ def _names_cell(key: str, features, labels) -> str:
     if dtype != "int64" or not values:
         return ""
     names = [labels.name(key, v) or "" for v in values]
-    return names[0] if len(names) == 1 else json.dumps(names, ensure_ascii=False)
+    return csv_text(names[0], counters, escape) if len(names) == 1 else json.dumps(names, ensure_ascii=False)
 
 
 def _float_text(v: float) -> str:
@@ -258,7 +278,7 @@ def _float_text(v: float) -> str:
     return str(np.float32(v))
 
 
-def _csv(source, out, indices, report, compression) -> Iterator[IndexProgress]:
+def _csv(source, out, indices, report, escape: bool) -> Iterator[IndexProgress]:
     keys: dict[str, None] = {}
     total = len(indices)
     payload = getattr(source, "payload", None)
@@ -276,8 +296,9 @@ def _csv(source, out, indices, report, compression) -> Iterator[IndexProgress]:
     lists_skipped = raw = 0
     sink = _TextSink(out)
     with sink:
-        writer = csv.writer(sink, lineterminator="\n")
-        writer.writerow(["index"] + columns + [f"{key} (name)" for key in named])
+        writer = _CsvRows(sink)
+        writer.writerow(["index"] + [csv_text(key, counters, escape) for key in columns]
+                        + [csv_text(f"{key} (name)", counters, escape) for key in named])
         for k, i in enumerate(indices):
             decoded = decode_record(source.data(i), payload)
             if decoded.kind is RecordKind.RAW:
@@ -287,9 +308,10 @@ def _csv(source, out, indices, report, compression) -> Iterator[IndexProgress]:
                 features = record_features(decoded)
                 row = [i]
                 for key in columns:
-                    row.append(csv_cell(*feature_values(features[key]), counters) if key in features else "")
+                    row.append(csv_cell(*feature_values(features[key]), counters, escape) if key in features
+                               else "")
                 for key in named:
-                    row.append(_names_cell(key, features, labels))
+                    row.append(_names_cell(key, features, labels, counters, escape))
                 writer.writerow(row)
                 if record_feature_lists(decoded):
                     lists_skipped += 1
@@ -298,12 +320,28 @@ def _csv(source, out, indices, report, compression) -> Iterator[IndexProgress]:
                 yield IndexProgress(total // 2 + k // 2, total + k, 2 * total, 0)
     if counters.get("base64"):
         report.notes.append(f"{counters['base64']:,} binary bytes value(s) written as base64")
+    if counters.get("formulas"):
+        report.notes.append(f"{counters['formulas']:,} cell(s) starting with =, +, -, @, tab or CR written after "
+                            "a ' so that spreadsheets do not run them as formulas (--csv-formulas keep: as they are)")
     if lists_skipped:
         report.notes.append(f"feature lists of {lists_skipped:,} SequenceExample(s) not exported: "
                             "CSV has one cell per feature and record (use jsonl)")
     if raw:
         report.notes.append(f"{raw:,} raw record(s) have no features: their rows are empty (use jsonl or tfrecord)")
     yield _progress(total, total)
+
+
+class _CsvRows:
+    """csv.writer rows, quoted whole when a cell holds a carriage return: Python's writer quotes only what
+    its line terminator holds (``\n``), and a bare CR splits the row for most readers."""
+
+    def __init__(self, sink) -> None:
+        self._plain = csv.writer(sink, lineterminator="\n")
+        self._quoted = csv.writer(sink, lineterminator="\n", quoting=csv.QUOTE_ALL)
+
+    def writerow(self, row: list) -> None:
+        quoted = any("\r" in cell for cell in row if isinstance(cell, str))
+        (self._quoted if quoted else self._plain).writerow(row)
 
 
 def image_file_name(index: int, key: str, value_index: int, step: int | None, ext: str,

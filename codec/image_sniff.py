@@ -8,11 +8,21 @@ build on it.
 from __future__ import annotations
 
 import io
+import re
+import warnings
 from typing import NamedTuple
 
 from PIL import Image
 
-__all__ = ["ImageInfo", "candidate_formats", "open_image", "probe_image", "sniff_image"]
+from codec.errors import ImageTooLargeError
+
+__all__ = ["MAX_PIXELS", "ImageInfo", "candidate_formats", "check_pixels", "open_image", "probe_image",
+           "sniff_image"]
+
+# Images whose header claims more pixels are not decoded (one RGB image of this size is 192 MB of pixels);
+# Pillow's own bomb limits (a warning at 89 Mpixel, an error at twice that) sit above it.
+MAX_PIXELS = 1 << 26
+_BOMB_PIXELS = re.compile(r"\((\d+) pixels\)")
 
 # (Pillow format, offset, bytes): cheap first test, so most bytes values
 # never reach Pillow. Pillow then checks the header for real.
@@ -50,8 +60,30 @@ def candidate_formats(data: bytes) -> list[str]:
 
 
 def open_image(data: bytes, formats: list[str]) -> Image.Image:
-    """A lazy Pillow image of ``data``, tried as ``formats`` only; Pillow's errors pass through."""
-    return Image.open(io.BytesIO(data), formats=formats)
+    """A lazy Pillow image of ``data``, tried as ``formats`` only; Pillow's errors pass through.
+
+    Pillow's decompression-bomb warning is not printed (:func:`check_pixels` is the limit here), and its
+    bomb error becomes :class:`ImageTooLargeError`.
+    """
+    try:
+        # The filter is process-wide: two threads opening at once may leave it set a little longer, or let one
+        # warning through; either is harmless, and it is what catch_warnings offers before Python 3.14.
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", Image.DecompressionBombWarning)
+            return Image.open(io.BytesIO(data), formats=formats)
+    except Image.DecompressionBombError as exc:
+        found = _BOMB_PIXELS.search(str(exc))
+        claimed = f"{int(found.group(1)):,} pixels" if found else "too many pixels"
+        raise ImageTooLargeError(f"image not decoded: its header claims {claimed}, {_LIMIT}") from None
+
+
+def check_pixels(width: int, height: int) -> None:
+    """Raise :class:`ImageTooLargeError` for an image of more than MAX_PIXELS, before its pixels are decoded."""
+    if width * height > MAX_PIXELS:
+        raise ImageTooLargeError(f"{width}x{height} image not decoded: {_LIMIT}")
+
+
+_LIMIT = f"more than the {MAX_PIXELS >> 20} Mpixel ({MAX_PIXELS:,} pixels) decoded here"
 
 
 def _mode_channels(mode: str) -> int | None:

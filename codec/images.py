@@ -28,8 +28,8 @@ from codec.decode import (
     record_feature_lists,
     record_features,
 )
-from codec.errors import ImageDecodeError, UsageError
-from codec.image_sniff import candidate_formats, open_image, probe_image
+from codec.errors import ImageDecodeError, ImageTooLargeError, UsageError
+from codec.image_sniff import candidate_formats, check_pixels, open_image, probe_image
 from codec.tensor_view import image_shaped
 
 __all__ = [
@@ -493,10 +493,13 @@ def _decode_encoded(ref: ImageRef, max_side: int | None, stretch: str) -> Image.
         with open_image(ref.data, candidate_formats(ref.data) or [ref.format]) as image:
             if max_side is not None and image.format in ("JPEG", "MPO"):
                 image.draft(image.mode, (max_side, max_side))  # DCT scaling: fast
+            check_pixels(*image.size)  # after the draft: a JPEG scaled down at decoding is checked at its scale
             reduced = stretch == STRETCH_MINMAX and _sixteen_bit_colour(image)
             image.load()
             shown = display_image(image, stretch)
             return _stretch_8bit(shown) if reduced else shown
+    except ImageTooLargeError as exc:
+        raise ImageTooLargeError(f"{_where(ref)}: {exc}") from None
     except Exception as exc:  # Pillow raises OSError, SyntaxError, struct.error, ...
         raise ImageDecodeError(f"cannot decode {_where(ref)}: {exc}") from exc
 

@@ -51,6 +51,10 @@ LABEL_WORDS = frozenset({
 _PBTXT_START = re.compile(r"item\s*[{:]")
 _PARSE_POSITION = re.compile(r"^\d+:\d+ : ")
 _MAX_NESTING = 32  # messages nested in a label map; a hostile file could nest thousands deep
+# Class ids are int64, as the features that hold them; a longer run of digits is not parsed at all.
+_ID_RANGE = (-(1 << 63), (1 << 63) - 1)
+_MAX_ID_DIGITS = 20
+_LONG_TOKEN = re.compile(r"\S{41,}")
 
 
 @dataclass(frozen=True)
@@ -363,7 +367,7 @@ def _pbtxt_entries(where: Path, text: str) -> list[tuple[int, str, str]]:
     try:
         text_format.Parse(text, message, allow_unknown_field=True, **_depth_limit(text_format))
     except text_format.ParseError as exc:
-        reason = _PARSE_POSITION.sub("", str(exc)).rstrip(".")
+        reason = _short(_PARSE_POSITION.sub("", str(exc)).rstrip("."))
         line, column = exc.GetLine(), exc.GetColumn()
         at = f", line {line} column {column}" if line is not None else ""
         raise SchemaError(f"label map {where}{at}: {reason}") from None
@@ -390,7 +394,7 @@ def _json_entries(where: Path, text: str) -> list[tuple[int, str, str]]:
         return seen
 
     try:
-        value = json.loads(text, object_pairs_hook=unique_keys)
+        value = json.loads(text, object_pairs_hook=unique_keys, parse_int=_json_int)
     except json.JSONDecodeError as exc:
         raise SchemaError(f"label map {where}, line {exc.lineno} column {exc.colno}: {exc.msg}") from None
     except RecursionError:
@@ -400,9 +404,10 @@ def _json_entries(where: Path, text: str) -> list[tuple[int, str, str]]:
         entries = []
         for key, name in value.items():
             try:
-                id_ = int(key)
+                id_ = _json_int(key.strip())
             except ValueError:
-                raise SchemaError(f"label map {where}: key {key!r} is not a class id; {what}") from None
+                raise SchemaError(f"label map {where}: key {_short(repr(key))} is not a class id; {what}") from None
+            _check_id(where, f"key {_short(repr(key))}", id_)
             if not isinstance(name, str):
                 raise SchemaError(f"label map {where}: the name of id {id_} is not a string; {what}")
             entries.append((id_, name, ""))
@@ -413,6 +418,8 @@ def _json_entries(where: Path, text: str) -> list[tuple[int, str, str]]:
         entries = []
         for n, item in enumerate(value, start=1):
             id_, name, display = item.get("id"), item.get("name") or "", item.get("display_name") or ""
+            if isinstance(id_, (int, _LongNumber)) and not isinstance(id_, bool):
+                _check_id(where, f"item {n}", id_)
             if not isinstance(id_, int) or isinstance(id_, bool) or not isinstance(name, str) \
                     or not isinstance(display, str) or not (name or display):
                 raise SchemaError(f"label map {where}: item {n} needs an integer \"id\" and a string "
@@ -420,6 +427,32 @@ def _json_entries(where: Path, text: str) -> list[tuple[int, str, str]]:
             entries.append((id_, name, display))
         return entries
     raise SchemaError(f"label map {where}: {what}")
+
+
+class _LongNumber(str):
+    """A JSON integer of more digits than any int64, kept as its text (Python refuses past 4,300 digits)."""
+
+
+def _json_int(text: str) -> int | _LongNumber:
+    """A JSON integer (or an id key), left as text when it is longer than any int64 could be."""
+    if len(text.lstrip("+-")) > _MAX_ID_DIGITS:
+        if not text.lstrip("+-").isdigit():
+            raise ValueError(text)
+        return _LongNumber(text)
+    return int(text)
+
+
+def _check_id(where: Path, entry: str, id_: int | _LongNumber) -> None:
+    """Refuse an id outside int64, the range of the features that hold class ids."""
+    if isinstance(id_, _LongNumber) or not _ID_RANGE[0] <= id_ <= _ID_RANGE[1]:
+        digits = len(str(id_).lstrip("+-"))
+        raise SchemaError(f"label map {where}: {entry}: id of {digits:,} digits is out of range "
+                          "(class ids are int64)")
+
+
+def _short(text: str) -> str:
+    """``text`` with each run of more than 40 non-blank characters cut, so a message stays one short line."""
+    return _LONG_TOKEN.sub(lambda m: f"{m.group()[:20]}… ({len(m.group()):,} characters)", text)
 
 
 def _check_unique(where: Path, entries: list[tuple[int, str, str]]) -> None:

@@ -61,7 +61,11 @@ class MessageType:
         self.name: str = descriptor.full_name
         self.path = path
         self.pool = pool
-        self.message_class: type = message_factory.GetMessageClass(descriptor)
+        _check_nesting(descriptor, path)
+        try:
+            self.message_class: type = message_factory.GetMessageClass(descriptor)
+        except RecursionError:
+            raise SchemaError(f"message nesting too deep in {os.path.basename(path) or path}") from None
         types = _reachable_types(descriptor)
         self._nested = {t.full_name: _message_fields_of(t) for t in types}
         self._has_required = any(is_required_field(field) for t in types for field in t.fields)
@@ -339,6 +343,34 @@ def _one_line(text: str) -> str:
 
 
 # ---------------------------------------------------------------- decoding
+
+
+def _check_nesting(descriptor: Any, path: str) -> None:
+    """Refuse a type whose message fields chain more than MAX_DEPTH types deep, before protobuf builds its
+    classes: it recurses once per new type it meets, depth first (a chain of ~350 is a RecursionError)."""
+    seen = {descriptor.full_name}
+    stack = [iter(_linked_types(descriptor))]
+    while stack:
+        for sub in stack[-1]:
+            if sub is not None and sub.full_name not in seen:
+                seen.add(sub.full_name)
+                stack.append(iter(_linked_types(sub)))
+                if len(stack) > MAX_DEPTH:
+                    raise SchemaError(
+                        f"message nesting too deep in {os.path.basename(path) or path}: {descriptor.full_name} "
+                        f"reaches {sub.full_name} in a chain of {len(stack)} message types, more than the "
+                        f"{MAX_DEPTH} allowed")
+                break
+        else:
+            stack.pop()
+
+
+def _linked_types(descriptor: Any) -> list:
+    """The types protobuf builds classes for with ``descriptor``'s: its message fields', then its extensions'."""
+    linked = [field.message_type for field in descriptor.fields]
+    for extension in descriptor.extensions:
+        linked += [extension.containing_type, extension.message_type]
+    return linked
 
 
 def _reachable_types(descriptor: Any) -> list:

@@ -75,20 +75,21 @@ _KINDS: dict = {}  # RecordKind -> its functions, imported on first use (numpy, 
 
 def kind_functions(kind: RecordKind) -> dict | None:
     """What reads a tensor, message or schema-less protobuf record: ``{"json", "tree", "fields"}`` of a
-    DecodedRecord (plus ``parse``, and for tensors ``canonical`` and ``error``); None for other kinds.
+    DecodedRecord (plus ``parse``, and for tensors ``canonical``, ``error`` and ``limit``); None for other kinds.
 
     Imported once, not per record: an import statement costs microseconds even when the module is loaded.
     """
     functions = _KINDS.get(kind)
     if functions is None and kind in (RecordKind.TENSOR, RecordKind.MESSAGE, RecordKind.PROTOBUF):
         if kind is RecordKind.TENSOR:
-            from .errors import TensorDecodeError
+            from .errors import TensorDecodeError, TensorLimitError
             from .tensor_view import tensor_tree
             from .tensors import canonical_tensor, parse_tensor, tensor_json, tensor_of
 
             functions = {"json": lambda d: tensor_json(tensor_of(d)), "tree": lambda d: tensor_tree(tensor_of(d)),
                          "fields": lambda d: tensor_fields(tensor_of(d)), "parse": parse_tensor,
-                         "canonical": canonical_tensor, "error": TensorDecodeError}
+                         "canonical": canonical_tensor, "error": TensorDecodeError,
+                         "limit": TensorLimitError}
         elif kind is RecordKind.MESSAGE:
             from .messages import message_fields, message_json, message_tree
 

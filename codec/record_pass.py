@@ -16,7 +16,7 @@ from google.protobuf.message import DecodeError
 from google_crc32c import value as crc32c
 
 from .crc import MASK_DELTA, masked_crc
-from .decode import DecodedRecord, RecordKind, decode_record
+from .decode import EMPTY_MESSAGE_SIZE, DecodedRecord, RecordKind, decode_record
 from .framing import CRC, HEADER_SIZE, LENGTH, Compression, RecordStatus
 from .record_index import _STATUSES
 from .proto import Example
@@ -217,9 +217,12 @@ def quick_decode(data: bytes, payload=None) -> DecodedRecord:
         if data[1] < 0x80:  # a one-byte length (records under 130 bytes): the loop below, unrolled
             if data[1] + 2 == n:
                 try:
-                    return DecodedRecord(_EXAMPLE, data, _parse_example(data))
+                    message = _parse_example(data)
                 except (DecodeError, RuntimeError, ValueError):
                     pass
+                else:
+                    if message.features.feature or n <= EMPTY_MESSAGE_SIZE:  # else decode_record says what it is
+                        return DecodedRecord(_EXAMPLE, data, message)
             return decode_record(data)
         length, shift, p = 0, 0, 1
         while p < n and p < 6:
@@ -229,9 +232,11 @@ def quick_decode(data: bytes, payload=None) -> DecodedRecord:
             if not b & 0x80:
                 if p + length == n:
                     try:
-                        return DecodedRecord(RecordKind.EXAMPLE, data, Example.FromString(data))
+                        message = Example.FromString(data)
                     except (DecodeError, RuntimeError, ValueError):
                         break  # decode_record decides
+                    if message.features.feature:
+                        return DecodedRecord(RecordKind.EXAMPLE, data, message)
                 break
             shift += 7
     return decode_record(data)

@@ -24,12 +24,14 @@ from google.protobuf.message import DecodeError
 from google.protobuf.unknown_fields import UnknownFieldSet
 
 from codec.record_types import read_varint
-from codec.errors import TensorDecodeError
+from codec.errors import TensorDecodeError, TensorLimitError
 from codec.proto import FIELD, PACKAGE, REPEATED, add_field, message_class
 
 __all__ = [
     "DATA_TYPES",
     "MAX_ELEMENTS",
+    "MAX_SPLAT",
+    "MAX_SPLAT_BYTES",
     "POOL",
     "TensorProto",
     "TensorShapeProto",
@@ -50,7 +52,10 @@ TENSOR_PROTO = "tensorflow/core/framework/tensor.proto"
 # A shape may claim more elements than its few bytes of values (a splat, or no
 # values at all); past this many, the record is taken as hostile, not expanded.
 MAX_ELEMENTS = 1 << 28
-MAX_SPLAT = 1 << 24  # elements a repeated field may be splatted to (64 MB of float32 from a few bytes)
+# A splat (values repeated to fill the shape) makes its array from a few bytes, so it is capped by what it
+# would make, before anything is allocated: elements, and bytes (strings count their length).
+MAX_SPLAT = 1 << 20
+MAX_SPLAT_BYTES = 1 << 24
 MAX_RANK = 32  # numpy's limit is 64 (32 before numpy 2); TensorFlow's own is 254, no real tensor nears it
 
 DATA_TYPES = {
@@ -270,15 +275,15 @@ def _shape(proto: TensorProto) -> tuple[tuple[int, ...], int]:
         raise TensorDecodeError("tensor shape has an unknown rank")
     shape = tuple([dim.size for dim in shape_proto.dim])
     if len(shape) > MAX_RANK:
-        raise TensorDecodeError(f"tensor of rank {len(shape)}: more than the {MAX_RANK} dimensions numpy holds")
+        raise TensorLimitError(f"tensor of rank {len(shape)}: more than the {MAX_RANK} dimensions numpy holds")
     count = 1
     for size in shape:
         if size < 0:
             raise TensorDecodeError(f"tensor shape {list(shape)} has an unknown or negative dimension")
         count *= size
     if count > MAX_ELEMENTS:
-        raise TensorDecodeError(
-            f"tensor shape {list(shape)} holds {count} elements, more than the {MAX_ELEMENTS} allowed")
+        raise TensorLimitError(
+            f"tensor shape {list(shape)} holds {count:,} elements, more than the {MAX_ELEMENTS:,} allowed")
     return shape, count
 
 
@@ -328,11 +333,36 @@ def parse_tensor(data: bytes) -> ParsedTensor:
             raise TensorDecodeError(
                 f"{dtype.name} tensor of shape {list(shape)} needs {count * dtype.itemsize} bytes of "
                 f"tensor_content, found {len(content)}")
-    elif count > MAX_SPLAT and count > len(getattr(proto, kind.field)):
-        raise TensorDecodeError(
-            f"tensor of shape {list(shape)} would repeat {len(getattr(proto, kind.field))} value(s) to "
-            f"{count:,} elements: more than the {MAX_SPLAT:,} allowed")
+    else:
+        _check_splat(getattr(proto, kind.field), kind, dtype, shape, count)
+    if not count:
+        _check_empty(shape, dtype)
     return ParsedTensor(proto, number, kind, shape, count, content)
+
+
+def _check_splat(values, kind: _Kind, dtype: np.dtype, shape: tuple, count: int) -> None:
+    """Refuse a repeated field that would be repeated past MAX_SPLAT elements or MAX_SPLAT_BYTES bytes."""
+    given = len(values) // 2 if kind.via == "complex" else len(values)
+    if count <= given:
+        return  # every element is in the record already
+    if dtype == np.dtype(object):  # strings count their bytes, the last one repeated
+        size = sum(len(value) for value in values) + (count - given) * (len(values[-1]) if given else 0)
+    else:
+        size = count * dtype.itemsize
+    if count > MAX_SPLAT or size > MAX_SPLAT_BYTES:
+        raise TensorLimitError(
+            f"tensor of shape {list(shape)} would repeat {given:,} value(s) to {count:,} elements "
+            f"({size:,} bytes): more than the {MAX_SPLAT:,} elements or {MAX_SPLAT_BYTES:,} bytes allowed")
+
+
+def _check_empty(shape: tuple, dtype: np.dtype) -> None:
+    """A shape with a zero dim holds nothing, but numpy still refuses one whose other dims overflow its sizes."""
+    try:
+        np.empty(shape, dtype)
+    except (ValueError, MemoryError):
+        raise TensorLimitError(
+            f"tensor of shape {list(shape)} holds no elements, but its other dims are more than numpy "
+            "can index") from None
 
 
 def canonical_tensor(data: bytes) -> ParsedTensor | None:

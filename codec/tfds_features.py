@@ -12,7 +12,7 @@ values are concatenated. Decoding follows example_parser.py and each feature's
 from __future__ import annotations
 
 import hashlib
-import io
+import reprlib
 import struct
 import zlib
 from dataclasses import dataclass, field
@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from .errors import SchemaError
+from .errors import ImageTooLargeError, SchemaError
 
 __all__ = ["FeatureSpec", "FeatureValue", "Leaf", "decode_features", "feature_json", "flat_values",
            "leaves", "parse_spec"]
@@ -104,7 +104,8 @@ def _shape(obj: Any, where: str) -> tuple:
     try:
         return tuple(None if int(d) < 0 else int(d) for d in dims or [])
     except (TypeError, ValueError):
-        raise SchemaError(f"features.json: {where} has a shape that is not a list of integers: {obj!r}") from None
+        raise SchemaError(f"features.json: {where} has a shape that is not a list of integers: "
+                          f"{reprlib.repr(obj)}") from None
 
 
 def parse_spec(obj: Any, where: str = "features", depth: int = 0) -> FeatureSpec:
@@ -400,8 +401,8 @@ def decode_image_bytes(data: bytes, spec: FeatureSpec, key: str = "image") -> np
         pixels = _png16(data) if data[:8] == _PNG_SIGNATURE and _png_depth(data) == 16 else None
         if pixels is None:
             pixels = _pillow_pixels(data)
-    except _Bad:
-        raise
+    except ImageTooLargeError as exc:
+        raise _Bad(f"{key!r}: {exc}; showing the Example's values") from None
     except Exception as exc:  # Pillow raises OSError, SyntaxError, ValueError... on bad bytes
         raise _Bad(f"{key!r}: the image does not decode ({exc})") from None
     pixels = _convert(_set_channels(pixels, channels, key), want, key)
@@ -411,9 +412,10 @@ def decode_image_bytes(data: bytes, spec: FeatureSpec, key: str = "image") -> np
 
 
 def _pillow_pixels(data: bytes) -> np.ndarray:
-    from PIL import Image
+    from .image_sniff import candidate_formats, check_pixels, open_image
 
-    with Image.open(io.BytesIO(data)) as image:
+    with open_image(data, candidate_formats(data) or None) as image:
+        check_pixels(*image.size)
         if image.mode in ("P", "PA"):
             image = image.convert("RGBA" if "transparency" in image.info or image.mode == "PA" else "RGB")
         elif image.mode == "1":
@@ -434,8 +436,7 @@ def _set_channels(pixels: np.ndarray, want: int | None, key: str) -> np.ndarray:
     colour, alpha = (pixels[..., :-1], pixels[..., -1:]) if have in (2, 4) else (pixels, None)
     if want in (1, 2):
         if colour.shape[2] == 3:
-            grey = colour.astype(np.float64) @ np.array([0.299, 0.587, 0.114])
-            colour = np.rint(grey).astype(pixels.dtype)[..., None]
+            colour = _grey(colour)
     elif want in (3, 4):
         colour = np.repeat(colour, 3, axis=2) if colour.shape[2] == 1 else colour
     else:
@@ -444,6 +445,21 @@ def _set_channels(pixels: np.ndarray, want: int | None, key: str) -> np.ndarray:
         alpha = alpha if alpha is not None else np.full(colour.shape[:2] + (1,), top, pixels.dtype)
         return np.concatenate([colour, alpha], axis=2)
     return colour
+
+
+_GREY_WEIGHTS = np.array([0.299, 0.587, 0.114])
+_GREY_BAND = 1 << 18  # pixels converted at a time: a float64 copy of the whole image would be 24 bytes a pixel
+
+
+def _grey(colour: np.ndarray) -> np.ndarray:
+    """RGB pixels as one grey channel of their own dtype (ITU-R 601 luma, rounded), a band of rows at a time."""
+    height, width = colour.shape[:2]
+    grey = np.empty((height, width, 1), colour.dtype)
+    rows = max(1, _GREY_BAND // max(1, width))
+    for top in range(0, height, rows):
+        band = colour[top:top + rows].astype(np.float64) @ _GREY_WEIGHTS
+        grey[top:top + rows, :, 0] = np.rint(band)
+    return grey
 
 
 def _convert(pixels: np.ndarray, want: str, key: str) -> np.ndarray:
@@ -461,21 +477,59 @@ def _png_depth(data: bytes) -> int:
 
 
 def _png16(data: bytes) -> np.ndarray | None:
-    """16-bit colour PNG samples in full, read by pypng (Pillow keeps only 8 bits of 16-bit colour);
-    None for greyscale, which Pillow reads in full."""
-    import png  # pypng: imported only for a 16-bit colour image
+    """16-bit colour PNG samples in full (Pillow keeps only 8 bits of 16-bit colour); None for greyscale,
+    which Pillow reads in full.
 
-    width, height, depth, colour = struct.unpack(">IIBB", data[16:26])
-    channels = {2: 3, 4: 2, 6: 4}.get(colour)
-    if channels is None:
+    Pillow's own compiled PNG decoder does the work, through :func:`PIL.Image.frombytes` on the IDAT
+    stream: colour twice, once keeping each sample's high byte and once its low byte (the unfiltering works
+    on whole pixels, so both are exact), grey with alpha once, as one big-endian 32-bit int per pixel.
+    """
+    from PIL import Image
+
+    from .image_sniff import check_pixels
+
+    width, height, depth, colour, interlace, stream = _png_stream(data)
+    if colour not in (2, 4, 6):
         return None
-    if not width or not height or width * height * channels > MAX_TENSOR_BYTES // 2:
-        raise _Bad(f"a {width}x{height} PNG is empty or too large")
-    try:
-        _, _, rows, _ = png.Reader(bytes=data).read_flat()
-    except png.Error as exc:
-        raise _Bad(f"the PNG does not decode ({exc})") from None
-    return np.asarray(rows, np.uint16).reshape(height, width, channels)
+    check_pixels(width, height)
+    if not width or not height:
+        raise ValueError(f"a {width}x{height} PNG is empty")
+    if colour == 4:
+        packed = np.asarray(Image.frombytes("I", (width, height), stream, "zip", "I;32B", interlace))
+        out = np.empty((height, width, 2), np.uint16)
+        out[..., 0] = packed >> 16
+        out[..., 1] = packed & 0xFFFF
+        return out
+    mode = "RGB" if colour == 2 else "RGBA"
+    out = np.asarray(Image.frombytes(mode, (width, height), stream, "zip", mode + ";16B", interlace), np.uint16)
+    out <<= 8
+    out |= np.asarray(Image.frombytes(mode, (width, height), stream, "zip", mode + ";16L", interlace))
+    return out
+
+
+def _png_stream(data: bytes) -> tuple[int, int, int, int, int, bytes]:
+    """A PNG's width, height, bit depth, colour type and interlace method, and its IDAT chunks joined;
+    each chunk's CRC checked, as Pillow checks them."""
+    pos, header, parts = 8, None, []
+    while pos + 12 <= len(data):
+        length, kind = struct.unpack(">I4s", data[pos:pos + 8])
+        body = data[pos + 8:pos + 8 + length]
+        if len(body) < length or pos + 12 + length > len(data):
+            break
+        stored = struct.unpack(">I", data[pos + 8 + length:pos + 12 + length])[0]
+        if kind in (b"IHDR", b"IDAT") and zlib.crc32(body, zlib.crc32(kind)) != stored:
+            raise ValueError(f"the PNG's {kind.decode()} chunk fails its CRC")
+        if kind == b"IHDR" and length == 13:
+            header = struct.unpack(">IIBBBBB", body)
+        elif kind == b"IDAT":
+            parts.append(body)
+        elif kind == b"IEND":
+            break
+        pos += 12 + length
+    if header is None:
+        raise ValueError("the PNG has no IHDR chunk")
+    width, height, depth, colour, _, _, interlace = header
+    return width, height, depth, colour, interlace, b"".join(parts)
 
 
 # ---------------------------------------------------------------- views
@@ -488,9 +542,9 @@ def _image_like(array: np.ndarray) -> bool:
 
 
 def _pixels_json(array: np.ndarray) -> dict:
+    little = np.ascontiguousarray(array).astype(array.dtype.newbyteorder("<"), copy=False)
     return {"dtype": array.dtype.name, "shape": [int(n) for n in array.shape],
-            "sha256": hashlib.sha256(np.ascontiguousarray(array).astype(array.dtype.newbyteorder("<"))
-                                     .tobytes()).hexdigest()}
+            "sha256": hashlib.sha256(little.reshape(-1).view(np.uint8)).hexdigest()}
 
 
 def feature_json(value: FeatureValue) -> Any:

@@ -13,9 +13,9 @@ import os
 from typing import Iterator, Sequence
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import (QButtonGroup, QComboBox, QDialog, QDialogButtonBox, QFileDialog, QFormLayout,
-                               QHBoxLayout, QLabel, QLineEdit, QProgressBar, QPushButton, QRadioButton, QVBoxLayout,
-                               QWidget)
+from PySide6.QtWidgets import (QButtonGroup, QCheckBox, QComboBox, QDialog, QDialogButtonBox, QFileDialog,
+                               QFormLayout, QHBoxLayout, QLabel, QLineEdit, QProgressBar, QPushButton, QRadioButton,
+                               QVBoxLayout, QWidget)
 
 from codec.export import ExportReport, export_iter
 from codec.framing import Compression
@@ -107,6 +107,10 @@ class ExportDialog(QDialog):
         # the name decides the compression until one is picked; a picked one renames an untouched default
         self.follower = CompressionFollower(self.output, self.compression, rename=self._default_for)
         self.compression.currentIndexChanged.connect(self._update)
+        self.escape_formulas = QCheckBox("Escape cells a spreadsheet would run as formulas (=, +, -, @)")
+        self.escape_formulas.setChecked(True)
+        self.escape_formulas.setToolTip("A text cell starting with =, +, -, @, tab or CR is written after a ' "
+                                        "(tfrlens-cli export --csv-formulas)")
         n = len(records)
         self.scope_all = QRadioButton(f"All records ({n:,})")
         self.scope_selected = QRadioButton(f"Selected records ({len(self.selected):,})")
@@ -141,6 +145,7 @@ class ExportDialog(QDialog):
         form.addRow("Format:", self.format)
         form.addRow("Output:", out_row)
         form.addRow("Compression:", self.compression)
+        form.addRow("CSV:", self.escape_formulas)
         form.addRow("Records:", scope_box)
         layout = QVBoxLayout(self)
         layout.addLayout(form)
@@ -214,6 +219,7 @@ class ExportDialog(QDialog):
         running = self.worker is not None
         records = fmt in RECORD_FORMATS
         self.compression.setEnabled(fmt == "tfrecord" and not running)
+        self.escape_formulas.setEnabled(fmt == "csv" and not running)
         for button in (self.scope_all, self.scope_selected, self.scope_filtered):
             button.setEnabled(records and not running and (button is self.scope_all or (
                 button is self.scope_selected and bool(self.selected)) or (
@@ -256,7 +262,8 @@ class ExportDialog(QDialog):
         if fmt in RECORD_FORMATS:
             report = self._report = ExportReport(out, fmt)
             records, indices, compression = self.records, self.indices(), self.compression.currentData()
-            make = lambda: export_iter(records, out, fmt, indices, compression, report)  # noqa: E731
+            formulas = "escape" if self.escape_formulas.isChecked() else "keep"
+            make = lambda: export_iter(records, out, fmt, indices, compression, report, formulas)  # noqa: E731
         else:
             self._report = None
             path, kind = self.path, fmt.split("-", 1)[1]

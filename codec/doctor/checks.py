@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import math
 
+from ..image_sniff import MAX_PIXELS  # larger images are not decoded (a decompression bomb is a few KB)
+
 __all__ = ["MAX_PIXELS", "bbox_problems", "box_problems", "declared_format", "format_problem", "label_problems",
            "size_problem"]
 
-MAX_PIXELS = 1 << 26  # 64 Mpixel: larger images are not decoded (a decompression bomb is a few KB)
 HASH_SIDE = 256  # JPEGs are decoded at a reduced scale down to this side: hashes need no more
 # A declared image/format -> the Pillow format it names.
 _FORMAT_NAMES = {"jpg": "JPEG", "jpeg": "JPEG", "jpe": "JPEG", "jfif": "JPEG", "png": "PNG", "gif": "GIF",
