@@ -198,7 +198,10 @@ def _sorted_maps(obj: dict) -> dict:
 
 
 def feature_values(feature: Any) -> tuple[str | None, list[Value]]:
-    """A Feature's dtype ("int64" | "float" | "bytes", None when unset) and values."""
+    """A Feature's dtype ("int64" | "float" | "bytes", None when unset) and values; a flat view's
+    ``(dtype, values)`` (:class:`codec.payloads.FlatValues`) as it is."""
+    if isinstance(feature, tuple):
+        return feature[0], list(feature[1])
     kind = feature.WhichOneof("kind")
     if kind == "int64_list":
         return "int64", list(feature.int64_list.value)
@@ -213,7 +216,9 @@ def record_features(decoded: DecodedRecord) -> Any | None:
     """The Features map of an Example, the context of a SequenceExample, or another payload's flat view.
 
     Tensors, messages and schema-less protobuf are read as features by
-    :func:`codec.payloads.record_fields`; raw records have none (None).
+    :func:`codec.payloads.record_fields` (``key -> (dtype, values)``, values
+    exact, which :func:`feature_values` reads as it reads a Feature); raw
+    records have none (None).
     """
     if decoded.fields is None:
         if decoded.kind is RecordKind.EXAMPLE:
@@ -223,10 +228,9 @@ def record_features(decoded: DecodedRecord) -> Any | None:
         if decoded.kind is RecordKind.RAW:
             return None
     if decoded._features is None:
-        from codec.payloads import fields_features, record_fields
+        from codec.payloads import record_fields
 
-        fields = record_fields(decoded)
-        decoded._features = None if fields is None else fields_features(fields)
+        decoded._features = record_fields(decoded)
     return decoded._features
 
 
