@@ -17,7 +17,7 @@ from typing import Any, Union
 from google.protobuf.message import DecodeError
 
 from codec.proto import Example, SequenceExample
-from codec.record_types import DecodedRecord, RecordKind, TreeNode, is_text, read_varint
+from codec.record_types import DecodedRecord, RecordKind, TreeNode, is_text, read_varint, scalar_of
 
 __all__ = [
     "DecodedRecord",
@@ -349,8 +349,8 @@ def _format_binary(b: bytes, max_len: int) -> str:
 def format_value(value: Value, dtype: str | None = None, max_len: int = 80) -> str:
     """One value as a short readable string.
 
-    ints as ints; floats as their shortest float32 form (``0.1``, ``nan``,
-    ``-inf``), or in full for a message's double; text bytes quoted (long
+    ints as ints, exact whatever their size; floats as their shortest float32 form (``0.1``, ``nan``,
+    ``-inf``), or in full for a double (dtype "double"/"float64"); text bytes quoted (long
     text cut with … and the byte count); other bytes as a hex preview with
     the byte count; a message's strings, enum names and dates as they are,
     bools as true/false.
@@ -408,7 +408,13 @@ def feature_cell(decoded: DecodedRecord, key: str, max_len: int = 40) -> str:
     """
     features = record_features(decoded)
     if features is not None and key in features:
-        dtype, values = feature_values(features[key])
+        feature = features[key]
+        dtype, values = feature_values(feature)
+        scalar = scalar_of(feature)
+        if scalar == "enum":  # by name, bare, as the tree shows it
+            dtype, values = "enum", [v.decode("utf-8", "backslashreplace") for v in values]
+        elif scalar == "double":
+            dtype = "double"
         return _cell_for_values(dtype, values, max_len)
     lists = record_feature_lists(decoded)
     if lists is not None and key in lists:
