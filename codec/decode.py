@@ -35,6 +35,7 @@ __all__ = [
     "record_feature_lists",
     "record_features",
     "record_json_value",
+    "shown_values",
     "value_at",
     "value_count",
     "value_node",
@@ -210,6 +211,16 @@ def feature_values(feature: Any) -> tuple[str | None, list[Value]]:
     if kind == "bytes_list":
         return "bytes", list(feature.bytes_list.value)
     return None, []
+
+
+def shown_values(feature: Any) -> tuple[str | None, list[Value]]:
+    """:func:`feature_values` with the dtype :func:`format_value` shows them by: a payload's doubles
+    as "double" (in full), its enums as "enum" (their names as text, bare, as the tree shows them)."""
+    dtype, values = feature_values(feature)
+    scalar = scalar_of(feature)
+    if scalar == "enum":
+        return "enum", [v.decode("utf-8", "backslashreplace") for v in values]
+    return ("double" if scalar == "double" else dtype), values
 
 
 def record_features(decoded: DecodedRecord) -> Any | None:
@@ -408,14 +419,7 @@ def feature_cell(decoded: DecodedRecord, key: str, max_len: int = 40) -> str:
     """
     features = record_features(decoded)
     if features is not None and key in features:
-        feature = features[key]
-        dtype, values = feature_values(feature)
-        scalar = scalar_of(feature)
-        if scalar == "enum":  # by name, bare, as the tree shows it
-            dtype, values = "enum", [v.decode("utf-8", "backslashreplace") for v in values]
-        elif scalar == "double":
-            dtype = "double"
-        return _cell_for_values(dtype, values, max_len)
+        return _cell_for_values(*shown_values(features[key]), max_len)
     lists = record_feature_lists(decoded)
     if lists is not None and key in lists:
         steps = len(lists[key].feature)
