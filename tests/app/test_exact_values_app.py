@@ -53,3 +53,24 @@ def test_table_and_tree_show_each_scalar_the_same_exact_way(window, qtbot, tmp_p
     assert "18446744073709551615" in {model.data(model.index(r, BASE_COLUMNS + keys.index("f_uint64")))
                                       for r in range(len(messages))}
     assert os.path.exists(desc)
+
+
+def test_statistics_panel_lists_bools_doubles_and_uint64_exactly(window, qtbot, tmp_path):
+    from app.views.stats_panel import CHART, SUMMARY, TYPE
+
+    desc, data, messages = write_scalar_files(tmp_path, "proto2")
+    tab = open_done(window, qtbot, data)
+    panel = tab.qa.stats_panel()
+    with qtbot.waitSignal(panel.stats_ready, timeout=TIMEOUT):
+        window.qa.show_statistics()
+    with qtbot.waitSignal(panel.stats_ready, timeout=TIMEOUT):
+        decode_as(window, desc, "lens.proto2.Scalars")
+    flags = panel.feature_row("f_bool")
+    true = sum(m.f_bool for m in messages)
+    assert flags and flags[TYPE].data() == "bool"
+    assert flags[SUMMARY].data() == f"true {true}\nfalse {len(messages) - true}"
+    assert f"true ×{true}" in flags[CHART].data()
+    doubles = panel.feature_row("f_double")
+    assert doubles and doubles[TYPE].data() == "float64"
+    big = panel.feature_row("f_uint64")
+    assert big[TYPE].data() == "int64" and "max 18,446,744,073,709,551,615" in big[SUMMARY].data()
