@@ -345,44 +345,6 @@ class Numbers:
         return out
 
 
-class IntPending:
-    """Integers waiting to be folded into a Numbers: int64 in ``buf``, uint64 past int64's range in ``big``."""
-
-    __slots__ = ("buf", "big", "target")
-
-    def __init__(self, target: Numbers) -> None:
-        self.buf = array("q")
-        self.big = array("Q")
-        self.target = target
-
-    def add_exact(self, values: list) -> None:
-        """Python ints of any protobuf integer type (-2**63 .. 2**64 - 1)."""
-        if values and max(values) >= 1 << 63:
-            self.big.fromlist([v for v in values if v >= 1 << 63])
-            values = [v for v in values if v < 1 << 63]
-        self.buf.fromlist(values)
-        if len(self.buf) + len(self.big) >= FLUSH_VALUES:
-            self.flush()
-
-    def flush(self) -> None:
-        for buf, dtype in ((self.buf, np.int64), (self.big, np.uint64)):
-            if buf:
-                values = np.frombuffer(buf, dtype=dtype).copy()
-                del buf[:]
-                self.target.add(values)
-
-    def extend(self, values: np.ndarray) -> None:
-        """Many int64 values at once (a batch's, from numpy)."""
-        self.buf.frombytes(np.ascontiguousarray(values, dtype=np.int64).tobytes())
-        if len(self.buf) >= FLUSH_VALUES:
-            self.flush()
-
-    def merge(self, other: IntPending) -> None:
-        self.flush()
-        other.flush()
-        self.target.merge(other.target)
-
-
 class Pending:
     """Values waiting to be folded into a Numbers in one numpy call.
 
@@ -414,3 +376,29 @@ class Pending:
         self.flush()
         other.flush()
         self.target.merge(other.target)
+
+
+class IntPending(Pending):
+    """Integers waiting to be folded into a Numbers: int64 in ``buf``, uint64 past int64's range in ``big``."""
+
+    __slots__ = ("big",)
+
+    def __init__(self, target: Numbers) -> None:
+        super().__init__("q", target)
+        self.big = array("Q")
+
+    def add_exact(self, values: list) -> None:
+        """Python ints of any protobuf integer type (-2**63 .. 2**64 - 1)."""
+        if values and max(values) >= 1 << 63:
+            self.big.fromlist([v for v in values if v >= 1 << 63])
+            values = [v for v in values if v < 1 << 63]
+        self.buf.fromlist(values)
+        if len(self.buf) + len(self.big) >= FLUSH_VALUES:
+            self.flush()
+
+    def flush(self) -> None:
+        super().flush()
+        if self.big:
+            values = np.frombuffer(self.big, dtype=np.uint64).copy()
+            del self.big[:]
+            self.target.add(values)

@@ -250,3 +250,18 @@ def test_stats_text_spells_bools_true_and_false(capsys, scalars):
     block = out.split("  f_bool  ")[1].split("\n\n")[0]
     assert "values             true " in block and "most common        " in block and "×" in block
     assert "18,446,744,073,709,551,615" in out
+
+
+def test_stats_of_split_records_merge_exactly(scalars):
+    from codec.stats import FileStats
+
+    desc, _, type_name, messages = scalars
+    payload = load_message_type(desc, type_name)
+    records = [m.SerializeToString() for m in messages]
+    whole, first, second = FileStats(payload), FileStats(payload), FileStats(payload)
+    for i, data in enumerate(records):
+        whole.add(data)
+        (first if i % 3 else second).add(data)
+    second.merge(first)
+    assert json.dumps(second.to_json(), sort_keys=True) == json.dumps(whole.to_json(), sort_keys=True)
+    assert whole.to_json()["features"]["r_uint64"]["max"] == 2**64 - 1
