@@ -107,20 +107,22 @@ def test_the_issues_filter_finds_uint64_past_2_63(capsys, scalars):
                                                 f"created_ms == {2**63 + 1}")] == [5]
 
 
-@settings(max_examples=200, deadline=None)
-@given(values=st.lists(st.integers(0, 2**64 - 1), min_size=1, max_size=4), literal=st.integers(-(2**64), 2**65),
-       op=st.sampled_from(sorted(OPS)), as_float=st.booleans())
-def test_uint64_comparisons_match_python(values, literal, op, as_float):
-    from tests.scalar_messages import scalar_messages
+INTEGER_RANGES = {"r_uint64": (0, 2**64 - 1), "r_fixed64": (0, 2**64 - 1), "r_int64": (-(2**63), 2**63 - 1),
+                  "r_sint64": (-(2**63), 2**63 - 1), "r_uint32": (0, 2**32 - 1), "r_sfixed32": (-(2**31), 2**31 - 1)}
 
-    message = scalar_messages("proto3")[0]
-    del message.r_uint64[:]
-    message.r_uint64.extend(values)
+
+@settings(max_examples=100, deadline=None)
+@given(data=st.data(), field=st.sampled_from(sorted(INTEGER_RANGES)), literal=st.integers(-(2**64), 2**65),
+       op=st.sampled_from(sorted(OPS)), as_float=st.booleans())
+def test_integer_comparisons_match_python(data, field, literal, op, as_float):
+    lo, hi = INTEGER_RANGES[field]
+    values = data.draw(st.lists(st.integers(lo, hi) | st.sampled_from([lo, hi, 2**53 + 1, 2**63]).filter(
+        lambda v: lo <= v <= hi), min_size=1, max_size=4))
     payload = _PAYLOAD["proto3"]
-    decoded = decode_record(message.SerializeToString(), payload)
+    decoded = decode_record(payload.message_class(**{field: values}).SerializeToString(), payload)
     text = repr(float(literal)) if as_float else str(literal)
     number = float(literal) if as_float else literal
-    got = compile_filter(f"r_uint64 {op} {text}").matches(0, decoded.data, decoded=decoded)
+    got = compile_filter(f"{field} {op} {text}").matches(0, decoded.data, decoded=decoded)
     want = not any(v == number for v in values) if op == "!=" else any(OPS[op](v, number) for v in values)
     assert got == want
 
