@@ -133,9 +133,9 @@ class _Payloads(dict):
     def __missing__(self, syntax: str):
         import tempfile
 
-        folder = tempfile.mkdtemp()
-        desc, _, _ = write_scalar_files(folder, syntax)
-        self[syntax] = load_message_type(desc, f"lens.{syntax}.Scalars")
+        with tempfile.TemporaryDirectory() as folder:  # the loaded type keeps its descriptors, not the file
+            desc, _, _ = write_scalar_files(folder, syntax)
+            self[syntax] = load_message_type(desc, f"lens.{syntax}.Scalars")
         return self[syntax]
 
 
