@@ -17,7 +17,7 @@ from typing import Any, Union
 from google.protobuf.message import DecodeError
 
 from codec.proto import Example, SequenceExample
-from codec.record_types import DecodedRecord, RecordKind, TreeNode, is_text, read_varint
+from codec.record_types import DecodedRecord, RecordKind, TreeNode, is_text, read_varint, scalar_of
 
 __all__ = [
     "DecodedRecord",
@@ -35,6 +35,7 @@ __all__ = [
     "record_feature_lists",
     "record_features",
     "record_json_value",
+    "shown_values",
     "value_at",
     "value_count",
     "value_node",
@@ -218,7 +219,10 @@ def _sorted_maps(obj: dict) -> dict:
 
 
 def feature_values(feature: Any) -> tuple[str | None, list[Value]]:
-    """A Feature's dtype ("int64" | "float" | "bytes", None when unset) and values."""
+    """A Feature's dtype ("int64" | "float" | "bytes", None when unset) and values; a flat view's
+    ``(dtype, values)`` (:class:`codec.payloads.FlatValues`) as it is."""
+    if isinstance(feature, tuple):
+        return feature[0], list(feature[1])
     kind = feature.WhichOneof("kind")
     if kind == "int64_list":
         return "int64", list(feature.int64_list.value)
@@ -229,11 +233,23 @@ def feature_values(feature: Any) -> tuple[str | None, list[Value]]:
     return None, []
 
 
+def shown_values(feature: Any) -> tuple[str | None, list[Value]]:
+    """:func:`feature_values` with the dtype :func:`format_value` shows them by: a payload's doubles
+    as "double" (in full), its enums as "enum" (their names as text, bare, as the tree shows them)."""
+    dtype, values = feature_values(feature)
+    scalar = scalar_of(feature)
+    if scalar == "enum":
+        return "enum", [v.decode("utf-8", "backslashreplace") for v in values]
+    return ("double" if scalar == "double" else dtype), values
+
+
 def record_features(decoded: DecodedRecord) -> Any | None:
     """The Features map of an Example, the context of a SequenceExample, or another payload's flat view.
 
     Tensors, messages and schema-less protobuf are read as features by
-    :func:`codec.payloads.record_fields`; raw records have none (None).
+    :func:`codec.payloads.record_fields` (``key -> (dtype, values)``, values
+    exact, which :func:`feature_values` reads as it reads a Feature); raw
+    records have none (None).
     """
     if decoded.fields is None:
         if decoded.kind is RecordKind.EXAMPLE:
@@ -243,10 +259,9 @@ def record_features(decoded: DecodedRecord) -> Any | None:
         if decoded.kind is RecordKind.RAW:
             return None
     if decoded._features is None:
-        from codec.payloads import fields_features, record_fields
+        from codec.payloads import record_fields
 
-        fields = record_fields(decoded)
-        decoded._features = None if fields is None else fields_features(fields)
+        decoded._features = record_fields(decoded)
     return decoded._features
 
 
@@ -365,8 +380,8 @@ def _format_binary(b: bytes, max_len: int) -> str:
 def format_value(value: Value, dtype: str | None = None, max_len: int = 80) -> str:
     """One value as a short readable string.
 
-    ints as ints; floats as their shortest float32 form (``0.1``, ``nan``,
-    ``-inf``), or in full for a message's double; text bytes quoted (long
+    ints as ints, exact whatever their size; floats as their shortest float32 form (``0.1``, ``nan``,
+    ``-inf``), or in full for a double (dtype "double"/"float64"); text bytes quoted (long
     text cut with … and the byte count); other bytes as a hex preview with
     the byte count; a message's strings, enum names and dates as they are,
     bools as true/false.
@@ -424,8 +439,7 @@ def feature_cell(decoded: DecodedRecord, key: str, max_len: int = 40) -> str:
     """
     features = record_features(decoded)
     if features is not None and key in features:
-        dtype, values = feature_values(features[key])
-        return _cell_for_values(dtype, values, max_len)
+        return _cell_for_values(*shown_values(features[key]), max_len)
     lists = record_feature_lists(decoded)
     if lists is not None and key in lists:
         steps = len(lists[key].feature)

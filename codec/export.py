@@ -21,6 +21,7 @@ from .decode import RecordKind, decode_record, feature_values, is_text, record_f
 from .errors import PayloadDecodeError, UsageError
 from .framing import Compression, RecordStatus
 from .images import ImageDecodeError, decode_image, find_images
+from .record_types import scalar_of
 from .scan import IndexProgress
 from .writer import OutputFile, TFRecordWriter, atomic_write_bytes, check_not_input, make_output_folder, output_join
 
@@ -230,11 +231,19 @@ def _jsonl(source, out, indices, report, compression) -> Iterator[IndexProgress]
     yield _progress(len(indices), len(indices))
 
 
-def csv_cell(dtype: str | None, values: list, counters: dict, escape: bool = False) -> str:
-    """One feature of one record as a CSV cell (the rules are in the README); with ``escape``, a text
-    cell a spreadsheet would run as a formula gets a ``'`` first (see :func:`csv_text`)."""
+def csv_cell(dtype: str | None, values: list, counters: dict, escape: bool = False,
+             scalar: str | None = None) -> str:
+    """One feature of one record as a CSV cell (the rules are in the README; a payload's ``scalar`` types
+    in docs/exact-values.md: doubles in full, bools as true/false, integers as plain digits); with
+    ``escape``, a text cell a spreadsheet would run as a formula gets a ``'`` first (see :func:`csv_text`)."""
     if not values:
         return ""
+    if scalar == "bool":
+        texts = ["true" if v else "false" for v in values]
+        return texts[0] if len(texts) == 1 else "[" + ",".join(texts) + "]"
+    if scalar == "double":
+        texts = [repr(float(v)) for v in values]
+        return texts[0] if len(texts) == 1 else "[" + ",".join(texts) + "]"
     if dtype == "bytes":
         texts = []
         for v in values:
@@ -259,6 +268,10 @@ def csv_text(text: str, counters: dict, escape: bool = True) -> str:
         counters["formulas"] = counters.get("formulas", 0) + 1
         return "'" + text
     return text
+
+
+def _feature_cell(feature, counters: dict, escape: bool) -> str:
+    return csv_cell(*feature_values(feature), counters, escape, scalar_of(feature))
 
 
 def _names_cell(key: str, features, labels, counters: dict, escape: bool) -> str:
@@ -308,8 +321,7 @@ def _csv(source, out, indices, report, escape: bool) -> Iterator[IndexProgress]:
                 features = record_features(decoded)
                 row = [i]
                 for key in columns:
-                    row.append(csv_cell(*feature_values(features[key]), counters, escape) if key in features
-                               else "")
+                    row.append(_feature_cell(features[key], counters, escape) if key in features else "")
                 for key in named:
                     row.append(_names_cell(key, features, labels, counters, escape))
                 writer.writerow(row)

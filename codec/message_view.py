@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from codec.record_types import TreeNode
+from codec.record_types import FlatValues, TreeNode
 from codec.errors import PayloadDecodeError
 
 __all__ = [
@@ -31,6 +31,7 @@ FIELD_TYPE_NAMES = {
 _FLOAT_TYPES = {1, 2}
 _TYPE_BOOL, _TYPE_STRING, _TYPE_BYTES, _TYPE_ENUM = 8, 9, 12, 14
 _INT_KEY_TYPES = {3, 4, 5, 6, 7, 13, 15, 16, 17, 18}
+_FLAT_SCALARS = {1: "double", 8: "bool", 14: "enum"}  # FieldDescriptor.TYPE_* -> FlatValues.scalar
 
 _WRAPPERS = {
     "google.protobuf.DoubleValue": "double", "google.protobuf.FloatValue": "float",
@@ -139,9 +140,11 @@ def message_fields(message: Any) -> dict[str, tuple[str, list]]:
 
     Keys are proto field names (``boxes.xmin``, ``captured_at.seconds``, a map
     as ``scores.<key>``); values of repeated messages are concatenated. Each
-    value is ``(dtype, values)`` with dtype "int64" (every integer type, bool
-    as 0/1), "float" (float and double) or "bytes" (strings as UTF-8, bytes,
-    enums as their names).
+    value is a :class:`codec.payloads.FlatValues`, exact: dtype "int64" (every
+    integer type as Python ints, uint64 up to 2**64 - 1; bools as Python
+    bools, scalar "bool"), "float" (float as its float32 value, double as
+    float64 with scalar "double") or "bytes" (strings as UTF-8, bytes, enums
+    by name with scalar "enum" and their numbers).
     """
     out: dict[str, tuple[str, list]] = {}
     _collect(message, "", out)
@@ -168,18 +171,25 @@ def _collect(message: Any, prefix: str, out: dict[str, tuple[str, list]]) -> Non
 
 
 def _add(out: dict[str, tuple[str, list]], name: str, field: Any, values: list) -> None:
+    numbers = None
     if field.type in _FLOAT_TYPES:
         dtype, converted = "float", [float(v) for v in values]
     elif field.type == _TYPE_ENUM:
         dtype, converted = "bytes", [_enum_name(field, v).encode("utf-8") for v in values]
+        numbers = [int(v) for v in values]
     elif field.type in (_TYPE_STRING, _TYPE_BYTES):
         dtype, converted = "bytes", [v.encode("utf-8") if isinstance(v, str) else bytes(v) for v in values]
+    elif field.type == _TYPE_BOOL:
+        dtype, converted = "int64", [bool(v) for v in values]
     else:
         dtype, converted = "int64", [int(v) for v in values]
-    if name in out:
-        out[name][1].extend(converted)
+    held = out.get(name)
+    if held is not None:
+        held[1].extend(converted)
+        if numbers is not None:
+            held.numbers.extend(numbers)
     else:
-        out[name] = (dtype, converted)
+        out[name] = FlatValues(dtype, converted, _FLAT_SCALARS.get(field.type), numbers)
 
 
 # ---------------------------------------------------------------- tree

@@ -10,18 +10,21 @@ with ``decode_record(data, source.payload)``.
 The flat view: statistics, schema inference, filters and CSV export read any
 record as features, ``key -> (dtype, values)`` with dtype "int64", "float" or
 "bytes". An Example's are its own; a tensor's, a message's and schema-less
-protobuf's are built from their fields (:func:`record_fields`).
+protobuf's are built from their fields (:func:`record_fields`), as
+:class:`FlatValues` whose values are exact (docs/exact-values.md): integers
+of every width as Python ints (uint64 up to 2**64 - 1), bools as bools,
+doubles as float64, enums by name with their numbers beside.
 """
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Protocol
 
-from .record_types import DecodedRecord, RecordKind
+from .record_types import DecodedRecord, FlatValues, RecordKind
 
 if TYPE_CHECKING:
     import numpy as np
 
-__all__ = ["Payload", "fields_features", "flat_key", "int64_values", "kind_functions", "record_fields",
+__all__ = ["FlatValues", "Payload", "array_values", "flat_key", "kind_functions", "record_fields",
            "tensor_fields"]
 
 
@@ -41,25 +44,26 @@ class Payload(Protocol):
 _DTYPE_NAMES: dict = {}  # numpy dtype -> its name as bytes (numpy computes .name in Python, per call)
 
 
+def array_values(flat: np.ndarray) -> FlatValues:
+    """A one-dimensional array's values, exact: bools as bools, float64 as doubles, complex as (real, imag)."""
+    kind = flat.dtype.kind
+    if kind == "O":
+        return FlatValues("bytes", [bytes(v) for v in flat])
+    if kind in "biu":
+        return FlatValues("int64", flat.tolist(), "bool" if kind == "b" else None)
+    wide = flat.dtype.itemsize >= (16 if kind == "c" else 8)
+    values = flat.tolist()
+    if kind == "c":
+        values = [part for v in values for part in (v.real, v.imag)]
+    return FlatValues("float", values, "double" if wide else None)
+
+
 def tensor_fields(array: np.ndarray) -> dict[str, tuple[str, list]]:
     """A tensor as flat features: ``dtype`` (its name), ``shape``, and ``values`` (flattened, C order)."""
-    flat = array.reshape(-1)
-    kind = array.dtype.kind
     name = _DTYPE_NAMES.get(array.dtype)
     if name is None:
-        name = _DTYPE_NAMES[array.dtype] = b"string" if kind == "O" else array.dtype.name.encode()
-    if kind == "O":
-        dtype, values = "bytes", [bytes(v) for v in flat]
-    elif kind in "biu":
-        dtype, values = "int64", flat.tolist()
-        if kind == "b":
-            values = [int(v) for v in values]
-    elif kind == "c":
-        dtype = "float"
-        values = [part for v in flat.tolist() for part in (v.real, v.imag)]
-    else:
-        dtype, values = "float", flat.tolist()
-    return {"dtype": ("bytes", [name]), "shape": ("int64", list(array.shape)), "values": (dtype, values)}
+        name = _DTYPE_NAMES[array.dtype] = b"string" if array.dtype.kind == "O" else array.dtype.name.encode()
+    return {"dtype": ("bytes", [name]), "shape": ("int64", list(array.shape)), "values": array_values(array.reshape(-1))}
 
 
 def record_fields(decoded: DecodedRecord) -> dict[str, tuple[str, list]] | None:
@@ -104,13 +108,6 @@ def kind_functions(kind: RecordKind) -> dict | None:
     return functions
 
 
-def int64_values(values: list) -> list:
-    """Integers as int64 holds them: uint64 past int64's range keeps its bits, as TensorFlow stores it."""
-    if values and max(values) >= 1 << 63:
-        return [v - (1 << 64) if v >= 1 << 63 else v for v in values]
-    return values
-
-
 _FEATURE_SCOPES = frozenset({"features", "context", "feature_lists"})  # first parts of an Example tree's paths
 
 
@@ -121,19 +118,3 @@ def flat_key(path: tuple) -> str:
     if len(path) > 1 and path[0] in _FEATURE_SCOPES:
         return str(path[1])
     return ".".join(p for p in path if isinstance(p, str))
-
-
-def fields_features(fields: dict[str, tuple[str, list]]):
-    """Flat features as a ``tf.train.Features`` map, the form every pass over Examples reads."""
-    from .proto import Features
-
-    features = Features()
-    for key, (dtype, values) in fields.items():
-        feature = features.feature[key]
-        if dtype == "int64":
-            feature.int64_list.value.extend(int64_values(values))
-        elif dtype == "float":
-            feature.float_list.value.extend(values)
-        else:
-            feature.bytes_list.value.extend(values)
-    return features.feature

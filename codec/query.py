@@ -12,7 +12,8 @@ An expression is a condition over one record::
     `my feature` in [1, 2, 3] and `status` == "draft"
 
 Operands
-    numbers (``3``, ``-2``, ``0.5``, ``1e5``); strings in double or single
+    numbers (``3``, ``-2``, ``0.5``, ``1e5``; integers of any size, exact);
+    ``true`` and ``false`` (the numbers 1 and 0); strings in double or single
     quotes with backslash escapes (``\\n``, ``\\t``, ``\\\\``, ``\\"``, ``\\'``,
     ``\\xNN``, ``\\uNNNN``); lists ``[1, 2, "a"]`` (after ``in`` only);
     feature names; record properties; ``len(feature)``.
@@ -34,7 +35,8 @@ Conditions
     each text value as UTF-8: linear time, no backreferences or lookaround;
     ``(?i)`` for case-insensitive); ``has(f)``
     (the record has feature ``f``, even with no values); ``and``, ``or``,
-    ``not``, parentheses. ``not`` binds tighter than ``and``, ``and`` tighter
+    ``not``, parentheses; a feature alone, ``flag``, is ``flag == true``.
+    ``not`` binds tighter than ``and``, ``and`` tighter
     than ``or``. Comparisons do not chain (write ``1 < x and x < 5``).
     An empty expression matches every record.
 Semantics
@@ -45,7 +47,9 @@ Semantics
     every other comparison with it is false; ``len()`` of it is 0. Strings
     compare with bytes values as UTF-8 (bytewise order for ``<``); numbers
     compared with a float feature are rounded to float32 first, so
-    ``score == 0.1`` finds a stored 0.1. Values of different types (a number
+    ``score == 0.1`` finds a stored 0.1; a message's doubles compare as
+    float64, its integers (uint64 too) exactly, its bools as 1 and 0, and an
+    enum both by name and by number (docs/exact-values.md). Values of different types (a number
     and bytes, a string and an int64) are simply unequal and unordered: such
     a comparison is false, never an error. In a SequenceExample a name is
     looked up in the context first, then in the feature lists, where it stands

@@ -24,6 +24,7 @@ from .query_lexer import ExprError
 from .query_parser import Always, And, Compare, Feature, Has, Len, ListLit, Lit, Match, Not, Or, Prop
 from .query_regex import regex_search
 from .record_pass import quick_decode
+from .record_types import scalar_of
 
 if TYPE_CHECKING:
     from .label_maps import LabelMap, LabelNames
@@ -63,7 +64,10 @@ class RecordView:
         if features is None:
             features, lists = self._maps()
         if name in features:
-            g = _typed(features[name])
+            feature = features[name]
+            if isinstance(feature, tuple):
+                return _flat_groups(feature)
+            g = _typed(feature)
             return [g] if g is not None else []
         if name in lists:
             return [g for g in map(_typed, lists[name].feature) if g is not None]
@@ -76,7 +80,8 @@ class RecordView:
     def length(self, name: str) -> int:
         features, lists = self._maps()
         if name in features:
-            g = _typed(features[name])
+            feature = features[name]
+            g = feature if isinstance(feature, tuple) else _typed(feature)
             return len(g[1]) if g is not None else 0
         if name in lists:
             return len(lists[name].feature)
@@ -113,6 +118,17 @@ def _typed(feature) -> tuple[str, Any] | None:
     return None
 
 
+def _flat_groups(feature: tuple) -> list[tuple[str, Any]]:
+    """The groups of a flat-view feature (:class:`codec.record_types.FlatValues`): doubles compare as
+    float64, an enum both by name (bytes) and by number."""
+    scalar = scalar_of(feature)
+    if scalar == "double":
+        return [("double", feature[1])]
+    if scalar == "enum":
+        return [("bytes", feature[1]), ("int64", feature.numbers)]
+    return [(feature[0], feature[1])]
+
+
 _F32 = struct.Struct("<f")
 
 
@@ -127,17 +143,17 @@ def _as_float32(x: float) -> float:
 class _Lit:
     """A literal prepared for each kind of value it may meet (None: can never equal one)."""
 
-    __slots__ = ("value", "for_bytes", "for_str", "for_int", "for_float")
+    __slots__ = ("value", "for_bytes", "for_str", "for_int", "for_float", "for_double")
 
     def __init__(self, value) -> None:
         self.value = value
         if isinstance(value, str):
             self.for_bytes = value.encode("utf-8", "surrogatepass")
             self.for_str = value
-            self.for_int = self.for_float = None
+            self.for_int = self.for_float = self.for_double = None
             return
         self.for_bytes = self.for_str = None
-        self.for_int = value
+        self.for_int = self.for_double = value  # Python compares ints and floats exactly, whatever their size
         try:
             self.for_float = _as_float32(float(value))
         except OverflowError:  # an int beyond any float: Python still orders it against floats exactly
@@ -157,12 +173,15 @@ class _Lit:
             return self.for_str
         if dtype == "float":
             return self.for_float
+        if dtype == "double":
+            return self.for_double
         return self.for_int  # int64 and int properties
 
 
 _ORDER = {"==": operator.eq, "<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge}
 _FLIP = {"==": "==", "!=": "!=", "<": ">", "<=": ">=", ">": "<", ">=": "<="}
-_NUMERIC = ("int64", "float", "int")
+_NUMERIC = ("int64", "float", "double", "int")
+_DTYPES = ("int64", "float", "double", "bytes", "str", "int")  # every dtype a group may have
 _TEXTUAL = ("bytes", "str")
 
 
@@ -362,7 +381,7 @@ class Compiler:
     def _against_literals(get: Callable, op: str, lits: list[_Lit]) -> Callable:
         if op == "==" and len(lits) > 1:
             keys: dict[str, set] = {}
-            for dtype in ("int64", "float", "bytes", "str", "int"):
+            for dtype in _DTYPES:
                 found = {key for lit in lits if (key := lit.for_dtype(dtype)) is not None}
                 if found:
                     keys[dtype] = found
@@ -377,7 +396,7 @@ class Compiler:
         test = _ORDER[op]
         # Each literal as it meets each kind of value, decided once (the function runs once per record).
         by_dtype = {dtype: tuple(key for lit in lits if (key := lit.for_dtype(dtype)) is not None)
-                    for dtype in ("int64", "float", "bytes", "str", "int")}
+                    for dtype in _DTYPES}
         if op == "==":
             def equal(r) -> bool:
                 for dtype, values in get(r):

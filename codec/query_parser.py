@@ -15,6 +15,7 @@ from .query_lexer import ExprError, Token, read_quoted, tokenize
 from .query_regex import RegexError, regex_search
 
 PROPERTIES = ("index", "offset", "size", "status", "kind")
+BOOLEANS = {"true": True, "false": False}  # literals, as protobuf's text format spells a bool
 FUNCTIONS = ("len", "has")
 MAX_DEPTH = 100  # nested parentheses and 'not's; deeper would exhaust Python's stack
 
@@ -23,7 +24,7 @@ _OPERATOR_LIST = "==, !=, <, <=, >, >=, ~, in or not in"
 
 @dataclass(frozen=True)
 class Lit:
-    value: Any  # int, float or str
+    value: Any  # int, float, bool or str
     pos: int = field(default=-1, compare=False, repr=False)  # where the expression writes it
 
 
@@ -114,6 +115,9 @@ class _Parser:
         tok = self.tokens[self.i + ahead]
         return tok.value == word and tok.kind == "kw"
 
+    def at_condition_end(self) -> bool:
+        return self.peek().kind in ("end", "rparen") or self.is_kw("and") or self.is_kw("or")
+
     def at_comparison(self) -> bool:
         return self.peek().kind == "op" or self.is_kw("in") or (self.is_kw("not") and self.is_kw("in", 1))
 
@@ -174,6 +178,8 @@ class _Parser:
                 raise self.error("has() is already a condition and cannot be compared", self.peek())
             return node
         left = self.parse_operand(after)
+        if isinstance(left, Feature) and self.at_condition_end():
+            return Compare("==", left, Lit(True))  # a feature alone: some value of it is true
         return self.parse_comparison_rest(left)
 
     def parse_group(self):
@@ -221,6 +227,8 @@ class _Parser:
             return Feature(tok.value, tok.pos)
         if tok.kind == "name":
             self.take()
+            if tok.value in BOOLEANS:
+                return Lit(BOOLEANS[tok.value], tok.pos)
             if tok.value in FUNCTIONS and self.peek().kind == "lparen":
                 if tok.value == "has":
                     raise self.error("has() is a condition, not a value to compare", tok, show_found=False)
@@ -278,10 +286,10 @@ class _Parser:
             if item.kind == "rbracket":  # empty list, or a trailing comma
                 self.take()
                 return ListLit(tuple(values), tuple(positions))
-            if item.kind not in ("num", "str"):
-                raise self.error("expected a number or a string in the list", item)
+            if item.kind not in ("num", "str") and not (item.kind == "name" and item.value in BOOLEANS):
+                raise self.error("expected a number, a string, true or false in the list", item)
             self.take()
-            values.append(item.value)
+            values.append(BOOLEANS.get(item.value, item.value) if item.kind == "name" else item.value)
             positions.append(item.pos)
             sep = self.peek()
             if sep.kind == "comma":

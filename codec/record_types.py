@@ -1,4 +1,4 @@
-"""The types every record decoder shares: a record's kind, the decoded record, its tree, and two
+"""The types every record decoder shares: a record's kind, the decoded record, its flat values, its tree, and two
 byte-level helpers. Nothing here imports another codec module, so each kind's decoder
 (:mod:`codec.tensors`, :mod:`codec.messages`, :mod:`codec.wire_format`, ...) can use them while
 :mod:`codec.decode`, which dispatches to those decoders and is the public API of these names, imports them.
@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, Callable
 
-__all__ = ["DecodedRecord", "RecordKind", "TreeNode", "is_text", "read_varint"]
+__all__ = ["DecodedRecord", "FlatValues", "RecordKind", "TreeNode", "is_text", "read_varint", "scalar_of"]
 
 _MAX_VARINT_BYTES = 10
 # ASCII whitespace that str.isprintable() rejects but text may contain.
@@ -25,6 +25,30 @@ class RecordKind(str, Enum):
     MESSAGE = "message"  # the user's own protobuf message, by the descriptor they gave
     PROTOBUF = "protobuf"  # protobuf wire format of no known type, read schema-less
     RAW = "raw"
+
+
+class FlatValues(tuple):
+    """One feature of the flat view: unpacks as ``(dtype, values)``; ``scalar`` says what the values were read as.
+
+    ``scalar`` is "bool" (int64 family, values are Python bools), "double"
+    (float family, float64 values, not float32), "enum" (bytes family, the
+    names; ``numbers`` holds the numbers), else the dtype itself. A plain
+    ``(dtype, values)`` tuple is a FlatValues of that dtype.
+    """
+
+    def __new__(cls, dtype: str, values: list, scalar: str | None = None, numbers: list | None = None) -> FlatValues:
+        self = super().__new__(cls, (dtype, values))
+        self.scalar = scalar or dtype
+        self.numbers = numbers
+        return self
+
+    def __getnewargs__(self) -> tuple:
+        return self[0], self[1], self.scalar, self.numbers
+
+
+def scalar_of(feature) -> str | None:
+    """What a flat feature's values were read as (:attr:`FlatValues.scalar`); None for a protobuf Feature."""
+    return getattr(feature, "scalar", None)
 
 
 @dataclass(slots=True)

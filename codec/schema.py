@@ -315,7 +315,8 @@ def schema_from_stats(stats) -> FileSchema:
         for name, fs in source.items():
             shape = _Shape()
             shape.present = fs.present
-            shape.dtypes = [fs.dtypes["int64"], fs.dtypes["float32"], fs.dtypes["bytes"]]
+            kinds = fs.dtypes
+            shape.dtypes = [kinds["int64"] + kinds["bool"], kinds["float32"] + kinds["float64"], kinds["bytes"]]
             shape.none = fs.dtypes["none"]
             shape.vmin, shape.vmax = fs.values_min, fs.values_max
             target[name] = shape

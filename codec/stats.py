@@ -5,7 +5,7 @@ a :class:`FileStats`; ``FileStats.to_json()`` is the ``tfrlens-cli stats
 --json`` contract::
 
     {"records": N, "kinds": {...}, "raw_records": n, "damaged_records": n,
-     "features": {NAME: {"present": n, "dtype": "int64|float32|bytes", ...}}}
+     "features": {NAME: {"present": n, "dtype": "int64|float32|float64|bool|bytes", ...}}}
 
 with ``"context"`` and ``"sequence"`` maps instead of ``"features"`` when the
 file holds SequenceExamples. Per feature: ``present`` (records that have
@@ -17,6 +17,10 @@ most common first) while there are at most 10,000 distinct values; bytes:
 ``count``, ``value_bytes`` (bytes per value), ``top`` (values as UTF-8 text,
 else ``base64:...``), ``top_complete``, ``text_share``, ``image_share``,
 and for encoded images ``image_formats``, ``image_width``, ``image_height``.
+A payload's values are summarised exactly (docs/exact-values.md): integers
+up to 2**64 - 1 (dtype "int64" stands for every integer type), doubles as
+"float64" (shown in full, not as float32), bools as "bool" (``count``,
+``true``, ``false``, ``top``), enums by name as bytes.
 Feature lists (``sequence``): ``present``, ``dtype``, ``length`` (steps per
 record, with a histogram), ``values_per_step`` and the same value stats
 over all steps.
@@ -40,11 +44,12 @@ import zlib
 from typing import Iterator, Sequence
 
 from .decode import RecordKind, is_text
-from .payloads import int64_values, record_fields
+from .payloads import record_fields
 from .image_sniff import probe_image
 from .record_pass import PassCounts, quick_decode, record_pass
 from .scan import IndexProgress
-from .stats_numbers import FLUSH_VALUES, MAX_TRACKED, TOP_N, Numbers as _Numbers, Pending as _Pending
+from .record_types import scalar_of
+from .stats_numbers import FLUSH_VALUES, MAX_TRACKED, TOP_N, IntPending, Numbers as _Numbers, Pending as _Pending
 from .stats_numbers import EXACT_VALUES, Histogram as _Histogram  # noqa: F401 - tests/codec/test_stats.py's names
 
 __all__ = ["FeatureStats", "FileStats", "compute_stats", "stats_iter"]
@@ -194,6 +199,29 @@ def _show_bytes(v: bytes, text: bool) -> str:
 
 
 _DTYPE_NAMES = {"int64_list": "int64", "float_list": "float32", "bytes_list": "bytes"}
+_LISTS = {"int64": "int64_list", "float": "float_list", "bytes": "bytes_list"}  # flat-view dtype -> Feature list
+_ORDER = ("int64", "float32", "float64", "bool", "bytes")  # ties of the most common dtype go to the first
+
+
+class _Bools:
+    """Bool values: how many are true and how many false."""
+
+    def __init__(self) -> None:
+        self.true = self.false = 0
+
+    def add(self, values) -> None:
+        true = sum(1 for v in values if v)
+        self.true += true
+        self.false += len(values) - true
+
+    def merge(self, other: _Bools) -> None:
+        self.true += other.true
+        self.false += other.false
+
+    def to_json(self) -> dict:
+        ranked = sorted(((True, self.true), (False, self.false)), key=lambda kv: (-kv[1], kv[0]))
+        return {"count": self.true + self.false, "true": self.true, "false": self.false,
+                "top": [[v, n] for v, n in ranked if n]}
 
 
 class FeatureStats:
@@ -204,8 +232,11 @@ class FeatureStats:
         self.sequence = sequence
         self.present = 0
         self.n_int = self.n_float = self.n_bytes = self.n_none = 0  # records (steps) of each type
-        self.ints = _Pending("q", _Numbers(True, top=True))
+        self.n_double = self.n_bool = 0  # payloads' doubles and bools (codec.payloads): records of each
+        self.ints = IntPending(_Numbers(True, top=True))
         self.floats = _Pending("d", _Numbers(False))
+        self.doubles = _Pending("d", _Numbers(False, double=True))
+        self.bools = _Bools()
         self.bytes = _Bytes()
         self.per_value_list = _Pending("q", _Numbers(True, histogram=False))  # values per record / step
         self.lengths = _Pending("q", _Numbers(True)) if sequence else None  # steps per record
@@ -214,7 +245,8 @@ class FeatureStats:
     @property
     def dtypes(self) -> dict[str, int]:
         """Records (steps, for feature lists) by value type; "none" for a Feature with no list set."""
-        return {"int64": self.n_int, "float32": self.n_float, "bytes": self.n_bytes, "none": self.n_none}
+        return {"int64": self.n_int, "float32": self.n_float, "float64": self.n_double, "bool": self.n_bool,
+                "bytes": self.n_bytes, "none": self.n_none}
 
     # -- feeding (the hot path: one call per feature per record) ----------
     def add_feature(self, feature) -> None:
@@ -263,6 +295,29 @@ class FeatureStats:
         if len(counts) >= FLUSH:
             self.per_value_list.flush()
 
+    def add_flat(self, feature) -> None:
+        """One feature of a payload's flat view (:mod:`codec.payloads`), its values exact: integers up to
+        2**64 - 1, bools as bools, doubles as float64."""
+        dtype, values = feature
+        scalar = scalar_of(feature)
+        if scalar == "bool":
+            self.n_bool += 1
+            self.bools.add(values)
+        elif scalar == "double":
+            self.n_double += 1
+            self.doubles.buf.fromlist(list(values))
+            if len(self.doubles.buf) >= FLUSH:
+                self.doubles.flush()
+        elif dtype == "int64":
+            self.n_int += 1
+            self.ints.add_exact(list(values))
+        else:
+            self.add_values(_LISTS[dtype], values)
+            return
+        self._counts.append(len(values))
+        if len(self._counts) >= FLUSH:
+            self.per_value_list.flush()
+
     def add_feature_list(self, feature_list) -> None:
         steps = feature_list.feature
         self.present += 1
@@ -277,7 +332,7 @@ class FeatureStats:
     def dtype(self) -> str | None:
         """The most common value type (None when no record had a typed value)."""
         typed = [(n, name) for name, n in self.dtypes.items() if name != "none" and n]
-        return max(typed, key=lambda t: (t[0], -("int64", "float32", "bytes").index(t[1])))[1] if typed else None
+        return max(typed, key=lambda t: (t[0], -_ORDER.index(t[1])))[1] if typed else None
 
     @property
     def mixed_types(self) -> bool:
@@ -300,6 +355,11 @@ class FeatureStats:
         if dtype == "float32":
             self.floats.flush()
             return self.floats.target.to_json()
+        if dtype == "float64":
+            self.doubles.flush()
+            return self.doubles.target.to_json()
+        if dtype == "bool":
+            return self.bools.to_json()
         return self.bytes.to_json()
 
     def merge(self, other: FeatureStats) -> None:
@@ -309,8 +369,12 @@ class FeatureStats:
         self.n_float += other.n_float
         self.n_bytes += other.n_bytes
         self.n_none += other.n_none
+        self.n_double += other.n_double
+        self.n_bool += other.n_bool
         self.ints.merge(other.ints)
         self.floats.merge(other.floats)
+        self.doubles.merge(other.doubles)
+        self.bools.merge(other.bools)
         self.bytes.merge(other.bytes)
         self.per_value_list.merge(other.per_value_list)
         if self.lengths is not None:
@@ -421,15 +485,12 @@ class FileStats:
     def _add_fields(self, fields: dict) -> None:
         """A payload's flat view (see codec.payloads): key -> (dtype, values)."""
         stats = self.features
-        for key, (dtype, values) in fields.items():
+        for key, feature in fields.items():
             acc = stats.get(key)
             if acc is None:
                 acc = stats[key] = FeatureStats(key)
             acc.present += 1
-            if dtype == "int64":
-                acc.add_values("int64_list", int64_values(values))
-            else:
-                acc.add_values("float_list" if dtype == "float" else "bytes_list", values)
+            acc.add_flat(feature)
 
     def _add_features(self, features) -> None:
         stats = self.features

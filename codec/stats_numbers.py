@@ -14,7 +14,8 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["EXACT_VALUES", "FINE_BINS", "HIST_BINS", "MAX_TRACKED", "TOP_N", "Numbers", "Pending", "f32"]
+__all__ = ["EXACT_VALUES", "FINE_BINS", "HIST_BINS", "MAX_TRACKED", "TOP_N", "IntPending", "Numbers", "Pending",
+           "f32"]
 
 TOP_N = 10
 MAX_TRACKED = 10_000
@@ -163,11 +164,13 @@ class Histogram:
         self._cover(other._lo, other._hi)
         _regroup(self._fine, self._base, self._k, other._fine, other._base, other._k)
 
-    def result(self, vmin, vmax, integer: bool, exact_counts: dict | None = None) -> dict:
+    def result(self, vmin, vmax, integer: bool, exact_counts: dict | None = None, double: bool = False) -> dict:
         """{"edges", "counts"} over [vmin, vmax] in HIST_BINS bins at most.
 
-        Integers get integer edges, each bin [edge, next edge); floats get
-        equal bins, the last one closed; one value gives one bin [v, v].
+        Integers get integer edges, each bin [edge, next edge), and exact
+        counts are binned in integer arithmetic (exact to 2**64); floats get
+        equal bins, the last one closed, edges shown as float32 unless ``double``;
+        one value gives one bin [v, v].
         """
         if vmin is None:
             return {"edges": [], "counts": []}
@@ -175,24 +178,29 @@ class Histogram:
             width = -(-(vmax - vmin + 1) // HIST_BINS)
             bins = -(-(vmax - vmin + 1) // width)
             out_edges: list = [int(vmin) + k * width for k in range(bins + 1)]
+            if exact_counts is not None:
+                counts = [0] * bins
+                for v, c in exact_counts.items():
+                    counts[(int(v) - int(vmin)) // width] += c
+                return {"edges": out_edges, "counts": counts}
             edges = np.array(out_edges, dtype=np.float64)
         elif vmin == vmax:
             edges = np.array([vmin, vmax], dtype=np.float64)
-            out_edges = [f32(vmin), f32(vmax)]
+            out_edges = [float(vmin), float(vmax)] if double else [f32(vmin), f32(vmax)]
         else:
             if math.isfinite(float(vmax) - float(vmin)):
                 edges = np.linspace(float(vmin), float(vmax), HIST_BINS + 1)
             else:  # the span overflows float64
                 t = np.arange(HIST_BINS + 1) / HIST_BINS
                 edges = float(vmin) * (1 - t) + float(vmax) * t
-            out_edges = [float(f"{e:.9g}") for e in edges]  # float32 precision
-            out_edges[0], out_edges[-1] = f32(vmin), f32(vmax)  # as min and max are shown
+            if double:
+                out_edges = [float(e) for e in edges]
+                out_edges[0], out_edges[-1] = float(vmin), float(vmax)
+            else:
+                out_edges = [float(f"{e:.9g}") for e in edges]  # float32 precision
+                out_edges[0], out_edges[-1] = f32(vmin), f32(vmax)  # as min and max are shown
         bins = len(edges) - 1
-        if exact_counts is not None:
-            keys = np.fromiter(exact_counts.keys(), dtype=np.float64, count=len(exact_counts))
-            weights = np.fromiter(exact_counts.values(), dtype=np.float64, count=len(exact_counts))
-            counts = _bin(keys, edges, weights)
-        elif self._fine is None:
+        if self._fine is None:
             values = np.concatenate(self._exact) if self._exact else np.zeros(0)
             counts = _bin(values, edges, None)
         else:
@@ -226,8 +234,9 @@ def _sqrt_ratio(num: int, den: int) -> float:
 class Numbers:
     """Exact count/sum/sum of squares, min/max, NaN/inf counts, histogram and value counts."""
 
-    def __init__(self, integer: bool, histogram: bool = True, top: bool = False) -> None:
+    def __init__(self, integer: bool, histogram: bool = True, top: bool = False, double: bool = False) -> None:
         self.integer = integer
+        self.double = double  # float64 values, shown in full rather than as float32
         self.count = 0
         self.min: Any = None
         self.max: Any = None
@@ -310,7 +319,7 @@ class Numbers:
         return {"min": fmt(self.min), "max": fmt(self.max), "mean": self.mean}
 
     def _fmt(self, v):
-        return int(v) if self.integer else f32(v)
+        return int(v) if self.integer else float(v) if self.double else f32(v)
 
     def std(self) -> float | None:
         if not self.count:
@@ -326,7 +335,7 @@ class Numbers:
         out["nan"], out["inf"] = self.nan, self.inf
         if self.hist is not None:
             exact = self.top if self.integer and self.top is not None and self.top else None
-            out["histogram"] = self.hist.result(self.min, self.max, self.integer, exact)
+            out["histogram"] = self.hist.result(self.min, self.max, self.integer, exact, self.double)
         if self.top is not None:
             out["distinct"] = len(self.top)
             ranked = sorted(self.top.items(), key=lambda kv: (-kv[1], kv[0]))[:TOP_N]
@@ -367,3 +376,29 @@ class Pending:
         self.flush()
         other.flush()
         self.target.merge(other.target)
+
+
+class IntPending(Pending):
+    """Integers waiting to be folded into a Numbers: int64 in ``buf``, uint64 past int64's range in ``big``."""
+
+    __slots__ = ("big",)
+
+    def __init__(self, target: Numbers) -> None:
+        super().__init__("q", target)
+        self.big = array("Q")
+
+    def add_exact(self, values: list) -> None:
+        """Python ints of any protobuf integer type (-2**63 .. 2**64 - 1)."""
+        if values and max(values) >= 1 << 63:
+            self.big.fromlist([v for v in values if v >= 1 << 63])
+            values = [v for v in values if v < 1 << 63]
+        self.buf.fromlist(values)
+        if len(self.buf) + len(self.big) >= FLUSH_VALUES:
+            self.flush()
+
+    def flush(self) -> None:
+        super().flush()
+        if self.big:
+            values = np.frombuffer(self.big, dtype=np.uint64).copy()
+            del self.big[:]
+            self.target.add(values)

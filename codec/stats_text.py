@@ -18,6 +18,8 @@ def sparkline(counts: list[int]) -> str:
 def _num(v) -> str:
     if v is None:
         return "-"
+    if isinstance(v, bool):
+        return "true" if v else "false"
     if isinstance(v, int):
         return f"{v:,}"
     return f"{v:.6g}"
@@ -37,7 +39,9 @@ def _feature_lines(name: str, f: dict, records: int, sequence: bool) -> list[str
     if per and per["min"] is not None:
         what = "values per step  " if sequence else "values per record"
         lines.append(f"    {what}  min {_num(per['min'])}  max {_num(per['max'])}  mean {_num(per['mean'])}")
-    if f["dtype"] in ("int64", "float32"):
+    if f["dtype"] == "bool":
+        lines.append(f"    values             true {f['true']:,}  false {f['false']:,}")
+    elif f["dtype"] in ("int64", "float32", "float64"):
         lines.append(f"    values             min {_num(f['min'])}  max {_num(f['max'])}  mean {_num(f['mean'])}"
                      f"  std {_num(f['std'])}" + (f"  nan {f['nan']:,}" if f["nan"] else "") +
                      (f"  inf {f['inf']:,}" if f["inf"] else ""))

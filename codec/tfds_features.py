@@ -593,10 +593,6 @@ def flat_values(value: FeatureValue) -> dict[str, tuple[str, list]]:
         return {key: ("bytes", [t.encode("utf-8") for t in texts])}
     if spec.kind == "image":
         return {key: ("bytes", list(value.encoded))}
-    flat = value.array.reshape(-1)
-    kind = flat.dtype.kind
-    if kind == "O":
-        return {key: ("bytes", [bytes(v) for v in flat])}
-    if kind in "biu":
-        return {key: ("int64", [int(v) for v in flat.tolist()])}
-    return {key: ("float", [float(v) for v in flat.tolist()])}
+    from .payloads import array_values
+
+    return {key: array_values(value.array.reshape(-1))}

@@ -41,6 +41,8 @@ SYNTAX_TIP = (
     "<code>has(image/encoded)</code> &nbsp; <code>text ~ \"(?i)rose\"</code> &nbsp; <code>not (a or b)</code><br>"
     "<code>status != \"ok\"</code> &nbsp; <code>size &gt; 1e5</code> &nbsp; "
     "<code>kind == \"sequence_example\"</code> &nbsp; <code>index &lt; 100</code><br>"
+    "<code>is_crowd</code> (is <code>is_crowd == true</code>) &nbsp; <code>state == \"ACTIVE\"</code> or "
+    "<code>state == 2</code> for an enum<br>"
     "Names with other characters in backquotes: <code>`my feature` == \"x\"</code>. "
     "A comparison holds when <i>any</i> value of a feature satisfies it.")
 

@@ -34,7 +34,7 @@ from app.workers.pass_runner import PassRunner, RecomputesWhenShown
 
 NAME_ROLE = Qt.ItemDataRole.UserRole + 60  # the feature's name (feature rows)
 CHART_ROLE = Qt.ItemDataRole.UserRole + 62  # what the chart column paints: (kind, ...)
-TOP_ROLE = Qt.ItemDataRole.UserRole + 63  # the feature's "top" list ([[value, count], ...]) or None
+TOP_ROLE = Qt.ItemDataRole.UserRole + 63  # the feature's "top" ((value, count), ...) or None
 
 COLUMNS = ("Feature", "Type", "Present", "Values / record", "Summary", "Issues", "Distribution")
 FEATURE, TYPE, PRESENT, PER_RECORD, SUMMARY, ISSUES, CHART = range(len(COLUMNS))
@@ -44,6 +44,7 @@ CHART_MAX_WIDTH = 440
 COLUMN_CATEGORIES = 12  # int features with at most this many distinct values get one column each
 FORMAT_COLORS = tuple(QColor(c) for c in ("#3b82f6", "#10b981", "#f59e0b", "#8b5cf6", "#ef4444", "#64748b"))
 SCOPE_SHOWN, SCOPE_ALL = "shown", "all"
+NUMERIC = ("int64", "float32", "float64")  # statistics dtypes with min, max, mean and a histogram
 
 
 # ---------------------------------------------------------------- formatting
@@ -52,7 +53,7 @@ def _num(v: Any) -> str:
     if v is None:
         return "–"
     if isinstance(v, bool):
-        return str(v)
+        return "true" if v else "false"
     if isinstance(v, int):
         return f"{v:,}"
     if isinstance(v, float):
@@ -105,7 +106,9 @@ def _dtype_text(f: dict) -> str:
 
 def _summary(f: dict) -> str:
     dtype = f.get("dtype")
-    if dtype in ("int64", "float32"):
+    if dtype == "bool":
+        return f"true {f['true']:,}\nfalse {f['false']:,}"
+    if dtype in NUMERIC:
         if f.get("min") is None:
             return "no finite values"
         # min and max on lines of their own: int64 extremes are 26 characters each, and a cell too
@@ -161,7 +164,9 @@ def _chart(f: dict) -> tuple | None:
     """What to plot for a feature: ("columns", items) | ("hist", counts, lo, hi) | ("bars", items, total)
     | ("share", parts); None when a chart would say nothing."""
     dtype = f.get("dtype")
-    if dtype in ("int64", "float32"):
+    if dtype == "bool":
+        return ("columns", [("true", f["true"]), ("false", f["false"])]) if f.get("count") else None
+    if dtype in NUMERIC:
         top = f.get("top")
         distinct = f.get("distinct")
         if dtype == "int64" and top and distinct is not None and distinct <= min(COLUMN_CATEGORIES, len(top)):
@@ -231,7 +236,8 @@ def _feature_row(name: str, f: dict, records: int, sequence: bool) -> list[QStan
         row[ISSUES].setForeground(color)
     chart = _item(_chart_text(f), _chart_text(f) or None)
     chart.setData(_chart(f), CHART_ROLE)
-    chart.setData(f.get("top"), TOP_ROLE)
+    top = f.get("top")  # as tuples, which Qt keeps as they are: a list would become int64 QVariants, and uint64 overflow
+    chart.setData(tuple(map(tuple, top)) if top is not None else None, TOP_ROLE)
     row[CHART] = chart
     for item in row:
         item.setData(name, NAME_ROLE)
@@ -261,7 +267,7 @@ def build_model(stats: dict, parent=None) -> QStandardItemModel:
     else:
         sections = [("Context: ", stats.get("context", {}), False)]
     for prefix, features, sequence in sections:
-        numeric = {k: f for k, f in features.items() if f.get("dtype") in ("int64", "float32")}
+        numeric = {k: f for k, f in features.items() if f.get("dtype") in NUMERIC + ("bool",)}
         data = {k: f for k, f in features.items() if f.get("dtype") == "bytes"}
         empty = {k: f for k, f in features.items() if f.get("dtype") is None}
         _group(model, f"{prefix}numeric features" if prefix else "Numeric features", numeric, records, sequence)

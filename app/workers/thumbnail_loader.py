@@ -23,7 +23,7 @@ from PySide6.QtCore import QObject, QRunnable, QThread, QThreadPool, Signal
 from PySide6.QtGui import QImage
 
 from codec.decode import (DecodedRecord, RecordKind, decode_record, feature_cell, feature_values, format_value,
-                          is_text, record_feature_lists, record_features)
+                          is_text, record_feature_lists, record_features, shown_values)
 from codec.errors import ImageDecodeError
 from codec.framing import RecordStatus
 from codec.images import (STRETCH_DTYPE, BoundingBox, ImageRef, RawShape, find_boxes, find_images,
@@ -152,7 +152,7 @@ def caption_for(decoded: DecodedRecord, key: str | None, labels: Any = None) -> 
     features = record_features(decoded)
     if features is None or key not in features:
         return feature_cell(decoded, key) if key is not None else ""
-    dtype, values = feature_values(features[key])
+    dtype, values = shown_values(features[key])
     if not values:
         return ""
     shown = values[:MAX_CAPTION_VALUES]

@@ -249,7 +249,7 @@ def test_stats_panel_for_flowers(window, qtbot):
     assert panel.stats_json()["records"] == 25
     label = panel.feature_row("label")
     assert label, "no row for the label feature"
-    assert label[CHART].data(TOP_ROLE) == [[0, 5], [1, 5], [2, 5], [3, 5], [4, 5]]
+    assert label[CHART].data(TOP_ROLE) == ((0, 5), (1, 5), (2, 5), (3, 5), (4, 5))
     assert "0 ×5" in label[CHART].data() and "4 ×5" in label[CHART].data()
     assert label[TYPE].data() == "int64" and label[PRESENT].data().startswith("25")
     encoded = panel.feature_row("encoded")
@@ -266,7 +266,7 @@ def test_stats_follow_the_filter(window, qtbot):
     with qtbot.waitSignal(panel.stats_ready, timeout=TIMEOUT):
         filter_done(qtbot, tab, "label >= 3")
     assert panel.stats_json()["records"] == 10
-    assert panel.feature_row("label")[CHART].data(TOP_ROLE) == [[3, 5], [4, 5]]
+    assert panel.feature_row("label")[CHART].data(TOP_ROLE) == ((3, 5), (4, 5))
 
 
 def test_stats_of_sequence_examples_list_lengths(window, qtbot):

@@ -85,7 +85,7 @@ def test_filter_stats_verify_and_export_cover_the_whole_set(window, qtbot, tmp_p
         with qtbot.waitSignal(bar.filter_applied, timeout=TIMEOUT):
             assert bar.run("")
     assert panel.stats_json()["records"] == 100
-    assert panel.feature_row("shard")[CHART].data(TOP_ROLE) == [[0, 25], [1, 25], [2, 25], [3, 25]]
+    assert panel.feature_row("shard")[CHART].data(TOP_ROLE) == ((0, 25), (1, 25), (2, 25), (3, 25))
 
     with qtbot.waitSignal(tab.indexing_finished, timeout=TIMEOUT):
         window.verify_current()

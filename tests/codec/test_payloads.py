@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 from codec.cli import main
-from codec.decode import RecordKind, build_tree, decode_record, record_features
+from codec.decode import RecordKind, build_tree, decode_record, feature_values, record_features
 from codec.images import decode_image, find_images
-from codec.payloads import fields_features, record_fields
+from codec.payloads import array_values, record_fields
 from codec.proto import Example
 from codec.reader import open_tfrecord
 from codec.tensors import DATA_TYPES, TensorProto, canonical_tensor, tensor_array
@@ -68,14 +68,21 @@ def test_tensor_flat_features_for_stats_and_filters():
     assert fields["shape"] == ("int64", [2, 2])
     assert fields["values"] == ("float", [1.5, -2.0, 0.25, 8.0])
     features = record_features(decoded)
-    assert list(features["values"].float_list.value) == [1.5, -2.0, 0.25, 8.0]
+    assert feature_values(features["values"]) == ("float", [1.5, -2.0, 0.25, 8.0])
     strings = record_fields(decode_record(tensor_bytes("DT_STRING", [2], string_val=[b"a", b"\xff"])))
     assert strings["values"] == ("bytes", [b"a", b"\xff"])
 
 
-def test_uint64_past_int64_keeps_its_bits_as_int64():
-    features = fields_features({"big": ("int64", [2**64 - 1, 2**63, 7])})
-    assert list(features["big"].int64_list.value) == [-1, -(2**63), 7]
+def test_flat_values_of_arrays_are_exact():
+    import numpy as np
+
+    big = array_values(np.array([2**64 - 1, 2**63, 7], dtype=np.uint64))
+    assert big == ("int64", [2**64 - 1, 2**63, 7]) and big.scalar == "int64"
+    flags = array_values(np.array([True, False]))
+    assert flags == ("int64", [True, False]) and flags.scalar == "bool" and type(flags[1][0]) is bool
+    wide, narrow = array_values(np.array([0.1])), array_values(np.array([0.1], dtype=np.float32))
+    assert (wide.scalar, wide[1]) == ("double", [0.1])
+    assert (narrow.scalar, narrow[1]) == ("float", [float(np.float32(0.1))])
 
 
 def test_tensor_tree_carries_the_array():

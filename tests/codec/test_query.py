@@ -87,7 +87,7 @@ def test_parse_tree(text, tree):
 @pytest.mark.parametrize("text, position, expected", [
     ("label ==", 8, "expected a value after '=='"),
     ("label == and", 9, "expected a value after '=='"),
-    ("label", 5, "expected a comparison"),
+    ("label [1]", 6, "expected a comparison"),
     ("label 3", 6, "expected a comparison"),
     ("label = 3", 6, "expected '=='"),
     ("(label == 3", 11, "expected ')'"),
@@ -118,7 +118,7 @@ def test_parse_tree(text, tree):
     ("len(x > 1", 6, "to close the 'len(' at position 3"),
     ("has(x) == 1", 7, "cannot be compared"),
     ("x == has(y)", 5, "has() is a condition"),
-    ("x in [1, y]", 9, "expected a number or a string in the list"),
+    ("x in [1, y]", 9, "expected a number, a string, true or false in the list"),
     ("x in [1 2]", 8, "expected ',' or ']'"),
     ("(a == 1) == 2", 9, "cannot be compared"),
     ("x == " + "9" * 5000, 5, "number too long"),

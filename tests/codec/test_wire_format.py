@@ -519,12 +519,12 @@ def test_wire_features_keep_two_kinds_at_one_path_apart():
 def test_wire_features_are_read_as_record_features():
     decoded = decode_record(SAMPLE)
     assert decoded.kind is RecordKind.PROTOBUF
-    from codec.decode import record_features
+    from codec.decode import feature_values, record_features
 
     features = record_features(decoded)
-    assert list(features["5"].int64_list.value) == [-1]
-    assert list(features["3.1"].int64_list.value) == [7, 8]
-    assert list(features["7"].bytes_list.value) == [b"\xff\x00", b""]
+    assert feature_values(features["5"]) == ("int64", [-1])
+    assert feature_values(features["3.1"]) == ("int64", [7, 8])
+    assert feature_values(features["7"]) == ("bytes", [b"\xff\x00", b""])
 
 
 def test_wire_json_is_readable_and_typed():
