@@ -160,11 +160,16 @@ def sniff(source: int | Callable[[int, int], bytes], path: str) -> Compression:
         return Compression.NONE if _record_at(head, 0, check_length=False) else kind
     if len(head) < HEADER_SIZE:
         return Compression.NONE  # shorter than a header: TensorFlow's "truncated record at 0"
-    if _record_at(head, 0, check_length=False) or any(_record_at(head, int(c)) for c in candidate_headers(head)):
-        # (record 0 again: its data may reach past the first 64 KiB)
+    if _record_at(head, 0, check_length=False):  # (again: its data may reach past the first 64 KiB)
+        return Compression.NONE
+    record = next((int(c) for c in candidate_headers(head) if _record_at(head, int(c))), None)
+    # Damage at the start, then a GZIP member or a record, whichever comes first: a GZIP file holds
+    # records verbatim in its stored blocks, a plain file's records can hold GZIP data.
+    member = next_gzip_member(lambda pos, n: head[pos:pos + n], 1, len(head) if record is None else record)
+    if member is not None and _members_from(head, member, record):
+        return Compression.GZIP
+    if record is not None:
         return Compression.NONE  # damaged at the start, but records follow
-    if next_gzip_member(lambda pos, n: head[pos:pos + n], 1, len(head)) is not None:
-        return Compression.GZIP  # a GZIP member after damage at the start (its first member's header)
     raise NotTFRecordError(f"not a TFRecord file: {path} (no valid record header, GZIP or ZLIB stream found)")
 
 
@@ -189,6 +194,26 @@ def _sniff_start(head: bytes) -> tuple[Compression | None, bool]:
         out, broke = _inflate_probe(head, 15)
         return Compression.ZLIB, not broke or _starts_with_header(out)
     return None, False
+
+
+def _members_from(head: bytes, member: int, record: int | None) -> bool:
+    """Is the GZIP member at ``member`` where a GZIP file's members go on, not GZIP data inside a
+    plain record found at ``record``? Unless it ends soundly before that record with no member
+    right after it (a record's CRC and the next header follow a record's data)."""
+    if record is None:
+        return True
+    d = zlib.decompressobj(31)
+    data = head[member:record]
+    try:
+        while data and not d.eof:
+            d.decompress(data, 1 << 20)
+            data = d.unconsumed_tail
+    except zlib.error:
+        return True  # a broken member: the index pass falls back to plain if the stream gives no record
+    if not d.eof:
+        return True
+    end = record - len(d.unused_data)
+    return head[end:end + 3] == GZIP_MAGIC + b"\x08"
 
 
 def _starts_with_header(stream: bytes) -> bool:

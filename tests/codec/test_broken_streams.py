@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import random
 import zlib
 from pathlib import Path
 
@@ -148,10 +149,25 @@ def test_damage_in_one_gzip_member_keeps_the_members_after_it(capsys, tmp_path):
     assert code == 0 and intact_records(fixed) == got
 
 
-def test_a_gzip_member_after_garbage_at_the_start_is_read(tmp_path):
-    records = [b"record %d" % k for k in range(30)]
+@pytest.mark.parametrize("fill", ["text", "random"])
+def test_a_gzip_member_after_garbage_at_the_start_is_read(tmp_path, fill):
+    # Random records do not compress: deflate keeps them verbatim in stored blocks, where they
+    # look like a plain file's records. The member starts before them: GZIP.
+    rnd = random.Random(5)
+    records = [b"record %d " % k + (rnd.randbytes(300) if fill == "random" else b"x" * k) for k in range(30)]
     blob, starts = concatenated(records, [10])
     path = tmp_path / "prefixed.tfrecord.gz"
     path.write_bytes(b"\x1f" + bytes(range(200)) + blob[3:starts[1]] + blob[starts[1]:])  # first header broken
     assert sniff_compression(path) is Compression.GZIP
     assert intact_records(path) == records[10:]
+
+
+def test_a_plain_file_of_gzip_records_damaged_at_its_start_stays_plain(tmp_path):
+    # The other way round: a GZIP member inside a record, after the record's header.
+    records = [gzip.compress(b"payload %d " % k * 40, mtime=0) for k in range(20)]
+    blob = bytearray(b"".join(encode_record(r) for r in records))
+    blob[:12] = bytes(12)  # record 0's header gone
+    path = tmp_path / "gz_payloads.tfrecord"
+    path.write_bytes(bytes(blob))
+    assert sniff_compression(path) is Compression.NONE
+    assert intact_records(path) == records[1:]
