@@ -399,6 +399,10 @@ class Scanner:
             computed = mask(crc)
         return _Check(True, stored == computed, stored, computed)
 
+    def intact_record_in(self, start: int, end: int) -> bool:
+        """Does a record whose length and data CRCs hold start in [start, end)?"""
+        return self._resync(start, limit=end) is not None
+
     def _resync(self, start: int, limit: int | None = None) -> int | None:
         """The first offset >= start (and < limit) whose length CRC and data CRC both hold."""
         src = self.src

@@ -200,6 +200,32 @@ def test_a_broken_gzip_member_opens_with_the_members_after_it(window, qtbot, tmp
     assert tab.detail.hex.model.record.offset == source.index.offset(last)
 
 
+def test_a_record_hidden_in_a_damaged_records_span_joins_the_table_after_verify(window, qtbot, tmp_path,
+                                                                               monkeypatch):
+    """Indexed, its rows shown, then verified: the verify pass finds a record the index pass
+    stepped over (inside a damaged record's claimed span), and the table shows the new rows."""
+    from tests.codec.test_lossless_damage import hidden_record_file
+
+    monkeypatch.setattr(FileTab.__init__, "__kwdefaults__", {"auto_verify_bytes": 0})  # index only
+    path, records = hidden_record_file(tmp_path)
+    tab = open_done(window, qtbot, path)
+    source = tab.session.source
+
+    def shown() -> list[str]:
+        return [tab.model.index(row, Column.OFFSET).data() for row in range(tab.model.rowCount())]
+
+    before = shown()
+    assert not source.verified and len(before) == 3
+    assert tab.verify()
+    wait_done(qtbot, tab)
+    assert source.verified and len(source) == 4
+    assert shown() == [f"{source.index.offset(i):,}" for i in range(4)] != before + [shown()[-1]]
+    with qtbot.waitSignal(tab.detail.record_shown, timeout=5000):
+        tab.select_record(2)
+    assert source.read(2).data == records[2]
+    assert tab.detail.hex.model.record.offset == source.index.offset(2)
+
+
 def test_two_problems_at_one_record_each_show_their_own_bytes(window, qtbot, tmp_path):
     """A bad data CRC in the last record and a cut header after it: each click shows its own bytes."""
     path = tmp_path / "two.tfrecord"
