@@ -34,10 +34,10 @@ class Verification:
     def verify_iter(self, every: int = 1 << 14, *, keep_rows: bool = False) -> Iterator[IndexProgress]:
         """Check every record's data CRC (indexing first if needed).
 
-        A plain file whose index pass did not verify: if a record failing its
-        data CRC hides intact records in its span, the file is indexed again,
+        After an index pass that did not verify: if a record failing its data
+        CRC hides intact records in its span, the file is indexed again,
         verifying, and the new index replaces the old one at the end (unless
-        ``keep_rows``: a shard set's numbering stays as it is).
+        ``keep_rows``: a document's rows or a shard set's numbering stay).
         """
         if not self.indexed:
             yield from self.index_iter(verify=True)
@@ -58,6 +58,8 @@ class Verification:
                 self._read(i, RecordStatus.UNCHECKED)  # records a data_crc problem if it fails
             if i % every == every - 1:
                 yield IndexProgress(i + 1, self.index.offset(i), self._data_end(), len(self.problems))
+        if n and not keep_rows and self._hidden_in_damage():
+            yield from self._index_again()
         self.check_crc = check
         self.verified = True
         if self.use_cache:
@@ -71,20 +73,30 @@ class Verification:
         bad = np.flatnonzero(self.index.statuses() == RecordStatus.DATA_CRC)
         if not bad.shape[0]:
             return False
-        scanner = Scanner(PlainSource(self._read_at, self.file_size), RecordIndex(), [], self.file_size)
+        source = self._records_source()
+        scanner = Scanner(source, RecordIndex(), [], source.size)
         for i in bad.tolist():
             start = self.index.offset(i)
-            (length,) = LENGTH.unpack(self._read_at(start, LENGTH.size))
-            if scanner.intact_record_in(start + 1, min(start + OVERHEAD + length, self.file_size)):
+            (length,) = LENGTH.unpack(source.read(start, LENGTH.size))
+            if scanner.intact_record_in(start + 1, min(start + OVERHEAD + length, source.size)):
                 return True
         return False
 
+    def _records_source(self) -> PlainSource:
+        """The records' bytes (a compressed file's through its checkpoints) for a scan by random reads."""
+        if self.compression is Compression.NONE:
+            return PlainSource(self._read_at, self.file_size)
+        return PlainSource(self._bytes, self._stream_end)
+
     def _index_again(self) -> Iterator[IndexProgress]:
-        """A verifying index pass into a new index, which replaces the old one when it is done."""
+        """A verifying index pass into a new index, which replaces the old one when it is done.
+        The compressed stream's own damage stays as it was found (it names where the stream broke)."""
         index: RecordIndex = RecordIndex()
         problems: list[Problem] = []
-        source = PlainSource(self._read_at, self.file_size)
+        source = self._records_source()
         yield from Scanner(source, index, problems, self.file_size, verify=True).run()
+        broken = [p for p in self.problems if p.compressed_offset is not None]
+        problems = [p for p in problems if not any(b.offset == p.offset for b in broken)] + broken
         with self._lock:
             self.index, self.problems = index, sorted(problems, key=lambda p: p.offset)
 

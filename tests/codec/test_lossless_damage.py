@@ -155,7 +155,7 @@ def test_record_after_a_shortened_record_is_found_without_verifying(tmp_path):
             [records[0], records[2], records[3]]
 
 
-def hidden_record_file(tmp_path) -> tuple[str, list[bytes]]:
+def hidden_record_file(tmp_path, compression: str = "none") -> tuple[str, list[bytes]]:
     """Bytes deleted inside record 1, exactly as many as record 2's frame: record 1's header now
     claims a span that ends on record 3's header, and record 2 lies hidden inside it."""
     records = [b"zero" * 5, b"one" * 300, b"two" * 11, b"three" * 9]
@@ -164,12 +164,13 @@ def hidden_record_file(tmp_path) -> tuple[str, list[bytes]]:
     at = spans[1][0] + 100
     blob = blob[:at] + blob[at + spans[2][1] - spans[2][0]:]
     path = tmp_path / "hidden.tfrecord"
-    path.write_bytes(blob)
+    path.write_bytes({"none": blob, "gzip": gzip.compress(blob, mtime=0), "zlib": zlib.compress(blob)}[compression])
     return str(path), records
 
 
-def test_verify_after_an_index_pass_finds_a_record_hidden_in_a_damaged_ones_span(tmp_path):
-    path, records = hidden_record_file(tmp_path)
+@pytest.mark.parametrize("compression", ["none", "gzip", "zlib"])
+def test_verify_after_an_index_pass_finds_a_record_hidden_in_a_damaged_ones_span(tmp_path, compression):
+    path, records = hidden_record_file(tmp_path, compression)
     with TFRecordFile(path, use_cache=False) as f:
         f.build_index()
         assert len(f) == 3  # record 2 stepped over: record 1's claimed end is record 3's header
