@@ -224,7 +224,8 @@ class InflateScanner:
                 return
             start = self._next_member(member, damage.compressed_offset)
             if start is not None:
-                damage.detail += f"; the next GZIP member that inflates starts at compressed byte {start}: read on there"
+                damage.detail += f"; the next GZIP member that inflates starts at compressed byte {start}: " \
+                                 "read on there"
             self.damages.append(damage)
 
     def _run(self, start: int):
@@ -314,7 +315,6 @@ class InflateScanner:
             if gap >= self.every and not d.eof and (not left or gap >= 2 * self.every - OUT_CAP):
                 self.checkpoints.append(Checkpoint(self.in_pos, self.out_pos, d.copy()))
                 last_ckpt = self.out_pos
-
 
     def _next_member(self, member: int, broke: int) -> int | None:
         """Where the first GZIP member after the broken one (starting at compressed byte
