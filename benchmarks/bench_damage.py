@@ -121,18 +121,8 @@ def compress(blob: bytes, compression: str, cuts: list[int]) -> tuple[bytes, lis
 
 
 def prefix_output(packed: bytes, compression: str) -> bytes:
-    """What a streaming decompressor gives for a prefix of a stream (everything it can)."""
-    d = zlib.decompressobj(31 if compression == "gzip" else 15)
-    try:
-        return d.decompress(packed)
-    except zlib.error:  # the prefix holds the whole stream and more (its trailer was damaged)
-        d = zlib.decompressobj(31 if compression == "gzip" else 15)
-        out = []
-        for k in range(len(packed)):
-            out.append(d.decompress(packed[k:k + 1]))
-            if d.eof:
-                break
-        return b"".join(out)
+    """What a streaming decompressor gives for a prefix of a sound stream (everything it can)."""
+    return zlib.decompressobj(31 if compression == "gzip" else 15).decompress(packed)
 
 
 def frame_offsets(records: list[bytes]) -> list[int]:
