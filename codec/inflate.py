@@ -33,6 +33,9 @@ MAX_STEP = 1 << 16  # and at most (steps above FLUSH_STEP stop at STEP_OUT_MAX o
 CHECKPOINT_EVERY = 1 << 21  # a checkpoint holds ~40 KB (zlib state and window): ~20 MB per GB
 READ_AHEAD = 1 << 18  # a random read inflates this much past what it needs (for the next one)
 GZIP_MAGIC = b"\x1f\x8b"
+MEMBER_BACK = 1 << 20  # how far before where a broken GZIP member failed the next member is looked for
+MEMBER_PROBE = 1 << 16  # compressed bytes a GZIP member found after damage is tried on
+MEMBER_PROOF = 64  # uncompressed bytes it must give without error (or end soundly) to be read
 
 
 def wbits_for(compression: Compression) -> int:
@@ -138,6 +141,43 @@ class StreamDamage(Exception):
         self.detail = detail
 
 
+def next_gzip_member(read: Callable[[int, int], bytes], pos: int, end: int | None = None) -> int | None:
+    """The first offset >= ``pos`` (and < ``end``) where a GZIP member starts, through
+    ``read(pos, n)`` (up to n bytes); None if there is none.
+
+    A member is the magic, method 8 and a start that inflates (see
+    :func:`gzip_member_at`): bytes that look like one by chance do not.
+    """
+    marker = GZIP_MAGIC + b"\x08"
+    while end is None or pos < end:
+        block = read(pos, READ_BLOCK)
+        k = block.find(marker)
+        while k >= 0 and (end is None or pos + k < end):
+            if gzip_member_at(read, pos + k):
+                return pos + k
+            k = block.find(marker, k + 1)
+        if len(block) < READ_BLOCK:
+            return None
+        pos += len(block) - (len(marker) - 1)  # a marker across the blocks' seam is found next time
+    return None
+
+
+def gzip_member_at(read: Callable[[int, int], bytes], pos: int) -> bool:
+    """Does a GZIP member start at ``pos``: does it end soundly, or give MEMBER_PROOF bytes
+    before an error, within MEMBER_PROBE compressed bytes?"""
+    data = read(pos, MEMBER_PROBE)
+    d = zlib.decompressobj(31)
+    got = 0
+    for k in range(0, len(data), 256):
+        try:
+            got += len(d.decompress(data[k:k + 256]))
+        except zlib.error:
+            return False
+        if d.eof or got >= MEMBER_PROOF:
+            return True
+    return got > 0 and len(data) < MEMBER_PROBE  # the file's last member, cut short
+
+
 class InflateScanner:
     """Forward-only decompression with checkpoints; yields output chunks."""
 
@@ -148,11 +188,17 @@ class InflateScanner:
         self.checkpoints: list[Checkpoint] = []
         self.in_pos = 0
         self.out_pos = 0
-        self.damage: StreamDamage | None = None
+        self.damages: list[StreamDamage] = []
+
+    @property
+    def damage(self) -> StreamDamage | None:
+        """The first damage met (None: the stream is sound)."""
+        return self.damages[0] if self.damages else None
 
     def chunks(self) -> ChunkStream:
         """The uncompressed stream in order, as lists of bytes (one list per step);
-        on damage set ``self.damage`` and stop. Its ``reread`` reads back any
+        on damage note it in ``self.damages`` and stop, or with GZIP go on at the
+        next member that inflates (see :meth:`_next_member`). Its ``reread`` reads back any
         part already produced, through the checkpoints (see :class:`StreamReadBack`).
 
         Built for the prefetch thread: each step inflates about ``OUT_TARGET``
@@ -170,12 +216,28 @@ class InflateScanner:
         return ChunkStream(self._chunks(), reread)
 
     def _chunks(self):
+        self.checkpoints = []
+        start: int | None = 0
+        while start is not None:
+            damage, member = yield from self._run(start)
+            if damage is None:
+                return
+            start = self._next_member(member, damage.compressed_offset)
+            if start is not None:
+                damage.detail += f"; the next GZIP member that inflates starts at compressed byte {start}: " \
+                                 "read on there"
+            self.damages.append(damage)
+
+    def _run(self, start: int):
+        """Inflate from compressed byte ``start`` (a stream's start) to the end or the damage;
+        return (the damage or None, where the member it is in starts)."""
         wbits = wbits_for(self.compression)
         name = self.compression.value.upper()
         d = zlib.decompressobj(wbits)
-        self.f.seek(0)
-        self.checkpoints = [Checkpoint(0, 0, d.copy())]
-        last_ckpt = 0
+        self.f.seek(start)
+        self.in_pos = member = start
+        self.checkpoints.append(Checkpoint(start, self.out_pos, d.copy()))
+        last_ckpt = self.out_pos
         ratio = 4.0  # uncompressed bytes per compressed byte, as last seen
         careful = False  # after damage was met: small flushed steps only
         data = memoryview(b"")  # compressed input read but not yet consumed
@@ -188,24 +250,25 @@ class InflateScanner:
             if not data or d.eof:
                 if d.eof and data and self.compression is Compression.GZIP and data[:2] == GZIP_MAGIC:
                     d = zlib.decompressobj(wbits)  # a concatenated member
+                    member = self.in_pos
                     self.checkpoints.append(Checkpoint(self.in_pos, self.out_pos, d.copy()))
                     last_ckpt = self.out_pos
                     continue
                 if ready:
                     yield ready
                 if data:
-                    self.damage = StreamDamage(
-                        "garbage", self.in_pos, self.out_pos,
-                        f"bytes after the end of the {name} stream at compressed byte {self.in_pos}")
-                elif not d.eof:
+                    return StreamDamage("garbage", self.in_pos, self.out_pos,
+                                        f"bytes after the end of the {name} stream at compressed byte {self.in_pos}"
+                                        ), member
+                if not d.eof:
                     try:  # flush may have stopped at bad data with no input left (a wrong checksum)
                         d.decompress(b"", 1)
-                        self.damage = StreamDamage("truncated", self.in_pos, self.out_pos,
-                                                   f"{name} stream ends early at compressed byte {self.in_pos}")
+                        return StreamDamage("truncated", self.in_pos, self.out_pos,
+                                            f"{name} stream ends early at compressed byte {self.in_pos}"), member
                     except zlib.error as exc:
-                        self.damage = StreamDamage("decompress", self.in_pos, self.out_pos,
-                                                   f"{name} stream damaged at compressed byte {self.in_pos}: {exc}")
-                return
+                        return StreamDamage("decompress", self.in_pos, self.out_pos,
+                                            f"{name} stream damaged at compressed byte {self.in_pos}: {exc}"), member
+                return None, member
             step = max(MIN_STEP, min(MAX_STEP, int(OUT_TARGET / ratio)))
             if careful:
                 step = min(step, FLUSH_STEP)
@@ -226,9 +289,8 @@ class InflateScanner:
                     continue
                 if ready:
                     yield ready
-                self.damage = StreamDamage("decompress", self.in_pos, self.out_pos,
-                                           f"{name} stream damaged near compressed byte {self.in_pos}: {exc}")
-                return
+                return StreamDamage("decompress", self.in_pos, self.out_pos,
+                                    f"{name} stream damaged near compressed byte {self.in_pos}: {exc}"), member
             left = len(d.unused_data) if d.eof else len(d.unconsumed_tail)
             consumed = len(piece) - left
             produced = sum(map(len, out))
@@ -244,9 +306,8 @@ class InflateScanner:
                     detail = "invalid data"
                 except zlib.error as exc:
                     detail = str(exc)
-                self.damage = StreamDamage("decompress", self.in_pos, self.out_pos,
-                                           f"{name} stream damaged at compressed byte {self.in_pos}: {detail}")
-                return
+                return StreamDamage("decompress", self.in_pos, self.out_pos,
+                                    f"{name} stream damaged at compressed byte {self.in_pos}: {detail}"), member
             if consumed and produced:
                 ratio = max(1.0, produced / consumed)
             gap = self.out_pos - last_ckpt
@@ -254,6 +315,23 @@ class InflateScanner:
             if gap >= self.every and not d.eof and (not left or gap >= 2 * self.every - OUT_CAP):
                 self.checkpoints.append(Checkpoint(self.in_pos, self.out_pos, d.copy()))
                 last_ckpt = self.out_pos
+
+    def _next_member(self, member: int, broke: int) -> int | None:
+        """Where the first GZIP member after the broken one (starting at compressed byte
+        ``member``, broken at ``broke``) starts; None for ZLIB, or when no member follows.
+
+        Looked for from just after ``member``, though at most MEMBER_BACK before
+        ``broke``: damage can let a member inflate on, as garbage, past the next
+        member's header.
+        """
+        if self.compression is not Compression.GZIP:
+            return None
+
+        def read(pos: int, n: int) -> bytes:
+            self.f.seek(pos)
+            return self.f.read(n)
+
+        return next_gzip_member(read, max(member + 1, broke - MEMBER_BACK))
 
 
 class StreamReadBack:

@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from .errors import FileAccessError, NotTFRecordError, TFRecordError
 from .crc import masked_crc
 from .framing import CRC, HEADER, HEADER_SIZE, LENGTH, OVERHEAD, Compression
-from .inflate import GZIP_MAGIC, looks_like_zlib
+from .inflate import GZIP_MAGIC, looks_like_zlib, next_gzip_member
 from .header_search import candidate_headers
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
@@ -26,7 +26,6 @@ if TYPE_CHECKING:
 SNIFF_WINDOW = 4 << 20  # how far a file with a damaged start is searched for a record
 SNIFF_FIRST = 64 << 10  # what is read first (enough for a sound file)
 INFLATE_PROBE = 4096  # compressed bytes a GZIP or ZLIB start must inflate without error to be taken for one
-ZLIB_MIN_OUT = 64  # uncompressed bytes a ZLIB start must give before an error to count as a (damaged) stream
 
 _NOT_REGULAR = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
                 (stat.S_ISSOCK, "a socket"))
@@ -154,13 +153,22 @@ def sniff(source: int | Callable[[int, int], bytes], path: str) -> Compression:
     if len(head) == SNIFF_FIRST:
         head += read(SNIFF_FIRST, SNIFF_WINDOW - SNIFF_FIRST)
     if kind is not None:
-        # A GZIP or ZLIB start whose stream breaks at once: a plain file whose first header
-        # is damaged can begin with those bytes. Records whose CRCs hold decide.
-        return Compression.NONE if plain_records(head) else kind
+        # A GZIP or ZLIB start whose stream breaks at once. A plain file whose first header is
+        # damaged can begin with those bytes: a first record whose data CRC holds makes it plain.
+        # Records found further on do not (a compressed file holds its records verbatim in
+        # stored blocks): the index pass reads it as plain if the stream gives no record.
+        return Compression.NONE if _record_at(head, 0, check_length=False) else kind
     if len(head) < HEADER_SIZE:
         return Compression.NONE  # shorter than a header: TensorFlow's "truncated record at 0"
-    if _record_at(head, 0, check_length=False) or any(_record_at(head, int(c)) for c in candidate_headers(head)):
-        # (record 0 again: its data may reach past the first 64 KiB)
+    if _record_at(head, 0, check_length=False):  # (again: its data may reach past the first 64 KiB)
+        return Compression.NONE
+    record = next((int(c) for c in candidate_headers(head) if _record_at(head, int(c))), None)
+    # Damage at the start, then a GZIP member or a record, whichever comes first: a GZIP file holds
+    # records verbatim in its stored blocks, a plain file's records can hold GZIP data.
+    member = next_gzip_member(lambda pos, n: head[pos:pos + n], 1, len(head) if record is None else record)
+    if member is not None and _members_from(head, member, record):
+        return Compression.GZIP
+    if record is not None:
         return Compression.NONE  # damaged at the start, but records follow
     raise NotTFRecordError(f"not a TFRecord file: {path} (no valid record header, GZIP or ZLIB stream found)")
 
@@ -168,9 +176,10 @@ def sniff(source: int | Callable[[int, int], bytes], path: str) -> Compression:
 def _sniff_start(head: bytes) -> tuple[Compression | None, bool]:
     """What the file's first bytes make it, and whether for certain.
 
-    (kind, False) with a kind: a GZIP or ZLIB start whose stream breaks
+    (kind, False) with a kind: a valid GZIP or ZLIB header (GZIP: magic and
+    method; ZLIB: the two bytes with their check bits) whose stream breaks
     within its first INFLATE_PROBE bytes and does not begin with a record
-    header; (None, False): not enough to say.
+    header, wherever it breaks; (None, False): not enough to say.
     """
     if not head:
         return Compression.NONE, True
@@ -183,11 +192,28 @@ def _sniff_start(head: bytes) -> tuple[Compression | None, bool]:
         return Compression.GZIP, not broke or _starts_with_header(out)
     if looks_like_zlib(head):
         out, broke = _inflate_probe(head, 15)
-        if not broke or _starts_with_header(out):
-            return Compression.ZLIB, True
-        if len(out) >= ZLIB_MIN_OUT:
-            return Compression.ZLIB, False
+        return Compression.ZLIB, not broke or _starts_with_header(out)
     return None, False
+
+
+def _members_from(head: bytes, member: int, record: int | None) -> bool:
+    """Is the GZIP member at ``member`` where a GZIP file's members go on, not GZIP data inside a
+    plain record found at ``record``? Unless it ends soundly before that record with no member
+    right after it (a record's CRC and the next header follow a record's data)."""
+    if record is None:
+        return True
+    d = zlib.decompressobj(31)
+    data = head[member:record]
+    try:
+        while data and not d.eof:
+            d.decompress(data, 1 << 20)
+            data = d.unconsumed_tail
+    except zlib.error:
+        return True  # a broken member: the index pass falls back to plain if the stream gives no record
+    if not d.eof:
+        return True
+    end = record - len(d.unused_data)
+    return head[end:end + 3] == GZIP_MAGIC + b"\x08"
 
 
 def _starts_with_header(stream: bytes) -> bool:

@@ -257,19 +257,20 @@ class TFRecordFile(Verification, RemoteReading):
             self._inflate.checkpoints = inflater.checkpoints
             self._inflate.total_out = inflater.out_pos
             self._stream_end = inflater.out_pos
-            if inflater.damage is not None:
-                self._add_stream_damage(inflater.damage)
-            else:
+            for k, damage in enumerate(inflater.damages):
+                self._add_stream_damage(damage, last=k == len(inflater.damages) - 1)
+            if not inflater.damages:
                 self._stream_clean = True
         finally:
             if chunks is not None:
                 chunks.close()  # stops the decompressing thread before its file closes
             f.close()
 
-    def _add_stream_damage(self, damage) -> None:
-        """Fold the compressed stream's damage into the problem list (one entry)."""
+    def _add_stream_damage(self, damage, last: bool = True) -> None:
+        """Fold one damage of the compressed stream into the problem list (one entry); the
+        stream's last damage may name why the last record is cut short."""
         kind = ProblemKind(damage.kind)
-        last = self.problems[-1] if self.problems else None
+        last = self.problems[-1] if self.problems and last else None
         if last is not None and last.kind is ProblemKind.TRUNCATED and last.offset + last.size >= damage.out_pos:
             self.problems[-1] = Problem(last.index, last.offset, kind, f"{last.detail}: {damage.detail}",
                                         size=last.size, compressed_offset=damage.compressed_offset,

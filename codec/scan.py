@@ -12,7 +12,9 @@ CRC then fails), its span is searched for records whose length and data CRCs
 both hold, since bytes deleted or inserted inside it leave its header
 claiming a span that the next records start inside. Without verification a
 damaged record whose claimed end happens to fall on a valid header goes
-unnoticed (no data CRC is read): only a verifying pass searches it.
+unnoticed (no data CRC is read): only a verifying pass searches it (and the
+verify pass after such an index pass, which indexes again if it finds one:
+see :mod:`codec.verification`).
 
 Memory stays bounded whatever a header claims: the file is read through a
 window (the sources of :mod:`codec.scan_sources`), a record larger than
@@ -398,6 +400,10 @@ class Scanner:
             (stored,) = CRC.unpack(tail)
             computed = mask(crc)
         return _Check(True, stored == computed, stored, computed)
+
+    def intact_record_in(self, start: int, end: int) -> bool:
+        """Does a record whose length and data CRCs hold start in [start, end)?"""
+        return self._resync(start, limit=end) is not None
 
     def _resync(self, start: int, limit: int | None = None) -> int | None:
         """The first offset >= start (and < limit) whose length CRC and data CRC both hold."""

@@ -388,8 +388,9 @@ class ShardSet:
             pass
         return self
 
-    def verify_iter(self, *, publish: bool = True) -> Iterator[IndexProgress]:
-        """Check every record's data CRC (indexing first what is not indexed yet)."""
+    def verify_iter(self, *, publish: bool = True, keep_rows: bool = True) -> Iterator[IndexProgress]:
+        """Check every record's data CRC (indexing first what is not indexed yet). The set's
+        numbering always stays (``keep_rows`` is :meth:`TFRecordFile.verify_iter`'s, for callers of either)."""
         if any(shard.count is None for shard in self.shards):
             yield from self.index_iter(verify=True, publish=publish)
             return
@@ -399,7 +400,7 @@ class ShardSet:
             with self.using(k) as f:
                 if f is not None:
                     before = len(f.problems)
-                    for p in f.verify_iter():
+                    for p in f.verify_iter(keep_rows=True):  # the set numbered the shard's records
                         yield IndexProgress(done + p.records, base + p.position, self.file_size,
                                             problems + len(f.problems) - before)
                     problems += len(f.problems) - before

@@ -16,11 +16,12 @@ import numpy as np
 from .crc import mask, masked_crc
 from .errors import FileChangedError
 from .forked import beside
-from .framing import CRC, HEADER, HEADER_SIZE, Compression, Problem, ProblemKind, RecordStatus
+from .framing import CRC, HEADER, HEADER_SIZE, LENGTH, OVERHEAD, Compression, Problem, ProblemKind, RecordStatus
 from .halves import SPLIT_BYTES
 from .record_index import RecordIndex
 from .header_search import verify_spans
-from .scan import IndexProgress, data_crc_problem
+from .scan import IndexProgress, Scanner, data_crc_problem
+from .scan_sources import PlainSource
 
 VERIFY_WINDOW = 16 << 20  # bytes of a plain file the verify pass reads at a time
 LARGE_RECORD = 64 << 10  # the verify pass reads a record at least this large by itself
@@ -30,8 +31,14 @@ CRC_PIECE = 16 << 20  # a record read by itself is checked in pieces of at most 
 
 class Verification:
     """The verify pass of :class:`codec.reader.TFRecordFile` (it supplies the reading and the index)."""
-    def verify_iter(self, every: int = 1 << 14) -> Iterator[IndexProgress]:
-        """Check every record's data CRC (indexing first if needed)."""
+    def verify_iter(self, every: int = 1 << 14, *, keep_rows: bool = False) -> Iterator[IndexProgress]:
+        """Check every record's data CRC (indexing first if needed).
+
+        After an index pass that did not verify: if a record failing its data
+        CRC hides intact records in its span, the file is indexed again,
+        verifying, and the new index replaces the old one at the end (unless
+        ``keep_rows``: a document's rows or a shard set's numbering stay).
+        """
         if not self.indexed:
             yield from self.index_iter(verify=True)
             return
@@ -41,6 +48,8 @@ class Verification:
         if self.compression is Compression.NONE and self.file_size:
             with self._pinned(), self._streaming():  # (a remote file: chunks fetched ahead)
                 yield from self._verify_plain(n, every)
+                if not keep_rows and self._hidden_in_damage():
+                    yield from self._index_again()
             n = 0  # done: skip the per-record loop below
         for i in range(n):
             status = self.index.status(i)
@@ -49,11 +58,47 @@ class Verification:
                 self._read(i, RecordStatus.UNCHECKED)  # records a data_crc problem if it fails
             if i % every == every - 1:
                 yield IndexProgress(i + 1, self.index.offset(i), self._data_end(), len(self.problems))
+        if n and not keep_rows and self._hidden_in_damage():
+            yield from self._index_again()
         self.check_crc = check
         self.verified = True
         if self.use_cache:
             self._save_cache()
         yield IndexProgress(len(self.index), self._data_end(), self._data_end(), len(self.problems), True)
+
+    def _hidden_in_damage(self) -> bool:
+        """Does a record failing its data CRC hide an intact record inside the span its header
+        claims? (Bytes deleted or inserted in it can put its claimed end on the next header
+        exactly: an index pass that does not verify steps over it by that header.)"""
+        bad = np.flatnonzero(self.index.statuses() == RecordStatus.DATA_CRC)
+        if not bad.shape[0]:
+            return False
+        source = self._records_source()
+        scanner = Scanner(source, RecordIndex(), [], source.size)
+        for i in bad.tolist():
+            start = self.index.offset(i)
+            (length,) = LENGTH.unpack(source.read(start, LENGTH.size))
+            if scanner.intact_record_in(start + 1, min(start + OVERHEAD + length, source.size)):
+                return True
+        return False
+
+    def _records_source(self) -> PlainSource:
+        """The records' bytes (a compressed file's through its checkpoints) for a scan by random reads."""
+        if self.compression is Compression.NONE:
+            return PlainSource(self._read_at, self.file_size)
+        return PlainSource(self._bytes, self._stream_end)
+
+    def _index_again(self) -> Iterator[IndexProgress]:
+        """A verifying index pass into a new index, which replaces the old one when it is done.
+        The compressed stream's own damage stays as it was found (it names where the stream broke)."""
+        index: RecordIndex = RecordIndex()
+        problems: list[Problem] = []
+        source = self._records_source()
+        yield from Scanner(source, index, problems, self.file_size, verify=True).run()
+        broken = [p for p in self.problems if p.compressed_offset is not None]
+        problems = [p for p in problems if not any(b.offset == p.offset for b in broken)] + broken
+        with self._lock:
+            self.index, self.problems = index, sorted(problems, key=lambda p: p.offset)
 
     def _verify_plain(self, n: int, every: int) -> Iterator[IndexProgress]:
         """Batch verification of a plain file (records whose data CRC is checkable).

@@ -241,6 +241,9 @@ class TabSession(QObject):
         """Check every record's data CRC on a worker thread; False if busy."""
         if self.is_running() or self._closed:
             return False
+        if self.target is not None and not self.stack.count():
+            # No edit yet: let the pass renumber records it finds hidden in damage (editing resumes after it).
+            self.stop_editing()
         self._run(self._verify_passes, "verify")
         return True
 
@@ -277,7 +280,8 @@ class TabSession(QObject):
 
     def _verify_passes(self) -> Iterator[PassProgress]:
         with self.watching_changes():
-            for p in self.source.verify_iter():
+            # Over a document the rows stay as they are: its edits refer to them by number.
+            for p in self.source.verify_iter(keep_rows=self.target is not None):
                 yield PassProgress("verify", p)
 
     def _on_progress(self, pp: PassProgress) -> None:

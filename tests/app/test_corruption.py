@@ -12,7 +12,7 @@ pytestmark = pytest.mark.gui
 
 from PySide6.QtCore import QPoint, Qt  # noqa: E402
 
-from codec.framing import Compression, Problem, ProblemKind  # noqa: E402
+from codec.framing import Compression, Problem, ProblemKind, encode_record  # noqa: E402
 from codec.reader import TFRecordFile  # noqa: E402
 from codec.writer import write_records  # noqa: E402
 
@@ -172,6 +172,58 @@ def test_gzip_problem_says_where_the_compressed_stream_broke(window, qtbot, fixt
     assert highlighted(tab) == list(range(p.offset, p.offset + p.size))
     # the map is drawn over the decompressed stream, whose size is found off the GUI thread
     qtbot.waitUntil(lambda: tab.corruption.map.extent == p.offset + p.size, timeout=5000)
+
+
+def test_a_broken_gzip_member_opens_with_the_members_after_it(window, qtbot, tmp_path):
+    """Damage in the second of three GZIP members: the tab lists the first and third members'
+    records, the Problems panel names where the stream broke, and a record after it shows."""
+    import gzip
+
+    records = [b"record %03d " % k + bytes(range(k % 40)) * 2 for k in range(60)]
+    members = [gzip.compress(b"".join(encode_record(r) for r in records[a:a + 20]), mtime=0) for a in (0, 20, 40)]
+    broken = bytearray(b"".join(members))
+    broken[len(members[0]) + 40] ^= 0xFF
+    path = tmp_path / "members.tfrecord.gz"
+    path.write_bytes(bytes(broken))
+    tab = open_done(window, qtbot, str(path))
+    source = tab.session.source
+    assert source.compression is Compression.GZIP
+    good = [i for i in range(len(source)) if source.index.status(i).data_intact]
+    assert [source.read(i).data for i in good][:20] == records[:20]
+    assert [source.read(i).data for i in good][-20:] == records[40:]
+    (broke,) = [p for p in tab.corruption.model.problems() if p.compressed_offset is not None]
+    assert len(members[0]) < broke.compressed_offset < len(members[0]) + len(members[1])
+    assert not tab.corruption.panel.table.isColumnHidden(ProblemColumn.COMPRESSED)
+    last = len(source) - 1
+    with qtbot.waitSignal(tab.detail.record_shown, timeout=5000):
+        tab.select_record(last)
+    assert tab.detail.hex.model.record.offset == source.index.offset(last)
+
+
+def test_a_record_hidden_in_a_damaged_records_span_joins_the_table_after_verify(window, qtbot, tmp_path,
+                                                                               monkeypatch):
+    """Indexed, its rows shown, then verified: the verify pass finds a record the index pass
+    stepped over (inside a damaged record's claimed span), and the table shows the new rows."""
+    from tests.codec.test_lossless_damage import hidden_record_file
+
+    monkeypatch.setattr(FileTab.__init__, "__kwdefaults__", {"auto_verify_bytes": 0})  # index only
+    path, records = hidden_record_file(tmp_path)
+    tab = open_done(window, qtbot, path)
+    source = tab.session.source
+
+    def shown() -> list[str]:
+        return [tab.model.index(row, Column.OFFSET).data() for row in range(tab.model.rowCount())]
+
+    before = shown()
+    assert not source.verified and len(before) == 3
+    assert tab.verify()
+    wait_done(qtbot, tab)
+    assert source.verified and len(source) == 4
+    assert shown() == [f"{source.index.offset(i):,}" for i in range(4)] != before + [shown()[-1]]
+    with qtbot.waitSignal(tab.detail.record_shown, timeout=5000):
+        tab.select_record(2)
+    assert source.read(2).data == records[2]
+    assert tab.detail.hex.model.record.offset == source.index.offset(2)
 
 
 def test_two_problems_at_one_record_each_show_their_own_bytes(window, qtbot, tmp_path):

@@ -52,6 +52,25 @@ def many_records(path, n: int) -> str:
 
 
 # -- rows -----------------------------------------------------------------
+def test_an_index_replaced_by_verify_resets_the_rows(qapp, tmp_path):
+    """Verify found a record hidden in a damaged one's span and replaced the index: rows read
+    before (and cached) give way to the new index's rows."""
+    from tests.codec.test_lossless_damage import hidden_record_file
+
+    path, _ = hidden_record_file(tmp_path)
+    with TFRecordFile(path, use_cache=False) as f:
+        f.build_index()
+        model = RecordTableModel(f)
+        model.sync()
+        before = column_texts(model, Column.OFFSET)
+        f.verify()
+        resets: list[bool] = []
+        model.modelReset.connect(lambda: resets.append(True))
+        model.sync()
+        assert resets and len(before) == 3
+        assert column_texts(model, Column.OFFSET) == [f"{f.index.offset(i):,}" for i in range(4)]
+
+
 def test_rows_appear_as_the_index_grows(qapp, tmp_path, qtmodeltester):
     f = TFRecordFile(many_records(tmp_path / "many.tfrecord", 5000))
     model = RecordTableModel(f)

@@ -153,3 +153,42 @@ def test_record_after_a_shortened_record_is_found_without_verifying(tmp_path):
         assert f.index.status(1) is RecordStatus.DATA_CRC
         assert [f.read(i).data for i in range(len(f)) if f.read(i).status.data_intact] == \
             [records[0], records[2], records[3]]
+
+
+def hidden_record_file(tmp_path, compression: str = "none") -> tuple[str, list[bytes]]:
+    """Bytes deleted inside record 1, exactly as many as record 2's frame: record 1's header now
+    claims a span that ends on record 3's header, and record 2 lies hidden inside it."""
+    records = [b"zero" * 5, b"one" * 300, b"two" * 11, b"three" * 9]
+    spans = frames(records)
+    blob = b"".join(encode_record(r) for r in records)
+    at = spans[1][0] + 100
+    blob = blob[:at] + blob[at + spans[2][1] - spans[2][0]:]
+    path = tmp_path / "hidden.tfrecord"
+    path.write_bytes({"none": blob, "gzip": gzip.compress(blob, mtime=0), "zlib": zlib.compress(blob)}[compression])
+    return str(path), records
+
+
+@pytest.mark.parametrize("compression", ["none", "gzip", "zlib"])
+def test_verify_after_an_index_pass_finds_a_record_hidden_in_a_damaged_ones_span(tmp_path, compression):
+    path, records = hidden_record_file(tmp_path, compression)
+    with TFRecordFile(path, use_cache=False) as f:
+        f.build_index()
+        assert len(f) == 3  # record 2 stepped over: record 1's claimed end is record 3's header
+        f.verify()
+        assert [f.read(i).data for i in range(len(f)) if f.read(i).status.data_intact] == \
+            [records[0], records[2], records[3]]
+        assert [f.index.status(i) for i in range(len(f))] == \
+            [RecordStatus.OK, RecordStatus.DATA_CRC, RecordStatus.OK, RecordStatus.OK]
+    with TFRecordFile(path, use_cache=False) as f:  # the same as verifying in one pass
+        f.verify()
+        assert len(f) == 4 and f.index.status(2) is RecordStatus.OK
+
+
+def test_a_shard_sets_verify_keeps_its_numbering(tmp_path):
+    from codec import ShardSet
+
+    path, records = hidden_record_file(tmp_path)
+    with ShardSet([path], use_cache=False) as s:
+        s.build_index()
+        s.verify()
+        assert len(s) == 3 and [s.read(i).data for i in (0, 2)] == [records[0], records[3]]
