@@ -116,6 +116,20 @@ def test_zlib_broken_before_its_first_record_completes_is_named_not_refused(caps
     assert code == 1 and "ZLIB stream damaged" in out
 
 
+def test_a_file_that_only_starts_like_zlib_is_not_a_tfrecord(capsys, tmp_path):
+    # Two bytes pass zlib's header check in about one random file of 1,000: without a record
+    # header from the stream or a ZLIB name, the file is refused as before, not called damaged ZLIB.
+    blob = b"\x78\x01" + random.Random(7).randbytes(3000)
+    plain_name = tmp_path / "photo.dat"
+    plain_name.write_bytes(blob)
+    code = main(["info", str(plain_name)])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1 and "not a TFRecord file" in err
+    zlib_name = tmp_path / "shard.tfrecord.zz"
+    zlib_name.write_bytes(blob)
+    assert sniff_compression(zlib_name) is Compression.ZLIB
+
+
 def concatenated(records: list[bytes], cuts: list[int]) -> tuple[bytes, list[int]]:
     """``records`` as one GZIP member per run between ``cuts`` (record numbers); the members' starts."""
     bounds = [0, *cuts, len(records)]
