@@ -149,6 +149,10 @@ class InflateScanner:
         self.in_pos = 0
         self.out_pos = 0
         self.damage: StreamDamage | None = None
+        # Where the stream stopped, to go on from if the file grows (codec.following): the
+        # decompressor and the bytes read after its end; None after damage inside the stream.
+        self.end_state: zlib._Decompress | None = None
+        self.leftover = b""
 
     def chunks(self) -> ChunkStream:
         """The uncompressed stream in order, as lists of bytes (one list per step);
@@ -193,6 +197,7 @@ class InflateScanner:
                     continue
                 if ready:
                     yield ready
+                self.end_state, self.leftover = d, bytes(data)
                 if data:
                     self.damage = StreamDamage(
                         "garbage", self.in_pos, self.out_pos,
@@ -203,6 +208,7 @@ class InflateScanner:
                         self.damage = StreamDamage("truncated", self.in_pos, self.out_pos,
                                                    f"{name} stream ends early at compressed byte {self.in_pos}")
                     except zlib.error as exc:
+                        self.end_state = None
                         self.damage = StreamDamage("decompress", self.in_pos, self.out_pos,
                                                    f"{name} stream damaged at compressed byte {self.in_pos}: {exc}")
                 return
