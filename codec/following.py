@@ -25,7 +25,7 @@ from .errors import FileChangedError, TFRecordError, UsageError
 from .framing import OVERHEAD, Compression, Problem, ProblemKind, RecordInfo, RecordStatus
 from .inflate import CHECKPOINT_EVERY, GZIP_MAGIC, OUT_CAP, READ_BLOCK, Checkpoint, InflateReader, InflateScanner, \
     StreamDamage, wbits_for
-from .opening import open_file
+from .opening import open_file, sniff
 from .scan import IndexProgress, Scanner
 from .scan_sources import PlainSource
 
@@ -248,6 +248,8 @@ class Following:
         state.rescan = False
         with self._lock:
             self.file_size, self.mtime_ns = st.st_size, st.st_mtime_ns
+        if not len(self.index) and not state.resume and state.stream is None:
+            self._sniff_again(state)
         yield from self._grow_pass(state, open_end=True)
         state.mark = self._mark()
 
@@ -288,6 +290,21 @@ class Following:
         state.resume = self.index.offset(n - 1) if state.held else (scanner.stop if scanner.stop is not None
                                                                      else state.resume)
 
+    def _sniff_again(self, state: _FollowState) -> None:
+        """Nothing indexed yet: a file followed from its first bytes may turn out GZIP or ZLIB now."""
+        try:
+            compression = sniff(self._read_at, self.path)
+        except TFRecordError:
+            return
+        if compression is Compression.NONE:
+            return
+        d = zlib.decompressobj(wbits_for(compression))
+        checkpoints = [Checkpoint(0, 0, d.copy())]
+        with self._lock:
+            self.compression = compression
+            self._inflate = InflateReader(self.path, compression, checkpoints, 0, self._opener())
+        state.stream = StreamGrowth(compression, d, 0, 0, b"", checkpoints)
+
     def _mark(self) -> tuple[int, bytes]:
         at = max(0, self.file_size - MARK)
         return at, self._read_at(at, self.file_size - at)
@@ -323,3 +340,4 @@ class Following:
                 self._follow = None
                 self._pins = max(0, self._pins - 1)
         return FollowStopped(f"stopped following: {why}")
+

@@ -444,7 +444,7 @@ class RecordTableModel(QAbstractTableModel):
     def flagged_rows(self) -> np.ndarray:
         """Rows to look at: damaged records and records right after skipped bytes (sorted)."""
         statuses = self._tfile.index.statuses()[: self._rows]
-        damaged = np.flatnonzero(statuses >= int(RecordStatus.LENGTH_CRC))
+        damaged = np.flatnonzero((statuses >= int(RecordStatus.LENGTH_CRC)) & (statuses <= int(RecordStatus.TRUNCATED)))
         self._map_problems()
         gaps = np.fromiter((i for i in self._gaps if i < self._rows), dtype=np.int64)
         return np.union1d(damaged, gaps).astype(np.int64)

@@ -230,3 +230,20 @@ def test_a_remote_file_is_not_followed():
     f.remote, f.path, f._follow = object(), "s3://bucket/x.tfrecord", None
     with pytest.raises(UsageError, match="only a local file"):
         f.start_follow()
+
+
+@pytest.mark.parametrize("compression", ["gzip", "zlib"])
+def test_a_file_followed_from_its_first_bytes_may_turn_out_compressed(tmp_path, compression):
+    records = payloads(6)
+    data = packed(records, compression)
+    path = tmp_path / "new.tfrecord"
+    path.write_bytes(b"")
+    f = TFRecordFile(path, use_cache=False)
+    f.build_index()
+    f.start_follow()
+    assert f.grow() == 0 and f.compression is Compression.NONE
+    append(path, data[:1])
+    assert f.grow() == 0 and f.problems == []
+    append(path, data[1:])
+    assert f.grow() == 6 and f.compression is Compression(compression)
+    assert complete(f) == records and f.problems == []
