@@ -155,6 +155,8 @@ class RecordTableModel(QAbstractTableModel):
             self.endResetModel()
             return 0
         added = n - self._rows
+        if added and self._cache.pop(self._rows - 1, None) is not None:
+            self.refresh_status(self._rows - 1, self._rows - 1)  # a file followed: it was being written
         if added:
             self.beginInsertRows(QModelIndex(), self._rows, n - 1)
             self._rows = n
