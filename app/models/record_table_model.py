@@ -30,7 +30,7 @@ from codec.reader import TFRecordFile
 from app.models.labels import KIND_TEXT, STATUS_TEXT
 from app.models.table_rows import LOADING_ROW, MAX_DECODE_BYTES, UNREADABLE, RowJob, TableRow, build_row, cell_text
 from app.style import icons
-from app.style.palette import ACCENT_TEXT, DAMAGED_TEXT, RECOVERED_TEXT
+from app.style.palette import ACCENT_TEXT, DAMAGED_TEXT, MUTED_TEXT, RECOVERED_TEXT
 from app.workers.row_loader import RowLoader, is_remote_source
 
 
@@ -379,12 +379,16 @@ class RecordTableModel(QAbstractTableModel):
                 return ACCENT_TEXT
             if status.damaged:
                 return RECOVERED_TEXT if status is RecordStatus.LENGTH_CRC else DAMAGED_TEXT
+            if status is RecordStatus.WRITING:
+                return MUTED_TEXT
             return RECOVERED_TEXT if gap else None
         if role == Qt.ItemDataRole.DecorationRole:
             if col == Column.INDEX:  # the numbering jumps here: records lost in the damage are not counted
                 return icons.icon("warning") if gap else None
             if col != Column.STATUS:
                 return None
+            if status is RecordStatus.WRITING:
+                return None  # not damage, not checked yet: its bytes are still arriving
             if not status.damaged:
                 return icons.icon("warning" if gap else "ok")
             return icons.icon("warning" if status is RecordStatus.LENGTH_CRC else "damaged")

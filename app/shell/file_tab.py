@@ -117,6 +117,7 @@ class FileTab(QWidget):
         self.detail = RecordDetail(self)
         self.detail.file_changed.connect(self.file_changed)
         self._damage_columns_wide = False
+        self._writing_room = False  # the Status column fits "being written" (once followed)
         self._fixed_widths: dict[int, int] = {}
         self._fitted_widths: dict[str, int] = {}  # default feature columns narrowed to fit on first open
         self._size_columns()
@@ -136,7 +137,7 @@ class FileTab(QWidget):
         # View > Follow: rows come as the file is written
         self.follow = TabFollow(session, self)
         self.follow.grown.connect(self._follow_grown)
-        self.follow.changed.connect(lambda _: self.state_changed.emit())
+        self.follow.changed.connect(self._follow_changed)
         self.editing.modified_changed.connect(lambda _: self.state_changed.emit())  # (whether it can follow)
         for part in (self.corruption, self.editing, self.qa, self.follow):
             part.message.connect(self.message)
@@ -267,6 +268,12 @@ class FileTab(QWidget):
     def stop_follow(self) -> None:
         self.follow.stop()
 
+    def _follow_changed(self, on: bool) -> None:
+        if on and not self._writing_room:
+            self._writing_room = True
+            self._size_columns()
+        self.state_changed.emit()
+
     def _follow_grown(self) -> None:
         self._rows_arrived()  # the selection stays where it is
         self.state_changed.emit()
@@ -396,7 +403,8 @@ class FileTab(QWidget):
             Column.OFFSET: (f"{most_bytes:,}", 0),
             Column.SIZE: (f"{min(most_bytes, 99_999_999):,}", 0),
             Column.KIND: (max(kinds, key=len), 0),
-            Column.STATUS: (self._widest_status() if damaged else "ok", icon),
+            Column.STATUS: (max(self._widest_status() if damaged else "ok",
+                                STATUS_TEXT[RecordStatus.WRITING] if self._writing_room else "", key=len), icon),
         }
         for col, (sample, extra) in samples.items():
             header = str(self.model.headerData(col, Qt.Orientation.Horizontal))
