@@ -21,7 +21,7 @@ from typing import Callable, Iterator
 
 import numpy as np
 
-from .errors import FileChangedError, TFRecordError, UsageError
+from .errors import FileChangedError, FollowStopped, TFRecordError, UsageError
 from .framing import OVERHEAD, Compression, Problem, ProblemKind, RecordInfo, RecordStatus
 from .inflate import CHECKPOINT_EVERY, GZIP_MAGIC, OUT_CAP, READ_BLOCK, Checkpoint, InflateReader, InflateScanner, \
     StreamDamage, wbits_for
@@ -30,10 +30,6 @@ from .scan import IndexProgress, Scanner
 from .scan_sources import PlainSource
 
 MARK = 64  # bytes before the end of what was read, compared at each growth: a rewritten file differs there
-
-
-class FollowStopped(FileChangedError):
-    """The followed file shrank, was replaced, removed or rewritten, or its stream broke: following ends."""
 
 
 @dataclass

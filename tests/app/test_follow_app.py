@@ -85,3 +85,4 @@ def test_a_followed_file_that_is_replaced_stops_following_with_a_message(window,
         os.replace(other, path)
     qtbot.waitUntil(lambda: not tab.follow.active, timeout=10000)
     assert not window.follow_action.isChecked() and tab.model.rowCount() == 2
+    qtbot.waitUntil(tab.change_bar.isVisible, timeout=10000)  # it offers to open the file as it is now

@@ -6,8 +6,7 @@ import zlib
 
 import pytest
 
-from codec.errors import TruncatedRecordError
-from codec.following import FollowStopped
+from codec.errors import FollowStopped, TruncatedRecordError
 from codec.framing import HEADER_SIZE, OVERHEAD, Compression, ProblemKind, RecordStatus, encode_record
 from codec.reader import TFRecordFile
 
@@ -247,3 +246,20 @@ def test_a_file_followed_from_its_first_bytes_may_turn_out_compressed(tmp_path, 
     append(path, data[1:])
     assert f.grow() == 6 and f.compression is Compression(compression)
     assert complete(f) == records and f.problems == []
+
+
+def test_a_compressed_file_whose_index_came_from_the_cache_is_followed_too(tmp_path, monkeypatch):
+    from codec import index_cache
+
+    monkeypatch.setattr(index_cache, "MIN_CACHED_BYTES", 0)
+    records = payloads(30)
+    data = packed(records, "gzip")
+    path = tmp_path / "cached.gz"
+    path.write_bytes(data[:len(data) // 2])
+    TFRecordFile(path).build_index().close()  # writes the cache entry
+    f = TFRecordFile(path)
+    f.build_index()
+    assert f._stream_state is None  # loaded from the cache: no decompressor to go on with
+    f.start_follow()  # inflates the file once to find where its stream stopped
+    append(path, data[len(data) // 2:])
+    assert f.grow() == 30 and complete(f) == records and f.problems == []
