@@ -244,7 +244,7 @@ class FileTab(QWidget):
             fetched=session.fetched,
             rate=session.fetch_rate(),
             following=self.follow.active,
-            writing=self.follow.active and source.writing() is not None,
+            writing=self.follow.active and len(source.index) > source.complete_records,
             can_follow=self.follow.active or self.follow.why_not() is None,
         )
 

@@ -57,7 +57,7 @@ class TabFollow(QObject):
             return "only a local file can be followed, not a URL"
         if session.modified:
             return "the tab has unsaved edits: save or discard them first"
-        if session.is_running():
+        if session.is_running() or not source.indexed:
             return "wait for indexing to finish"
         return None
 
