@@ -22,7 +22,7 @@ from typing import Callable, Iterator
 import numpy as np
 
 from .errors import FileChangedError, FollowStopped, TFRecordError, UsageError
-from .framing import OVERHEAD, Compression, Problem, ProblemKind, RecordInfo, RecordStatus
+from .framing import Compression, Problem, ProblemKind, RecordInfo, RecordStatus
 from .inflate import CHECKPOINT_EVERY, GZIP_MAGIC, OUT_CAP, READ_BLOCK, Checkpoint, InflateReader, InflateScanner, \
     StreamDamage, wbits_for
 from .opening import open_file, sniff
@@ -192,8 +192,7 @@ class Following:
             return 0, False
         if self.index.status(n - 1) in (RecordStatus.TRUNCATED, RecordStatus.WRITING):
             return self.index.offset(n - 1), True
-        info = self.record_info(n - 1)
-        return info.offset + OVERHEAD + info.length, False
+        return self.record_info(n - 1).end, False
 
     def _stream_growth(self) -> StreamGrowth:
         """The decompressor at the end of the stream: kept from the index pass, else found by one more
@@ -277,14 +276,30 @@ class Following:
         try:
             for p in scanner.run(state.resume):
                 yield IndexProgress(len(self.index), p.position, size, len(self.problems) + len(found), p.done)
-        finally:
+        except FollowStopped:
+            raise
+        except FileChangedError as exc:
+            raise self._stop(str(exc)) from None
+        finally:  # (also when the pass is stopped half way: the next one goes on from where it got)
             if found:
                 with self._lock:
-                    self.problems = sorted(self.problems + found, key=lambda p: p.offset)
+                    known = {(p.offset, p.kind) for p in self.problems}
+                    new = [p for p in found if (p.offset, p.kind) not in known]
+                    self.problems = sorted(self.problems + new, key=lambda p: p.offset)
+            state.held, state.resume = self._resume_point(scanner.stop, state.resume)
+            state.rescan = scanner.stop is None  # the next look goes on even if the file does not grow
+
+    def _resume_point(self, stop: int | None, before: int) -> tuple[bool, int]:
+        """(held, resume) after a pass that ended at ``stop`` (None: stopped half way)."""
         n = len(self.index)
-        state.held = bool(n) and self.index.status(n - 1) is RecordStatus.WRITING
-        state.resume = self.index.offset(n - 1) if state.held else (scanner.stop if scanner.stop is not None
-                                                                     else state.resume)
+        if n and self.index.status(n - 1) is RecordStatus.WRITING:
+            return True, self.index.offset(n - 1)
+        if stop is not None:
+            return False, stop
+        if not n or self.index.offset(n - 1) < before:
+            return False, before
+        info = self.record_info(n - 1)
+        return False, info.end
 
     def _sniff_again(self, state: _FollowState) -> None:
         """Nothing indexed yet: a file followed from its first bytes may turn out GZIP or ZLIB now."""
@@ -314,9 +329,7 @@ class Following:
         try:
             yield from self._final_pass(state)
         finally:
-            with self._lock:
-                self._follow = None
-                self._pins = max(0, self._pins - 1)
+            self.end_follow()
 
     def _final_pass(self, state: _FollowState) -> Iterator[IndexProgress]:
         try:
@@ -329,11 +342,16 @@ class Following:
                                       f"{state.stream._name} stream ends early at compressed byte "
                                       f"{state.stream.in_pos}", compressed_offset=state.stream.in_pos))
 
-    def _stop(self, why: str) -> FollowStopped:
-        """End following (the file is no longer the one followed); the error to raise."""
+    def end_follow(self) -> None:
+        """Stop following at once, leaving the index as it is (after an error: :meth:`stop_follow` reads
+        the end again)."""
         with self._lock:
             if self._follow is not None:
                 self._follow = None
                 self._pins = max(0, self._pins - 1)
+
+    def _stop(self, why: str) -> FollowStopped:
+        """End following (the file is no longer the one followed); the error to raise."""
+        self.end_follow()
         return FollowStopped(f"stopped following: {why}")
 

@@ -138,7 +138,7 @@ class FileTab(QWidget):
         self.follow = TabFollow(session, self)
         self.follow.grown.connect(self._follow_grown)
         self.follow.changed.connect(self._follow_changed)
-        self.editing.modified_changed.connect(lambda _: self.state_changed.emit())  # (whether it can follow)
+        self.editing.modified_changed.connect(self._modified_changed)
         for part in (self.corruption, self.editing, self.qa, self.follow):
             part.message.connect(self.message)
         session.state_changed.connect(self.state_changed)
@@ -267,6 +267,10 @@ class FileTab(QWidget):
 
     def stop_follow(self) -> None:
         self.follow.stop()
+
+    def _modified_changed(self, _modified: bool) -> None:
+        if not self._closed:
+            self.state_changed.emit()  # whether View > Follow applies
 
     def _follow_changed(self, on: bool) -> None:
         if on and not self._writing_room:

@@ -127,6 +127,7 @@ class TabFollow(QObject):
         self.timer.stop()
         self.active = self._stopping = False
         if error is not None:
+            self.session.source.end_follow()  # (a pass that failed otherwise than the file changing)
             self.message.emit(error)
             self.session.file_changed.emit(error)  # the tab offers to open it again as it is now
         else:

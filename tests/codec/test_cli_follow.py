@@ -26,7 +26,8 @@ WAIT = 60  # seconds a record may take to show up before the test fails (a loade
 
 
 def example(i: int) -> bytes:
-    features = {"id": Feature(int64_list=Int64List(value=[i])), "even": Feature(int64_list=Int64List(value=[int(i % 2 == 0)]))}
+    features = {"id": Feature(int64_list=Int64List(value=[i])),
+                "even": Feature(int64_list=Int64List(value=[int(i % 2 == 0)]))}
     return Example(features=Features(feature=features)).SerializeToString()
 
 
@@ -94,7 +95,8 @@ def test_cat_follow_json_prints_each_appended_record_once_in_order(tmp_path):
     printed = first + rest
     assert [r["index"] for r in printed] == list(range(40))
     assert all(r["status"] == "ok" for r in printed)
-    assert [r["value"]["features"]["feature"]["id"]["int64List"]["value"] for r in printed] == [[str(i)] for i in range(40)]
+    ids = [r["value"]["features"]["feature"]["id"]["int64List"]["value"] for r in printed]
+    assert ids == [[str(i)] for i in range(40)]
     assert cat.lines.empty()
     assert code == 130
     assert "Traceback" not in err and len(err.splitlines()) <= 1 and "problem" not in err

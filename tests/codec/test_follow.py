@@ -263,3 +263,21 @@ def test_a_compressed_file_whose_index_came_from_the_cache_is_followed_too(tmp_p
     f.start_follow()  # inflates the file once to find where its stream stopped
     append(path, data[len(data) // 2:])
     assert f.grow() == 30 and complete(f) == records and f.problems == []
+
+
+def test_a_growth_pass_stopped_half_way_is_taken_up_by_the_next(tmp_path):
+    records = [bytes([i % 256]) * 1000 for i in range(4000)]  # 4 MB: the pass shows progress on the way
+    data = packed(records, "none")
+    path = tmp_path / "f.tfrecord"
+    path.write_bytes(data[:5000])
+    f = TFRecordFile(path, use_cache=False)
+    f.build_index()
+    f.start_follow()
+    f.grow()
+    append(path, data[5000:-500])
+    passes = f.grow_iter()
+    next(passes)
+    passes.close()  # stopped, as a tab's worker is when Follow is turned off
+    assert 0 < f.complete_records < len(records) - 1
+    assert f.grow() == len(records) - 1 and f.writing().index == len(records) - 1
+    assert complete(f) == records[:-1] and f.problems == []
