@@ -47,6 +47,7 @@ class TabFollow(QObject):
         self.timer.timeout.connect(self._poll)
         self._worker: GeneratorWorker | None = None
         self._stopping = False
+        session.about_to_reopen.connect(self._dropped)  # another file (or the same, reopened) comes
 
     def why_not(self) -> str | None:
         """Why this tab cannot follow its file now (None: it can)."""
@@ -132,6 +133,15 @@ class TabFollow(QObject):
             self.session.file_changed.emit(error)  # the tab offers to open it again as it is now
         else:
             self.session.start_editing()
+        self.changed.emit(False)
+
+    def _dropped(self) -> None:
+        """The tab shows another source from now on: following the old one ends, quietly."""
+        if not self.active:
+            return
+        self.close()
+        self.session.source.end_follow()
+        self._stopping = False
         self.changed.emit(False)
 
     def close(self) -> None:

@@ -86,3 +86,15 @@ def test_a_followed_file_that_is_replaced_stops_following_with_a_message(window,
     qtbot.waitUntil(lambda: not tab.follow.active, timeout=10000)
     assert not window.follow_action.isChecked() and tab.model.rowCount() == 2
     qtbot.waitUntil(tab.change_bar.isVisible, timeout=10000)  # it offers to open the file as it is now
+
+
+def test_reopening_the_file_ends_following_quietly(window, qtbot, tmp_path):
+    path = tmp_path / "f.tfrecord"
+    path.write_bytes(record(0) + record(1))
+    tab = open_done(window, qtbot, str(path))
+    window.follow_action.trigger()
+    assert tab.follow.active
+    with qtbot.waitSignal(tab.follow.changed, timeout=10000, check_params_cb=lambda on: on is False):
+        assert tab.reopen_changed()
+    assert not tab.follow.timer.isActive() and not tab.session.source.following
+    qtbot.waitUntil(lambda: tab.model.rowCount() == 2 and not window.follow_action.isChecked(), timeout=10000)
