@@ -37,6 +37,15 @@ def complete(f: TFRecordFile) -> list[bytes]:
     return [f.read(i).data for i in range(f.complete_records)]
 
 
+def followed(path, head: bytes) -> TFRecordFile:
+    """``path`` holding ``head``, opened, indexed and followed."""
+    path.write_bytes(head)
+    f = TFRecordFile(path, use_cache=False)
+    f.build_index()
+    f.start_follow()
+    return f
+
+
 def cut_points(records: list[bytes]) -> list[int]:
     """Plain-file offsets that stop mid-header, mid-data and mid-footer of several records, and at ends."""
     cuts, pos = [], 0
@@ -59,10 +68,7 @@ def test_the_index_grows_with_the_file_and_its_unfinished_end_is_being_written(t
     data = packed(records, compression)
     cuts = cut_points(records) if compression == "none" else list(range(61, len(data), 61)) + [len(data)]
     path = tmp_path / f"growing.{compression}"
-    path.write_bytes(data[:cuts[0]])
-    f = TFRecordFile(path, use_cache=False)
-    f.build_index()
-    f.start_follow()
+    f = followed(path, data[:cuts[0]])
     assert f.compression is Compression(compression)
     done = cuts[0]
     seen = 0
@@ -108,10 +114,7 @@ def test_mid_file_damage_is_still_reported_while_following(tmp_path):
     data[start + HEADER_SIZE + 10] ^= 0xFF  # record 4's data: its data CRC fails, records follow it
     cut = sum(OVERHEAD + len(r) for r in records[:3])
     path = tmp_path / "damaged.tfrecord"
-    path.write_bytes(bytes(data[:cut]))
-    f = TFRecordFile(path, use_cache=False)
-    f.build_index()
-    f.start_follow()
+    f = followed(path, bytes(data[:cut]))
     append(path, bytes(data[cut:start + HEADER_SIZE + 20]))  # record 4 only partly there: no problem yet
     f.grow()
     assert f.problems == [] and f.writing().index == 4
@@ -128,10 +131,7 @@ def test_a_damaged_header_with_records_after_it_is_damage_once_they_arrive(tmp_p
     good = packed(records, "none")
     garbage = b"\x07" * 30
     path = tmp_path / "garbage.tfrecord"
-    path.write_bytes(good[:100])
-    f = TFRecordFile(path, use_cache=False)
-    f.build_index()
-    f.start_follow()
+    f = followed(path, good[:100])
     append(path, good[100:] + garbage)
     f.grow()
     assert f.problems == [] and len(f) == 8  # garbage at the end: perhaps a header still being written
@@ -147,10 +147,7 @@ def test_following_stops_when_the_file_is_not_the_one_followed(tmp_path, change)
     records = payloads(8)
     data = packed(records, "none")
     path = tmp_path / "f.tfrecord"
-    path.write_bytes(data[:300])
-    f = TFRecordFile(path, use_cache=False)
-    f.build_index()
-    f.start_follow()
+    f = followed(path, data[:300])
     f.grow()
     if change == "shrink":
         os.truncate(path, 100)
@@ -172,10 +169,7 @@ def test_stopping_reads_the_end_as_an_ordinary_open_does(tmp_path):
     records = payloads(5)
     data = packed(records, "none")
     path = tmp_path / "f.tfrecord"
-    path.write_bytes(data[:-10])
-    f = TFRecordFile(path, use_cache=False)
-    f.build_index()
-    f.start_follow()
+    f = followed(path, data[:-10])
     f.grow()
     assert f.problems == [] and f.index.status(4) is RecordStatus.WRITING
     for _ in f.stop_follow():
@@ -190,10 +184,7 @@ def test_a_stream_is_inflated_on_not_read_again(tmp_path, compression, monkeypat
     data = packed(records, compression)
     path = tmp_path / "s.tfrecord"
     half = len(data) // 2
-    path.write_bytes(data[:half])
-    f = TFRecordFile(path, use_cache=False)
-    f.build_index()
-    f.start_follow()
+    f = followed(path, data[:half])
     reads = []
     real = TFRecordFile._read_at
 
@@ -211,10 +202,7 @@ def test_a_stream_is_inflated_on_not_read_again(tmp_path, compression, monkeypat
 def test_another_gzip_member_appended_is_followed(tmp_path):
     first, second = payloads(5), payloads(9)[5:]
     path = tmp_path / "members.gz"
-    path.write_bytes(packed(first, "gzip"))
-    f = TFRecordFile(path, use_cache=False)
-    f.build_index()
-    f.start_follow()
+    f = followed(path, packed(first, "gzip"))
     member = packed(second, "gzip")
     append(path, member[:1])  # one byte of the next member's magic: nothing to tell yet
     assert f.grow() == 5 and f.problems == []
@@ -236,10 +224,7 @@ def test_a_file_followed_from_its_first_bytes_may_turn_out_compressed(tmp_path, 
     records = payloads(6)
     data = packed(records, compression)
     path = tmp_path / "new.tfrecord"
-    path.write_bytes(b"")
-    f = TFRecordFile(path, use_cache=False)
-    f.build_index()
-    f.start_follow()
+    f = followed(path, b"")
     assert f.grow() == 0 and f.compression is Compression.NONE
     append(path, data[:1])
     assert f.grow() == 0 and f.problems == []
@@ -269,10 +254,7 @@ def test_a_growth_pass_stopped_half_way_is_taken_up_by_the_next(tmp_path):
     records = [bytes([i % 256]) * 1000 for i in range(4000)]  # 4 MB: the pass shows progress on the way
     data = packed(records, "none")
     path = tmp_path / "f.tfrecord"
-    path.write_bytes(data[:5000])
-    f = TFRecordFile(path, use_cache=False)
-    f.build_index()
-    f.start_follow()
+    f = followed(path, data[:5000])
     f.grow()
     append(path, data[5000:-500])
     passes = f.grow_iter()
