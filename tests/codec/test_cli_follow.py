@@ -14,6 +14,7 @@ import subprocess
 import sys
 import threading
 import time
+import zlib
 
 import pytest
 
@@ -63,31 +64,34 @@ class Cat:
         return code, self.proc.stderr.read()
 
 
-def write_in_pieces(path, data: bytes, record_ends: list[int]) -> None:
-    """Append ``data`` in pieces that mostly stop inside a record (a header, its data, its CRC), with pauses
-    so the reader looks at the file in between."""
+def write_in_pieces(path, data: bytes, record_ends: list[int], done: int, co=None) -> None:
+    """Append ``data`` from ``done`` on in pieces that mostly stop inside a record (a header, its data, its CRC), with pauses
+    so the reader looks at the file in between; through the compressor ``co`` (flushed after each piece)."""
     cuts = []
     for k, end in enumerate(record_ends):
         cuts.append(end - (1 + (k * 7) % (OVERHEAD + 5)))  # inside the record that ends at ``end``
         if k % 3 == 0:
             cuts.append(end)
-    done = os.path.getsize(path)
     for cut in sorted(set(c for c in cuts if c > done)) + [len(data)]:
+        piece = data[done:cut]
         with open(path, "ab") as f:
-            f.write(data[done:cut])
+            f.write(piece if co is None else co.compress(piece) + co.flush(zlib.Z_SYNC_FLUSH))
         done = cut
         time.sleep(0.02)
 
 
-def test_cat_follow_json_prints_each_appended_record_once_in_order(tmp_path):
+@pytest.mark.parametrize("compression", ["none", "gzip"])
+def test_cat_follow_json_prints_each_appended_record_once_in_order(tmp_path, compression):
     records = [encode_record(example(i)) for i in range(40)]
     data = b"".join(records)
     ends = [sum(map(len, records[:k + 1])) for k in range(len(records))]
     path = tmp_path / "growing.tfrecord"
-    path.write_bytes(data[:ends[4] + 7])  # five records and a few bytes of the sixth
+    co = zlib.compressobj(6, zlib.DEFLATED, 31) if compression == "gzip" else None
+    head = data[:ends[4] + 7]  # five records and a few bytes of the sixth
+    path.write_bytes(head if co is None else co.compress(head) + co.flush(zlib.Z_SYNC_FLUSH))
     cat = Cat(path, "--json")
     first = cat.take(5)
-    writer = threading.Thread(target=write_in_pieces, args=(path, data, ends))
+    writer = threading.Thread(target=write_in_pieces, args=(path, data, ends, len(head), co))
     writer.start()
     rest = cat.take(35)
     writer.join()
@@ -110,7 +114,7 @@ def test_cat_follow_where_prints_only_matches(tmp_path):
     path.write_bytes(data[:ends[1]])
     cat = Cat(path, "--json", "--where", "even == 1")
     assert [r["index"] for r in cat.take(1)] == [0]
-    write_in_pieces(path, data, ends)
+    write_in_pieces(path, data, ends, ends[1])
     assert [r["index"] for r in cat.take(9)] == list(range(2, 20, 2))
     code, err = cat.interrupt()
     assert code == 130 and "Traceback" not in err
