@@ -65,8 +65,9 @@ class Cat:
 
 
 def write_in_pieces(path, data: bytes, record_ends: list[int], done: int, co=None) -> None:
-    """Append ``data`` from ``done`` on in pieces that mostly stop inside a record (a header, its data, its CRC), with pauses
-    so the reader looks at the file in between; through the compressor ``co`` (flushed after each piece)."""
+    """Append ``data`` from ``done`` on in pieces that mostly stop inside a record (a header, its data,
+    its CRC), with pauses so the reader looks at the file in between; through the compressor ``co``
+    (flushed after each piece)."""
     cuts = []
     for k, end in enumerate(record_ends):
         cuts.append(end - (1 + (k * 7) % (OVERHEAD + 5)))  # inside the record that ends at ``end``
