@@ -279,6 +279,8 @@ def _refuse_unknown_features(f: TFRecordFile, flt: Filter | None) -> None:
 def cmd_cat(args) -> int:
     from .cached_records import cached_records, parse_range
 
+    if args.follow:
+        return _cat_follow(args)
     choice = _choice(args)
     if args.where is None:
         local = not args.no_cache and not any(_is_url(p) for p in choice.files)
@@ -297,6 +299,56 @@ def cmd_cat(args) -> int:
             path = f.location(i)[0] if choice.dataset is not None else None
             show(i, rec.info.offset, rec.info.length, rec.status, rec.data, path)
         return EXIT_PROBLEMS if f.problems else EXIT_OK
+
+
+def _cat_follow(args) -> int:
+    """``cat --follow``: the records there now, then each one appended, as it is complete; ends on Ctrl-C
+    (exit 130), at the end of ``--range A:B``, or when the file shrinks or is replaced (exit 2)."""
+    from .appended import appended_records
+    from .payload_options import apply
+    from .reader import TFRecordFile
+
+    choice = _choice(args)
+    if len(args.file) != 1 or len(choice.files) != 1 or choice.dataset is not None or os.path.isdir(args.file[0]):
+        raise UsageError("--follow follows one file, not several, a folder or a glob")
+    if _is_url(choice.files[0]):
+        raise UsageError(f"--follow reads a local file as it is written, not a URL: {choice.files[0]}")
+    start, stop = _follow_range(args.range)
+    flt = _where(args)
+    # The index cache is left alone: a file being written never matches an entry for long.
+    with TFRecordFile(choice.files[0], check_crc=not args.no_crc, use_cache=False) as f:
+        apply(choice, f)
+        f.build_index()
+        f.start_follow()
+        if f.complete_records:
+            _refuse_unknown_features(f, flt)
+        show = _record_printer(args, f.payload, f.labels)
+        for i, rec in appended_records(f, start, stop, flt, on_problem=_warn_problem):
+            show(i, rec.info.offset, rec.info.length, rec.status, rec.data, None)
+            sys.stdout.flush()
+        return EXIT_PROBLEMS if f.problems else EXIT_OK
+
+
+def _follow_range(text: str | None) -> tuple[int, int | None]:
+    """``--range`` with ``--follow``: records A..B-1 counted from the start (the end moves: no negatives)."""
+    if not text:
+        return 0, None
+    parts = text.split(":")
+    try:
+        bounds = [int(p) if p.strip() else None for p in parts]
+    except ValueError:
+        bounds = []
+    if len(bounds) == 1 and bounds[0] is not None:
+        bounds.append(bounds[0] + 1)
+    if len(bounds) != 2 or any(b is not None and b < 0 for b in bounds):
+        raise UsageError(f"bad --range {text!r} with --follow: expected A:B, A: or :B counted from the "
+                         "first record (the end moves while the file grows, so nothing counts from it)")
+    return bounds[0] or 0, bounds[1]
+
+
+def _warn_problem(problem) -> None:
+    sys.stderr.write(f"tfrlens-cli: problem: {_problem_line(problem).strip()}\n")
+    sys.stderr.flush()
 
 
 def _print_records(args, records: list, problems: bool, payload=None, path: str | None = None,
@@ -514,6 +566,9 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         p.add_argument("--range", metavar="A:B", help="records A..B-1 (Python slice rules)")
         p.add_argument("--where", metavar="EXPR", help=WHERE_HELP)
         p.add_argument("--workers", type=int, metavar="N", help=WORKERS_HELP)
+        p.add_argument("--follow", action="store_true",
+                       help="a file still being written: print each record appended, as it is complete, "
+                            "like tail -f (Ctrl-C ends)")
         p.set_defaults(func=cmd_cat)
     if wanted("index"):
         p = add("index", "write the record index (native binary, or DALI's text format)")

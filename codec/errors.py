@@ -15,6 +15,10 @@ class FileChangedError(FileAccessError):
     """The file shrank or was replaced while it was being read (seen instead of a SIGBUS)."""
 
 
+class FollowStopped(FileChangedError):
+    """A followed file shrank, was replaced, removed or rewritten, or its stream broke: following ends."""
+
+
 class NotTFRecordError(TFRecordError, ValueError):
     """The content is not a TFRecord stream (plain, GZIP or ZLIB)."""
 

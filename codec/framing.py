@@ -69,15 +69,16 @@ class RecordStatus(IntEnum):
     LENGTH_CRC = 2  # length CRC fails, but the data CRC proves the length: recovered
     DATA_CRC = 3  # length CRC holds, data CRC fails
     TRUNCATED = 4  # the record runs past the end of the file or stream
+    WRITING = 5  # the last record of a file being followed: its bytes are still arriving (not damage)
 
     @property
     def label(self) -> str:
-        """The status word of the CLI's JSON: ok, length_crc, data_crc or truncated."""
+        """The status word of the CLI's JSON: ok, length_crc, data_crc, truncated or writing."""
         return "ok" if self <= RecordStatus.OK else self.name.lower()
 
     @property
     def damaged(self) -> bool:
-        return self >= RecordStatus.LENGTH_CRC
+        return RecordStatus.LENGTH_CRC <= self <= RecordStatus.TRUNCATED
 
     @property
     def data_intact(self) -> bool:

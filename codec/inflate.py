@@ -189,6 +189,10 @@ class InflateScanner:
         self.in_pos = 0
         self.out_pos = 0
         self.damages: list[StreamDamage] = []
+        # Where the stream stopped, to go on from if the file grows (codec.following): the
+        # decompressor and the bytes read after its end; None after damage inside the stream.
+        self.end_state: zlib._Decompress | None = None
+        self.leftover = b""
 
     @property
     def damage(self) -> StreamDamage | None:
@@ -234,6 +238,7 @@ class InflateScanner:
         wbits = wbits_for(self.compression)
         name = self.compression.value.upper()
         d = zlib.decompressobj(wbits)
+        self.end_state = None
         self.f.seek(start)
         self.in_pos = member = start
         self.checkpoints.append(Checkpoint(start, self.out_pos, d.copy()))
@@ -256,6 +261,7 @@ class InflateScanner:
                     continue
                 if ready:
                     yield ready
+                self.end_state, self.leftover = d, bytes(data)
                 if data:
                     return StreamDamage("garbage", self.in_pos, self.out_pos,
                                         f"bytes after the end of the {name} stream at compressed byte {self.in_pos}"
@@ -266,6 +272,7 @@ class InflateScanner:
                         return StreamDamage("truncated", self.in_pos, self.out_pos,
                                             f"{name} stream ends early at compressed byte {self.in_pos}"), member
                     except zlib.error as exc:
+                        self.end_state = None
                         return StreamDamage("decompress", self.in_pos, self.out_pos,
                                             f"{name} stream damaged at compressed byte {self.in_pos}: {exc}"), member
                 return None, member

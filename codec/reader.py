@@ -17,6 +17,7 @@ from . import index_cache
 from .crc import masked_crc
 from .errors import (CorruptRecordError, FileAccessError, FileChangedError, RecordIndexError, TFRecordError,
                      TruncatedRecordError)
+from .following import Following
 from .framing import CRC, HEADER_SIZE, LENGTH, OVERHEAD, Compression, Problem, ProblemKind, RecordInfo, RecordStatus
 from .halves import scan_halves
 from .inflate import InflateReader, InflateScanner, prefetch
@@ -37,7 +38,7 @@ CHECK_SIZE_FROM = 1 << 20  # a read this large first checks that the file has no
 
 
 
-class TFRecordFile(Verification, RemoteReading):
+class TFRecordFile(Verification, RemoteReading, Following):
     """A TFRecord file (plain, GZIP or ZLIB) with an offset index.
 
     Opening sniffs the compression; :meth:`index_iter` (or :meth:`build_index`)
@@ -48,7 +49,8 @@ class TFRecordFile(Verification, RemoteReading):
     :meth:`read` never raises for damage and says what it found instead.
     With ``fork_halves`` a pass over a plain file of 32 MB or more runs in two
     halves, the second in a forked child (:mod:`codec.halves`): for the
-    command line, never in a process with threads.
+    command line, never in a process with threads. :meth:`start_follow` and
+    :meth:`grow_iter` follow a file still being written (:mod:`codec.following`).
     """
 
     note = None  # (a codec.records.RecordSource: a file's records say where they are by their offsets)
@@ -89,6 +91,7 @@ class TFRecordFile(Verification, RemoteReading):
         self._zran_job: ZranBuilder | None = None  # the zran index being built for the cache
         self._stream_clean = False  # the compressed stream had no damage (a zran index is possible)
         self._stream_end = 0  # uncompressed bytes available (compressed files)
+        self._stream_state = None  # (decompressor, in, out, leftover) where the index pass's stream stopped
 
     # -- lifetime ---------------------------------------------------------
     def _acquire(self) -> None:
@@ -101,6 +104,7 @@ class TFRecordFile(Verification, RemoteReading):
             if self.remote is not None:
                 return  # nothing held between reads; each read is pinned to the version opened
             fd, st = open_fd(self.path)
+            # (a followed file is pinned open: it is never released, so never reopened grown)
             if (st.st_size, st.st_mtime_ns) != (self.file_size, self.mtime_ns):
                 os.close(fd)
                 raise FileChangedError(f"{self.path} changed on disk since it was opened: open it again")
@@ -257,6 +261,7 @@ class TFRecordFile(Verification, RemoteReading):
             self._inflate.checkpoints = inflater.checkpoints
             self._inflate.total_out = inflater.out_pos
             self._stream_end = inflater.out_pos
+            self._stream_state = (inflater.end_state, inflater.in_pos, inflater.out_pos, inflater.leftover)
             for k, damage in enumerate(inflater.damages):
                 self._add_stream_damage(damage, last=k == len(inflater.damages) - 1)
             if not inflater.damages:
@@ -292,6 +297,8 @@ class TFRecordFile(Verification, RemoteReading):
         return True
 
     def _save_cache(self) -> None:
+        if self.following:
+            return  # its end is unfinished: the next open reads it again
         index_cache.save(self.path, self.file_size, self.mtime_ns, self.compression,
                          self.index, self.problems, self.verified, self._stream_end)
 
@@ -456,7 +463,7 @@ class TFRecordFile(Verification, RemoteReading):
         return self._read(i, self.index.status(i))
 
     def _read(self, i: int, status: RecordStatus) -> RecordData:
-        if status is RecordStatus.TRUNCATED:
+        if status in (RecordStatus.TRUNCATED, RecordStatus.WRITING):
             offset = self.index.offset(i)
             (length,) = LENGTH.unpack_from(self._bytes(offset, HEADER_SIZE))
             data = self._bytes(offset + HEADER_SIZE, max(0, self._data_end() - offset - HEADER_SIZE))
@@ -530,6 +537,9 @@ class TFRecordFile(Verification, RemoteReading):
         if isinstance(key, slice):
             return [self[i] for i in range(*key.indices(len(self)))]
         rec = self.read(key)
+        if rec.status is RecordStatus.WRITING:
+            raise TruncatedRecordError(f"record {rec.info.index} of {self.path} at offset {rec.info.offset} "
+                                       "is still being written", offset=rec.info.offset, index=rec.info.index)
         if self.check_crc and rec.status.damaged and rec.status is not RecordStatus.LENGTH_CRC:
             where = f"{self.path}: record {rec.info.index} at offset {rec.info.offset}"
             if rec.status is RecordStatus.TRUNCATED:

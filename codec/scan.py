@@ -76,12 +76,18 @@ class _Check:
 class Scanner:
     """One index pass over a source, filling ``index`` and ``problems``."""
 
-    def __init__(self, source, index: RecordIndex, problems: list[Problem], total: int, *, verify: bool = False):
+    def __init__(self, source, index: RecordIndex, problems: list[Problem], total: int, *, verify: bool = False,
+                 open_end: bool = False):
         self.src = source
         self.index = index
         self.problems = problems
         self.total = total
         self.verify = verify
+        # A file still being written (followed): what is unfinished at its end is no problem. A record
+        # whose header holds but whose bytes run past the end is indexed as WRITING; anything else
+        # with no intact record after it is left for the next pass (see ``stop``).
+        self.open_end = open_end
+        self.stop: int | None = None  # where the pass ended: the end of the data, or its unfinished part
         self._no_headers = (0, 0)  # no header with a length CRC that holds starts in [a, b)
 
     def _progress(self, pos: int, done: bool = False) -> IndexProgress:
@@ -123,6 +129,7 @@ class Scanner:
                             if src.end - pos > have:
                                 continue
                         if pos >= src.end and src.eof:
+                            self.stop = pos
                             break
                         pos = self._damaged(pos)
                 if pos is None:
@@ -271,7 +278,9 @@ class Scanner:
             inner = self._check_previous(pos)
             if inner is not None:
                 return inner
-            if head:
+            if self.open_end:
+                self.stop = pos
+            elif head:
                 self.problems.append(Problem(
                     None, pos, ProblemKind.TRUNCATED,
                     f"{len(head)} bytes left at the end, a record header needs {HEADER_SIZE}", size=len(head)))
@@ -286,6 +295,10 @@ class Scanner:
         inner = self._check_previous(pos)
         if inner is not None:
             return inner
+        if self.open_end and length_ok and n <= MAX_RECORD:  # still arriving
+            self.index.append([pos], RecordStatus.WRITING)
+            self.stop = pos
+            return None
         if not length_ok and n <= MAX_RECORD and (src.random_access or n <= HOLD):
             check = self._data_crc(pos, n, True)
             if check.ok:
@@ -297,6 +310,9 @@ class Scanner:
                 self.index.append([pos], RecordStatus.LENGTH_CRC)
                 return pos + OVERHEAD + n
         nxt = self._resync(pos + 1)
+        if nxt is None and self.open_end:
+            self.stop = pos
+            return None
         if length_ok:
             if nxt is None:
                 data_end = self._data_end()

@@ -124,6 +124,7 @@ class ShardSet:
     note = None
     unsaved = False
     modified = False
+    following = False  # (only a single file is followed as it is written)
     statuses_stored = True
     mtime_ns = None  # several files
     payload = None  # how its records decode (codec.payloads); None: by the kind rule

@@ -13,6 +13,7 @@ STATUS_TEXT = {
     RecordStatus.LENGTH_CRC: "length CRC bad (recovered)",
     RecordStatus.DATA_CRC: "data CRC bad",
     RecordStatus.TRUNCATED: "truncated",
+    RecordStatus.WRITING: "being written",
 }
 
 

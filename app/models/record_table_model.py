@@ -30,7 +30,7 @@ from codec.reader import TFRecordFile
 from app.models.labels import KIND_TEXT, STATUS_TEXT
 from app.models.table_rows import LOADING_ROW, MAX_DECODE_BYTES, UNREADABLE, RowJob, TableRow, build_row, cell_text
 from app.style import icons
-from app.style.palette import ACCENT_TEXT, DAMAGED_TEXT, RECOVERED_TEXT
+from app.style.palette import ACCENT_TEXT, DAMAGED_TEXT, MUTED_TEXT, RECOVERED_TEXT
 from app.workers.row_loader import RowLoader, is_remote_source
 
 
@@ -157,6 +157,8 @@ class RecordTableModel(QAbstractTableModel):
             self.endResetModel()
             return 0
         added = n - self._rows
+        if added and self._cache.pop(self._rows - 1, None) is not None:
+            self.refresh_status(self._rows - 1, self._rows - 1)  # a file followed: it was being written
         if added:
             self.beginInsertRows(QModelIndex(), self._rows, n - 1)
             self._rows = n
@@ -380,12 +382,16 @@ class RecordTableModel(QAbstractTableModel):
                 return ACCENT_TEXT
             if status.damaged:
                 return RECOVERED_TEXT if status is RecordStatus.LENGTH_CRC else DAMAGED_TEXT
+            if status is RecordStatus.WRITING:
+                return MUTED_TEXT
             return RECOVERED_TEXT if gap else None
         if role == Qt.ItemDataRole.DecorationRole:
             if col == Column.INDEX:  # the numbering jumps here: records lost in the damage are not counted
                 return icons.icon("warning") if gap else None
             if col != Column.STATUS:
                 return None
+            if status is RecordStatus.WRITING:
+                return None  # not damage, not checked yet: its bytes are still arriving
             if not status.damaged:
                 return icons.icon("warning" if gap else "ok")
             return icons.icon("warning" if status is RecordStatus.LENGTH_CRC else "damaged")
@@ -447,7 +453,7 @@ class RecordTableModel(QAbstractTableModel):
     def flagged_rows(self) -> np.ndarray:
         """Rows to look at: damaged records and records right after skipped bytes (sorted)."""
         statuses = self._tfile.index.statuses()[: self._rows]
-        damaged = np.flatnonzero(statuses >= int(RecordStatus.LENGTH_CRC))
+        damaged = np.flatnonzero((statuses >= int(RecordStatus.LENGTH_CRC)) & (statuses <= int(RecordStatus.TRUNCATED)))
         self._map_problems()
         gaps = np.fromiter((i for i in self._gaps if i < self._rows), dtype=np.int64)
         return np.union1d(damaged, gaps).astype(np.int64)

@@ -57,7 +57,7 @@ def build_row(source, i: int, features: list[str], payload, labels,
         info = source.record_info(i)
     except (OSError, ValueError, IndexError) as exc:
         return TableRow(None, None, error=UNREADABLE), exc, None
-    if info.status is RecordStatus.TRUNCATED:
+    if info.status in (RecordStatus.TRUNCATED, RecordStatus.WRITING):
         return TableRow(info.length, None), None, None
     if info.length > max_bytes:
         return TableRow(info.length, None, note=f"{info.length:,} bytes: decoded in the detail view only"), None, None

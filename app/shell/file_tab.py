@@ -36,6 +36,7 @@ from app.shell.qa_views import QaViews
 from app.shell.row_selection import RowSelection
 from app.shell.session import OpenedSource, PassProgress, TabSession
 from app.shell.tab_editing import TabEditing
+from app.shell.tab_follow import TabFollow
 from app.shell.tab_state import GoTarget, TabState, parse_goto
 from app.views.message_bar import MessageBar
 from app.views.page_bar import PageBar
@@ -116,6 +117,7 @@ class FileTab(QWidget):
         self.detail = RecordDetail(self)
         self.detail.file_changed.connect(self.file_changed)
         self._damage_columns_wide = False
+        self._writing_room = False  # the Status column fits "being written" (once followed)
         self._fixed_widths: dict[int, int] = {}
         self._fitted_widths: dict[str, int] = {}  # default feature columns narrowed to fit on first open
         self._size_columns()
@@ -132,7 +134,12 @@ class FileTab(QWidget):
         self.editing = TabEditing(session, self.selection, self.model, self.detail, self)
         # filter bar, Table | Gallery, statistics, feature spec
         self.qa = QaViews(session, self.proxy, self.selection, self.table, self.detail, settings, self)
-        for part in (self.corruption, self.editing, self.qa):
+        # View > Follow: rows come as the file is written
+        self.follow = TabFollow(session, self)
+        self.follow.grown.connect(self._follow_grown)
+        self.follow.changed.connect(self._follow_changed)
+        self.editing.modified_changed.connect(self._modified_changed)
+        for part in (self.corruption, self.editing, self.qa, self.follow):
             part.message.connect(self.message)
         session.state_changed.connect(self.state_changed)
         session.idle.connect(self.indexing_finished)
@@ -236,6 +243,9 @@ class FileTab(QWidget):
             decoded_as=getattr(source.payload, "name", None),
             fetched=session.fetched,
             rate=session.fetch_rate(),
+            following=self.follow.active,
+            writing=self.follow.active and len(source.index) > source.complete_records,
+            can_follow=self.follow.active or self.follow.why_not() is None,
         )
 
     # -- the passes (run by the session) ---------------------------------------
@@ -249,6 +259,28 @@ class FileTab(QWidget):
 
     def cancel(self) -> None:
         self.session.cancel()
+
+    # -- following a file being written (View > Follow) ---------------------
+    def start_follow(self) -> bool:
+        """Follow the file as it is written (rows come as it grows); False with a message if it cannot be."""
+        return self.follow.start()
+
+    def stop_follow(self) -> None:
+        self.follow.stop()
+
+    def _modified_changed(self, _modified: bool) -> None:
+        if not self._closed:
+            self.state_changed.emit()  # whether View > Follow applies
+
+    def _follow_changed(self, on: bool) -> None:
+        if on and not self._writing_room:
+            self._writing_room = True
+            self._size_columns()
+        self.state_changed.emit()
+
+    def _follow_grown(self) -> None:
+        self._rows_arrived()  # the selection stays where it is
+        self.state_changed.emit()
 
     def _problem_count(self) -> int:
         return self.session.source.problem_count()
@@ -375,7 +407,8 @@ class FileTab(QWidget):
             Column.OFFSET: (f"{most_bytes:,}", 0),
             Column.SIZE: (f"{min(most_bytes, 99_999_999):,}", 0),
             Column.KIND: (max(kinds, key=len), 0),
-            Column.STATUS: (self._widest_status() if damaged else "ok", icon),
+            Column.STATUS: (max(self._widest_status() if damaged else "ok",
+                                STATUS_TEXT[RecordStatus.WRITING] if self._writing_room else "", key=len), icon),
         }
         for col, (sample, extra) in samples.items():
             header = str(self.model.headerData(col, Qt.Orientation.Horizontal))
@@ -632,6 +665,7 @@ class FileTab(QWidget):
         """Stop the worker and close the file; the tab is unusable afterwards."""
         if self._closed:
             return
+        self.follow.close()
         self.session.close()
         self.editing.close()
         self.qa.close()

@@ -166,6 +166,9 @@ class MainWindow(QMainWindow):
         self.copy_json_action = a("Copy Record as &JSON", lambda: self._tab_call(FileTab.copy_record_json),
                                   "Ctrl+Shift+C")
         self.copy_offset_action = a("Copy Record &Offset", lambda: self._tab_call(FileTab.copy_offset))
+        self.follow_action = a("F&ollow", self._toggle_follow, None, None,
+                               "Show records as the file is written, like tail -f (a file still being written)")
+        self.follow_action.setCheckable(True)
         self.fullscreen_action = a("&Full Screen", self._toggle_full_screen, QKeySequence.StandardKey.FullScreen)
         self.goto_action = a("&Go to Record…", self.go_to_dialog, "Ctrl+G", "goto",
                              "Jump to a record number or a byte offset")
@@ -180,7 +183,7 @@ class MainWindow(QMainWindow):
         self.about_action.setMenuRole(QAction.MenuRole.AboutRole)
         self._tab_actions = [self.verify_action, self.cancel_action, self.close_action, self.copy_rows_action,
                              self.copy_json_action, self.copy_offset_action, self.goto_action, self.first_action,
-                             self.last_action, self.next_bad_action, self.prev_bad_action]
+                             self.last_action, self.next_bad_action, self.prev_bad_action, self.follow_action]
 
     def _make_menus(self) -> None:
         mb = self.menuBar()
@@ -216,6 +219,7 @@ class MainWindow(QMainWindow):
         self.tabs.currentChanged.connect(self.checks.refresh)
         self._tab_actions += self.checks.actions
         view_menu.addSeparator()
+        view_menu.addAction(self.follow_action)
         view_menu.addAction(self.fullscreen_action)
         go_menu = mb.addMenu("&Go")
         go_menu.addAction(self.goto_action)
@@ -497,6 +501,7 @@ class MainWindow(QMainWindow):
             for widget in widgets:
                 widget.hide()
             self.fetch_timer.stop()
+            self.follow_action.setChecked(False)
             return
         s = tab.state()
         self._show_fetched(s)
@@ -506,7 +511,12 @@ class MainWindow(QMainWindow):
         self.cancel_action.setEnabled(running)
         self.progress.setValue(int(s.fraction * 1000))
         records = f"{s.records:,} record" + ("" if s.records == 1 else "s")
-        if running and s.phase == "index":
+        self._show_follow(s)
+        if s.following:
+            done = s.records - s.writing
+            records = f"following · {done:,} record" + ("" if done == 1 else "s") + \
+                (" · 1 being written" if s.writing else "")
+        elif running and s.phase == "index":
             records += " so far…"
         elif running and s.phase == "verify":
             records += f", checking CRCs… {s.fraction:.0%}"
@@ -537,6 +547,21 @@ class MainWindow(QMainWindow):
         self.payload_label.setVisible(bool(s.decoded_as))
         for widget in (self.records_label, self.problems_label, self.compression_label, self.size_label):
             widget.show()
+
+    def _toggle_follow(self, on: bool) -> None:
+        tab = self.current_tab()
+        if tab is None:
+            return
+        if on:
+            tab.start_follow()
+        else:
+            tab.stop_follow()
+        self._refresh_status()
+
+    def _show_follow(self, s: TabState) -> None:
+        """View > Follow: checked while the tab follows its file; enabled where following makes sense."""
+        self.follow_action.setChecked(s.following)
+        self.follow_action.setEnabled(s.can_follow)
 
     def _show_fetched(self, s: TabState) -> None:
         """A URL's bytes fetched (and throughput while a pass reads it), refreshed by a timer meanwhile."""

@@ -127,8 +127,8 @@ class TabSession(QObject):
         """Put a Document over the source once it is fully indexed; True when editing is on."""
         if self.target is not None:
             return True
-        if self.edit_block or not self.source.indexed:
-            return False
+        if self.edit_block or not self.source.indexed or self.source.following:
+            return False  # (a followed file grows under any document)
         document = Document(self.source)
         self.edited = EditedFile(document)
         self.target = EditTarget(document, self)

@@ -23,6 +23,9 @@ class TabState:
     decoded_as: str | None = None  # the payload's name (File > Decode As…, a TFDS dataset); None: by kind
     fetched: int | None = None  # bytes read from the network so far (a URL's); None: a local file
     rate: float = 0.0  # bytes per second fetched lately
+    following: bool = False  # View > Follow is on: rows come as the file grows
+    writing: bool = False  # the last row is a record still being written (following)
+    can_follow: bool = False  # View > Follow applies (a local file, no unsaved edits, indexed)
 
 
 class GoTarget(NamedTuple):

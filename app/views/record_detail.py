@@ -322,6 +322,8 @@ class RecordDetail(QWidget):
         status = info.status
         color = OK_COLOR if not status.damaged else (
             RECOVERED_COLOR if status is RecordStatus.LENGTH_CRC else BAD_COLOR)
+        if status is RecordStatus.WRITING:
+            color = MUTED_COLOR  # its bytes are still arriving: neither ok nor damaged
         status_html = f"<span style='color:{color}'>{'&#9679; ' if status.damaged else ''}" \
                       f"{html.escape(STATUS_TEXT[status])}</span>"
         if status.damaged:
