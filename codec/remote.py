@@ -119,8 +119,8 @@ def _default_options(protocol: str) -> dict:
     return {}
 
 
-_ENV_PREFIXES = ("TFRLENS_REMOTE_", "AWS_", "GOOGLE_", "GCSFS_", "STORAGE_EMULATOR_HOST", "AZURE_", "HF_", "FSSPEC_", "HTTP_PROXY",
-                 "HTTPS_PROXY", "NO_PROXY", "http_proxy", "https_proxy", "no_proxy")
+_ENV_PREFIXES = ("TFRLENS_REMOTE_", "AWS_", "GOOGLE_", "GCSFS_", "STORAGE_EMULATOR_HOST", "AZURE_", "HF_", "FSSPEC_",
+                 "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "http_proxy", "https_proxy", "no_proxy")
 _fs_cache: dict = {}
 _fs_lock = threading.Lock()
 
@@ -172,7 +172,8 @@ def _new_filesystem(url: str, protocol: str, storage_options: dict) -> tuple[Any
         raise UsageError(f"{redact(url)}: {_one_line(exc)}; {_how_to_install(exc)}") from None
     except ValueError as exc:
         if "Protocol not known" in str(exc):
-            raise UsageError(f"{redact(url)}: unknown protocol {protocol!r} ({redact_text(_one_line(exc), [url])})") from None
+            detail = redact_text(_one_line(exc), [url])
+            raise UsageError(f"{redact(url)}: unknown protocol {protocol!r} ({detail})") from None
         raise
 
 
@@ -265,15 +266,13 @@ def access_error(url: str, exc: BaseException, span: tuple[int, int] | None = No
 def _cannot_connect(url: str, exc: BaseException, detail: str) -> str:
     """What a connection failure says for the URL's protocol: the host and why for HTTP, the
     endpoint variable to check for S3."""
-    from urllib.parse import urlsplit
-
     inner = url.split("::")[-1]  # a chain connects to its last URL's host
     m = _SCHEME.match(inner)
     protocol = m.group(1).lower() if m else ""
     if protocol in ("http", "https"):
-        parts = urlsplit(inner)
-        port = parts.port or (443 if protocol == "https" else 80)
-        return f"cannot connect to {protocol}://{parts.hostname}:{port}/… ({_why_not_connected(exc, detail)}): " \
+        connecting = bool(_names(exc) & {"ClientConnectorError", "ConnectionRefusedError", "gaierror"})
+        verb = "cannot connect to" if connecting else "lost the connection to"
+        return f"{verb} {redact(url)} ({_why_not_connected(exc, detail)}): " \
                "check the URL, the network, that the server is up and any proxy"
     hint = "the endpoint (AWS_ENDPOINT_URL), " if protocol in ("s3", "s3a") else ""
     return f"cannot read {redact(url)}: cannot connect ({detail}): check the network, {hint}any proxy"
@@ -428,10 +427,6 @@ async def _s3_range(fs, path: str, start: int, end: int, etag: str | None, versi
         resp["Body"].close()
 
 
-_running: set = set()  # requests in flight on the filesystems' event loops (cancelled on Ctrl-C)
-_running_lock = threading.Lock()
-
-
 def _run(loop, coroutine, deadline: float):
     """Run ``coroutine`` on ``loop`` (a filesystem's event loop thread) for at most ``deadline``
     seconds (then _DeadlinePassed). Interrupted here (Ctrl-C), it is cancelled there, not left
@@ -451,30 +446,34 @@ def _run(loop, coroutine, deadline: float):
                 await asyncio.wait({task})  # its connection closed before this request ends
 
     future = asyncio.run_coroutine_threadsafe(bounded(), loop)
-    with _running_lock:
-        _running.add(future)
     try:
         return future.result()
     except BaseException:
         future.cancel()
         raise
-    finally:
-        with _running_lock:
-            _running.discard(future)
 
 
 def stop_requests(wait: float = 1.0) -> None:
-    """Cancel every request in flight and let their cancellations run (up to ``wait`` seconds),
-    then keep asyncio quiet about anything still pending: the process is on its way out (Ctrl-C)."""
+    """Cancel every request in flight on fsspec's event loop and let the cancellations run (up to
+    ``wait`` seconds), then keep asyncio quiet about anything still pending: the process is on its
+    way out (Ctrl-C), and "Task was destroyed but it is pending!" would only be noise."""
+    import asyncio
     import logging
+    import sys
 
-    with _running_lock:
-        running = list(_running)
-    for future in running:
-        future.cancel()
-    until = time.monotonic() + wait
-    while any(not f.done() for f in running) and time.monotonic() < until:
-        time.sleep(0.01)
+    loop = getattr(sys.modules.get("fsspec.asyn"), "loop", [None])[0]
+    if loop is not None and loop.is_running():
+        async def cancel_all() -> None:
+            tasks = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+            for task in tasks:
+                task.cancel()
+            if tasks:
+                await asyncio.wait(tasks, timeout=wait)
+
+        try:
+            asyncio.run_coroutine_threadsafe(cancel_all(), loop).result(wait + 0.5)
+        except Exception:  # noqa: BLE001 - on the way out: whatever is left is silenced below
+            pass
     logging.getLogger("asyncio").setLevel(logging.CRITICAL + 1)
 
 

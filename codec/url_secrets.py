@@ -70,6 +70,26 @@ def _redact_one(segment: str) -> str:
             + (f"#{HIDDEN}" if hash_ and fragment else hash_))
 
 
+def shown_path(path: str) -> str:
+    """A path or URL as reports show it: a local path as it is, a URL redacted."""
+    return redact(path) if "://" in path else path
+
+
+class RedactingStream:
+    """A text stream (stderr) that redacts every URL written to it, and the secrets of ``urls``
+    wherever they appear: what the command line writes there cannot leak a signature."""
+
+    def __init__(self, stream, urls: list[str]) -> None:
+        self._stream, self._urls = stream, list(urls)
+
+    def write(self, text: str) -> int:
+        self._stream.write(redact_text(text, self._urls))
+        return len(text)
+
+    def __getattr__(self, name: str):
+        return getattr(self._stream, name)
+
+
 def redact_text(text: str, urls: tuple[str, ...] | list[str] = ()) -> str:
     """``text`` with every URL in it redacted, and the secrets of ``urls`` (their queries and
     passwords, as given) hidden wherever they appear alone (a library quoting a query)."""
