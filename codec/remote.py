@@ -260,7 +260,8 @@ def access_error(url: str, exc: BaseException, span: tuple[int, int] | None = No
         return FileAccessError(_cannot_connect(url, exc, detail))
     else:
         why = f"{type(exc).__name__}: {detail}"
-    return FileAccessError(f"cannot read {shown}: {why}")
+    where = shown if span is None else f"{shown} bytes {span[0]}-{span[1] - 1}"
+    return FileAccessError(f"cannot read {where}: {why}")
 
 
 def _cannot_connect(url: str, exc: BaseException, detail: str) -> str:
@@ -572,9 +573,9 @@ class RemoteFile:
                                                         self.version.get("version_id")), deadline)
                 extra = {"generation": self.version["generation"]} if self._kind == "gs" and \
                     self.version.get("generation") else {}
-                if self._kind == "gs":
+                if getattr(self.fs, "async_impl", False) and getattr(self.fs, "loop", None) is not None:
                     return _run(self.fs.loop, self.fs._cat_file(self.path, start=start, end=end, **extra), deadline)
-                return self.fs.cat_file(self.path, start=start, end=end)
+                return self.fs.cat_file(self.path, start=start, end=end, **extra)
             except _RangeIgnored:
                 raise self._range_error() from None
             except _Changed:
