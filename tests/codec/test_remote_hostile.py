@@ -18,6 +18,7 @@ pytest.importorskip("fsspec")
 pytest.importorskip("aiohttp")
 
 from benchmarks.attacks import CLI, ROOT, run  # noqa: E402
+from benchmarks.attacks_remote import interruptible  # noqa: E402
 from codec import TFRecordWriter  # noqa: E402
 from codec.url_secrets import carries_credentials, redact, redact_text, without_credentials  # noqa: E402
 from tests.remote_servers import RangeServer  # noqa: E402
@@ -154,7 +155,7 @@ def test_ctrl_c_while_reading_is_exit_130_and_one_line(served, tmp_path):
     with RangeServer(served, hostile="drip", drip=0.5) as srv:
         env = {**os.environ, "TFRLENS_CACHE_DIR": str(tmp_path), "PYTHONPATH": ROOT, "NO_PROXY": "127.0.0.1"}
         proc = subprocess.Popen(CLI + ["verify", srv.url_for("data.tfrecord") + QUERY], cwd=ROOT, env=env,
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, preexec_fn=interruptible)
         deadline = time.monotonic() + 30
         while not srv.stats.ranges and time.monotonic() < deadline:  # a ranged read is in flight
             time.sleep(0.02)
