@@ -554,6 +554,18 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
+    urls = [a for a in argv if "://" in a]
+    if not urls:
+        return _command(argv)
+    stderr = sys.stderr
+    sys.stderr = RedactingStream(stderr, urls)  # every line on stderr, ours or a library's: URLs redacted
+    code = _command(argv)  # (an error that escapes is printed redacted too)
+    sys.stderr = stderr
+    return code
+
+
+def _command(argv: list[str]) -> int:
+    """Parse ``argv`` and run its command: the exit code."""
     parser = build_parser(argv[0] if argv and argv[0] in COMMANDS else None)
     beam_flags = None
     if argv and argv[0] in RUNNER_COMMANDS and "--" in argv:  # the rest: Beam's own pipeline options
@@ -568,14 +580,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         except TFRecordError as exc:
             sys.stderr.write(f"tfrlens-cli: {exc}\n")
             return EXIT_USAGE
-    urls = [a for a in argv if "://" in a]
-    stderr = sys.stderr
-    if urls:  # every line on stderr, ours or a library's, shows these URLs redacted
-        sys.stderr = RedactingStream(stderr, urls)
-    try:
-        return _run(args, argv)
-    finally:
-        sys.stderr = stderr
+    return _run(args, argv)
 
 
 def _run(args, argv: list[str]) -> int:

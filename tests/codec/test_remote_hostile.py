@@ -1,7 +1,9 @@
 """Hostile remote servers and secrets in URLs, against the command line as a whole process: a body
 that never ends, a drip, wrong bytes, 5xx, a refused connection, Ctrl-C. Every one ends with its
 exit code and exactly one line on stderr, no traceback, no secret anywhere, in bounded time and
-memory (the child's peak RSS), and no cache entry for bytes that were not the object's."""
+memory (the child's peak RSS), and no cache entry for bytes that were not the object's.
+Each test runs whole processes (the issue's bar is the process's), so each takes 2-7 s:
+the interpreter's start, and the retries' backoff of a 5xx or a refused connection."""
 from __future__ import annotations
 
 import os
