@@ -64,8 +64,6 @@ class _DeadlinePassed(Exception):
 
 
 def _env_number(name: str, default: float) -> float:
-    import os
-
     text = os.environ.get(name, "").strip()
     if not text:
         return default
@@ -106,7 +104,6 @@ def _default_options(protocol: str) -> dict:
         return {"client_kwargs": {"timeout": timeout, "trust_env": True, "read_bufsize": 1 << 20}}
     if protocol in ("gs", "gcs"):
         import logging
-        import os
         # gcsfs logs a traceback when it runs out of retries; the one-line error says it all
         logging.getLogger("gcsfs").addHandler(logging.NullHandler())
         logging.getLogger("gcsfs").propagate = False
@@ -126,7 +123,6 @@ _fs_lock = threading.Lock()
 
 
 def _env_key() -> tuple:
-    import os
     return tuple(sorted((k, v) for k, v in os.environ.items() if k.startswith(_ENV_PREFIXES)))
 
 
@@ -140,7 +136,6 @@ def remote_filesystem(url: str, **storage_options: Any) -> tuple[Any, str]:
     m = _SCHEME.match(url)
     protocol = m.group(1).lower() if m else ""
     if protocol in ("gs", "gcs"):
-        import os
         if os.environ.get("STORAGE_EMULATOR_HOST"):  # gcsfs's gRPC path would hang on an emulator
             os.environ.setdefault("GCSFS_EXPERIMENTAL_ZB_HNS_SUPPORT", "false")
     if "::" not in url and protocol:
