@@ -37,11 +37,13 @@ MEMORY_BAR_MB = 200
 results: list[tuple[str, bool, str]] = []
 
 
-def run(args, timeout=120):
-    """Run the CLI; return (exit code or "hang", stdout, stderr, seconds, the child's peak RSS in MiB)."""
+def run(args, timeout=120, env=None):
+    """Run the CLI (with ``env`` added to the environment); return (exit code or "hang", stdout,
+    stderr, seconds, the child's peak RSS in MiB)."""
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         t = time.perf_counter()
-        proc = subprocess.Popen(CLI + [str(a) for a in args], stdout=out, stderr=err, cwd=ROOT)
+        proc = subprocess.Popen(CLI + [str(a) for a in args], stdout=out, stderr=err, cwd=ROOT,
+                                env=None if env is None else {**os.environ, **env})
         code, peak = wait(proc, timeout)
         secs = time.perf_counter() - t
         out.seek(0)
@@ -324,11 +326,11 @@ def main() -> int:
         attack_bombs(tmp, args.big)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    return tally()
+    return summary()
 
 
-def tally() -> int:
-    """Print how many attacks passed and failed; the exit status (1 when any failed)."""
+def summary() -> int:
+    """Print how many attacks passed and failed; the exit code (1 if any failed)."""
     failed = [r for r in results if not r[1]]
     print(f"{len(results) - len(failed)} passed, {len(failed)} failed")
     return 1 if failed else 0

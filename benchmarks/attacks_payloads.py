@@ -26,7 +26,7 @@ import zlib
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 
-from benchmarks.attacks import one_line, report, run, tally  # noqa: E402
+from benchmarks.attacks import one_line, report, run, summary  # noqa: E402
 from codec.proto import Example  # noqa: E402
 from codec.tensors import DATA_TYPES, TensorProto  # noqa: E402
 from codec.writer import write_records  # noqa: E402
@@ -280,7 +280,7 @@ def main() -> int:
         attack_images(tmp)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    return tally()
+    return summary()
 
 
 if __name__ == "__main__":

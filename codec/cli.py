@@ -15,6 +15,7 @@ from .cli_beam import add_runner_arguments
 from .cli_sources import choice as _choice, entries as _entries, is_url as _is_url
 from .cli_sources import open_source as _open
 from .errors import TFRecordError, UsageError
+from .url_secrets import RedactingStream, shown_path
 
 # Each command imports what it uses: numpy, protobuf and Pillow take a third of a second,
 # which `--help` and a one-record `cat` should not pay for.
@@ -88,7 +89,7 @@ def cmd_info(args) -> int:
             for key, dtype in feature_types(decoded).items():
                 features.setdefault(key, Counter())[dtype] += 1
                 present[key] += 1
-        _out(f"path:        {f.path}")
+        _out(f"path:        {shown_path(f.path)}")
         if hasattr(f, "shards"):
             _out(f"shards:      {len(f.shards):,}" + (f" ({len(f.unusable)} unusable)" if f.unusable else ""))
         _out(f"compression: {f.compression.value}")
@@ -213,7 +214,7 @@ def cmd_repair(args) -> int:
             report = repair(f, target, compression, args.include_damaged)
         kept += report.kept
         dropped += len(report.dropped)
-        _out(f"{path} -> {target}: {report.summary()}")
+        _out(f"{shown_path(path)} -> {shown_path(target)}: {report.summary()}")
     if not single:
         _out(f"total: {len(paths)} file(s), kept {kept:,}, dropped {dropped:,}")
     return code
@@ -473,7 +474,7 @@ def cmd_stats(args) -> int:
         if args.json:
             _out(json.dumps(report, ensure_ascii=False, allow_nan=False))
         else:
-            _out(stats_text(report, f.path))
+            _out(stats_text(report, shown_path(f.path)))
         return EXIT_PROBLEMS if f.problems or problems else EXIT_OK
 
 
@@ -492,7 +493,8 @@ def cmd_schema(args) -> int:
         if args.json:
             _out(json.dumps(report, ensure_ascii=False))
         else:
-            source = os.path.basename(f.path) + ("" if flt is None else f", records where {flt.text}")
+            where = "" if flt is None else f", records where {flt.text}"
+            source = os.path.basename(shown_path(f.path)) + where
             sys.stdout.write(schema.to_python(source))
         return EXIT_PROBLEMS if f.problems or problems else EXIT_OK
 
@@ -611,6 +613,18 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
+    urls = [a for a in argv if "://" in a]
+    if not urls:
+        return _command(argv)
+    stderr = sys.stderr
+    sys.stderr = RedactingStream(stderr, urls)  # every line on stderr, ours or a library's: URLs redacted
+    code = _command(argv)  # (an error that escapes is printed redacted too)
+    sys.stderr = stderr
+    return code
+
+
+def _command(argv: list[str]) -> int:
+    """Parse ``argv`` and run its command: the exit code."""
     parser = build_parser(argv[0] if argv and argv[0] in COMMANDS else None)
     beam_flags = None
     if argv and argv[0] in RUNNER_COMMANDS and "--" in argv:  # the rest: Beam's own pipeline options
@@ -625,6 +639,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         except TFRecordError as exc:
             sys.stderr.write(f"tfrlens-cli: {exc}\n")
             return EXIT_USAGE
+    return _run(args, argv)
+
+
+def _run(args, argv: list[str]) -> int:
+    """Run the parsed command: its exit code, and one line on stderr for what stops it."""
     from .temp_files import TerminatedBySignal, cleanup_on_signals
 
     try:
@@ -641,6 +660,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         os.dup2(devnull, sys.stdout.fileno())
         return EXIT_OK
     except KeyboardInterrupt:
+        if "codec.remote" in sys.modules:  # requests in flight cancelled, not left to asyncio's complaints
+            sys.modules["codec.remote"].stop_requests()
         sys.stderr.write("tfrlens-cli: interrupted\n")
         return 130
     except Exception as exc:  # noqa: BLE001 - only a storage client's own error, as one line; others propagate

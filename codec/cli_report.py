@@ -7,6 +7,8 @@ import json
 import sys
 from collections import Counter
 
+from .url_secrets import shown_path
+
 EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE = 0, 1, 2
 
 
@@ -85,14 +87,14 @@ def verify_report(args, path: str, compression: str, n: int, ok: int, problems: 
     limit = args.max_problems
     shown = problems if limit is None else problems[:limit]
     if args.json:
-        report = {"path": path, "compression": compression, "records": n, "ok": ok,
+        report = {"path": shown_path(path), "compression": compression, "records": n, "ok": ok,
                   "problems": [p.to_json() for p in shown]}
         if limit is not None:
             report["problems_total"] = len(problems)
         out(json.dumps(report))
         return
     kinds = f" ({kinds_summary(problems)})" if problems else ""
-    out(f"{path}: {n:,} records, {ok:,} ok, {len(problems)} problem(s){kinds} [{compression}]")
+    out(f"{shown_path(path)}: {n:,} records, {ok:,} ok, {len(problems)} problem(s){kinds} [{compression}]")
     if single or limit is not None:
         for p in shown:
             out(problem_line(p))

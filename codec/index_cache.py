@@ -72,10 +72,11 @@ def _key(path: str) -> str:
     """A local file by its real path, a URL without its query and user info (a signed URL's
     signature and a password are never stored; the object's version is checked instead)."""
     if "://" in path:
-        from .remote import is_url, without_credentials
+        from .remote import is_url
+        from .url_secrets import without_credentials
 
         if is_url(path):
-            return without_credentials(path) if "::" not in path else path
+            return without_credentials(path)
     return os.path.realpath(path)
 
 

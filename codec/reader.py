@@ -299,6 +299,11 @@ class TFRecordFile(Verification, RemoteReading, Following):
     def _save_cache(self) -> None:
         if self.following:
             return  # its end is unfinished: the next open reads it again
+        if self.remote is not None and self.problems:
+            # Damage seen through a network may be the server's or the connection's, not the object's:
+            # the next open reads it again instead of trusting an index of those bytes.
+            index_cache.invalidate(self.path)
+            return
         index_cache.save(self.path, self.file_size, self.mtime_ns, self.compression,
                          self.index, self.problems, self.verified, self._stream_end)
 

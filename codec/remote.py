@@ -3,11 +3,13 @@ sequential reader, and one-line errors. fsspec and its protocol packages are opt
 extras, imported only when a URL is opened, so importing this module stays cheap."""
 from __future__ import annotations
 
+import os
 import re
 import threading
 import time
 
 from .errors import FileAccessError, FileChangedError, UsageError
+from .url_secrets import redact, redact_text
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
@@ -17,6 +19,9 @@ CLOUD_EXTRA = "pip install 'tfrecord-lens[cloud]'"
 CHUNK = 8 * 1024 * 1024
 RETRIES = 3
 BACKOFF = 0.5
+IDLE_TIMEOUT = 30.0  # seconds without a byte before a read is given up (TFRLENS_REMOTE_TIMEOUT)
+MIN_RATE = 64 << 10  # bytes per second a read may not fall below, on average (TFRLENS_REMOTE_MIN_RATE)
+BODY_PIECE = 1 << 20  # a body of unknown length is read at most this much at a time
 
 _SCHEME = re.compile(r"^(?:[A-Za-z][A-Za-z0-9+.\-]*::)*([A-Za-z][A-Za-z0-9+.\-]+)://")
 
@@ -37,35 +42,51 @@ class RemoteFolderError(FileAccessError):
     """A URL names a folder or prefix, not one object (open it as a shard set)."""
 
 
+class RemoteTimeoutError(FileAccessError):
+    """A read saw no byte for the idle timeout, or did not finish by its deadline."""
+
+
+class BadAnswerError(FileAccessError):
+    """The answer to a ranged read is not the bytes asked: its Content-Range names other bytes or
+    none, its Content-Length another size, or its body is longer or shorter than asked."""
+
+
 class _RangeIgnored(Exception):
     pass
 
 
-_SIGNATURE_PARAMS = re.compile(r"(?i)^(x-amz-|x-goog-)|^(signature|sig|se|sp|sv|sr|st|skoid|sktid|expires|"
-                               r"awsaccesskeyid|googleaccessid|token|access_token|key)$")
+class _BadAnswer(Exception):
+    pass
 
 
-def carries_credentials(url: str) -> bool:
-    """Does ``url`` hold a secret: a user and password, or a signed URL's signature or token?
-    Such a URL is used, never stored (recent URLs, the index cache)."""
-    from urllib.parse import parse_qsl, urlsplit
-
-    parts = urlsplit(url)
-    if parts.username or parts.password:
-        return True
-    return any(_SIGNATURE_PARAMS.search(name) for name, _ in parse_qsl(parts.query, keep_blank_values=True))
+class _DeadlinePassed(Exception):
+    pass
 
 
-def without_credentials(url: str) -> str:
-    """``url`` without its query and user info: what identifies the object for the index cache
-    (the version it records guards against a query that selects other content)."""
-    from urllib.parse import urlsplit, urlunsplit
+def _env_number(name: str, default: float) -> float:
+    text = os.environ.get(name, "").strip()
+    if not text:
+        return default
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not value > 0 or value == float("inf"):
+        raise UsageError(f"{name}={text!r}: expected a positive number")
+    return value
 
-    parts = urlsplit(url)
-    host = parts.hostname or ""
-    if parts.port:
-        host = f"{host}:{parts.port}"
-    return urlunsplit((parts.scheme, host, parts.path, "", ""))
+
+def timeouts() -> tuple[float, float]:
+    """(idle timeout in seconds, minimum rate in bytes per second), from the environment
+    (TFRLENS_REMOTE_TIMEOUT, TFRLENS_REMOTE_MIN_RATE) or the defaults."""
+    return _env_number("TFRLENS_REMOTE_TIMEOUT", IDLE_TIMEOUT), _env_number("TFRLENS_REMOTE_MIN_RATE", MIN_RATE)
+
+
+def deadline_for(size: int) -> float:
+    """Seconds one request for ``size`` bytes may take in all: the idle timeout, plus the time
+    the bytes take at the minimum rate."""
+    idle, rate = timeouts()
+    return idle + size / rate
 
 
 def is_url(path: str) -> bool:
@@ -75,14 +96,14 @@ def is_url(path: str) -> bool:
 
 def _default_options(protocol: str) -> dict:
     """Timeouts and bounded library retries, so a dead network fails in seconds, not minutes."""
+    idle = timeouts()[0]
     if protocol in ("http", "https"):
         import aiohttp
         # read_bufsize: the index pass reads chunks of megabytes; 64 KiB socket reads cost a Python step each
-        return {"client_kwargs": {"timeout": aiohttp.ClientTimeout(total=None, sock_connect=10, sock_read=30),
-                                  "trust_env": True, "read_bufsize": 1 << 20}}
+        timeout = aiohttp.ClientTimeout(total=None, sock_connect=min(10, idle), sock_read=idle)
+        return {"client_kwargs": {"timeout": timeout, "trust_env": True, "read_bufsize": 1 << 20}}
     if protocol in ("gs", "gcs"):
         import logging
-        import os
         # gcsfs logs a traceback when it runs out of retries; the one-line error says it all
         logging.getLogger("gcsfs").addHandler(logging.NullHandler())
         logging.getLogger("gcsfs").propagate = False
@@ -90,19 +111,18 @@ def _default_options(protocol: str) -> dict:
             return {"token": "anon"}
         return {}
     if protocol in ("s3", "s3a"):
-        return {"config_kwargs": {"connect_timeout": 5, "read_timeout": 30,
+        return {"config_kwargs": {"connect_timeout": min(5, idle), "read_timeout": idle,
                                   "retries": {"max_attempts": 2, "mode": "standard"}}}
     return {}
 
 
-_ENV_PREFIXES = ("AWS_", "GOOGLE_", "GCSFS_", "STORAGE_EMULATOR_HOST", "AZURE_", "HF_", "FSSPEC_", "HTTP_PROXY",
-                 "HTTPS_PROXY", "NO_PROXY", "http_proxy", "https_proxy", "no_proxy")
+_ENV_PREFIXES = ("TFRLENS_REMOTE_", "AWS_", "GOOGLE_", "GCSFS_", "STORAGE_EMULATOR_HOST", "AZURE_", "HF_", "FSSPEC_",
+                 "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "http_proxy", "https_proxy", "no_proxy")
 _fs_cache: dict = {}
 _fs_lock = threading.Lock()
 
 
 def _env_key() -> tuple:
-    import os
     return tuple(sorted((k, v) for k, v in os.environ.items() if k.startswith(_ENV_PREFIXES)))
 
 
@@ -116,7 +136,6 @@ def remote_filesystem(url: str, **storage_options: Any) -> tuple[Any, str]:
     m = _SCHEME.match(url)
     protocol = m.group(1).lower() if m else ""
     if protocol in ("gs", "gcs"):
-        import os
         if os.environ.get("STORAGE_EMULATOR_HOST"):  # gcsfs's gRPC path would hang on an emulator
             os.environ.setdefault("GCSFS_EXPERIMENTAL_ZB_HNS_SUPPORT", "false")
     if "::" not in url and protocol:
@@ -136,19 +155,20 @@ def _new_filesystem(url: str, protocol: str, storage_options: dict) -> tuple[Any
     try:
         import fsspec.core
     except ImportError:
-        raise UsageError(f"{url}: reading URLs needs fsspec: {CLOUD_EXTRA}") from None
+        raise UsageError(f"{redact(url)}: reading URLs needs fsspec: {CLOUD_EXTRA}") from None
     try:
         defaults = {} if "::" in url else _default_options(protocol)
         options = {"skip_instance_cache": True, **defaults, **storage_options}
     except ImportError as exc:
-        raise UsageError(f"{url}: {_one_line(exc)}; {_how_to_install(exc)}") from None
+        raise UsageError(f"{redact(url)}: {_one_line(exc)}; {_how_to_install(exc)}") from None
     try:
         return fsspec.core.url_to_fs(url, **options)
     except ImportError as exc:
-        raise UsageError(f"{url}: {_one_line(exc)}; {_how_to_install(exc)}") from None
+        raise UsageError(f"{redact(url)}: {_one_line(exc)}; {_how_to_install(exc)}") from None
     except ValueError as exc:
         if "Protocol not known" in str(exc):
-            raise UsageError(f"{url}: unknown protocol {protocol!r} ({_one_line(exc)})") from None
+            detail = redact_text(_one_line(exc), [url])
+            raise UsageError(f"{redact(url)}: unknown protocol {protocol!r} ({detail})") from None
         raise
 
 
@@ -203,40 +223,91 @@ def is_transient(exc: BaseException) -> bool:
     return bool(_names(exc) & _TRANSIENT)
 
 
-def access_error(url: str, exc: BaseException) -> FileAccessError:
-    """A one-line FileAccessError naming ``url`` and what to check."""
+def access_error(url: str, exc: BaseException, span: tuple[int, int] | None = None,
+                 seconds: float = 0.0) -> FileAccessError:
+    """A one-line FileAccessError naming ``url`` (redacted) and what to check; ``span``: the
+    bytes a read that timed out asked for, and ``seconds`` it tried for."""
     if isinstance(exc, FileAccessError):
         return exc
     exc = _cause(exc)
     names, status = _names(exc), _status(exc)
-    detail = _one_line(exc)
+    shown = redact(url)
+    detail = redact_text(_one_line(exc), [url])
     if isinstance(exc, FileNotFoundError) or status == 404:
-        said = detail and detail != url and "url=" not in detail and url not in detail
+        said = detail and "url=" not in detail and shown not in detail and "://" not in detail
         why = f"not found ({detail}): check the bucket, the path and the spelling" if said \
             else "not found: check the bucket, the path and the spelling"
     elif isinstance(exc, PermissionError) or status in (401, 403):
         why = "access denied: check the credentials (environment, AWS/gcloud config) and the object's permissions"
+    elif status is not None and (status >= 500 or status == 429):
+        reason = getattr(exc, "message", "") or ""
+        why = f"the server answered {status}{' ' + reason if isinstance(reason, str) and reason else ''}" \
+              ": try again later"
     elif names & _TIMEOUTS:
-        why = "timed out: check the network and that the server is up"
+        idle = timeouts()[0]
+        if span is not None:
+            return RemoteTimeoutError(f"timed out reading {shown} bytes {span[0]}-{span[1] - 1} after "
+                                      f"{seconds:.0f} s: no data for {idle:g} s (TFRLENS_REMOTE_TIMEOUT); "
+                                      "check the network and that the server is up")
+        why = f"timed out (no answer for {idle:g} s, TFRLENS_REMOTE_TIMEOUT): check the network and that the " \
+              "server is up"
     elif names & _TRANSIENT:
-        why = f"cannot connect ({detail}): check the network, the endpoint (AWS_ENDPOINT_URL) and any proxy"
+        return FileAccessError(_cannot_connect(url, exc, detail))
     else:
         why = f"{type(exc).__name__}: {detail}"
-    return FileAccessError(f"cannot read {url}: {why}")
+    where = shown if span is None else f"{shown} bytes {span[0]}-{span[1] - 1}"
+    return FileAccessError(f"cannot read {where}: {why}")
 
 
-def _retrying(url: str, call, retries: int, backoff: float):
-    """Run ``call`` with a few retries and exponential backoff for transient errors only."""
+def _cannot_connect(url: str, exc: BaseException, detail: str) -> str:
+    """What a connection failure says for the URL's protocol: the host and why for HTTP, the
+    endpoint variable to check for S3."""
+    inner = url.split("::")[-1]  # a chain connects to its last URL's host
+    m = _SCHEME.match(inner)
+    protocol = m.group(1).lower() if m else ""
+    if protocol in ("http", "https"):
+        connecting = bool(_names(exc) & {"ClientConnectorError", "ConnectionRefusedError", "gaierror"})
+        verb = "cannot connect to" if connecting else "lost the connection to"
+        return f"{verb} {redact(url)} ({_why_not_connected(exc, detail)}): " \
+               "check the URL, the network, that the server is up and any proxy"
+    hint = "the endpoint (AWS_ENDPOINT_URL), " if protocol in ("s3", "s3a") else ""
+    return f"cannot read {redact(url)}: cannot connect ({detail}): check the network, {hint}any proxy"
+
+
+def _why_not_connected(exc: BaseException, detail: str) -> str:
+    """"connection refused", "connection reset", ... from the OS error under a client's error."""
+    import errno
+
+    seen: BaseException | None = exc
+    for _ in range(6):
+        if seen is None:
+            break
+        code = getattr(seen, "errno", None) or getattr(getattr(seen, "os_error", None), "errno", None)
+        if code:
+            return {errno.ECONNREFUSED: "connection refused", errno.ECONNRESET: "connection reset",
+                    errno.EHOSTUNREACH: "host unreachable", errno.ENETUNREACH: "network unreachable",
+                    errno.ETIMEDOUT: "timed out"}.get(code, os.strerror(code).lower())
+        seen = seen.__cause__ or seen.__context__
+    if "ServerDisconnectedError" in _names(exc):
+        return "the server closed the connection"
+    return detail or type(exc).__name__
+
+
+def _retrying(url: str, call, retries: int, backoff: float, span: tuple[int, int] | None = None):
+    """Run ``call`` with a few retries and exponential backoff for transient errors only; a
+    timeout is tried once more (each costs the idle timeout), and a read's deadline not again."""
+    began = time.monotonic()
     for attempt in range(retries + 1):
         try:
             return call()
-        except RangeNotSupportedError:
+        except (RangeNotSupportedError, RemoteTimeoutError, BadAnswerError):
             raise
         except Exception as exc:
-            if attempt < retries and is_transient(exc):
+            limit = min(retries, 1) if _names(_cause(exc)) & _TIMEOUTS else retries
+            if attempt < limit and is_transient(exc):
                 time.sleep(backoff * (2 ** attempt))
                 continue
-            raise access_error(url, exc) from exc
+            raise access_error(url, exc, span, time.monotonic() - began) from exc
 
 
 def _normalise(value: Any) -> Any:
@@ -276,11 +347,13 @@ def _etag_matches(ours: str | None, theirs: str | None) -> bool:
 async def _http_range(fs, url: str, start: int, end: int, version: dict) -> bytes:
     """One ranged GET that looks at the status before reading the body, so a server that
     ignores Range is refused without downloading the object. The answer must be of the
-    version opened: its ETag, else its Last-Modified, and the total size in Content-Range."""
+    version opened: its ETag, else its Last-Modified, and the total size in Content-Range;
+    and exactly the bytes asked: its Content-Range names them, and no more body is read."""
     session = await fs.set_session()
     kw = dict(fs.kwargs)
     headers = dict(kw.pop("headers", None) or {})
     headers["Range"] = f"bytes={start}-{end - 1}"
+    headers["Accept-Encoding"] = "identity"  # the object's own bytes: offsets into anything else are wrong
     async with session.get(fs.encode_url(url), headers=headers, **kw) as r:
         fs._raise_not_found_for_status(r, url)
         whole = r.status == 200 and start == 0 and r.content_length == end == version.get("size")
@@ -288,9 +361,34 @@ async def _http_range(fs, url: str, start: int, end: int, version: dict) -> byte
             raise _RangeIgnored()
         if _changed(r.headers, version):
             raise _Changed()
+        if r.status == 206:
+            said = r.headers.get("Content-Range")
+            if said is None:
+                raise _BadAnswer("without a Content-Range")
+            if said.partition("/")[0].strip() != f"bytes {start}-{end - 1}":
+                raise _BadAnswer(f"with other bytes (Content-Range: {_one_line(said)[:60]})")
+        if r.headers.get("Content-Encoding", "identity").strip().lower() not in ("", "identity"):
+            raise _BadAnswer(f"compressed (Content-Encoding: {_one_line(r.headers['Content-Encoding'])[:30]})")
         if r.content_length is not None and r.content_length != end - start:
-            raise _RangeIgnored()
-        return await r.read()  # (the caller checks the length)
+            raise _BadAnswer(f"with Content-Length {r.content_length}")
+        if r.content_length is not None and not r.headers.get("Transfer-Encoding"):
+            return await r.read()  # its length is what aiohttp reads (the caller checks it)
+        return await _capped(r.content.read, end - start)
+
+
+async def _capped(read, want: int) -> bytes:
+    """A body of unknown length: at most ``want`` bytes, in pieces; one byte more is an error
+    (a server that never ends its body costs the bytes asked, not memory without bound)."""
+    parts, got = [], 0
+    while got < want:
+        piece = await read(min(want - got, BODY_PIECE))
+        if not piece:
+            break
+        parts.append(piece)
+        got += len(piece)
+    if got == want and await read(1):
+        raise _BadAnswer(f"with a body longer than the {want} bytes asked")
+    return parts[0] if len(parts) == 1 else b"".join(parts)
 
 
 def _changed(headers, version: dict) -> bool:
@@ -315,14 +413,82 @@ async def _s3_range(fs, path: str, start: int, end: int, etag: str | None, versi
         extra["IfMatch"] = etag
     resp = await fs._call_s3("get_object", Bucket=bucket, Key=key, Range=f"bytes={start}-{end - 1}", **extra)
     try:
-        return await resp["Body"].read()
+        said = resp.get("ContentRange")
+        if said is not None and said.partition("/")[0].strip() != f"bytes {start}-{end - 1}":
+            raise _BadAnswer(f"with other bytes (Content-Range: {_one_line(said)[:60]})")
+        if resp.get("ContentLength") not in (None, end - start):
+            raise _BadAnswer(f"with Content-Length {resp.get('ContentLength')}")
+        return await _capped(resp["Body"].read, end - start)
     finally:
         resp["Body"].close()
+
+
+def _run(loop, coroutine, deadline: float):
+    """Run ``coroutine`` on ``loop`` (a filesystem's event loop thread) for at most ``deadline``
+    seconds (then _DeadlinePassed). Interrupted here (Ctrl-C), it is cancelled there, not left
+    pending for the interpreter to complain about on its way out."""
+    import asyncio
+
+    async def bounded():
+        task = asyncio.ensure_future(coroutine)
+        try:
+            done, _ = await asyncio.wait({task}, timeout=deadline)
+            if not done:
+                raise _DeadlinePassed()
+            return task.result()
+        finally:
+            if not task.done():
+                task.cancel()
+                await asyncio.wait({task})  # its connection closed before this request ends
+
+    future = asyncio.run_coroutine_threadsafe(bounded(), loop)
+    try:
+        return future.result()
+    except BaseException:
+        future.cancel()
+        raise
+
+
+def stop_requests(wait: float = 1.0) -> None:
+    """Cancel every request in flight on fsspec's event loop and let the cancellations run (up to
+    ``wait`` seconds), then keep asyncio quiet about anything still pending: the process is on its
+    way out (Ctrl-C), and "Task was destroyed but it is pending!" would only be noise."""
+    import asyncio
+    import logging
+    import sys
+
+    loop = getattr(sys.modules.get("fsspec.asyn"), "loop", [None])[0]
+    if loop is not None and loop.is_running():
+        async def cancel_all() -> None:
+            tasks = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+            for task in tasks:
+                task.cancel()
+            if tasks:
+                await asyncio.wait(tasks, timeout=wait)
+
+        try:
+            asyncio.run_coroutine_threadsafe(cancel_all(), loop).result(wait + 0.5)
+        except Exception:  # noqa: BLE001 - on the way out: whatever is left is silenced below
+            pass
+    logging.getLogger("asyncio").setLevel(logging.CRITICAL + 1)
 
 
 def _precondition_failed(exc: BaseException) -> bool:
     text = str(exc)
     return _status(exc) == 412 or "PreconditionFailed" in text or "At least one of the pre-conditions" in text
+
+
+def _metadata(url: str, fs, path: str) -> dict:
+    """``fs.info(path)`` afresh; on an async filesystem within a deadline of twice the idle timeout."""
+    fs.invalidate_cache(path)
+    if not getattr(fs, "async_impl", False) or getattr(fs, "loop", None) is None:
+        return fs.info(path)
+    deadline = 2 * timeouts()[0]
+    try:
+        return _run(fs.loop, fs._info(path), deadline)
+    except _DeadlinePassed:
+        raise RemoteTimeoutError(f"timed out asking {redact(url)} for its size after {deadline:.0f} s "
+                                 "(TFRLENS_REMOTE_TIMEOUT): check the network and that the server is up") from None
 
 
 MAX_CONNECTIONS = 16  # ranged reads in flight at once, over every remote file of the process
@@ -345,6 +511,7 @@ class RemoteFile:
     def __init__(self, url: str, fs: Any, path: str, info: dict, *,
                  retries: int | None = None, backoff: float | None = None, requests: int = 1):
         self.url, self.fs, self.path = url, fs, path
+        self.shown = redact(url)  # what messages show
         self.info = info
         self.size: int = int(info["size"])
         self.version: dict = {"url": url, **version_of(info)}
@@ -374,58 +541,58 @@ class RemoteFile:
         fs, path = remote_filesystem(url, **storage_options)
         if info is not None and info.get("size") is not None and info.get("type", "file") == "file":
             return cls(url, fs, path, info, retries=retries, backoff=backoff, requests=0)
-
-        def fetch_info() -> dict:
-            fs.invalidate_cache(path)
-            return fs.info(path)
-
-        meta = _retrying(url, fetch_info, RETRIES if retries is None else retries,
+        meta = _retrying(url, lambda: _metadata(url, fs, path), RETRIES if retries is None else retries,
                          BACKOFF if backoff is None else backoff)
         if meta.get("type") == "directory":
-            raise RemoteFolderError(f"cannot read {url}: it is a folder or prefix, not a file")
+            raise RemoteFolderError(f"cannot read {redact(url)}: it is a folder or prefix, not a file")
         if meta.get("size") is None:
-            raise FileAccessError(f"cannot read {url}: the server does not say the object's size")
+            raise FileAccessError(f"cannot read {redact(url)}: the server does not say the object's size")
         return cls(url, fs, path, meta, retries=retries, backoff=backoff)
 
     def current_version(self) -> dict:
         """The object's version now (one metadata request)."""
-        def fetch_info() -> dict:
-            self.fs.invalidate_cache(self.path)
-            return self.fs.info(self.path)
-
-        meta = _retrying(self.url, fetch_info, self.retries, self.backoff)
+        meta = _retrying(self.url, lambda: _metadata(self.url, self.fs, self.path), self.retries, self.backoff)
         with self._lock:
             self.requests += 1
         return {"url": self.url, **version_of(meta)}
 
     def _fetch(self, start: int, end: int) -> bytes:
         etag = self.version.get("etag")
+        deadline = deadline_for(end - start)
         with _connections:
             try:
                 if self._kind == "http":
-                    from fsspec.asyn import sync
-                    return sync(self.fs.loop, _http_range, self.fs, self.path, start, end, self.version)
+                    return _run(self.fs.loop, _http_range(self.fs, self.path, start, end, self.version), deadline)
                 if self._kind == "s3":
-                    from fsspec.asyn import sync
-                    return sync(self.fs.loop, _s3_range, self.fs, self.path, start, end, etag,
-                                self.version.get("version_id"))
-                if self._kind == "gs" and self.version.get("generation"):
-                    return self.fs.cat_file(self.path, start=start, end=end, generation=self.version["generation"])
-                return self.fs.cat_file(self.path, start=start, end=end)
+                    return _run(self.fs.loop, _s3_range(self.fs, self.path, start, end, etag,
+                                                        self.version.get("version_id")), deadline)
+                extra = {"generation": self.version["generation"]} if self._kind == "gs" and \
+                    self.version.get("generation") else {}
+                if getattr(self.fs, "async_impl", False) and getattr(self.fs, "loop", None) is not None:
+                    return _run(self.fs.loop, self.fs._cat_file(self.path, start=start, end=end, **extra), deadline)
+                return self.fs.cat_file(self.path, start=start, end=end, **extra)
             except _RangeIgnored:
                 raise self._range_error() from None
             except _Changed:
                 raise self._changed_error() from None
+            except _BadAnswer as exc:
+                raise BadAnswerError(f"cannot read {self.shown} bytes {start}-{end - 1}: the server answered "
+                                     f"{exc}") from None
+            except _DeadlinePassed:
+                idle, rate = timeouts()
+                raise RemoteTimeoutError(f"timed out reading {self.shown} bytes {start}-{end - 1} after "
+                                         f"{deadline:.0f} s: slower than {rate / 1024:g} KiB/s "
+                                         "(TFRLENS_REMOTE_MIN_RATE); check the network and the server") from None
             except Exception as exc:
                 if _precondition_failed(exc):
                     raise self._changed_error() from None
                 raise
 
     def _changed_error(self) -> FileChangedError:
-        return FileChangedError(f"{self.url} changed on the server since it was opened: open it again")
+        return FileChangedError(f"{self.shown} changed on the server since it was opened: open it again")
 
     def _range_error(self) -> RangeNotSupportedError:
-        return RangeNotSupportedError(f"cannot read {self.url}: the server does not support range requests "
+        return RangeNotSupportedError(f"cannot read {self.shown}: the server does not support range requests "
                                       "(it sent the whole object); download the file and open the copy")
 
     def read_at(self, offset: int, size: int) -> bytes:
@@ -435,15 +602,15 @@ class RemoteFile:
         end = min(offset + size, self.size)
         if end <= offset:
             return b""
-        data = _retrying(self.url, lambda: self._fetch(offset, end), self.retries, self.backoff)
+        data = _retrying(self.url, lambda: self._fetch(offset, end), self.retries, self.backoff, (offset, end))
         with self._lock:
             self.requests += 1
             self.bytes_fetched += len(data)
         if len(data) != end - offset:
             if len(data) > end - offset:
                 raise self._range_error()
-            raise FileAccessError(f"cannot read {self.url}: asked for {end - offset} bytes at {offset}, "
-                                  f"got {len(data)}: the object may have changed; reopen it")
+            raise BadAnswerError(f"cannot read {self.shown} bytes {offset}-{end - 1}: the server sent "
+                                 f"{len(data)} of them: the object may have changed; reopen it")
         return data
 
     def read(self, offset: int, size: int) -> bytes:

@@ -109,7 +109,7 @@ class Prefetcher:
             return data[pos - lo:end - lo]
         with self._lock:
             if self._closed:
-                raise FileAccessError(f"{self.remote.url} was closed")
+                raise FileAccessError(f"{self.remote.shown} was closed")
             if self._chunks:
                 lo, hi = self._chunks[0][0], self._chunks[-1][1]
                 if pos < lo:  # looking back (a damaged record's neighbourhood): leave the window alone

@@ -16,6 +16,7 @@ from .errors import FileAccessError
 from .framing import HEADER_SIZE
 from .remote import RemoteFolderError, access_error, remote_filesystem
 from .tfrecord_names import looks_like_tfrecord_name
+from .url_secrets import redact
 
 GLOB_CHARS = "*?["
 
@@ -66,7 +67,7 @@ def remote_info(url: str) -> dict:
     except Exception as exc:  # noqa: BLE001 - every failure becomes one line naming the URL
         raise access_error(url, exc) from None
     if info.get("type") == "directory":
-        raise RemoteFolderError(f"cannot read {url}: it is a folder or prefix, not a file")
+        raise RemoteFolderError(f"cannot read {redact(url)}: it is a folder or prefix, not a file")
     return info
 
 
@@ -105,7 +106,7 @@ def _globbed(arg: str, fs: Any, path: str) -> list[tuple[str, dict]]:
     entries = sorted((name, info) for name, info in found.items()
                      if info.get("type") != "directory" and (want_hidden or not _hidden(name)))
     if not entries:
-        raise FileAccessError(f"no objects match {arg}")
+        raise FileAccessError(f"no objects match {redact(arg)}")
     return [(_url_of(arg, name), info) for name, info in entries]
 
 
@@ -126,11 +127,11 @@ def _folder(arg: str, fs: Any, path: str, notes: list[str] | None) -> list[tuple
         bucket = folder.split("/", 1)[0]
         if not found and bucket:
             fs.ls(bucket)  # a missing bucket says so (FileNotFoundError), else it is empty
-            raise FileAccessError(f"no objects under {arg} (an empty folder or prefix): "
+            raise FileAccessError(f"no objects under {redact(arg)} (an empty folder or prefix): "
                                   "name a file, a folder of shards, or a glob such as .../train-*")
-        raise FileAccessError(f"no TFRecord files in {arg}: no object there is named like one "
+        raise FileAccessError(f"no TFRecord files in {redact(arg)}: no object there is named like one "
                               "(.tfrecord, .tfrec, -00000-of-00010 ...); name the objects or use a glob")
     if others and notes is not None:
-        notes.append(f"{others} object(s) in {arg} not named like TFRecord files were left out "
+        notes.append(f"{others} object(s) in {redact(arg)} not named like TFRecord files were left out "
                      "(name them, or use a glob, to read them)")
     return entries

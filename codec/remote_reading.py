@@ -82,7 +82,7 @@ class RemoteReading:
         with self._lock:
             if self._closed:
                 thing.close()
-                raise FileAccessError(f"{self.path} was closed")
+                raise FileAccessError(f"{self.remote.shown} was closed")
             self._passes.add(thing)
         return thing
 
@@ -121,14 +121,14 @@ class RemoteReading:
     # -- reads --------------------------------------------------------------
     def _remote_read(self, pos: int, want: int) -> bytes:
         if self._closed:
-            raise FileAccessError(f"{self.path} was closed")
+            raise FileAccessError(f"{self.remote.shown} was closed")
         stream = getattr(self._tls, "stream", None)
         return stream.read_at(pos, want) if stream is not None else self.remote.read(pos, want)
 
     def _read_at_exactly(self, pos: int, n: int) -> bytes:
         """These bytes in one request of their own (no block around them)."""
         if self._closed:
-            raise FileAccessError(f"{self.path} was closed")
+            raise FileAccessError(f"{self.remote.shown} was closed")
         return self.remote.read_at(pos, min(n, self.file_size - pos))
 
     def _remote_record(self, i: int, offset: int, span: int) -> tuple[int, bytes, int] | None:

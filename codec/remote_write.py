@@ -14,6 +14,7 @@ from typing import Any
 
 from .errors import FileAccessError, TFRecordError
 from .remote import _SCHEME, access_error, is_transient, remote_filesystem
+from .url_secrets import redact
 
 READ_ONLY_PROTOCOLS = frozenset({"http", "https"})
 LOCAL_PROTOCOLS = frozenset({"file", "local"})
@@ -30,9 +31,10 @@ def url_protocol(url: str) -> str:
 def write_error(url: str, exc: BaseException) -> FileAccessError:
     """A one-line FileAccessError for a failed upload or check of ``url`` (see ``access_error``)."""
     text = str(access_error(url, exc))
-    prefix = f"cannot read {url}"
+    shown = redact(url)
+    prefix = f"cannot read {shown}"
     if text.startswith(prefix):
-        text = f"cannot write {url}" + text[len(prefix):]
+        text = f"cannot write {shown}" + text[len(prefix):]
     return FileAccessError(text)
 
 
@@ -40,10 +42,10 @@ def check_writable_url(url: str) -> None:
     """Refuse, in one line and without any request, a URL that cannot be written."""
     protocol = url_protocol(url)
     if protocol in READ_ONLY_PROTOCOLS:
-        raise FileAccessError(f"cannot write {url}: {protocol}:// URLs are read-only; "
+        raise FileAccessError(f"cannot write {redact(url)}: {protocol}:// URLs are read-only; "
                               "write to a local path or a bucket URL (s3://, gs://, ...)")
     if "::" in url:
-        raise FileAccessError(f"cannot write {url}: chained URLs are read-only; write to the plain URL")
+        raise FileAccessError(f"cannot write {redact(url)}: chained URLs are read-only; write to the plain URL")
 
 
 def local_path(url: str) -> str | None:
@@ -122,7 +124,7 @@ def check_bucket(url: str) -> None:
     try:
         fs.info(bucket)
     except FileNotFoundError:
-        raise FileAccessError(f"cannot write {url}: the bucket {bucket!r} does not exist "
+        raise FileAccessError(f"cannot write {redact(url)}: the bucket {bucket!r} does not exist "
                               "(or the endpoint is not the one meant)") from None
     except Exception as exc:
         if is_transient(exc):
@@ -135,7 +137,7 @@ class RemoteTarget:
     def __init__(self, url: str) -> None:
         check_writable_url(url)
         if url.endswith("/"):
-            raise FileAccessError(f"cannot write {url}: it names a folder, not a file")
+            raise FileAccessError(f"cannot write {redact(url)}: it names a folder, not a file")
         self.url = url
         self.fs, self.fs_path = _filesystem(url)
 
@@ -167,6 +169,6 @@ def describe_local_failure(url: str, exc: OSError) -> str:
 
     folder = temp_folder()
     if exc.errno == errno.ENOSPC:
-        return f"disk full in {folder} while writing the local copy of {url} (set TMPDIR to a larger disk)"
-    return f"cannot write the local copy of {url} in {folder}: {exc.strerror or exc}"
+        return f"disk full in {folder} while writing the local copy of {redact(url)} (set TMPDIR to a larger disk)"
+    return f"cannot write the local copy of {redact(url)} in {folder}: {exc.strerror or exc}"
 

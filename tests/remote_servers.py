@@ -49,18 +49,32 @@ class ServeStats:
             self.ranges.clear()
 
 
+HOSTILE = ("endless", "chunked", "drip", "shifted", "lying", "5xx")
+
+
 class RangeServer:
     """Serves files under ``root`` at ``url``; ``ranges=False`` makes it ignore Range headers,
     ``etag=False`` drops the ETag, ``latency`` delays every request, ``drop_first=n`` closes the
-    connection without an answer on the next n GETs, and names in ``deny`` answer 403."""
+    connection without an answer on the next n GETs, and names in ``deny`` answer 403.
+
+    ``hostile`` makes every ranged GET misbehave (HEAD stays honest): ``endless`` a 206 with a
+    valid Content-Range, no Content-Length and a body that never ends; ``chunked`` the same in
+    endless chunks; ``drip`` one byte of the right body every ``drip`` seconds; ``shifted`` honest
+    headers over the bytes ``shift`` further on; ``lying`` the bytes from offset 0 with a
+    Content-Range saying so; ``5xx`` a 503 naming the request (query included) in its body."""
 
     def __init__(self, root: str | os.PathLike, *, ranges: bool = True, etag: bool = True, latency: float = 0.0,
-                 drop_first: int = 0, deny: tuple[str, ...] = ()):
+                 drop_first: int = 0, deny: tuple[str, ...] = (), hostile: str = "", drip: float = 2.0,
+                 shift: int = 4099):
+        if hostile and hostile not in HOSTILE:
+            raise ValueError(f"hostile must be one of {HOSTILE}")
         self.root = Path(root).resolve()
         self.ranges, self.etag, self.latency = ranges, etag, latency
         self.drop_first, self.deny = drop_first, deny
+        self.hostile, self.drip, self.shift = hostile, drip, shift
         self.down = False  # set to drop every GET from now on
         self.stats = ServeStats()
+        self.stopped = threading.Event()  # ends the hostile bodies still being sent
         self._httpd: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
 
@@ -137,6 +151,9 @@ class RangeServer:
                             return
                     partial = True
                     server.stats.add_range(start, end)
+                if partial and not head and server.hostile:
+                    self._hostile(target, start, end, size)
+                    return
                 self.send_response(206 if partial else 200)
                 if partial:
                     self.send_header("Content-Range", f"bytes {start}-{end}/{size}")
@@ -162,6 +179,47 @@ class RangeServer:
                     except (BrokenPipeError, ConnectionResetError):
                         self.close_connection = True
 
+            def _hostile(self, target: Path, start: int, end: int, size: int) -> None:
+                mode = server.hostile
+                self.close_connection = True
+                if mode == "5xx":
+                    body = f"upstream failed for {self.path}".encode()
+                    self.send_response(503)
+                    self.send_header("Content-Length", str(len(body)))
+                    self.end_headers()
+                    self.wfile.write(body)
+                    return
+                data = target.read_bytes()
+                if mode == "lying":
+                    start, end = 0, end - start
+                self.send_response(206)
+                self.send_header("Content-Range", f"bytes {start}-{end}/{size}")
+                if mode == "chunked":
+                    self.send_header("Transfer-Encoding", "chunked")
+                elif mode != "endless":
+                    self.send_header("Content-Length", str(end - start + 1))
+                self.end_headers()
+                try:
+                    if mode in ("endless", "chunked"):
+                        block = bytes(64 << 10)
+                        frame = b"%x\r\n%s\r\n" % (len(block), block) if mode == "chunked" else block
+                        while not server.stopped.is_set():  # until the client hangs up
+                            server.stats.sending(len(block))
+                            self.wfile.write(frame)
+                    elif mode == "drip":
+                        for k in range(start, end + 1):
+                            self.wfile.write(data[k:k + 1])
+                            self.wfile.flush()
+                            if server.stopped.wait(server.drip):
+                                break
+                    else:
+                        at = (start + server.shift) % size if mode == "shifted" else start
+                        body = (data[at:] + data)[:end - start + 1]
+                        server.stats.sending(len(body))
+                        self.wfile.write(body)
+                except OSError:  # the client hung up
+                    pass
+
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._httpd.daemon_threads = True
         self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05},
@@ -170,6 +228,7 @@ class RangeServer:
         return self
 
     def stop(self) -> None:
+        self.stopped.set()
         if self._httpd is not None:
             self._httpd.shutdown()
             self._httpd.server_close()

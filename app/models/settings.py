@@ -10,7 +10,8 @@ import os
 
 from PySide6.QtCore import QByteArray, QSettings
 
-from codec.remote import carries_credentials, is_url, without_credentials
+from codec.remote import is_url
+from codec.url_secrets import carries_credentials, without_credentials
 
 ORGANIZATION = "TFRecord Lens"
 APPLICATION = "tfrlens"

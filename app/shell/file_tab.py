@@ -25,6 +25,7 @@ from codec.payload_options import apply
 from codec.reader import TFRecordFile
 from codec.records import RecordSource
 from codec.remote import is_url
+from codec.url_secrets import shown_path
 
 from app.models.filtered_table_model import FilteredTableModel, window_rows_for
 from app.models.labels import STATUS_TEXT
@@ -206,7 +207,7 @@ class FileTab(QWidget):
 
     @property
     def title(self) -> str:
-        path = self.session.source.path
+        path = shown_path(self.session.source.path)  # a signed URL's query is not shown
         return os.path.basename(path) or path
 
     def _records_replaced(self) -> None:

@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (QFileDialog, QInputDialog, QLabel, QMainWindow,
 
 from codec.errors import TFRecordError
 from codec.remote import is_url
+from codec.url_secrets import shown_path
 
 from app.dialogs import url_dialogs
 from app.models.settings import Settings
@@ -343,7 +344,7 @@ class MainWindow(QMainWindow):
         self.damage.tab_opened(tab)
         self.edit_actions.tab_opened(tab)
         index = self.tabs.insertTab(at, tab, icons.icon("file"), tab.title)
-        self.tabs.setTabToolTip(index, path)
+        self.tabs.setTabToolTip(index, shown_path(path))
         self.tabs.setCurrentIndex(index)
         self.message_bar.hide()
         if recent:

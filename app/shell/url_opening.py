@@ -19,6 +19,7 @@ from codec.errors import TFRecordError
 from codec.reader import TFRecordFile
 from codec.remote import RemoteFolderError
 from codec.shards import ShardSet
+from codec.url_secrets import redact_text, shown_path
 
 from app.models.settings import Settings
 from app.shell.file_tab import FileTab
@@ -106,7 +107,8 @@ class UrlOpening(QObject):
         self.answered = True
         self._worker.wait()
         if not self.is_cancelled:
-            self.failed.emit(message if self.url in message else f"cannot open {self.url}: {message}")
+            shown, message = shown_path(self.url), redact_text(message, [self.url])
+            self.failed.emit(message if shown in message else f"cannot open {shown}: {message}")
         self.over.emit()
 
 

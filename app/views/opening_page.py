@@ -9,6 +9,8 @@ from __future__ import annotations
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QPushButton, QVBoxLayout, QWidget
 
+from codec.url_secrets import shown_path
+
 from app.style import icons
 from app.views.start_page import display_name
 
@@ -21,7 +23,7 @@ class OpeningPage(QWidget):
     def __init__(self, url: str, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.url = url
-        self.label = QLabel(f"Opening {url}…")
+        self.label = QLabel(f"Opening {shown_path(url)}…")
         self.label.setWordWrap(True)
         self.label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.label.setAlignment(Qt.AlignmentFlag.AlignCenter)
@@ -48,4 +50,4 @@ class OpeningPage(QWidget):
 
     @property
     def title(self) -> str:
-        return display_name(self.url)
+        return display_name(shown_path(self.url))

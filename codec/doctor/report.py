@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ..url_secrets import shown_path
+
 __all__ = ["CHECKS", "ERROR", "NEAR_THRESHOLD", "SHUFFLE_BUFFER", "WARNING", "CheckOptions", "CheckProgress",
            "CheckReport", "Finding", "RecordRef"]
 
@@ -23,7 +25,7 @@ class RecordRef:
     index: int
 
     def __str__(self) -> str:
-        return f"{self.path}:{self.index}"
+        return f"{shown_path(self.path)}:{self.index}"
 
 
 @dataclass
@@ -37,7 +39,8 @@ class Finding:
 
     def to_json(self) -> dict:
         return {"check": self.check, "severity": self.severity,
-                "records": [{"path": r.path, "index": r.index} for r in self.records], "detail": self.detail}
+                "records": [{"path": shown_path(r.path), "index": r.index} for r in self.records],
+                "detail": self.detail}
 
 
 @dataclass

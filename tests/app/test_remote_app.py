@@ -329,8 +329,12 @@ def test_a_signed_url_opens_but_is_not_remembered(window, qtbot, http):
     signed = http.url_for("structured.tfrecord") + "?X-Amz-Credential=AKIA&X-Amz-Signature=SECRET"
     tab = open_remote(window, qtbot, signed)
     assert tab.model.rowCount() == 100
+    index = window.tabs.indexOf(tab)
+    assert tab.title == "structured.tfrecord?…" and "SECRET" not in window.tabs.tabToolTip(index)
     settings = Settings()
-    assert not any("SECRET" in u for u in settings.recent_urls() + settings.recent_files())
+    settings.add_recent_url(f"simplecache::{signed}")  # in any part of a chain
+    settings.add_recent_url("simplecache::https://user:pw@example.com/x.tfrecord")
+    assert not any("SECRET" in u or "pw@" in u for u in settings.recent_urls() + settings.recent_files())
 
 
 def test_urls_failing_together_are_listed_one_line_each(window, qtbot, http):
