@@ -28,6 +28,7 @@ from .records import RecordData
 from .remote_reading import RemoteReading
 from .scan import PROGRESS_BYTES, IndexProgress, Scanner, data_crc_problem
 from .scan_sources import PlainSource, StreamSource
+from .small_files import WalkedFile
 from .verification import Verification
 from .zran import ZranBuilder, ZranReader, zran_available
 
@@ -59,11 +60,18 @@ class TFRecordFile(Verification, RemoteReading):
     statuses_stored = True
 
     def __init__(self, path: str | os.PathLike, *, check_crc: bool = True, use_cache: bool = True,
-                 fork_halves: bool = False, info: dict | None = None):
+                 fork_halves: bool = False, info: dict | None = None, walked: WalkedFile | None = None):
+        """``walked``: a small plain file already read and indexed whole (:mod:`codec.small_files`):
+        nothing is opened now (the file is as if released; a read reopens it and checks it unchanged)."""
         self.path = os.fspath(path)
         self.check_crc = check_crc
         self.remote = None  # a codec.remote.RemoteFile for a URL
-        if "://" in self.path and _is_url(self.path):
+        if walked is not None:
+            self.compression = Compression.NONE
+            self.file_size, self.mtime_ns = walked.size, walked.mtime_ns
+            self.use_cache = False
+            self._handle = None
+        elif "://" in self.path and _is_url(self.path):
             self._open_remote(use_cache, info)
         else:
             fd, st = open_fd(self.path)
@@ -89,6 +97,11 @@ class TFRecordFile(Verification, RemoteReading):
         self._zran_job: ZranBuilder | None = None  # the zran index being built for the cache
         self._stream_clean = False  # the compressed stream had no damage (a zran index is possible)
         self._stream_end = 0  # uncompressed bytes available (compressed files)
+        if walked is not None:
+            status = RecordStatus.OK if walked.verified else RecordStatus.UNCHECKED
+            self.index = RecordIndex.of(walked.offsets, status)
+            self.indexed = True
+            self.verified = walked.verified
 
     # -- lifetime ---------------------------------------------------------
     def _acquire(self) -> None:
