@@ -28,7 +28,7 @@ from .records import RecordData
 from .remote_reading import RemoteReading
 from .scan import PROGRESS_BYTES, IndexProgress, Scanner, data_crc_problem
 from .scan_sources import PlainSource, StreamSource
-from .small_files import WalkedFile
+from .small_files import SMALL_BYTES, WalkedFile, walk_small_file
 from .verification import Verification
 from .zran import ZranBuilder, ZranReader, zran_available
 
@@ -601,8 +601,33 @@ def open_tfrecord(path: str | os.PathLike, *, check_crc: bool = True, use_cache:
     return f
 
 
+def walked_file(path: str, *, check_crc: bool = True, use_cache: bool = True,
+                verify: bool = False) -> TFRecordFile | None:
+    """``path`` indexed in one read (:mod:`codec.small_files`) when it is a small, sound, plain
+    local file the index cache would not keep; None otherwise (open it as usual)."""
+    if "://" in path and _is_url(path):
+        return None
+    limit = min(SMALL_BYTES, index_cache.MIN_CACHED_BYTES - 1) if use_cache else SMALL_BYTES
+    walked = walk_small_file(path, verify, limit)
+    return None if walked is None else TFRecordFile(path, check_crc=check_crc, walked=walked)
+
+
+def indexed_file(path: str, *, check_crc: bool = True, use_cache: bool = True, info: dict | None = None,
+                 verify: bool = False) -> TFRecordFile:
+    """``path`` opened and indexed: a small plain file in one read, any other as :class:`TFRecordFile` does."""
+    f = walked_file(path, check_crc=check_crc, use_cache=use_cache, verify=verify) if info is None else None
+    if f is not None:
+        return f
+    f = TFRecordFile(path, check_crc=check_crc, use_cache=use_cache, info=info)
+    try:
+        return f.build_index(verify=verify)
+    except BaseException:
+        f.close()
+        raise
+
+
 def parse_compression(name: str | None) -> Compression:
     return Compression.parse(name)
 
 
-__all__ = ["TFRecordFile", "open_tfrecord"]
+__all__ = ["TFRecordFile", "indexed_file", "open_tfrecord", "walked_file"]

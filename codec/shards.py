@@ -30,12 +30,11 @@ import numpy as np
 from .errors import FileAccessError, RecordIndexError, TFRecordError, UsageError
 from .framing import Compression, Problem, RecordInfo, RecordStatus
 from .pinned import PinnedRecord
-from . import index_cache
-from .reader import TFRecordFile
+from .reader import TFRecordFile, walked_file
 from .records import RecordData
 from .repair import expand_entries
 from .scan import IndexProgress
-from .small_files import SMALL_BYTES, walk_small_file
+from .small_files import SMALL_BYTES
 
 MAX_OPEN = 64
 _SHARD_PATTERN = re.compile(r"-\d{5}-of-\d{5}")
@@ -229,6 +228,7 @@ class ShardSet:
             done, self._finished = self._finished, []
             if not done:
                 return []
+            self._starts_stale = True  # first: a reader seeing the new total waits here for the new sums
             counts, numbered = self._counts, self._numbered
             added = []
             for k in done:
@@ -244,7 +244,6 @@ class ShardSet:
                     added.append((start, count))
             self._advance_prefix(len(self.shards))
             self._numbered_count += len(done)
-            self._starts_stale = True
             self._version += 1
             self.insertions.extend(added)
             if self._numbered_count == len(self.shards):
@@ -512,16 +511,15 @@ class ShardSet:
 
     def _walked(self, k: int, verify: bool) -> TFRecordFile | None:
         shard = self.shards[k]
-        cached = self.use_cache and shard.size >= index_cache.MIN_CACHED_BYTES
-        if shard.file is not None or shard.info is not None or shard.size > SMALL_BYTES or cached:
+        if shard.file is not None or shard.info is not None or shard.size > SMALL_BYTES:
             return None
-        walked = walk_small_file(shard.path, verify)
-        if walked is None:
+        f = walked_file(shard.path, check_crc=self.check_crc, use_cache=self.use_cache, verify=verify)
+        if f is None:
             return None
         with self._lock:
             if shard.file is None:
-                shard.file = TFRecordFile(shard.path, check_crc=self.check_crc, walked=walked)
-                self._files.append(shard.file)
+                shard.file = f
+                self._files.append(f)
             return shard.file
 
     @contextmanager

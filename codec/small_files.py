@@ -32,15 +32,16 @@ class WalkedFile:
     verified: bool
 
 
-def walk_small_file(path: str, verify: bool) -> WalkedFile | None:
-    """``path`` indexed in one read when it is a small, sound, plain TFRecord file; else None."""
+def walk_small_file(path: str, verify: bool, limit: int = SMALL_BYTES) -> WalkedFile | None:
+    """``path`` indexed in one read when it is a sound, plain TFRecord file of at most ``limit``
+    bytes; else None."""
     try:  # O_NONBLOCK: a FIFO put in its place would otherwise block the open (regular files ignore it)
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
     except OSError:
         return None  # the reader says what is wrong with the path
     try:
         st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode) or not 0 < st.st_size <= SMALL_BYTES:
+        if not stat.S_ISREG(st.st_mode) or not 0 < st.st_size <= limit:
             return None
         data = os.read(fd, st.st_size + 1)  # one byte more: a file grown since fstat declines
     except OSError:
