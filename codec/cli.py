@@ -422,7 +422,13 @@ def cmd_stats(args) -> int:
             _out(json.dumps(report, ensure_ascii=False, allow_nan=False))
         else:
             _out(stats_text(report, f.path))
-        return EXIT_PROBLEMS if f.problems or problems else EXIT_OK
+        return EXIT_PROBLEMS if f.problems or problems or _unusable(f) else EXIT_OK
+
+
+def _unusable(source) -> bool:
+    """Shards of a set that could not be read at all (each named on stderr when the set opened):
+    problems in the data, as a damaged record is."""
+    return bool(getattr(source, "unusable", None))
 
 
 def cmd_schema(args) -> int:
@@ -442,7 +448,7 @@ def cmd_schema(args) -> int:
         else:
             source = os.path.basename(f.path) + ("" if flt is None else f", records where {flt.text}")
             sys.stdout.write(schema.to_python(source))
-        return EXIT_PROBLEMS if f.problems or problems else EXIT_OK
+        return EXIT_PROBLEMS if f.problems or problems or _unusable(f) else EXIT_OK
 
 
 def _write_text(output: str | None, text: str) -> None:

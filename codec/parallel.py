@@ -6,7 +6,8 @@ progress=...)`` for each task it is given; ``progress(n)`` reports ``n``
 more records done. Processes are started with ``spawn``, never ``fork``:
 the app calls this from a thread, and remote filesystems run async clients
 that a forked child would inherit half-way. Closing the generator
-terminates the workers.
+terminates the workers. Workers ignore SIGINT: a Ctrl-C to the process group is
+the parent's to handle (it closes the generator).
 """
 from __future__ import annotations
 
@@ -39,6 +40,11 @@ def available_cores() -> int:
 
 def _start(factory, setup: dict, progress) -> None:
     global _runner, _progress
+    import signal
+
+    # Ctrl-C reaches the whole process group: the parent handles it and terminates the workers,
+    # which would otherwise each print a KeyboardInterrupt traceback of their own.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     _runner = factory(**setup)
     _progress = progress
 

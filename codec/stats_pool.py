@@ -201,12 +201,11 @@ def plan_stats(source, workers: int | None) -> list[StatsTask]:
     if workers <= 1:
         return []
     if hasattr(source, "shards"):
-        tasks = [StatsTask(source.shards[k].path, source.shards[k].info, base=source.record_start(k))
-                 for k in source.numbered_shards()]
+        usable = [k for k in source.numbered_shards() if source.shards[k].error is None]  # (the rest: noted once)
+        tasks = [StatsTask(source.shards[k].path, source.shards[k].info, base=source.record_start(k)) for k in usable]
         if len(tasks) <= 1:
             return []
-        return _batched(tasks, [source.shards[k].size for k in source.numbered_shards()],
-                        workers * TASKS_PER_WORKER_OF_SET)
+        return _batched(tasks, [source.shards[k].size for k in usable], workers * TASKS_PER_WORKER_OF_SET)
     n = len(source)
     if source.compression is not Compression.NONE or source.remote is not None or n < 2 * MIN_RANGE:
         return []  # read in order, or (remote) each worker would read the index again

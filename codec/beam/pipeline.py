@@ -12,12 +12,13 @@ whatever PCollection it builds comes back to this process the same way.
 from __future__ import annotations
 
 import logging
+from contextlib import contextmanager
 
 from ..errors import TFRecordError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, Callable
+    from typing import Any, Callable, Iterator
 
 __all__ = ["import_beam", "run", "run_pipeline", "run_tasks"]
 
@@ -96,11 +97,13 @@ def run_pipeline(build: Callable[[Any], Any], runner: str, beam_options: list[st
     found = []
     try:
         try:
-            with beam.Pipeline(options=options) as p:
+            with _interrupts() as interrupted, beam.Pipeline(options=options) as p:
                 _ = (build(p)
                      | "Pickle" >> beam.Map(_pickled_line)
                      | "Results" >> beam.io.WriteToText(prefix, file_name_suffix=".txt"))
         except Exception as exc:  # noqa: BLE001 - the runner's own failure, in one line
+            if interrupted:  # Beam wraps the KeyboardInterrupt of a Ctrl-C in its own error
+                raise KeyboardInterrupt from None
             if _raised_by_codec(exc):
                 raise  # a bug in the work itself: its traceback is what helps
             raise TFRecordError(f"the {runner} runner failed: {_last_line(exc)}") from None
@@ -112,6 +115,33 @@ def run_pipeline(build: Callable[[Any], Any], runner: str, beam_options: list[st
     finally:
         _cleanup(folder, local)
     return found
+
+
+@contextmanager
+def _interrupts() -> Iterator[list[int]]:
+    """SIGINT noted while the block runs (then raised as KeyboardInterrupt, as Python does), so a
+    Ctrl-C the runner wraps in an error of its own is still known for what it was, and the
+    runner's log of it is left out."""
+    import signal
+    import threading
+
+    seen: list[int] = []
+    if threading.current_thread() is not threading.main_thread():
+        yield seen
+        return
+
+    def handler(signum, frame):
+        seen.append(signum)
+        logging.disable(logging.CRITICAL)  # the runner logs the interrupted work's traceback as an error
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGINT, handler)
+    disabled = logging.root.manager.disable
+    try:
+        yield seen
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        logging.disable(disabled)
 
 
 def _raised_by_codec(exc: BaseException) -> bool:
