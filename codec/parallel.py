@@ -45,8 +45,25 @@ def _start(factory, setup: dict, progress) -> None:
     # Ctrl-C reaches the whole process group: the parent handles it and terminates the workers,
     # which would otherwise each print a KeyboardInterrupt traceback of their own.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})  # one that came meanwhile is dropped
     _runner = factory(**setup)
     _progress = progress
+
+
+def _hold_sigint():
+    """Hold SIGINT back in this thread: processes started meanwhile inherit the mask through exec,
+    so a Ctrl-C while a worker is still importing is not its to print. The mask to restore."""
+    import signal
+
+    return signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT}) if hasattr(signal, "pthread_sigmask") else None
+
+
+def _release_sigint(held) -> None:
+    import signal
+
+    if held is not None:
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)
 
 
 def _run(task):
@@ -72,9 +89,15 @@ def run_tasks(tasks: list, factory: Callable[..., Any], setup: dict, workers: in
     progress = context.Queue()
     # A worker that dies (a signal, out of memory, a failing start) is an error: multiprocessing.Pool
     # would start another in its place and leave the task it held waiting forever.
-    pool = context.Pool(min(workers, len(tasks)) or 1, initializer=_start, initargs=(factory, setup, progress))
+    held = _hold_sigint()  # a worker is born with SIGINT held until it ignores it (see _start)
+    try:
+        pool = context.Pool(min(workers, len(tasks)) or 1, initializer=_start, initargs=(factory, setup, progress))
+    except BaseException:
+        _release_sigint(held)
+        raise
     seen = list(pool._pool)  # every worker started, kept to read its exit code after the pool drops it
     try:
+        _release_sigint(held)  # a Ctrl-C held meanwhile is raised here, where the pool is terminated
         pending = [pool.apply_async(_run, (task,)) for task in tasks]
         while pending:
             try:
