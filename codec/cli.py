@@ -5,10 +5,20 @@ Exit codes: 0 fine, 1 the data has problems, 2 bad usage or unusable input
 """
 from __future__ import annotations
 
+import sys
+
+if getattr(sys.modules.get("multiprocessing.process") and sys.modules["multiprocessing.process"].current_process(),
+           "_inheriting", False):
+    # A pool worker spawned by this command line imports it first (as ``__mp_main__``): ignore Ctrl-C
+    # from here on, before anything slow, so one sent to the process group is the parent's alone to
+    # handle (it terminates the workers) and no worker prints a traceback (see codec.parallel).
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
 import argparse
 import json
 import os
-import sys
 from collections import Counter
 
 from .cli_beam import add_runner_arguments

@@ -44,26 +44,32 @@ def _start(factory, setup: dict, progress) -> None:
 
     # Ctrl-C reaches the whole process group: the parent handles it and terminates the workers,
     # which would otherwise each print a KeyboardInterrupt traceback of their own.
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    if hasattr(signal, "pthread_sigmask"):
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})  # one that came meanwhile is dropped
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # (the command line's workers ignore it from their start: codec.cli)
     _runner = factory(**setup)
     _progress = progress
 
 
-def _hold_sigint():
-    """Hold SIGINT back in this thread: processes started meanwhile inherit the mask through exec,
-    so a Ctrl-C while a worker is still importing is not its to print. The mask to restore."""
+def _hold_sigint() -> list | None:
+    """Note SIGINT instead of raising it (main thread only): a KeyboardInterrupt inside
+    ``Pool()`` would leave workers started half-way that nothing terminates."""
     import signal
+    import threading
 
-    return signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT}) if hasattr(signal, "pthread_sigmask") else None
+    if threading.current_thread() is not threading.main_thread():
+        return None
+    seen: list = []
+    seen.append(signal.signal(signal.SIGINT, lambda signum, frame: seen.append(signum)))
+    return seen
 
 
-def _release_sigint(held) -> None:
+def _release_sigint(held: list | None) -> None:
+    """Undo :func:`_hold_sigint`; a Ctrl-C noted meanwhile is raised now."""
     import signal
 
     if held is not None:
-        signal.pthread_sigmask(signal.SIG_SETMASK, held)
+        signal.signal(signal.SIGINT, held[0])
+        if len(held) > 1:
+            raise KeyboardInterrupt
 
 
 def _run(task):
@@ -89,7 +95,7 @@ def run_tasks(tasks: list, factory: Callable[..., Any], setup: dict, workers: in
     progress = context.Queue()
     # A worker that dies (a signal, out of memory, a failing start) is an error: multiprocessing.Pool
     # would start another in its place and leave the task it held waiting forever.
-    held = _hold_sigint()  # a worker is born with SIGINT held until it ignores it (see _start)
+    held = _hold_sigint()  # a Ctrl-C while the workers are started: raised once the pool can be terminated
     try:
         pool = context.Pool(min(workers, len(tasks)) or 1, initializer=_start, initargs=(factory, setup, progress))
     except BaseException:
@@ -97,7 +103,7 @@ def run_tasks(tasks: list, factory: Callable[..., Any], setup: dict, workers: in
         raise
     seen = list(pool._pool)  # every worker started, kept to read its exit code after the pool drops it
     try:
-        _release_sigint(held)  # a Ctrl-C held meanwhile is raised here, where the pool is terminated
+        _release_sigint(held)
         pending = [pool.apply_async(_run, (task,)) for task in tasks]
         while pending:
             try:
