@@ -324,6 +324,11 @@ def main() -> int:
         attack_bombs(tmp, args.big)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+    return summary()
+
+
+def summary() -> int:
+    """Print how many attacks passed; the exit code (1 when any failed)."""
     failed = [r for r in results if not r[1]]
     print(f"{len(results) - len(failed)} passed, {len(failed)} failed")
     return 1 if failed else 0

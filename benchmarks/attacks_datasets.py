@@ -29,7 +29,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 
-from attacks import CLI, ROOT, _hwm_mb, one_line, report, results  # noqa: E402
+from attacks import CLI, ROOT, _hwm_mb, one_line, report, summary  # noqa: E402
 
 from codec import index_cache  # noqa: E402
 from codec.framing import encode_record  # noqa: E402
@@ -204,12 +204,17 @@ def _beam() -> bool:
     return True
 
 
+def _shards(folder: str, counts: list[int], of: int) -> None:
+    """Shards ``part-K-of-OF`` of ``counts[K]`` records each, in a new ``folder``."""
+    os.makedirs(folder)
+    for k, n in enumerate(counts):
+        with open(os.path.join(folder, f"part-{k:05d}-of-{of:05d}.tfrecord"), "wb") as f:
+            f.write(RECORD * n)
+
+
 def attack_beam_parity(tmp: str) -> None:
     folder = os.path.join(tmp, "mixed")
-    os.makedirs(folder)
-    for k in range(3):
-        with open(os.path.join(folder, f"part-{k:05d}-of-00004.tfrecord"), "wb") as f:
-            f.write(RECORD * (k + 2))
+    _shards(folder, [2, 3, 4], 4)
     with open(os.path.join(folder, "part-00003-of-00004.tfrecord"), "wb") as f:
         f.write(random.Random(13).randbytes(5000))
     for command in ("stats", "schema"):
@@ -232,10 +237,7 @@ def _mapped(pid: int, name: str) -> bool:
 
 def attack_interrupts(tmp: str) -> None:
     folder = os.path.join(tmp, "busy")
-    os.makedirs(folder)
-    for k in range(2):
-        with open(os.path.join(folder, f"part-{k:05d}-of-00002.tfrecord"), "wb") as f:
-            f.write(RECORD * 600_000)
+    _shards(folder, [600_000, 600_000], 2)
     cases = [("Ctrl-C to the group during stats --workers 2", ["stats", "--workers", "2", folder],
               lambda pid: len(_tree(pid)) >= 4)]
     if _beam():
@@ -264,9 +266,7 @@ def main() -> int:
         attack_interrupts(tmp)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    failed = [r for r in results if not r[1]]
-    print(f"{len(results) - len(failed)} passed, {len(failed)} failed")
-    return 1 if failed else 0
+    return summary()
 
 
 if __name__ == "__main__":

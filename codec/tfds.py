@@ -96,7 +96,7 @@ class TfdsDataset:
             self._listed.add(self._pattern(template, str(entry["name"])))
             self._open.add(self._pattern(template))
         self._open.add(self._pattern(_DEFAULT_TEMPLATE))
-        by_split = self._files_by_split()
+        by_split = self._files_by_split(entries)
         for entry in entries:
             self._add_split(entry, by_split)
         for split in sorted(set(by_split) - set(self.splits)):
@@ -148,18 +148,41 @@ class TfdsDataset:
         self.splits[name] = TfdsSplit(name, files=by_split.get(name, []), num_examples=examples,
                                       num_bytes=_int(entry.get("numBytes")), shard_lengths=lengths)
 
-    def _files_by_split(self) -> dict[str, list[Path]]:
+    def _files_by_split(self, entries: list[dict]) -> dict[str, list[Path]]:
         """Every file of the folder under the split its name gives, in shard order: one listing,
-        each name matched once (3,000 splits of 21 shards are not 3,000 listings)."""
-        found: dict[str, list[Path]] = {}
+        each name looked up once (3,000 splits of 21 shards are not 3,000 listings), first among
+        the names the listed splits' shards have, as TFDS names them, then by the templates."""
         with os.scandir(self.folder) as listing:
-            for entry in listing:
-                split = self._listed.split_of(entry.name) or self._open.split_of(entry.name)
-                if split is not None and entry.is_file():
-                    found.setdefault(split, []).append(self.folder / entry.name)
-        for files in found.values():
-            files.sort(key=lambda p: (_shard_index(p), p.name))
-        return found
+            files = [(e.name, e.is_file()) for e in listing]
+        named = self._shard_names(entries, budget=2 * len(files) + 1000)
+        found: dict[str, list[str]] = {}
+        for name, is_file in files:
+            split = named.get(name) or self._listed.split_of(name) or self._open.split_of(name)
+            if split is not None and is_file:
+                found.setdefault(split, []).append(name)
+        folder = self.folder
+        return {split: [folder / name for name in sorted(names, key=_shard_order)] for split, names in found.items()}
+
+    def _shard_names(self, entries: list[dict], budget: int) -> dict[str, str]:
+        """File name -> split for the shards of listed splits whose shard count is known, named
+        from their templates as TFDS formats them (``{SHARD_X_OF_Y}``: ``00003-of-00021``); no
+        more than ``budget`` names (counts are the metadata's word, not the folder's)."""
+        names: dict[str, str] = {}
+        for entry in entries:
+            split, count = str(entry["name"]), len(entry.get("shardLengths") or [])
+            budget -= count
+            if budget < 0:
+                break
+            parts = re.split(r"(\{[A-Z_]+\})", str(entry.get("filepathTemplate") or _DEFAULT_TEMPLATE))
+            values = {"{DATASET}": self.name, "{SPLIT}": split, "{FILEFORMAT}": self.file_format,
+                      "{NUM_SHARDS}": f"{count:05d}", "{SHARD_X_OF_Y}": "{0:05d}-of-%05d" % count,
+                      "{SHARD_INDEX}": "{0:05d}"}
+            shard = {"{SHARD_X_OF_Y}", "{SHARD_INDEX}"}
+            form = "".join(values[p] if p in shard else values.get(p, p).replace("{", "{{").replace("}", "}}")
+                           for p in parts)
+            for i in range(count):
+                names.setdefault(form.format(i), split)
+        return names
 
     def split_of(self, path: str | os.PathLike) -> str | None:
         """The split a shard belongs to, by its name (``NAME-SPLIT.tfrecord-00000-of-00004``)."""
@@ -313,6 +336,12 @@ class _Patterns:
 def _shard_index(path: Path) -> int | None:
     match = _SHARD.search(path.name)
     return int(match.group(1)) if match else None
+
+
+def _shard_order(name: str) -> tuple[int, str]:
+    """Files of a split in shard order (``-00003-of-00021``), then by name."""
+    match = _SHARD.search(name)
+    return (int(match.group(1)) if match else -1, name)
 
 
 class TfdsPayload:
