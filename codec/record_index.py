@@ -137,7 +137,16 @@ class RecordIndex:
     @classmethod
     def of(cls, offsets: list[int], status: RecordStatus) -> "RecordIndex":
         """An index of ``offsets`` all with ``status``, sized to them (a one-record shard holds one entry)."""
-        return cls.from_arrays(np.array(offsets, dtype=np.uint64), np.full(len(offsets), int(status), dtype=np.uint8))
+        n = len(offsets)
+        if n > CHUNK:
+            return cls.from_arrays(np.array(offsets, dtype=np.uint64), np.full(n, int(status), dtype=np.uint8))
+        index = cls()  # (one chunk, made here as it is kept: 100,000 small shards make 100,000 of them)
+        index._offsets = [np.array(offsets, dtype=np.uint64)]
+        statuses = np.empty(n, dtype=np.uint8)
+        statuses.fill(int(status))
+        index._status = [statuses]
+        index._count = n
+        return index
 
     @classmethod
     def from_arrays(cls, offsets: np.ndarray, statuses: np.ndarray) -> "RecordIndex":
