@@ -48,7 +48,7 @@ def walk_small_file(path: str, verify: bool, limit: int = SMALL_BYTES) -> Walked
         return None
     finally:
         os.close(fd)
-    offsets = walk_records(data, verify)
+    offsets = walk_records(data, verify) if len(data) == st.st_size else None  # (changed since fstat)
     if offsets is None:
         return None
     return WalkedFile(st.st_size, st.st_mtime_ns, offsets, verify)
