@@ -24,12 +24,14 @@ __all__ = ["import_beam", "run", "run_pipeline", "run_tasks"]
 
 
 def import_beam():
-    """``apache_beam``, imported without the warnings its optional clients log at import."""
+    """``apache_beam``, imported without the warnings its optional clients log at import (and
+    with a Ctrl-C during the import kept: some of its optional imports swallow any exception)."""
     root = logging.getLogger()
     level = root.level
     root.setLevel(logging.ERROR)
     try:
-        import apache_beam
+        with _interrupts():
+            import apache_beam
     finally:
         root.setLevel(level)
     return apache_beam
@@ -97,13 +99,11 @@ def run_pipeline(build: Callable[[Any], Any], runner: str, beam_options: list[st
     found = []
     try:
         try:
-            with _interrupts() as interrupted, beam.Pipeline(options=options) as p:
+            with _interrupts(), beam.Pipeline(options=options) as p:
                 _ = (build(p)
                      | "Pickle" >> beam.Map(_pickled_line)
                      | "Results" >> beam.io.WriteToText(prefix, file_name_suffix=".txt"))
         except Exception as exc:  # noqa: BLE001 - the runner's own failure, in one line
-            if interrupted:  # Beam wraps the KeyboardInterrupt of a Ctrl-C in its own error
-                raise KeyboardInterrupt from None
             if _raised_by_codec(exc):
                 raise  # a bug in the work itself: its traceback is what helps
             raise TFRecordError(f"the {runner} runner failed: {_last_line(exc)}") from None
@@ -118,30 +118,36 @@ def run_pipeline(build: Callable[[Any], Any], runner: str, beam_options: list[st
 
 
 @contextmanager
-def _interrupts() -> Iterator[list[int]]:
-    """SIGINT noted while the block runs (then raised as KeyboardInterrupt, as Python does), so a
-    Ctrl-C the runner wraps in an error of its own is still known for what it was, and the
-    runner's log of it is left out."""
+def _interrupts() -> Iterator[None]:
+    """A Ctrl-C while the block runs ends it as KeyboardInterrupt, whatever Beam makes of it: the
+    runner wraps it in an error of its own (and logs that, left out here), and some optional
+    imports swallow any exception. SIGINT is noted, then raised as Python does."""
     import signal
     import threading
 
-    seen: list[int] = []
     if threading.current_thread() is not threading.main_thread():
-        yield seen
+        yield
         return
+    seen: list[int] = []
 
     def handler(signum, frame):
         seen.append(signum)
-        logging.disable(logging.CRITICAL)  # the runner logs the interrupted work's traceback as an error
+        logging.disable(logging.CRITICAL)
         raise KeyboardInterrupt
 
     previous = signal.signal(signal.SIGINT, handler)
     disabled = logging.root.manager.disable
     try:
-        yield seen
+        yield
+    except Exception:
+        if seen:
+            raise KeyboardInterrupt from None
+        raise
     finally:
         signal.signal(signal.SIGINT, previous)
         logging.disable(disabled)
+    if seen:
+        raise KeyboardInterrupt
 
 
 def _raised_by_codec(exc: BaseException) -> bool:
