@@ -172,8 +172,12 @@ def damaged_records(f, indices: range) -> list[int]:
     from .framing import RecordStatus
 
     statuses = f.index.statuses()[indices.start:indices.stop]
-    intact = np.array([RecordStatus(v).data_intact for v in range(max(RecordStatus) + 1)], dtype=bool)
-    return (np.flatnonzero(~intact[statuses]) + indices.start).tolist()
+    if not _INTACT:  # made once: a batch may hold 100,000 one-record shards
+        _INTACT.append(np.array([RecordStatus(v).data_intact for v in range(max(RecordStatus) + 1)], dtype=bool))
+    return (np.flatnonzero(~_INTACT[0][statuses]) + indices.start).tolist()
+
+
+_INTACT: list = []  # whether each status's data is intact, by status value
 
 
 def note_damage(source, damaged: list[int]) -> None:
