@@ -197,11 +197,9 @@ def attack_many_shards(tmp: str, n: int) -> None:
 
 # -- Beam against the local run; Ctrl-C ------------------------------------------------------
 def _beam() -> bool:
-    try:
-        import apache_beam  # noqa: F401
-    except ImportError:
-        return False
-    return True
+    from codec.beam import beam_available
+
+    return beam_available()
 
 
 def _shards(folder: str, counts: list[int], of: int) -> None:
