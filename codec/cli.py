@@ -5,10 +5,20 @@ Exit codes: 0 fine, 1 the data has problems, 2 bad usage or unusable input
 """
 from __future__ import annotations
 
+import sys
+
+if getattr(sys.modules.get("multiprocessing.process") and sys.modules["multiprocessing.process"].current_process(),
+           "_inheriting", False):
+    # A pool worker spawned by this command line imports it first (as ``__mp_main__``): ignore Ctrl-C
+    # from here on, before anything slow, so one sent to the process group is the parent's alone to
+    # handle (it terminates the workers) and no worker prints a traceback (see codec.parallel).
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
 import argparse
 import json
 import os
-import sys
 from collections import Counter
 
 from .cli_beam import add_runner_arguments
@@ -475,7 +485,13 @@ def cmd_stats(args) -> int:
             _out(json.dumps(report, ensure_ascii=False, allow_nan=False))
         else:
             _out(stats_text(report, shown_path(f.path)))
-        return EXIT_PROBLEMS if f.problems or problems else EXIT_OK
+        return EXIT_PROBLEMS if f.problems or problems or _unusable(f) else EXIT_OK
+
+
+def _unusable(source) -> bool:
+    """Shards of a set that could not be read at all (each named on stderr when the set opened):
+    problems in the data, as a damaged record is."""
+    return bool(getattr(source, "unusable", None))
 
 
 def cmd_schema(args) -> int:
@@ -496,7 +512,7 @@ def cmd_schema(args) -> int:
             where = "" if flt is None else f", records where {flt.text}"
             source = os.path.basename(shown_path(f.path)) + where
             sys.stdout.write(schema.to_python(source))
-        return EXIT_PROBLEMS if f.problems or problems else EXIT_OK
+        return EXIT_PROBLEMS if f.problems or problems or _unusable(f) else EXIT_OK
 
 
 def _write_text(output: str | None, text: str) -> None:

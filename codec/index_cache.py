@@ -91,24 +91,137 @@ def _identity(path: str, size: int, mtime_ns: int | str) -> dict:
     return {"version": VERSION, "path": _key(path), "size": size, "mtime_ns": mtime_ns}
 
 
+_O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+_O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_O_DIRECTORY = getattr(os, "O_DIRECTORY", 0)
+_folders: dict[str, bool] = {}  # cache folder -> usable (decided once a process)
+
+
+def _note(line: str) -> None:
+    sys.stderr.write(f"tfrlens: {line}\n")
+
+
+def _folder_usable(folder: str, fd: int | None = None, create: bool = False) -> bool:
+    """Whether ``folder`` may hold cache entries: created 0700 if missing; ours with wider
+    permissions is tightened; another user's is refused (one stderr note a process, no cache).
+
+    An entry names the file it indexes and is read back as trusted offsets, so a folder others
+    can write into (a shared ``TFRLENS_CACHE_DIR``) could feed or redirect it.
+    """
+    known = _folders.get(folder)
+    if known is not None and fd is None:
+        return known
+    try:
+        if fd is None:
+            if create:
+                os.makedirs(folder, mode=0o700, exist_ok=True)
+            st = os.stat(folder)
+        else:
+            st = os.fstat(fd)
+    except OSError:
+        return False  # missing, unwritable or not a folder: a miss, said by nothing (the cache is optional)
+    ok = _owned_and_private(folder, st, fd)
+    if known is None:
+        _folders[folder] = ok
+    return ok
+
+
+def _owned_and_private(folder: str, st: os.stat_result, fd: int | None) -> bool:
+    import stat
+
+    if not stat.S_ISDIR(st.st_mode):
+        return False
+    if hasattr(os, "geteuid") and st.st_uid != os.geteuid():
+        if folder not in _folders:
+            _note(f"index cache not used: {folder} belongs to another user")
+        return False
+    if os.name == "posix" and stat.S_IMODE(st.st_mode) & 0o077:
+        try:
+            os.chmod(fd if fd is not None else folder, 0o700)
+        except OSError:
+            if folder not in _folders:
+                _note(f"index cache not used: {folder} is open to other users and cannot be made private")
+            return False
+    return True
+
+
+def _open_entry_file(target: str):
+    """The entry at ``target`` opened to read, or None: a symlink, anything but a regular file,
+    or a folder the cache may not use is a miss (never followed, never waited on)."""
+    if not _folder_usable(os.path.dirname(target)):
+        return None
+    try:
+        fd = os.open(target, os.O_RDONLY | _O_NOFOLLOW | _O_CLOEXEC | getattr(os, "O_NONBLOCK", 0))
+    except OSError:
+        return None
+    import stat
+
+    try:
+        if stat.S_ISREG(os.fstat(fd).st_mode):
+            if hasattr(os, "set_blocking"):
+                os.set_blocking(fd, True)
+            return fd
+    except OSError:
+        pass
+    os.close(fd)
+    return None
+
+
 def _write_entry(target: str, magic: bytes, header: dict, payloads: list) -> str | None:
     """Magic, length-prefixed JSON header, payloads (bytes-like): written atomically; None if it cannot be.
 
-    Through the writer's temporary files, so a run killed mid-write leaves nothing a
-    later sweep of the cache folder does not remove. The folder is the user's own
-    (0700): an entry names the file it indexes.
+    Into a fresh temporary file created in the cache folder (O_EXCL, O_NOFOLLOW, 0600, through
+    the folder's own descriptor), then renamed over ``target``: a symlink planted at ``target``
+    is replaced itself, and what it points to is never opened. The temporary file is registered
+    like the writer's, so a run killed mid-write leaves nothing a later sweep does not remove.
     """
-    from .writer import OutputFile
+    from .temp_files import _register, _sweep_once, _unregister, temp_name
 
     blob = json.dumps(header).encode()
+    folder, name = os.path.split(target)
+    if not _folder_usable(folder, create=True):
+        return None
+    if os.open not in os.supports_dir_fd:  # (Windows) no links to plant for a user without the privilege
+        from .writer import OutputFile
+
+        try:
+            with OutputFile(target) as out:
+                for part in [magic + _LEN.pack(len(blob)) + blob, *payloads]:
+                    out.write(part)
+        except OSError:
+            return None
+        return target
     try:
-        os.makedirs(os.path.dirname(target), mode=0o700, exist_ok=True)
-        with OutputFile(target) as out:
+        dir_fd = os.open(folder, os.O_RDONLY | _O_DIRECTORY | _O_CLOEXEC)
+    except OSError:
+        return None
+    tmp = None
+    try:
+        if not _folder_usable(folder, dir_fd):  # the folder opened is the one checked
+            return None
+        _sweep_once(folder)
+        tmp = temp_name(target)
+        _register(os.path.join(folder, tmp))
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _O_NOFOLLOW | _O_CLOEXEC, 0o600, dir_fd=dir_fd)
+        with open(fd, "wb") as out:
             out.write(magic + _LEN.pack(len(blob)) + blob)
             for payload in payloads:
                 out.write(payload)
+            out.flush()
+            os.fsync(fd)
+        os.replace(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+        tmp_done, tmp = tmp, None
+        _unregister(os.path.join(folder, tmp_done))
     except OSError:
         return None
+    finally:
+        if tmp is not None:
+            try:
+                os.unlink(tmp, dir_fd=dir_fd)
+            except OSError:
+                pass
+            _unregister(os.path.join(folder, tmp))
+        os.close(dir_fd)
     return target
 
 
@@ -146,8 +259,11 @@ def save(path: str, size: int, mtime_ns: int, compression: Compression, index: R
 
 def has_entry(path: str, size: int, mtime_ns: int, compression: Compression) -> bool:
     """Whether the cache holds an index of this very file (its header is read, not its arrays)."""
+    fd = _open_entry_file(cache_path(path))
+    if fd is None:
+        return False
     try:
-        with open(cache_path(path), "rb") as f:
+        with open(fd, "rb") as f:
             expected = dict(_identity(path, size, mtime_ns), compression=compression.value)
             return _read_header(f, MAGIC, expected) is not None
     except (OSError, ValueError, KeyError, struct.error):
@@ -156,8 +272,11 @@ def has_entry(path: str, size: int, mtime_ns: int, compression: Compression) -> 
 
 def load(path: str, size: int, mtime_ns: int, compression: Compression):
     """(index, problems, verified, stream_end) from the cache, or None on a miss."""
+    fd = _open_entry_file(cache_path(path))
+    if fd is None:
+        return None
     try:
-        with open(cache_path(path), "rb") as f:
+        with open(fd, "rb") as f:
             header = _read_header(f, MAGIC, dict(_identity(path, size, mtime_ns), compression=compression.value))
             if header is None:
                 return None
@@ -216,10 +335,10 @@ class Entry:
 
 def open_entry(path: str, size: int, mtime_ns: int) -> Entry | None:
     """The cache entry of this very file (whatever its compression), or None on a miss."""
-    try:
-        f = open(cache_path(path), "rb")
-    except OSError:
+    fd = _open_entry_file(cache_path(path))
+    if fd is None:
         return None
+    f = open(fd, "rb")
     try:
         header = _read_header(f, MAGIC, _identity(path, size, mtime_ns))
         if header is not None:
@@ -253,10 +372,10 @@ def load_zran(path: str, size: int, mtime_ns: int, stream_end: int):
     to read in place (the caller closes it): a copy in memory first would cost
     a one-record ``cat`` ~4 ms of page faults for a 3 MB index.
     """
-    try:
-        f = open(zran_path(path), "rb", buffering=0)
-    except OSError:
+    fd = _open_entry_file(zran_path(path))
+    if fd is None:
         return None
+    f = open(fd, "rb", buffering=0)
     try:
         header = _read_header(f, ZRAN_MAGIC, dict(_identity(path, size, mtime_ns), stream_end=stream_end))
         if header is not None and os.fstat(f.fileno()).st_size - f.tell() == header["length"]:

@@ -6,7 +6,8 @@ progress=...)`` for each task it is given; ``progress(n)`` reports ``n``
 more records done. Processes are started with ``spawn``, never ``fork``:
 the app calls this from a thread, and remote filesystems run async clients
 that a forked child would inherit half-way. Closing the generator
-terminates the workers.
+terminates the workers. Workers ignore SIGINT: a Ctrl-C to the process group is
+the parent's to handle (it closes the generator).
 """
 from __future__ import annotations
 
@@ -39,8 +40,36 @@ def available_cores() -> int:
 
 def _start(factory, setup: dict, progress) -> None:
     global _runner, _progress
+    import signal
+
+    # Ctrl-C reaches the whole process group: the parent handles it and terminates the workers,
+    # which would otherwise each print a KeyboardInterrupt traceback of their own.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # (the command line's workers ignore it from their start: codec.cli)
     _runner = factory(**setup)
     _progress = progress
+
+
+def _hold_sigint() -> list | None:
+    """Note SIGINT instead of raising it (main thread only): a KeyboardInterrupt inside
+    ``Pool()`` would leave workers started half-way that nothing terminates."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        return None
+    seen: list = []
+    seen.append(signal.signal(signal.SIGINT, lambda signum, frame: seen.append(signum)))
+    return seen
+
+
+def _release_sigint(held: list | None) -> None:
+    """Undo :func:`_hold_sigint`; a Ctrl-C noted meanwhile is raised now."""
+    import signal
+
+    if held is not None:
+        signal.signal(signal.SIGINT, held[0])
+        if len(held) > 1:
+            raise KeyboardInterrupt
 
 
 def _run(task):
@@ -66,9 +95,15 @@ def run_tasks(tasks: list, factory: Callable[..., Any], setup: dict, workers: in
     progress = context.Queue()
     # A worker that dies (a signal, out of memory, a failing start) is an error: multiprocessing.Pool
     # would start another in its place and leave the task it held waiting forever.
-    pool = context.Pool(min(workers, len(tasks)) or 1, initializer=_start, initargs=(factory, setup, progress))
+    held = _hold_sigint()  # a Ctrl-C while the workers are started: raised once the pool can be terminated
+    try:
+        pool = context.Pool(min(workers, len(tasks)) or 1, initializer=_start, initargs=(factory, setup, progress))
+    except BaseException:
+        _release_sigint(held)
+        raise
     seen = list(pool._pool)  # every worker started, kept to read its exit code after the pool drops it
     try:
+        _release_sigint(held)
         pending = [pool.apply_async(_run, (task,)) for task in tasks]
         while pending:
             try:

@@ -29,6 +29,7 @@ from .records import RecordData
 from .remote_reading import RemoteReading
 from .scan import PROGRESS_BYTES, IndexProgress, Scanner, data_crc_problem
 from .scan_sources import PlainSource, StreamSource
+from .small_files import SMALL_BYTES, WalkedFile, walk_small_file
 from .verification import Verification
 from .zran import ZranBuilder, ZranReader, zran_available
 
@@ -61,11 +62,18 @@ class TFRecordFile(Verification, RemoteReading, Following):
     statuses_stored = True
 
     def __init__(self, path: str | os.PathLike, *, check_crc: bool = True, use_cache: bool = True,
-                 fork_halves: bool = False, info: dict | None = None):
+                 fork_halves: bool = False, info: dict | None = None, walked: WalkedFile | None = None):
+        """``walked``: a small plain file already read and indexed whole (:mod:`codec.small_files`):
+        nothing is opened now (the file is as if released; a read reopens it and checks it unchanged)."""
         self.path = os.fspath(path)
         self.check_crc = check_crc
         self.remote = None  # a codec.remote.RemoteFile for a URL
-        if "://" in self.path and _is_url(self.path):
+        if walked is not None:
+            self.compression = Compression.NONE
+            self.file_size, self.mtime_ns = walked.size, walked.mtime_ns
+            self.use_cache = False
+            self._handle = None
+        elif "://" in self.path and _is_url(self.path):
             self._open_remote(use_cache, info)
         else:
             fd, st = open_fd(self.path)
@@ -92,6 +100,11 @@ class TFRecordFile(Verification, RemoteReading, Following):
         self._stream_clean = False  # the compressed stream had no damage (a zran index is possible)
         self._stream_end = 0  # uncompressed bytes available (compressed files)
         self._stream_state = None  # (decompressor, in, out, leftover) where the index pass's stream stopped
+        if walked is not None:
+            status = RecordStatus.OK if walked.verified else RecordStatus.UNCHECKED
+            self.index = RecordIndex.of(walked.offsets, status)
+            self.indexed = True
+            self.verified = walked.verified
 
     # -- lifetime ---------------------------------------------------------
     def _acquire(self) -> None:
@@ -604,8 +617,33 @@ def open_tfrecord(path: str | os.PathLike, *, check_crc: bool = True, use_cache:
     return f
 
 
+def walked_file(path: str, *, check_crc: bool = True, use_cache: bool = True,
+                verify: bool = False) -> TFRecordFile | None:
+    """``path`` indexed in one read (:mod:`codec.small_files`) when it is a small, sound, plain
+    local file the index cache would not keep; None otherwise (open it as usual)."""
+    if "://" in path and _is_url(path):
+        return None
+    limit = min(SMALL_BYTES, index_cache.MIN_CACHED_BYTES - 1) if use_cache else SMALL_BYTES
+    walked = walk_small_file(path, verify, limit)
+    return None if walked is None else TFRecordFile(path, check_crc=check_crc, walked=walked)
+
+
+def indexed_file(path: str, *, check_crc: bool = True, use_cache: bool = True, info: dict | None = None,
+                 verify: bool = False) -> TFRecordFile:
+    """``path`` opened and indexed: a small plain file in one read, any other as :class:`TFRecordFile` does."""
+    f = walked_file(path, check_crc=check_crc, use_cache=use_cache, verify=verify) if info is None else None
+    if f is not None:
+        return f
+    f = TFRecordFile(path, check_crc=check_crc, use_cache=use_cache, info=info)
+    try:
+        return f.build_index(verify=verify)
+    except BaseException:
+        f.close()
+        raise
+
+
 def parse_compression(name: str | None) -> Compression:
     return Compression.parse(name)
 
 
-__all__ = ["TFRecordFile", "open_tfrecord"]
+__all__ = ["TFRecordFile", "indexed_file", "open_tfrecord", "walked_file"]

@@ -9,7 +9,7 @@ from .framing import RecordStatus
 
 CHUNK_BITS = 14  # small chunks: the last one, partly empty, costs little
 CHUNK = 1 << CHUNK_BITS
-FIRST_CAPACITY = 1 << 10  # a file's first chunk starts this small and grows to CHUNK (small shards stay small)
+FIRST_CAPACITY = 4  # a file's first chunk starts this small and grows to CHUNK (100,000 one-record shards stay small)
 _STATUSES = tuple(RecordStatus(v) for v in range(max(RecordStatus) + 1))  # by value
 
 
@@ -135,6 +135,20 @@ class RecordIndex:
         return lo - 1
 
     @classmethod
+    def of(cls, offsets: list[int], status: RecordStatus) -> "RecordIndex":
+        """An index of ``offsets`` all with ``status``, sized to them (a one-record shard holds one entry)."""
+        n = len(offsets)
+        if n > CHUNK:
+            return cls.from_arrays(np.array(offsets, dtype=np.uint64), np.full(n, int(status), dtype=np.uint8))
+        index = cls()  # (one chunk, made here as it is kept: 100,000 small shards make 100,000 of them)
+        index._offsets = [np.array(offsets, dtype=np.uint64)]
+        statuses = np.empty(n, dtype=np.uint8)
+        statuses.fill(int(status))
+        index._status = [statuses]
+        index._count = n
+        return index
+
+    @classmethod
     def from_arrays(cls, offsets: np.ndarray, statuses: np.ndarray) -> "RecordIndex":
         """Wrap loaded arrays without copying the full chunks."""
         index = cls()
@@ -143,8 +157,10 @@ class RecordIndex:
         full = (offsets.shape[0] // CHUNK) * CHUNK
         index._offsets = [offsets[i:i + CHUNK] for i in range(0, full, CHUNK)]
         index._status = [statuses[i:i + CHUNK] for i in range(0, full, CHUNK)]
-        index._count = full
-        index.append(offsets[full:], statuses[full:])
+        if full < offsets.shape[0]:  # the last, partial chunk wrapped too: it grows (a copy) when appended to
+            index._offsets.append(offsets[full:])
+            index._status.append(statuses[full:])
+        index._count = offsets.shape[0]
         return index
 
 

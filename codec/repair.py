@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import glob
 import os
+import stat
 from dataclasses import dataclass, field
 from typing import Iterator
 
@@ -133,15 +134,24 @@ def _expand_local(arg: str, notes: list[str]) -> list[str]:
     if not os.path.isdir(arg):
         return [arg]
     paths = []
-    for name in sorted(os.listdir(arg)):
+    try:  # one listing, its entries' types and sizes from it (a folder may hold 100,000 shards)
+        with os.scandir(arg) as listing:
+            found = sorted((e.name, e) for e in listing if not e.name.startswith("."))
+    except OSError:
+        found = [(name, None) for name in sorted(os.listdir(arg)) if not name.startswith(".")]
+    for name, entry in found:
         path = os.path.join(arg, name)
-        if name.startswith(".") or os.path.isdir(path):
+        try:
+            st = entry.stat() if entry is not None else os.stat(path)
+        except OSError:
+            st = None
+        if st is not None and stat.S_ISDIR(st.st_mode):
             continue
-        if not os.path.isfile(path):  # a FIFO, a device, a socket: never read here (it may block)
-            if looks_like_tfrecord_name(name) and os.path.exists(path):
+        if st is None or not stat.S_ISREG(st.st_mode):  # a FIFO, a device, a socket: never read here (it may block)
+            if looks_like_tfrecord_name(name) and st is not None:
                 paths.append(path)  # refused when opened, so the set says why it skipped it
             continue
-        if 0 < os.path.getsize(path) < HEADER_SIZE:
+        if 0 < st.st_size < HEADER_SIZE:
             continue  # (a file shorter than one record header is no dataset's shard)
         if not looks_like_tfrecord_name(name):
             try:  # other names are read: a folder may hold images, notes, a README

@@ -30,10 +30,11 @@ import numpy as np
 from .errors import FileAccessError, RecordIndexError, TFRecordError, UsageError
 from .framing import Compression, Problem, RecordInfo, RecordStatus
 from .pinned import PinnedRecord
-from .reader import TFRecordFile
+from .reader import TFRecordFile, walked_file
 from .records import RecordData
 from .repair import expand_entries
 from .scan import IndexProgress
+from .small_files import SMALL_BYTES
 
 MAX_OPEN = 64
 _SHARD_PATTERN = re.compile(r"-\d{5}-of-\d{5}")
@@ -162,8 +163,12 @@ class ShardSet:
         self.index = _SetIndex(self)
         # Numbering: records of each published shard (0 until then) and their running sums.
         self._counts = np.zeros(len(self.shards), dtype=np.int64)
-        self._starts = np.zeros(len(self.shards) + 1, dtype=np.int64)
+        self._starts_array = np.zeros(len(self.shards) + 1, dtype=np.int64)
+        self._starts_stale = False
+        self._total = 0  # records numbered
+        self._prefix = self._prefix_records = 0  # shards at the front all numbered, and their records
         self._numbered = np.zeros(len(self.shards), dtype=bool)
+        self._numbered_count = 0
         self._finished: list[int] = []  # shards indexed, not yet published
         self._wanted: list[int] = []  # shards asked for first (the last asked, first)
         self.insertions: list[tuple[int, int]] = []  # (first record, count) of each shard as it was published
@@ -189,12 +194,12 @@ class ShardSet:
 
     # -- shards -------------------------------------------------------------
     def __len__(self) -> int:
-        return int(self._starts[-1])
+        return self._total
 
     @property
     def indexed_shards(self) -> int:
         """How many shards are indexed and numbered."""
-        return int(self._numbered.sum())
+        return self._numbered_count
 
     def is_numbered(self, k: int) -> bool:
         """True once shard ``k``'s records are part of the set's numbering."""
@@ -213,27 +218,57 @@ class ShardSet:
                 self._wanted.append(k)
 
     def publish(self) -> list[tuple[int, int]]:
-        """Number the shards indexed since the last call: their (first record, count), in order.
+        """Number the shards indexed since the last call: their (first record, count), in the
+        order they were indexed, each with the place it takes at its turn.
 
-        ``index_iter()`` publishes by itself unless told not to.
+        ``index_iter()`` publishes by itself unless told not to. Publishing costs the shards
+        published, not the whole set: the running sums are rebuilt when next read (a set of
+        100,000 shards published one at a time would otherwise sum them 100,000 times).
         """
         with self._lock:
             done, self._finished = self._finished, []
+            if not done:
+                return []
+            self._starts_stale = True  # first: a reader seeing the new total waits here for the new sums
+            counts, numbered = self._counts, self._numbered
             added = []
             for k in done:
+                self._advance_prefix(k)
+                start = self._prefix_records  # shards not numbered count 0 records
+                if self._prefix < k:
+                    start += int(counts[self._prefix:k].sum())
                 count = self.shards[k].count or 0
-                self._counts[k] = count
-                self._numbered[k] = True
-                starts = np.zeros_like(self._starts)
-                np.cumsum(self._counts, out=starts[1:])
-                self._starts = starts  # replaced whole: readers on other threads see old or new
-                self._version += 1
+                counts[k] = count
+                numbered[k] = True
+                self._total += count
                 if count:
-                    added.append((int(starts[k]), count))
+                    added.append((start, count))
+            self._advance_prefix(len(self.shards))
+            self._numbered_count += len(done)
+            self._version += 1
             self.insertions.extend(added)
-            if bool(self._numbered.all()):
+            if self._numbered_count == len(self.shards):
                 self.indexed = True
             return added
+
+    def _advance_prefix(self, limit: int) -> None:
+        """Move past the numbered shards at the front of the set (up to ``limit``), summing their records."""
+        numbered, counts = self._numbered, self._counts
+        while self._prefix < min(limit, len(numbered)) and numbered[self._prefix]:
+            self._prefix_records += int(counts[self._prefix])
+            self._prefix += 1
+
+    @property
+    def _starts(self) -> np.ndarray:
+        """Each shard's first record number (and the total at the end), rebuilt after a publish."""
+        if self._starts_stale:
+            with self._lock:
+                if self._starts_stale:
+                    starts = np.zeros(len(self.shards) + 1, dtype=np.int64)
+                    np.cumsum(self._counts, out=starts[1:])
+                    self._starts_array = starts  # replaced whole: readers on other threads see old or new
+                    self._starts_stale = False
+        return self._starts_array
 
     def _next_shard(self) -> int | None:
         """The shard to index next: the last one asked for, else the first waiting."""
@@ -361,7 +396,7 @@ class ShardSet:
             while (k := self._next_shard()) is not None:
                 shard = self.shards[k]
                 self.current = k
-                with self.using(k) as f:
+                with self._indexing(k, verify) as f:
                     if f is not None:
                         before = len(f.problems)
                         for p in f.index_iter(verify=verify):
@@ -464,6 +499,30 @@ class ShardSet:
         finally:
             if pin is not None:
                 pin.__exit__(None, None, None)
+
+    @contextmanager
+    def _indexing(self, k: int, verify: bool) -> Iterator[TFRecordFile | None]:
+        """Shard ``k``'s file for its index pass: a small plain local shard read whole and
+        indexed at once (:mod:`codec.small_files`; no file left open), else :meth:`using`."""
+        f = self._walked(k, verify)
+        if f is not None:
+            yield f
+            return
+        with self.using(k) as f:
+            yield f
+
+    def _walked(self, k: int, verify: bool) -> TFRecordFile | None:
+        shard = self.shards[k]
+        if shard.file is not None or shard.info is not None or shard.size > SMALL_BYTES:
+            return None
+        f = walked_file(shard.path, check_crc=self.check_crc, use_cache=self.use_cache, verify=verify)
+        if f is None:
+            return None
+        with self._lock:
+            if shard.file is None:
+                shard.file = f
+                self._files.append(f)
+            return shard.file
 
     @contextmanager
     def _located(self, i: int) -> Iterator[tuple[TFRecordFile, int]]:

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from .scan import IndexProgress
     from .stats import FileStats
 
-__all__ = ["SMALL_INPUT", "TaskPart", "StatsRunner", "StatsTask", "damaged_records", "note_damage", "plan_stats",
+__all__ = ["SMALL_INPUT", "TaskPart", "StatsBatch", "StatsRunner", "StatsTask", "damaged_records", "note_damage", "plan_stats",
            "pool_decodes_alike", "pool_merge", "pool_merge_iter", "pool_stats", "pooled_stats_iter", "stats_setup"]
 
 SMALL_INPUT = 4 << 20  # bytes: read in this process by default, a worker's start-up costs more than it saves
@@ -33,6 +33,17 @@ class StatsTask:
     start: int = 0
     stop: int | None = None
     base: int = 0
+
+
+@dataclass(frozen=True)
+class StatsBatch:
+    """Consecutive whole shards run as one task: a set of 100,000 small shards is a few dozen
+    tasks, not 100,000 (each a pickled task and result, and a merge)."""
+
+    tasks: tuple[StatsTask, ...]
+
+
+TASKS_PER_WORKER_OF_SET = 16  # batches of a shard set per worker, cut by bytes
 
 
 @dataclass
@@ -68,27 +79,42 @@ class StatsRunner:
         return FileStats(self.payload)
 
 
-    def run(self, task: StatsTask, progress=None):
+    def run(self, task: StatsTask | StatsBatch, progress=None):
+        """One task's part: its records' result, problems and damaged records (a batch's shards
+        accumulate into one result, in order)."""
         from .errors import TFRecordError
-        from .reader import TFRecordFile
 
+        result = self._new_result()
+        part = TaskPart(result)
+        if isinstance(task, StatsBatch):
+            tasks, lump = task.tasks, _Lumps(progress)
+        else:
+            tasks, lump = (task,), None
         try:
-            with TFRecordFile(task.path, info=task.info, **self.options) as f:
-                f.payload, f.labels = self.payload, self.labels
-                f.build_index()
-                stop = len(f) if task.stop is None else min(task.stop, len(f))
-                result = self._new_result()
-                done = 0
-                indices = range(task.start, stop)
-                for item in self._pass(f, indices, task.base, result):
-                    if progress is not None and item > done:
-                        progress(item - done)
-                        done = item
-                result.payload = None  # the caller's own: a payload need not pickle
-                damaged = [task.base + i for i in damaged_records(f, indices)]
-                return TaskPart(result, len(f.problems), None, damaged)
+            for one in tasks:
+                self._run_one(one, result, part, progress if lump is None else lump.add)
         except TFRecordError as exc:  # the file changed or went away since it was indexed
             return TaskPart(None, 1, str(exc))
+        finally:
+            if lump is not None:
+                lump.flush()
+        result.payload = None  # the caller's own: a payload need not pickle
+        return part
+
+    def _run_one(self, task: StatsTask, result, part: TaskPart, progress) -> None:
+        from .reader import indexed_file
+
+        with indexed_file(task.path, info=task.info, **self.options) as f:
+            f.payload, f.labels = self.payload, self.labels
+            stop = len(f) if task.stop is None else min(task.stop, len(f))
+            done = 0
+            indices = range(task.start, stop)
+            for item in self._pass(f, indices, task.base, result):
+                if progress is not None and item > done:
+                    progress(item - done)
+                    done = item
+            part.problems += len(f.problems)
+            part.damaged += [task.base + i for i in damaged_records(f, indices)]
 
     def _pass(self, f, indices: range, base: int, result: FileStats):
         """Records done, as the pass goes; with a filter, only matching records are counted."""
@@ -120,6 +146,25 @@ class StatsRunner:
                 counts.damaged += 1
 
 
+class _Lumps:
+    """A batch's progress sent in lumps of records, not one message per small shard."""
+
+    LUMP = 4096
+
+    def __init__(self, progress) -> None:
+        self.progress, self.pending = progress, 0
+
+    def add(self, n: int) -> None:
+        self.pending += n
+        if self.pending >= self.LUMP:
+            self.flush()
+
+    def flush(self) -> None:
+        if self.pending and self.progress is not None:
+            self.progress(self.pending)
+        self.pending = 0
+
+
 def damaged_records(f, indices: range) -> list[int]:
     """Records of ``indices`` whose data is not intact (as far as ``f`` has read them)."""
     import numpy as np
@@ -127,8 +172,12 @@ def damaged_records(f, indices: range) -> list[int]:
     from .framing import RecordStatus
 
     statuses = f.index.statuses()[indices.start:indices.stop]
-    intact = np.array([RecordStatus(v).data_intact for v in range(max(RecordStatus) + 1)], dtype=bool)
-    return (np.flatnonzero(~intact[statuses]) + indices.start).tolist()
+    if not _INTACT:  # made once: a batch may hold 100,000 one-record shards
+        _INTACT.append(np.array([RecordStatus(v).data_intact for v in range(max(RecordStatus) + 1)], dtype=bool))
+    return (np.flatnonzero(~_INTACT[0][statuses]) + indices.start).tolist()
+
+
+_INTACT: list = []  # whether each status's data is intact, by status value
 
 
 def note_damage(source, damaged: list[int]) -> None:
@@ -156,15 +205,37 @@ def plan_stats(source, workers: int | None) -> list[StatsTask]:
     if workers <= 1:
         return []
     if hasattr(source, "shards"):
-        tasks = [StatsTask(source.shards[k].path, source.shards[k].info, base=source.record_start(k))
-                 for k in source.numbered_shards()]
-        return tasks if len(tasks) > 1 else []
+        usable = [k for k in source.numbered_shards() if source.shards[k].error is None]  # (the rest: noted once)
+        tasks = [StatsTask(source.shards[k].path, source.shards[k].info, base=source.record_start(k)) for k in usable]
+        if len(tasks) <= 1:
+            return []
+        return _batched(tasks, [source.shards[k].size for k in usable], workers * TASKS_PER_WORKER_OF_SET)
     n = len(source)
     if source.compression is not Compression.NONE or source.remote is not None or n < 2 * MIN_RANGE:
         return []  # read in order, or (remote) each worker would read the index again
     pieces = max(2, min(n // MIN_RANGE, workers * TASKS_PER_WORKER))
     edges = [n * k // pieces for k in range(pieces + 1)]
     return [StatsTask(source.path, None, a, b) for a, b in zip(edges, edges[1:])]
+
+
+def _batched(tasks: list[StatsTask], sizes: list[int], pieces: int) -> list[StatsTask | StatsBatch]:
+    """``tasks`` (whole shards, in order) as at most ``pieces`` runs of about equal bytes; a run of
+    one shard stays a plain task."""
+    if len(tasks) <= pieces:
+        return tasks
+    total = sum(sizes) or 1
+    out: list[StatsTask | StatsBatch] = []
+    run: list[StatsTask] = []
+    seen = 0
+    for task, size in zip(tasks, sizes):
+        run.append(task)
+        seen += size
+        if seen * pieces >= total * (len(out) + 1):
+            out.append(run[0] if len(run) == 1 else StatsBatch(tuple(run)))
+            run = []
+    if run:
+        out.append(run[0] if len(run) == 1 else StatsBatch(tuple(run)))
+    return out
 
 
 def pool_stats(source, tasks: list[StatsTask], setup: dict, workers: int | None,
@@ -204,13 +275,14 @@ def pool_merge_iter(source, result, runner, tasks: list[StatsTask], setup: dict,
     from .scan import IndexProgress
 
     total, done, problems = len(source), 0, False
+    known = len(source.problems)  # (unchanged here until the workers are done: a set may have 100,000 shards)
     damaged: list[int] = []
     results = (run or run_tasks)(tasks, runner, setup, workers or available_cores())
     try:
         for item in results:
             if isinstance(item, int):  # progress
                 done += item
-                yield IndexProgress(done, done, total, len(source.problems))
+                yield IndexProgress(done, done, total, known)
                 continue
             if item.error is not None:
                 raise TFRecordError(item.error)

@@ -27,6 +27,7 @@ FEATURES_FILE = "features.json"
 INFO_FILE = "dataset_info.json"
 _DEFAULT_TEMPLATE = "{DATASET}-{SPLIT}.{FILEFORMAT}-{SHARD_X_OF_Y}"
 _SHARD = re.compile(r"-(\d{5})-of-(\d{5})$")
+MAX_METADATA_BYTES = 16 << 20  # dataset_info.json and features.json: a real one is a few KB to a few MB
 
 
 def find_tfds_dir(path: str | os.PathLike) -> Path | None:
@@ -51,8 +52,15 @@ class TfdsSplit:
 
 
 def _read_json(path: Path) -> Any:
+    """The JSON in ``path``; SchemaError (one line) for one that is unreadable, over
+    :data:`MAX_METADATA_BYTES`, or not JSON."""
     try:
-        text = path.read_text(encoding="utf-8")
+        with open(path, "rb") as f:
+            raw = f.read(MAX_METADATA_BYTES + 1)
+        if len(raw) > MAX_METADATA_BYTES:
+            raise SchemaError(f"{path} is larger than {MAX_METADATA_BYTES >> 20} MiB: not read "
+                              "(a dataset's metadata is a few kilobytes)")
+        text = raw.decode("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise SchemaError(f"cannot read {path}: {exc}") from None
     try:
@@ -79,12 +87,20 @@ class TfdsDataset:
         self.version = str(info.get("version") or folder.name)
         self.file_format = str(info.get("fileFormat") or "tfrecord")
         self.splits: dict[str, TfdsSplit] = {}
-        self._patterns: list[re.Pattern] = []
-        for entry in info.get("splits") or []:
-            if isinstance(entry, dict) and entry.get("name"):
-                self._add_split(entry)
-        self._patterns.append(self._pattern(_DEFAULT_TEMPLATE))
-        self._find_unlisted_splits()
+        # A listed split's files by its own template with its name filled in; any other split's
+        # by the templates with the split left open (the default one last).
+        self._listed, self._open = _Patterns(), _Patterns()
+        entries = [e for e in info.get("splits") or [] if isinstance(e, dict) and e.get("name")]
+        for entry in entries:
+            template = str(entry.get("filepathTemplate") or _DEFAULT_TEMPLATE)
+            self._listed.add(self._pattern(template, str(entry["name"])))
+            self._open.add(self._pattern(template))
+        self._open.add(self._pattern(_DEFAULT_TEMPLATE))
+        by_split = self._files_by_split(entries)
+        for entry in entries:
+            self._add_split(entry, by_split)
+        for split in sorted(set(by_split) - set(self.splits)):
+            self.splits[split] = TfdsSplit(split, files=by_split[split])
         self._leaves = spec_leaves(spec) if spec is not None else []
         for leaf in self._leaves:
             if leaf.spec.kind == "class_label" and leaf.spec.names is None:
@@ -110,44 +126,68 @@ class TfdsDataset:
 
     # ------------------------------------------------------------ splits
 
-    def _pattern(self, template: str) -> re.Pattern:
+    def _pattern(self, template: str, split: str | None = None) -> _Template:
+        """``template`` as a regex over file names: of the split ``split``, or (None) of any split."""
         parts = re.split(r"(\{[A-Z_]+\})", template)
-        fields = {"{DATASET}": re.escape(self.name), "{SPLIT}": r"(?P<split>[^/]+?)",
-                  "{FILEFORMAT}": re.escape(self.file_format), "{SHARD_X_OF_Y}": r"\d{5}-of-\d{5}",
+        literal = {"{DATASET}": self.name, "{FILEFORMAT}": self.file_format}
+        fields = {"{SPLIT}": r"(?P<split>[^/]+?)", "{SHARD_X_OF_Y}": r"\d{5}-of-\d{5}",
                   "{SHARD_INDEX}": r"\d+", "{NUM_SHARDS}": r"\d+"}
-        return re.compile("".join(fields.get(p, re.escape(p)) for p in parts) + "$")
+        if split is not None:
+            literal["{SPLIT}"] = split
+            del fields["{SPLIT}"]
+        pieces = [literal.get(p, p) if p not in fields else None for p in parts]
+        prefix = "".join(_until_none(pieces))
+        suffix = "".join(reversed(_until_none(reversed(pieces))))
+        regex = "".join(fields[p] if p in fields else re.escape(literal.get(p, p)) for p in parts) + "$"
+        return _Template(regex, prefix, suffix, split)
 
-    def _add_split(self, entry: dict) -> None:
+    def _add_split(self, entry: dict, by_split: dict[str, list[Path]]) -> None:
         name = str(entry["name"])
         lengths = [n for n in (_int(v) for v in entry.get("shardLengths") or []) if n is not None]
         examples = sum(lengths) if lengths else _int((entry.get("statistics") or {}).get("numExamples"))
-        split = TfdsSplit(name, num_examples=examples, num_bytes=_int(entry.get("numBytes")),
-                          shard_lengths=lengths)
-        template = str(entry.get("filepathTemplate") or _DEFAULT_TEMPLATE)
-        pattern = self._pattern(template)
-        if pattern.pattern not in [p.pattern for p in self._patterns]:
-            self._patterns.append(pattern)
-        split.files = self._split_files(name)
-        self.splits[name] = split
+        self.splits[name] = TfdsSplit(name, files=by_split.get(name, []), num_examples=examples,
+                                      num_bytes=_int(entry.get("numBytes")), shard_lengths=lengths)
 
-    def _split_files(self, split: str) -> list[Path]:
-        found = [p for p in self.folder.iterdir() if p.is_file() and self.split_of(p) == split]
-        return sorted(found, key=lambda p: (_shard_index(p), p.name))
+    def _files_by_split(self, entries: list[dict]) -> dict[str, list[Path]]:
+        """Every file of the folder under the split its name gives, in shard order: one listing,
+        each name looked up once (3,000 splits of 21 shards are not 3,000 listings), first among
+        the names the listed splits' shards have, as TFDS names them, then by the templates."""
+        with os.scandir(self.folder) as listing:
+            files = [(e.name, e.is_file()) for e in listing]
+        named = self._shard_names(entries, budget=2 * len(files) + 1000)
+        found: dict[str, list[str]] = {}
+        for name, is_file in files:
+            split = named.get(name) or self._listed.split_of(name) or self._open.split_of(name)
+            if split is not None and is_file:
+                found.setdefault(split, []).append(name)
+        folder = self.folder
+        return {split: [folder / name for name in sorted(names, key=_shard_order)] for split, names in found.items()}
 
-    def _find_unlisted_splits(self) -> None:
-        for path in sorted(self.folder.iterdir()):
-            split = self.split_of(path)
-            if split is not None and split not in self.splits and path.is_file():
-                self.splits[split] = TfdsSplit(split, files=self._split_files(split))
+    def _shard_names(self, entries: list[dict], budget: int) -> dict[str, str]:
+        """File name -> split for the shards of listed splits whose shard count is known, named
+        from their templates as TFDS formats them (``{SHARD_X_OF_Y}``: ``00003-of-00021``); no
+        more than ``budget`` names (counts are the metadata's word, not the folder's)."""
+        names: dict[str, str] = {}
+        for entry in entries:
+            split, count = str(entry["name"]), len(entry.get("shardLengths") or [])
+            budget -= count
+            if budget < 0:
+                break
+            parts = re.split(r"(\{[A-Z_]+\})", str(entry.get("filepathTemplate") or _DEFAULT_TEMPLATE))
+            values = {"{DATASET}": self.name, "{SPLIT}": split, "{FILEFORMAT}": self.file_format,
+                      "{NUM_SHARDS}": f"{count:05d}", "{SHARD_X_OF_Y}": "{0:05d}-of-%05d" % count,
+                      "{SHARD_INDEX}": "{0:05d}"}
+            shard = {"{SHARD_X_OF_Y}", "{SHARD_INDEX}"}
+            form = "".join(values[p] if p in shard else values.get(p, p).replace("{", "{{").replace("}", "}}")
+                           for p in parts)
+            for i in range(count):
+                names.setdefault(form.format(i), split)
+        return names
 
     def split_of(self, path: str | os.PathLike) -> str | None:
         """The split a shard belongs to, by its name (``NAME-SPLIT.tfrecord-00000-of-00004``)."""
         name = Path(path).name
-        for pattern in self._patterns:
-            match = pattern.match(name)
-            if match:
-                return match.group("split")
-        return None
+        return self._listed.split_of(name) or self._open.split_of(name)
 
     def shard_examples(self, path: str | os.PathLike) -> int | None:
         """How many examples ``dataset_info.json`` says the shard at ``path`` holds (None if it does not say)."""
@@ -227,9 +267,81 @@ class TfdsDataset:
         return list(self._leaves)
 
 
+@dataclass(frozen=True)
+class _Template:
+    """A split's file name template as a regex, with the literal text it must start and end with;
+    ``split``: the one split it names (None: the regex's ``split`` group says)."""
+
+    regex: str
+    prefix: str
+    suffix: str
+    split: str | None = None
+
+
+def _until_none(pieces) -> list[str]:
+    out = []
+    for piece in pieces:
+        if piece is None:
+            break
+        out.append(piece)
+    return out
+
+
+class _Patterns:
+    """The splits' file name templates, tried in order: the first that matches a name gives its split.
+
+    Each is filed under its literal prefix and suffix, so a name is matched only against the
+    templates whose literal ends it has (``dataset_info.json`` may list thousands of splits,
+    each with its own ``filepathTemplate``), not against all of them.
+    """
+
+    def __init__(self) -> None:
+        self._order: dict[str, int] = {}
+        self._by_prefix: dict[str, dict[str, list[tuple[int, str, str | None]]]] = {}
+        self._compiled: dict[str, re.Pattern] = {}  # compiled when a name first needs it
+        self._prefix_lengths: set[int] = set()
+
+    def add(self, template: _Template) -> None:
+        """File ``template`` after those added before; one that names no split once is left out."""
+        if template.regex in self._order or template.regex.count("(?P<split>") != (template.split is None):
+            return
+        order = self._order[template.regex] = len(self._order)
+        suffixes = self._by_prefix.setdefault(template.prefix, {})
+        suffixes.setdefault(template.suffix, []).append((order, template.regex, template.split))
+        self._prefix_lengths.add(len(template.prefix))
+
+    def split_of(self, name: str) -> str | None:
+        candidates: list[tuple[int, str, str | None]] = []
+        for n in self._prefix_lengths:
+            suffixes = self._by_prefix.get(name[:n]) if n <= len(name) else None
+            if suffixes is None:
+                continue
+            if len(suffixes) > len(name):  # as many lookups as the name is long, at most
+                for k in range(len(name) - n + 1):
+                    candidates += suffixes.get(name[len(name) - k:] if k else "", ())
+            else:
+                for suffix, patterns in suffixes.items():
+                    if name.endswith(suffix):
+                        candidates += patterns
+        for _, regex, split in sorted(candidates, key=lambda c: c[0]):
+            pattern = self._compiled.get(regex)
+            if pattern is None:
+                pattern = self._compiled[regex] = re.compile(regex)
+            match = pattern.match(name)
+            if match:
+                return split or match.group("split")
+        return None
+
+
 def _shard_index(path: Path) -> int | None:
     match = _SHARD.search(path.name)
     return int(match.group(1)) if match else None
+
+
+def _shard_order(name: str) -> tuple[int, str]:
+    """Files of a split in shard order (``-00003-of-00021``), then by name."""
+    match = _SHARD.search(name)
+    return (int(match.group(1)) if match else -1, name)
 
 
 class TfdsPayload:

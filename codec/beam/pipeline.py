@@ -12,23 +12,26 @@ whatever PCollection it builds comes back to this process the same way.
 from __future__ import annotations
 
 import logging
+from contextlib import contextmanager
 
 from ..errors import TFRecordError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, Callable
+    from typing import Any, Callable, Iterator
 
 __all__ = ["import_beam", "run", "run_pipeline", "run_tasks"]
 
 
 def import_beam():
-    """``apache_beam``, imported without the warnings its optional clients log at import."""
+    """``apache_beam``, imported without the warnings its optional clients log at import (and
+    with a Ctrl-C during the import kept: some of its optional imports swallow any exception)."""
     root = logging.getLogger()
     level = root.level
     root.setLevel(logging.ERROR)
     try:
-        import apache_beam
+        with _interrupts():
+            import apache_beam
     finally:
         root.setLevel(level)
     return apache_beam
@@ -96,7 +99,7 @@ def run_pipeline(build: Callable[[Any], Any], runner: str, beam_options: list[st
     found = []
     try:
         try:
-            with beam.Pipeline(options=options) as p:
+            with _interrupts(), beam.Pipeline(options=options) as p:
                 _ = (build(p)
                      | "Pickle" >> beam.Map(_pickled_line)
                      | "Results" >> beam.io.WriteToText(prefix, file_name_suffix=".txt"))
@@ -112,6 +115,39 @@ def run_pipeline(build: Callable[[Any], Any], runner: str, beam_options: list[st
     finally:
         _cleanup(folder, local)
     return found
+
+
+@contextmanager
+def _interrupts() -> Iterator[None]:
+    """A Ctrl-C while the block runs ends it as KeyboardInterrupt, whatever Beam makes of it: the
+    runner wraps it in an error of its own (and logs that, left out here), and some optional
+    imports swallow any exception. SIGINT is noted, then raised as Python does."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    seen: list[int] = []
+
+    def handler(signum, frame):
+        seen.append(signum)
+        logging.disable(logging.CRITICAL)
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGINT, handler)
+    disabled = logging.root.manager.disable
+    try:
+        yield
+    except Exception:
+        if seen:
+            raise KeyboardInterrupt from None
+        raise
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        logging.disable(disabled)
+    if seen:
+        raise KeyboardInterrupt
 
 
 def _raised_by_codec(exc: BaseException) -> bool:
