@@ -340,6 +340,8 @@ def cmd_index(args) -> int:
     from . import index_cache
 
     to_stdout = not args.output or args.output == "-"
+    if to_stdout and args.format == "native" and sys.stdout.isatty():  # as gzip refuses, before any work
+        raise UsageError("refusing to write a binary index to a terminal; use -o FILE or redirect")
     with _open(args) as f:
         if not to_stdout:
             from .writer import check_not_input
@@ -354,8 +356,6 @@ def cmd_index(args) -> int:
             if skipped:
                 sys.stderr.write(f"tfrlens-cli: {skipped} truncated record(s) left out of the index\n")
         elif to_stdout:
-            if sys.stdout.isatty():
-                raise UsageError("the native index is binary: give -o OUT")
             index_cache.write_native_index(f, sys.stdout.buffer)
         else:
             index_cache.write_index(f, args.output, "native")
