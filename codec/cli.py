@@ -277,7 +277,7 @@ def _refuse_unknown_features(f: TFRecordFile, flt: Filter | None) -> None:
 
 
 def cmd_cat(args) -> int:
-    from .cached_records import cached_records, parse_range
+    from .cached_records import cached_records, parse_range, range_stop
 
     choice = _choice(args)
     if args.where is None:
@@ -287,7 +287,7 @@ def cmd_cat(args) -> int:
             return _print_records(args, records[0], records[1], choice.payload, choice.files[0], choice.labels)
     flt = _where(args)
     with _open(args) as f:
-        f.build_index()
+        index_through(f, range_stop(args.range) if flt is None else None)
         show = _record_printer(args, f.payload, f.labels)
         chosen = parse_range(args.range, len(f))
         if flt is not None:  # the matches first (every record: on the pool), then each is printed
@@ -297,6 +297,25 @@ def cmd_cat(args) -> int:
             path = f.location(i)[0] if choice.dataset is not None else None
             show(i, rec.info.offset, rec.info.length, rec.status, rec.data, path)
         return EXIT_PROBLEMS if f.problems else EXIT_OK
+
+
+def index_through(f, stop: int | None) -> None:
+    """Index ``f`` as far as record ``stop`` (its records below ``stop`` known, and where the next
+    one starts), or all of it for None or a set of shards.
+
+    A command that needs only the first records of a 20 GB file or a URL stops
+    reading there; only a whole pass is written to the index cache.
+    """
+    if stop is None or hasattr(f, "shards"):
+        f.build_index()
+        return
+    passing = f.index_iter()
+    try:
+        for _ in passing:
+            if len(f.index) > stop:
+                break
+    finally:
+        passing.close()
 
 
 def _print_records(args, records: list, problems: bool, payload=None, path: str | None = None,
@@ -314,10 +333,10 @@ def _record_printer(args, payload, labels):
     ``path`` is the file the record is in, for a payload that says more of it (a TFDS split).
     """
     if args.json:
-        from .export import json_line
+        from .json_lines import json_line_text
 
         def show(i, offset, length, status, data, path):
-            _out(json.dumps(json_line(i, data, status, offset, length, payload, path, labels)))
+            _out(json_line_text(i, data, status, offset, length, payload, path, labels))
     else:
         from .example_text import example_text
 
@@ -363,7 +382,7 @@ def cmd_index(args) -> int:
 
 
 def cmd_export(args) -> int:
-    from .export import ExportReport, export_iter, parse_records_spec
+    from .export import ExportReport, export_iter, parse_records_spec, records_stop
     from .writer import resolve_output_compression
 
     flt = _where(args)
@@ -373,7 +392,7 @@ def cmd_export(args) -> int:
         if warning:
             sys.stderr.write(f"tfrlens-cli: warning: {warning}\n")
     with _open(args) as f:
-        f.build_index()
+        index_through(f, records_stop(args.records) if flt is None else None)
         indices = parse_records_spec(args.records, len(f)) if args.records else None
         if flt is not None:
             indices = _selected(f, flt, indices, args)
