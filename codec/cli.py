@@ -33,7 +33,8 @@ from .cli_report import verify_report as _verify_report  # noqa: F401
 # codec.framing.Compression and codec.export.FORMATS.
 COMPRESSIONS = ("none", "gzip", "zlib")
 FORMATS = ("tfrecord", "jsonl", "csv", "images")
-INFO_SAMPLE = 1000
+INFO_SAMPLE = 1000  # info's kinds and features: of the first 1,000 records,
+INFO_SAMPLE_BYTES = 8 << 20  # or as many of them as start in the first 8 MiB of records
 WORKERS_HELP = "processes, one per shard or range of records (default and 0: one per core; 1: this one)"
 WHERE_HELP = "only records matching a filter expression, e.g. 'label == 3 and image/height > 100'"
 
@@ -81,9 +82,9 @@ def cmd_info(args) -> int:
         kinds: Counter = Counter()
         features: dict[str, Counter] = {}
         present: Counter = Counter()
-        sample = min(n, INFO_SAMPLE)
-        for i in range(sample):
-            decoded = decode_record(f.read(i).data, f.payload)
+        sample = _sample_size(f)
+        for i, data, *_ in _records(f, range(sample)):  # read a run at a time: a URL's records are fetched again
+            decoded = decode_record(data, f.payload)
             kinds[decoded.kind.value] += 1
             for key, dtype in feature_types(decoded).items():
                 features.setdefault(key, Counter())[dtype] += 1
@@ -115,6 +116,28 @@ def cmd_info(args) -> int:
             _out(line)
         _print_problems(f)
         return EXIT_PROBLEMS if f.problems or mismatches else EXIT_OK
+
+
+def _sample_size(f) -> int:
+    """How many of the first records ``info`` describes: INFO_SAMPLE, or fewer filling INFO_SAMPLE_BYTES."""
+    n = min(len(f), INFO_SAMPLE)
+    if n == 0 or hasattr(f, "shards"):
+        return n
+    import numpy as np
+
+    offsets = np.asarray([f.index.offset(i) for i in range(n)], dtype=np.int64)
+    return max(1, int(np.searchsorted(offsets, offsets[0] + INFO_SAMPLE_BYTES, side="left")))
+
+
+def _records(f, chosen):
+    """(index, data, status, offset, length) of the ``chosen`` records, consecutive ones of a plain file
+    read a run at a time (:func:`codec.record_pass.iter_records`)."""
+    from .record_pass import iter_records
+    from .scan import IndexProgress
+
+    for item in iter_records(f, chosen):
+        if not isinstance(item, IndexProgress):
+            yield item
 
 
 def feature_types(decoded) -> dict[str, str]:
@@ -292,10 +315,8 @@ def cmd_cat(args) -> int:
         chosen = parse_range(args.range, len(f))
         if flt is not None:  # the matches first (every record: on the pool), then each is printed
             chosen = _selected(f, flt, None if args.range is None else chosen, args)
-        for i in chosen:
-            rec = f.read(i)
-            path = f.location(i)[0] if choice.dataset is not None else None
-            show(i, rec.info.offset, rec.info.length, rec.status, rec.data, path)
+        for i, data, status, offset, length in _records(f, chosen):
+            show(i, offset, length, status, data, f.location(i)[0] if choice.dataset is not None else None)
         return EXIT_PROBLEMS if f.problems else EXIT_OK
 
 
