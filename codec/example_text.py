@@ -42,9 +42,14 @@ def example_text(data: bytes) -> tuple[str, str] | None:
     ``kind`` is "example" or "sequence_example"; ``text`` has no trailing
     whitespace. None for any record not in the canonical layout of either.
     """
+    return _written(data, _text_of)
+
+
+def _written(data: bytes, write) -> tuple[str, str] | None:
+    """(kind, ``write(kind, data, fields)``) of an Example or SequenceExample in the canonical layout
+    (its top-level fields as (tag, start, end)), or None."""
     if not isinstance(data, bytes):
         data = bytes(data)
-    out: list[str] = []
     try:
         fields = _fields(data, 0, len(data))
         tags = [tag for tag, _, _ in fields]
@@ -54,12 +59,17 @@ def example_text(data: bytes) -> tuple[str, str] | None:
             kind = "sequence_example"
         else:
             return None
-        for tag, start, end in fields:
-            name, body = _TOP_FIELDS[kind][tag]
-            _message(out, "", name, body, data, start, end)
+        return kind, write(kind, data, fields)
     except (_Declined, OverflowError):
         return None
-    return kind, "".join(out).rstrip()
+
+
+def _text_of(kind: str, data: bytes, fields: list) -> str:
+    out: list[str] = []
+    for tag, start, end in fields:
+        name, body = _TOP_FIELDS[kind][tag]
+        _message(out, "", name, body, data, start, end)
+    return "".join(out).rstrip()
 
 
 def _fields(data: bytes, pos: int, end: int) -> list[tuple[int, int, int]]:
@@ -261,23 +271,14 @@ def example_json(data: bytes) -> tuple[str, str] | None:
     The JSON is ``json.dumps`` of what ``cat --json`` shows as a record's
     ``value``: protobuf's ``MessageToDict`` with the feature maps in key order.
     """
-    if not isinstance(data, bytes):
-        data = bytes(data)
-    try:
-        fields = _fields(data, 0, len(data))
-        tags = [tag for tag, _, _ in fields]
-        if tags in ([], [_TAG_1]):
-            kind = "example"
-        elif tags in ([_TAG_2], [_TAG_1, _TAG_2]):
-            kind = "sequence_example"
-        else:
-            return None
-        names = _JSON_FIELDS[kind]
-        members = [f"{names[tag]}: {_features_json(data, start, end) if tag == _TAG_1 else _lists_json(data, start, end)}"
-                   for tag, start, end in fields]
-    except (_Declined, OverflowError):
-        return None
-    return kind, "{" + ", ".join(members) + "}"
+    return _written(data, _json_of)
+
+
+def _json_of(kind: str, data: bytes, fields: list) -> str:
+    names = _JSON_FIELDS[kind]
+    return "{" + ", ".join([f"{names[tag]}: "
+                            + (_features_json(data, start, end) if tag == _TAG_1 else _lists_json(data, start, end))
+                            for tag, start, end in fields]) + "}"
 
 
 def example_json_line(index: int, data: bytes, status, offset: int | None, length: int | None) -> str | None:
