@@ -107,30 +107,28 @@ def _length(data: bytes, at: int, end: int) -> tuple[int, int]:
     return read
 
 
+def _field(data: bytes, pos: int, end: int, tag: int) -> tuple[int, int]:
+    """(start, end) of the length-delimited field ``tag`` at ``pos``, which must lie within ``end``."""
+    if pos + 1 >= end or data[pos] != tag:
+        raise _Declined
+    n, start = data[pos + 1], pos + 2
+    if n >= 0x80:
+        n, start = _length(data, pos + 1, end)
+    if start + n > end:
+        raise _Declined
+    return start, start + n
+
+
 def _entries(data: bytes, start: int, end: int) -> list[tuple[str, int, int]]:
     """A ``map<string, V>`` field's (key, value start, value end): one per key, sorted by key, the last
     of a repeated key (as protobuf reads it). Each entry is a key then a value, nothing else."""
     entries = {}
     pos = start
     while pos < end:
-        if data[pos] != _TAG_1 or pos + 1 >= end:
-            raise _Declined
-        n, p = data[pos + 1], pos + 2
-        if n >= 0x80:
-            n, p = _length(data, pos + 1, end)
-        pos = p + n
-        if pos > end or p + 1 >= pos or data[p] != _TAG_1:
-            raise _Declined
-        n, key_start = data[p + 1], p + 2
-        if n >= 0x80:
-            n, key_start = _length(data, p + 1, pos)
-        key_end = key_start + n
-        if key_end + 1 >= pos or data[key_end] != _TAG_2:
-            raise _Declined
-        n, value_start = data[key_end + 1], key_end + 2
-        if n >= 0x80:
-            n, value_start = _length(data, key_end + 1, pos)
-        if value_start + n != pos:
+        entry_start, pos = _field(data, pos, end, _TAG_1)
+        key_start, key_end = _field(data, entry_start, pos, _TAG_1)
+        value_start, value_end = _field(data, key_end, pos, _TAG_2)
+        if value_end != pos:
             raise _Declined
         try:
             entries[data[key_start:key_end].decode("utf-8")] = value_start, pos
@@ -177,37 +175,24 @@ def _values(data: bytes, start: int, end: int) -> tuple[int, list | bytes]:
     if start == end:
         return 0, []  # no kind set: an empty Feature
     tag = data[start]
-    if tag not in _LISTS or start + 1 >= end:
+    if tag not in _LISTS:
         raise _Declined
-    n, pos = data[start + 1], start + 2
-    if n >= 0x80:
-        n, pos = _length(data, start + 1, end)
-    if pos + n != end:
-        raise _Declined  # a oneof set twice (protobuf keeps the last, or merges), or cut short
+    pos, stop = _field(data, start, end, tag)
+    if stop != end:
+        raise _Declined  # a oneof set twice (protobuf keeps the last, or merges)
     if tag == _TAG_1:
         spans = []
         while pos < end:
-            if data[pos] != _TAG_1 or pos + 1 >= end:
-                raise _Declined
-            n, a = data[pos + 1], pos + 2
-            if n >= 0x80:
-                n, a = _length(data, pos + 1, end)
-            pos = a + n
-            if pos > end:
-                raise _Declined
+            a, pos = _field(data, pos, end, _TAG_1)
             spans.append((a, pos))
         return tag, spans
     if pos == end:
         return tag, [] if tag == _TAG_3 else b""
-    if data[pos] != _TAG_1 or pos + 1 >= end:
-        raise _Declined  # unpacked
-    n, a = data[pos + 1], pos + 2
-    if n >= 0x80:
-        n, a = _length(data, pos + 1, end)
-    if a + n != end:
-        raise _Declined  # packed in several runs, or cut short
+    a, stop = _field(data, pos, end, _TAG_1)  # unpacked values are declined here
+    if stop != end:
+        raise _Declined  # packed in several runs
     if tag == _TAG_2:
-        if n % 4:
+        if (end - a) % 4:
             raise _Declined
         return tag, data[a:end]
     ints = []
