@@ -22,6 +22,12 @@ start-up. Figures:
 - ``cat`` of 100,000 Examples as text: as it runs (each Example written
   straight from its bytes) and with that path turned off (every record through
   protobuf and text_format, as before): the same output, compared.
+- ``cat --json`` of 50,000 small Examples of five features (an int64 label and id,
+  a file name, a float score and a box of four floats: every float a new value):
+  records per second as it runs (each Example written straight from its bytes;
+  bar 50,000/s) and through protobuf's ``json_format`` as before: the same output.
+- ``cat --json --range 999999:1000000`` of the GZIP file, index cached (bar: 1/5
+  of TensorFlow skipping to that record).
 - ``index -o``: peak anonymous memory per record (bar 10 B). Measured two ways:
   the tracemalloc peak of the command in a process that imported its modules
   first, and the process's ru_maxrss minus that of a process that only imported
@@ -45,6 +51,7 @@ from benchmarks.common import data_path, row  # noqa: E402
 
 HELP_BAR = 0.15
 SKIP_RATIO_BAR = 0.2
+JSON_RATE_BAR = 50_000  # records/s
 INDEX_BYTES_BAR = 10.0
 HEAVY_MODULES = ("numpy", "google.protobuf.descriptor_pool", "PIL", "indexed_gzip", "codec.query", "codec.decode")
 
@@ -62,6 +69,22 @@ def example_records(n: int, lo: int = 40, hi: int = 160, seed: int = 10):
         ex = Example()
         ex.features.feature["label"].int64_list.value.append(i % 1000)
         ex.features.feature["data"].bytes_list.value.append(rng.randbytes(max(0, rng.randint(lo, hi) - base)))
+        yield ex.SerializeToString()
+
+
+def five_feature_records(n: int, seed: int = 12):
+    """``n`` small Examples of five features: label, id, name, score and a box of four floats."""
+    from codec.proto import Example
+
+    rng = random.Random(seed)
+    for i in range(n):
+        ex = Example()
+        feature = ex.features.feature
+        feature["label"].int64_list.value.append(i % 10)
+        feature["id"].int64_list.value.append(1_000_000 + i)
+        feature["name"].bytes_list.value.append(f"images/{i:08d}.jpg".encode())
+        feature["score"].float_list.value.append(rng.random())
+        feature["box"].float_list.value.extend(rng.random() for _ in range(4))
         yield ex.SerializeToString()
 
 
@@ -236,6 +259,17 @@ def bench_last_gzip(path: str, cli: list[str], env: dict, repeat: int, tf: dict 
             f"CPU {cpu:.3f} s; {ratio:.2f}x TF, bar {SKIP_RATIO_BAR}x: {verdict(ratio <= SKIP_RATIO_BAR)}")
     else:
         row("cat --range -1: (whole process)", f"{wall:.3f} s", f"CPU {cpu:.3f} s; TF not available")
+    last = tf["records"] - 1 if tf else None
+    if last is not None:
+        cmd = cli + ["cat", "--json", f"--range={last}:{last + 1}", path]
+        wall, cpu = best(cmd, env, repeat)
+        ratio = wall / tf["skip"]
+        row(f"cat --json --range {last}:{last + 1} (whole process)", f"{wall:.3f} s",
+            f"CPU {cpu:.3f} s; {ratio:.2f}x TF, bar {SKIP_RATIO_BAR}x: {verdict(ratio <= SKIP_RATIO_BAR)}")
+    else:
+        cmd = cli + ["cat", "--json", "--range=-1:", path]
+        wall, cpu = best(cmd, env, repeat)
+        row("cat --json --range -1: (whole process)", f"{wall:.3f} s", f"CPU {cpu:.3f} s; TF not available")
     # What the console script runs (``-m`` would add runpy's imports)
     args = ["-c", "import sys\nfrom codec.cli import main\nsys.exit(main())", "cat", "--range=-1:", path]
     importtime_row("-X importtime: cat --range -1:", importtime(args, env))
@@ -276,6 +310,32 @@ def bench_cat_text(path: str, env: dict, repeat: int, n: int = 100_000) -> None:
         wall, cpu = best(cmd, env, repeat)
         what = "straight from the bytes" if how == "direct" else "through protobuf + text_format"
         row(f"  {what}", f"{wall:.3f} s", f"CPU {cpu:.3f} s; {n / wall:,.0f} records/s")
+    same = outputs["direct"] == outputs["protobuf"] and len(outputs["direct"]) > 0
+    row("  the same output", "yes" if same else "NO", f"{len(outputs['direct']) / 2**20:.1f} MiB")
+
+
+_JSON_SCRIPT = r"""
+import sys
+if sys.argv[1] == "protobuf":  # every record through protobuf and json_format, as before
+    import codec.example_text
+    codec.example_text.example_json_line = lambda *args: None
+    import codec.json_lines
+    codec.json_lines.example_json_line = codec.example_text.example_json_line
+from codec.cli import main
+sys.exit(main(sys.argv[2:]))
+"""
+
+
+def bench_cat_json(path: str, n: int, env: dict, repeat: int) -> None:
+    print(f"cat --json of {n:,} Examples of five features (whole process, output to a pipe)")
+    outputs = {}
+    for how in ("direct", "protobuf"):
+        cmd = [sys.executable, "-c", _JSON_SCRIPT, how, "cat", "--json", path]
+        outputs[how] = subprocess.run(cmd, env=env, capture_output=True).stdout
+        wall, cpu = best(cmd, env, repeat)
+        what = "straight from the bytes" if how == "direct" else "through protobuf + json_format"
+        bar = f"; bar {JSON_RATE_BAR:,}/s on CPU time: {verdict(n / cpu >= JSON_RATE_BAR)}" if how == "direct" else ""
+        row(f"  {what}", f"{wall:.3f} s", f"CPU {cpu:.3f} s; {n / wall:,.0f} records/s ({n / cpu:,.0f}/s of CPU){bar}")
     same = outputs["direct"] == outputs["protobuf"] and len(outputs["direct"]) > 0
     row("  the same output", "yes" if same else "NO", f"{len(outputs['direct']) / 2**20:.1f} MiB")
 
@@ -342,10 +402,10 @@ def main() -> None:
     ap.add_argument("--big", type=int, default=2000, help="number of 100 KB records")
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--cli", help="the tfrlens-cli to time (default: the one beside this Python)")
-    ap.add_argument("--only", choices=["help", "verify", "gzip", "cat", "index"], action="append")
+    ap.add_argument("--only", choices=["help", "verify", "gzip", "cat", "json", "index"], action="append")
     args = ap.parse_args()
     sys.stdout.reconfigure(line_buffering=True)
-    only = set(args.only or ["help", "verify", "gzip", "cat", "index"])
+    only = set(args.only or ["help", "verify", "gzip", "cat", "json", "index"])
     n = args.records
     cli, cli_name = ([args.cli], args.cli) if args.cli else cli_command()
     cache_dir = tempfile.mkdtemp(prefix="bench-cli-")
@@ -374,6 +434,9 @@ def main() -> None:
             bench_last_gzip(gz, cli, env, args.repeat, tensorflow_figures(gz, "GZIP", 3))
         if "cat" in only:
             bench_cat_text(small, env, max(1, args.repeat // 2), min(n, 100_000))
+        if "json" in only:
+            five = ensure("cli_five_features_50000.tfrecord", lambda: five_feature_records(50_000))
+            bench_cat_json(five, 50_000, env, max(1, args.repeat // 2))
         if "index" in only:
             bench_index(small, n, env, cache_dir)
     finally:

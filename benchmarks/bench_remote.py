@@ -1,8 +1,8 @@
 """Remote files over HTTP, measured in seconds, bytes and round trips.
 
-    .venv/bin/python benchmarks/bench_remote.py [--latency 0.02] [--small 1000000] [--big 10000]
+    .venv/bin/python benchmarks/bench_remote.py [--latency 0.02] [--small 1000000] [--big 10000] [--cli-only]
 
-Serves two files from benchmarks/_data (made on first run, kept) with the tests'
+Serves two files, written to a folder under /tmp and removed at the end, with the tests'
 range-serving HTTP server on 127.0.0.1, every request delayed by ``--latency``:
 
 - ``remote_big``: ``--big`` records of 100 KB (10,000: a 1 GB file);
@@ -14,6 +14,9 @@ progress of the index pass, record 0); the full index pass (no cache entry;
 best of 3) and its ratio to the download; every record read in order after indexing (what ``cat``, ``export``
 and ``repair`` do); 100 random records after indexing; and the last record
 after a reopen from the index cache. Bytes and requests are counted by the server.
+Then the command line as a user runs it (whole processes, no index cache), beside ``curl``
+downloading the whole file: ``cat --json --range 0:1 URL`` (bar: 1.5 s and 8 MiB) and
+``info URL``, the full index pass (bar: 1.5x curl's time + 1 s).
 TensorFlow has no HTTP filesystem (it reads gs:// and s3:// only front to back),
 so there is no TensorFlow figure here.
 """
@@ -22,14 +25,17 @@ from __future__ import annotations
 import argparse
 import os
 import random
+import shutil
+import subprocess
 import sys
 import tempfile
 import time
 import urllib.request
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
 
-from benchmarks.common import data_path, peak_rss_mb  # noqa: E402
+from benchmarks.common import peak_rss_mb  # noqa: E402
 from codec import TFRecordFile, index_cache, write_records  # noqa: E402
 from tests.remote_servers import RangeServer  # noqa: E402
 
@@ -49,8 +55,8 @@ def small_records(n: int):
         yield i.to_bytes(8, "little") + b"s" * (60 + i % 80)
 
 
-def ensure(name: str, records) -> str:
-    path = data_path(name)
+def ensure(folder: str, name: str, records) -> str:
+    path = os.path.join(folder, name)
     if not os.path.exists(path):
         write_records(path + ".part", records)
         os.replace(path + ".part", path)
@@ -167,22 +173,84 @@ def run(srv: ServerProcess, name: str, path: str, latency: float) -> dict:
     return out
 
 
+CAT_FIRST_BAR_S, CAT_FIRST_BAR_MIB = 1.5, 8.0
+
+
+def _timed_process(cmd: list[str], env: dict | None = None) -> float:
+    start = time.perf_counter()
+    proc = subprocess.run(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    elapsed = time.perf_counter() - start
+    if proc.returncode not in (0, 1):
+        raise SystemExit(f"{' '.join(cmd)} failed ({proc.returncode}): {proc.stderr.decode(errors='replace')}")
+    return elapsed
+
+
+def run_cli(srv: ServerProcess, path: str, latency: float) -> dict:
+    """Whole processes: curl's download, ``cat --json --range 0:1`` and ``info`` (best of RUNS each)."""
+    url = srv.url_for(os.path.basename(path))
+    env = dict(os.environ, PYTHONPATH=ROOT, TFRLENS_CACHE_DIR=tempfile.mkdtemp(prefix="tfrlens-bench-cli-"))
+    cli = [sys.executable, "-m", "codec.cli"]
+    srv.call("latency", latency)
+    out: dict = {"file": os.path.basename(path), "size_mib": os.path.getsize(path) / MiB}
+    curl = shutil.which("curl")
+    if curl:
+        out["curl_s"] = min(_timed_process([curl, "-sf", "-o", os.devnull, url]) for _ in range(RUNS))
+    for key, argv in (("cat_first", ["cat", "--json", "--no-cache", "--range", "0:1", url]),
+                      ("info", ["info", "--no-cache", url])):
+        best = None
+        for _ in range(RUNS):
+            srv.call("reset")
+            took = _timed_process(cli + argv, env)
+            requests, fetched = srv.call("stats")
+            if best is None or took < best[0]:
+                best = (took, fetched / MiB, requests)
+        out[key + "_s"], out[key + "_mib"], out[key + "_req"] = best
+    srv.call("latency", 0.0)
+    shutil.rmtree(env["TFRLENS_CACHE_DIR"], ignore_errors=True)
+    return out
+
+
+def print_cli(r: dict) -> None:
+    print(f"\n{r['file']}, {r['size_mib']:,.0f} MiB: the command line, whole processes (no index cache)")
+    curl = r.get("curl_s")
+    if curl is not None:
+        print(f"  curl (the whole file)           {curl:7.2f} s")
+    ok = r["cat_first_s"] <= CAT_FIRST_BAR_S and r["cat_first_mib"] <= CAT_FIRST_BAR_MIB
+    print(f"  cat --json --range 0:1          {r['cat_first_s']:7.2f} s  {r['cat_first_mib']:8.2f} MiB  "
+          f"{r['cat_first_req']:5} requests  bar {CAT_FIRST_BAR_S} s, {CAT_FIRST_BAR_MIB:.0f} MiB: "
+          f"{'ok' if ok else 'OVER'}")
+    bar = "" if curl is None else (f"  = {r['info_s'] / curl:.2f}x curl; bar 1.5x curl + 1 s = {1.5 * curl + 1:.2f} s: "
+                                   f"{'ok' if r['info_s'] <= 1.5 * curl + 1 else 'OVER'}")
+    print(f"  info (the full index pass)      {r['info_s']:7.2f} s  {r['info_mib']:8.1f} MiB  "
+          f"{r['info_req']:5} requests{bar}")
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--latency", type=float, default=0.02, help="seconds added to every request (default 0.02)")
     ap.add_argument("--big", type=int, default=10_000, help="records of 100 KB (default 10,000: 1 GB)")
     ap.add_argument("--small", type=int, default=1_000_000, help="records of ~100 B (default 1,000,000)")
+    ap.add_argument("--cli-only", action="store_true", help="only the command line's figures, of the big file")
     args = ap.parse_args(argv)
     os.environ["TFRLENS_CACHE_DIR"] = tempfile.mkdtemp(prefix="tfrlens-bench-cache-")
-    files = [("remote_big", ensure(f"remote_big_{args.big}.tfrecord", big_records(args.big))),
-             ("remote_small", ensure(f"remote_small_{args.small}.tfrecord", small_records(args.small)))]
-    rows = []
-    srv = ServerProcess(os.path.dirname(files[0][1]))
+    folder = tempfile.mkdtemp(prefix="tfrlens-bench-remote-", dir="/tmp")  # a 1 GB file: removed at the end
+    rows, cli_rows = [], []
     try:
-        for name, path in files:
-            rows.append(run(srv, name, path, args.latency))
+        files = [("remote_big", ensure(folder, f"remote_big_{args.big}.tfrecord", big_records(args.big)))]
+        if not args.cli_only:
+            files.append(("remote_small", ensure(folder, f"remote_small_{args.small}.tfrecord",
+                                                 small_records(args.small))))
+        srv = ServerProcess(folder)
+        try:
+            cli_rows.append(run_cli(srv, files[0][1], args.latency))
+            if not args.cli_only:
+                for name, path in files:
+                    rows.append(run(srv, name, path, args.latency))
+        finally:
+            srv.stop()
     finally:
-        srv.stop()
+        shutil.rmtree(folder, ignore_errors=True)
+        shutil.rmtree(os.environ["TFRLENS_CACHE_DIR"], ignore_errors=True)
     print(f"HTTP on 127.0.0.1, {args.latency * 1000:.0f} ms per request; bytes and requests counted by the server")
     for r in rows:
         print(f"\n{r['file']}: {r['records']:,} records, {r['size_mib']:,.0f} MiB")
@@ -197,6 +265,8 @@ def main(argv=None) -> int:
               f"{r['random_req']:5.2f} requests each")
         print(f"  reopen from cache + last rec  {r['reopen_last_s']:7.2f} s  {r['reopen_last_mib']:8.2f} MiB  "
               f"{r['reopen_last_req']:5} requests")
+    for r in cli_rows:
+        print_cli(r)
     print(f"\npeak RSS {peak_rss_mb():.0f} MiB (the reader's process; the server runs in another)")
     return 0
 

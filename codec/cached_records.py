@@ -30,6 +30,23 @@ def parse_range(text: str | None, n: int) -> range:
     raise UsageError(f"bad --range {text!r}: expected A:B, e.g. 10:20 or :5 or -3:")
 
 
+def range_stop(text: str | None) -> int | None:
+    """Where the records ``text`` selects end when that is known without counting the records:
+    ``A:B`` and ``A`` with no negative bound (B, A + 1); else None (``-3:``, ``5:``, all)."""
+    if not text:
+        return None
+    parts = text.split(":")
+    try:
+        bounds = [int(p) if p.strip() else None for p in parts]
+    except ValueError:
+        return None
+    if len(bounds) == 1 and bounds[0] is not None and bounds[0] >= 0:
+        return bounds[0] + 1
+    if len(bounds) == 2 and bounds[1] is not None and bounds[1] >= 0 and (bounds[0] or 0) >= 0:
+        return bounds[1]
+    return None
+
+
 CACHED_CAT_MAX = 256  # records a `cat` reads straight from a cache entry, at most
 
 

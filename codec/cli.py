@@ -44,7 +44,8 @@ from .cli_report import verify_report as _verify_report  # noqa: F401
 # codec.framing.Compression and codec.export.FORMATS.
 COMPRESSIONS = ("none", "gzip", "zlib")
 FORMATS = ("tfrecord", "jsonl", "csv", "images")
-INFO_SAMPLE = 1000
+INFO_SAMPLE = 1000  # info's kinds and features: of the first 1,000 records,
+INFO_SAMPLE_BYTES = 8 << 20  # or as many of them as start in the first 8 MiB of records
 WORKERS_HELP = "processes, one per shard or range of records (default and 0: one per core; 1: this one)"
 WHERE_HELP = "only records matching a filter expression, e.g. 'label == 3 and image/height > 100'"
 
@@ -92,9 +93,9 @@ def cmd_info(args) -> int:
         kinds: Counter = Counter()
         features: dict[str, Counter] = {}
         present: Counter = Counter()
-        sample = min(n, INFO_SAMPLE)
-        for i in range(sample):
-            decoded = decode_record(f.read(i).data, f.payload)
+        sample = _sample_size(f)
+        for i, data, *_ in _records(f, range(sample)):  # read a run at a time: a URL's records are fetched again
+            decoded = decode_record(data, f.payload)
             kinds[decoded.kind.value] += 1
             for key, dtype in feature_types(decoded).items():
                 features.setdefault(key, Counter())[dtype] += 1
@@ -126,6 +127,28 @@ def cmd_info(args) -> int:
             _out(line)
         _print_problems(f)
         return EXIT_PROBLEMS if f.problems or mismatches else EXIT_OK
+
+
+def _sample_size(f) -> int:
+    """How many of the first records ``info`` describes: INFO_SAMPLE, or fewer filling INFO_SAMPLE_BYTES."""
+    n = min(len(f), INFO_SAMPLE)
+    if n == 0 or hasattr(f, "shards"):
+        return n
+    import numpy as np
+
+    offsets = np.asarray([f.index.offset(i) for i in range(n)], dtype=np.int64)
+    return max(1, int(np.searchsorted(offsets, offsets[0] + INFO_SAMPLE_BYTES, side="left")))
+
+
+def _records(f, chosen):
+    """(index, data, status, offset, length) of the ``chosen`` records, consecutive ones of a plain file
+    read a run at a time (:func:`codec.record_pass.iter_records`)."""
+    from .record_pass import iter_records
+    from .scan import IndexProgress
+
+    for item in iter_records(f, chosen):
+        if not isinstance(item, IndexProgress):
+            yield item
 
 
 def feature_types(decoded) -> dict[str, str]:
@@ -288,7 +311,7 @@ def _refuse_unknown_features(f: TFRecordFile, flt: Filter | None) -> None:
 
 
 def cmd_cat(args) -> int:
-    from .cached_records import cached_records, parse_range
+    from .cached_records import cached_records, parse_range, range_stop
 
     if args.follow:
         return _cat_follow(args)
@@ -300,15 +323,13 @@ def cmd_cat(args) -> int:
             return _print_records(args, records[0], records[1], choice.payload, choice.files[0], choice.labels)
     flt = _where(args)
     with _open(args) as f:
-        f.build_index()
+        index_through(f, range_stop(args.range) if flt is None else None)
         show = _record_printer(args, f.payload, f.labels)
         chosen = parse_range(args.range, len(f))
         if flt is not None:  # the matches first (every record: on the pool), then each is printed
             chosen = _selected(f, flt, None if args.range is None else chosen, args)
-        for i in chosen:
-            rec = f.read(i)
-            path = f.location(i)[0] if choice.dataset is not None else None
-            show(i, rec.info.offset, rec.info.length, rec.status, rec.data, path)
+        for i, data, status, offset, length in _records(f, chosen):
+            show(i, offset, length, status, data, f.location(i)[0] if choice.dataset is not None else None)
         return EXIT_PROBLEMS if f.problems else EXIT_OK
 
 
@@ -362,6 +383,25 @@ def _warn_problem(problem) -> None:
     sys.stderr.flush()
 
 
+def index_through(f, stop: int | None) -> None:
+    """Index ``f`` as far as record ``stop`` (its records below ``stop`` known, and where the next
+    one starts), or all of it for None or a set of shards.
+
+    A command that needs only the first records of a 20 GB file or a URL stops
+    reading there; only a whole pass is written to the index cache.
+    """
+    if stop is None or hasattr(f, "shards"):
+        f.build_index()
+        return
+    passing = f.index_iter()
+    try:
+        for _ in passing:
+            if len(f.index) > stop:
+                break
+    finally:
+        passing.close()
+
+
 def _print_records(args, records: list, problems: bool, payload=None, path: str | None = None,
                    labels=None) -> int:
     """``cat``'s output of (index, offset, length, status, data) tuples in ``path``; the exit code."""
@@ -377,10 +417,10 @@ def _record_printer(args, payload, labels):
     ``path`` is the file the record is in, for a payload that says more of it (a TFDS split).
     """
     if args.json:
-        from .export import json_line
+        from .json_lines import json_line_text
 
         def show(i, offset, length, status, data, path):
-            _out(json.dumps(json_line(i, data, status, offset, length, payload, path, labels)))
+            _out(json_line_text(i, data, status, offset, length, payload, path, labels))
     else:
         from .example_text import example_text
 
@@ -403,6 +443,8 @@ def cmd_index(args) -> int:
     from . import index_cache
 
     to_stdout = not args.output or args.output == "-"
+    if to_stdout and args.format == "native" and sys.stdout.isatty():  # as gzip refuses, before any work
+        raise UsageError("refusing to write a binary index to a terminal; use -o FILE or redirect")
     with _open(args) as f:
         if not to_stdout:
             from .writer import check_not_input
@@ -417,8 +459,6 @@ def cmd_index(args) -> int:
             if skipped:
                 sys.stderr.write(f"tfrlens-cli: {skipped} truncated record(s) left out of the index\n")
         elif to_stdout:
-            if sys.stdout.isatty():
-                raise UsageError("the native index is binary: give -o OUT")
             index_cache.write_native_index(f, sys.stdout.buffer)
         else:
             index_cache.write_index(f, args.output, "native")
@@ -426,7 +466,7 @@ def cmd_index(args) -> int:
 
 
 def cmd_export(args) -> int:
-    from .export import ExportReport, export_iter, parse_records_spec
+    from .export import ExportReport, export_iter, parse_records_spec, records_stop
     from .writer import resolve_output_compression
 
     flt = _where(args)
@@ -436,7 +476,7 @@ def cmd_export(args) -> int:
         if warning:
             sys.stderr.write(f"tfrlens-cli: warning: {warning}\n")
     with _open(args) as f:
-        f.build_index()
+        index_through(f, records_stop(args.records) if flt is None else None)
         indices = parse_records_spec(args.records, len(f)) if args.records else None
         if flt is not None:
             indices = _selected(f, flt, indices, args)

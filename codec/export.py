@@ -16,12 +16,12 @@ import os
 from dataclasses import dataclass, field
 from typing import Iterator, Sequence
 
-from .decode import RecordKind, decode_record, feature_values, is_text, record_feature_lists, record_features, \
-    record_json_value
-from .errors import PayloadDecodeError, UsageError
+from .decode import RecordKind, decode_record, feature_values, is_text, record_feature_lists, record_features
+from .errors import UsageError
 from .framing import Compression, RecordStatus
 from .images import ImageDecodeError, decode_image, find_images
 from .record_types import scalar_of
+from .json_lines import json_line, json_line_text  # noqa: F401 (json_line: part of this module's API)
 from .scan import IndexProgress
 from .writer import OutputFile, TFRecordWriter, atomic_write_bytes, check_not_input, make_output_folder, output_join
 
@@ -107,6 +107,25 @@ def parse_records_spec(spec: str | None, n: int) -> list[int]:
     return out
 
 
+def records_stop(spec: str | None) -> int | None:
+    """Where the records ``spec`` names end when that is known without counting the records (every
+    index and range end given, none negative), else None."""
+    if spec is None or not spec.strip():
+        return None
+    stop = 0
+    for part in spec.split(","):
+        a, colon, b = part.strip().partition(":")
+        try:
+            first = int(a) if a.strip() else 0
+            end = int(b) if colon and b.strip() else None if colon else first + 1
+        except ValueError:
+            return None  # parse_records_spec says what is wrong
+        if first < 0 or end is None or end < 0:
+            return None
+        stop = max(stop, end)
+    return stop
+
+
 def _progress(done: int, total: int) -> IndexProgress:
     return IndexProgress(done, done, total, 0, done == total)
 
@@ -167,51 +186,6 @@ def _tfrecord(source, out, indices, report, compression) -> Iterator[IndexProgre
     yield _progress(len(indices), len(indices))
 
 
-def json_line(index: int, data: bytes, status: RecordStatus, offset: int | None = None,
-              length: int | None = None, payload=None, path: str | None = None, labels=None) -> dict:
-    """The object of one ``cat --json`` / jsonl line (``offset`` only for records in a file).
-
-    ``note`` says why a record is not what its ``payload`` expects; a payload
-    may add members of its own (a TFDS record's ``split`` and ``features``),
-    for which ``path`` is the file the record is in. With ``labels`` (a
-    :class:`codec.label_maps.LabelNames`), ``names`` gives the class names of
-    each label feature's ids (null where the map has none).
-    """
-    decoded = decode_record(data, payload)
-    obj = {"index": index}
-    if offset is not None:
-        obj["offset"] = offset
-    try:
-        value = record_json_value(decoded)
-    except PayloadDecodeError as exc:  # parsed, but no JSON form (a Timestamp out of range, a corrupt Any)
-        value = {"base64": base64.b64encode(decoded.data).decode("ascii")}
-        decoded.note = "; ".join(filter(None, (decoded.note, str(exc))))
-    obj.update({"length": len(data) if length is None else length, "status": status.label,
-                "kind": decoded.kind.value, "value": value})
-    if decoded.note:
-        obj["note"] = decoded.note
-    extras = getattr(payload, "line_extras", None)
-    if extras is not None:
-        obj.update(extras(decoded, path))
-    if labels:
-        names = label_names(decoded, labels)
-        if names:
-            obj["names"] = names
-    return obj
-
-
-def label_names(decoded, labels) -> dict[str, list]:
-    """``{key: [name or None per id]}`` for the record's int64 features that ``labels`` names."""
-    features = record_features(decoded)
-    out = {}
-    for key in sorted(features or ()):
-        if labels.get(key) is not None:
-            dtype, values = feature_values(features[key])
-            if dtype == "int64":
-                out[key] = [labels.name(key, v) for v in values]
-    return out
-
-
 def _jsonl(source, out, indices, report, compression) -> Iterator[IndexProgress]:
     payload = getattr(source, "payload", None)
     labels = getattr(source, "labels", None)
@@ -220,11 +194,11 @@ def _jsonl(source, out, indices, report, compression) -> Iterator[IndexProgress]
         for k, i in enumerate(indices):
             if isinstance(source, FileSource):
                 rec = source.tfile.read(i)
-                line = json_line(i, rec.data, rec.status, rec.info.offset, rec.info.length, payload,
-                                 source.tfile.location(i)[0] if payload is not None else None, labels)
+                line = json_line_text(i, rec.data, rec.status, rec.info.offset, rec.info.length, payload,
+                                      source.tfile.location(i)[0] if payload is not None else None, labels)
             else:
-                line = json_line(i, source.data(i), source.status(i), payload=payload, labels=labels)
-            buf.write(json.dumps(line) + "\n")
+                line = json_line_text(i, source.data(i), source.status(i), payload=payload, labels=labels)
+            buf.write(line + "\n")
             report.records += 1
             if k % PROGRESS_EVERY == 0:
                 yield _progress(k, len(indices))

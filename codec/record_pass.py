@@ -17,6 +17,7 @@ from google_crc32c import value as crc32c
 
 from .crc import MASK_DELTA, masked_crc
 from .decode import EMPTY_MESSAGE_SIZE, DecodedRecord, RecordKind, decode_record
+from .errors import FileChangedError
 from .framing import CRC, HEADER_SIZE, LENGTH, Compression, RecordStatus
 from .record_index import _STATUSES
 from .proto import Example
@@ -129,7 +130,14 @@ def _iter_plain_run(tfile: TFRecordFile, order: range, every: int, intact_only: 
             i += 1
             done += 1
         else:
-            buf = read_bytes(base, end - base)
+            try:
+                buf = read_bytes(base, end - base)
+            except FileChangedError:  # the file shrank under the run: those still whole first, one by one
+                for j in range(i, i + count):
+                    rec = read(j)  # raises at the first record the change cut
+                    if not intact_only or rec.info.status.data_intact:
+                        yield j, rec.data, rec.info.status, rec.info.offset, rec.info.length
+                raise
             good = []
             for k, (offset, code) in enumerate(zip(offsets[:count].tolist(), statuses[:count].tolist())):
                 j = i + k

@@ -1,0 +1,154 @@
+"""codec.example_text.example_json: `cat --json`'s value of an Example or SequenceExample without protobuf.
+
+What it writes must be byte for byte ``json.dumps`` of protobuf's JSON mapping
+(``json_format.MessageToDict``, feature maps in key order) of the same bytes,
+as ``cat --json`` printed it through protobuf; anything else it must decline.
+"""
+from __future__ import annotations
+
+import json
+import math
+import struct
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from codec.decode import decode_record, record_json_value
+from codec.example_text import _float_json, example_json, example_json_line
+from codec.framing import RecordStatus
+from codec.json_lines import json_line, json_line_text
+from codec.proto import Example
+
+from .test_example_columns import FAST, bytes_feature, entry, example, features, float_feature, int_feature, ld, \
+    serialize, varint
+from .test_example_text import feature_lists, mutate, mutations, sequence_example
+
+
+def reference(data: bytes) -> tuple[str, str]:
+    """(kind, JSON) through protobuf: its parse, MessageToDict (maps sorted), json.dumps."""
+    decoded = decode_record(data)
+    return decoded.kind.value, json.dumps(record_json_value(decoded))
+
+
+def assert_declined_or_same(data: bytes) -> None:
+    got = example_json(data)
+    if got is not None:
+        assert got == reference(data), data
+
+
+# --- what TensorFlow and protobuf write: written, exactly -----------------------------------------
+
+@FAST
+@given(features)
+def test_written_examples_are_written_as_protobufs_json_mapping(content):
+    data = serialize(content)
+    got = example_json(data)
+    assert got is not None and got == reference(data)
+
+
+@FAST
+@given(st.one_of(st.none(), features), st.one_of(st.none(), feature_lists))
+def test_written_sequence_examples_are_written_as_protobufs_json_mapping(context, lists):
+    data = sequence_example(context, lists)
+    got = example_json(data)
+    assert got is not None and got == reference(data)
+    assert got[0] == ("example" if lists is None else "sequence_example")
+
+
+@FAST
+@given(st.integers(0, 2**32 - 1))
+def test_every_float32_is_spelt_as_json_format_spells_it(bits):
+    from google.protobuf.json_format import MessageToDict
+
+    (x,) = struct.unpack("<f", struct.pack("<I", bits))
+    ex = Example()
+    ex.features.feature["x"].float_list.value.append(x)
+    want = MessageToDict(ex)["features"]["feature"]["x"]["floatList"]["value"][0]
+    assert _float_json(x) == json.dumps(want)
+
+
+def test_every_kind_of_value_and_key():
+    ex = Example()
+    feature = ex.features.feature
+    feature["bytes"].bytes_list.value.extend([b"a\x00\xff\"'\\\n\t", b"", "é".encode(), bytes(range(256))])
+    feature["float"].float_list.value.extend([0.1, 1.0, -0.0, math.inf, -math.inf, math.nan, 1e-45, 3.4028235e38,
+                                              16777217.0, 0.3])
+    feature["int"].int64_list.value.extend([0, -1, 1, 300, 2**63 - 1, -2**63])
+    feature[""].int64_list.value.append(3)  # the empty key: JSON keeps it
+    feature["q\"u'o\\te\n\x00\x7f"].float_list.SetInParent()
+    feature["名前 ключ 😀"].bytes_list.SetInParent()
+    feature["no kind"].Clear()
+    data = ex.SerializeToString()
+    kind, text = example_json(data)
+    assert (kind, text) == reference(data)
+    assert '"": {"int64List": {"value": ["3"]}}' in text  # int64 as strings
+    assert '[0.1, 1.0, -0.0, "Infinity", "-Infinity", "NaN", 1.4013e-45, 3.4028235e+38, 16777216.0, 0.3]' in text
+    assert '"\\u540d\\u524d \\u043a\\u043b\\u044e\\u0447 \\ud83d\\ude00": {"bytesList": {}}' in text  # ASCII only
+    assert '"no kind": {}' in text and '"YQD/IidcCgk="' in text
+
+
+def test_empty_records_and_empty_messages():
+    for data in (b"", Example(features={}).SerializeToString(), ld(0x0A, b""),
+                 ld(0x0A, b"") + ld(0x12, b""), ld(0x12, b""), sequence_example({}, {"x": []}),
+                 sequence_example({"k": ("int64_list", [])}, {"x": [(None, []), ("bytes_list", [])]})):
+        assert example_json(data) == reference(data), data
+    assert example_json(b"") == ("example", "{}")
+    assert example_json(ld(0x0A, b"") + ld(0x12, b"")) == ("sequence_example", '{"context": {}, "featureLists": {}}')
+
+
+# --- other layouts: declined, or written as protobuf reads them ---------------------------------------
+
+def test_layouts_protobuf_reads_but_this_declines():
+    key, feature = b"a", int_feature([1, 2])
+    for data in (
+        example(entry(key, ld(0x1A, b"\x08\x01\x08\x02"))),  # unpacked int64
+        example(entry(key, ld(0x12, b"\x0d" + struct.pack("<f", 1.5)))),  # unpacked float
+        example(entry(key, ld(0x1A, ld(0x0A, varint(1)) + ld(0x0A, varint(2))))),  # two packed runs
+        example(ld(0x0A, ld(0x12, feature) + ld(0x0A, key))),  # value before key
+        example(entry(key, feature + bytes_feature([b"x"]))),  # the oneof set twice
+        example(entry(key, feature)) + example(entry(b"b", feature)),  # features twice
+        ld(0x12, b"") + ld(0x0A, b""),  # context after feature_lists
+        example(entry(b"\xff\xfe", feature)),  # a key that is not UTF-8
+        example(entry(b"k", ld(0x12, ld(0x0A, b"\x00\x00\x80")))),  # floats cut mid-value
+        b"\x08\x01",  # a varint field: a tensor or protobuf of no known type
+    ):
+        assert example_json(data) is None, data
+
+
+def test_what_is_accepted_beyond_the_writers_layout_reads_as_protobuf_reads_it():
+    for data in (
+        example(entry(b"k", int_feature([5])), entry(b"k", float_feature([2.5]))),  # a key twice: the last wins
+        example(entry(b"k", int_feature([1, -1], extra=3))),  # needless 0x80 bytes in varints
+        example(entry(b"k", ld(0x1A, ld(0x0A, b"")))),  # an empty packed run
+    ):
+        got = example_json(data)
+        assert got is not None and got == reference(data), data
+
+
+@FAST
+@given(st.one_of(features.map(serialize), st.builds(sequence_example, features, feature_lists)),
+       st.lists(mutations, min_size=1, max_size=3))
+def test_mutated_records_are_declined_or_written_as_protobuf_reads_them(data, changes):
+    for change in changes:
+        data = mutate(data, change)
+    assert_declined_or_same(data)
+
+
+# --- the whole line ---------------------------------------------------------------------------------
+
+@FAST
+@given(features, st.integers(0, 2**40), st.one_of(st.none(), st.integers(0, 2**50)),
+       st.sampled_from(list(RecordStatus)))
+def test_a_line_is_json_dumps_of_the_line_object(content, index, offset, status):
+    data = serialize(content)
+    want = json.dumps(json_line(index, data, status, offset, len(data)))
+    assert example_json_line(index, data, status, offset, len(data)) == want
+    assert json_line_text(index, data, status, offset, len(data)) == want
+
+
+def test_other_records_and_payloads_take_protobufs_path():
+    tensor_like = b"\x08\x01\x12\x00"
+    line = json_line_text(3, tensor_like, RecordStatus.OK, 10, 4)
+    assert line == json.dumps(json_line(3, tensor_like, RecordStatus.OK, 10, 4))
+    assert json.loads(line)["kind"] != "example"
+    assert example_json_line(3, tensor_like, RecordStatus.OK, 10, 4) is None
