@@ -15,6 +15,7 @@ from typing import Iterator
 
 from . import index_cache
 from .crc import masked_crc
+from .file_identity import FileIdentity
 from .errors import (CorruptRecordError, FileAccessError, FileChangedError, RecordIndexError, TFRecordError,
                      TruncatedRecordError)
 from .framing import CRC, HEADER_SIZE, LENGTH, OVERHEAD, Compression, Problem, ProblemKind, RecordInfo, RecordStatus
@@ -74,6 +75,8 @@ class TFRecordFile(Verification, RemoteReading):
                 raise
             self.file_size = st.st_size
             self.mtime_ns = st.st_mtime_ns
+            self.identity: FileIdentity | None = FileIdentity.of(st)  # which file, which version: None for a URL
+            self.version = self.identity.stamp  # what keys its index in the cache
             # A small file indexes faster than its cache entry is written or read (a set of 10,000 shards)
             self.use_cache = use_cache and st.st_size >= index_cache.MIN_CACHED_BYTES
             self._handle: Handle | None = Handle(fd)
@@ -101,7 +104,7 @@ class TFRecordFile(Verification, RemoteReading):
             if self.remote is not None:
                 return  # nothing held between reads; each read is pinned to the version opened
             fd, st = open_fd(self.path)
-            if (st.st_size, st.st_mtime_ns) != (self.file_size, self.mtime_ns):
+            if FileIdentity.of(st) != self.identity:
                 os.close(fd)
                 raise FileChangedError(f"{self.path} changed on disk since it was opened: open it again")
             self._handle = Handle(fd)
@@ -193,7 +196,7 @@ class TFRecordFile(Verification, RemoteReading):
         if self.use_cache:
             self._save_cache()
             if self.compression is not Compression.NONE:
-                index_cache.save_zran(self.path, self.file_size, self.mtime_ns, None, 0)  # drop a stale one
+                index_cache.save_zran(self.path, self.file_size, self.version, None, 0)  # drop a stale one
                 if self._zran_possible():
                     # After the pass, not during it: on two cores a concurrent build slowed the pass ~50%.
                     self._zran_job = self._zran_builder()
@@ -279,7 +282,7 @@ class TFRecordFile(Verification, RemoteReading):
                                          compressed_offset=damage.compressed_offset))
 
     def _load_cache(self) -> bool:
-        cached = index_cache.load(self.path, self.file_size, self.mtime_ns, self.compression)
+        cached = index_cache.load(self.path, self.file_size, self.version, self.compression)
         if cached is None:
             return False
         self.index, self.problems, self.verified, self._stream_end = cached
@@ -291,7 +294,7 @@ class TFRecordFile(Verification, RemoteReading):
         return True
 
     def _save_cache(self) -> None:
-        index_cache.save(self.path, self.file_size, self.mtime_ns, self.compression,
+        index_cache.save(self.path, self.file_size, self.version, self.compression,
                          self.index, self.problems, self.verified, self._stream_end)
 
     # -- random access ----------------------------------------------------
@@ -377,21 +380,21 @@ class TFRecordFile(Verification, RemoteReading):
 
     def _zran_saver(self):
         """``on_done`` for a zran build: cache it if the file is still the one indexed."""
-        path, size, mtime_ns, end = self.path, self.file_size, self.mtime_ns, self._stream_end
+        path, size, version, end, identity = self.path, self.file_size, self.version, self._stream_end, self.identity
 
         remote = self.remote
 
         def save(blob: bytes, out: int) -> None:
             if remote is not None:  # its reads were pinned to the version indexed: a change failed them
                 if out == end:
-                    index_cache.save_zran(path, size, mtime_ns, blob, end)
+                    index_cache.save_zran(path, size, version, blob, end)
                 return
             try:
                 st = os.stat(path)
             except OSError:
                 return
-            if out == end and (st.st_size, st.st_mtime_ns) == (size, mtime_ns):
-                index_cache.save_zran(path, size, mtime_ns, blob, end)
+            if out == end and FileIdentity.of(st) == identity:
+                index_cache.save_zran(path, size, version, blob, end)
 
         return save
 
@@ -410,7 +413,7 @@ class TFRecordFile(Verification, RemoteReading):
         if not self._zran_possible():
             return None
         self.wait_for_cache()
-        index = index_cache.load_zran(self.path, self.file_size, self.mtime_ns, self._stream_end)
+        index = index_cache.load_zran(self.path, self.file_size, self.version, self._stream_end)
         if index is None:
             built = self._zran_builder().result()
             if built is None or built[1] != self._stream_end:
