@@ -642,5 +642,35 @@ def ask_unsaved(parent: QWidget | None, name: str) -> str:
             QMessageBox.StandardButton.Discard: "discard"}.get(QMessageBox.StandardButton(answer), "cancel")
 
 
+def ask_save_over_changed(parent: QWidget | None, name: str, why: str) -> str:
+    """"overwrite", "save_as" or "cancel" for a Save over a file that changed (or went) on disk meanwhile."""
+    box = QMessageBox(parent)
+    box.setIcon(QMessageBox.Icon.Warning)
+    box.setWindowTitle("File Changed on Disk")
+    box.setText(f"{name} changed on disk since it was opened.")
+    box.setInformativeText(f"{why[:1].upper()}{why[1:]}.\nOverwrite it with your version, or save yours as "
+                           "another file?")
+    overwrite = box.addButton("Overwrite", QMessageBox.ButtonRole.DestructiveRole)
+    save_as = box.addButton("Save As…", QMessageBox.ButtonRole.AcceptRole)
+    cancel = box.addButton(QMessageBox.StandardButton.Cancel)
+    box.setDefaultButton(save_as)
+    box.setEscapeButton(cancel)
+    try:
+        box.exec()
+        clicked = box.clickedButton()
+    finally:
+        box.deleteLater()
+    return "overwrite" if clicked is overwrite else "save_as" if clicked is save_as else "cancel"
+
+
+def ask_reload_unsaved(parent: QWidget | None, name: str) -> bool:
+    """True when the user agrees to drop unsaved edits to show the file as it is on disk now."""
+    answer = QMessageBox.question(parent, "Reload", f"{name} has unsaved changes.\n"
+                                  "Reload it from disk and discard them?",
+                                  QMessageBox.StandardButton.Discard | QMessageBox.StandardButton.Cancel,
+                                  QMessageBox.StandardButton.Cancel)
+    return answer == QMessageBox.StandardButton.Discard
+
+
 def compression_name(compression: Compression) -> str:
     return compression.value
