@@ -97,11 +97,6 @@ class EditedFile:
     def mtime_ns(self) -> int:
         return self.source.mtime_ns
 
-    @property
-    def identity(self):
-        """The source file's :class:`~codec.file_identity.FileIdentity` when it was opened (None for a URL)."""
-        return self.source.identity
-
     def __len__(self) -> int:
         return len(self.document)
 

@@ -8,16 +8,15 @@ import pytest
 
 pytest.importorskip("PySide6.QtWidgets")
 
-from PySide6.QtCore import Qt  # noqa: E402
+from PySide6.QtCore import Qt, QTimer  # noqa: E402
 from PySide6.QtGui import QGuiApplication, QKeySequence  # noqa: E402
+from PySide6.QtWidgets import QApplication, QMessageBox  # noqa: E402
 
 from codec.framing import encode_record  # noqa: E402
 from codec.reader import open_tfrecord  # noqa: E402
 from codec.writer import write_records  # noqa: E402
 
 from app.dialogs import edit_dialogs  # noqa: E402
-from app.models.settings import Settings  # noqa: E402
-from app.shell.main_window import MainWindow  # noqa: E402
 
 pytestmark = pytest.mark.gui
 
@@ -34,25 +33,15 @@ def read_all(path) -> list[bytes]:
 
 
 @pytest.fixture
-def window(qtbot) -> MainWindow:
-    w = MainWindow(Settings())
-    qtbot.addWidget(w)
-    w.resize(1200, 780)
-    w.show()
-    yield w
-    for tab in w.file_tabs():
-        tab.editing.wait()
-
-
-@pytest.fixture
 def opened(window, qtbot, tmp_path):
-    """A 100-record file open in the window, indexed and editable."""
+    """A 100-record file open in the window (tests/conftest.py's), indexed and editable."""
     path = str(tmp_path / "data.tfrecord")
     write_records(path, records(100))
     tab = window.open_file(path)
     assert tab is not None, window.message_bar.text()
     qtbot.waitUntil(lambda: tab.editing.editable and not tab.is_running(), timeout=TIMEOUT)
-    return path, tab
+    yield path, tab
+    tab.editing.wait()
 
 
 def replace_with(path: str, n: int) -> bytes:
@@ -190,3 +179,14 @@ def test_reload_with_unsaved_edits_asks_first(window, qtbot, opened, monkeypatch
     tab.change_bar.action_button.click()
     qtbot.waitUntil(lambda: not tab.is_running() and tab.model.rowCount() == 40, timeout=TIMEOUT)
     assert not tab.editing.modified and tab.change_bar.isHidden()
+
+
+@pytest.mark.parametrize("press, answer", [("Overwrite", "overwrite"), ("Save As…", "save_as"), ("Cancel", "cancel")])
+def test_the_save_over_a_changed_file_question_answers_what_was_pressed(qtbot, press, answer):
+    def press_button():
+        box = QApplication.activeModalWidget()
+        assert isinstance(box, QMessageBox) and "changed on disk" in box.text()
+        next(b for b in box.buttons() if b.text() == press).click()
+
+    QTimer.singleShot(0, press_button)
+    assert edit_dialogs.ask_save_over_changed(None, "data.tfrecord", "it was deleted since it was opened") == answer

@@ -20,7 +20,7 @@ from codec.framing import HEADER_SIZE
 from codec.reader import TFRecordFile, open_tfrecord
 from codec.writer import write_records
 
-from .conftest import ROOT, record_offset
+from .conftest import ROOT, flip_in_place, record_offset
 
 
 def records(n: int, size: int = 40, seed: int = 1) -> list[bytes]:
@@ -149,24 +149,13 @@ def test_save_as_another_file_reads_the_file_opened_even_after_a_replace(opened,
 
 
 # -- attack 7: bytes copied verbatim pass their CRCs ------------------------------------------------
-def flip(path, pos: int) -> None:
-    """One byte changed in place, size and mtime kept."""
-    st = os.stat(path)
-    with open(path, "r+b") as f:
-        f.seek(pos)
-        b = f.read(1)
-        f.seek(pos)
-        f.write(bytes([b[0] ^ 0x40]))
-    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
-
-
 @pytest.mark.parametrize("where, what", [(HEADER_SIZE + 5, "data CRC stored"), (3, "length CRC fails")])
 def test_a_source_changed_in_place_stops_the_save_naming_record_and_offset(opened, tmp_path, where, what):
     path, doc = opened
     recs = records(100)
     offset = record_offset(recs, 7)
     before = path.read_bytes()
-    flip(path, offset + where)
+    flip_in_place(path, offset + where)
     out = tmp_path / "out.tfrecord"
     with pytest.raises(CorruptRecordError) as caught:
         doc.save(out)
@@ -185,7 +174,7 @@ def test_a_record_known_damaged_is_copied_as_it_is(tmp_path):
     path = tmp_path / "damaged.tfrecord"
     recs = records(10)
     write_records(path, recs)
-    flip(path, record_offset(recs, 3) + HEADER_SIZE + 1)
+    flip_in_place(path, record_offset(recs, 3) + HEADER_SIZE + 1)
     with open_tfrecord(path) as source:
         source.verify()
         doc = Document(source)
@@ -202,7 +191,7 @@ def test_crc_checks_off_copy_what_the_file_holds(tmp_path):
     write_records(path, recs)
     with TFRecordFile(path, check_crc=False) as source:
         source.build_index()
-        flip(path, record_offset(recs, 2) + HEADER_SIZE + 1)
+        flip_in_place(path, record_offset(recs, 2) + HEADER_SIZE + 1)
         doc = Document(source)
         doc.delete([0])
         doc.save(tmp_path / "out.tfrecord")
