@@ -241,7 +241,16 @@ class TFRecordFile(Verification, RemoteReading):
         """The compressed file as a binary file object (a remote one prefetching for a pass)."""
         if self.remote is not None:
             return self._remote_stream(streaming)
-        return open_file(self.path)
+        return self._open_checked()
+
+    def _open_checked(self):
+        """The local file opened again by its path (GZIP and ZLIB reads do), refused with
+        FileChangedError when the path no longer holds the file opened."""
+        f = open_file(self.path)
+        if FileIdentity.of(os.fstat(f.fileno())) != self.identity:
+            f.close()
+            raise FileChangedError(f"{self.path} changed on disk since it was opened: open it again")
+        return f
 
     def _scan_stream(self, verify: bool) -> Iterator[IndexProgress]:
         f = self._open_stream(streaming=True)
@@ -249,7 +258,8 @@ class TFRecordFile(Verification, RemoteReading):
         self._stream_clean = False
         try:
             inflater = InflateScanner(f, self.compression)
-            self._inflate = InflateReader(self.path, self.compression, inflater.checkpoints, 0, self._opener())
+            self._inflate = InflateReader(self.path, self.compression, inflater.checkpoints, 0,
+                                          self._opener() or self._open_checked)
             chunks = prefetch(inflater.chunks())
             source = StreamSource(chunks, lambda: inflater.in_pos)
             scanner = Scanner(source, self.index, self.problems, self.file_size, verify=verify)
@@ -433,7 +443,8 @@ class TFRecordFile(Verification, RemoteReading):
             inflater = InflateScanner(f, self.compression)
             for _ in inflater.chunks():
                 pass
-        return InflateReader(self.path, self.compression, inflater.checkpoints, inflater.out_pos, self._opener())
+        return InflateReader(self.path, self.compression, inflater.checkpoints, inflater.out_pos,
+                             self._opener() or self._open_checked)
 
     def read_bytes(self, offset: int, size: int) -> bytes:
         """Raw bytes of the (uncompressed) stream, e.g. for a hex view."""

@@ -75,6 +75,16 @@ def test_identity_tells_grown_changed_replaced_and_deleted(tmp_path):
     assert identity_at(path) is None and first.change_to(None) is Change.DELETED
 
 
+def test_a_compressed_file_replaced_while_open_is_not_read_from_the_new_one(tmp_path):
+    """GZIP and ZLIB random reads open the path again: the file there must still be the one opened."""
+    path = tmp_path / "a.tfrecord.gz"
+    write_records(path, records(50), "gzip")
+    with open_tfrecord(path, use_cache=False) as f:
+        write_records(path, records(50, seed=9), "gzip")  # same count, other bytes: renamed over it
+        with pytest.raises(FileChangedError, match="changed on disk since it was opened"):
+            f[40]
+
+
 # -- a save over the source's path ---------------------------------------------------------------
 def test_save_over_a_replaced_file_refuses_and_leaves_the_other_programs_file(opened, tmp_path):
     path, doc = opened
