@@ -9,6 +9,7 @@ that nothing blocks on it.
 from __future__ import annotations
 
 import bisect
+import functools
 import os
 import threading
 from typing import Iterator
@@ -241,16 +242,12 @@ class TFRecordFile(Verification, RemoteReading):
         """The compressed file as a binary file object (a remote one prefetching for a pass)."""
         if self.remote is not None:
             return self._remote_stream(streaming)
-        return self._open_checked()
+        return open_same_file(self.path, self.identity)
 
-    def _open_checked(self):
-        """The local file opened again by its path (GZIP and ZLIB reads do), refused with
-        FileChangedError when the path no longer holds the file opened."""
-        f = open_file(self.path)
-        if FileIdentity.of(os.fstat(f.fileno())) != self.identity:
-            f.close()
-            raise FileChangedError(f"{self.path} changed on disk since it was opened: open it again")
-        return f
+    def _checked_opener(self):
+        """What a GZIP or ZLIB random reader opens the file with: the remote file's, or the local
+        path checked to hold the file opened (a partial, not a method: no cycle through the reader)."""
+        return self._opener() or functools.partial(open_same_file, self.path, self.identity)
 
     def _scan_stream(self, verify: bool) -> Iterator[IndexProgress]:
         f = self._open_stream(streaming=True)
@@ -259,7 +256,7 @@ class TFRecordFile(Verification, RemoteReading):
         try:
             inflater = InflateScanner(f, self.compression)
             self._inflate = InflateReader(self.path, self.compression, inflater.checkpoints, 0,
-                                          self._opener() or self._open_checked)
+                                          self._checked_opener())
             chunks = prefetch(inflater.chunks())
             source = StreamSource(chunks, lambda: inflater.in_pos)
             scanner = Scanner(source, self.index, self.problems, self.file_size, verify=verify)
@@ -444,7 +441,7 @@ class TFRecordFile(Verification, RemoteReading):
             for _ in inflater.chunks():
                 pass
         return InflateReader(self.path, self.compression, inflater.checkpoints, inflater.out_pos,
-                             self._opener() or self._open_checked)
+                             self._checked_opener())
 
     def read_bytes(self, offset: int, size: int) -> bytes:
         """Raw bytes of the (uncompressed) stream, e.g. for a hex view."""
@@ -581,6 +578,16 @@ class TFRecordFile(Verification, RemoteReading):
     def pinned(self, i: int) -> PinnedRecord:
         """Record ``i`` for a detail view."""
         return PinnedRecord(self, i, self._check_index(i), None)
+
+
+def open_same_file(path: str, identity: FileIdentity):
+    """``path`` opened again (GZIP and ZLIB reads do), refused with FileChangedError when it no
+    longer holds the file ``identity`` was taken of."""
+    f = open_file(path)
+    if FileIdentity.of(os.fstat(f.fileno())) != identity:
+        f.close()
+        raise FileChangedError(f"{path} changed on disk since it was opened: open it again")
+    return f
 
 
 def _is_url(path: str) -> bool:
