@@ -12,6 +12,7 @@ import os
 import stat
 
 from .errors import UsageError
+from .file_identity import FileIdentity
 
 def parse_range(text: str | None, n: int) -> range:
     """``A:B`` with Python slice rules (either side may be empty or negative)."""
@@ -73,7 +74,7 @@ def cached_records(paths: list[str], range_text: str | None, *, check_crc: bool 
 
     if not stat.S_ISREG(st.st_mode) or st.st_size < index_cache.MIN_CACHED_BYTES:
         return None
-    entry = index_cache.open_entry(path, st.st_size, st.st_mtime_ns)
+    entry = index_cache.open_entry(path, st.st_size, FileIdentity.of(st).stamp)
     if entry is None:
         return None
     with entry:
@@ -120,7 +121,7 @@ def cached_records(paths: list[str], range_text: str | None, *, check_crc: bool 
         now = os.stat(path)
     except OSError:
         return None
-    if (now.st_size, now.st_mtime_ns) != (st.st_size, st.st_mtime_ns):
+    if FileIdentity.of(now) != FileIdentity.of(st):
         return None
     return records, problems
 
@@ -144,7 +145,7 @@ def zran_reader(path: str, st, entry):
 
     if any(p.get("compressed_offset") is not None for p in entry.problems) or not zran_available():
         return None  # a damaged stream has no zran index
-    index = index_cache.load_zran(path, st.st_size, st.st_mtime_ns, entry.stream_end)
+    index = index_cache.load_zran(path, st.st_size, FileIdentity.of(st).stamp, entry.stream_end)
     if index is None:
         return None
     try:

@@ -74,7 +74,7 @@ def verify_data(f) -> None:
     from . import index_cache
     from .framing import Compression
 
-    if f.use_cache and index_cache.has_entry(f.path, f.file_size, f.mtime_ns, f.compression):
+    if f.use_cache and index_cache.has_entry(f.path, f.file_size, f.version, f.compression):
         if f.compression is Compression.NONE:
             f.build_index()
         else:

@@ -16,8 +16,10 @@ from typing import Iterable, Iterator, Sequence
 
 import numpy as np
 
-from .errors import RecordIndexError, UsageError
-from .framing import OVERHEAD, Compression, RecordStatus
+from .crc import masked_crc
+from .errors import CorruptRecordError, FileChangedError, RecordIndexError, TargetChangedError, UsageError
+from .file_identity import FileIdentity, describe_change, identity_at
+from .framing import CRC, HEADER, HEADER_SIZE, OVERHEAD, Compression, RecordInfo, RecordStatus
 from .reader import TFRecordFile
 from .scan import IndexProgress
 from .writer import TFRecordWriter, same_file
@@ -49,6 +51,11 @@ class Document:
 
     def __init__(self, source: TFRecordFile) -> None:
         self.source = source
+        # What the source's path held when it was opened, or when this document last saved over it:
+        # a save over the path refuses to replace anything else (a FileIdentity, a URL's version).
+        self.expected: FileIdentity | dict | None = source.identity
+        if source.remote is not None:
+            self.expected = source.remote.version
         self._store: list[bytes] = []
         self._pieces: list[Piece] = []
         self._starts: list[int] = []
@@ -222,7 +229,7 @@ class Document:
 
     # -- saving -------------------------------------------------------------
     def save_iter(self, path: str | os.PathLike | None = None, compression: Compression | str | None = None,
-                  result: list | None = None) -> Iterator[IndexProgress]:
+                  result: list | None = None, *, overwrite_changed: bool = False) -> Iterator[IndexProgress]:
         """Write the document to ``path`` (default: over the source), atomically.
 
         Untouched records are copied as their original framed bytes (a record
@@ -234,17 +241,29 @@ class Document:
         ``compression`` None keeps the source's over the source, and follows
         the name (``.gz``, ``.zz``/``.zlib``) for another file. A symlink's
         target is replaced; a device or FIFO is written directly.
+
+        Over the source's path, the file there must still be the one opened
+        (or last saved by this document): one changed, replaced or deleted
+        since raises :class:`TargetChangedError`, checked before writing and
+        again just before the rename, unless ``overwrite_changed``. Records
+        copied verbatim have their CRCs checked (unless the source was opened
+        with ``check_crc=False``); one that fails stops the save with
+        :class:`CorruptRecordError` (a record known damaged is copied as it is).
         """
         target = os.fspath(path) if path is not None else self.source.path
+        over_source = path is None or self._names_source(target)
         if compression is not None:
             comp = Compression.parse(compression)
-        elif path is None or same_file(target, self.source.path):
+        elif over_source:
             comp = self.source.compression
         else:
             comp = Compression.for_name(target)
+        check = self._check_source_path if over_source and not overwrite_changed else None
+        if check is not None:
+            check()
         copied = written = dropped = 0
         n = self._length
-        with TFRecordWriter(target, comp) as w:
+        with TFRecordWriter(target, comp, before_replace=check) as w:
             for k, piece in enumerate(self._pieces):
                 base = self._starts[k]
                 for j in range(piece.start, piece.stop):
@@ -257,23 +276,106 @@ class Document:
                             dropped += 1
                             continue
                         if info.status is RecordStatus.LENGTH_CRC:  # data proven good: give it a fresh header
-                            w.write(self.source.read(j).data)
+                            w.write(self._checked_data(j, info))
                             written += 1
                         else:
-                            w.write_framed(self.source.read_bytes(info.offset, OVERHEAD + info.length))
+                            w.write_framed(self._checked_frame(j, info))
                             copied += 1
                     done = base + (j - piece.start) + 1
                     if done % 4096 == 0:
                         yield IndexProgress(done, done, n, 0)
+        if over_source:
+            self.expected = self._path_version()  # saved over it: this is the file to expect there now
         if result is not None:
             result.append(SaveReport(target, copied + written, copied, written, dropped))
         yield IndexProgress(n, n, n, 0, done=True)
 
-    def save(self, path: str | os.PathLike | None = None, compression: Compression | str | None = None) -> SaveReport:
+    def save(self, path: str | os.PathLike | None = None, compression: Compression | str | None = None, *,
+             overwrite_changed: bool = False) -> SaveReport:
+        """:meth:`save_iter` to the end; the :class:`SaveReport`."""
         result: list[SaveReport] = []
-        for _ in self.save_iter(path, compression, result):
+        for _ in self.save_iter(path, compression, result, overwrite_changed=overwrite_changed):
             pass
         return result[0]
+
+    # -- what a save replaces and copies ------------------------------------------
+    def _names_source(self, target: str) -> bool:
+        """Whether ``target`` is the source's path (also when the file there was deleted or replaced)."""
+        source = self.source.path
+        if same_file(target, source):
+            return True
+        if self.source.remote is not None or "://" in target:
+            return target == source
+        return os.path.realpath(target) == os.path.realpath(source)
+
+    def _path_version(self) -> FileIdentity | dict | None:
+        """What the source's path holds now: a local file's identity (None: nothing), a URL's version."""
+        if self.source.remote is not None:
+            return self.source.remote.current_version()
+        return identity_at(self.source.path)
+
+    def changed_on_disk(self) -> str | None:
+        """Why a save over the source's path would be refused (one line), or None when it would not."""
+        if self.expected is None:
+            return None
+        now = self._path_version()
+        if isinstance(self.expected, dict):
+            same = _same_version(self.expected, now)
+            return None if same else f"{self.source.path} changed on the server since it was opened"
+        return None if now == self.expected else describe_change(self.source.path, self.expected, now)
+
+    def _check_source_path(self) -> None:
+        """Raise TargetChangedError when the source's path no longer holds the file expected there."""
+        why = self.changed_on_disk()
+        if why is None:
+            return
+        change = "changed" if isinstance(self.expected, dict) else self.expected.change_to(self._path_version()).value
+        raise TargetChangedError(f"{why}: not saved over it (save as another file, or overwrite it on purpose)",
+                                 path=self.source.path, change=change)
+
+    def _where(self, j: int, info: RecordInfo) -> str:
+        return f"save stopped: {self.source.path}: record {j} at offset {info.offset}"
+
+    def _checked_frame(self, j: int, info: RecordInfo) -> bytes:
+        """Record ``j``'s framed bytes as the file holds them now, its CRCs checked: a file changed
+        in place (or bit rot) must not be copied silently. A record known damaged keeps its data."""
+        frame = self.source.read_bytes(info.offset, OVERHEAD + info.length)
+        if not self.source.check_crc:
+            return frame
+        length, length_crc = HEADER.unpack_from(frame.ljust(HEADER_SIZE, b"\0"))
+        if masked_crc(frame[:8]) != length_crc:
+            raise CorruptRecordError(f"{self._where(j, info)}: its length CRC fails now (the file changed on disk "
+                                     "since it was read, or is damaged); nothing was written",
+                                     offset=info.offset, index=j)
+        if len(frame) < OVERHEAD + info.length:
+            raise FileChangedError(f"{self._where(j, info)}: it no longer fits in the file; nothing was written")
+        if info.status is not RecordStatus.DATA_CRC:
+            end = HEADER_SIZE + length
+            self._check_data(j, info, frame[HEADER_SIZE:end], CRC.unpack_from(frame, end)[0])
+        return frame
+
+    def _checked_data(self, j: int, info: RecordInfo) -> bytes:
+        """Record ``j``'s data (its length CRC is known bad), its data CRC checked."""
+        rec = self.source.read(j)
+        if self.source.check_crc:
+            self._check_data(j, info, rec.data, rec.stored_crc)
+        return rec.data
+
+    def _check_data(self, j: int, info: RecordInfo, data: bytes, stored: int) -> None:
+        computed = masked_crc(data)
+        if computed != stored:
+            raise CorruptRecordError(f"{self._where(j, info)}: data CRC stored {stored:#010x}, computed "
+                                     f"{computed:#010x} (the file changed on disk since it was read, or is "
+                                     "damaged: verifying it marks damaged records); nothing was written",
+                                     offset=info.offset, index=j)
+
+
+def _same_version(a: dict, b: dict) -> bool:
+    """Whether two of a remote object's versions (:func:`codec.remote.version_of`) are one: every field
+    both name agrees (a listing and a metadata request do not name the same ones)."""
+    keys = [k for k in ("size", "generation", "etag", "version_id", "md5", "mtime")
+            if a.get(k) is not None and b.get(k) is not None]
+    return all(a[k] == b[k] for k in keys)
 
 
 def sorted_unique(parts: Sequence[np.ndarray]) -> np.ndarray:

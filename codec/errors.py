@@ -19,6 +19,16 @@ class FollowStopped(FileChangedError):
     """A followed file shrank, was replaced, removed or rewritten, or its stream broke: following ends."""
 
 
+class TargetChangedError(FileChangedError):
+    """A save refused to replace a file that changed, was replaced or was deleted since it was opened
+    (``Document.save(..., overwrite_changed=True)`` replaces it all the same)."""
+
+    def __init__(self, message: str, *, path: str = "", change: str = ""):
+        super().__init__(message)
+        self.path = path
+        self.change = change  # a codec.file_identity.Change value: "changed", "grew", "replaced", "deleted"
+
+
 class NotTFRecordError(TFRecordError, ValueError):
     """The content is not a TFRecord stream (plain, GZIP or ZLIB)."""
 

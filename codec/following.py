@@ -22,6 +22,7 @@ from typing import Callable, Iterator
 import numpy as np
 
 from .errors import FileChangedError, FollowStopped, TFRecordError, UsageError
+from .file_identity import FileIdentity
 from .framing import Compression, Problem, ProblemKind, RecordInfo, RecordStatus
 from .inflate import CHECKPOINT_EVERY, GZIP_MAGIC, OUT_CAP, READ_BLOCK, Checkpoint, InflateReader, InflateScanner, \
     StreamDamage, wbits_for
@@ -243,6 +244,8 @@ class Following:
         state.rescan = False
         with self._lock:
             self.file_size, self.mtime_ns = st.st_size, st.st_mtime_ns
+            self.identity = FileIdentity.of(st)  # the version now read: a later reopen compares with it
+            self.version = self.identity.stamp
         if not len(self.index) and not state.resume and state.stream is None:
             self._sniff_again(state)
         yield from self._grow_pass(state, open_end=True)

@@ -1,9 +1,10 @@
-"""A per-user cache of finished indexes, keyed by path, size and mtime.
+"""A per-user cache of finished indexes, keyed by path, size and version (mtime, ctime and inode).
 
 One file per indexed path in the user cache folder (or ``$TFRLENS_CACHE_DIR``):
 an 8-byte magic, a length-prefixed JSON header, then the offsets (uint64 LE)
-and statuses (uint8). A changed size or mtime, or any unreadable entry, is a
-miss; the cache is an optimisation and never an error.
+and statuses (uint8). A changed size, mtime, ctime or inode, or any unreadable
+entry, is a miss; the cache is an optimisation and never an error. ctime is what
+tells a copy that kept size and mtime (``cp -p``, rsync, tar) from the file indexed.
 
 Beside it, for a GZIP or ZLIB file whose stream was undamaged, a ``.gzi`` file holds
 its zran index (``indexed_gzip``'s export, keyed the same way) so a cached
@@ -37,7 +38,7 @@ MIN_CACHED_BYTES = 1 << 20
 APP_NAME = "tfrecord-lens"
 MAGIC = b"TFRLIDX1"
 ZRAN_MAGIC = b"TFRLZRN1"
-VERSION = 1
+VERSION = 2  # 2: keyed by the version stamp (mtime, ctime, inode), no longer by mtime alone
 _LEN = struct.Struct("<I")
 _OFFSET = struct.Struct("<Q")
 
@@ -85,10 +86,10 @@ def cache_path(path: str) -> str:
     return os.path.join(cache_dir(), key + ".tfri")
 
 
-def _identity(path: str, size: int, mtime_ns: int | str) -> dict:
-    """What ties a cache entry to one version of one file: its size and mtime, or for a remote
-    object what the store says identifies the version (ETag, generation, version id, mtime)."""
-    return {"version": VERSION, "path": _key(path), "size": size, "mtime_ns": mtime_ns}
+def _identity(path: str, size: int, stamp: str) -> dict:
+    """What ties a cache entry to one version of one file: its size and stamp (a local file's
+    :attr:`codec.file_identity.FileIdentity.stamp`, a remote object's version token)."""
+    return {"version": VERSION, "path": _key(path), "size": size, "stamp": stamp}
 
 
 _O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
@@ -236,10 +237,10 @@ def _read_header(f, magic: bytes, expected: dict) -> dict | None:
     return header
 
 
-def _entry(path: str, size: int, mtime_ns: int, compression: Compression, index: RecordIndex,
+def _entry(path: str, size: int, stamp: str, compression: Compression, index: RecordIndex,
            problems: list[Problem], verified: bool, stream_end: int) -> tuple[dict, list]:
     """An entry's header and its payloads: views of the index's chunks, not a copy of them."""
-    header = dict(_identity(path, size, mtime_ns), compression=compression.value, count=len(index),
+    header = dict(_identity(path, size, stamp), compression=compression.value, count=len(index),
                   verified=verified, stream_end=stream_end, problems=[
                       {"index": p.index, "offset": p.offset, "kind": p.kind.value, "detail": p.detail,
                        "size": p.size, "compressed_offset": p.compressed_offset, "expected": p.expected,
@@ -251,33 +252,33 @@ def _entry(path: str, size: int, mtime_ns: int, compression: Compression, index:
     return header, [c.astype("<u8", copy=False) for c in offsets] + statuses
 
 
-def save(path: str, size: int, mtime_ns: int, compression: Compression, index: RecordIndex,
+def save(path: str, size: int, stamp: str, compression: Compression, index: RecordIndex,
          problems: list[Problem], verified: bool, stream_end: int) -> str | None:
-    header, payloads = _entry(path, size, mtime_ns, compression, index, problems, verified, stream_end)
+    header, payloads = _entry(path, size, stamp, compression, index, problems, verified, stream_end)
     return _write_entry(cache_path(path), MAGIC, header, payloads)
 
 
-def has_entry(path: str, size: int, mtime_ns: int, compression: Compression) -> bool:
+def has_entry(path: str, size: int, stamp: str, compression: Compression) -> bool:
     """Whether the cache holds an index of this very file (its header is read, not its arrays)."""
     fd = _open_entry_file(cache_path(path))
     if fd is None:
         return False
     try:
         with open(fd, "rb") as f:
-            expected = dict(_identity(path, size, mtime_ns), compression=compression.value)
+            expected = dict(_identity(path, size, stamp), compression=compression.value)
             return _read_header(f, MAGIC, expected) is not None
     except (OSError, ValueError, KeyError, struct.error):
         return False
 
 
-def load(path: str, size: int, mtime_ns: int, compression: Compression):
+def load(path: str, size: int, stamp: str, compression: Compression):
     """(index, problems, verified, stream_end) from the cache, or None on a miss."""
     fd = _open_entry_file(cache_path(path))
     if fd is None:
         return None
     try:
         with open(fd, "rb") as f:
-            header = _read_header(f, MAGIC, dict(_identity(path, size, mtime_ns), compression=compression.value))
+            header = _read_header(f, MAGIC, dict(_identity(path, size, stamp), compression=compression.value))
             if header is None:
                 return None
             count = header["count"]
@@ -333,14 +334,14 @@ class Entry:
         self.close()
 
 
-def open_entry(path: str, size: int, mtime_ns: int) -> Entry | None:
+def open_entry(path: str, size: int, stamp: str) -> Entry | None:
     """The cache entry of this very file (whatever its compression), or None on a miss."""
     fd = _open_entry_file(cache_path(path))
     if fd is None:
         return None
     f = open(fd, "rb")
     try:
-        header = _read_header(f, MAGIC, _identity(path, size, mtime_ns))
+        header = _read_header(f, MAGIC, _identity(path, size, stamp))
         if header is not None:
             entry = Entry(f, header, f.tell())
             if os.fstat(f.fileno()).st_size >= entry._base + 9 * entry.count:
@@ -355,18 +356,18 @@ def zran_path(path: str) -> str:
     return cache_path(path)[: -len(".tfri")] + ".gzi"
 
 
-def save_zran(path: str, size: int, mtime_ns: int, blob: bytes | None, stream_end: int) -> str | None:
+def save_zran(path: str, size: int, stamp: str, blob: bytes | None, stream_end: int) -> str | None:
     """Store a GZIP or ZLIB file's exported zran index; ``blob=None`` removes a stale one."""
     target = zran_path(path)
     if blob is None:
         _unlink(target)
         return None
-    header = dict(_identity(path, size, mtime_ns), stream_end=stream_end, length=len(blob))
+    header = dict(_identity(path, size, stamp), stream_end=stream_end, length=len(blob))
     return _write_entry(target, ZRAN_MAGIC, header, [blob])
 
 
-def load_zran(path: str, size: int, mtime_ns: int, stream_end: int):
-    """The exported zran index for this very file (same size, mtime and stream length), or None.
+def load_zran(path: str, size: int, stamp: str, stream_end: int):
+    """The exported zran index for this very file (same size, stamp and stream length), or None.
 
     An unbuffered file positioned at the index, for ``import_index(fileobj=...)``
     to read in place (the caller closes it): a copy in memory first would cost
@@ -377,7 +378,7 @@ def load_zran(path: str, size: int, mtime_ns: int, stream_end: int):
         return None
     f = open(fd, "rb", buffering=0)
     try:
-        header = _read_header(f, ZRAN_MAGIC, dict(_identity(path, size, mtime_ns), stream_end=stream_end))
+        header = _read_header(f, ZRAN_MAGIC, dict(_identity(path, size, stamp), stream_end=stream_end))
         if header is not None and os.fstat(f.fileno()).st_size - f.tell() == header["length"]:
             return f
     except (OSError, ValueError, KeyError, TypeError, struct.error):
@@ -423,7 +424,7 @@ def dali_index_text(tfile) -> tuple[str, int]:
 
 def _native_parts(tfile) -> list:
     """``tfile``'s (finished) index in the cache's own binary format, as pieces to write in turn."""
-    header, payloads = _entry(tfile.path, tfile.file_size, tfile.mtime_ns, tfile.compression, tfile.index,
+    header, payloads = _entry(tfile.path, tfile.file_size, tfile.version, tfile.compression, tfile.index,
                               tfile.problems, tfile.verified, tfile._data_end())
     blob = json.dumps(header).encode()
     return [MAGIC + _LEN.pack(len(blob)) + blob] + payloads

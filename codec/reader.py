@@ -9,12 +9,14 @@ that nothing blocks on it.
 from __future__ import annotations
 
 import bisect
+import functools
 import os
 import threading
 from typing import Iterator
 
 from . import index_cache
 from .crc import masked_crc
+from .file_identity import FileIdentity
 from .errors import (CorruptRecordError, FileAccessError, FileChangedError, RecordIndexError, TFRecordError,
                      TruncatedRecordError)
 from .following import Following
@@ -71,6 +73,8 @@ class TFRecordFile(Verification, RemoteReading, Following):
         if walked is not None:
             self.compression = Compression.NONE
             self.file_size, self.mtime_ns = walked.size, walked.mtime_ns
+            self.identity = walked.identity
+            self.version = walked.identity.stamp
             self.use_cache = False
             self._handle = None
         elif "://" in self.path and _is_url(self.path):
@@ -84,6 +88,8 @@ class TFRecordFile(Verification, RemoteReading, Following):
                 raise
             self.file_size = st.st_size
             self.mtime_ns = st.st_mtime_ns
+            self.identity: FileIdentity | None = FileIdentity.of(st)  # which file, which version: None for a URL
+            self.version = self.identity.stamp  # what keys its index in the cache
             # A small file indexes faster than its cache entry is written or read (a set of 10,000 shards)
             self.use_cache = use_cache and st.st_size >= index_cache.MIN_CACHED_BYTES
             self._handle: Handle | None = Handle(fd)
@@ -118,7 +124,7 @@ class TFRecordFile(Verification, RemoteReading, Following):
                 return  # nothing held between reads; each read is pinned to the version opened
             fd, st = open_fd(self.path)
             # (a followed file is pinned open: it is never released, so never reopened grown)
-            if (st.st_size, st.st_mtime_ns) != (self.file_size, self.mtime_ns):
+            if FileIdentity.of(st) != self.identity:
                 os.close(fd)
                 raise FileChangedError(f"{self.path} changed on disk since it was opened: open it again")
             self._handle = Handle(fd)
@@ -210,7 +216,7 @@ class TFRecordFile(Verification, RemoteReading, Following):
         if self.use_cache:
             self._save_cache()
             if self.compression is not Compression.NONE:
-                index_cache.save_zran(self.path, self.file_size, self.mtime_ns, None, 0)  # drop a stale one
+                index_cache.save_zran(self.path, self.file_size, self.version, None, 0)  # drop a stale one
                 if self._zran_possible():
                     # After the pass, not during it: on two cores a concurrent build slowed the pass ~50%.
                     self._zran_job = self._zran_builder()
@@ -255,7 +261,12 @@ class TFRecordFile(Verification, RemoteReading, Following):
         """The compressed file as a binary file object (a remote one prefetching for a pass)."""
         if self.remote is not None:
             return self._remote_stream(streaming)
-        return open_file(self.path)
+        return open_same_file(self.path, self.identity)
+
+    def _checked_opener(self):
+        """What a GZIP or ZLIB random reader opens the file with: the remote file's, or the local
+        path checked to hold the file opened (a partial, not a method: no cycle through the reader)."""
+        return self._opener() or functools.partial(open_same_file, self.path, self.identity)
 
     def _scan_stream(self, verify: bool) -> Iterator[IndexProgress]:
         f = self._open_stream(streaming=True)
@@ -263,7 +274,8 @@ class TFRecordFile(Verification, RemoteReading, Following):
         self._stream_clean = False
         try:
             inflater = InflateScanner(f, self.compression)
-            self._inflate = InflateReader(self.path, self.compression, inflater.checkpoints, 0, self._opener())
+            self._inflate = InflateReader(self.path, self.compression, inflater.checkpoints, 0,
+                                          self._checked_opener())
             chunks = prefetch(inflater.chunks())
             source = StreamSource(chunks, lambda: inflater.in_pos)
             scanner = Scanner(source, self.index, self.problems, self.file_size, verify=verify)
@@ -298,7 +310,7 @@ class TFRecordFile(Verification, RemoteReading, Following):
                                          compressed_offset=damage.compressed_offset))
 
     def _load_cache(self) -> bool:
-        cached = index_cache.load(self.path, self.file_size, self.mtime_ns, self.compression)
+        cached = index_cache.load(self.path, self.file_size, self.version, self.compression)
         if cached is None:
             return False
         self.index, self.problems, self.verified, self._stream_end = cached
@@ -317,7 +329,7 @@ class TFRecordFile(Verification, RemoteReading, Following):
             # the next open reads it again instead of trusting an index of those bytes.
             index_cache.invalidate(self.path)
             return
-        index_cache.save(self.path, self.file_size, self.mtime_ns, self.compression,
+        index_cache.save(self.path, self.file_size, self.version, self.compression,
                          self.index, self.problems, self.verified, self._stream_end)
 
     # -- random access ----------------------------------------------------
@@ -403,21 +415,21 @@ class TFRecordFile(Verification, RemoteReading, Following):
 
     def _zran_saver(self):
         """``on_done`` for a zran build: cache it if the file is still the one indexed."""
-        path, size, mtime_ns, end = self.path, self.file_size, self.mtime_ns, self._stream_end
+        path, size, version, end, identity = self.path, self.file_size, self.version, self._stream_end, self.identity
 
         remote = self.remote
 
         def save(blob: bytes, out: int) -> None:
             if remote is not None:  # its reads were pinned to the version indexed: a change failed them
                 if out == end:
-                    index_cache.save_zran(path, size, mtime_ns, blob, end)
+                    index_cache.save_zran(path, size, version, blob, end)
                 return
             try:
                 st = os.stat(path)
             except OSError:
                 return
-            if out == end and (st.st_size, st.st_mtime_ns) == (size, mtime_ns):
-                index_cache.save_zran(path, size, mtime_ns, blob, end)
+            if out == end and FileIdentity.of(st) == identity:
+                index_cache.save_zran(path, size, version, blob, end)
 
         return save
 
@@ -436,7 +448,7 @@ class TFRecordFile(Verification, RemoteReading, Following):
         if not self._zran_possible():
             return None
         self.wait_for_cache()
-        index = index_cache.load_zran(self.path, self.file_size, self.mtime_ns, self._stream_end)
+        index = index_cache.load_zran(self.path, self.file_size, self.version, self._stream_end)
         if index is None:
             built = self._zran_builder().result()
             if built is None or built[1] != self._stream_end:
@@ -456,7 +468,8 @@ class TFRecordFile(Verification, RemoteReading, Following):
             inflater = InflateScanner(f, self.compression)
             for _ in inflater.chunks():
                 pass
-        return InflateReader(self.path, self.compression, inflater.checkpoints, inflater.out_pos, self._opener())
+        return InflateReader(self.path, self.compression, inflater.checkpoints, inflater.out_pos,
+                             self._checked_opener())
 
     def read_bytes(self, offset: int, size: int) -> bytes:
         """Raw bytes of the (uncompressed) stream, e.g. for a hex view."""
@@ -596,6 +609,16 @@ class TFRecordFile(Verification, RemoteReading, Following):
     def pinned(self, i: int) -> PinnedRecord:
         """Record ``i`` for a detail view."""
         return PinnedRecord(self, i, self._check_index(i), None)
+
+
+def open_same_file(path: str, identity: FileIdentity):
+    """``path`` opened again (GZIP and ZLIB reads do), refused with FileChangedError when it no
+    longer holds the file ``identity`` was taken of."""
+    f = open_file(path)
+    if FileIdentity.of(os.fstat(f.fileno())) != identity:
+        f.close()
+        raise FileChangedError(f"{path} changed on disk since it was opened: open it again")
+    return f
 
 
 def _is_url(path: str) -> bool:

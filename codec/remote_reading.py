@@ -64,13 +64,15 @@ class RemoteReading:
         self.remote = remote = RemoteFile.open(self.path, info=info)
         self.file_size = remote.size
         self.mtime_ns = remote.token  # the version, for the index cache
+        self.identity = None  # a local file's; the remote object's version is pinned by its reads
+        self.version = remote.token
         self.use_cache = use_cache and remote.size >= index_cache.MIN_CACHED_BYTES
         self._handle = None
         self._tls = threading.local()
         self._passes: set = set()  # prefetchers and stream files to close with the file
         self._in_order = None  # the Prefetcher of records read in order, made on demand
         self._next_read = -1
-        entry = index_cache.open_entry(self.path, self.file_size, self.mtime_ns) if self.use_cache else None
+        entry = index_cache.open_entry(self.path, self.file_size, self.version) if self.use_cache else None
         if entry is not None:
             with entry:
                 self.compression = entry.compression

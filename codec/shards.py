@@ -128,6 +128,7 @@ class ShardSet:
     following = False  # (only a single file is followed as it is written)
     statuses_stored = True
     mtime_ns = None  # several files
+    identity = None  # each shard has its own
     payload = None  # how its records decode (codec.payloads); None: by the kind rule
     labels = None  # class names of label ids (codec.label_maps.LabelNames), when known
 

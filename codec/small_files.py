@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import google_crc32c
 
 from .crc import mask
+from .file_identity import FileIdentity
 from .wire import CRC, HEADER, HEADER_SIZE, OVERHEAD
 
 SMALL_BYTES = 256 << 10  # files up to this size are read whole (below the index cache's threshold)
@@ -24,12 +25,13 @@ SMALL_BYTES = 256 << 10  # files up to this size are read whole (below the index
 
 @dataclass(frozen=True)
 class WalkedFile:
-    """A small plain file read whole: its size and mtime when read, and its records' offsets."""
+    """A small plain file read whole: its size, mtime and identity when read, and its records' offsets."""
 
     size: int
     mtime_ns: int
     offsets: list[int]
     verified: bool
+    identity: FileIdentity
 
 
 def walk_small_file(path: str, verify: bool, limit: int = SMALL_BYTES) -> WalkedFile | None:
@@ -51,7 +53,7 @@ def walk_small_file(path: str, verify: bool, limit: int = SMALL_BYTES) -> Walked
     offsets = walk_records(data, verify) if len(data) == st.st_size else None  # (changed since fstat)
     if offsets is None:
         return None
-    return WalkedFile(st.st_size, st.st_mtime_ns, offsets, verify)
+    return WalkedFile(st.st_size, st.st_mtime_ns, offsets, verify, FileIdentity.of(st))
 
 
 def walk_records(data: bytes, verify: bool) -> list[int] | None:

@@ -28,7 +28,7 @@ import os
 import stat
 import threading
 import zlib
-from typing import BinaryIO, Iterable
+from typing import BinaryIO, Callable, Iterable
 
 from .errors import FileAccessError, UsageError
 from .framing import Compression, encode_record, name_disagrees
@@ -305,9 +305,12 @@ class OutputFile:
     ``with OutputFile(path) as out: out.write(b"...")`` commits when the block
     ends normally and aborts on any exception (KeyboardInterrupt included).
     For a URL, commit uploads the finished temporary file (``remote``).
+    ``before_replace``, when given, is called once everything is written and
+    just before the target is replaced: what it raises aborts the commit.
     """
 
-    def __init__(self, path: str | os.PathLike) -> None:
+    def __init__(self, path: str | os.PathLike, *, before_replace: Callable[[], None] | None = None) -> None:
+        self._before_replace = before_replace
         where = output_target(path)
         self.path = where.path
         self.target = where.target
@@ -385,6 +388,8 @@ class OutputFile:
                 os.fchmod(fd, self._mode if self._mode is not None else new_file_mode())
             self._f.close()
             self._f = None
+            if self._before_replace is not None:
+                self._before_replace()
             if self.remote is not None:
                 self.remote.upload(self._tmp)  # FileAccessError (one line) when it fails
                 self.abort()  # the temporary copy is no longer needed
@@ -425,9 +430,11 @@ class OutputFile:
 
 
 class TFRecordWriter:
-    """``with TFRecordWriter(path, "gzip") as w: w.write(data)``; written safely as :class:`OutputFile` says."""
+    """``with TFRecordWriter(path, "gzip") as w: w.write(data)``; written safely as :class:`OutputFile` says
+    (``before_replace`` too)."""
 
-    def __init__(self, path: str | os.PathLike, compression: Compression | str = Compression.NONE):
+    def __init__(self, path: str | os.PathLike, compression: Compression | str = Compression.NONE, *,
+                 before_replace: Callable[[], None] | None = None):
         self.path = os.fspath(path)
         self.compression = Compression.parse(compression)
         self.count = 0
@@ -435,7 +442,7 @@ class TFRecordWriter:
         self._z = None
         if self.compression is not Compression.NONE:
             self._z = zlib.compressobj(COMPRESSION_LEVEL, zlib.DEFLATED, wbits_for(self.compression))
-        self._out = OutputFile(self.path)
+        self._out = OutputFile(self.path, before_replace=before_replace)
 
     @property
     def _f(self) -> BinaryIO | None:

@@ -468,21 +468,33 @@ def ask_name_mismatch(parent: QWidget | None, path: str, compression: Compressio
     problem = name_disagrees(path, compression)
     named = Compression.for_name(path)
     fix = f"Add {NAME_SUFFIX[compression]}" if named is Compression.NONE else f"Use {named.value.upper()}"
+    return ask_choice(parent, "Name and Compression Disagree", f"{problem}.",
+                      "Readers (TensorFlow among them) choose the compression by the name. Write it anyway?",
+                      [("write", "Write Anyway", QMessageBox.ButtonRole.AcceptRole),
+                       ("fix", fix, QMessageBox.ButtonRole.ActionRole)], default="fix")
+
+
+def ask_choice(parent: QWidget | None, title: str, text: str, informative: str,
+               choices: Sequence[tuple[str, str, QMessageBox.ButtonRole]], default: str) -> str:
+    """A warning with a button per (answer, label, role) and Cancel; the answer clicked, "cancel" for Cancel or Esc."""
     box = QMessageBox(parent)
     box.setIcon(QMessageBox.Icon.Warning)
-    box.setWindowTitle("Name and Compression Disagree")
-    box.setText(f"{problem}.")
-    box.setInformativeText("Readers (TensorFlow among them) choose the compression by the name. Write it anyway?")
-    write = box.addButton("Write Anyway", QMessageBox.ButtonRole.AcceptRole)
-    fixed = box.addButton(fix, QMessageBox.ButtonRole.ActionRole)
-    box.addButton(QMessageBox.StandardButton.Cancel)
-    box.setDefaultButton(fixed)
+    box.setWindowTitle(title)
+    box.setText(text)
+    box.setInformativeText(informative)
+    answers = {}
+    for answer, label, role in choices:
+        button = box.addButton(label, role)
+        answers[button] = answer
+        if answer == default:
+            box.setDefaultButton(button)
+    box.setEscapeButton(box.addButton(QMessageBox.StandardButton.Cancel))
     try:
         box.exec()
         clicked = box.clickedButton()
     finally:
         box.deleteLater()
-    return "write" if clicked is write else "fix" if clicked is fixed else "cancel"
+    return answers.get(clicked, "cancel")
 
 
 def settle_name(parent: QWidget | None, path: str, compression: Compression) -> tuple[str, Compression] | None:
@@ -640,6 +652,23 @@ def ask_unsaved(parent: QWidget | None, name: str) -> str:
         box.deleteLater()
     return {QMessageBox.StandardButton.Save: "save",
             QMessageBox.StandardButton.Discard: "discard"}.get(QMessageBox.StandardButton(answer), "cancel")
+
+
+def ask_save_over_changed(parent: QWidget | None, name: str, why: str) -> str:
+    """"overwrite", "save_as" or "cancel" for a Save over a file that changed (or went) on disk meanwhile."""
+    return ask_choice(parent, "File Changed on Disk", f"{name} changed on disk since it was opened.",
+                      f"{why[:1].upper()}{why[1:]}.\nOverwrite it with your version, or save yours as another file?",
+                      [("overwrite", "Overwrite", QMessageBox.ButtonRole.DestructiveRole),
+                       ("save_as", "Save As…", QMessageBox.ButtonRole.AcceptRole)], default="save_as")
+
+
+def ask_reload_unsaved(parent: QWidget | None, name: str) -> bool:
+    """True when the user agrees to drop unsaved edits to show the file as it is on disk now."""
+    answer = QMessageBox.question(parent, "Reload", f"{name} has unsaved changes.\n"
+                                  "Reload it from disk and discard them?",
+                                  QMessageBox.StandardButton.Discard | QMessageBox.StandardButton.Cancel,
+                                  QMessageBox.StandardButton.Cancel)
+    return answer == QMessageBox.StandardButton.Discard
 
 
 def compression_name(compression: Compression) -> str:

@@ -18,6 +18,7 @@ from PySide6.QtGui import QAction, QKeySequence, QUndoGroup
 from PySide6.QtWidgets import QLabel, QMainWindow, QMenu, QTabWidget
 from shiboken6 import isValid as shiboken_valid
 
+from codec.errors import TFRecordError
 from codec.remote import is_url
 
 from app.dialogs import edit_dialogs
@@ -223,10 +224,36 @@ class EditActions(QObject):
         return tab is not None and self.save_tab(tab)
 
     def save_tab(self, tab: FileTab, on_done: Callable[[bool], None] | None = None) -> bool:
-        """Save over the tab's file; a URL's goes through Save As: a remote original is replaced only when asked."""
+        """Save over the tab's file; a URL's goes through Save As: a remote original is replaced only when asked.
+
+        A file that changed, was replaced or deleted on disk since the tab opened it is
+        never written over silently: Overwrite · Save As… · Cancel.
+        """
         if is_url(tab.path) and tab.session.target is not None:
             return self.save_as(tab, on_done)
-        return tab.editing.save(on_done=on_done)
+        why = self._changed_on_disk(tab)
+        if why is None:
+            return tab.editing.save(on_done=on_done)
+        self.tabs.setCurrentWidget(tab)
+        answer = edit_dialogs.ask_save_over_changed(self.window, tab.title, why)
+        if answer == "overwrite":
+            return tab.editing.save(on_done=on_done, overwrite_changed=True)
+        if answer == "save_as":
+            return self.save_as(tab, on_done)
+        self._message(f"not saved: {tab.title} on disk is left as it is")
+        return False
+
+    @staticmethod
+    def _changed_on_disk(tab: FileTab) -> str | None:
+        """Why the file at the tab's path is not the one it opened (one line), or None; the tab's bar says so too."""
+        document = tab.session.document
+        if document is None:
+            return None
+        tab.disk.check()
+        try:
+            return document.changed_on_disk()
+        except TFRecordError as exc:
+            return str(exc)
 
     def save_as_current(self) -> bool:
         tab = self._tab()

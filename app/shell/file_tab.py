@@ -31,7 +31,9 @@ from app.models.filtered_table_model import FilteredTableModel, window_rows_for
 from app.models.labels import STATUS_TEXT
 from app.models.record_table_model import BASE_COLUMNS, Column, RecordTableModel
 from app.models.settings import Settings, columns_signature, full_path
+from app.dialogs import edit_dialogs
 from app.shell.corruption_tools import CorruptionTools
+from app.shell.disk_changes import DiskChanges
 from app.shell.payload_choice import opening_choice
 from app.shell.qa_views import QaViews
 from app.shell.row_selection import RowSelection
@@ -63,7 +65,10 @@ class FileTab(QWidget):
     ``indexing_finished()`` when the index (and any verify) pass ends,
     ``message(str)`` a one-line note for the status bar, ``reopened()`` the
     session shows a new file now (saved over or saved as), ``file_changed(str)``
-    the file changed on disk while it was read (any thread may emit it).
+    the file changed on disk while it was read (any thread may emit it),
+    ``disk_changed(str)`` the tab's bar shows that its file changed on disk (a
+    :class:`codec.file_identity.Change` value; see :class:`DiskChanges`),
+    ``sig_follow_requested()`` Follow was pressed on the bar of a grown file.
     """
 
     state_changed = Signal()
@@ -71,6 +76,8 @@ class FileTab(QWidget):
     message = Signal(str)
     reopened = Signal()
     file_changed = Signal(str)
+    disk_changed = Signal(str)
+    sig_follow_requested = Signal()
 
     def __init__(self, source: OpenedSource, settings: Settings, parent: QWidget | None = None,
                  *, auto_verify_bytes: int = AUTO_VERIFY_BYTES) -> None:
@@ -88,9 +95,8 @@ class FileTab(QWidget):
         self.model = self._make_model(source)
         self.model.error.connect(self.message)
         self.model.samples_ready.connect(self._samples_ready)  # a URL's first rows came from the background
-        self.change_bar = MessageBar(self, action="Reopen")
+        self.change_bar = MessageBar(self, action="Reload")
         self.change_bar.action_button.setToolTip("Open the file again as it is on disk now (unsaved edits are lost)")
-        self.change_bar.action_button.clicked.connect(self.reopen_changed)
         # queued: it comes from workers, and from views in the middle of painting
         self.file_changed.connect(self._show_file_changed, Qt.ConnectionType.QueuedConnection)
         session.file_changed.connect(self.file_changed)
@@ -142,6 +148,12 @@ class FileTab(QWidget):
         self.editing.modified_changed.connect(self._modified_changed)
         for part in (self.corruption, self.editing, self.qa, self.follow):
             part.message.connect(self.message)
+        # the file changing on disk: the bar over the tab (the window's DiskWatch asks it to check)
+        self.disk = DiskChanges(session, self.change_bar, lambda: self.editing.busy, self)
+        self.disk.reload_requested.connect(self.reload)
+        self.disk.follow_requested.connect(self.sig_follow_requested)
+        self.disk.follow_requested.connect(self.start_follow)  # the bar's Follow is View > Follow
+        self.disk.changed.connect(self.disk_changed)
         session.state_changed.connect(self.state_changed)
         session.idle.connect(self.indexing_finished)
         session.reopened.connect(self.reopened)
@@ -331,7 +343,13 @@ class FileTab(QWidget):
         if self._closed or not self.session.changed_on_disk():
             return  # a notice queued before the tab reopened the file
         text = message if "changed" in message.lower() else f"the file changed while reading: {message}"
-        self.change_bar.show_message(f"{text[:1].upper()}{text[1:]} — reopen it to see the file as it is now.")
+        self.disk.show_read_failure(f"{text[:1].upper()}{text[1:]} — reload it to see the file as it is now.")
+
+    def reload(self) -> bool:
+        """Reload pressed: open the file again as it is on disk now, after asking when edits are unsaved."""
+        if self.session.modified and not edit_dialogs.ask_reload_unsaved(self, self.title):
+            return False
+        return self.reopen_changed()
 
     def reopen_changed(self) -> bool:
         """Open the file again as it is on disk now (after it changed); False with a note if it cannot be."""

@@ -28,6 +28,7 @@ from app.dialogs import url_dialogs
 from app.models.settings import Settings
 from app.shell.check_actions import CheckActions
 from app.shell.damage_actions import DamageActions
+from app.shell.disk_watch import DiskWatch
 from app.shell.edit_actions import EditActions
 from app.shell.file_tab import FileTab
 from app.shell.payload_actions import PayloadActions
@@ -103,6 +104,8 @@ class MainWindow(QMainWindow):
         self.openings.tab_ready.connect(self._url_tab_ready)
         self.openings.error.connect(self.show_error)
         self.openings.ended.connect(self._current_changed)
+        self.disk_watch = DiskWatch(self.file_tabs, self)  # open files changing on disk: each tab's bar
+        self.tabs.currentChanged.connect(lambda *_: self.disk_watch.check_all())
 
     # -- building ---------------------------------------------------------
     def _make_status_bar(self) -> None:
@@ -343,12 +346,14 @@ class MainWindow(QMainWindow):
         tab.message.connect(lambda text, t=tab: self._tab_message(t, text))
         self.damage.tab_opened(tab)
         self.edit_actions.tab_opened(tab)
+        tab.reopened.connect(self.disk_watch.refresh)  # saved as another file: watch that one
         index = self.tabs.insertTab(at, tab, icons.icon("file"), tab.title)
         self.tabs.setTabToolTip(index, shown_path(path))
         self.tabs.setCurrentIndex(index)
         self.message_bar.hide()
         if recent:
             self.recent.add(path)
+        self.disk_watch.refresh()
         tab.start()
         tab.table.setFocus()
         return tab
@@ -416,6 +421,7 @@ class MainWindow(QMainWindow):
         self.tabs.removeTab(index)
         tab.close_file()
         tab.deleteLater()
+        self.disk_watch.refresh()
         self._current_changed()
 
     def close_current(self) -> None:

@@ -42,12 +42,14 @@ class DocumentSaver(QObject):
         self.worker = worker
 
     def save(self, path: str | None, compression: str | None, on_done: Callable[[bool], None] | None,
-             existed: bool | None = None) -> bool:
+             existed: bool | None = None, *, overwrite_changed: bool = False) -> bool:
         """Write the document (to ``path``, default over the file) on the worker; then reopen it.
 
         Returns False at once (with a message) when saving cannot start.
         ``on_done(ok)`` is called when the save has ended. ``existed``: whether
         the target was there before (a URL's was asked already), else looked up.
+        Over a file that changed on disk since it was opened the codec refuses
+        (the save fails with its one line) unless ``overwrite_changed``.
         """
         session = self.session
         if self.worker.busy or session.is_running():
@@ -96,7 +98,8 @@ class DocumentSaver(QObject):
             end(False)
 
         def passes() -> Iterator:
-            yield from self._watched(document.save_iter(target, compression, result))
+            yield from self._watched(document.save_iter(target, compression, result,
+                                                        overwrite_changed=overwrite_changed))
             if remote:
                 try:
                     reopened.append(TFRecordFile(target))

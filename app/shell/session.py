@@ -12,7 +12,6 @@ and its parts follow its signals.
 """
 from __future__ import annotations
 
-import os
 from contextlib import contextmanager
 from typing import Iterator, NamedTuple
 
@@ -21,11 +20,11 @@ from PySide6.QtGui import QUndoStack
 
 from codec.document import Document
 from codec.edited import EditedFile
-from codec.errors import FileChangedError
+from codec.errors import FileChangedError, TFRecordError
+from codec.file_identity import identity_at
 from codec.payload_options import Choice, apply
 from codec.reader import TFRecordFile
 from codec.records import RecordSource
-from codec.remote import is_url
 from codec.scan import IndexProgress
 from codec.shards import ShardSet
 
@@ -209,16 +208,15 @@ class TabSession(QObject):
             raise
 
     def changed_on_disk(self) -> bool:
-        """The file on disk is not the one opened (size or modification time differ); a URL's: the
+        """The file on disk is not the one opened (see :mod:`codec.file_identity`); a URL's: the
         codec found its object changed, and only its store can say more."""
         source = self.source
-        if source.mtime_ns is None or is_url(source.path):  # several files: each checks itself
+        if source.identity is None:  # a URL, or several files (each checks itself)
             return True
         try:
-            st = os.stat(source.path)
-        except OSError:
+            return identity_at(source.path) != source.identity
+        except TFRecordError:
             return True
-        return (st.st_size, st.st_mtime_ns) != (source.file_size, source.mtime_ns)
 
     # -- the passes ------------------------------------------------------------
     def is_running(self) -> bool:

@@ -94,7 +94,7 @@ class ShardSetTab(FileTab):
         super().__init__(shard_set, settings, parent, **kwargs)
         self.dataset = dataset  # the codec.tfds.TfdsDataset the set is, or None
         self.model.set_dataset(dataset)
-        self.change_bar.action_button.hide()  # a set is reopened as a whole: close the tab and open it again
+        self.disk.can_reload = False  # a set is reopened as a whole: close the tab and open it again
         self.corruption.map.hide()  # it draws one file's bytes; a set's offsets are per shard
         self.skipped = list(skipped)  # files of the folders opened that are not TFRecords
         self._unusable_seen = 0

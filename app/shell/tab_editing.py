@@ -195,17 +195,19 @@ class TabEditing(QObject):
 
     # -- saving -----------------------------------------------------------------
     def save(self, path: str | None = None, compression: str | None = None,
-             on_done: Callable[[bool], None] | None = None, *, existed: bool | None = None) -> bool:
+             on_done: Callable[[bool], None] | None = None, *, existed: bool | None = None,
+             overwrite_changed: bool = False) -> bool:
         """Write the document (to ``path``, default over the file) on a worker; then reopen it.
 
         Returns False at once (with a message) when saving cannot start.
         ``on_done(ok)`` is called when the save has ended. ``existed``: a URL
-        target's object was there before (asked already).
+        target's object was there before (asked already). ``overwrite_changed``:
+        replace the file even though it changed on disk since it was opened (asked already).
         """
         if self.session.target is None:
             self.message.emit(self.read_only_reason() or "nothing to save")
             return False
-        return self.saver.save(path, compression, on_done, existed)
+        return self.saver.save(path, compression, on_done, existed, overwrite_changed=overwrite_changed)
 
     def cancel(self) -> None:
         self.worker.cancel()

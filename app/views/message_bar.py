@@ -26,14 +26,23 @@ class MessageBar(QFrame):
         close.setAutoRaise(True)
         close.setToolTip("Dismiss")
         close.clicked.connect(self.hide)
+        self.close_button = close
         layout = QHBoxLayout(self)
         layout.setContentsMargins(10, 6, 6, 6)
         layout.addWidget(icon, 0, Qt.AlignmentFlag.AlignTop)
         layout.addWidget(self._label, 1)
         layout.addWidget(self.action_button, 0, Qt.AlignmentFlag.AlignTop)
         layout.addWidget(close, 0, Qt.AlignmentFlag.AlignTop)
+        self._layout = layout
         self.action_button.setHidden(action is None)
         self.hide()
+
+    def add_button(self, text: str, *, before_action: bool = False) -> QPushButton:
+        """Another button: before the action's, or after the last one (before the dismiss cross)."""
+        button = QPushButton(text)
+        at = self._layout.indexOf(self.action_button if before_action else self.close_button)
+        self._layout.insertWidget(at, button, 0, Qt.AlignmentFlag.AlignTop)
+        return button
 
     def show_message(self, text: str) -> None:
         self._label.setText(text)

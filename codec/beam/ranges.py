@@ -107,7 +107,7 @@ def plan_file(path: str, info: dict | None, use_cache: bool) -> Plan | None:
         count = -(-size // RANGE_BYTES)
         cuts = [size * k // count for k in range(count + 1)]
         base = {"path": path, "info": info}
-        cached = index_cache.load(f.path, size, f.mtime_ns, f.compression) if f.use_cache else None
+        cached = index_cache.load(f.path, size, f.version, f.compression) if f.use_cache else None
     if cached is None:
         return Plan(path, info, [dict(base, start=a, end=b) for a, b in zip(cuts, cuts[1:])])
     index, problems, verified, _ = cached

@@ -1,5 +1,5 @@
 """Message bars: an error goes away once the user does something that works, and a file that
-changes on disk while it is read gets the tab's bar (with Reopen), never a traceback."""
+changes on disk while it is read gets the tab's bar (with Reload), never a traceback."""
 from __future__ import annotations
 
 import os
@@ -131,10 +131,10 @@ def test_a_file_cut_short_while_open_shows_the_tab_bar_and_reopens(window, qtbot
         f.truncate(os.path.getsize(path) // 2 + 100)  # in the middle of a record
     tab.select_record(1500)  # past the new end: the detail (and the table's rows) read it
     qtbot.waitUntil(lambda: "changed while reading" in tab.change_bar.text(), timeout=TIMEOUT)
-    assert "reopen it" in tab.change_bar.text() and "cannot read" in tab.detail.header_text()
+    assert "reload it" in tab.change_bar.text() and "cannot read" in tab.detail.header_text()
     assert window.message_bar.isHidden()  # the tab's own bar: other tabs are not concerned
 
-    tab.change_bar.action_button.click()  # Reopen
+    tab.change_bar.action_button.click()  # Reload
     qtbot.waitUntil(lambda: not tab.is_running() and tab.state().phase == "done", timeout=TIMEOUT)
     assert tab.change_bar.isHidden(), tab.change_bar.text()
     assert 0 < tab.model.rowCount() < 2000

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import os
+import struct
 import subprocess
 import sys
 from pathlib import Path
@@ -43,7 +44,11 @@ def record_offset(records: list[bytes], i: int) -> int:
 
 
 def flip_in_place(path, pos: int) -> None:
-    """Change one byte, keeping the file's size and mtime (what bit rot looks like: a cached index still applies)."""
+    """Change one byte, keeping the file's size and mtime (what bit rot looks like: a cached index still applies).
+
+    Bit rot leaves the ctime alone too, which a write cannot: the file's cache entries
+    are stamped with its new ctime, as if the byte had rotted unseen.
+    """
     st = os.stat(path)
     with open(path, "r+b") as f:
         f.seek(pos)
@@ -53,6 +58,26 @@ def flip_in_place(path, pos: int) -> None:
     os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
     after = os.stat(path)
     assert (after.st_size, after.st_mtime_ns) == (st.st_size, st.st_mtime_ns)
+    restamp_cache(path, st, after)
+
+
+def restamp_cache(path, before: os.stat_result, after: os.stat_result) -> None:
+    """Key the cache entries made of ``path`` as it was at ``before`` to its stat ``after``."""
+    from codec import index_cache
+    from codec.file_identity import FileIdentity
+
+    old, new = FileIdentity.of(before).stamp, FileIdentity.of(after).stamp
+    for entry in (index_cache.cache_path(os.fspath(path)), index_cache.zran_path(os.fspath(path))):
+        try:
+            blob = Path(entry).read_bytes()
+        except OSError:
+            continue
+        (n,) = struct.unpack_from("<I", blob, 8)
+        header = json.loads(blob[12:12 + n])
+        if header.get("stamp") == old:
+            header["stamp"] = new
+            text = json.dumps(header).encode()
+            Path(entry).write_bytes(blob[:8] + struct.pack("<I", len(text)) + text + blob[12 + n:])
 
 
 def run_fresh(code: str) -> str:

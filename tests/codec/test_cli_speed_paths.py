@@ -14,6 +14,7 @@ import pytest
 import codec
 from codec import index_cache
 from codec.cli import main
+from codec.file_identity import FileIdentity
 from codec.framing import HEADER_SIZE
 from codec.writer import write_records
 
@@ -43,11 +44,11 @@ def test_verify_reads_the_data_again_despite_a_cached_verified_index(capsys, tmp
 
     code, out = run(capsys, "verify", "--json", path)
     assert code == 0 and json.loads(out)["ok"] == 3000
-    assert index_cache.has_entry(path, st.st_size, st.st_mtime_ns, codec.Compression.NONE)
+    assert index_cache.has_entry(path, st.st_size, FileIdentity.of(st).stamp, codec.Compression.NONE)
 
     offset = record_offset(recs, 1234)
     flip_in_place(path, offset + HEADER_SIZE + 100)
-    assert index_cache.has_entry(path, st.st_size, st.st_mtime_ns, codec.Compression.NONE)  # still "valid"
+    assert index_cache.has_entry(path, st.st_size, FileIdentity.of(os.stat(path)).stamp, codec.Compression.NONE)  # bit rot: "valid"
 
     code, out = run(capsys, "verify", "--json", path)
     report = json.loads(out)
@@ -67,7 +68,7 @@ def test_verify_of_a_cached_gzip_file_reads_it_again(capsys, tmp_path):
     assert st.st_size >= index_cache.MIN_CACHED_BYTES
     code, out = run(capsys, "verify", "--json", path)
     assert code == 0 and json.loads(out)["ok"] == 1500
-    assert index_cache.has_entry(path, st.st_size, st.st_mtime_ns, codec.Compression.GZIP)
+    assert index_cache.has_entry(path, st.st_size, FileIdentity.of(st).stamp, codec.Compression.GZIP)
 
     flip_in_place(path, st.st_size // 2)
     code, out = run(capsys, "verify", "--json", path)
@@ -82,7 +83,7 @@ def test_verify_no_cache_leaves_the_cache_alone(capsys, tmp_path):
     st = os.stat(path)
     code, _ = run(capsys, "verify", "--no-cache", path)
     assert code == 0
-    assert not index_cache.has_entry(path, st.st_size, st.st_mtime_ns, codec.Compression.NONE)
+    assert not index_cache.has_entry(path, st.st_size, FileIdentity.of(st).stamp, codec.Compression.NONE)
 
 
 # -- counts -----------------------------------------------------------------------------
@@ -167,7 +168,7 @@ def test_index_no_cache_writes_no_cache_entry(capsys, tmp_path):
     out_path = tmp_path / "out.tfri"
     assert main(["index", "--no-cache", "-o", str(out_path), path]) == 0
     assert parse_native(out_path.read_bytes())[0]["count"] == 3000
-    assert not index_cache.has_entry(path, st.st_size, st.st_mtime_ns, codec.Compression.NONE)
+    assert not index_cache.has_entry(path, st.st_size, FileIdentity.of(st).stamp, codec.Compression.NONE)
 
 
 # -- start-up: what gets imported ------------------------------------------------------------
@@ -244,7 +245,7 @@ def cached_gzip_file(tmp_path, capsys) -> str:
     # an open range indexes the whole file (a known one stops where it ends): the record index is cached
     assert run(capsys, "cat", "--range=-1:", path)[0] == 0
     assert run(capsys, "cat", "--range=1", path)[0] == 0  # the first cached open caches the zran index
-    assert index_cache.has_entry(path, st.st_size, st.st_mtime_ns, codec.Compression.GZIP)
+    assert index_cache.has_entry(path, st.st_size, FileIdentity.of(st).stamp, codec.Compression.GZIP)
     assert os.path.exists(index_cache.zran_path(path))
     return path
 

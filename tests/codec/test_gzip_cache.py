@@ -15,12 +15,13 @@ import random
 import pytest
 
 from codec import TFRecordFile, index_cache, write_records, zran
+from codec.file_identity import FileIdentity
 from codec.zran import ZranReader
 
 
-def _zran_cached(path: str, size: int, mtime_ns: int, stream_end: int) -> bool:
+def _zran_cached(path: str, size: int, st: os.stat_result, stream_end: int) -> bool:
     """Whether the cache holds a zran index of this version of ``path`` (the file it gives is closed)."""
-    index = index_cache.load_zran(path, size, mtime_ns, stream_end)
+    index = index_cache.load_zran(path, size, FileIdentity.of(st).stamp, stream_end)
     if index is None:
         return False
     index.close()
@@ -136,15 +137,15 @@ def test_changing_the_file_invalidates_the_zran_index_with_the_record_index(tmp_
     write_records(path, old, "gzip")
     _index(path)
     st = os.stat(path)
-    assert _zran_cached(os.fspath(path), st.st_size, st.st_mtime_ns, _stream_end(path))
+    assert _zran_cached(os.fspath(path), st.st_size, st, _stream_end(path))
 
     new = _records(3100, seed=2)
     write_records(path, new, "gzip")
     os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 10**9))
     st2 = os.stat(path)
-    assert index_cache.load(os.fspath(path), st2.st_size, st2.st_mtime_ns, TFRecordFile(path).compression) is None
-    assert not _zran_cached(os.fspath(path), st2.st_size, st2.st_mtime_ns, 0)
-    assert not _zran_cached(os.fspath(path), st.st_size, st2.st_mtime_ns, _stream_end(path))
+    assert index_cache.load(os.fspath(path), st2.st_size, FileIdentity.of(st2).stamp, TFRecordFile(path).compression) is None
+    assert not _zran_cached(os.fspath(path), st2.st_size, st2, 0)
+    assert not _zran_cached(os.fspath(path), st.st_size, st2, _stream_end(path))
     assert _index(path) == new  # rescanned, and a fresh zran index stored
     with TFRecordFile(path) as f:
         assert f._load_cache()
@@ -221,7 +222,7 @@ def test_an_unreadable_zran_index_is_a_miss(tmp_path, monkeypatch):
         assert f[-1] == recs[-1]
         assert isinstance(f._inflate, ZranReader)
     st = os.stat(path)
-    assert _zran_cached(os.fspath(path), st.st_size, st.st_mtime_ns, _stream_end(path))
+    assert _zran_cached(os.fspath(path), st.st_size, st, _stream_end(path))
 
 
 @needs_zran

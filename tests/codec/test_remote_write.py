@@ -20,7 +20,7 @@ pytest.importorskip("flask")
 from codec import remote_write  # noqa: E402
 from codec.cli import main  # noqa: E402
 from codec.document import Document  # noqa: E402
-from codec.errors import FileAccessError  # noqa: E402
+from codec.errors import FileAccessError, TargetChangedError  # noqa: E402
 from codec.export import export, export_iter  # noqa: E402
 from codec.framing import Compression, RecordStatus  # noqa: E402
 from codec.reader import TFRecordFile  # noqa: E402
@@ -183,6 +183,26 @@ def test_document_save_to_s3(s3, tmp_path):
         d.save(tmp_path / "edited.tfrecord")
     assert saved.records == 10
     assert fs.cat_file(f"{bucket}/edited.tfrecord") == (tmp_path / "edited.tfrecord").read_bytes()
+
+
+def test_save_over_a_remote_source_refuses_when_the_object_changed(s3, tmp_path):
+    """The object's version is asked again before the save: another writer's object is not replaced unasked."""
+    fs, bucket = s3
+    url = f"s3://{bucket}/source.tfrecord"
+    write_records(url, RECORDS[:50])
+    with TFRecordFile(url, use_cache=False) as f:
+        f.build_index()
+        d = Document(f)
+        d.delete([0])
+        assert d.changed_on_disk() is None
+        write_records(url, RECORDS[:7])  # another program uploads its own
+        theirs = fs.cat_file(f"{bucket}/source.tfrecord")
+        with pytest.raises(TargetChangedError, match="changed on the server"):
+            d.save()
+        assert fs.cat_file(f"{bucket}/source.tfrecord") == theirs
+        assert d.save(overwrite_changed=True).records == 49
+    with TFRecordFile(url, use_cache=False) as f:
+        assert list(f.build_index()) == RECORDS[1:50]
 
 
 def test_cli_export_and_repair_to_s3(s3, tmp_path, capsys):
