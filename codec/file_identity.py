@@ -10,7 +10,7 @@ from __future__ import annotations
 import enum
 import os
 
-from .errors import FileAccessError
+from .errors import FileAccessError, FileChangedError
 
 
 class Change(enum.Enum):
@@ -97,3 +97,21 @@ def _sizes(before: FileIdentity, now: FileIdentity) -> str:
 
 
 __all__ = ["Change", "FileIdentity", "describe_change", "identity_at"]
+
+
+def open_same_file(path: str, identity: FileIdentity, growing: bool = False):
+    """``path`` opened again (GZIP and ZLIB reads do), refused with FileChangedError when it no
+    longer holds the file ``identity`` was taken of; ``growing``: a file being followed, which may
+    have grown since (the same file, no shorter)."""
+    from .opening import open_file
+
+    f = open_file(path)
+    now = FileIdentity.of(os.fstat(f.fileno()))
+    if growing:
+        same = (now.dev, now.inode) == (identity.dev, identity.inode) and now.size >= identity.size
+    else:
+        same = now == identity
+    if not same:
+        f.close()
+        raise FileChangedError(f"{path} changed on disk since it was opened: open it again")
+    return f

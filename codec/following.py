@@ -14,6 +14,7 @@ damage, and is reported as an ordinary open reports it.
 """
 from __future__ import annotations
 
+import functools
 import os
 import zlib
 from dataclasses import dataclass
@@ -22,7 +23,7 @@ from typing import Callable, Iterator
 import numpy as np
 
 from .errors import FileChangedError, FollowStopped, TFRecordError, UsageError
-from .file_identity import FileIdentity
+from .file_identity import FileIdentity, open_same_file
 from .framing import Compression, Problem, ProblemKind, RecordInfo, RecordStatus
 from .inflate import CHECKPOINT_EVERY, GZIP_MAGIC, OUT_CAP, READ_BLOCK, Checkpoint, InflateReader, InflateScanner, \
     StreamDamage, wbits_for
@@ -175,6 +176,8 @@ class Following:
         if not self.indexed:
             self.build_index()
         stream = self._stream_growth() if self.compression is not Compression.NONE else None
+        if isinstance(self._inflate, InflateReader):
+            self._inflate.reopen_with(functools.partial(open_same_file, self.path, self.identity, growing=True))
         with self._lock:
             self._acquire()
             self._pins += 1  # never released while followed: a reopened file would have to be the same size

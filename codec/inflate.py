@@ -492,6 +492,11 @@ class InflateReader(BlockReader):
         self._blocks: OrderedDict[int, _Inflating] = OrderedDict()
         self._f: BinaryIO | None = None
 
+    def reopen_with(self, opener: Callable[[], BinaryIO]) -> None:
+        """Open the file with ``opener`` from now on (a followed file is checked as growing, not as fixed)."""
+        with self._lock:
+            self._open = opener
+
     def close(self) -> None:
         with self._lock:
             if self._f is not None:

@@ -16,7 +16,7 @@ from typing import Iterator
 
 from . import index_cache
 from .crc import masked_crc
-from .file_identity import FileIdentity
+from .file_identity import FileIdentity, open_same_file
 from .errors import (CorruptRecordError, FileAccessError, FileChangedError, RecordIndexError, TFRecordError,
                      TruncatedRecordError)
 from .following import Following
@@ -609,16 +609,6 @@ class TFRecordFile(Verification, RemoteReading, Following):
     def pinned(self, i: int) -> PinnedRecord:
         """Record ``i`` for a detail view."""
         return PinnedRecord(self, i, self._check_index(i), None)
-
-
-def open_same_file(path: str, identity: FileIdentity):
-    """``path`` opened again (GZIP and ZLIB reads do), refused with FileChangedError when it no
-    longer holds the file ``identity`` was taken of."""
-    f = open_file(path)
-    if FileIdentity.of(os.fstat(f.fileno())) != identity:
-        f.close()
-        raise FileChangedError(f"{path} changed on disk since it was opened: open it again")
-    return f
 
 
 def _is_url(path: str) -> bool:

@@ -15,6 +15,7 @@ from codec import TFRecordFile, index_cache
 from codec.cached_records import range_stop
 from codec.cli import main
 from codec.export import records_stop
+from codec.file_identity import FileIdentity
 from codec.framing import HEADER_SIZE, Compression
 from codec.proto import Example, Feature, Int64List
 from codec.writer import write_records
@@ -135,12 +136,12 @@ def test_cat_of_the_first_records_stops_before_damage_further_on(capsys, tmp_pat
     code, out, _ = _cli(capsys, "cat", "--json", "--range", "5:7", str(path))
     assert code == 0  # what was read is intact; nothing past it was read
     assert [json.loads(line)["index"] for line in out.splitlines()] == [5, 6]
-    assert not index_cache.has_entry(str(path), path.stat().st_size, path.stat().st_mtime_ns, Compression.NONE)
+    assert not index_cache.has_entry(str(path), path.stat().st_size, FileIdentity.of(path.stat()).stamp, Compression.NONE)
     code, out, _ = _cli(capsys, "cat", "--json", "--range", "1988:1991", str(path))  # reads past the damage
     assert code == 1 and [json.loads(line)["index"] for line in out.splitlines()] == [1988, 1989, 1990]
     code, _, _ = _cli(capsys, "cat", "--json", "--range=-1:", str(path))  # an open end: the whole pass
     assert code == 1
-    assert index_cache.has_entry(str(path), path.stat().st_size, path.stat().st_mtime_ns, Compression.NONE)
+    assert index_cache.has_entry(str(path), path.stat().st_size, FileIdentity.of(path.stat()).stamp, Compression.NONE)
 
 
 @pytest.mark.parametrize("text,stop", [("0:1", 1), ("5", 6), (":3", 3), ("2:2", 2), ("-1:", None), ("3:", None),

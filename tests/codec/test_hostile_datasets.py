@@ -8,6 +8,7 @@ import stat
 import pytest
 
 from codec import TFRecordFile, index_cache, write_records
+from codec.file_identity import FileIdentity
 
 EXAMPLE = b"\n\x0c\n\n\n\x01x\x12\x05\x1a\x03\n\x01\x07"  # an Example: x = [7]
 
@@ -43,7 +44,7 @@ def test_a_link_planted_at_a_cache_entry_is_replaced_not_followed(tmp_path, cach
     assert stat.S_ISREG(os.lstat(entry).st_mode)  # the link itself was renamed over
     assert not [n for n in os.listdir(tmp_path) if n.endswith(".tmp")]  # nothing written beside the victim
     assert not [n for n in os.listdir(os.path.dirname(entry)) if n.endswith(".tmp")]
-    assert index_cache.load(data, os.path.getsize(data), os.stat(data).st_mtime_ns, f.compression) is not None
+    assert index_cache.load(data, os.path.getsize(data), FileIdentity.of(os.stat(data)).stamp, f.compression) is not None
 
 
 def test_a_cache_entry_that_is_a_link_is_not_read(tmp_path, cached_everything):
@@ -56,11 +57,11 @@ def test_a_cache_entry_that_is_a_link_is_not_read(tmp_path, cached_everything):
     os.replace(entry, elsewhere)
     os.symlink(elsewhere, entry)
     st = os.stat(data)
-    assert index_cache.load(data, st.st_size, st.st_mtime_ns, compression) is None
-    assert index_cache.open_entry(data, st.st_size, st.st_mtime_ns) is None
-    assert not index_cache.has_entry(data, st.st_size, st.st_mtime_ns, compression)
+    assert index_cache.load(data, st.st_size, FileIdentity.of(st).stamp, compression) is None
+    assert index_cache.open_entry(data, st.st_size, FileIdentity.of(st).stamp) is None
+    assert not index_cache.has_entry(data, st.st_size, FileIdentity.of(st).stamp, compression)
     os.replace(elsewhere, entry)  # the same bytes as a plain file are read
-    assert index_cache.load(data, st.st_size, st.st_mtime_ns, compression) is not None
+    assert index_cache.load(data, st.st_size, FileIdentity.of(st).stamp, compression) is not None
 
 
 def test_a_cache_folder_open_to_others_is_made_private(tmp_path, cached_everything):
