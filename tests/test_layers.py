@@ -6,6 +6,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -42,6 +44,9 @@ def test_codec_imports_every_module_without_qt(tmp_path):
     assert proc.stdout.strip() == "ok"
 
 
+@pytest.mark.skipif(os.environ.get("TFRLENS_CODEC_TESTS_RAN_WITHOUT_QT") == "1",
+                    reason="./dev test has just run the codec's tests with Qt blocked "
+                           "(tests/codec/test_without_qt.py checks that run had no Qt)")
 def test_codec_test_suite_passes_without_qt(tmp_path):
     proc = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:pytest-qt", "-p", "no:cacheprovider",
