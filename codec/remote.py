@@ -8,7 +8,10 @@ import re
 import threading
 import time
 
+from . import http_direct
 from .errors import FileAccessError, FileChangedError, UsageError
+from .http_direct import BadAnswer as _BadAnswer, Changed as _Changed, DeadlinePassed as _DeadlinePassed, \
+    RangeIgnored as _RangeIgnored, changed as _changed
 from .url_secrets import redact, redact_text
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
@@ -51,16 +54,6 @@ class BadAnswerError(FileAccessError):
     none, its Content-Length another size, or its body is longer or shorter than asked."""
 
 
-class _RangeIgnored(Exception):
-    pass
-
-
-class _BadAnswer(Exception):
-    pass
-
-
-class _DeadlinePassed(Exception):
-    pass
 
 
 def _env_number(name: str, default: float) -> float:
@@ -300,7 +293,7 @@ def _retrying(url: str, call, retries: int, backoff: float, span: tuple[int, int
     for attempt in range(retries + 1):
         try:
             return call()
-        except (RangeNotSupportedError, RemoteTimeoutError, BadAnswerError):
+        except (RangeNotSupportedError, RemoteTimeoutError, BadAnswerError, http_direct.Unsuitable):
             raise
         except Exception as exc:
             limit = min(retries, 1) if _names(_cause(exc)) & _TIMEOUTS else retries
@@ -331,17 +324,6 @@ def version_of(info: dict) -> dict:
                 version[name] = _normalise(info[key])
                 break
     return version
-
-
-class _Changed(Exception):
-    pass
-
-
-def _etag_matches(ours: str | None, theirs: str | None) -> bool:
-    if not ours or not theirs:
-        return True
-    strip = lambda e: e.strip().removeprefix("W/")  # noqa: E731
-    return strip(ours) == strip(theirs)
 
 
 async def _http_range(fs, url: str, start: int, end: int, version: dict) -> bytes:
@@ -389,18 +371,6 @@ async def _capped(read, want: int) -> bytes:
     if got == want and await read(1):
         raise _BadAnswer(f"with a body longer than the {want} bytes asked")
     return parts[0] if len(parts) == 1 else b"".join(parts)
-
-
-def _changed(headers, version: dict) -> bool:
-    """Does an HTTP answer come from another version than the one opened?"""
-    etag = version.get("etag")
-    if etag:
-        return not _etag_matches(etag, headers.get("ETag"))
-    total = (headers.get("Content-Range") or "").rpartition("/")[2]
-    if total.isdigit() and int(total) != version.get("size"):
-        return True
-    mtime = version.get("mtime")
-    return bool(mtime and headers.get("Last-Modified") and headers.get("Last-Modified") != mtime)
 
 
 async def _s3_range(fs, path: str, start: int, end: int, etag: str | None, version_id: str | None) -> bytes:
@@ -491,6 +461,29 @@ def _metadata(url: str, fs, path: str) -> dict:
                                  "(TFRLENS_REMOTE_TIMEOUT): check the network and that the server is up") from None
 
 
+_direct: dict = {}
+
+
+def _direct_filesystem() -> http_direct.DirectHttp:
+    """The process's http.client reader of plain http(s) URLs (one per timeout setting)."""
+    idle = timeouts()[0]
+    with _fs_lock:
+        fs = _direct.get(idle)
+        if fs is None:
+            fs = _direct[idle] = http_direct.DirectHttp(min(10, idle), idle)
+        return fs
+
+
+def direct_info(url: str, retries: int = RETRIES, backoff: float = BACKOFF) -> dict | None:
+    """The size and version of a plain http(s) URL from a HEAD sent without fsspec (see
+    codec/http_direct.py); None where fsspec must ask (a redirect, no size in the answer)."""
+    fs = _direct_filesystem()
+    try:
+        return _retrying(url, lambda: _metadata(url, fs, url), retries, backoff)
+    except http_direct.Unsuitable:
+        return None
+
+
 MAX_CONNECTIONS = 16  # ranged reads in flight at once, over every remote file of the process
 _connections = threading.BoundedSemaphore(MAX_CONNECTIONS)
 
@@ -521,7 +514,7 @@ class RemoteFile:
         self.requests = requests
         self._lock = threading.Lock()
         self._kind = {"HTTPFileSystem": "http", "S3FileSystem": "s3", "GCSFileSystem": "gs",
-                      "ExtendedGcsFileSystem": "gs"}.get(type(fs).__name__, "")
+                      "ExtendedGcsFileSystem": "gs", "DirectHttp": "direct"}.get(type(fs).__name__, "")
         self._blocks: dict[int, bytes] = {}
 
     @property
@@ -538,11 +531,16 @@ class RemoteFile:
              **storage_options: Any) -> RemoteFile:
         """Resolve ``url`` and read its metadata once (one HEAD or equivalent), unless a
         listing already gave it (``info``)."""
+        retrying = RETRIES if retries is None else retries, BACKOFF if backoff is None else backoff
+        if http_direct.usable(url, storage_options):
+            meta = info if info is not None else direct_info(url, *retrying)
+            if meta is not None:
+                return cls(url, _direct_filesystem(), url, meta, retries=retries, backoff=backoff,
+                           requests=0 if info is not None else 1)
         fs, path = remote_filesystem(url, **storage_options)
         if info is not None and info.get("size") is not None and info.get("type", "file") == "file":
             return cls(url, fs, path, info, retries=retries, backoff=backoff, requests=0)
-        meta = _retrying(url, lambda: _metadata(url, fs, path), RETRIES if retries is None else retries,
-                         BACKOFF if backoff is None else backoff)
+        meta = _retrying(url, lambda: _metadata(url, fs, path), *retrying)
         if meta.get("type") == "directory":
             raise RemoteFolderError(f"cannot read {redact(url)}: it is a folder or prefix, not a file")
         if meta.get("size") is None:
@@ -561,6 +559,8 @@ class RemoteFile:
         deadline = deadline_for(end - start)
         with _connections:
             try:
+                if self._kind == "direct":
+                    return self.fs.read_range(self.path, start, end, self.version, deadline)
                 if self._kind == "http":
                     return _run(self.fs.loop, _http_range(self.fs, self.path, start, end, self.version), deadline)
                 if self._kind == "s3":

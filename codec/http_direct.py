@@ -1,0 +1,289 @@
+"""Plain http:// and https:// objects read straight through the standard library: a HEAD for the
+size and version, and each ranged GET read into one bytes object on the calling thread.
+
+fsspec's HTTP filesystem costs a command about a second of imports (aiohttp) and copies every
+body three times on one event loop thread (~300 MB/s); this path costs neither, so ``cat`` of
+one record starts fast and an index pass runs at the network's speed. It is used only where
+fsspec would send the same requests: no storage options, no user or password in the URL, no
+proxy for the host and no .netrc (aiohttp would read them); a redirect or a HEAD without a
+size goes back to fsspec. The answers are checked as :func:`codec.remote._http_range` checks
+them, and the same exceptions say what was wrong.
+"""
+from __future__ import annotations
+
+import os
+import threading
+import time
+from urllib.parse import urlsplit
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    import http.client
+
+BODY_PIECE = 1 << 20  # a body of unknown length is read at most this much at a time
+IDLE_CONNECTIONS = 16  # kept open per host between requests (keep-alive)
+
+
+class RangeIgnored(Exception):
+    """The answer to a ranged read was the whole object."""
+
+
+class BadAnswer(Exception):
+    """The answer to a ranged read is not the bytes asked (the text says how)."""
+
+
+class DeadlinePassed(Exception):
+    """A request did not finish within its deadline."""
+
+
+class Changed(Exception):
+    """The answer comes from another version of the object than the one opened."""
+
+
+class Unsuitable(Exception):
+    """This URL needs fsspec after all (a redirect, no size in the HEAD's answer)."""
+
+
+class HttpStatusError(OSError):
+    """An HTTP error status, with ``status`` and ``message`` as aiohttp's error has them."""
+
+    def __init__(self, status: int, message: str, url: str) -> None:
+        super().__init__(f"{status}, message={message!r}, url={url!r}")
+        self.status, self.message = status, message
+
+
+def etag_matches(ours: str | None, theirs: str | None) -> bool:
+    """Equal ETags, weak or strong; True when either side has none."""
+    if not ours or not theirs:
+        return True
+    return ours.strip().removeprefix("W/") == theirs.strip().removeprefix("W/")
+
+
+def changed(headers, version: dict) -> bool:
+    """Does an HTTP answer come from another version than the one opened?"""
+    etag = version.get("etag")
+    if etag:
+        return not etag_matches(etag, headers.get("ETag"))
+    total = (headers.get("Content-Range") or "").rpartition("/")[2]
+    if total.isdigit() and int(total) != version.get("size"):
+        return True
+    mtime = version.get("mtime")
+    return bool(mtime and headers.get("Last-Modified") and headers.get("Last-Modified") != mtime)
+
+
+def short(text: str, n: int) -> str:
+    """``text`` on one line, at most ``n`` characters."""
+    return " ".join(str(text).split())[:n]
+
+
+def usable(url: str, storage_options: dict) -> bool:
+    """Whether ``url`` can be read here with the requests fsspec would send."""
+    if storage_options or "::" in url:
+        return False
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname or parts.username or parts.password:
+        return False
+    if os.environ.get("NETRC") or os.path.exists(os.path.expanduser("~/.netrc")):
+        return False
+    import urllib.request
+
+    proxies = urllib.request.getproxies()
+    return not (proxies.get(parts.scheme) or proxies.get("all")) or bool(urllib.request.proxy_bypass(parts.hostname))
+
+
+class DirectHttp:
+    """The few calls :class:`codec.remote.RemoteFile` makes of a filesystem, over http.client,
+    with a pool of kept-alive connections per host (thread-safe)."""
+
+    async_impl = False
+    loop = None
+
+    def __init__(self, connect_timeout: float, idle_timeout: float) -> None:
+        self.connect_timeout, self.idle_timeout = connect_timeout, idle_timeout
+        self._idle: dict[tuple[str, str], list] = {}
+        self._lock = threading.Lock()
+
+    @staticmethod
+    def _strip_protocol(url: str) -> str:
+        return url
+
+    def invalidate_cache(self, path: str) -> None:
+        """Nothing is cached here."""
+
+    # -- connections ----------------------------------------------------------
+    def _connection(self, scheme: str, netloc: str) -> tuple[http.client.HTTPConnection, bool]:
+        """(a connection, whether it was kept from an earlier request)."""
+        with self._lock:
+            idle = self._idle.get((scheme, netloc))
+            if idle:
+                return idle.pop(), True
+        import http.client
+
+        if scheme == "https":
+            import ssl
+            conn = http.client.HTTPSConnection(netloc, timeout=self.connect_timeout,
+                                               context=ssl.create_default_context())
+        else:
+            conn = http.client.HTTPConnection(netloc, timeout=self.connect_timeout)
+        return conn, False
+
+    def _keep(self, scheme: str, netloc: str, conn) -> None:
+        with self._lock:
+            idle = self._idle.setdefault((scheme, netloc), [])
+            if len(idle) < IDLE_CONNECTIONS:
+                idle.append(conn)
+                return
+        conn.close()
+
+    def _request(self, method: str, url: str, headers: dict):
+        """(connection, response) of one request; a kept connection the server closed meanwhile
+        is replaced by a new one once (the request never reached it)."""
+        import http.client
+
+        parts = urlsplit(url)
+        target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+        for attempt in (0, 1):
+            conn, kept = self._connection(parts.scheme, parts.netloc)
+            try:
+                if conn.sock is None:
+                    conn.connect()
+                conn.sock.settimeout(self.idle_timeout)
+                conn.request(method, target, headers=headers)
+                return conn, conn.getresponse()
+            except (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError):
+                conn.close()
+                if not kept or attempt:
+                    raise
+            except BaseException:
+                conn.close()
+                raise
+        raise AssertionError("unreachable")
+
+    def _done(self, url: str, conn, response) -> None:
+        if response.will_close or not response.isclosed():
+            conn.close()
+        else:
+            parts = urlsplit(url)
+            self._keep(parts.scheme, parts.netloc, conn)
+
+    @staticmethod
+    def _raise_for_status(url: str, response) -> None:
+        if response.status == 404:
+            raise FileNotFoundError(url)
+        if 300 <= response.status < 400:
+            raise Unsuitable(f"redirected ({response.status})")
+        if response.status >= 400:
+            raise HttpStatusError(response.status, response.reason, url)
+
+    # -- what RemoteFile asks -------------------------------------------------
+    def info(self, url: str) -> dict:
+        """The object's size and version from a HEAD, as fsspec's HTTP ``info`` gives them."""
+        conn, r = self._request("HEAD", url, {"Accept-Encoding": "identity"})
+        try:
+            r.read()
+            self._raise_for_status(url, r)
+            info: dict = {"name": url, "size": None}
+            if r.headers.get("Content-Length") is not None and \
+                    r.headers.get("Content-Encoding", "identity") in ("identity", ""):
+                info["size"] = int(r.headers["Content-Length"])
+            elif r.headers.get("Content-Range"):
+                info["size"] = int(r.headers["Content-Range"].split("/")[1])
+            if info["size"] is None:
+                raise Unsuitable("no size in the answer to HEAD")
+            if r.headers.get("Content-Type"):
+                info["mimetype"] = r.headers["Content-Type"].partition(";")[0]
+            if r.headers.get("Accept-Ranges") == "none":
+                info["partial"] = False
+            info["url"] = url
+            for name in ("ETag", "Content-MD5", "Digest", "Last-Modified"):
+                if r.headers.get(name):
+                    info[name] = r.headers[name]
+            return {**info, "type": "file"}
+        finally:
+            self._done(url, conn, r)
+
+    def read_range(self, url: str, start: int, end: int, version: dict, deadline: float) -> bytes:
+        """Bytes ``start`` to ``end`` of the version opened, one GET within ``deadline`` seconds
+        (past it the socket is shut and DeadlinePassed raised); at most the bytes asked are read."""
+        headers = {"Range": f"bytes={start}-{end - 1}", "Accept-Encoding": "identity"}
+        expired = threading.Event()
+        holder: list = []
+
+        def expire() -> None:
+            expired.set()
+            if holder and holder[0].sock is not None:
+                import socket
+                try:
+                    holder[0].sock.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
+
+        timer = threading.Timer(deadline, expire)
+        timer.daemon = True
+        timer.start()
+        began = time.monotonic()
+        conn = response = None
+        try:
+            conn, response = self._request("GET", url, headers)
+            holder.append(conn)
+            if expired.is_set():
+                raise DeadlinePassed()
+            data = self._body(url, response, start, end, version)
+            if expired.is_set() or time.monotonic() - began > deadline:
+                raise DeadlinePassed()
+            return data
+        except DeadlinePassed:
+            raise
+        except BaseException:
+            if expired.is_set():
+                raise DeadlinePassed() from None
+            raise
+        finally:
+            timer.cancel()
+            if conn is not None:
+                if expired.is_set() or response is None:
+                    conn.close()
+                else:
+                    self._done(url, conn, response)
+
+    def _body(self, url: str, r, start: int, end: int, version: dict) -> bytes:
+        self._raise_for_status(url, r)
+        length = r.length if not r.chunked else None
+        whole = r.status == 200 and start == 0 and length == end == version.get("size")
+        if r.status != 206 and not whole:
+            raise RangeIgnored()
+        if changed(r.headers, version):
+            raise Changed()
+        if r.status == 206:
+            said = r.headers.get("Content-Range")
+            if said is None:
+                raise BadAnswer("without a Content-Range")
+            if said.partition("/")[0].strip() != f"bytes {start}-{end - 1}":
+                raise BadAnswer(f"with other bytes (Content-Range: {short(said, 60)})")
+        if r.headers.get("Content-Encoding", "identity").strip().lower() not in ("", "identity"):
+            raise BadAnswer(f"compressed (Content-Encoding: {short(r.headers['Content-Encoding'], 30)})")
+        if length is not None and length != end - start:
+            raise BadAnswer(f"with Content-Length {length}")
+        import http.client
+        try:
+            if length is not None:
+                return r.read()  # exactly Content-Length bytes, read into one bytes object
+            return capped(r.read, end - start)
+        except http.client.IncompleteRead as exc:  # as aiohttp's payload error: worth a retry
+            raise ConnectionError(f"the server closed the connection after {len(exc.partial)} of "
+                                  f"{end - start} bytes") from None
+
+
+def capped(read, want: int) -> bytes:
+    """A body of unknown length: at most ``want`` bytes, in pieces; one byte more is an error
+    (a server that never ends its body costs the bytes asked, not memory without bound)."""
+    parts, got = [], 0
+    while got < want:
+        piece = read(min(want - got, BODY_PIECE))
+        if not piece:
+            break
+        parts.append(piece)
+        got += len(piece)
+    if got == want and read(1):
+        raise BadAnswer(f"with a body longer than the {want} bytes asked")
+    return parts[0] if len(parts) == 1 else b"".join(parts)
