@@ -5,15 +5,14 @@ fsspec's HTTP filesystem costs a command about a second of imports (aiohttp) and
 body three times on one event loop thread (~300 MB/s); this path costs neither, so ``cat`` of
 one record starts fast and an index pass runs at the network's speed. It is used only where
 fsspec would send the same requests: no storage options, no user or password in the URL, no
-proxy for the host and no .netrc (aiohttp would read them); a redirect or a HEAD without a
-size goes back to fsspec. The answers are checked as :func:`codec.remote._http_range` checks
+proxy for the host and no .netrc (aiohttp would read them); a HEAD answered other than 2xx
+with a size (a redirect, an error) goes back to fsspec. A GET redirected is an error. The answers are checked as :func:`codec.remote._http_range` checks
 them, and the same exceptions say what was wrong.
 """
 from __future__ import annotations
 
 import os
 import threading
-import time
 from urllib.parse import urlsplit
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
@@ -91,6 +90,40 @@ def usable(url: str, storage_options: dict) -> bool:
     return not (proxies.get(parts.scheme) or proxies.get("all")) or bool(urllib.request.proxy_bypass(parts.hostname))
 
 
+class _Deadline:
+    """Shuts the socket of the connection watched once ``seconds`` pass, so that a blocking
+    read ends; ``check()`` then raises DeadlinePassed."""
+
+    def __init__(self, seconds: float) -> None:
+        self.conn = None
+        self._expired = threading.Event()
+        self._timer = threading.Timer(seconds, self._expire)
+        self._timer.daemon = True
+
+    def _expire(self) -> None:
+        self._expired.set()
+        sock = getattr(self.conn, "sock", None)
+        if sock is not None:
+            import socket
+            try:
+                sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+
+    def check(self) -> None:
+        if self._expired.is_set():
+            if self.conn is not None:
+                self.conn.close()
+            raise DeadlinePassed()
+
+    def __enter__(self) -> _Deadline:
+        self._timer.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._timer.cancel()
+
+
 class DirectHttp:
     """The few calls :class:`codec.remote.RemoteFile` makes of a filesystem, over http.client,
     with a pool of kept-alive connections per host (thread-safe)."""
@@ -135,27 +168,31 @@ class DirectHttp:
                 return
         conn.close()
 
-    def _request(self, method: str, url: str, headers: dict):
-        """(connection, response) of one request; a kept connection the server closed meanwhile
-        is replaced by a new one once (the request never reached it)."""
+    def _request(self, method: str, url: str, headers: dict, watch: _Deadline):
+        """(connection, response) of one request under ``watch``; a kept connection the server
+        closed meanwhile is replaced by a new one once (the request never reached it)."""
         import http.client
 
         parts = urlsplit(url)
         target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
         for attempt in (0, 1):
             conn, kept = self._connection(parts.scheme, parts.netloc)
+            watch.conn = conn
             try:
                 if conn.sock is None:
                     conn.connect()
+                watch.check()
                 conn.sock.settimeout(self.idle_timeout)
                 conn.request(method, target, headers=headers)
                 return conn, conn.getresponse()
             except (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError):
                 conn.close()
+                watch.check()
                 if not kept or attempt:
                     raise
             except BaseException:
                 conn.close()
+                watch.check()
                 raise
         raise AssertionError("unreachable")
 
@@ -171,23 +208,30 @@ class DirectHttp:
         if response.status == 404:
             raise FileNotFoundError(url)
         if 300 <= response.status < 400:
-            raise Unsuitable(f"redirected ({response.status})")
+            raise BadAnswer(f"with a redirect ({response.status})")
         if response.status >= 400:
             raise HttpStatusError(response.status, response.reason, url)
 
     # -- what RemoteFile asks -------------------------------------------------
     def info(self, url: str) -> dict:
-        """The object's size and version from a HEAD, as fsspec's HTTP ``info`` gives them."""
-        conn, r = self._request("HEAD", url, {"Accept-Encoding": "identity"})
+        """The object's size and version from a HEAD, as fsspec's HTTP ``info`` gives them.
+        Unsuitable for any answer but a 2xx with a size, and any failure but a timeout or a
+        refused connection: fsspec then asks as it always did (a HEAD refused to a presigned
+        GET URL, say, is followed by a GET), and says what is wrong in its words."""
+        import http.client
+
+        with _Deadline(2 * self.idle_timeout) as watch:
+            try:
+                conn, r = self._request("HEAD", url, {"Accept-Encoding": "identity"}, watch)
+                r.read()
+            except (TimeoutError, ConnectionRefusedError):
+                raise
+            except (OSError, http.client.HTTPException) as exc:
+                raise Unsuitable(f"HEAD failed: {short(exc, 80)}") from exc
         try:
-            r.read()
-            self._raise_for_status(url, r)
-            info: dict = {"name": url, "size": None}
-            if r.headers.get("Content-Length") is not None and \
-                    r.headers.get("Content-Encoding", "identity") in ("identity", ""):
-                info["size"] = int(r.headers["Content-Length"])
-            elif r.headers.get("Content-Range"):
-                info["size"] = int(r.headers["Content-Range"].split("/")[1])
+            if not 200 <= r.status < 300:
+                raise Unsuitable(f"HEAD answered {r.status}")
+            info: dict = {"name": url, "size": _size(r.headers)}
             if info["size"] is None:
                 raise Unsuitable("no size in the answer to HEAD")
             if r.headers.get("Content-Type"):
@@ -206,45 +250,17 @@ class DirectHttp:
         """Bytes ``start`` to ``end`` of the version opened, one GET within ``deadline`` seconds
         (past it the socket is shut and DeadlinePassed raised); at most the bytes asked are read."""
         headers = {"Range": f"bytes={start}-{end - 1}", "Accept-Encoding": "identity"}
-        expired = threading.Event()
-        holder: list = []
-
-        def expire() -> None:
-            expired.set()
-            if holder and holder[0].sock is not None:
-                import socket
-                try:
-                    holder[0].sock.shutdown(socket.SHUT_RDWR)
-                except OSError:
-                    pass
-
-        timer = threading.Timer(deadline, expire)
-        timer.daemon = True
-        timer.start()
-        began = time.monotonic()
-        conn = response = None
-        try:
-            conn, response = self._request("GET", url, headers)
-            holder.append(conn)
-            if expired.is_set():
-                raise DeadlinePassed()
-            data = self._body(url, response, start, end, version)
-            if expired.is_set() or time.monotonic() - began > deadline:
-                raise DeadlinePassed()
+        with _Deadline(deadline) as watch:
+            conn, response = self._request("GET", url, headers, watch)
+            try:
+                data = self._body(url, response, start, end, version)
+            except BaseException:
+                conn.close()
+                watch.check()
+                raise
+            watch.check()
+            self._done(url, conn, response)
             return data
-        except DeadlinePassed:
-            raise
-        except BaseException:
-            if expired.is_set():
-                raise DeadlinePassed() from None
-            raise
-        finally:
-            timer.cancel()
-            if conn is not None:
-                if expired.is_set() or response is None:
-                    conn.close()
-                else:
-                    self._done(url, conn, response)
 
     def _body(self, url: str, r, start: int, end: int, version: dict) -> bytes:
         self._raise_for_status(url, r)
@@ -272,6 +288,14 @@ class DirectHttp:
         except http.client.IncompleteRead as exc:  # as aiohttp's payload error: worth a retry
             raise ConnectionError(f"the server closed the connection after {len(exc.partial)} of "
                                   f"{end - start} bytes") from None
+
+
+def _size(headers) -> int | None:
+    """The object's size from a HEAD's headers, as fsspec reads it; None if they do not say."""
+    length, whole = headers.get("Content-Length"), headers.get("Content-Range", "").rpartition("/")[2]
+    if length is not None and headers.get("Content-Encoding", "identity") in ("identity", ""):
+        return int(length) if length.strip().isdigit() else None
+    return int(whole) if whole.strip().isdigit() else None
 
 
 def capped(read, want: int) -> bytes:

@@ -451,11 +451,12 @@ def _precondition_failed(exc: BaseException) -> bool:
 def _metadata(url: str, fs, path: str) -> dict:
     """``fs.info(path)`` afresh; on an async filesystem within a deadline of twice the idle timeout."""
     fs.invalidate_cache(path)
-    if not getattr(fs, "async_impl", False) or getattr(fs, "loop", None) is None:
+    if not isinstance(fs, http_direct.DirectHttp) and \
+            (not getattr(fs, "async_impl", False) or getattr(fs, "loop", None) is None):
         return fs.info(path)
     deadline = 2 * timeouts()[0]
     try:
-        return _run(fs.loop, fs._info(path), deadline)
+        return fs.info(path) if isinstance(fs, http_direct.DirectHttp) else _run(fs.loop, fs._info(path), deadline)
     except _DeadlinePassed:
         raise RemoteTimeoutError(f"timed out asking {redact(url)} for its size after {deadline:.0f} s "
                                  "(TFRLENS_REMOTE_TIMEOUT): check the network and that the server is up") from None
