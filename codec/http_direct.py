@@ -265,21 +265,7 @@ class DirectHttp:
     def _body(self, url: str, r, start: int, end: int, version: dict) -> bytes:
         self._raise_for_status(url, r)
         length = r.length if not r.chunked else None
-        whole = r.status == 200 and start == 0 and length == end == version.get("size")
-        if r.status != 206 and not whole:
-            raise RangeIgnored()
-        if changed(r.headers, version):
-            raise Changed()
-        if r.status == 206:
-            said = r.headers.get("Content-Range")
-            if said is None:
-                raise BadAnswer("without a Content-Range")
-            if said.partition("/")[0].strip() != f"bytes {start}-{end - 1}":
-                raise BadAnswer(f"with other bytes (Content-Range: {short(said, 60)})")
-        if r.headers.get("Content-Encoding", "identity").strip().lower() not in ("", "identity"):
-            raise BadAnswer(f"compressed (Content-Encoding: {short(r.headers['Content-Encoding'], 30)})")
-        if length is not None and length != end - start:
-            raise BadAnswer(f"with Content-Length {length}")
+        check_answer(r.status, r.headers, length, start, end, version)
         import http.client
         try:
             if length is not None:
@@ -290,6 +276,26 @@ class DirectHttp:
                                   f"{end - start} bytes") from None
 
 
+def check_answer(status: int, headers, length: int | None, start: int, end: int, version: dict) -> None:
+    """Raise unless the answer to a ranged GET of bytes ``start`` to ``end`` is of the version
+    opened and names exactly those bytes, uncompressed (its body is read after this)."""
+    whole = status == 200 and start == 0 and length == end == version.get("size")
+    if status != 206 and not whole:  # (a range that is the whole object may come as a 200)
+        raise RangeIgnored()
+    if changed(headers, version):
+        raise Changed()
+    if status == 206:
+        said = headers.get("Content-Range")
+        if said is None:
+            raise BadAnswer("without a Content-Range")
+        if said.partition("/")[0].strip() != f"bytes {start}-{end - 1}":
+            raise BadAnswer(f"with other bytes (Content-Range: {short(said, 60)})")
+    if headers.get("Content-Encoding", "identity").strip().lower() not in ("", "identity"):
+        raise BadAnswer(f"compressed (Content-Encoding: {short(headers['Content-Encoding'], 30)})")
+    if length is not None and length != end - start:
+        raise BadAnswer(f"with Content-Length {length}")
+
+
 def _size(headers) -> int | None:
     """The object's size from a HEAD's headers, as fsspec reads it; None if they do not say."""
     length, whole = headers.get("Content-Length"), headers.get("Content-Range", "").rpartition("/")[2]
@@ -298,16 +304,29 @@ def _size(headers) -> int | None:
     return int(whole) if whole.strip().isdigit() else None
 
 
-def capped(read, want: int) -> bytes:
-    """A body of unknown length: at most ``want`` bytes, in pieces; one byte more is an error
-    (a server that never ends its body costs the bytes asked, not memory without bound)."""
+def capped_steps(want: int):
+    """Reading a body of unknown length, as steps (for a blocking or an awaited ``read``): yields
+    how many bytes to read next and is sent what came; returns at most ``want`` bytes, and one
+    byte more is an error (a server that never ends its body costs the bytes asked, not memory
+    without bound)."""
     parts, got = [], 0
     while got < want:
-        piece = read(min(want - got, BODY_PIECE))
+        piece = yield min(want - got, BODY_PIECE)
         if not piece:
             break
         parts.append(piece)
         got += len(piece)
-    if got == want and read(1):
+    if got == want and (yield 1):
         raise BadAnswer(f"with a body longer than the {want} bytes asked")
     return parts[0] if len(parts) == 1 else b"".join(parts)
+
+
+def capped(read, want: int) -> bytes:
+    """:func:`capped_steps` with a blocking ``read``."""
+    steps = capped_steps(want)
+    try:
+        size = next(steps)
+        while True:
+            size = steps.send(read(size))
+    except StopIteration as done:
+        return done.value

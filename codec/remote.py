@@ -11,7 +11,7 @@ import time
 from . import http_direct
 from .errors import FileAccessError, FileChangedError, UsageError
 from .http_direct import BadAnswer as _BadAnswer, Changed as _Changed, DeadlinePassed as _DeadlinePassed, \
-    RangeIgnored as _RangeIgnored, changed as _changed
+    RangeIgnored as _RangeIgnored
 from .url_secrets import redact, redact_text
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
@@ -24,7 +24,6 @@ RETRIES = 3
 BACKOFF = 0.5
 IDLE_TIMEOUT = 30.0  # seconds without a byte before a read is given up (TFRLENS_REMOTE_TIMEOUT)
 MIN_RATE = 64 << 10  # bytes per second a read may not fall below, on average (TFRLENS_REMOTE_MIN_RATE)
-BODY_PIECE = 1 << 20  # a body of unknown length is read at most this much at a time
 
 _SCHEME = re.compile(r"^(?:[A-Za-z][A-Za-z0-9+.\-]*::)*([A-Za-z][A-Za-z0-9+.\-]+)://")
 
@@ -338,39 +337,21 @@ async def _http_range(fs, url: str, start: int, end: int, version: dict) -> byte
     headers["Accept-Encoding"] = "identity"  # the object's own bytes: offsets into anything else are wrong
     async with session.get(fs.encode_url(url), headers=headers, **kw) as r:
         fs._raise_not_found_for_status(r, url)
-        whole = r.status == 200 and start == 0 and r.content_length == end == version.get("size")
-        if r.status != 206 and not whole:  # (a range that is the whole object may come as a 200)
-            raise _RangeIgnored()
-        if _changed(r.headers, version):
-            raise _Changed()
-        if r.status == 206:
-            said = r.headers.get("Content-Range")
-            if said is None:
-                raise _BadAnswer("without a Content-Range")
-            if said.partition("/")[0].strip() != f"bytes {start}-{end - 1}":
-                raise _BadAnswer(f"with other bytes (Content-Range: {_one_line(said)[:60]})")
-        if r.headers.get("Content-Encoding", "identity").strip().lower() not in ("", "identity"):
-            raise _BadAnswer(f"compressed (Content-Encoding: {_one_line(r.headers['Content-Encoding'])[:30]})")
-        if r.content_length is not None and r.content_length != end - start:
-            raise _BadAnswer(f"with Content-Length {r.content_length}")
+        http_direct.check_answer(r.status, r.headers, r.content_length, start, end, version)
         if r.content_length is not None and not r.headers.get("Transfer-Encoding"):
             return await r.read()  # its length is what aiohttp reads (the caller checks it)
         return await _capped(r.content.read, end - start)
 
 
 async def _capped(read, want: int) -> bytes:
-    """A body of unknown length: at most ``want`` bytes, in pieces; one byte more is an error
-    (a server that never ends its body costs the bytes asked, not memory without bound)."""
-    parts, got = [], 0
-    while got < want:
-        piece = await read(min(want - got, BODY_PIECE))
-        if not piece:
-            break
-        parts.append(piece)
-        got += len(piece)
-    if got == want and await read(1):
-        raise _BadAnswer(f"with a body longer than the {want} bytes asked")
-    return parts[0] if len(parts) == 1 else b"".join(parts)
+    """:func:`codec.http_direct.capped_steps` with an awaited ``read``."""
+    steps = http_direct.capped_steps(want)
+    try:
+        size = next(steps)
+        while True:
+            size = steps.send(await read(size))
+    except StopIteration as done:
+        return done.value
 
 
 async def _s3_range(fs, path: str, start: int, end: int, etag: str | None, version_id: str | None) -> bytes:
