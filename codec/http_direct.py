@@ -1,13 +1,13 @@
 """Plain http:// and https:// objects read straight through the standard library: a HEAD for the
 size and version, and each ranged GET read into one bytes object on the calling thread.
 
-fsspec's HTTP filesystem costs a command about a second of imports (aiohttp) and copies every
-body three times on one event loop thread (~300 MB/s); this path costs neither, so ``cat`` of
+fsspec's HTTP filesystem costs a command up to a second of imports (aiohttp) and copies every
+body several times on one event loop thread (~300 MB/s); this path costs neither, so ``cat`` of
 one record starts fast and an index pass runs at the network's speed. It is used only where
 fsspec would send the same requests: no storage options, no user or password in the URL, no
-proxy for the host and no .netrc (aiohttp would read them); a HEAD answered other than 2xx
-with a size (a redirect, an error) goes back to fsspec. A GET redirected is an error. The answers are checked as :func:`codec.remote._http_range` checks
-them, and the same exceptions say what was wrong.
+proxy for the host and no .netrc (aiohttp would read them). A HEAD answered with anything but
+a 2xx carrying the size goes back to fsspec; a GET redirected is an error. Answers are checked
+as :func:`codec.remote._http_range` checks them (:func:`check_answer`, the same exceptions).
 """
 from __future__ import annotations
 
@@ -266,10 +266,11 @@ class DirectHttp:
             return data
 
     def _body(self, url: str, r, start: int, end: int, version: dict) -> bytes:
+        import http.client
+
         self._raise_for_status(url, r)
         length = r.length if not r.chunked else None
         check_answer(r.status, r.headers, length, start, end, version)
-        import http.client
         try:
             if length is not None:
                 return r.read()  # exactly Content-Length bytes, read into one bytes object
