@@ -8,7 +8,10 @@ import re
 import threading
 import time
 
+from . import http_direct
 from .errors import FileAccessError, FileChangedError, UsageError
+from .http_direct import BadAnswer as _BadAnswer, Changed as _Changed, DeadlinePassed as _DeadlinePassed, \
+    RangeIgnored as _RangeIgnored
 from .url_secrets import redact, redact_text
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
@@ -21,7 +24,6 @@ RETRIES = 3
 BACKOFF = 0.5
 IDLE_TIMEOUT = 30.0  # seconds without a byte before a read is given up (TFRLENS_REMOTE_TIMEOUT)
 MIN_RATE = 64 << 10  # bytes per second a read may not fall below, on average (TFRLENS_REMOTE_MIN_RATE)
-BODY_PIECE = 1 << 20  # a body of unknown length is read at most this much at a time
 
 _SCHEME = re.compile(r"^(?:[A-Za-z][A-Za-z0-9+.\-]*::)*([A-Za-z][A-Za-z0-9+.\-]+)://")
 
@@ -51,16 +53,6 @@ class BadAnswerError(FileAccessError):
     none, its Content-Length another size, or its body is longer or shorter than asked."""
 
 
-class _RangeIgnored(Exception):
-    pass
-
-
-class _BadAnswer(Exception):
-    pass
-
-
-class _DeadlinePassed(Exception):
-    pass
 
 
 def _env_number(name: str, default: float) -> float:
@@ -300,7 +292,7 @@ def _retrying(url: str, call, retries: int, backoff: float, span: tuple[int, int
     for attempt in range(retries + 1):
         try:
             return call()
-        except (RangeNotSupportedError, RemoteTimeoutError, BadAnswerError):
+        except (RangeNotSupportedError, RemoteTimeoutError, BadAnswerError, http_direct.Unsuitable):
             raise
         except Exception as exc:
             limit = min(retries, 1) if _names(_cause(exc)) & _TIMEOUTS else retries
@@ -333,17 +325,6 @@ def version_of(info: dict) -> dict:
     return version
 
 
-class _Changed(Exception):
-    pass
-
-
-def _etag_matches(ours: str | None, theirs: str | None) -> bool:
-    if not ours or not theirs:
-        return True
-    strip = lambda e: e.strip().removeprefix("W/")  # noqa: E731
-    return strip(ours) == strip(theirs)
-
-
 async def _http_range(fs, url: str, start: int, end: int, version: dict) -> bytes:
     """One ranged GET that looks at the status before reading the body, so a server that
     ignores Range is refused without downloading the object. The answer must be of the
@@ -356,51 +337,21 @@ async def _http_range(fs, url: str, start: int, end: int, version: dict) -> byte
     headers["Accept-Encoding"] = "identity"  # the object's own bytes: offsets into anything else are wrong
     async with session.get(fs.encode_url(url), headers=headers, **kw) as r:
         fs._raise_not_found_for_status(r, url)
-        whole = r.status == 200 and start == 0 and r.content_length == end == version.get("size")
-        if r.status != 206 and not whole:  # (a range that is the whole object may come as a 200)
-            raise _RangeIgnored()
-        if _changed(r.headers, version):
-            raise _Changed()
-        if r.status == 206:
-            said = r.headers.get("Content-Range")
-            if said is None:
-                raise _BadAnswer("without a Content-Range")
-            if said.partition("/")[0].strip() != f"bytes {start}-{end - 1}":
-                raise _BadAnswer(f"with other bytes (Content-Range: {_one_line(said)[:60]})")
-        if r.headers.get("Content-Encoding", "identity").strip().lower() not in ("", "identity"):
-            raise _BadAnswer(f"compressed (Content-Encoding: {_one_line(r.headers['Content-Encoding'])[:30]})")
-        if r.content_length is not None and r.content_length != end - start:
-            raise _BadAnswer(f"with Content-Length {r.content_length}")
+        http_direct.check_answer(r.status, r.headers, r.content_length, start, end, version)
         if r.content_length is not None and not r.headers.get("Transfer-Encoding"):
             return await r.read()  # its length is what aiohttp reads (the caller checks it)
         return await _capped(r.content.read, end - start)
 
 
 async def _capped(read, want: int) -> bytes:
-    """A body of unknown length: at most ``want`` bytes, in pieces; one byte more is an error
-    (a server that never ends its body costs the bytes asked, not memory without bound)."""
-    parts, got = [], 0
-    while got < want:
-        piece = await read(min(want - got, BODY_PIECE))
-        if not piece:
-            break
-        parts.append(piece)
-        got += len(piece)
-    if got == want and await read(1):
-        raise _BadAnswer(f"with a body longer than the {want} bytes asked")
-    return parts[0] if len(parts) == 1 else b"".join(parts)
-
-
-def _changed(headers, version: dict) -> bool:
-    """Does an HTTP answer come from another version than the one opened?"""
-    etag = version.get("etag")
-    if etag:
-        return not _etag_matches(etag, headers.get("ETag"))
-    total = (headers.get("Content-Range") or "").rpartition("/")[2]
-    if total.isdigit() and int(total) != version.get("size"):
-        return True
-    mtime = version.get("mtime")
-    return bool(mtime and headers.get("Last-Modified") and headers.get("Last-Modified") != mtime)
+    """:func:`codec.http_direct.capped_steps` with an awaited ``read``."""
+    steps = http_direct.capped_steps(want)
+    try:
+        size = next(steps)
+        while True:
+            size = steps.send(await read(size))
+    except StopIteration as done:
+        return done.value
 
 
 async def _s3_range(fs, path: str, start: int, end: int, etag: str | None, version_id: str | None) -> bytes:
@@ -481,14 +432,38 @@ def _precondition_failed(exc: BaseException) -> bool:
 def _metadata(url: str, fs, path: str) -> dict:
     """``fs.info(path)`` afresh; on an async filesystem within a deadline of twice the idle timeout."""
     fs.invalidate_cache(path)
-    if not getattr(fs, "async_impl", False) or getattr(fs, "loop", None) is None:
+    if not isinstance(fs, http_direct.DirectHttp) and \
+            (not getattr(fs, "async_impl", False) or getattr(fs, "loop", None) is None):
         return fs.info(path)
     deadline = 2 * timeouts()[0]
     try:
-        return _run(fs.loop, fs._info(path), deadline)
+        return fs.info(path) if isinstance(fs, http_direct.DirectHttp) else _run(fs.loop, fs._info(path), deadline)
     except _DeadlinePassed:
         raise RemoteTimeoutError(f"timed out asking {redact(url)} for its size after {deadline:.0f} s "
                                  "(TFRLENS_REMOTE_TIMEOUT): check the network and that the server is up") from None
+
+
+_direct: dict = {}
+
+
+def _direct_filesystem() -> http_direct.DirectHttp:
+    """The process's http.client reader of plain http(s) URLs (one per timeout setting)."""
+    idle = timeouts()[0]
+    with _fs_lock:
+        fs = _direct.get(idle)
+        if fs is None:
+            fs = _direct[idle] = http_direct.DirectHttp(min(10, idle), idle)
+        return fs
+
+
+def direct_info(url: str, retries: int = RETRIES, backoff: float = BACKOFF) -> dict | None:
+    """The size and version of a plain http(s) URL from a HEAD sent without fsspec (see
+    codec/http_direct.py); None where fsspec must ask (a redirect, no size in the answer)."""
+    fs = _direct_filesystem()
+    try:
+        return _retrying(url, lambda: _metadata(url, fs, url), retries, backoff)
+    except http_direct.Unsuitable:
+        return None
 
 
 MAX_CONNECTIONS = 16  # ranged reads in flight at once, over every remote file of the process
@@ -521,7 +496,7 @@ class RemoteFile:
         self.requests = requests
         self._lock = threading.Lock()
         self._kind = {"HTTPFileSystem": "http", "S3FileSystem": "s3", "GCSFileSystem": "gs",
-                      "ExtendedGcsFileSystem": "gs"}.get(type(fs).__name__, "")
+                      "ExtendedGcsFileSystem": "gs", "DirectHttp": "direct"}.get(type(fs).__name__, "")
         self._blocks: dict[int, bytes] = {}
 
     @property
@@ -538,11 +513,16 @@ class RemoteFile:
              **storage_options: Any) -> RemoteFile:
         """Resolve ``url`` and read its metadata once (one HEAD or equivalent), unless a
         listing already gave it (``info``)."""
+        retrying = RETRIES if retries is None else retries, BACKOFF if backoff is None else backoff
+        if http_direct.usable(url, storage_options):
+            meta = info if info is not None else direct_info(url, *retrying)
+            if meta is not None:
+                return cls(url, _direct_filesystem(), url, meta, retries=retries, backoff=backoff,
+                           requests=0 if info is not None else 1)
         fs, path = remote_filesystem(url, **storage_options)
         if info is not None and info.get("size") is not None and info.get("type", "file") == "file":
             return cls(url, fs, path, info, retries=retries, backoff=backoff, requests=0)
-        meta = _retrying(url, lambda: _metadata(url, fs, path), RETRIES if retries is None else retries,
-                         BACKOFF if backoff is None else backoff)
+        meta = _retrying(url, lambda: _metadata(url, fs, path), *retrying)
         if meta.get("type") == "directory":
             raise RemoteFolderError(f"cannot read {redact(url)}: it is a folder or prefix, not a file")
         if meta.get("size") is None:
@@ -561,6 +541,8 @@ class RemoteFile:
         deadline = deadline_for(end - start)
         with _connections:
             try:
+                if self._kind == "direct":
+                    return self.fs.read_range(self.path, start, end, self.version, deadline)
                 if self._kind == "http":
                     return _run(self.fs.loop, _http_range(self.fs, self.path, start, end, self.version), deadline)
                 if self._kind == "s3":

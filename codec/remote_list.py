@@ -14,7 +14,8 @@ from typing import Any
 
 from .errors import FileAccessError
 from .framing import HEADER_SIZE
-from .remote import RemoteFolderError, access_error, remote_filesystem
+from . import http_direct
+from .remote import RemoteFolderError, access_error, direct_info, remote_filesystem
 from .tfrecord_names import looks_like_tfrecord_name
 from .url_secrets import redact
 
@@ -81,6 +82,10 @@ def expand_remote(arg: str, notes: list[str] | None = None) -> list[tuple[str, d
     its name. Nothing found, a missing bucket, a refused listing: one-line
     :class:`FileAccessError`.
     """
+    if _http(arg) and not is_remote_glob(arg) and http_direct.usable(arg, {}):
+        info = direct_info(arg, retries=0)
+        if info is not None:
+            return [(arg, info)]
     fs, path = remote_filesystem(arg)
     try:
         if is_remote_glob(arg):
