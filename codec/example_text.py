@@ -282,12 +282,22 @@ def example_json_line(index: int, data: bytes, status, offset: int | None, lengt
 
 def line_head(index: int, data: bytes, status, offset: int | None, length: int | None, kind: str) -> str:
     """A ``cat --json`` line up to its value: ``{"index": ..., "value": ``."""
-    where = "" if offset is None else f'"offset": {offset}, '
+    return line_format(kind, offset is not None) % line_fields(index, data, status, offset, length)
+
+
+def line_format(kind: str, with_offset: bool) -> str:
+    """The %-format of a line's head, for :func:`line_fields`."""
+    return ('{"index": %d, ' + ('"offset": %d, ' if with_offset else "")
+            + f'"length": %d, "status": %s, "kind": "{kind}", "value": ')
+
+
+def line_fields(index: int, data: bytes, status, offset: int | None, length: int | None) -> tuple:
+    """The values of :func:`line_format`'s head."""
     label = _STATUS_JSON.get(status)
     if label is None:
         label = _STATUS_JSON[status] = _json_string(status.label)
-    return (f'{{"index": {index}, {where}"length": {len(data) if length is None else length}, '
-            f'"status": {label}, "kind": "{kind}", "value": ')
+    n = len(data) if length is None else length
+    return (index, n, label) if offset is None else (index, offset, n, label)
 
 
 _STATUS_JSON: dict = {}  # a record status -> its label as a JSON string

@@ -16,7 +16,7 @@ from binascii import b2a_base64
 from operator import itemgetter
 
 from .example_text import _TAG_1, _TAG_2, _TAG_3, _Declined, _field, _fields, _float_json, _json_string, \
-    _packed_ints, _values, line_head
+    _packed_ints, _values, line_fields, line_format
 from .json_lines import json_line_text
 
 __all__ = ["JsonLinesWriter", "float32_json", "json_lines"]
@@ -28,24 +28,27 @@ _TEMPLATES_MAX = 64  # layouts kept (a layout is a record length and its literal
 
 
 class _Template:
-    """One layout: its pattern, the line's value with ``%s`` slots, and each slot's (kind, groups, count)."""
+    """One layout: its pattern and its line with a ``%s`` for each value (from its slots: (kind, group, count))."""
 
-    __slots__ = ("pattern", "text", "floats", "count", "values")
+    __slots__ = ("pattern", "lines", "floats", "count", "values")
 
     def __init__(self, pattern: re.Pattern, text: str, slots: list) -> None:
-        self.pattern, self.text = pattern, text
+        self.pattern = pattern
+        #: the line's %-format, with an offset and without
+        self.lines = tuple(line_format("example", with_offset) + text + "}" for with_offset in (True, False))
         at = [g for kind, g, _ in slots if kind == _FLOAT_SLOT]
         #: the float groups of a match, in the line's order, and how many floats they hold
         self.floats = (lambda groups: ()) if not at else itemgetter(*at) if len(at) > 1 else \
             (lambda groups: (groups[at[0]],))
         self.count = sum(count for kind, _, count in slots if kind == _FLOAT_SLOT)
-        #: ``values(groups, spelt, at)``: the slots' texts, the floats from ``spelt[at]`` on
+        #: ``values(head, groups, spelt, at)``: the line's head values then the slots' texts, the floats
+        #: from ``spelt[at]`` on
         self.values = _values_function(slots)
 
 
 def _values_function(slots: list):
-    """A function of (groups, spelt floats, first float) giving each slot's text, written for one layout
-    (as ``collections.namedtuple`` writes its class) so that a record costs no loop over its slots."""
+    """A function of (head, groups, spelt floats, first float): ``head`` and each slot's text; written
+    for one layout (as ``collections.namedtuple`` writes its class): a record costs no loop over slots."""
     texts = []
     at = 0
     for kind, g, count in slots:
@@ -56,7 +59,7 @@ def _values_function(slots: list):
             texts.append(f"ints(g[{g}])")
         else:
             texts.append(' + ", " + '.join(f"b64(g[{k}])" for k in g))
-    return eval(f"lambda g, s, a: ({', '.join(texts)},)", {"ints": _ints_json, "b64": _bytes_json})
+    return eval(f"lambda h, g, s, a: h + ({', '.join(texts)},)", {"ints": _ints_json, "b64": _bytes_json})
 
 
 def _bytes_json(raw: bytes) -> str:
@@ -80,11 +83,11 @@ def json_lines(records) -> str:
         if found is not None:
             template, groups = found
             try:
-                values = template.values(groups, spelt, at)
+                values = template.values(line_fields(i, data, status, offset, length), groups, spelt, at)
             except _Declined:  # a packed run that is no run of varints
                 pass
             else:
-                out.append(line_head(i, data, status, offset, length, "example") + template.text % values + "}")
+                out.append(template.lines[offset is None] % values)
                 at += template.count
                 continue
             at += template.count
@@ -274,14 +277,17 @@ def _powers():
 
 
 class JsonLinesWriter:
-    """Writes records' lines to ``stream`` (a text stream) in batches of ``BATCH``; ``flush`` writes
-    what is held. With a payload or label names each line is written at once, as before."""
+    """Writes records' lines to ``stream`` (a text stream) in batches of ``BATCH`` records or
+    ``BATCH_BYTES`` of data, whichever comes first (the file is read little ahead of what is written);
+    ``flush`` writes what is held. With a payload or label names each line is written at once."""
 
     BATCH = 4096
+    BATCH_BYTES = 256 << 10
 
     def __init__(self, stream, payload=None, labels=None) -> None:
         self.stream, self.payload, self.labels = stream, payload, labels
         self._held: list = []
+        self._bytes = 0
 
     def write(self, index: int, data: bytes, status, offset: int | None = None, length: int | None = None,
               path: str | None = None) -> None:
@@ -291,11 +297,12 @@ class JsonLinesWriter:
                               + "\n")
             return
         self._held.append((index, data, status, offset, length))
-        if len(self._held) >= self.BATCH:
+        self._bytes += len(data)
+        if len(self._held) >= self.BATCH or self._bytes >= self.BATCH_BYTES:
             self.flush()
 
     def flush(self) -> None:
         """Write the lines held."""
-        held, self._held = self._held, []
+        held, self._held, self._bytes = self._held, [], 0
         if held:
             self.stream.write(json_lines(held))

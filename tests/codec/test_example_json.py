@@ -231,3 +231,8 @@ def test_the_writer_holds_a_batch_and_writes_it_on_flush():
     writer.flush()
     rows = [(i, data, RecordStatus.OK, 20 * i, len(data)) for i in range(4)]
     assert stream.getvalue() == one_by_one(rows)
+    writer.BATCH_BYTES = 2 * len(data)  # and at most this much data held
+    writer.write(4, data, RecordStatus.OK)
+    assert stream.getvalue().count("\n") == 4
+    writer.write(5, data, RecordStatus.OK)
+    assert stream.getvalue().count("\n") == 6
