@@ -114,6 +114,8 @@ _HIGH_BITS = [int.from_bytes(b"\x80" * k, "little") for k in range(5)]
 _INTS: dict[bytes, str] = {}  # packed int64 lists of one or two bytes -> their JSON (at most 65,536)
 _TEMPLATES: dict[int, list[_Template]] = {}  # record length -> templates
 _SEEN: dict[int, int] = {}  # record length -> records of it without a template
+_SEEN_MAX = 1 << 16
+_LEARNT = [0, 0]  # templates learnt, records matched by one
 
 
 def _match(data) -> tuple[_Template, tuple] | None:
@@ -124,11 +126,16 @@ def _match(data) -> tuple[_Template, tuple] | None:
     for template in _TEMPLATES.get(n, ()):
         m = template.pattern.fullmatch(data)
         if m is not None:
+            _LEARNT[1] += 1
             return template, m.groups()
     seen = _SEEN.get(n, 0) + 1
+    if len(_SEEN) >= _SEEN_MAX:
+        _SEEN.clear()
     _SEEN[n] = seen
-    if seen < 2 or len(_TEMPLATES.get(n, ())) >= 4:
-        return None
+    learnt, hits = _LEARNT
+    if seen < 2 or len(_TEMPLATES.get(n, ())) >= 4 or (learnt >= 16 and hits < 8 * learnt):
+        return None  # seen once, or layouts that do not repeat (sizes that vary): learning would cost
+    _LEARNT[0] += 1
     try:
         template = _template(data)
     except (_Declined, OverflowError, UnicodeDecodeError):
