@@ -328,8 +328,11 @@ def cmd_cat(args) -> int:
         chosen = parse_range(args.range, len(f))
         if flt is not None:  # the matches first (every record: on the pool), then each is printed
             chosen = _selected(f, flt, None if args.range is None else chosen, args)
-        for i, data, status, offset, length in _records(f, chosen):
-            show(i, offset, length, status, data, f.location(i)[0] if choice.dataset is not None else None)
+        try:
+            for i, data, status, offset, length in _records(f, chosen):
+                show(i, offset, length, status, data, f.location(i)[0] if choice.dataset is not None else None)
+        finally:
+            show.flush()
         return EXIT_PROBLEMS if f.problems else EXIT_OK
 
 
@@ -357,6 +360,7 @@ def _cat_follow(args) -> int:
         show = _record_printer(args, f.payload, f.labels)
         for i, rec in appended_records(f, start, stop, flt, on_problem=_warn_problem):
             show(i, rec.info.offset, rec.info.length, rec.status, rec.data, None)
+            show.flush()
             sys.stdout.flush()
         return EXIT_PROBLEMS if f.problems else EXIT_OK
 
@@ -406,21 +410,29 @@ def _print_records(args, records: list, problems: bool, payload=None, path: str 
                    labels=None) -> int:
     """``cat``'s output of (index, offset, length, status, data) tuples in ``path``; the exit code."""
     show = _record_printer(args, payload, labels)
-    for i, offset, length, status, data in records:
-        show(i, offset, length, status, data, path)
+    try:
+        for i, offset, length, status, data in records:
+            show(i, offset, length, status, data, path)
+    finally:
+        show.flush()
     return EXIT_PROBLEMS if problems else EXIT_OK
 
 
 def _record_printer(args, payload, labels):
-    """``cat``'s printer of one record: ``show(index, offset, length, status, data, path)``.
+    """``cat``'s printer of one record: ``show(index, offset, length, status, data, path)``, and
+    ``show.flush()``, which writes what it holds (JSON lines are written in batches).
 
     ``path`` is the file the record is in, for a payload that says more of it (a TFDS split).
     """
     if args.json:
-        from .json_lines import json_line_text
+        from .json_batches import JsonLinesWriter
+
+        writer = JsonLinesWriter(sys.stdout, payload, labels)
 
         def show(i, offset, length, status, data, path):
-            _out(json_line_text(i, data, status, offset, length, payload, path, labels))
+            writer.write(i, data, status, offset, length, path)
+
+        show.flush = writer.flush
     else:
         from .example_text import example_text
 
@@ -436,6 +448,8 @@ def _record_printer(args, payload, labels):
                 shown = decoded.kind.value, record_text(decoded)
             _out(f"# record {i}  offset {offset:,}  length {length:,}  {status.label}  {shown[0]}")
             _out(shown[1])
+
+        show.flush = sys.stdout.flush
     return show
 
 

@@ -195,6 +195,11 @@ def _values(data: bytes, start: int, end: int) -> tuple[int, list | bytes]:
         if (end - a) % 4:
             raise _Declined
         return tag, data[a:end]
+    return tag, _packed_ints(data, a, end)
+
+
+def _packed_ints(data: bytes, a: int, end: int) -> list[int]:
+    """The int64 values packed in ``data[a:end]``."""
     ints = []
     while a < end:
         x = data[a]
@@ -207,7 +212,7 @@ def _values(data: bytes, start: int, end: int) -> tuple[int, list | bytes]:
             x, a = read
             x -= (x & _SIGN) * 2  # int64: two's complement
         ints.append(x)
-    return tag, ints
+    return ints
 
 
 def _feature(out: list, indent: str, data: bytes, start: int, end: int) -> None:
@@ -272,9 +277,30 @@ def example_json_line(index: int, data: bytes, status, offset: int | None, lengt
     shown = example_json(data)
     if shown is None:
         return None
-    where = "" if offset is None else f'"offset": {offset}, '
-    return (f'{{"index": {index}, {where}"length": {len(data) if length is None else length}, '
-            f'"status": {_json_string(status.label)}, "kind": "{shown[0]}", "value": {shown[1]}}}')
+    return line_head(index, data, status, offset, length, shown[0]) + shown[1] + "}"
+
+
+def line_head(index: int, data: bytes, status, offset: int | None, length: int | None, kind: str) -> str:
+    """A ``cat --json`` line up to its value: ``{"index": ..., "value": ``."""
+    return line_format(kind, offset is not None) % line_fields(index, data, status, offset, length)
+
+
+def line_format(kind: str, with_offset: bool) -> str:
+    """The %-format of a line's head, for :func:`line_fields`."""
+    return ('{"index": %d, ' + ('"offset": %d, ' if with_offset else "")
+            + f'"length": %d, "status": %s, "kind": "{kind}", "value": ')
+
+
+def line_fields(index: int, data: bytes, status, offset: int | None, length: int | None) -> tuple:
+    """The values of :func:`line_format`'s head."""
+    label = _STATUS_JSON.get(status)
+    if label is None:
+        label = _STATUS_JSON[status] = _json_string(status.label)
+    n = len(data) if length is None else length
+    return (index, n, label) if offset is None else (index, offset, n, label)
+
+
+_STATUS_JSON: dict = {}  # a record status -> its label as a JSON string
 
 
 def _json_map(data: bytes, start: int, end: int, name: str, value) -> str:

@@ -21,7 +21,7 @@ from .errors import UsageError
 from .framing import Compression, RecordStatus
 from .images import ImageDecodeError, decode_image, find_images
 from .record_types import scalar_of
-from .json_lines import json_line, json_line_text  # noqa: F401 (json_line: part of this module's API)
+from .json_lines import json_line  # noqa: F401 (part of this module's API)
 from .scan import IndexProgress
 from .writer import OutputFile, TFRecordWriter, atomic_write_bytes, check_not_input, make_output_folder, output_join
 
@@ -189,19 +189,22 @@ def _tfrecord(source, out, indices, report, compression) -> Iterator[IndexProgre
 def _jsonl(source, out, indices, report, compression) -> Iterator[IndexProgress]:
     payload = getattr(source, "payload", None)
     labels = getattr(source, "labels", None)
+    from .json_batches import JsonLinesWriter
+
     buf = _TextSink(out)
     with buf:
+        lines = JsonLinesWriter(buf, payload, labels)  # a batch at a time
         for k, i in enumerate(indices):
             if isinstance(source, FileSource):
                 rec = source.tfile.read(i)
-                line = json_line_text(i, rec.data, rec.status, rec.info.offset, rec.info.length, payload,
-                                      source.tfile.location(i)[0] if payload is not None else None, labels)
+                lines.write(i, rec.data, rec.status, rec.info.offset, rec.info.length,
+                            source.tfile.location(i)[0] if payload is not None else None)
             else:
-                line = json_line_text(i, source.data(i), source.status(i), payload=payload, labels=labels)
-            buf.write(line + "\n")
+                lines.write(i, source.data(i), source.status(i))
             report.records += 1
             if k % PROGRESS_EVERY == 0:
                 yield _progress(k, len(indices))
+        lines.flush()
     yield _progress(len(indices), len(indices))
 
 

@@ -23,7 +23,7 @@ from .following import Following
 from .framing import CRC, HEADER_SIZE, LENGTH, OVERHEAD, Compression, Problem, ProblemKind, RecordInfo, RecordStatus
 from .halves import scan_halves
 from .inflate import InflateReader, InflateScanner, prefetch
-from .opening import (SNIFF_WINDOW, Handle, Pin, describe_os_error, io_errors, open_fd, open_file, plain_records, pread,
+from .opening import (SNIFF_WINDOW, Handle, Pin, describe_os_error, io_errors, open_fd, plain_records, pread,
                       read_upto, sniff)
 from .pinned import PinnedRecord
 from .record_index import RecordIndex

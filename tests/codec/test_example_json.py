@@ -6,8 +6,10 @@ as ``cat --json`` printed it through protobuf; anything else it must decline.
 """
 from __future__ import annotations
 
+import io
 import json
 import math
+import random
 import struct
 
 from hypothesis import given
@@ -16,6 +18,7 @@ from hypothesis import strategies as st
 from codec.decode import decode_record, record_json_value
 from codec.example_text import _float_json, example_json, example_json_line
 from codec.framing import RecordStatus
+from codec.json_batches import JsonLinesWriter, float32_json, json_lines
 from codec.json_lines import json_line, json_line_text
 from codec.proto import Example
 
@@ -152,3 +155,84 @@ def test_other_records_and_payloads_take_protobufs_path():
     assert line == json.dumps(json_line(3, tensor_like, RecordStatus.OK, 10, 4))
     assert json.loads(line)["kind"] != "example"
     assert example_json_line(3, tensor_like, RecordStatus.OK, 10, 4) is None
+
+
+# --- many lines at once (codec.json_batches): the same bytes as one by one ---------------------------
+
+def one_by_one(rows) -> str:
+    return "".join(json_line_text(i, data, status, offset, length) + "\n" for i, data, status, offset, length in rows)
+
+
+@FAST
+@given(st.lists(st.integers(0, 2**32 - 1), min_size=64, max_size=100))
+def test_a_batch_of_floats_is_spelt_as_one_by_one(bits):
+    raw = struct.pack(f"<{len(bits)}I", *bits)
+    assert float32_json(raw) == [_float_json(x) for (x,) in struct.iter_unpack("<f", raw)]
+
+
+def float32(x: float) -> float:
+    return struct.unpack("<f", struct.pack("<f", x))[0]
+
+
+def test_floats_at_the_edges_of_the_batch_path():
+    """Powers of ten and their neighbours (the decimal exponent), ties at 6 to 8 digits (1.015625),
+    the ends of the vectorised range, subnormals, zeros and the values JSON spells as strings."""
+    values = []
+    for k in range(-45, 39):
+        ten = float32(10.0**k)
+        values += [ten, math.nextafter(ten, 0.0), math.nextafter(ten, math.inf)]
+    values += [k * 2.0**-j for k in range(1, 200, 7) for j in range(0, 40, 3)]
+    values += [1e-9, 1e6, 999999.94, 1.015625, 1.0078125, 0.0, -0.0, 1e-45, -3.4028235e38, math.nan, math.inf,
+               -math.inf]
+    values += [-v for v in values]
+    raw = b"".join(struct.pack("<f", float32(v)) if math.isfinite(v) else struct.pack("<f", v) for v in values)
+    assert float32_json(raw) == [_float_json(x) for (x,) in struct.iter_unpack("<f", raw)]
+
+
+@FAST
+@given(st.lists(features.map(serialize), min_size=1, max_size=3),
+       st.lists(st.tuples(st.integers(0, 10**6), st.integers(0, 7)), max_size=12),
+       st.sampled_from(list(RecordStatus)))
+def test_a_batch_of_lines_is_the_lines_one_by_one(layouts, flips, status):
+    records = layouts * 3  # each layout seen more than once: written through its template
+    for at, bit in flips:  # the same length, one bit changed: other values, or another layout, or none
+        data = bytearray(layouts[at % len(layouts)])
+        if data:
+            data[at % len(data)] ^= 1 << bit
+        records.append(bytes(data))
+    rows = [(i, data, status, None if i % 3 == 2 else 130 * i, len(data)) for i, data in enumerate(records)]
+    assert json_lines(rows) == one_by_one(rows)
+
+
+def test_a_layout_of_many_floats_and_a_packed_run_that_is_no_varints():
+    rng = random.Random(5)
+    records = [serialize({"box": ("float_list", [rng.uniform(-1e7, 1e7) for _ in range(80)]),
+                          "id": ("int64_list", [rng.randrange(2**20, 2**27)]),
+                          "label": ("int64_list", [rng.randrange(5)]),
+                          "name": ("bytes_list", [rng.randbytes(12), b""])}) for _ in range(6)]
+    broken = bytearray(records[0])  # the label's one byte becomes a varint that never ends
+    at = broken.index(b"label") + len(b"label") + 6
+    assert broken[at] < 5
+    broken[at] = 0x85
+    records.append(bytes(broken))
+    rows = [(i, data, RecordStatus.OK, 50 * i, len(data)) for i, data in enumerate(records)]
+    assert json_lines(rows) == one_by_one(rows)
+    assert json.loads(one_by_one(rows[-1:]))["kind"] != "example"
+
+
+def test_the_writer_holds_a_batch_and_writes_it_on_flush():
+    data = serialize({"x": ("float_list", [0.5])})
+    stream = io.StringIO()
+    writer = JsonLinesWriter(stream)
+    writer.BATCH = 3
+    for i in range(4):
+        writer.write(i, data, RecordStatus.OK, 20 * i, len(data))
+    assert stream.getvalue().count("\n") == 3  # a batch written, one record held
+    writer.flush()
+    rows = [(i, data, RecordStatus.OK, 20 * i, len(data)) for i in range(4)]
+    assert stream.getvalue() == one_by_one(rows)
+    writer.BATCH_BYTES = 2 * len(data)  # and at most this much data held
+    writer.write(4, data, RecordStatus.OK)
+    assert stream.getvalue().count("\n") == 4
+    writer.write(5, data, RecordStatus.OK)
+    assert stream.getvalue().count("\n") == 6

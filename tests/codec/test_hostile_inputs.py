@@ -20,6 +20,7 @@ import pytest
 
 from codec import TFRecordFile, sniff_compression, write_records
 from codec import opening, verification
+from codec import opening as opening_module
 from codec import reader as reader_module
 from codec.cli import main
 from codec.errors import FileAccessError, FileChangedError
@@ -216,8 +217,8 @@ def test_a_read_error_in_a_compressed_file_is_one_line(tmp_path, monkeypatch):
         def __exit__(self, *exc):
             self._raw.close()
 
-    real_open = reader_module.open_file
-    monkeypatch.setattr(reader_module, "open_file", lambda p: Dying(real_open(p)))
+    real_open = opening_module.open_file  # (what a GZIP or ZLIB read opens the file with)
+    monkeypatch.setattr(opening_module, "open_file", lambda p: Dying(real_open(p)))
     with pytest.raises(FileAccessError, match=f"^cannot read {path}: {os.strerror(errno.EIO)}$"):
         f.build_index()
     f.close()
