@@ -313,8 +313,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--big", action="store_true", help="the 1 GiB zero regions (slower)")
     args = ap.parse_args()
-    tmp = tempfile.mkdtemp(prefix="tfrlens-attacks-")
-    try:
+    def attack_all(tmp: str) -> None:
         src = write(os.path.join(tmp, "src.tfrecord"), records(200))
         attack_special_outputs(tmp, src)
         attack_inputs(tmp)
@@ -324,6 +323,15 @@ def main() -> int:
         attack_filters(tmp)
         attack_kills(tmp)
         attack_bombs(tmp, args.big)
+
+    return run_attacks("tfrlens-attacks-", attack_all)
+
+
+def run_attacks(prefix: str, attack_all) -> int:
+    """``attack_all(folder)`` in a private temporary folder removed after; the tally's exit code."""
+    tmp = tempfile.mkdtemp(prefix=prefix)
+    try:
+        attack_all(tmp)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return summary()

@@ -17,7 +17,6 @@ import argparse
 import json
 import os
 import random
-import shutil
 import signal
 import stat
 import subprocess
@@ -29,7 +28,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 
-from attacks import CLI, ROOT, _hwm_mb, one_line, report, summary  # noqa: E402
+from attacks import CLI, ROOT, _hwm_mb, one_line, report, run_attacks  # noqa: E402
 
 from codec import index_cache  # noqa: E402
 from codec.framing import encode_record  # noqa: E402
@@ -252,8 +251,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="10,000 shards and 300 splits")
     args = ap.parse_args()
-    tmp = tempfile.mkdtemp(prefix="tfrlens-attacks-datasets-")
-    try:
+    def attack_all(tmp: str) -> None:
         attack_cache(tmp)
         attack_tfds(tmp, 300 if args.quick else 3000)
         attack_many_shards(tmp, 10_000 if args.quick else 100_000)
@@ -262,9 +260,8 @@ def main() -> int:
         else:
             report("Beam parity", True, "skipped: apache_beam is not installed")
         attack_interrupts(tmp)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
-    return summary()
+
+    return run_attacks("tfrlens-attacks-datasets-", attack_all)
 
 
 if __name__ == "__main__":

@@ -17,16 +17,14 @@ from __future__ import annotations
 import json
 import os
 import resource
-import shutil
 import struct
 import sys
-import tempfile
 import zlib
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 
-from benchmarks.attacks import one_line, report, run, summary  # noqa: E402
+from benchmarks.attacks import one_line, report, run, run_attacks  # noqa: E402
 from codec.proto import Example  # noqa: E402
 from codec.tensors import DATA_TYPES, TensorProto  # noqa: E402
 from codec.writer import write_records  # noqa: E402
@@ -271,16 +269,14 @@ def attack_deep(tmp: str) -> None:
 
 
 def main() -> int:
-    tmp = tempfile.mkdtemp(prefix="tfrlens-payload-attacks-")
-    try:
+    def attack_all(tmp: str) -> None:
         attack_tensors(tmp)
         attack_csv(tmp)
         attack_schemas(tmp, formula_file(tmp))
         attack_deep(tmp)
         attack_images(tmp)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
-    return summary()
+
+    return run_attacks("tfrlens-payload-attacks-", attack_all)
 
 
 if __name__ == "__main__":

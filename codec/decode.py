@@ -1,7 +1,7 @@
 """Record bytes -> Example, SequenceExample, tensor, message, schema-less protobuf or raw bytes, and views of them.
 
 ``decode_record`` decides the kind of a record by the rule in DESIGN.md,
-extended (see the README, "Payloads") to tensors and protobuf of no known type,
+extended (see docs/payloads.md) to tensors and protobuf of no known type,
 or by the payload the user chose, and never raises for bad data. ``build_tree``
 turns a decoded record into a plain-Python tree the GUI adapts;
 ``format_value`` and ``feature_cell`` make short human strings of values. The

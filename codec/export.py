@@ -210,7 +210,7 @@ def _jsonl(source, out, indices, report, compression) -> Iterator[IndexProgress]
 
 def csv_cell(dtype: str | None, values: list, counters: dict, escape: bool = False,
              scalar: str | None = None) -> str:
-    """One feature of one record as a CSV cell (the rules are in the README; a payload's ``scalar`` types
+    """One feature of one record as a CSV cell (the rules are in docs/cli-reference.md; a payload's ``scalar`` types
     in docs/exact-values.md: doubles in full, bools as true/false, integers as plain digits); with
     ``escape``, a text cell a spreadsheet would run as a formula gets a ``'`` first (see :func:`csv_text`)."""
     if not values:

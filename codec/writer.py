@@ -1,7 +1,7 @@
 """Write TFRecord files (plain, GZIP, ZLIB) that TensorFlow reads back, and any output file safely.
 
 Every file the codec writes goes through :class:`OutputFile` (the rules are
-in the README, "Writing files"):
+in docs/cli-reference.md, "Writing files"):
 
 - A regular file, or a new name, is written to a temporary file beside it,
   flushed, fsynced and renamed over it only when complete. Any failure or

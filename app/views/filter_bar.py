@@ -1,7 +1,7 @@
 """The filter bar above the table and the gallery: an expression, Run, Clear, history, "N of M".
 
-The expression language is :mod:`codec.query`'s (see the README, "Filter
-expressions"). A malformed expression is shown under the bar with a caret at
+The expression language is :mod:`codec.query`'s (see
+docs/filters.md). A malformed expression is shown under the bar with a caret at
 its position and what was expected there; nothing raises. A valid one runs
 over the whole file on a :class:`~app.workers.worker.GeneratorWorker`
 (``codec.filter_pool.pooled_filter_iter``: both cores for a big file) with
