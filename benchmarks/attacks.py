@@ -29,10 +29,10 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 
 from codec import TFRecordWriter, open_tfrecord  # noqa: E402
-from codec.framing import encode_record  # noqa: E402
+from codec.format.framing import encode_record  # noqa: E402
 
 ROOT = os.path.dirname(HERE)
-CLI = [sys.executable, "-m", "codec.cli"]
+CLI = [sys.executable, "-m", "codec.cli.main"]
 MEMORY_BAR_MB = 200
 results: list[tuple[str, bool, str]] = []
 
@@ -188,7 +188,7 @@ def _huge(tmp: str, name: str, zeros: int, compression: str, with_header: bool) 
         n = (1 << 31) - 1
         import struct
 
-        from codec.crc import masked_crc
+        from codec.format.crc import masked_crc
         length = struct.pack("<Q", n)
         head += length + struct.pack("<I", masked_crc(length))
     if compression == "gzip":
@@ -280,7 +280,7 @@ def attack_long_key(tmp: str) -> None:
 
 
 def _example(features: dict) -> bytes:
-    from codec.proto import Example
+    from codec.decode.example_proto import Example
 
     ex = Example()
     for k, values in features.items():
@@ -298,7 +298,7 @@ def attack_filters(tmp: str) -> None:
     clean, line = one_line(err)
     report("--where with a catastrophic regex", code != "hang" and clean and secs < 10, f"exit {code} in {secs:.1f} s")
     # 200k terms are past the kernel's limit for one argument: compiled through the library, as the app does.
-    script = ("import sys, time; from codec.query import compile_filter; "
+    script = ("import sys, time; from codec.query.filter import compile_filter; "
               "expr = ' or '.join(f'label == {i}' for i in range(200_000)); "
               "t = time.perf_counter(); compile_filter(expr); print(time.perf_counter() - t)")
     t = time.perf_counter()

@@ -30,8 +30,8 @@ sys.path.insert(0, HERE)
 
 from attacks import CLI, ROOT, _hwm_mb, one_line, report, run_attacks  # noqa: E402
 
-from codec import index_cache  # noqa: E402
-from codec.framing import encode_record  # noqa: E402
+from codec.index import cache as index_cache
+from codec.format.framing import encode_record  # noqa: E402
 
 EXAMPLE = b"\n\x0c\n\n\n\x01x\x12\x05\x1a\x03\n\x01\x07"  # an Example: x = [7]
 RECORD = encode_record(EXAMPLE)
@@ -156,7 +156,7 @@ def _tfds(folder: str, splits: int, shards: int, description: str = "") -> None:
 def attack_tfds(tmp: str, splits: int) -> None:
     folder = os.path.join(tmp, "tfds", "ds")
     _tfds(folder, splits, 21)
-    script = ("import sys, time; from codec.tfds import TfdsDataset; t = time.process_time(); "
+    script = ("import sys, time; from codec.datasets.tfds import TfdsDataset; t = time.process_time(); "
               f"d = TfdsDataset.open({folder!r}); "
               "print(len(d.splits), sum(len(s.files) for s in d.splits.values()), time.process_time() - t)")
     proc = subprocess.run([sys.executable, "-c", script], capture_output=True, cwd=ROOT, timeout=600,

@@ -25,9 +25,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 
 from benchmarks.attacks import one_line, report, run, run_attacks  # noqa: E402
-from codec.proto import Example  # noqa: E402
-from codec.tensors import DATA_TYPES, TensorProto  # noqa: E402
-from codec.writer import write_records  # noqa: E402
+from codec.decode.example_proto import Example  # noqa: E402
+from codec.decode.tensors import DATA_TYPES, TensorProto  # noqa: E402
+from codec.storage.writer import write_records  # noqa: E402
 
 IMAGE_PREFIX = "tensorflow_datasets.core.features."
 

@@ -29,12 +29,12 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from benchmarks.common import data_path  # noqa: E402
 
-CLI = [sys.executable, "-m", "codec.cli"]
+CLI = [sys.executable, "-m", "codec.cli.main"]
 
 
 def make_shards(shards: int, records: int) -> str:
-    from codec.proto import Example
-    from codec.writer import TFRecordWriter
+    from codec.decode.example_proto import Example
+    from codec.storage.writer import TFRecordWriter
 
     folder = data_path(f"beam_{shards}x{records}")
     os.makedirs(folder, exist_ok=True)

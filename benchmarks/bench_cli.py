@@ -53,12 +53,12 @@ HELP_BAR = 0.15
 SKIP_RATIO_BAR = 0.2
 JSON_RATE_BAR = 50_000  # records/s
 INDEX_BYTES_BAR = 10.0
-HEAVY_MODULES = ("numpy", "google.protobuf.descriptor_pool", "PIL", "indexed_gzip", "codec.query", "codec.decode")
+HEAVY_MODULES = ("numpy", "google.protobuf.descriptor_pool", "PIL", "indexed_gzip", "codec.query.filter", "codec.decode.decoder")
 
 
 def example_records(n: int, lo: int = 40, hi: int = 160, seed: int = 10):
     """``n`` tf.train.Example records of ``lo``..``hi`` bytes (a label and a bytes feature)."""
-    from codec.proto import Example
+    from codec.decode.example_proto import Example
 
     rng = random.Random(seed)
     template = Example()
@@ -74,7 +74,7 @@ def example_records(n: int, lo: int = 40, hi: int = 160, seed: int = 10):
 
 def five_feature_records(n: int, seed: int = 12):
     """``n`` small Examples of five features: label, id, name, score and a box of four floats."""
-    from codec.proto import Example
+    from codec.decode.example_proto import Example
 
     rng = random.Random(seed)
     for i in range(n):
@@ -107,11 +107,11 @@ def ensure(name: str, records_fn, compression: str = "none") -> str:
 
 
 def cli_command() -> tuple[list[str], str]:
-    """The installed console script beside this interpreter, else ``python -m codec.cli``."""
+    """The installed console script beside this interpreter, else ``python -m codec.cli.main``."""
     script = os.path.join(os.path.dirname(sys.executable), "tfrlens-cli")
     if os.path.exists(script):
         return [script], "tfrlens-cli"
-    return [sys.executable, "-m", "codec.cli"], "python -m codec.cli"
+    return [sys.executable, "-m", "codec.cli.main"], "python -m codec.cli.main"
 
 
 def run(cmd: list[str], env: dict, stdout=subprocess.DEVNULL) -> tuple[float, int, int, float]:
@@ -198,14 +198,14 @@ def bench_help(cli: list[str], env: dict, repeat: int) -> None:
     row("tfrlens-cli --help", f"{wall:.3f} s", f"CPU {cpu:.3f} s; bar {HELP_BAR} s: {verdict(wall <= HELP_BAR)}")
     wall, cpu = best([sys.executable, "-c", "pass"], env, repeat)
     row("python -c pass (the interpreter alone)", f"{wall:.3f} s", f"CPU {cpu:.3f} s")
-    probe = ("import contextlib, io, sys\nfrom codec.cli import build_parser\n"
+    probe = ("import contextlib, io, sys\nfrom codec.cli.main import build_parser\n"
              "with contextlib.redirect_stdout(io.StringIO()):\n    try:\n"
              "        build_parser().parse_args(['--help'])\n    except SystemExit:\n        pass\n"
              f"print(' '.join(m for m in {HEAVY_MODULES!r} if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True).stdout.split()
     row("heavy modules imported for --help", ", ".join(out) or "none")
-    for what, code in (("import codec", "import codec"), ("import codec.cli", "import codec.cli"),
-                       ("what `cat` imports without the cache", "import codec.reader, codec.decode, codec.shards\n"
+    for what, code in (("import codec", "import codec"), ("import codec.cli.main", "import codec.cli.main"),
+                       ("what `cat` imports without the cache", "import codec.sources.tfrecord_file, codec.decode.decoder, codec.sources.shard_set\n"
                                                                   "from google.protobuf import text_format")):
         importtime_row(f"-X importtime: {what}", importtime(["-c", code], env))
 
@@ -271,11 +271,11 @@ def bench_last_gzip(path: str, cli: list[str], env: dict, repeat: int, tf: dict 
         wall, cpu = best(cmd, env, repeat)
         row("cat --json --range -1: (whole process)", f"{wall:.3f} s", f"CPU {cpu:.3f} s; TF not available")
     # What the console script runs (``-m`` would add runpy's imports)
-    args = ["-c", "import sys\nfrom codec.cli import main\nsys.exit(main())", "cat", "--range=-1:", path]
+    args = ["-c", "import sys\nfrom codec.cli.main import main\nsys.exit(main())", "cat", "--range=-1:", path]
     importtime_row("-X importtime: cat --range -1:", importtime(args, env))
-    probe = ("import contextlib, io, sys\nfrom codec.cli import main\n"
+    probe = ("import contextlib, io, sys\nfrom codec.cli.main import main\n"
              "with contextlib.redirect_stdout(io.StringIO()):\n    main(sys.argv[1:])\n"
-             f"print(' '.join(m for m in {HEAVY_MODULES + ('codec.reader',)!r} if m in sys.modules))")
+             f"print(' '.join(m for m in {HEAVY_MODULES + ('codec.sources.tfrecord_file',)!r} if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", probe, "cat", "--range=-1:", path], env=env, capture_output=True,
                          text=True).stdout.split()
     row("  of them heavy", ", ".join(out) or "none", "(indexed_gzip: its extension alone)")
@@ -293,9 +293,9 @@ def bench_last_gzip(path: str, cli: list[str], env: dict, repeat: int, tf: dict 
 _CAT_SCRIPT = r"""
 import sys
 if sys.argv[1] == "protobuf":  # every record through protobuf and text_format
-    import codec.example_text
-    codec.example_text.example_text = lambda data: None
-from codec.cli import main
+    import codec.decode.example_text
+    codec.decode.example_text.example_text = lambda data: None
+from codec.cli.main import main
 sys.exit(main(sys.argv[2:]))
 """
 
@@ -317,14 +317,14 @@ def bench_cat_text(path: str, env: dict, repeat: int, n: int = 100_000) -> None:
 _JSON_SCRIPT = r"""
 import sys
 if sys.argv[1] != "batch":  # each record on its own (no layout templates, no batch of floats)
-    import codec.json_batches
-    codec.json_batches._match = lambda data: None
+    import codec.decode.json_batches
+    codec.decode.json_batches._match = lambda data: None
 if sys.argv[1] == "protobuf":  # and through protobuf and json_format
-    import codec.example_text
-    codec.example_text.example_json_line = lambda *args: None
-    import codec.json_lines
-    codec.json_lines.example_json_line = codec.example_text.example_json_line
-from codec.cli import main
+    import codec.decode.example_text
+    codec.decode.example_text.example_json_line = lambda *args: None
+    import codec.decode.json_lines
+    codec.decode.json_lines.example_json_line = codec.decode.example_text.example_json_line
+from codec.cli.main import main
 sys.exit(main(sys.argv[2:]))
 """
 
@@ -366,14 +366,18 @@ def regular_install_python(env: dict) -> tuple[str, dict] | None:
 
 _TRACE_SCRIPT = r"""
 import sys, tracemalloc
-from codec import cli, index_cache, reader, writer  # what `index` uses, imported before tracing
+from codec.cli import main as cli
+from codec.index import cache as index_cache
+from codec.sources import tfrecord_file as reader
+from codec.storage import writer  # what `index` uses, imported before tracing
 import numpy
 tracemalloc.start()
 code = cli.main(sys.argv[1:])
 print(tracemalloc.get_traced_memory()[1])
 """
 
-_BASELINE_SCRIPT = "from codec import cli, index_cache, reader, writer\nimport numpy\n"
+_BASELINE_SCRIPT = ("from codec.cli import main\nfrom codec.index import cache\nfrom codec.sources import tfrecord_file\n"
+                    "from codec.storage import writer\nimport numpy\n")
 
 
 def index_dir(cache_dir: str) -> str:

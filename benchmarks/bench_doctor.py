@@ -24,8 +24,8 @@ def _shard(args: tuple[str, int, int, int]) -> str:
     import numpy as np
     from PIL import Image
 
-    from codec.proto import Example
-    from codec.writer import write_records
+    from codec.decode.example_proto import Example
+    from codec.storage.writer import write_records
 
     rng = np.random.default_rng(seed)
 

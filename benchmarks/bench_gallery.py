@@ -7,7 +7,7 @@ N detection-style Examples, each a 640x480 JPEG (gradient, shapes and grain,
 ~50 KB, like a photo at quality 85) with boxes and class texts. Prints:
 
 - thumbnails/s on one thread: read + decode record + find image and boxes +
-  ``codec.images.thumbnail`` (JPEG draft) + QImage, at 128 px; and the same
+  ``codec.decode.images.thumbnail`` (JPEG draft) + QImage, at 128 px; and the same
   without draft (full decode, then scale), to show what draft saves;
 - thumbnails/s through the gallery's ``ThumbnailLoader`` thread pool;
 - the grid over 100,000 records (the N records repeated): time to the first
@@ -31,7 +31,7 @@ from PIL import Image, ImageDraw  # noqa: E402
 
 from benchmarks.common import ensure_file, row  # noqa: E402
 from codec import TFRecordFile  # noqa: E402
-from codec.proto import Example  # noqa: E402
+from codec.decode.example_proto import Example  # noqa: E402
 
 SIDE = 128
 CLASSES = (b"cat", b"dog", b"bird", b"car", b"tree")
@@ -109,7 +109,7 @@ def main() -> None:
         real = thumbnail_loader.thumbnail
 
         def no_draft(ref, side, stretch=None):  # 8-bit JPEGs: nothing to stretch
-            from codec.images import decode_image
+            from codec.decode.images import decode_image
 
             image = decode_image(ref)
             image.thumbnail((side, side))

@@ -26,7 +26,7 @@ from benchmarks.common import data_path, row, rss_mb  # noqa: E402
 
 def make_file(n: int, compression: str = "none") -> str:
     from codec import write_records
-    from codec.proto import Example
+    from codec.decode.example_proto import Example
 
     path = data_path(f"examples_{n}.tfrecord" if compression == "none" else f"examples_{n}.{compression}.tfrecord")
     if os.path.exists(path):

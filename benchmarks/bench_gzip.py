@@ -20,8 +20,9 @@ import zlib
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from benchmarks.common import data_path, row, tf_iterate_seconds  # noqa: E402
-from codec import TFRecordFile, index_cache, write_records  # noqa: E402
-from codec.inflate import READ_CHUNK, wbits_for  # noqa: E402
+from codec import TFRecordFile, write_records
+from codec.index import cache as index_cache
+from codec.storage.inflate import READ_CHUNK, wbits_for  # noqa: E402
 
 
 def records(n: int):

@@ -25,7 +25,7 @@ from benchmarks.common import data_path
 def _records(n: int):
     import numpy as np
 
-    from codec.proto import Example
+    from codec.decode.example_proto import Example
 
     rng = np.random.default_rng(0)
     labels = rng.integers(0, 10, n).tolist()
@@ -45,7 +45,7 @@ def _records(n: int):
 def dataset(records: int) -> str:
     path = data_path(f"parallel_{records}.tfrecord")
     if not os.path.exists(path):
-        from codec.writer import write_records
+        from codec.storage.writer import write_records
 
         write_records(path + ".part", _records(records))
         os.replace(path + ".part", path)
@@ -59,7 +59,7 @@ def _run(command: list[str], workers: str | None, checkout: str | None = None) -
     start = time.perf_counter()
     flags = [] if workers is None else ["--workers", workers]
     env = dict(os.environ, PYTHONPATH=checkout) if checkout else None
-    out = subprocess.run([sys.executable, "-m", "codec.cli", *command, *flags], check=True, capture_output=True,
+    out = subprocess.run([sys.executable, "-m", "codec.cli.main", *command, *flags], check=True, capture_output=True,
                          cwd=checkout, env=env).stdout
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -67,7 +67,7 @@ def _run(command: list[str], workers: str | None, checkout: str | None = None) -
 
 
 def main() -> None:
-    from codec.parallel import available_cores
+    from codec.parallel.pool import available_cores
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--records", type=int, default=1_000_000)

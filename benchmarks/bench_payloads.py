@@ -31,10 +31,10 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from benchmarks.bench_qa import best_of, qa_examples  # noqa: E402
 from benchmarks.common import data_path, ensure_file, tensorflow  # noqa: E402
 from codec import TFRecordFile  # noqa: E402
-from codec.decode import decode_record  # noqa: E402
-from codec.export import json_line  # noqa: E402
-from codec.framing import RecordStatus  # noqa: E402
-from codec.stats import compute_stats  # noqa: E402
+from codec.decode.decoder import decode_record  # noqa: E402
+from codec.ops.export import json_line  # noqa: E402
+from codec.format.framing import RecordStatus  # noqa: E402
+from codec.stats.file_stats import compute_stats  # noqa: E402
 
 FRAME_DESC = "bench_frame.desc"
 
@@ -61,7 +61,7 @@ def frame_descriptor_set() -> bytes:
 
 
 def frame_messages(n: int):
-    from codec.messages import load_message_type
+    from codec.decode.messages import load_message_type
 
     frame_class = load_message_type(data_path(FRAME_DESC), "bench.Frame").message_class
     frame = frame_class()
@@ -77,7 +77,7 @@ def frame_messages(n: int):
 def tensors(n: int):
     import numpy as np
 
-    from codec.tensors import DATA_TYPES, TensorProto
+    from codec.decode.tensors import DATA_TYPES, TensorProto
 
     proto = TensorProto(dtype=DATA_TYPES["DT_FLOAT"])
     proto.tensor_shape.dim.add(size=8)
@@ -136,7 +136,7 @@ def main() -> None:
     if not os.path.exists(desc):
         with open(desc, "wb") as out:
             out.write(frame_descriptor_set())
-    from codec.messages import load_message_type
+    from codec.decode.messages import load_message_type
 
     frame_type = load_message_type(desc, "bench.Frame")
     files = {

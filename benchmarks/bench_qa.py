@@ -23,10 +23,10 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from benchmarks.common import ensure_file, row  # noqa: E402
 from codec import TFRecordFile  # noqa: E402
-from codec.proto import Example  # noqa: E402
-from codec.query import compile_filter, filter_iter  # noqa: E402
-from codec.schema import infer_schema  # noqa: E402
-from codec.stats import compute_stats  # noqa: E402
+from codec.decode.example_proto import Example  # noqa: E402
+from codec.query.filter import compile_filter, filter_iter  # noqa: E402
+from codec.stats.schema import infer_schema  # noqa: E402
+from codec.stats.file_stats import compute_stats  # noqa: E402
 
 NAMES = [n.encode() for n in ("cat", "dog", "bird", "fish", "horse", "sheep", "cow", "lion", "bear", "zebra")]
 FILTERS = ("label == 3", "score > 0.5 and name == \"dog\"", "\"cat\" in name or len(bbox) > 2",

@@ -36,7 +36,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
 from benchmarks.common import peak_rss_mb  # noqa: E402
-from codec import TFRecordFile, index_cache, write_records  # noqa: E402
+from codec import TFRecordFile, write_records
+from codec.index import cache as index_cache
 from tests.remote_servers import RangeServer  # noqa: E402
 
 MiB = 1 << 20
@@ -195,7 +196,7 @@ def run_cli(srv: ServerProcess, path: str, latency: float) -> dict:
     env["PYTHONPYCACHEPREFIX"] = os.path.join(env["TFRLENS_CACHE_DIR"], "bytecode")
     subprocess.run([sys.executable, "-m", "compileall", "-q", os.path.join(ROOT, "codec")], env=env, check=True,
                    stdout=subprocess.DEVNULL)
-    cli = [sys.executable, "-m", "codec.cli"]
+    cli = [sys.executable, "-m", "codec.cli.main"]
     srv.call("latency", latency)
     out: dict = {"file": os.path.basename(path), "size_mib": os.path.getsize(path) / MiB}
     curl = shutil.which("curl")

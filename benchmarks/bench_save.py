@@ -23,8 +23,8 @@ from benchmarks.common import data_path, ensure_file, row, small_records  # noqa
 
 
 def save_once(path: str, check_crc: bool) -> float:
-    from codec.document import Document
-    from codec.reader import TFRecordFile
+    from codec.editing.document import Document
+    from codec.sources.tfrecord_file import TFRecordFile
 
     with TFRecordFile(path, check_crc=check_crc, use_cache=False) as source:
         source.build_index()
@@ -52,7 +52,7 @@ def main() -> None:
             best = min(best, save_once(work, check))
         row(label, f"{best:.3f} s", f"{mb / best:,.0f} MB/s")
 
-    from codec.file_identity import identity_at
+    from codec.storage.file_identity import identity_at
 
     n = 10_000
     t = time.perf_counter()

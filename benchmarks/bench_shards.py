@@ -71,7 +71,7 @@ def main() -> None:
     args = ap.parse_args()
     folder = make_shards(args.shards, args.records)
     os.environ["TFRLENS_CACHE_DIR"] = tempfile.mkdtemp(prefix="tfrlens-bench-cache-")
-    from codec.shards import ShardSet
+    from codec.sources.shard_set import ShardSet
 
     total = args.shards * args.records
     print(f"{args.shards:,} shards × {args.records:,} records ({total:,} records)")
@@ -92,7 +92,7 @@ def main() -> None:
     data = s[total - 1]
     row("a record of the last shard", f"{(time.perf_counter() - t) * 1000:.2f} ms", f"{len(data)} bytes")
     s.close()
-    from codec.index_cache import MIN_CACHED_BYTES
+    from codec.index.cache import MIN_CACHED_BYTES
 
     t = time.perf_counter()
     with ShardSet.from_args([folder]) as again:

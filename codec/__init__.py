@@ -10,37 +10,35 @@ take a third of a second together).
 from __future__ import annotations
 
 import importlib
-import sys
-import types
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up time)
 
 # public name -> the module that defines it
 _SOURCES = {
     **dict.fromkeys(("DecodedRecord", "RecordKind", "TreeNode", "build_tree", "decode_record", "detect_kind",
-                     "feature_cell", "feature_keys", "format_value", "record_json_value"), "decode"),
+                     "feature_cell", "feature_keys", "format_value", "record_json_value"), "decode.decoder"),
     **dict.fromkeys(("CorruptRecordError", "FileAccessError", "ImageDecodeError", "NotTFRecordError",
                      "RecordIndexError", "TFRecordError", "TensorDecodeError", "TruncatedRecordError", "UsageError"),
                     "errors"),
     **dict.fromkeys(("Compression", "Problem", "ProblemKind", "RecordInfo", "RecordStatus", "encode_record"),
-                    "framing"),
-    **dict.fromkeys(("BoundingBox", "ImageRef", "decode_image", "find_boxes", "find_images"), "images"),
-    "sniff_image": "image_sniff",
-    **dict.fromkeys(("TFRecordFile", "open_tfrecord"), "reader"),
-    "sniff_compression": "opening",
-    **dict.fromkeys(("RecordData", "RecordSource"), "records"),
-    "IndexProgress": "scan",
-    **dict.fromkeys(("TFRecordWriter", "write_records"), "writer"),
-    **dict.fromkeys(("Document", "SaveReport"), "document"),
-    **dict.fromkeys(("RecordEditor", "parse_value", "parse_values"), "edit"),
-    **dict.fromkeys(("ExportReport", "export", "export_iter", "parse_records_spec"), "export"),
-    "write_index": "index_cache",
+                    "format.framing"),
+    **dict.fromkeys(("BoundingBox", "ImageRef", "decode_image", "find_boxes", "find_images"), "decode.images"),
+    "sniff_image": "decode.image_sniff",
+    **dict.fromkeys(("TFRecordFile", "open_tfrecord"), "sources.tfrecord_file"),
+    "sniff_compression": "storage.opening",
+    **dict.fromkeys(("RecordData", "RecordSource"), "sources.protocol"),
+    "IndexProgress": "index.scan",
+    **dict.fromkeys(("TFRecordWriter", "write_records"), "storage.writer"),
+    **dict.fromkeys(("Document", "SaveReport"), "editing.document"),
+    **dict.fromkeys(("RecordEditor", "parse_value", "parse_values"), "editing.record_editor"),
+    **dict.fromkeys(("ExportReport", "export", "export_iter", "parse_records_spec"), "ops.export"),
+    "write_index": "index.cache",
     **dict.fromkeys(("ExprError", "Filter", "compile_filter", "filter_iter", "format_error", "matching_indices"),
-                    "query"),
-    **dict.fromkeys(("RepairReport", "repair", "repair_iter"), "repair"),
-    **dict.fromkeys(("FileSchema", "infer_schema", "schema_iter"), "schema"),
-    "ShardSet": "shards",
-    **dict.fromkeys(("FileStats", "compute_stats", "stats_iter"), "stats"),
+                    "query.filter"),
+    **dict.fromkeys(("RepairReport", "repair", "repair_iter"), "ops.repair"),
+    **dict.fromkeys(("FileSchema", "infer_schema", "schema_iter"), "stats.schema"),
+    "ShardSet": "sources.shard_set",
+    **dict.fromkeys(("FileStats", "compute_stats", "stats_iter"), "stats.file_stats"),
 }
 
 __all__ = [
@@ -71,42 +69,25 @@ def __dir__() -> list[str]:
     return sorted(set(globals()) | set(__all__))
 
 
-class _Package(types.ModuleType):
-    """Keeps ``codec.export`` and ``codec.repair`` the functions of those names.
-
-    Importing a submodule binds it on its package; the functions share their
-    modules' names, so without this ``codec.export`` would become the module
-    as soon as anything imported ``codec.export`` first.
-    """
-
-    def __setattr__(self, name: str, value) -> None:
-        if isinstance(value, types.ModuleType) and _SOURCES.get(name) == name:
-            return
-        super().__setattr__(name, value)
-
-
-sys.modules[__name__].__class__ = _Package
-
-
 if TYPE_CHECKING:  # what type checkers and IDEs see
-    from .decode import (DecodedRecord, RecordKind, TreeNode, build_tree, decode_record, detect_kind,
+    from codec.decode.decoder import (DecodedRecord, RecordKind, TreeNode, build_tree, decode_record, detect_kind,
                          feature_cell, feature_keys, format_value, record_json_value)
-    from .document import Document, SaveReport
-    from .edit import RecordEditor, parse_value, parse_values
-    from .errors import (CorruptRecordError, FileAccessError, ImageDecodeError, NotTFRecordError, RecordIndexError,
+    from codec.editing.document import Document, SaveReport
+    from codec.editing.record_editor import RecordEditor, parse_value, parse_values
+    from codec.errors import (CorruptRecordError, FileAccessError, ImageDecodeError, NotTFRecordError, RecordIndexError,
                          TensorDecodeError, TFRecordError, TruncatedRecordError, UsageError)
-    from .export import ExportReport, export, export_iter, parse_records_spec
-    from .framing import Compression, Problem, ProblemKind, RecordInfo, RecordStatus, encode_record
-    from .image_sniff import sniff_image
-    from .images import BoundingBox, ImageRef, decode_image, find_boxes, find_images
-    from .index_cache import write_index
-    from .query import ExprError, Filter, compile_filter, filter_iter, format_error, matching_indices
-    from .opening import sniff_compression
-    from .reader import TFRecordFile, open_tfrecord
-    from .records import RecordData, RecordSource
-    from .repair import RepairReport, repair, repair_iter
-    from .scan import IndexProgress
-    from .schema import FileSchema, infer_schema, schema_iter
-    from .shards import ShardSet
-    from .stats import FileStats, compute_stats, stats_iter
-    from .writer import TFRecordWriter, write_records
+    from codec.ops.export import ExportReport, export, export_iter, parse_records_spec
+    from codec.format.framing import Compression, Problem, ProblemKind, RecordInfo, RecordStatus, encode_record
+    from codec.decode.image_sniff import sniff_image
+    from codec.decode.images import BoundingBox, ImageRef, decode_image, find_boxes, find_images
+    from codec.index.cache import write_index
+    from codec.query.filter import ExprError, Filter, compile_filter, filter_iter, format_error, matching_indices
+    from codec.storage.opening import sniff_compression
+    from codec.sources.tfrecord_file import TFRecordFile, open_tfrecord
+    from codec.sources.protocol import RecordData, RecordSource
+    from codec.ops.repair import RepairReport, repair, repair_iter
+    from codec.index.scan import IndexProgress
+    from codec.stats.schema import FileSchema, infer_schema, schema_iter
+    from codec.sources.shard_set import ShardSet
+    from codec.stats.file_stats import FileStats, compute_stats, stats_iter
+    from codec.storage.writer import TFRecordWriter, write_records

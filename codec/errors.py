@@ -26,7 +26,7 @@ class TargetChangedError(FileChangedError):
     def __init__(self, message: str, *, path: str = "", change: str = ""):
         super().__init__(message)
         self.path = path
-        self.change = change  # a codec.file_identity.Change value: "changed", "grew", "replaced", "deleted"
+        self.change = change  # a codec.storage.file_identity.Change value: "changed", "grew", "replaced", "deleted"
 
 
 class NotTFRecordError(TFRecordError, ValueError):

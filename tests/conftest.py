@@ -41,7 +41,7 @@ def private_cache(tmp_path, monkeypatch) -> Path:
     """Index caches go to a temporary folder, never to the user's cache."""
     path = tmp_path / "index-cache"
     monkeypatch.setenv("TFRLENS_CACHE_DIR", str(path))
-    from codec import index_cache
+    from codec.index import cache as index_cache
 
     monkeypatch.setattr(index_cache, "MIN_CACHED_BYTES", 0)  # the tests' small files are cached too
     return path

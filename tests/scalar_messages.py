@@ -13,7 +13,7 @@ from pathlib import Path
 
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 
-from codec.writer import write_records
+from codec.storage.writer import write_records
 
 _F = descriptor_pb2.FieldDescriptorProto
 # field name -> (FieldDescriptorProto type, the values records take in turn)

@@ -12,7 +12,7 @@ from PySide6.QtCore import QMimeData, QPointF, Qt, QTimer, QUrl  # noqa: E402
 from PySide6.QtGui import QDropEvent  # noqa: E402
 from PySide6.QtWidgets import QApplication, QInputDialog, QMenu  # noqa: E402
 
-from codec.writer import write_records  # noqa: E402
+from codec.storage.writer import write_records  # noqa: E402
 
 from app.__main__ import build_window, parse_args  # noqa: E402
 from app.models.record_table_model import STATUS_ROLE, Column  # noqa: E402

@@ -256,9 +256,9 @@ def test_a_submodule_import_is_no_edge_to_the_facade_but_importing_the_package_i
 def test_the_project_graph_is_read_from_the_source():
     graph = import_graph(ROOT, PACKAGES)
     assert "codec" in graph and "app" in graph and len(graph) > 40
-    assert graph["codec.images"]["codec.decode"][2] == "module"
-    assert "codec.reader" in graph["codec"]  # the facade's TYPE_CHECKING block
-    assert "codec" not in graph["codec.images"]
+    assert graph["codec.decode.images"]["codec.decode.decoder"][2] == "module"
+    assert "codec.sources.tfrecord_file" in graph["codec"]  # the facade's TYPE_CHECKING block
+    assert "codec" not in graph["codec.decode.images"]
 
 
 # -- the project ------------------------------------------------------------------------------

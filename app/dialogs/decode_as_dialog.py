@@ -1,7 +1,7 @@
 """File > Decode As…: pick a schema file and one of its message types, with a preview of the current record.
 
 The dialog only chooses: it lists the types a descriptor set (``.desc``,
-``.pb``, ``.protoset``) or ``.proto`` source holds (``codec.messages``), shows
+``.pb``, ``.protoset``) or ``.proto`` source holds (``codec.decode.messages``), shows
 how the tab's current record decodes as the type picked (its kind and the
 first lines of its JSON, or the one line saying why it does not parse), and
 offers "Automatic" to go back to the kind rule. What OK means is
@@ -21,7 +21,7 @@ from PySide6.QtWidgets import (QButtonGroup, QDialog, QDialogButtonBox, QFileDia
                                QLineEdit, QListWidget, QListWidgetItem, QPlainTextEdit, QPushButton, QRadioButton,
                                QVBoxLayout, QWidget)
 
-from codec.decode import RecordKind, decode_record, record_json_value
+from codec.decode.decoder import RecordKind, decode_record, record_json_value
 from codec.errors import TFRecordError
 
 from app.models.labels import kind_text
@@ -152,7 +152,7 @@ class DecodeAsDialog(QDialog):
 
     def load_schema(self, path: str) -> bool:
         """List the message types of the schema file at ``path``; False (and one line here) if it has none."""
-        from codec.messages import message_types
+        from codec.decode.messages import message_types
 
         path = os.path.abspath(os.path.expanduser(path))
         self.message_button.setChecked(True)
@@ -236,7 +236,7 @@ class DecodeAsDialog(QDialog):
                 self.type_list.setCurrentItem(shown[0])
 
     def _type_picked(self) -> None:
-        from codec.messages import load_message_type
+        from codec.decode.messages import load_message_type
 
         self._payload = None
         item = self.type_list.currentItem()

@@ -3,7 +3,7 @@
 Each ``ask_*`` function opens one dialog and returns the answer, or None
 when the user cancels. Tests replace these functions (monkeypatch) instead of
 clicking through modal dialogs. Parsing and type checks are the codec's
-(:func:`codec.edit.parse_value` / :func:`codec.edit.parse_values`); a dialog
+(:func:`codec.editing.record_editor.parse_value` / :func:`codec.editing.record_editor.parse_values`); a dialog
 only keeps OK disabled and shows the codec's message while the input is bad.
 """
 from __future__ import annotations
@@ -21,11 +21,11 @@ from PySide6.QtWidgets import (QButtonGroup, QComboBox, QDialog, QDialogButtonBo
                                QHBoxLayout, QLabel, QLineEdit, QMessageBox, QPlainTextEdit, QPushButton,
                                QRadioButton, QVBoxLayout, QWidget)
 
-from codec.decode import is_text
-from codec.edit import DTYPES, parse_value, parse_values
+from codec.decode.decoder import is_text
+from codec.editing.record_editor import DTYPES, parse_value, parse_values
 from codec.errors import UsageError
-from codec.framing import Compression, name_disagrees
-from codec.remote import is_url
+from codec.format.framing import Compression, name_disagrees
+from codec.storage.remote import is_url
 
 from app.dialogs.url_dialogs import writable_url
 from app.models.record_tree_model import edit_text

@@ -1,6 +1,6 @@
 """Export records (TFRecord, JSON Lines, CSV, images) or the index, with progress and Cancel.
 
-The work is the codec's: :func:`codec.export.export_iter` for records (over
+The work is the codec's: :func:`codec.ops.export.export_iter` for records (over
 the records as the table shows them, edits included) and ``tfrlens-cli
 index`` for the index of the file on disk. It runs on a
 :class:`~app.workers.worker.GeneratorWorker`; the dialog stays open with a progress
@@ -17,11 +17,11 @@ from PySide6.QtWidgets import (QButtonGroup, QCheckBox, QComboBox, QDialog, QDia
                                QFormLayout, QHBoxLayout, QLabel, QLineEdit, QProgressBar, QPushButton, QRadioButton,
                                QVBoxLayout, QWidget)
 
-from codec.export import ExportReport, export_iter
-from codec.framing import Compression
-from codec.index_cache import write_index
-from codec.reader import TFRecordFile
-from codec.scan import IndexProgress
+from codec.ops.export import ExportReport, export_iter
+from codec.format.framing import Compression
+from codec.index.cache import write_index
+from codec.sources.tfrecord_file import TFRecordFile
+from codec.index.scan import IndexProgress
 
 from app.dialogs.edit_dialogs import (COMPRESSIONS, ERROR_STYLE, HINT_STYLE, CompressionFollower, settle_name,
                                       with_compression_suffix)

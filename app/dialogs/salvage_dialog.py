@@ -2,7 +2,7 @@
 
 :func:`salvage_steps` is the generator a :class:`~app.workers.worker.GeneratorWorker`
 runs: it opens the file on disk afresh (so the open tab is never read from
-two threads), checks every data CRC, then lets :func:`codec.repair.repair_iter`
+two threads), checks every data CRC, then lets :func:`codec.ops.repair.repair_iter`
 write the records that can be trusted. :class:`SalvageDialog` asks where to,
 in which compression, and whether to include damaged records, then says how
 many records were kept, dropped and included, and offers to open the result.
@@ -19,10 +19,10 @@ from PySide6.QtWidgets import (QCheckBox, QComboBox, QDialog, QDialogButtonBox, 
                                QHBoxLayout, QLabel, QLayout, QLineEdit, QMessageBox, QProgressBar, QPushButton,
                                QVBoxLayout, QWidget)
 
-from codec.framing import Compression
-from codec.reader import TFRecordFile
-from codec.repair import RepairReport, repair_iter
-from codec.scan import IndexProgress
+from codec.format.framing import Compression
+from codec.sources.tfrecord_file import TFRecordFile
+from codec.ops.repair import RepairReport, repair_iter
+from codec.index.scan import IndexProgress
 
 from app.dialogs.edit_dialogs import CompressionFollower, settle_name
 from app.style.palette import BAD_COLOR, MUTED_COLOR, OK_COLOR

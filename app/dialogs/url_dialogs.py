@@ -13,8 +13,8 @@ from typing import Sequence
 from PySide6.QtWidgets import QComboBox, QDialog, QDialogButtonBox, QLabel, QMessageBox, QVBoxLayout, QWidget
 
 from codec.errors import TFRecordError, UsageError
-from codec.remote import is_url
-from codec.remote_write import check_writable_url
+from codec.storage.remote import is_url
+from codec.storage.remote_write import check_writable_url
 
 ERROR_STYLE = "color: rgb(198, 40, 40);"
 HINT_STYLE = "color: rgb(100, 116, 139);"

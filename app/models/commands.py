@@ -1,8 +1,8 @@
-"""Every edit of a file's records, as a QUndoCommand over a :class:`codec.document.Document`.
+"""Every edit of a file's records, as a QUndoCommand over a :class:`codec.editing.document.Document`.
 
 ``redo``/``undo`` change the document and nothing else: the first ``redo``
 applies the edit, later ones and every ``undo`` restore a snapshot of the
-document (a short piece list, see codec/document.py). An edit of many
+document (a short piece list, see codec/editing/document.py). An edit of many
 records is one command, so one Ctrl+Z takes all of it back. Widgets only
 build commands and push them; they learn what changed from
 :attr:`EditTarget.changed`.
@@ -14,7 +14,7 @@ from typing import NamedTuple, Sequence
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QUndoCommand
 
-from codec.document import Document, index_runs, sorted_unique
+from codec.editing.document import Document, index_runs, sorted_unique
 from codec.errors import UsageError
 
 

@@ -3,7 +3,7 @@
 :class:`FilteredTableModel` is a thin proxy over
 :class:`~app.models.record_table_model.RecordTableModel`. The *matching records* are
 every record, or, filtered, the sorted array of record numbers
-:func:`codec.query.filter_iter` found: 8 bytes per match and no Python object
+:func:`codec.query.filter.filter_iter` found: 8 bytes per match and no Python object
 per row (a ``QSortFilterProxyModel`` keeps a mapping entry per source row and
 re-filters on every change, which millions of rows cannot afford).
 
@@ -26,7 +26,7 @@ from typing import Any, Sequence
 import numpy as np
 from PySide6.QtCore import QAbstractProxyModel, QModelIndex, QPersistentModelIndex, Qt, Signal
 
-from codec.document import sorted_unique
+from codec.editing.document import sorted_unique
 
 _Index = QModelIndex | QPersistentModelIndex
 

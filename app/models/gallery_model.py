@@ -17,8 +17,8 @@ from typing import Any, Callable
 from PySide6.QtCore import QAbstractListModel, QModelIndex, QPersistentModelIndex, Qt, QTimer, Signal
 from PySide6.QtGui import QImage
 
-from codec.framing import RecordStatus
-from codec.images import BoundingBox, RawShape
+from codec.format.framing import RecordStatus
+from codec.decode.images import BoundingBox, RawShape
 
 from app.models.filtered_table_model import FilteredTableModel
 from app.models.labels import STATUS_TEXT
@@ -137,7 +137,7 @@ class GalleryModel(QAbstractListModel):
         return self._stretch
 
     def set_stretch(self, stretch: str) -> None:
-        """Make thumbnails of 16-bit and float images with this scaling (see codec.images.display_image)."""
+        """Make thumbnails of 16-bit and float images with this scaling (see codec.decode.images.display_image)."""
         if stretch != self._stretch:
             self._stretch = stretch
             self._drop_thumbnails(shapes=False)

@@ -1,9 +1,9 @@
 """Words the GUI shows for record kinds, statuses and images (one place for all views and workers)."""
 from __future__ import annotations
 
-from codec.decode import DecodedRecord, RecordKind
-from codec.framing import RecordStatus
-from codec.images import ImageRef
+from codec.decode.decoder import DecodedRecord, RecordKind
+from codec.format.framing import RecordStatus
+from codec.decode.images import ImageRef
 
 KIND_TEXT = {RecordKind.EXAMPLE: "Example", RecordKind.SEQUENCE_EXAMPLE: "SequenceExample", RecordKind.RAW: "raw",
              RecordKind.TENSOR: "Tensor", RecordKind.MESSAGE: "Message", RecordKind.PROTOBUF: "Protobuf (no schema)"}

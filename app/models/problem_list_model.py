@@ -14,8 +14,8 @@ from typing import Any
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
 
-from codec.framing import HEADER_SIZE, Compression, Problem, ProblemKind
-from codec.reader import TFRecordFile
+from codec.format.framing import HEADER_SIZE, Compression, Problem, ProblemKind
+from codec.sources.tfrecord_file import TFRecordFile
 
 from app.style import icons
 from app.style.palette import DAMAGED_TEXT, RECOVERED_TEXT

@@ -22,10 +22,10 @@ import numpy as np
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, Qt, QTimer, Signal
 from PySide6.QtGui import QColor, QFont
 
-from codec.decode import RecordKind, decode_record, feature_keys
+from codec.decode.decoder import RecordKind, decode_record, feature_keys
 from codec.errors import FileChangedError
-from codec.framing import RecordStatus
-from codec.reader import TFRecordFile
+from codec.format.framing import RecordStatus
+from codec.sources.tfrecord_file import TFRecordFile
 
 from app.models.labels import KIND_TEXT, STATUS_TEXT
 from app.models.table_rows import LOADING_ROW, MAX_DECODE_BYTES, UNREADABLE, RowJob, TableRow, build_row, cell_text
@@ -136,7 +136,7 @@ class RecordTableModel(QAbstractTableModel):
         """
         self._facts = None
         # The one probe of a record source left: only a shard set numbers its records out of order
-        # (codec.records.RecordSource); a file's and a document's rows only grow at their end.
+        # (codec.sources.protocol.RecordSource); a file's and a document's rows only grow at their end.
         publish = getattr(self._tfile, "publish", None)
         if publish is not None:
             added = 0
@@ -175,7 +175,7 @@ class RecordTableModel(QAbstractTableModel):
                                    Qt.ItemDataRole.BackgroundRole, Qt.ItemDataRole.ForegroundRole,
                                    STATUS_ROLE])
 
-    # -- editing (codec.edited.EditedFile stands in for the file) -----------
+    # -- editing (codec.editing.edited.EditedFile stands in for the file) -----------
     def set_file(self, tfile) -> None:
         """Read rows from ``tfile`` from now on: a TFRecordFile, or the edited view of one."""
         self._facts = None

@@ -1,4 +1,4 @@
-"""A Qt item model over a decoded record's tree (:class:`codec.decode.TreeNode`).
+"""A Qt item model over a decoded record's tree (:class:`codec.decode.decoder.TreeNode`).
 
 Columns: Name, Type, Value. An Example shows feature -> values; a
 SequenceExample shows its context features, then each feature list with its
@@ -26,12 +26,12 @@ from typing import Any, Protocol
 from PySide6.QtCore import QAbstractItemModel, QModelIndex, QObject, QPersistentModelIndex, Qt, Signal
 from PySide6.QtGui import QFont, QFontDatabase
 
-from codec.decode import (DecodedRecord, RecordKind, TreeNode, format_value, is_text, value_at,
+from codec.decode.decoder import (DecodedRecord, RecordKind, TreeNode, format_value, is_text, value_at,
                           value_count, value_node)
-from codec.edit import parse_value
+from codec.editing.record_editor import parse_value
 from codec.errors import UsageError
-from codec.image_sniff import probe_image
-from codec.payloads import flat_key
+from codec.decode.image_sniff import probe_image
+from codec.decode.payloads import flat_key
 from app.style.palette import ACCENT_TEXT, MUTED_TEXT
 
 FIRST_CHUNK = 20
@@ -53,7 +53,7 @@ _Index = QModelIndex | QPersistentModelIndex
 
 
 class LabelSource(Protocol):
-    """What names class ids (``codec.label_maps.LabelNames``)."""
+    """What names class ids (``codec.datasets.label_maps.LabelNames``)."""
 
     def name(self, key: str, id_: int) -> str | None: ...
 
@@ -274,7 +274,7 @@ def value_text(node: TreeNode, decoded: DecodedRecord | None = None, max_len: in
 
 
 def edit_text(value: Any, dtype: str | None) -> str:
-    """A value as the user edits it (what :func:`codec.edit.parse_value` reads back)."""
+    """A value as the user edits it (what :func:`codec.editing.record_editor.parse_value` reads back)."""
     if dtype == "bytes":
         b = bytes(value)
         if (is_text(b) or not b) and not b.startswith((b"hex:", b"base64:")):
@@ -329,7 +329,7 @@ class RecordTreeModel(QAbstractItemModel):
     # -- content ----------------------------------------------------------
     def set_record(self, decoded: DecodedRecord | None, tree: TreeNode | None,
                    summaries: dict | None = None, labels: LabelSource | None = None) -> None:
-        """Show ``tree`` (from ``codec.decode.build_tree(decoded)``); None clears.
+        """Show ``tree`` (from ``codec.decode.decoder.build_tree(decoded)``); None clears.
 
         ``summaries`` (from :func:`summarize` with the same ``labels``, made off the GUI thread)
         pre-fills the text cache; ``labels`` names class ids (the record source's ``labels``).

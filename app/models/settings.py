@@ -10,8 +10,8 @@ import os
 
 from PySide6.QtCore import QByteArray, QSettings
 
-from codec.remote import is_url
-from codec.url_secrets import carries_credentials, without_credentials
+from codec.storage.remote import is_url
+from codec.storage.url_secrets import carries_credentials, without_credentials
 
 ORGANIZATION = "TFRecord Lens"
 APPLICATION = "tfrlens"

@@ -14,7 +14,7 @@ from typing import Any
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, Qt
 from PySide6.QtGui import QColor
 
-from codec.shards import ShardSet
+from codec.sources.shard_set import ShardSet
 
 from app.style import icons
 
@@ -64,7 +64,7 @@ class ShardListModel(QAbstractTableModel):
     def __init__(self, shard_set: ShardSet, parent=None, *, dataset: Any = None) -> None:
         super().__init__(parent)
         self._set = shard_set
-        self.dataset = dataset  # a codec.tfds.TfdsDataset the shards belong to, or None
+        self.dataset = dataset  # a codec.datasets.tfds.TfdsDataset the shards belong to, or None
         self.asked: int | None = None  # the shard a person clicked that is not indexed yet
         self._names = [os.path.basename(shard.path) for shard in shard_set.shards]
         self.splits = [dataset.split_of(shard.path) if dataset is not None else None for shard in shard_set.shards]

@@ -8,8 +8,8 @@ from typing import Any
 import numpy as np
 from PySide6.QtCore import QModelIndex, Qt
 
-from codec.framing import RecordStatus
-from codec.shards import ShardSet
+from codec.format.framing import RecordStatus
+from codec.sources.shard_set import ShardSet
 
 from app.models.problem_list_model import record_before
 from app.models.record_table_model import BASE_COLUMNS, RecordTableModel
@@ -27,7 +27,7 @@ class ShardSetTableModel(RecordTableModel):
         self._shard_texts: list[str] | None = None  # a TFDS dataset's "split number" per shard
 
     def set_dataset(self, dataset: Any) -> None:
-        """Name each shard by its split in ``dataset`` (a codec.tfds.TfdsDataset; None: by its file name)."""
+        """Name each shard by its split in ``dataset`` (a codec.datasets.tfds.TfdsDataset; None: by its file name)."""
         shards = self.shard_set.shards
         self._shard_texts = None if dataset is None else [
             tfds_shard_text(os.path.basename(s.path), dataset.split_of(s.path)) for s in shards]

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import QObject, Signal
 
-from codec.images import STRETCH_DTYPE, STRETCH_MINMAX
+from codec.decode.images import STRETCH_DTYPE, STRETCH_MINMAX
 
 from app.models.settings import Settings
 

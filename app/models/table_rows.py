@@ -9,8 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from codec.decode import RecordKind, decode_record, feature_cell, feature_values, record_features
-from codec.framing import RecordStatus
+from codec.decode.decoder import RecordKind, decode_record, feature_cell, feature_values, record_features
+from codec.format.framing import RecordStatus
 
 # Larger records are not read or decoded for a table row (the detail view does it).
 MAX_DECODE_BYTES = 16 << 20

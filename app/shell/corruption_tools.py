@@ -27,8 +27,8 @@ import html
 from PySide6.QtCore import QEvent, QObject, Qt, Signal
 from PySide6.QtWidgets import QHBoxLayout, QSplitter, QWidget
 
-from codec.framing import HEADER_SIZE, Compression, Problem, ProblemKind, RecordStatus
-from codec.records import RecordSource
+from codec.format.framing import HEADER_SIZE, Compression, Problem, ProblemKind, RecordStatus
+from codec.sources.protocol import RecordSource
 
 from app.models.hex_model import FramedRecord
 from app.models.problem_list_model import ProblemListModel, is_recovered, problem_title, record_before

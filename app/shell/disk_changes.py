@@ -1,7 +1,7 @@
 """A tab's file changing on disk while it is open: the bar that says so, and what it offers.
 
 :meth:`DiskChanges.check` compares the file at the tab's path with the one
-the tab opened (:class:`codec.file_identity.FileIdentity`); the window calls
+the tab opened (:class:`codec.storage.file_identity.FileIdentity`); the window calls
 it when its file watcher fires and when the application becomes active
 again. A changed or replaced file shows "changed on disk" with Reload and
 Keep mine; a deleted one "deleted on disk" with Keep mine; a grown one
@@ -18,7 +18,7 @@ from typing import Callable
 from PySide6.QtCore import QObject, Signal
 
 from codec.errors import TFRecordError
-from codec.file_identity import Change, FileIdentity, describe_change, identity_at
+from codec.storage.file_identity import Change, FileIdentity, describe_change, identity_at
 
 from app.shell.session import TabSession
 from app.views.message_bar import MessageBar
@@ -28,7 +28,7 @@ class DiskChanges(QObject):
     """Shows ``bar`` when ``session``'s file changed on disk; ``busy()`` True while the tab writes it.
 
     Signals: ``changed(str)`` the bar shows a new change (a
-    :class:`~codec.file_identity.Change` value); ``follow_requested()`` Follow
+    :class:`~codec.storage.file_identity.Change` value); ``follow_requested()`` Follow
     was pressed on a grown file; ``reload_requested()`` Reload was pressed.
     """
 

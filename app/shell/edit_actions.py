@@ -19,7 +19,7 @@ from PySide6.QtWidgets import QLabel, QMainWindow, QMenu, QTabWidget
 from shiboken6 import isValid as shiboken_valid
 
 from codec.errors import TFRecordError
-from codec.remote import is_url
+from codec.storage.remote import is_url
 
 from app.dialogs import edit_dialogs
 from app.dialogs.export_dialog import ExportDialog

@@ -12,7 +12,7 @@ from typing import Callable
 from PySide6.QtCore import QObject
 from PySide6.QtWidgets import QWidget
 
-from codec.decode import RecordKind, decode_record, feature_values, record_features
+from codec.decode.decoder import RecordKind, decode_record, feature_values, record_features
 from codec.errors import UsageError
 
 from app.dialogs import edit_dialogs

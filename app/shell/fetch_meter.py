@@ -4,7 +4,7 @@ from __future__ import annotations
 import time
 from collections import deque
 
-from codec.remote import is_url
+from codec.storage.remote import is_url
 
 RATE_WINDOW = 3.0  # seconds of fetching the throughput is averaged over
 
@@ -12,7 +12,7 @@ RATE_WINDOW = 3.0  # seconds of fetching the throughput is averaged over
 def fetched_bytes(source: object) -> int | None:
     """Bytes read from the network so far by ``source``; None for local files.
 
-    A remote file counts on its :class:`codec.remote.RemoteFile`; a shard
+    A remote file counts on its :class:`codec.storage.remote.RemoteFile`; a shard
     set, on its ``bytes_fetched`` (all its shards), when it reads URLs.
     """
     remote = getattr(source, "remote", None)

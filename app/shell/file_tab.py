@@ -18,14 +18,14 @@ from PySide6.QtCore import QItemSelectionModel, QModelIndex, QPoint, Qt, Signal
 from PySide6.QtGui import QAction, QGuiApplication
 from PySide6.QtWidgets import QMenu, QSplitter, QVBoxLayout, QWidget
 
-from codec.decode import decode_record, record_json_value
+from codec.decode.decoder import decode_record, record_json_value
 from codec.errors import PayloadDecodeError, TFRecordError
-from codec.framing import RecordStatus
-from codec.payload_options import apply
-from codec.reader import TFRecordFile
-from codec.records import RecordSource
-from codec.remote import is_url
-from codec.url_secrets import shown_path
+from codec.format.framing import RecordStatus
+from codec.datasets.payload_choice import apply
+from codec.sources.tfrecord_file import TFRecordFile
+from codec.sources.protocol import RecordSource
+from codec.storage.remote import is_url
+from codec.storage.url_secrets import shown_path
 
 from app.models.filtered_table_model import FilteredTableModel, window_rows_for
 from app.models.labels import STATUS_TEXT
@@ -67,7 +67,7 @@ class FileTab(QWidget):
     session shows a new file now (saved over or saved as), ``file_changed(str)``
     the file changed on disk while it was read (any thread may emit it),
     ``disk_changed(str)`` the tab's bar shows that its file changed on disk (a
-    :class:`codec.file_identity.Change` value; see :class:`DiskChanges`),
+    :class:`codec.storage.file_identity.Change` value; see :class:`DiskChanges`),
     ``sig_follow_requested()`` Follow was pressed on the bar of a grown file.
     """
 
@@ -198,7 +198,7 @@ class FileTab(QWidget):
         """A tab over an opened file (a URL's is opened on a worker); the file is closed if the tab fails.
 
         Its records decode as chosen for it before, else as
-        :func:`codec.payload_options.choose_for` finds (see
+        :func:`codec.datasets.payload_choice.choose_for` finds (see
         :func:`~app.shell.payload_choice.opening_choice`); :attr:`open_note`
         says when they cannot decode as they did before.
         """

@@ -21,8 +21,8 @@ from PySide6.QtWidgets import (QFileDialog, QInputDialog, QLabel, QMainWindow,
                                QWidget)
 
 from codec.errors import TFRecordError
-from codec.remote import is_url
-from codec.url_secrets import shown_path
+from codec.storage.remote import is_url
+from codec.storage.url_secrets import shown_path
 
 from app.dialogs import url_dialogs
 from app.models.settings import Settings

@@ -1,6 +1,6 @@
 """How a tab's records decode: File > Decode As…, File > Label Map…, and what a file opens with.
 
-Every decision goes through :func:`codec.payload_options.choose_for`, as the
+Every decision goes through :func:`codec.datasets.payload_choice.choose_for`, as the
 command line's do: the schema file and message type the user chose for a file
 (else a TFDS dataset the file belongs to, else the kind rule) and the label
 map they chose (else a ``label_map.pbtxt`` beside the file). The choices are
@@ -16,7 +16,7 @@ from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QFileDialog, QMainWindow, QMenu
 
-from codec.payload_options import choose_for
+from codec.datasets.payload_choice import choose_for
 
 from app.dialogs.decode_as_dialog import DecodeAsDialog
 from app.models.settings import Settings

@@ -3,8 +3,8 @@
 The choices made with File > Decode As… and File > Label Map… (see
 :mod:`app.shell.payload_actions`) are remembered per file in
 :class:`~app.models.settings.Settings`; :func:`opening_choice` turns them into
-a :class:`codec.payload_options.Choice` through
-:func:`codec.payload_options.choose_for`, as the command line decides.
+a :class:`codec.datasets.payload_choice.Choice` through
+:func:`codec.datasets.payload_choice.choose_for`, as the command line decides.
 """
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import os
 from typing import Sequence
 
 from codec.errors import TFRecordError
-from codec.payload_options import Choice, choose_for
+from codec.datasets.payload_choice import Choice, choose_for
 
 from app.models.settings import Settings
 from app.workers.worker import one_line

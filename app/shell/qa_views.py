@@ -12,8 +12,8 @@ from __future__ import annotations
 from PySide6.QtCore import QModelIndex, QObject, Signal
 from PySide6.QtWidgets import QTableView, QTabWidget, QVBoxLayout, QWidget
 
-from codec.framing import RecordStatus
-from codec.records import RecordData, RecordSource
+from codec.format.framing import RecordStatus
+from codec.sources.protocol import RecordData, RecordSource
 
 from app.models.filtered_table_model import FilteredTableModel, window_rows_for
 from app.models.settings import Settings

@@ -15,8 +15,8 @@ from typing import Callable
 from PySide6.QtCore import QObject
 from PySide6.QtWidgets import QMenu
 
-from codec.remote import is_url
-from codec.temp_files import sweep_stale_temps
+from codec.storage.remote import is_url
+from codec.storage.temp_files import sweep_stale_temps
 
 from app.models.settings import Settings
 from app.style import icons
@@ -81,7 +81,7 @@ class RecentFiles(QObject):
 
     def written_folders(self) -> list[str]:
         """Folders this app wrote to: output folders, and those of recent local files (Save writes beside
-        them). A URL's upload leaves no temporary under its name (see codec.writer), and no local folder."""
+        them). A URL's upload leaves no temporary under its name (see codec.storage.writer), and no local folder."""
         recent = [os.path.dirname(p) for p in self.settings.recent_files() if not is_url(p)]
         folders = [f for f in self.settings.output_directories() if not is_url(f)] + recent
         return list(dict.fromkeys(folders))

@@ -3,7 +3,7 @@
 :class:`RecordEdits` turns "set this value", "delete these records", "set
 feature X on the selection" into commands of :mod:`app.models.commands` over
 the session's document. An edit of a record goes through
-:class:`codec.edit.RecordEditor`; an edit of many records is built on a
+:class:`codec.editing.record_editor.RecordEditor`; an edit of many records is built on a
 worker thread (with progress and Cancel) past ``INLINE_EDIT_ROWS``.
 """
 from __future__ import annotations
@@ -12,11 +12,11 @@ from typing import Callable, Iterator, Sequence
 
 from PySide6.QtCore import QObject, Signal
 
-from codec.decode import RecordKind, decode_record, feature_values
-from codec.edit import RecordEditor, empty_example
-from codec.edited import EditedFile
+from codec.decode.decoder import RecordKind, decode_record, feature_values
+from codec.editing.record_editor import RecordEditor, empty_example
+from codec.editing.edited import EditedFile
 from codec.errors import UsageError
-from codec.scan import IndexProgress
+from codec.index.scan import IndexProgress
 
 from app.dialogs.edit_dialogs import BatchEdit
 from app.models.commands import DeleteRecords, DuplicateRecords, InsertRecords, MoveRecords, ReplaceRecords

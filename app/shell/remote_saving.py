@@ -1,7 +1,7 @@
 """Saving a tab to a URL (``s3://``, ``gs://``...): ask first when an object is there already.
 
 Whether the object exists is a network round trip, asked on a worker
-(:func:`codec.writer.output_exists`); the user is then asked before it is
+(:func:`codec.storage.writer.output_exists`); the user is then asked before it is
 replaced, and only then does the tab's save start (the codec writes a local
 temporary file and uploads it whole once complete).
 """
@@ -14,7 +14,7 @@ from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import QWidget
 from shiboken6 import isValid as shiboken_valid
 
-from codec.writer import output_exists
+from codec.storage.writer import output_exists
 
 from app.dialogs import url_dialogs
 from app.workers.worker import GeneratorWorker, call_on_worker

@@ -1,7 +1,7 @@
 """File > Open Run Report…: the JSON reports ``tfrlens-cli`` writes with ``--out``, opened in tabs.
 
 A report may sit in a bucket (a run on a cluster wrote it there), so
-:class:`ReportOpenings` reads it with :func:`codec.run_reports.load_report` on
+:class:`ReportOpenings` reads it with :func:`codec.ops.reports.load_report` on
 a worker while an :class:`~app.views.opening_page.OpeningPage` holds its tab's
 place, then shows it in a :class:`~app.views.run_report_view.RunReportView`.
 A file, problem or finding double-clicked there opens that file (when it is on
@@ -19,11 +19,11 @@ from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QFileDialog, QMainWindow, QMenu, QTabWidget, QWidget
 
-from codec.decode import decode_record
+from codec.decode.decoder import decode_record
 from codec.errors import TFRecordError
-from codec.reader import TFRecordFile, open_tfrecord
-from codec.remote import is_url
-from codec.run_reports import JSON_NAMES, RunReport, load_report, local_path
+from codec.sources.tfrecord_file import TFRecordFile, open_tfrecord
+from codec.storage.remote import is_url
+from codec.ops.reports import JSON_NAMES, RunReport, load_report, local_path
 
 from app.dialogs import url_dialogs
 from app.models.findings_model import check_title, ref_text

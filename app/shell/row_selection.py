@@ -13,7 +13,7 @@ from typing import Sequence
 from PySide6.QtCore import QItemSelection, QItemSelectionModel, QModelIndex
 from PySide6.QtWidgets import QAbstractItemView, QTableView
 
-from codec.document import sorted_unique
+from codec.editing.document import sorted_unique
 
 from app.models.filtered_table_model import FilteredTableModel
 from app.models.record_table_model import RecordTableModel

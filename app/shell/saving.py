@@ -1,4 +1,4 @@
-"""Saving a tab's document: :meth:`codec.document.Document.save_iter` on a worker, then the saved file reopened.
+"""Saving a tab's document: :meth:`codec.editing.document.Document.save_iter` on a worker, then the saved file reopened.
 
 The document is written to a new file next to the target and renamed over
 it (the codec's job; a URL's is uploaded whole once written); the session then
@@ -12,9 +12,9 @@ from typing import Callable, Iterator
 
 from PySide6.QtCore import QObject, Signal
 
-from codec.document import SaveReport
-from codec.reader import TFRecordFile
-from codec.remote import is_url
+from codec.editing.document import SaveReport
+from codec.sources.tfrecord_file import TFRecordFile
+from codec.storage.remote import is_url
 
 from app.shell.progress_worker import ProgressWorker
 from app.shell.session import TabSession

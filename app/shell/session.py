@@ -2,9 +2,9 @@
 
 A :class:`TabSession` is the one place that says where row ``i`` of a tab
 comes from: :attr:`TabSession.records` is the opened source (a
-:class:`~codec.reader.TFRecordFile` or a :class:`~codec.shards.ShardSet`)
-until editing starts, then the :class:`~codec.edited.EditedFile` of the
-:class:`~codec.document.Document` put over it. Record ``i`` is always
+:class:`~codec.sources.tfrecord_file.TFRecordFile` or a :class:`~codec.sources.shard_set.ShardSet`)
+until editing starts, then the :class:`~codec.editing.edited.EditedFile` of the
+:class:`~codec.editing.document.Document` put over it. Record ``i`` is always
 ``session.records.read(i)`` (``session.records.pinned(i)`` for a detail
 view). The session also runs the source's index and verify passes on a
 worker thread and holds the undo stack of the document's commands; the tab
@@ -18,15 +18,15 @@ from typing import Iterator, NamedTuple
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QUndoStack
 
-from codec.document import Document
-from codec.edited import EditedFile
+from codec.editing.document import Document
+from codec.editing.edited import EditedFile
 from codec.errors import FileChangedError, TFRecordError
-from codec.file_identity import identity_at
-from codec.payload_options import Choice, apply
-from codec.reader import TFRecordFile
-from codec.records import RecordSource
-from codec.scan import IndexProgress
-from codec.shards import ShardSet
+from codec.storage.file_identity import identity_at
+from codec.datasets.payload_choice import Choice, apply
+from codec.sources.tfrecord_file import TFRecordFile
+from codec.sources.protocol import RecordSource
+from codec.index.scan import IndexProgress
+from codec.sources.shard_set import ShardSet
 
 from app.models.commands import DocumentChange, EditTarget
 from app.shell.fetch_meter import FetchMeter, fetched_bytes
@@ -208,7 +208,7 @@ class TabSession(QObject):
             raise
 
     def changed_on_disk(self) -> bool:
-        """The file on disk is not the one opened (see :mod:`codec.file_identity`); a URL's: the
+        """The file on disk is not the one opened (see :mod:`codec.storage.file_identity`); a URL's: the
         codec found its object changed, and only its store can say more."""
         source = self.source
         if source.identity is None:  # a URL, or several files (each checks itself)

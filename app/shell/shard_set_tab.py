@@ -19,10 +19,10 @@ from PySide6.QtCore import QModelIndex, Qt, Signal
 from PySide6.QtWidgets import QSplitter, QWidget
 
 from codec.errors import TFRecordError
-from codec.opening import sniff_compression
-from codec.payload_options import Choice, apply
-from codec.records import RecordSource
-from codec.shards import ShardSet, looks_like_shard_set
+from codec.storage.opening import sniff_compression
+from codec.datasets.payload_choice import Choice, apply
+from codec.sources.protocol import RecordSource
+from codec.sources.shard_set import ShardSet, looks_like_shard_set
 
 from app.models.record_table_model import RecordTableModel
 from app.models.settings import Settings
@@ -92,7 +92,7 @@ class ShardSetTab(FileTab):
     def __init__(self, shard_set: ShardSet, settings: Settings, parent: QWidget | None = None, *,
                  skipped: Sequence[tuple[str, str]] = (), dataset: Any = None, **kwargs) -> None:
         super().__init__(shard_set, settings, parent, **kwargs)
-        self.dataset = dataset  # the codec.tfds.TfdsDataset the set is, or None
+        self.dataset = dataset  # the codec.datasets.tfds.TfdsDataset the set is, or None
         self.model.set_dataset(dataset)
         self.disk.can_reload = False  # a set is reopened as a whole: close the tab and open it again
         self.corruption.map.hide()  # it draws one file's bytes; a set's offsets are per shard

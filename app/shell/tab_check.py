@@ -24,12 +24,12 @@ from typing import TYPE_CHECKING, Iterable, Sequence
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import QFileDialog, QWidget
 
-from codec.decode import decode_record
+from codec.decode.decoder import decode_record
 from codec.errors import TFRecordError
-from codec.reader import TFRecordFile, open_tfrecord
-from codec.remote import is_url
-from codec.shards import ShardSet
-from codec.writer import OutputFile
+from codec.sources.tfrecord_file import TFRecordFile, open_tfrecord
+from codec.storage.remote import is_url
+from codec.sources.shard_set import ShardSet
+from codec.storage.writer import OutputFile
 
 from app.models.commands import DeleteRecords
 from app.models.findings_model import check_title, ref_text

@@ -18,8 +18,8 @@ from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QUndoStack
 from PySide6.QtWidgets import QWidget
 
-from codec.document import Document
-from codec.edited import EditedFile
+from codec.editing.document import Document
+from codec.editing.edited import EditedFile
 
 from app.dialogs.edit_dialogs import BatchEdit
 from app.models.commands import DocumentChange, EditTarget

@@ -3,7 +3,7 @@
 A :class:`TabFollow` is made by the tab with its
 :class:`~app.shell.session.TabSession`. While it is on, a timer looks at the
 file's size (one ``os.stat``) every ``POLL_MS``; when it grew, the index pass
-over what was appended (:meth:`codec.reader.TFRecordFile.grow_iter`) runs on a
+over what was appended (:meth:`codec.sources.tfrecord_file.TFRecordFile.grow_iter`) runs on a
 worker, and ``grown()`` tells the tab to add the rows. The last record, when
 not all its bytes have arrived, has the status "being written": no damage.
 Editing is off while the file is followed (a document over a moving file);
@@ -17,8 +17,8 @@ from typing import Callable, Iterator
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
-from codec.reader import TFRecordFile
-from codec.remote import is_url
+from codec.sources.tfrecord_file import TFRecordFile
+from codec.storage.remote import is_url
 
 from app.shell.session import TabSession
 from app.workers.worker import GeneratorWorker

@@ -16,10 +16,10 @@ from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import QTabWidget, QWidget
 
 from codec.errors import TFRecordError
-from codec.reader import TFRecordFile
-from codec.remote import RemoteFolderError
-from codec.shards import ShardSet
-from codec.url_secrets import redact_text, shown_path
+from codec.sources.tfrecord_file import TFRecordFile
+from codec.storage.remote import RemoteFolderError
+from codec.sources.shard_set import ShardSet
+from codec.storage.url_secrets import redact_text, shown_path
 
 from app.models.settings import Settings
 from app.shell.file_tab import FileTab

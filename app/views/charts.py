@@ -2,7 +2,7 @@
 
 Each function draws into ``rect`` with the painter's current font and leaves
 the painter as it found it. They take plain numbers and labels (what
-``codec.stats`` reports), and know nothing of features or files.
+``codec.stats.file_stats`` reports), and know nothing of features or files.
 """
 from __future__ import annotations
 

@@ -19,7 +19,7 @@ from PySide6.QtCore import QEvent, QRect, QSize, Qt, Signal
 from PySide6.QtGui import QBrush, QColor, QMouseEvent, QPainter, QPaintEvent, QPalette, QPen
 from PySide6.QtWidgets import QToolTip, QWidget
 
-from codec.framing import Problem
+from codec.format.framing import Problem
 from app.style.palette import DAMAGED_TEXT
 
 STRIP_WIDTH = 16

@@ -19,7 +19,7 @@ from PySide6.QtGui import QBrush, QColor, QFont
 from PySide6.QtWidgets import (QCheckBox, QHBoxLayout, QHeaderView, QLabel, QSplitter, QTreeWidget,
                                QTreeWidgetItem, QVBoxLayout, QWidget)
 
-from codec.decode import DecodedRecord, feature_cell, feature_values, record_feature_lists, record_features
+from codec.decode.decoder import DecodedRecord, feature_cell, feature_values, record_feature_lists, record_features
 
 from app.style.palette import CAPTION_COLOR, ERROR_COLOR, MUTED_COLOR, MUTED_TEXT
 from app.views.image_preview import ImagePreview

@@ -16,8 +16,8 @@ from PySide6.QtWidgets import (QAbstractItemView, QCheckBox, QComboBox, QHBoxLay
                                QMessageBox, QSlider, QStyle, QStyledItemDelegate, QStyleOptionViewItem, QVBoxLayout,
                                QWidget)
 
-from codec.framing import RecordStatus
-from codec.images import RawShape, parse_raw_shape
+from codec.format.framing import RecordStatus
+from codec.decode.images import RawShape, parse_raw_shape
 
 from app.models.filtered_table_model import FilteredTableModel
 from app.models.gallery_model import DEFAULT_SIDE, TILE_ROLE, GalleryModel, Tile

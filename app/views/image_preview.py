@@ -24,9 +24,9 @@ from PySide6.QtGui import (QAction, QColor, QFont, QFontMetrics, QImage, QPainte
 from PySide6.QtWidgets import (QButtonGroup, QFrame, QHBoxLayout, QLabel, QScrollArea, QSizePolicy, QToolButton,
                                QVBoxLayout, QWidget)
 
-from codec.decode import DecodedRecord
+from codec.decode.decoder import DecodedRecord
 from codec.errors import ImageDecodeError
-from codec.images import STRETCH_MINMAX, BoundingBox, ImageRef, find_boxes, find_images, main_image
+from codec.decode.images import STRETCH_MINMAX, BoundingBox, ImageRef, find_boxes, find_images, main_image
 
 from app.models.labels import caption_text, image_dims
 from app.models.qimage import Decode, decode_to_qimage
@@ -424,7 +424,7 @@ class ImagePreview(QWidget):
         self._refs = refs
         generation = self._generation
         stretch = self._stretch
-        main = main_image(refs)  # only the main image has boxes (see codec.images.find_boxes)
+        main = main_image(refs)  # only the main image has boxes (see codec.decode.images.find_boxes)
         self._shown = [_Shown(ref, find_boxes(decoded, ref, labels) if ref is main else []) for ref in refs]
         self._build_cards()
         budget = INLINE_BUDGET_BYTES

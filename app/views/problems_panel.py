@@ -10,7 +10,7 @@ from PySide6.QtCore import QModelIndex, Qt, Signal
 from PySide6.QtWidgets import (QAbstractItemView, QHBoxLayout, QHeaderView, QLabel, QPushButton, QTableView,
                                QToolButton, QVBoxLayout, QWidget)
 
-from codec.framing import Problem
+from codec.format.framing import Problem
 
 from app.models.problem_list_model import ProblemColumn, ProblemListModel, problems_summary
 from app.style.palette import MUTED_COLOR

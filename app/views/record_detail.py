@@ -19,11 +19,11 @@ from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QFontDatabase, QTextDocumentFragment
 from PySide6.QtWidgets import QLabel, QPlainTextEdit, QSplitter, QStackedWidget, QTabWidget, QVBoxLayout, QWidget
 
-from codec.decode import DecodedRecord, RecordKind, TreeNode, build_tree, decode_record, is_text
+from codec.decode.decoder import DecodedRecord, RecordKind, TreeNode, build_tree, decode_record, is_text
 from codec.errors import FileChangedError
-from codec.framing import Compression, RecordInfo, RecordStatus
-from codec.images import ImageRef, find_images
-from codec.records import RecordReader
+from codec.format.framing import Compression, RecordInfo, RecordStatus
+from codec.decode.images import ImageRef, find_images
+from codec.sources.protocol import RecordReader
 
 from app.models.hex_model import FramedRecord, framed_record
 from app.models.labels import STATUS_TEXT, kind_text
@@ -59,9 +59,9 @@ class LoadedRecord:
     text: str | None  # raw records only: the bytes as UTF-8 with replacement characters
     text_cut: bool = False
     summaries: dict | None = None  # the tree's value texts, see record_tree_model.summarize
-    note: str | None = None  # instead of "at offset N" (an edited record: codec.pinned.PinnedRecord)
+    note: str | None = None  # instead of "at offset N" (an edited record: codec.sources.pinned.PinnedRecord)
     binary: bool = False  # a raw record whose bytes are not text: the Text tab would show boxes
-    labels: object = None  # class names of label ids (the source's codec.label_maps.LabelNames)
+    labels: object = None  # class names of label ids (the source's codec.datasets.label_maps.LabelNames)
 
 
 def load_record(tfile: RecordReader, index: int) -> LoadedRecord:

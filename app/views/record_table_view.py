@@ -6,7 +6,7 @@ from PySide6.QtCore import QModelIndex, Qt, Signal
 from PySide6.QtGui import QGuiApplication, QKeySequence
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableView, QWidget
 
-from codec.document import sorted_unique
+from codec.editing.document import sorted_unique
 
 from app.models.filtered_table_model import FilteredTableModel
 from app.workers.worker import PAINT_GATE

@@ -22,8 +22,8 @@ from PySide6.QtWidgets import (QAbstractItemView, QHeaderView, QLabel, QTabWidge
                                QVBoxLayout, QWidget)
 
 from codec.doctor.report import CHECKS
-from codec.framing import ProblemKind
-from codec.run_reports import RunReport, schema_python
+from codec.format.framing import ProblemKind
+from codec.ops.reports import RunReport, schema_python
 
 from app.models.problem_list_model import KIND_WORDS, problem_title
 from app.style import icons

@@ -1,6 +1,6 @@
 """The inferred feature spec, as Python code for a tf.data pipeline and as JSON, each with Copy.
 
-The spec comes from ``codec.schema``: from the statistics when the
+The spec comes from ``codec.stats.schema``: from the statistics when the
 statistics panel has just gone over the same records
 (``schema_from_stats``, no second pass), else from its own
 ``schema_iter`` pass on a worker.
@@ -15,8 +15,8 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QFontDatabase, QGuiApplication
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPlainTextEdit, QTabWidget, QToolButton, QVBoxLayout, QWidget
 
-from codec.schema import FileSchema, schema_from_stats, schema_iter
-from codec.scan import IndexProgress
+from codec.stats.schema import FileSchema, schema_from_stats, schema_iter
+from codec.index.scan import IndexProgress
 
 from app.models.filtered_table_model import FilteredTableModel
 from app.style.palette import MUTED_COLOR

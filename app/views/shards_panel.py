@@ -14,7 +14,7 @@ from typing import Any
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QLabel, QTableView, QVBoxLayout, QWidget
 
-from codec.shards import ShardSet
+from codec.sources.shard_set import ShardSet
 
 from app.models.shard_list_model import HEADERS, INDEXING, NAME, RECORDS, SPLIT, STATE, ShardListModel
 

@@ -1,6 +1,6 @@
 """Per-feature statistics of a file, or of the records a filter shows, with small plots.
 
-:class:`StatsPanel` runs ``codec.stats.stats_iter`` on a worker (progress,
+:class:`StatsPanel` runs ``codec.stats.file_stats.stats_iter`` on a worker (progress,
 Cancel) and shows ``FileStats.to_json()`` as a table with one row per
 feature, grouped (numeric features, bytes features; for SequenceExamples the
 context and the feature lists): presence, type(s) with mixed types flagged,
@@ -20,10 +20,10 @@ from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QHBoxLayout, QHeade
                                QStackedWidget, QStyle, QStyledItemDelegate, QStyleOptionViewItem, QToolButton,
                                QTreeView, QVBoxLayout, QWidget)
 
-from codec.decode import RecordKind
-from codec.scan import IndexProgress
-from codec.stats import FileStats, stats_iter
-from codec.stats_pool import pooled_stats_iter
+from codec.decode.decoder import RecordKind
+from codec.index.scan import IndexProgress
+from codec.stats.file_stats import FileStats, stats_iter
+from codec.stats.pool import pooled_stats_iter
 
 from app.models.filtered_table_model import FilteredTableModel
 from app.models.labels import KIND_TEXT

@@ -1,7 +1,7 @@
 """Gallery thumbnails made on a thread pool, most wanted first.
 
 :func:`make_thumbnail` reads one record and makes its tile: the image
-(``codec.images.thumbnail``, which decodes JPEGs at a reduced scale), its
+(``codec.decode.images.thumbnail``, which decodes JPEGs at a reduced scale), its
 boxes scaled to the thumbnail, and a caption. :class:`ThumbnailLoader` runs
 those jobs on a private ``QThreadPool``; :meth:`ThumbnailLoader.want`
 replaces the queue, so requests for tiles scrolled away are dropped before
@@ -22,15 +22,15 @@ from typing import Any, Callable, Iterable
 from PySide6.QtCore import QObject, QRunnable, QThread, QThreadPool, Signal
 from PySide6.QtGui import QImage
 
-from codec.decode import (DecodedRecord, RecordKind, decode_record, feature_cell, feature_values, format_value,
+from codec.decode.decoder import (DecodedRecord, RecordKind, decode_record, feature_cell, feature_values, format_value,
                           is_text, record_feature_lists, record_features, shown_values)
 from codec.errors import ImageDecodeError
-from codec.framing import RecordStatus
-from codec.images import (STRETCH_DTYPE, BoundingBox, ImageRef, RawShape, find_boxes, find_images,
+from codec.format.framing import RecordStatus
+from codec.decode.images import (STRETCH_DTYPE, BoundingBox, ImageRef, RawShape, find_boxes, find_images,
                           main_image, thumbnail)
-from codec.records import RecordData
-from codec.tensor_view import tensor_label
-from codec.tensors import tensor_of
+from codec.sources.protocol import RecordData
+from codec.decode.tensor_view import tensor_label
+from codec.decode.tensors import tensor_of
 
 from app.models.labels import STATUS_TEXT, caption_text
 from app.models.qimage import to_qimage
@@ -57,7 +57,7 @@ class ThumbRequest:
     image_key: str | None  # None: the record's main image (the first step's for a SequenceExample)
     caption_key: str | None  # None: the best caption feature of each record
     epoch: int = 0  # the asker's numbering of records when asked (results from an older one are dropped)
-    stretch: str = STRETCH_DTYPE  # how 16-bit and float images become 8 bits (codec.images.display_image)
+    stretch: str = STRETCH_DTYPE  # how 16-bit and float images become 8 bits (codec.decode.images.display_image)
     raw_shape: RawShape | None = None  # the user's shape for bytes to show as raw pixels
 
 

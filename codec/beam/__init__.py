@@ -1,11 +1,11 @@
 """Dataset-wide passes on Apache Beam: each shard (or range of a big plain file) is one unit of work for any Beam runner.
 
 Beam is an optional extra. Nothing here imports it at module level: the command
-line loads it only when ``--runner`` names a Beam runner (see :mod:`codec.cli_beam`).
+line loads it only when ``--runner`` names a Beam runner (see :mod:`codec.cli.beam`).
 """
 from __future__ import annotations
 
-from ..errors import UsageError
+from codec.errors import UsageError
 
 __all__ = ["BEAM_EXTRA", "beam_available", "require_beam"]
 

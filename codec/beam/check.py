@@ -48,7 +48,7 @@ import functools
 import itertools
 import math
 
-from ..doctor.report import CheckOptions, CheckProgress, CheckReport
+from codec.doctor.report import CheckOptions, CheckProgress, CheckReport
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -131,8 +131,8 @@ class _Inspect:
         import numpy as np
         from apache_beam.pvalue import TaggedOutput
 
-        from ..doctor.grouping import signature_summary
-        from ..doctor.per_record import HAS_IMAGE, SKIPPED, Inspector, TaskResult
+        from codec.doctor.grouping import signature_summary
+        from codec.doctor.per_record import HAS_IMAGE, SKIPPED, Inspector, TaskResult
 
         k, task = item
         if self._inspector is None:
@@ -214,8 +214,8 @@ def _pair_item(pair):
 
 def _build(p, plan, threshold: int):
     """The pipeline: tasks in, the items :func:`assemble` reads out."""
-    from .pipeline import import_beam
-    from ..doctor.grouping import NEAR_CHECKS
+    from codec.beam.pipeline import import_beam
+    from codec.doctor.grouping import NEAR_CHECKS
 
     beam = import_beam()
     near = bool(plan.checks & NEAR_CHECKS)
@@ -252,8 +252,8 @@ def _build(p, plan, threshold: int):
 def check_iter(paths: list[str], options: CheckOptions, runner: str,
                beam_options: list[str] | None) -> Iterator[CheckProgress | CheckReport]:
     """:func:`codec.doctor.check_iter` on a Beam ``runner``: progress, then the report the local run gives."""
-    from ..doctor.engine import prepare
-    from .pipeline import run_pipeline
+    from codec.doctor.engine import prepare
+    from codec.beam.pipeline import run_pipeline
 
     plan = yield from prepare(list(paths), options)
     yield CheckProgress("check", 0, plan.counted or 0)
@@ -269,9 +269,9 @@ def assemble(plan, options: CheckOptions, items: list, runner: str = "beam") -> 
     ``("rec", digest, members)``, images ``("pix", digest, members)`` and near pairs ``("pair", a, b, d)``."""
     import numpy as np
 
-    from ..doctor.engine import add_task_findings, finish, min_run
-    from ..doctor.grouping import NEAR_CHECKS, Store, digest_order, label_order_findings, missing_findings
-    from ..errors import TFRecordError
+    from codec.doctor.engine import add_task_findings, finish, min_run
+    from codec.doctor.grouping import NEAR_CHECKS, Store, digest_order, label_order_findings, missing_findings
+    from codec.errors import TFRecordError
 
     tasks, record_groups, images, pairs = {}, [], {}, []
     for item in items:
@@ -345,7 +345,7 @@ def assemble(plan, options: CheckOptions, items: list, runner: str = "beam") -> 
 def _similar_sets(pairs: list[tuple[bytes, bytes, int]]) -> list[tuple[list[bytes], int]]:
     """Images joined by near pairs (union-find): each set's digests and its farthest pair's distance, in the
     order the local search lists them (by their smallest digest)."""
-    from ..doctor.grouping import digest_order
+    from codec.doctor.grouping import digest_order
 
     parent: dict[bytes, bytes] = {}
 

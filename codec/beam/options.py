@@ -1,7 +1,7 @@
 """``--runner`` and ``--beam-option`` turned into Beam's PipelineOptions, and where results land."""
 from __future__ import annotations
 
-from ..errors import UsageError
+from codec.errors import UsageError
 
 __all__ = ["RUNNERS", "RUNNER_CLASSES", "beam_flags", "pipeline_options", "results_folder"]
 

@@ -1,4 +1,4 @@
-""":func:`codec.parallel.run_tasks` on a Beam runner: the passes that run tasks on a local process pool
+""":func:`codec.parallel.pool.run_tasks` on a Beam runner: the passes that run tasks on a local process pool
 (the dataset doctor's ``check``, ``stats``) run the same tasks, one work item each, on Beam.
 
 A task is whatever the pass plans (a whole shard, or a record range of a big
@@ -40,9 +40,9 @@ class _Run:
 
 def run_tasks(tasks: list, factory: Callable[..., Any], setup: dict, runner: str,
               beam_options: list[str] | None) -> Iterator[Any]:
-    """Like :func:`codec.parallel.run_tasks`: yields records done (ints) and each task's result, here in
+    """Like :func:`codec.parallel.pool.run_tasks`: yields records done (ints) and each task's result, here in
     task order once the pipeline has finished."""
-    from .pipeline import run_tasks as on_beam
+    from codec.beam.pipeline import run_tasks as on_beam
 
     for done, result in on_beam(tasks, _Run(factory, setup), runner, beam_options):
         yield done
@@ -50,7 +50,7 @@ def run_tasks(tasks: list, factory: Callable[..., Any], setup: dict, runner: str
 
 
 def task_runner(runner: str, beam_options: list[str] | None) -> Callable[..., Iterator[Any]]:
-    """A function with :func:`codec.parallel.run_tasks`'s signature that runs the tasks on ``runner``
+    """A function with :func:`codec.parallel.pool.run_tasks`'s signature that runs the tasks on ``runner``
     (its ``workers`` argument is left to the runner)."""
     def run(tasks: list, factory: Callable[..., Any], setup: dict, workers: int) -> Iterator[Any]:
         return run_tasks(tasks, factory, setup, runner, beam_options)

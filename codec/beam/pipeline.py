@@ -14,7 +14,7 @@ from __future__ import annotations
 import logging
 from contextlib import contextmanager
 
-from ..errors import TFRecordError
+from codec.errors import TFRecordError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -91,7 +91,7 @@ def run_pipeline(build: Callable[[Any], Any], runner: str, beam_options: list[st
     beam = import_beam()
     from apache_beam.io.filesystems import FileSystems
 
-    from .options import pipeline_options, results_folder
+    from codec.beam.options import pipeline_options, results_folder
 
     options = pipeline_options(runner, beam_options)
     folder, local = results_folder(runner, options)

@@ -6,7 +6,7 @@ size (at most 1 GiB each), so a 40 GB shard is 40 tasks, not one worker's
 afternoon. The report and the repaired copy are exactly what the local command
 gives. A range's records are those whose header starts in ``[start, end)``:
 
-- When the file's index is cached (:mod:`codec.index_cache`), the cuts fall on
+- When the file's index is cached (:mod:`codec.index.cache`), the cuts fall on
   the cached record offsets and each task checks its records' CRCs as the local
   ``verify`` does over a cached index. A task carries its records' offsets and
   statuses (9 bytes a record), since the cache lives on this machine only.
@@ -38,16 +38,16 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..framing import Problem, ProblemKind, RecordStatus
-from ..record_index import CHUNK_BITS, RecordIndex
-from ..scan import Scanner
-from ..scan_sources import PlainSource
+from codec.format.framing import Problem, ProblemKind, RecordStatus
+from codec.index.record_index import CHUNK_BITS, RecordIndex
+from codec.index.scan import Scanner
+from codec.index.scan_sources import PlainSource
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Callable
 
-    from ..reader import TFRecordFile
+    from codec.sources.tfrecord_file import TFRecordFile
 
 __all__ = ["RANGE_BYTES", "Plan", "Stitched", "Walk", "first_record", "gap_part", "labels", "part_size", "plan_file",
            "plan_files", "range_task", "stitch", "verify_result", "walk"]
@@ -91,10 +91,10 @@ def plan_file(path: str, info: dict | None, use_cache: bool) -> Plan | None:
     size = _size(path, info)
     if size is None or size <= RANGE_BYTES:
         return None
-    from .. import index_cache
-    from ..errors import TFRecordError
-    from ..framing import Compression
-    from ..reader import TFRecordFile
+    from codec.index import cache as index_cache
+    from codec.errors import TFRecordError
+    from codec.format.framing import Compression
+    from codec.sources.tfrecord_file import TFRecordFile
 
     try:
         f = TFRecordFile(path, check_crc=True, use_cache=use_cache, info=info)
@@ -135,7 +135,7 @@ class _FromScanner(Scanner):
     """The reader's verifying pass over a plain file, as the reader sets it up."""
 
     def __init__(self, f: TFRecordFile, index: RecordIndex, problems: list[Problem]) -> None:
-        from ..scan import PROGRESS_BYTES
+        from codec.index.scan import PROGRESS_BYTES
 
         hop_span = PROGRESS_BYTES if f.remote is not None else 0  # as the reader walks a remote file
         super().__init__(PlainSource(f._read_at, f.file_size, hop_span=hop_span), index, problems, f.file_size,
@@ -182,7 +182,7 @@ def _tail(index: RecordIndex, start: int) -> np.ndarray:
 
 
 def labels(statuses: np.ndarray) -> Counter:
-    """Records per status label (ok, data_crc, ...), as :func:`codec.cli_report.status_counts` counts them."""
+    """Records per status label (ok, data_crc, ...), as :func:`codec.cli.report.status_counts` counts them."""
     counts = np.bincount(statuses, minlength=256)
     out: Counter = Counter()
     for value in np.flatnonzero(counts).tolist():
@@ -208,8 +208,8 @@ def range_task(task: dict) -> dict:
     ``dropped``, ``included`` and ``part_bytes``. A file that cannot be opened
     gives ``error``, a failure the local command would stop on ``fatal``.
     """
-    from ..errors import TFRecordError
-    from ..reader import TFRecordFile
+    from codec.errors import TFRecordError
+    from codec.sources.tfrecord_file import TFRecordFile
 
     try:
         f = TFRecordFile(task["path"], check_crc=True, use_cache=False, info=task.get("info"))
@@ -256,8 +256,8 @@ def _cached_range(f: TFRecordFile, task: dict) -> dict:
 
 def _write_part(f: TFRecordFile, part: str, include_damaged: bool) -> dict:
     """Write the kept records of ``f``'s (adopted) index to ``part`` as the local ``repair`` writes them."""
-    from ..framing import Compression
-    from ..repair import repair
+    from codec.format.framing import Compression
+    from codec.ops.repair import repair
 
     report = repair(f, part, Compression.NONE, include_damaged)
     return {"kept": report.kept, "dropped": report.dropped, "included": report.included_damaged,
@@ -348,7 +348,7 @@ def _stitch_cached(plan: Plan, results: list[dict], repairing: bool) -> Stitched
 
 
 def _open(plan: Plan) -> TFRecordFile:
-    from ..reader import TFRecordFile
+    from codec.sources.tfrecord_file import TFRecordFile
 
     return TFRecordFile(plan.path, check_crc=True, use_cache=False, info=plan.info)
 
@@ -370,7 +370,7 @@ def plan_files(found: list[tuple[str, dict | None]], use_cache: bool, runner: st
 
 def verify_result(plan: Plan, results: list[dict]) -> dict:
     """What :func:`codec.beam.verify.verify_task` gives for the whole file, from its ranges' results."""
-    from ..errors import TFRecordError
+    from codec.errors import TFRecordError
 
     for result in results:
         if "fatal" in result or "error" in result:
@@ -385,11 +385,11 @@ def verify_result(plan: Plan, results: list[dict]) -> dict:
 
 def part_size(part: str) -> int | None:
     """The size of a part file (or object), None when it is not there."""
-    from ..writer import is_url_output
+    from codec.storage.writer import is_url_output
 
     try:
         if is_url_output(part):
-            from ..remote import remote_filesystem
+            from codec.storage.remote import remote_filesystem
 
             fs, path = remote_filesystem(part)
             fs.invalidate_cache(path)

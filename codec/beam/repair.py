@@ -2,7 +2,7 @@
 
 A task is ``{"path", "info", "target", "compression", "include_damaged",
 "use_cache"}``. Each writes its whole target through
-:class:`codec.writer.OutputFile` (a temporary file renamed, or uploaded, on
+:class:`codec.storage.writer.OutputFile` (a temporary file renamed, or uploaded, on
 commit), so a retried bundle replaces the same target and never leaves two
 copies or half a file. A plain file larger than
 :data:`codec.beam.ranges.RANGE_BYTES` repaired into a plain target is cut into
@@ -29,9 +29,9 @@ def repair_task(task: dict) -> dict:
     A file that cannot be opened gives ``error``; a failure the local command
     would stop on gives ``fatal``.
     """
-    from ..errors import TFRecordError
-    from ..reader import TFRecordFile
-    from ..repair import repair
+    from codec.errors import TFRecordError
+    from codec.sources.tfrecord_file import TFRecordFile
+    from codec.ops.repair import repair
 
     try:
         f = TFRecordFile(task["path"], check_crc=True, use_cache=task["use_cache"], info=task.get("info"))
@@ -48,7 +48,7 @@ def repair_task(task: dict) -> dict:
 def repair_work(task: dict) -> dict:
     """One task of a Beam ``repair``: a whole file (:func:`repair_task`) or one range of a large one."""
     if "part" in task:
-        from .ranges import range_task
+        from codec.beam.ranges import range_task
 
         return range_task(task)
     return repair_task(task)
@@ -58,13 +58,13 @@ def run_repair(args) -> int:
     """The ``repair`` command with ``--runner``/``--out``: the local command's output and exit code."""
     import dataclasses
 
-    from ..cli_report import EXIT_OK, EXIT_USAGE, out as _out, task_failed
-    from ..cli_sources import entries
-    from ..framing import Compression
-    from ..writer import (check_not_input, make_output_folder, output_is_folder, output_join,
+    from codec.cli.report import EXIT_OK, EXIT_USAGE, out as _out, task_failed
+    from codec.cli.sources import entries
+    from codec.format.framing import Compression
+    from codec.storage.writer import (check_not_input, make_output_folder, output_is_folder, output_join,
                           resolve_output_compression, with_compression_suffix)
-    from .pipeline import run
-    from .ranges import plan_files
+    from codec.beam.pipeline import run
+    from codec.beam.ranges import plan_files
 
     found, single = entries(args)
     out = args.output
@@ -116,7 +116,7 @@ def run_repair(args) -> int:
     if args.out is not None:
         import json
 
-        from ..writer import atomic_write_bytes
+        from codec.storage.writer import atomic_write_bytes
 
         atomic_write_bytes(args.out, "".join(json.dumps(r) + "\n" for r in reports).encode())
     return code
@@ -125,8 +125,8 @@ def run_repair(args) -> int:
 def _joinable(target: str, source: str) -> bool:
     """Can parts be joined into ``target``: a regular file or an object, not the source itself (the
     one-file task then says why it refuses, as the local command does)?"""
-    from ..errors import FileAccessError
-    from ..writer import check_not_input, is_special_output
+    from codec.errors import FileAccessError
+    from codec.storage.writer import check_not_input, is_special_output
 
     try:
         check_not_input(target, [source], "the repaired copy")
@@ -138,9 +138,9 @@ def _joinable(target: str, source: str) -> bool:
 def _ranged(task: dict, plan, results: list[dict]) -> dict:
     """The file's report, its parts (and any gap between ranges, written here) joined into its target;
     a failed range or a missing part leaves the target unwritten (``fatal``, one line)."""
-    from ..errors import TFRecordError
-    from ..repair import RepairReport
-    from .ranges import gap_part, stitch
+    from codec.errors import TFRecordError
+    from codec.ops.repair import RepairReport
+    from codec.beam.ranges import gap_part, stitch
 
     for result in results:
         if "fatal" in result or "error" in result:
@@ -174,7 +174,7 @@ def _ranged(task: dict, plan, results: list[dict]) -> dict:
 
 def part_name(target: str, k: int) -> str:
     """Where range ``k`` of ``target`` is written: a hidden file beside it (a folder listing skips it)."""
-    from ..writer import is_url_output
+    from codec.storage.writer import is_url_output
 
     if is_url_output(target):
         folder, _, name = target.rpartition("/")
@@ -186,9 +186,9 @@ def part_name(target: str, k: int) -> str:
 def join_parts(target: str, parts: list[tuple[str, int]]) -> None:
     """Write the ``(part, size)`` files one after another into ``target`` (a temporary file renamed, or
     one upload); FileAccessError, with ``target`` untouched, when a part is missing or not its size."""
-    from ..errors import FileAccessError
-    from ..writer import OutputFile
-    from .ranges import part_size
+    from codec.errors import FileAccessError
+    from codec.storage.writer import OutputFile
+    from codec.beam.ranges import part_size
 
     for part, size in parts:
         found = part_size(part)
@@ -204,12 +204,12 @@ def join_parts(target: str, parts: list[tuple[str, int]]) -> None:
 
 def remove_parts(parts: list[str]) -> None:
     """Remove the part files that exist (what is left of a failed run too); never an error."""
-    from ..writer import is_url_output
+    from codec.storage.writer import is_url_output
 
     for part in parts:
         try:
             if is_url_output(part):
-                from ..remote import remote_filesystem
+                from codec.storage.remote import remote_filesystem
 
                 fs, path = remote_filesystem(part)
                 if fs.exists(path):
@@ -221,10 +221,10 @@ def remove_parts(parts: list[str]) -> None:
 
 
 def _open_part(part: str):
-    from ..writer import is_url_output
+    from codec.storage.writer import is_url_output
 
     if is_url_output(part):
-        from ..remote import remote_filesystem
+        from codec.storage.remote import remote_filesystem
 
         fs, path = remote_filesystem(part)
         return fs.open(path, "rb")

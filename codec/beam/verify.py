@@ -20,9 +20,9 @@ def verify_task(task: dict) -> dict:
     A file that cannot be opened gives ``error``; a failure the local command
     would stop on gives ``fatal``; both carry the one-line message.
     """
-    from ..cli_report import status_counts as _status_counts, verify_data as _verify_data
-    from ..errors import TFRecordError
-    from ..reader import TFRecordFile
+    from codec.cli.report import status_counts as _status_counts, verify_data as _verify_data
+    from codec.errors import TFRecordError
+    from codec.sources.tfrecord_file import TFRecordFile
 
     try:
         f = TFRecordFile(task["path"], check_crc=True, use_cache=task["use_cache"], info=task.get("info"))
@@ -40,7 +40,7 @@ def verify_task(task: dict) -> dict:
 def verify_work(task: dict) -> dict:
     """One task of a Beam ``verify``: a whole file (:func:`verify_task`) or one range of a large one."""
     if "start" in task or "offsets" in task:
-        from .ranges import range_task
+        from codec.beam.ranges import range_task
 
         return range_task(task)
     return verify_task(task)
@@ -50,14 +50,14 @@ def run_verify(args) -> int:
     """The ``verify`` command with ``--runner``/``--out``: the local command's output and exit code."""
     from collections import Counter
 
-    from ..cli_report import EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE, out as _out, task_failed, verify_report as _verify_report
-    from ..cli_sources import entries
-    from .pipeline import run
-    from .ranges import plan_files, verify_result
+    from codec.cli.report import EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE, out as _out, task_failed, verify_report as _verify_report
+    from codec.cli.sources import entries
+    from codec.beam.pipeline import run
+    from codec.beam.ranges import plan_files, verify_result
 
     found, single = entries(args)
     if args.out is not None:
-        from ..writer import check_not_input
+        from codec.storage.writer import check_not_input
 
         check_not_input(args.out, [path for path, _ in found], "the report")
     plans = plan_files(found, not args.no_cache, args.runner)
@@ -97,8 +97,8 @@ def _write_json_report(args, reports: list[tuple]) -> None:
     import contextlib
     import io
 
-    from ..cli_report import verify_report as _verify_report
-    from ..writer import atomic_write_bytes
+    from codec.cli.report import verify_report as _verify_report
+    from codec.storage.writer import atomic_write_bytes
 
     as_json = argparse.Namespace(**{**vars(args), "json": True})
     text = io.StringIO()

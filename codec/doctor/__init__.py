@@ -9,7 +9,7 @@ its last item is the :class:`CheckReport`. The app's Dataset Check panel and
 """
 from __future__ import annotations
 
-from .report import (CHECKS, ERROR, NEAR_THRESHOLD, SHUFFLE_BUFFER, WARNING, CheckOptions, CheckProgress,
+from codec.doctor.report import (CHECKS, ERROR, NEAR_THRESHOLD, SHUFFLE_BUFFER, WARNING, CheckOptions, CheckProgress,
                      CheckReport, Finding, RecordRef)
 
 TYPE_CHECKING = False
@@ -27,7 +27,7 @@ def check_iter(paths: list[str], options: CheckOptions | None = None) -> Iterato
     Raises :class:`codec.errors.UsageError` for bad options and a :class:`codec.errors.TFRecordError`
     for an input that cannot be read at all.
     """
-    from .engine import run
+    from codec.doctor.engine import run
 
     return run(list(paths), options or CheckOptions())
 

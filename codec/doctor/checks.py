@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 
-from ..image_sniff import MAX_PIXELS  # larger images are not decoded (a decompression bomb is a few KB)
+from codec.decode.image_sniff import MAX_PIXELS  # larger images are not decoded (a decompression bomb is a few KB)
 
 __all__ = ["MAX_PIXELS", "bbox_problems", "box_problems", "declared_format", "format_problem", "label_problems",
            "size_problem"]

@@ -4,8 +4,8 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from ..errors import TFRecordError, UsageError
-from .report import CHECKS, ERROR, CheckOptions, CheckProgress, CheckReport, Finding, RecordRef
+from codec.errors import TFRecordError, UsageError
+from codec.doctor.report import CHECKS, ERROR, CheckOptions, CheckProgress, CheckReport, Finding, RecordRef
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -48,7 +48,7 @@ def _label_map(paths: list[str], choice, given: str | None) -> str | None:
     local = [p for p in choice.files if "://" not in p]
     if not local or len(local) != len(choice.files):
         return None
-    from ..label_maps import find_label_map
+    from codec.datasets.label_maps import find_label_map
 
     folders = {p if os.path.isdir(p) else os.path.dirname(os.path.abspath(p)) for p in local}
     if len(folders) != 1:
@@ -69,9 +69,9 @@ def _size(path: str, info: dict | None) -> int:
 def _plan(found: list[tuple[str, dict | None]], workers: int) -> tuple[list, list[Finding], int | None]:
     """The tasks; damage the parent found while indexing a file it cut into ranges; the record count when
     every file was indexed here (else None)."""
-    from ..framing import Compression
-    from ..reader import TFRecordFile
-    from .per_record import Task, problem_findings
+    from codec.format.framing import Compression
+    from codec.sources.tfrecord_file import TFRecordFile
+    from codec.doctor.per_record import Task, problem_findings
 
     sizes = [_size(p, info) for p, info in found]
     total = sum(sizes)
@@ -120,10 +120,10 @@ class Plan:
 def prepare(paths: list[str], options: CheckOptions) -> Generator[CheckProgress, None, Plan]:
     """Validate the options, find the files and plan the tasks; yields progress, returns the :class:`Plan`
     (``plan = yield from prepare(...)``). Shared by the local run and Beam's (:mod:`codec.beam.check`)."""
-    from ..payload_options import choose_for
-    from ..repair import expand_entries
-    from .pool import available_cores
-    from .splits import split_of
+    from codec.datasets.payload_choice import choose_for
+    from codec.ops.repair import expand_entries
+    from codec.doctor.pool import available_cores
+    from codec.doctor.splits import split_of
 
     checks = _validate(options)
     if not paths:
@@ -147,14 +147,14 @@ def prepare(paths: list[str], options: CheckOptions) -> Generator[CheckProgress,
 
 def min_run(options: CheckOptions) -> int:
     """The shortest run of one label that label_order reports."""
-    from .per_record import MIN_RUN
+    from codec.doctor.per_record import MIN_RUN
 
     return max(MIN_RUN, options.shuffle_buffer // 2)
 
 
 def run(paths: list[str], options: CheckOptions) -> Iterator[CheckProgress | CheckReport]:
-    from .grouping import Store
-    from .pool import run_tasks
+    from codec.doctor.grouping import Store
+    from codec.doctor.pool import run_tasks
 
     plan = yield from prepare(paths, options)
     tasks, sizes, counted, file_paths = plan.tasks, plan.sizes, plan.counted, plan.file_paths
@@ -167,7 +167,7 @@ def run(paths: list[str], options: CheckOptions) -> Iterator[CheckProgress | Che
     yield CheckProgress("check", 0, estimate)
     task_sizes = {t.task_id: _size(t.path, t.info) for t in tasks if t.whole}
     if options.task_runner is not None:  # the same tasks on Apache Beam
-        from .per_record import Inspector
+        from codec.doctor.per_record import Inspector
 
         results = options.task_runner(tasks, Inspector, plan.setup, max(2, plan.workers))
     else:
@@ -215,7 +215,7 @@ def finish(records: int, findings: list[Finding], dropped: dict[str, int]) -> Ch
 
 def _capped(findings: list[Finding], dropped: dict[str, int]) -> list[Finding]:
     """At most MAX_FINDINGS per-record findings per check (per severity); one line for the rest."""
-    from .per_record import MAX_FINDINGS
+    from codec.doctor.per_record import MAX_FINDINGS
 
     kept: list[Finding] = []
     counts: dict[tuple[str, str], int] = {}

@@ -20,9 +20,9 @@ from collections import Counter
 
 import numpy as np
 
-from .hashing import near_pairs
-from .per_record import HAS_IMAGE, SKIPPED, TaskResult
-from .report import ERROR, WARNING, Finding, RecordRef
+from codec.doctor.hashing import near_pairs
+from codec.doctor.per_record import HAS_IMAGE, SKIPPED, TaskResult
+from codec.doctor.report import ERROR, WARNING, Finding, RecordRef
 
 __all__ = ["COMMON_SHARE", "MAX_GROUP_RECORDS", "NEAR_CHECKS", "Store", "digest_order", "label_order_findings",
            "missing_findings", "signature_summary"]

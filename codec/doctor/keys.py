@@ -3,8 +3,8 @@
 Object Detection API names first (``image/encoded``, ``image/format``,
 ``image/width``/``height``, ``image/object/bbox/*``, ``image/object/class/*``,
 ``image/class/*``), then a TFDS dataset's feature spec (via the payload), then
-the app's own image detection (:func:`codec.images.find_images`) and the label
-key rule (:func:`codec.label_maps.label_keys`). ``--image-key`` and
+the app's own image detection (:func:`codec.decode.images.find_images`) and the label
+key rule (:func:`codec.datasets.label_maps.label_keys`). ``--image-key`` and
 ``--label-key`` override. Decided once per set of feature keys, not per record.
 """
 from __future__ import annotations
@@ -41,7 +41,7 @@ def _first(keys, options) -> str | None:
 
 def _detected_image(decoded) -> str | None:
     """The app's choice of a record's main image (encoded by magic bytes, or raw pixels by shape)."""
-    from ..images import find_images, main_image
+    from codec.decode.images import find_images, main_image
 
     try:
         ref = main_image(find_images(decoded))
@@ -54,11 +54,11 @@ def resolve_roles(types: dict[str, str], decoded, payload, labels, image_key: st
                   label_key: str | None) -> Roles:
     """Roles of the features of a record whose keys and dtypes are ``types`` (``decoded`` is one such record).
 
-    ``labels``: the :class:`codec.label_maps.LabelNames` unknown labels are
+    ``labels``: the :class:`codec.datasets.label_maps.LabelNames` unknown labels are
     looked up in (None: no label check). ``image_key``/``label_key``: the
     user's choice, used whenever the record has that key.
     """
-    from ..label_maps import label_keys
+    from codec.datasets.label_maps import label_keys
 
     keys = set(types)
     tfds_images = list(payload.image_keys()) if hasattr(payload, "image_keys") else []

@@ -12,13 +12,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..decode import decode_record, feature_values, record_features
-from ..errors import ImageTooLargeError, TFRecordError
-from ..framing import RecordStatus
-from ..image_sniff import MAX_PIXELS, candidate_formats, open_image
-from . import checks as rules
-from .hashing import DIGEST_BYTES, digest, perceptual_hash, pixel_digest
-from .keys import BBOX_KEYS, Roles, resolve_roles
+from codec.decode.decoder import decode_record, feature_values, record_features
+from codec.errors import ImageTooLargeError, TFRecordError
+from codec.format.framing import RecordStatus
+from codec.decode.image_sniff import MAX_PIXELS, candidate_formats, open_image
+from codec.doctor import checks as rules
+from codec.doctor.hashing import DIGEST_BYTES, digest, perceptual_hash, pixel_digest
+from codec.doctor.keys import BBOX_KEYS, Roles, resolve_roles
 
 __all__ = ["HAS_IMAGE", "MAX_FINDINGS", "SKIPPED", "Inspector", "Task", "TaskResult", "problem_findings"]
 
@@ -72,7 +72,7 @@ class Inspector:
 
     def __init__(self, named: list[str], label_map: str | None, checks: frozenset[str],
                  image_key: str | None = None, label_key: str | None = None, shuffle_buffer: int = 10_000) -> None:
-        from ..payload_options import choose_for
+        from codec.datasets.payload_choice import choose_for
 
         choice = choose_for(named, label_map=label_map)
         self.payload = choice.payload
@@ -88,7 +88,7 @@ class Inspector:
     # ------------------------------------------------------------ a task
     def run(self, task: Task, progress=None) -> TaskResult:
         """Check the task's records; ``progress(n)`` is told of every few hundred records done."""
-        from ..reader import TFRecordFile
+        from codec.sources.tfrecord_file import TFRecordFile
 
         out = TaskResult(task.task_id, task.file_id, task.start)
         try:
@@ -234,7 +234,7 @@ class Inspector:
 
     def _raw_image(self, decoded, key: str, data: bytes, i: int, k: int, out: TaskResult) -> None:
         """An image key whose bytes have no known magic: raw pixels (shape from sibling features), or bad."""
-        from ..images import decode_image, find_images
+        from codec.decode.images import decode_image, find_images
 
         refs = [r for r in find_images(decoded) if r.key == key and r.step is None and r.value_index == 0]
         if not refs:
@@ -257,7 +257,7 @@ class Inspector:
 
 def problem_findings(problems) -> list[tuple[str, str, int | None, str]]:
     """Damage the index pass found (data CRCs are found as records are read), as findings."""
-    from ..framing import ProblemKind
+    from codec.format.framing import ProblemKind
 
     return [("damage", "error", p.index, f"{p.kind.value} at offset {p.offset:,}: {p.detail}")
             for p in problems if p.kind is not ProblemKind.DATA_CRC]

@@ -1,20 +1,20 @@
-"""The dataset doctor's per-record pass on :mod:`codec.parallel`'s process pool: one task per shard, or
+"""The dataset doctor's per-record pass on :mod:`codec.parallel.pool`'s process pool: one task per shard, or
 record ranges of a big file, each run by a :class:`~codec.doctor.per_record.Inspector`."""
 from __future__ import annotations
 
-from ..parallel import available_cores, run_tasks as _run_tasks
+from codec.parallel.pool import available_cores, run_tasks as _run_tasks
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Iterator
 
-    from .per_record import Task, TaskResult
+    from codec.doctor.per_record import Task, TaskResult
 
 __all__ = ["available_cores", "run_tasks"]
 
 
 def run_tasks(tasks: list[Task], setup: dict, workers: int) -> Iterator[int | TaskResult]:
     """Run ``tasks`` (``setup``: the Inspector's arguments); yields records done (ints) and each task's result."""
-    from .per_record import Inspector
+    from codec.doctor.per_record import Inspector
 
     return _run_tasks(tasks, Inspector, setup, workers)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..url_secrets import shown_path
+from codec.storage.url_secrets import shown_path
 
 __all__ = ["CHECKS", "ERROR", "NEAR_THRESHOLD", "SHUFFLE_BUFFER", "WARNING", "CheckOptions", "CheckProgress",
            "CheckReport", "Finding", "RecordRef"]
@@ -87,7 +87,7 @@ class CheckOptions:
     near_threshold: int = NEAR_THRESHOLD
     shuffle_buffer: int = SHUFFLE_BUFFER
     workers: int = 0
-    task_runner: object = None  # in place of codec.parallel.run_tasks (Beam's, from --runner); None: the local pool
+    task_runner: object = None  # in place of codec.parallel.pool.run_tasks (Beam's, from --runner); None: the local pool
 
 
 @dataclass(frozen=True)

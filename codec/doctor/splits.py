@@ -5,7 +5,7 @@ import fnmatch
 import os
 import re
 
-from ..errors import UsageError
+from codec.errors import UsageError
 
 __all__ = ["parse_split_args", "split_of"]
 

@@ -12,9 +12,9 @@ from PySide6.QtCore import Qt, QTimer  # noqa: E402
 from PySide6.QtGui import QGuiApplication, QKeySequence  # noqa: E402
 from PySide6.QtWidgets import QApplication, QMessageBox  # noqa: E402
 
-from codec.framing import encode_record  # noqa: E402
-from codec.reader import open_tfrecord  # noqa: E402
-from codec.writer import write_records  # noqa: E402
+from codec.format.framing import encode_record  # noqa: E402
+from codec.sources.tfrecord_file import open_tfrecord  # noqa: E402
+from codec.storage.writer import write_records  # noqa: E402
 
 from app.dialogs import edit_dialogs  # noqa: E402
 

@@ -15,9 +15,9 @@ pytestmark = pytest.mark.gui
 
 from PySide6.QtCore import Qt  # noqa: E402
 
-from codec.proto import Example  # noqa: E402
-from codec.reader import TFRecordFile  # noqa: E402
-from codec.writer import write_records  # noqa: E402
+from codec.decode.example_proto import Example  # noqa: E402
+from codec.sources.tfrecord_file import TFRecordFile  # noqa: E402
+from codec.storage.writer import write_records  # noqa: E402
 
 from app.models.findings_model import SEVERITY_ROLE, FindingsModel, check_title  # noqa: E402
 from app.shell.shard_set_tab import READ_ONLY_REASON, ShardSetTab  # noqa: E402

@@ -16,11 +16,11 @@ pytest.importorskip("PySide6.QtGui")
 
 from PySide6.QtGui import QUndoStack  # noqa: E402
 
-from codec.document import Document  # noqa: E402
+from codec.editing.document import Document  # noqa: E402
 from codec.errors import UsageError  # noqa: E402
-from codec.proto import Example  # noqa: E402
-from codec.reader import open_tfrecord  # noqa: E402
-from codec.writer import write_records  # noqa: E402
+from codec.decode.example_proto import Example  # noqa: E402
+from codec.sources.tfrecord_file import open_tfrecord  # noqa: E402
+from codec.storage.writer import write_records  # noqa: E402
 
 from app.models.commands import (  # noqa: E402
     DeleteRecords,

@@ -12,9 +12,9 @@ pytestmark = pytest.mark.gui
 
 from PySide6.QtCore import QPoint, Qt  # noqa: E402
 
-from codec.framing import Compression, Problem, ProblemKind, encode_record  # noqa: E402
-from codec.reader import TFRecordFile  # noqa: E402
-from codec.writer import write_records  # noqa: E402
+from codec.format.framing import Compression, Problem, ProblemKind, encode_record  # noqa: E402
+from codec.sources.tfrecord_file import TFRecordFile  # noqa: E402
+from codec.storage.writer import write_records  # noqa: E402
 
 from app.dialogs.salvage_dialog import SalvageDialog, default_output  # noqa: E402
 from app.models.hex_model import HIGHLIGHT_BG  # noqa: E402

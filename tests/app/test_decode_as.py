@@ -16,8 +16,8 @@ pytest.importorskip("PySide6.QtWidgets")
 
 from PySide6.QtWidgets import QDialog  # noqa: E402
 
-from codec.decode import RecordKind, decode_record, feature_values, record_features  # noqa: E402
-from codec.reader import TFRecordFile  # noqa: E402
+from codec.decode.decoder import RecordKind, decode_record, feature_values, record_features  # noqa: E402
+from codec.sources.tfrecord_file import TFRecordFile  # noqa: E402
 
 from app.models.record_table_model import KIND_ROLE, Column  # noqa: E402
 from app.models.settings import Settings  # noqa: E402
@@ -289,7 +289,7 @@ def test_open_statistics_follow_the_switch(window, qtbot, frames):
 
 
 def test_a_tfds_shard_opens_as_the_command_line_reads_it(window, qtbot):
-    from codec.payload_options import choose_for
+    from codec.datasets.payload_choice import choose_for
 
     shard = next((FIXTURES / "payloads" / "tfds").rglob("*-train.tfrecord-*"))
     tab = open_done(window, qtbot, os.fspath(shard))

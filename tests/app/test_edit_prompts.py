@@ -9,10 +9,10 @@ pytest.importorskip("PySide6.QtWidgets")
 
 from PySide6.QtWidgets import QTableView, QWidget  # noqa: E402
 
-from codec.decode import decode_record, feature_values, record_features  # noqa: E402
-from codec.proto import Example  # noqa: E402
-from codec.reader import TFRecordFile  # noqa: E402
-from codec.writer import write_records  # noqa: E402
+from codec.decode.decoder import decode_record, feature_values, record_features  # noqa: E402
+from codec.decode.example_proto import Example  # noqa: E402
+from codec.sources.tfrecord_file import TFRecordFile  # noqa: E402
+from codec.storage.writer import write_records  # noqa: E402
 
 from app.dialogs import edit_dialogs  # noqa: E402
 from app.models.filtered_table_model import FilteredTableModel  # noqa: E402

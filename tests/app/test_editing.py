@@ -22,11 +22,11 @@ pytest.importorskip("PySide6.QtWidgets")
 from PySide6.QtCore import Qt  # noqa: E402
 from PySide6.QtWidgets import QLineEdit  # noqa: E402
 
-from codec.decode import RecordKind, decode_record, feature_values, record_features  # noqa: E402
-from codec.edit import RecordEditor, empty_example  # noqa: E402
-from codec.framing import Compression  # noqa: E402
-from codec.reader import TFRecordFile  # noqa: E402
-from codec.writer import write_records  # noqa: E402
+from codec.decode.decoder import RecordKind, decode_record, feature_values, record_features  # noqa: E402
+from codec.editing.record_editor import RecordEditor, empty_example  # noqa: E402
+from codec.format.framing import Compression  # noqa: E402
+from codec.sources.tfrecord_file import TFRecordFile  # noqa: E402
+from codec.storage.writer import write_records  # noqa: E402
 
 from app.dialogs import edit_dialogs  # noqa: E402
 from app.dialogs.edit_dialogs import BatchEdit, BytesEditor, ValuesDialog  # noqa: E402
@@ -591,7 +591,7 @@ def test_interrupted_save_leaves_the_original_byte_identical(window, qtbot, copy
     tab = open_editable(window, qtbot, path)
     select_rows(tab, [4])
     window.edit_actions.delete_action.trigger()
-    import codec.writer as writer_module
+    import codec.storage.writer as writer_module
 
     real_put = writer_module.TFRecordWriter._put
     calls = {"n": 0}
@@ -866,7 +866,7 @@ def test_commands_undo_and_redo_change_only_the_document(qapp, fixture_file):
 
     from app.models.commands import (DeleteRecords, DuplicateRecords, EditTarget, InsertRecords, MoveRecords,
                                      ReplaceRecords)
-    from codec.document import Document
+    from codec.editing.document import Document
 
     with TFRecordFile(fixture_file("structured.tfrecord"), use_cache=False) as f:
         f.build_index()
@@ -901,8 +901,8 @@ def test_commands_undo_and_redo_change_only_the_document(qapp, fixture_file):
 
 def test_edited_file_maps_rows_statuses_and_problems(qapp, fixture_file):
     from app.models.record_table_model import RecordTableModel
-    from codec.document import Document
-    from codec.edited import EditedFile
+    from codec.editing.document import Document
+    from codec.editing.edited import EditedFile
 
     with TFRecordFile(fixture_file("corrupt_data_crc.tfrecord"), use_cache=False) as f:
         f.verify()

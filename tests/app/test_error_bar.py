@@ -13,7 +13,7 @@ pytest.importorskip("PySide6.QtWidgets")
 from PySide6.QtCore import Qt  # noqa: E402
 from PySide6.QtWidgets import QLineEdit  # noqa: E402
 
-from codec.writer import write_records  # noqa: E402
+from codec.storage.writer import write_records  # noqa: E402
 
 from app.dialogs import edit_dialogs  # noqa: E402
 from app.models.settings import Settings  # noqa: E402

@@ -6,7 +6,7 @@ import pytest
 
 pytest.importorskip("PySide6.QtWidgets")
 
-from codec.record_types import RecordKind  # noqa: E402
+from codec.decode.decoded import RecordKind  # noqa: E402
 
 from app.models.record_table_model import BASE_COLUMNS, KIND_ROLE, Column  # noqa: E402
 from tests.app.test_decode_as import decode_as  # noqa: E402

@@ -7,8 +7,8 @@ pytest.importorskip("PySide6.QtWidgets")
 
 from PySide6.QtCore import Qt  # noqa: E402
 
-from codec.proto import Example  # noqa: E402
-from codec.writer import write_records  # noqa: E402
+from codec.decode.example_proto import Example  # noqa: E402
+from codec.storage.writer import write_records  # noqa: E402
 
 from tests.gui_helpers import open_done  # noqa: E402
 

@@ -5,8 +5,8 @@ import pytest
 
 pytest.importorskip("PySide6.QtWidgets")
 
-from codec.framing import HEADER_SIZE, RecordStatus, encode_record  # noqa: E402
-from codec.proto import Example, Feature, Features, Int64List  # noqa: E402
+from codec.format.framing import HEADER_SIZE, RecordStatus, encode_record  # noqa: E402
+from codec.decode.example_proto import Example, Feature, Features, Int64List  # noqa: E402
 
 from app.models.record_table_model import STATUS_ROLE, Column  # noqa: E402
 from tests.gui_helpers import open_done  # noqa: E402

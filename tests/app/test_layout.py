@@ -15,8 +15,8 @@ pytest.importorskip("PySide6.QtWidgets")
 from PySide6.QtCore import Qt  # noqa: E402
 from PySide6.QtWidgets import QStyle  # noqa: E402
 
-from codec.framing import RecordStatus  # noqa: E402
-from codec.writer import write_records  # noqa: E402
+from codec.format.framing import RecordStatus  # noqa: E402
+from codec.storage.writer import write_records  # noqa: E402
 
 from app.models.problem_list_model import ProblemColumn  # noqa: E402
 from app.models.record_table_model import BASE_COLUMNS, GAP_TINT, Column  # noqa: E402

@@ -18,9 +18,9 @@ pytestmark = pytest.mark.gui
 from PySide6.QtCore import QPersistentModelIndex, Qt  # noqa: E402
 from PySide6.QtGui import QStandardItem, QStandardItemModel  # noqa: E402
 
-from codec.proto import Example, Feature, Features, Int64List  # noqa: E402
-from codec.reader import TFRecordFile  # noqa: E402
-from codec.writer import write_records  # noqa: E402
+from codec.decode.example_proto import Example, Feature, Features, Int64List  # noqa: E402
+from codec.sources.tfrecord_file import TFRecordFile  # noqa: E402
+from codec.storage.writer import write_records  # noqa: E402
 
 from app.models.filtered_table_model import DEFAULT_WINDOW_ROWS, FilteredTableModel, window_rows_for  # noqa: E402
 from app.models.record_table_model import RecordTableModel  # noqa: E402

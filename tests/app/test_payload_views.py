@@ -2,7 +2,7 @@
 
 Tensor records come from the reference file (``payloads/tensors.tfrecord``, written by TensorFlow) and
 are checked against its MANIFEST through the real main window; message and schema-less trees are built
-by hand in the shapes ``codec.decode.TreeNode`` documents (and from the codec once its builders exist).
+by hand in the shapes ``codec.decode.decoder.TreeNode`` documents (and from the codec once its builders exist).
 """
 from __future__ import annotations
 
@@ -18,11 +18,11 @@ pytestmark = pytest.mark.gui
 
 from PySide6.QtCore import QModelIndex, Qt  # noqa: E402
 
-from codec.decode import DecodedRecord, RecordKind, TreeNode, build_tree, decode_record  # noqa: E402
-from codec.proto import Example, Feature, Int64List  # noqa: E402
-from codec.reader import TFRecordFile  # noqa: E402
-from codec.tensors import DATA_TYPES, TensorProto  # noqa: E402
-from codec.writer import write_records  # noqa: E402
+from codec.decode.decoder import DecodedRecord, RecordKind, TreeNode, build_tree, decode_record  # noqa: E402
+from codec.decode.example_proto import Example, Feature, Int64List  # noqa: E402
+from codec.sources.tfrecord_file import TFRecordFile  # noqa: E402
+from codec.decode.tensors import DATA_TYPES, TensorProto  # noqa: E402
+from codec.storage.writer import write_records  # noqa: E402
 
 from app.models.labels import kind_text  # noqa: E402
 from app.models.record_table_model import Column, RecordTableModel  # noqa: E402
@@ -40,7 +40,7 @@ EXPECTED = [r["json"] for r in MANIFEST["tensors.tfrecord"]["records"]]
 
 
 class Names:
-    """A stand-in for ``codec.label_maps.LabelNames``: class names by feature key and id."""
+    """A stand-in for ``codec.datasets.label_maps.LabelNames``: class names by feature key and id."""
 
     def __init__(self, names: dict[str, dict[int, str]]) -> None:
         self.names = names
@@ -379,9 +379,9 @@ def test_schema_less_tree_shows_numbers_wire_types_and_nesting(qtbot):
 
 
 def test_frames_from_the_descriptor_render_by_field_name(qtbot):
-    messages = pytest.importorskip("codec.messages")
+    messages = pytest.importorskip("codec.decode.messages")
     if not hasattr(messages, "message_tree"):
-        pytest.skip("codec.messages has no tree builder yet")
+        pytest.skip("codec.decode.messages has no tree builder yet")
     found = [d for d in (FIXTURES / "payloads", FIXTURES / "payloads" / "messages")
              if (d / "frames.desc").exists() and (d / "frames.tfrecord").exists()]
     if not found:
@@ -411,7 +411,7 @@ def test_frames_from_the_descriptor_render_by_field_name(qtbot):
 
 
 def test_schema_less_records_render_from_the_codec(qtbot):
-    wire = pytest.importorskip("codec.wire_format")
+    wire = pytest.importorskip("codec.decode.schemaless")
     data = b"\x08\x96\x01\x1a\x02\x08\x07\x22\x05hello"  # 1: 150, 3: {1: 7}, 4: "hello"
     assert wire.looks_like_protobuf(data)
     decoded = decode_record(data)
@@ -426,9 +426,9 @@ def test_schema_less_records_render_from_the_codec(qtbot):
 def test_a_batch_edit_skips_tensor_and_protobuf_records():
     """Selecting every row of a mixed file: the Examples change, the tensor and protobuf records are left alone."""
     from app.shell.record_edits import change_iter
-    from codec.edit import RecordEditor
-    from codec.proto import Example
-    from codec.tensors import DATA_TYPES, TensorProto
+    from codec.editing.record_editor import RecordEditor
+    from codec.decode.example_proto import Example
+    from codec.decode.tensors import DATA_TYPES, TensorProto
 
     example = Example()
     example.features.feature["label"].int64_list.value.append(1)

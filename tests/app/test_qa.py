@@ -13,9 +13,9 @@ from PySide6.QtCore import QModelIndex, Qt  # noqa: E402
 from PySide6.QtGui import QStandardItemModel  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
-from codec.proto import Example, Feature, Features  # noqa: E402
-from codec.reader import TFRecordFile  # noqa: E402
-from codec.writer import write_records  # noqa: E402
+from codec.decode.example_proto import Example, Feature, Features  # noqa: E402
+from codec.sources.tfrecord_file import TFRecordFile  # noqa: E402
+from codec.storage.writer import write_records  # noqa: E402
 
 from app.models.filtered_table_model import FilteredTableModel  # noqa: E402
 from app.models.gallery_model import TILE_ROLE  # noqa: E402
@@ -307,7 +307,7 @@ def test_schema_comes_from_the_statistics_when_they_are_there(window, qtbot):
 
 
 def test_caption_words():
-    from codec.decode import decode_record
+    from codec.decode.decoder import decode_record
 
     data = Example(features=Features(feature={
         "label": Feature(int64_list={"value": [3]}),

@@ -13,8 +13,8 @@ pytestmark = pytest.mark.gui
 from PIL import Image  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
-from codec.proto import BytesList, Example, Feature, Int64List  # noqa: E402
-from codec.writer import write_records  # noqa: E402
+from codec.decode.example_proto import BytesList, Example, Feature, Int64List  # noqa: E402
+from codec.storage.writer import write_records  # noqa: E402
 
 from app.models.settings import Settings  # noqa: E402
 from app.models.stretch_preference import StretchPreference, stretch_preference  # noqa: E402
@@ -195,7 +195,7 @@ def test_gallery_shown_scrolls_to_the_selected_record_on_another_page(window, qt
 # -- raw pixels only when declared or asked for --------------------------------
 def test_gallery_of_bytes_without_images_has_no_noise_until_asked(window, qtbot, tmp_path, monkeypatch):
     import app.views.gallery as gallery_module
-    from codec.images import RawShape
+    from codec.decode.images import RawShape
 
     path = tmp_path / "hashes.tfrecord"
     pixels = [bytes((i * 9 + k) % 256 for k in range(192)) for i in range(6)]  # 8x8x3 of bytes, or a hash

@@ -18,10 +18,10 @@ from PySide6.QtCore import QPoint, QPointF, Qt  # noqa: E402
 from PySide6.QtGui import QWheelEvent  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
-from codec.crc import masked_crc  # noqa: E402
-from codec.proto import Example, Feature, Features  # noqa: E402
-from codec.reader import TFRecordFile  # noqa: E402
-from codec.writer import write_records  # noqa: E402
+from codec.format.crc import masked_crc  # noqa: E402
+from codec.decode.example_proto import Example, Feature, Features  # noqa: E402
+from codec.sources.tfrecord_file import TFRecordFile  # noqa: E402
+from codec.storage.writer import write_records  # noqa: E402
 
 from app.models.hex_model import (ASCII_COLUMN, CRC_BAD_BG, CRC_OK_BG, HIGHLIGHT_BG, LENGTH_BG,  # noqa: E402
                                   ROW_COLORS_ROLE)

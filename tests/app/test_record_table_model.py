@@ -7,10 +7,10 @@ pytest.importorskip("PySide6.QtWidgets")
 
 from PySide6.QtCore import QModelIndex, Qt  # noqa: E402
 
-from codec.decode import decode_record, feature_cell  # noqa: E402
-from codec.framing import RecordStatus  # noqa: E402
-from codec.reader import TFRecordFile  # noqa: E402
-from codec.writer import write_records  # noqa: E402
+from codec.decode.decoder import decode_record, feature_cell  # noqa: E402
+from codec.format.framing import RecordStatus  # noqa: E402
+from codec.sources.tfrecord_file import TFRecordFile  # noqa: E402
+from codec.storage.writer import write_records  # noqa: E402
 
 from app.models.record_table_model import (BASE_COLUMNS, DAMAGED_TINT, KIND_ROLE, STATUS_ROLE, Column,  # noqa: E402
                                            RecordTableModel)

@@ -17,8 +17,8 @@ pytestmark = pytest.mark.gui
 from PySide6.QtCore import QMimeData, QPointF, Qt, QTimer, QUrl  # noqa: E402
 from PySide6.QtGui import QDropEvent  # noqa: E402
 
-from codec.reader import TFRecordFile  # noqa: E402
-from codec.writer import write_records  # noqa: E402
+from codec.sources.tfrecord_file import TFRecordFile  # noqa: E402
+from codec.storage.writer import write_records  # noqa: E402
 
 from app.__main__ import build_window, parse_args  # noqa: E402
 from app.dialogs import edit_dialogs, url_dialogs  # noqa: E402

@@ -17,13 +17,13 @@ pytestmark = pytest.mark.gui
 
 from PySide6.QtCore import QTimer  # noqa: E402
 
-from codec.decode import RecordKind  # noqa: E402
-from codec.document import Document  # noqa: E402
-from codec.edited import EditedFile  # noqa: E402
-from codec.proto import BytesList, Example, Feature, Features, Int64List  # noqa: E402
-from codec.reader import TFRecordFile  # noqa: E402
-from codec.shards import ShardSet  # noqa: E402
-from codec.writer import write_records  # noqa: E402
+from codec.decode.decoder import RecordKind  # noqa: E402
+from codec.editing.document import Document  # noqa: E402
+from codec.editing.edited import EditedFile  # noqa: E402
+from codec.decode.example_proto import BytesList, Example, Feature, Features, Int64List  # noqa: E402
+from codec.sources.tfrecord_file import TFRecordFile  # noqa: E402
+from codec.sources.shard_set import ShardSet  # noqa: E402
+from codec.storage.writer import write_records  # noqa: E402
 
 from app.models import record_table_model as table_model  # noqa: E402
 from app.models.labels import KIND_TEXT  # noqa: E402

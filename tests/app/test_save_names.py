@@ -16,10 +16,10 @@ import pytest
 
 pytest.importorskip("PySide6.QtWidgets")
 
-from codec.framing import Compression  # noqa: E402
-from codec.opening import sniff_compression  # noqa: E402
-from codec.reader import TFRecordFile  # noqa: E402
-from codec.temp_files import temp_name  # noqa: E402
+from codec.format.framing import Compression  # noqa: E402
+from codec.storage.opening import sniff_compression  # noqa: E402
+from codec.sources.tfrecord_file import TFRecordFile  # noqa: E402
+from codec.storage.temp_files import temp_name  # noqa: E402
 
 from app.dialogs import edit_dialogs  # noqa: E402
 from app.dialogs.edit_dialogs import SaveAsDialog  # noqa: E402

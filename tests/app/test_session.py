@@ -5,13 +5,13 @@ import pytest
 
 pytest.importorskip("PySide6.QtCore")
 
-from codec.edit import empty_example  # noqa: E402
-from codec.edited import EditedFile  # noqa: E402
-from codec.framing import RecordStatus  # noqa: E402
-from codec.proto import Example  # noqa: E402
-from codec.reader import TFRecordFile  # noqa: E402
-from codec.shards import ShardSet  # noqa: E402
-from codec.writer import write_records  # noqa: E402
+from codec.editing.record_editor import empty_example  # noqa: E402
+from codec.editing.edited import EditedFile  # noqa: E402
+from codec.format.framing import RecordStatus  # noqa: E402
+from codec.decode.example_proto import Example  # noqa: E402
+from codec.sources.tfrecord_file import TFRecordFile  # noqa: E402
+from codec.sources.shard_set import ShardSet  # noqa: E402
+from codec.storage.writer import write_records  # noqa: E402
 
 from app.models.commands import DeleteRecords, DocumentChange, ReplaceRecords  # noqa: E402
 from app.shell.session import PassProgress, TabSession  # noqa: E402

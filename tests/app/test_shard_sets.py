@@ -11,10 +11,10 @@ pytestmark = pytest.mark.gui
 from PySide6.QtCore import QMimeData, QPointF, Qt, QUrl  # noqa: E402
 from PySide6.QtGui import QDropEvent  # noqa: E402
 
-from codec.proto import Example, Feature, Features, Int64List  # noqa: E402
-from codec.reader import TFRecordFile  # noqa: E402
-from codec.shards import MAX_OPEN  # noqa: E402
-from codec.writer import write_records  # noqa: E402
+from codec.decode.example_proto import Example, Feature, Features, Int64List  # noqa: E402
+from codec.sources.tfrecord_file import TFRecordFile  # noqa: E402
+from codec.sources.shard_set import MAX_OPEN  # noqa: E402
+from codec.storage.writer import write_records  # noqa: E402
 
 from app.__main__ import build_window, parse_args  # noqa: E402
 from app.models.shard_set_table_model import SHARD_HEADER  # noqa: E402

@@ -13,9 +13,9 @@ pytestmark = pytest.mark.gui
 
 from PySide6.QtCore import Qt  # noqa: E402
 
-from codec.decode import decode_record  # noqa: E402
-from codec.payload_options import Choice, choose_for  # noqa: E402
-from codec.tfds import TfdsPayload  # noqa: E402
+from codec.decode.decoder import decode_record  # noqa: E402
+from codec.datasets.payload_choice import Choice, choose_for  # noqa: E402
+from codec.datasets.tfds import TfdsPayload  # noqa: E402
 
 from app.models.gallery_model import TILE_ROLE  # noqa: E402
 from app.models.shard_list_model import NAME, SPLIT  # noqa: E402

@@ -8,12 +8,12 @@ import pytest
 
 pytest.importorskip("PySide6.QtWidgets")
 
-import codec.filter_pool  # noqa: E402
-import codec.parallel  # noqa: E402
-import codec.stats_pool  # noqa: E402
+import codec.query.pool  # noqa: E402
+import codec.parallel.pool  # noqa: E402
+import codec.stats.pool  # noqa: E402
 from codec import TFRecordFile  # noqa: E402
-from codec.query import compile_filter, matching_indices  # noqa: E402
-from codec.stats import compute_stats  # noqa: E402
+from codec.query.filter import compile_filter, matching_indices  # noqa: E402
+from codec.stats.file_stats import compute_stats  # noqa: E402
 
 from tests.codec.test_parallel_stats import _big_file  # noqa: E402
 from tests.gui_helpers import open_done  # noqa: E402
@@ -25,15 +25,15 @@ TIMEOUT = 60000
 def pooled(monkeypatch):
     """Pool passes for any input size, on two workers however many cores CI has; counts the pool's runs."""
     runs = []
-    monkeypatch.setattr(codec.stats_pool, "SMALL_INPUT", 0)
-    monkeypatch.setattr(codec.parallel, "available_cores", lambda: 2)
-    merge = codec.stats_pool.pool_merge_iter
+    monkeypatch.setattr(codec.stats.pool, "SMALL_INPUT", 0)
+    monkeypatch.setattr(codec.parallel.pool, "available_cores", lambda: 2)
+    merge = codec.stats.pool.pool_merge_iter
 
     def counted(source, result, runner, *args, **kwargs):
         runs.append(runner.__name__)
         return (yield from merge(source, result, runner, *args, **kwargs))
 
-    monkeypatch.setattr(codec.stats_pool, "pool_merge_iter", counted)
+    monkeypatch.setattr(codec.stats.pool, "pool_merge_iter", counted)
     return runs
 
 

@@ -38,7 +38,7 @@ def expected_intact(name: str) -> list[str]:
 
 def record_offset(records: list[bytes], i: int) -> int:
     """Where record ``i`` starts in a plain file of ``records`` written in order."""
-    from codec.framing import OVERHEAD
+    from codec.format.framing import OVERHEAD
 
     return sum(len(r) + OVERHEAD for r in records[:i])
 
@@ -63,8 +63,8 @@ def flip_in_place(path, pos: int) -> None:
 
 def restamp_cache(path, before: os.stat_result, after: os.stat_result) -> None:
     """Key the cache entries made of ``path`` as it was at ``before`` to its stat ``after``."""
-    from codec import index_cache
-    from codec.file_identity import FileIdentity
+    from codec.index import cache as index_cache
+    from codec.storage.file_identity import FileIdentity
 
     old, new = FileIdentity.of(before).stamp, FileIdentity.of(after).stamp
     for entry in (index_cache.cache_path(os.fspath(path)), index_cache.zran_path(os.fspath(path))):

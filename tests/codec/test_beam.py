@@ -15,7 +15,7 @@ import sys
 
 import pytest
 
-from codec.cli import main
+from codec.cli.main import main
 
 from .conftest import ROOT, fixture_path
 
@@ -33,8 +33,8 @@ def _run(capsys, argv: list[str]) -> tuple[int, str, str]:
 
 def _generated(folder) -> list[str]:
     """Five shards of Examples of random sizes, one of them with a flipped data byte."""
-    from codec.proto import Example
-    from codec.writer import TFRecordWriter
+    from codec.decode.example_proto import Example
+    from codec.storage.writer import TFRecordWriter
 
     rng = random.Random(15)
     paths = []
@@ -143,7 +143,7 @@ def test_bad_beam_options_are_one_line_usage_errors(capsys, argv, message):
 
 
 def test_options_after_dashes_become_beam_options():
-    from codec.cli_beam import options_after_dashes
+    from codec.cli.beam import options_after_dashes
 
     assert options_after_dashes(["--project=p", "--num_workers", "10", "--save_main_session", "--region", "r"]) == [
         "project=p", "num_workers=10", "save_main_session", "region=r"]
@@ -151,7 +151,7 @@ def test_options_after_dashes_become_beam_options():
 
 def test_beam_flags_pass_options_through():
     from codec.beam.options import RUNNERS, beam_flags
-    from codec.cli_beam import RUNNERS as CLI_RUNNERS
+    from codec.cli.beam import RUNNERS as CLI_RUNNERS
 
     assert CLI_RUNNERS == RUNNERS
     assert beam_flags("dataflow", ["project=p", "region=europe-west1", "temp_location=gs://b/t",
@@ -161,7 +161,7 @@ def test_beam_flags_pass_options_through():
 
 
 def test_help_does_not_import_beam():
-    code = ("import sys\nfrom codec.cli import main\n"
+    code = ("import sys\nfrom codec.cli.main import main\n"
             "for argv in (['--help'], ['verify', '--help'], ['repair', '--help']):\n"
             "    try:\n        main(argv)\n    except SystemExit:\n        pass\n"
             "sys.stderr.write(str(sorted(m for m in sys.modules if m.startswith('apache_beam'))))\n")
@@ -171,7 +171,7 @@ def test_help_does_not_import_beam():
 
 
 def test_check_tasks_on_beam_equal_the_pool(monkeypatch):
-    """The doctor's tasks run on the direct runner through the stand-in for codec.parallel.run_tasks."""
+    """The doctor's tasks run on the direct runner through the stand-in for codec.parallel.pool.run_tasks."""
     import codec.doctor.pool as pool
     from codec.beam.parallel import task_runner
     from codec.doctor import CheckOptions, run_check
@@ -187,7 +187,7 @@ def test_check_tasks_on_beam_equal_the_pool(monkeypatch):
 def test_other_commands_get_a_task_runner():
     import argparse
 
-    from codec.cli_beam import add_runner_arguments
+    from codec.cli.beam import add_runner_arguments
 
     seen = []
     parser = argparse.ArgumentParser()

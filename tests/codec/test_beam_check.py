@@ -16,9 +16,9 @@ import random
 import pytest
 from PIL import Image, ImageDraw
 
-from codec.cli import main
-from codec.proto import Example
-from codec.writer import write_records
+from codec.cli.main import main
+from codec.decode.example_proto import Example
+from codec.storage.writer import write_records
 
 from .conftest import fixture_path
 from .test_doctor_dataset import _picture

@@ -14,8 +14,8 @@ import random
 
 import pytest
 
-from codec.cli import main
-from codec.framing import OVERHEAD, encode_record
+from codec.cli.main import main
+from codec.format.framing import OVERHEAD, encode_record
 
 from .conftest import flip_in_place
 
@@ -172,7 +172,7 @@ def test_plan_cuts_large_plain_files_only(damaged):
 
 def test_first_record_resynchronises_as_the_reader_does(damaged):
     from codec.beam.ranges import first_record
-    from codec.reader import TFRecordFile
+    from codec.sources.tfrecord_file import TFRecordFile
 
     folder, _ = damaged
     path = os.fspath(folder / "inserted.tfrecord")
@@ -227,9 +227,9 @@ def test_repair_ranges_equal_local(capsys, tmp_path, damaged, seen_segments):
 def test_cached_index_cuts_at_its_offsets(capsys, tmp_path, monkeypatch):
     """With an index in the cache, ranges start at its record offsets; bit rot found since (the cache
     still applies: same size and mtime) is reported and repaired as the local commands do."""
-    from codec import index_cache
+    from codec.index import cache as index_cache
     from codec.beam.ranges import plan_file
-    from codec.reader import TFRecordFile
+    from codec.sources.tfrecord_file import TFRecordFile
 
     monkeypatch.setattr(index_cache, "MIN_CACHED_BYTES", 0)
     rng = random.Random(9)

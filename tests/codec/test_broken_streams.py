@@ -12,8 +12,8 @@ import pytest
 
 from benchmarks.bench_damage import run as damage_run
 from codec import Compression, ProblemKind, RecordStatus, TFRecordFile, encode_record
-from codec.cli import main
-from codec.opening import sniff_compression
+from codec.cli.main import main
+from codec.storage.opening import sniff_compression
 
 from .conftest import fixture_path
 

@@ -11,14 +11,14 @@ import sys
 
 import pytest
 
-from codec import index_cache
-from codec.cli import main
-from codec.document import Document
+from codec.index import cache as index_cache
+from codec.cli.main import main
+from codec.editing.document import Document
 from codec.errors import CorruptRecordError, FileChangedError, TargetChangedError
-from codec.file_identity import Change, FileIdentity, identity_at
-from codec.framing import HEADER_SIZE
-from codec.reader import TFRecordFile, open_tfrecord
-from codec.writer import write_records
+from codec.storage.file_identity import Change, FileIdentity, identity_at
+from codec.format.framing import HEADER_SIZE
+from codec.sources.tfrecord_file import TFRecordFile, open_tfrecord
+from codec.storage.writer import write_records
 
 from .conftest import ROOT, flip_in_place, record_offset
 
@@ -253,7 +253,7 @@ def test_a_copy_with_the_same_size_and_mtime_is_indexed_again(tmp_path, capsys, 
     assert (code, err) == (0, "") and "records:     750 (750 ok)" in out
     code, out, err = cli(capsys, "verify", "--json", str(path))
     assert (code, err) == (0, "") and json.loads(out)["ok"] == 750
-    proc = subprocess.run([sys.executable, "-m", "codec.cli", "cat", "--json", "--range=-1:", str(path)], cwd=ROOT,
+    proc = subprocess.run([sys.executable, "-m", "codec.cli.main", "cat", "--json", "--range=-1:", str(path)], cwd=ROOT,
                           capture_output=True, text=True, timeout=60,
                           env={**os.environ, "PYTHONPATH": os.fspath(ROOT)})
     assert (proc.returncode, proc.stderr) == (0, "")

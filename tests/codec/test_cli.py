@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from codec.cli import main
+from codec.cli.main import main
 
 from .conftest import MANIFEST, fixture_path
 

@@ -18,8 +18,8 @@ import zlib
 
 import pytest
 
-from codec.framing import OVERHEAD, encode_record
-from codec.proto import Example, Feature, Features, Int64List
+from codec.format.framing import OVERHEAD, encode_record
+from codec.decode.example_proto import Example, Feature, Features, Int64List
 
 from .conftest import ROOT
 
@@ -37,7 +37,7 @@ class Cat:
 
     def __init__(self, path, *extra: str) -> None:
         env = dict(os.environ, PYTHONPATH=os.fspath(ROOT), PYTHONUNBUFFERED="1")
-        self.proc = subprocess.Popen([sys.executable, "-m", "codec.cli", "cat", os.fspath(path), "--follow", *extra],
+        self.proc = subprocess.Popen([sys.executable, "-m", "codec.cli.main", "cat", os.fspath(path), "--follow", *extra],
                                      cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         self.lines: queue.Queue = queue.Queue()
         threading.Thread(target=self._read, daemon=True).start()
@@ -152,7 +152,7 @@ def test_cat_follow_stops_with_one_line_when_the_file_is_replaced(tmp_path):
     (["https://example.com/x.tfrecord"], "not a URL"),
 ])
 def test_cat_follow_refuses_what_it_cannot_follow(tmp_path, capsys, argv, message):
-    from codec.cli import main
+    from codec.cli.main import main
 
     path = tmp_path / "f.tfrecord"
     path.write_bytes(encode_record(example(0)))
@@ -165,7 +165,7 @@ def test_cat_follow_ends_quietly_when_head_has_enough(tmp_path):
     path = tmp_path / "f.tfrecord"
     path.write_bytes(b"".join(encode_record(example(i)) for i in range(3)))
     env = dict(os.environ, PYTHONPATH=os.fspath(ROOT))
-    shell = f"set -o pipefail; {sys.executable} -m codec.cli cat {path} --follow --json | head -n 2"
+    shell = f"set -o pipefail; {sys.executable} -m codec.cli.main cat {path} --follow --json | head -n 2"
     proc = subprocess.Popen(["bash", "-c", shell], cwd=ROOT, env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + WAIT

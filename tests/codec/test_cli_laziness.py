@@ -11,14 +11,15 @@ import sys
 
 import pytest
 
-from codec import TFRecordFile, index_cache
-from codec.cached_records import range_stop
-from codec.cli import main
-from codec.export import records_stop
-from codec.file_identity import FileIdentity
-from codec.framing import HEADER_SIZE, Compression
-from codec.proto import Example, Feature, Int64List
-from codec.writer import write_records
+from codec import TFRecordFile
+from codec.index import cache as index_cache
+from codec.sources.cached_records import range_stop
+from codec.cli.main import main
+from codec.ops.export import records_stop
+from codec.storage.file_identity import FileIdentity
+from codec.format.framing import HEADER_SIZE, Compression
+from codec.decode.example_proto import Example, Feature, Int64List
+from codec.storage.writer import write_records
 
 from .conftest import ROOT, fixture_path, flip_in_place, record_offset
 
@@ -29,7 +30,7 @@ def _run_on_a_terminal(*argv: str) -> tuple[int, bytes, str]:
     leader, follower = os.openpty()
     try:
         env = dict(os.environ, PYTHONPATH=str(ROOT))
-        proc = subprocess.run([sys.executable, "-m", "codec.cli", *argv], stdout=follower, stderr=subprocess.PIPE,
+        proc = subprocess.run([sys.executable, "-m", "codec.cli.main", *argv], stdout=follower, stderr=subprocess.PIPE,
                               stdin=subprocess.DEVNULL, cwd=ROOT, env=env, timeout=60, text=True)
         os.close(follower)
         follower = -1
@@ -66,7 +67,7 @@ def test_index_in_dali_text_is_written_to_a_terminal():
 def test_index_redirected_is_written(tmp_path):
     out = tmp_path / "structured.index"
     with open(out, "wb") as sink:
-        proc = subprocess.run([sys.executable, "-m", "codec.cli", "index", fixture_path("structured.tfrecord")],
+        proc = subprocess.run([sys.executable, "-m", "codec.cli.main", "index", fixture_path("structured.tfrecord")],
                               stdout=sink, stderr=subprocess.PIPE, cwd=ROOT, timeout=60,
                               env=dict(os.environ, PYTHONPATH=str(ROOT)))
     assert proc.returncode == 0 and proc.stderr == b""

@@ -8,7 +8,7 @@ import shutil
 
 import pytest
 
-from codec.cli import main
+from codec.cli.main import main
 
 from .conftest import FIXTURES, fixture_path
 
@@ -187,8 +187,8 @@ def test_label_map_option_and_its_errors(capsys, tmp_path):
 
 
 def test_hostile_tensors_are_records_of_another_kind(capsys, tmp_path):
-    from codec.tensors import DATA_TYPES, TensorProto
-    from codec.writer import write_records
+    from codec.decode.tensors import DATA_TYPES, TensorProto
+    from codec.storage.writer import write_records
 
     deep = TensorProto(dtype=DATA_TYPES["DT_FLOAT"], float_val=[1.0])
     for _ in range(100):

@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from codec.cli import main
+from codec.cli.main import main
 
 from .conftest import fixture_path
 

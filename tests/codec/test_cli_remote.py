@@ -14,7 +14,7 @@ pytest.importorskip("s3fs")
 pytest.importorskip("moto")
 pytest.importorskip("flask")
 
-from codec.cli import main  # noqa: E402
+from codec.cli.main import main  # noqa: E402
 from tests.codec.conftest import MANIFEST  # noqa: E402
 from tests.remote_servers import S3_UNSET, make_bucket, moto_server, range_server, s3_env  # noqa: E402
 
@@ -196,7 +196,7 @@ def test_verify_of_several_keeps_going_past_an_unreadable_object(capsys, bucket)
 def test_nothing_local_is_taken_for_what_lies_beside_a_url(tmp_path, monkeypatch):
     """``s3://bkt/data/x`` read as a local path is ``s3:/bkt/data/x``: a label map in such a local
     folder must not be taken for the bucket's."""
-    from codec.payload_options import choose_for
+    from codec.datasets.payload_choice import choose_for
 
     folder = tmp_path / "s3:" / "bkt" / "data"
     folder.mkdir(parents=True)

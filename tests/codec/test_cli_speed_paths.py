@@ -12,11 +12,11 @@ import sys
 import pytest
 
 import codec
-from codec import index_cache
-from codec.cli import main
-from codec.file_identity import FileIdentity
-from codec.framing import HEADER_SIZE
-from codec.writer import write_records
+from codec.index import cache as index_cache
+from codec.cli.main import main
+from codec.storage.file_identity import FileIdentity
+from codec.format.framing import HEADER_SIZE
+from codec.storage.writer import write_records
 
 from .conftest import flip_in_place, record_offset, run_fresh
 
@@ -175,7 +175,7 @@ def test_index_no_cache_writes_no_cache_entry(capsys, tmp_path):
 def test_help_imports_no_heavy_module():
     out = run_fresh(
         "import contextlib, io, sys\n"
-        "from codec.cli import build_parser\n"
+        "from codec.cli.main import build_parser\n"
         "for argv in (['--help'], ['verify', '--help'], ['export', '--help']):\n"
         "    with contextlib.redirect_stdout(io.StringIO()):\n"
         "        try:\n"
@@ -195,7 +195,7 @@ def test_every_public_name_resolves_in_a_fresh_process():
     out = run_fresh(
         "import codec, inspect\n"
         "missing = [n for n in codec.__all__ if getattr(codec, n, None) is None]\n"
-        "import codec.export, codec.repair\n"  # the submodules named like the functions
+        "import codec.ops.export, codec.ops.repair\n"  # the modules that hold the functions
         "print(missing, callable(codec.export), callable(codec.repair), inspect.isfunction(codec.repair))\n"
         "from codec import *\n"
         "names = dir()\n"
@@ -214,8 +214,8 @@ def test_every_public_name_is_its_modules_own():
 
 
 def test_parser_choices_are_the_codecs_own():
-    from codec import cli
-    from codec.export import FORMATS
+    from codec.cli import main as cli
+    from codec.ops.export import FORMATS
 
     assert cli.COMPRESSIONS == tuple(c.value for c in codec.Compression)
     assert cli.FORMATS == tuple(FORMATS)
@@ -224,7 +224,7 @@ def test_parser_choices_are_the_codecs_own():
 # -- cat through the cache alone -----------------------------------------------------------
 def example_records(n: int, size: int, seed: int = 5) -> list[bytes]:
     """tf.train.Example records with random bytes (they do not compress: a GZIP file stays large)."""
-    from codec.proto import Example
+    from codec.decode.example_proto import Example
 
     rng = random.Random(seed)
     out = []
@@ -252,12 +252,12 @@ def cached_gzip_file(tmp_path, capsys) -> str:
 
 CAT_AND_REPORT = (
     "import contextlib, io, sys\n"
-    "from codec.cli import main\n"
+    "from codec.cli.main import main\n"
     "out = io.StringIO()\n"
     "with contextlib.redirect_stdout(out):\n"
     "    code = main(sys.argv[1:])\n"
     "print(repr((code, out.getvalue(), sorted(m for m in ('numpy', 'indexed_gzip', 'indexed_gzip.indexed_gzip',\n"
-    "                                                     'codec.reader', 'codec.scan', 'codec.decode',\n"
+    "                                                     'codec.sources.tfrecord_file', 'codec.index.scan', 'codec.decode.decoder',\n"
     "                                                     'google.protobuf.descriptor_pool') if m in sys.modules))))\n")
 
 
@@ -279,8 +279,8 @@ def test_cat_of_a_cached_gzip_file_reads_through_the_cache_alone(capsys, tmp_pat
         expected[spec] = out
     assert expected["-1:"].startswith("# record 1199  offset ")
     assert 'key: "label"' in expected["-1:"] and "value: 1199" in expected["-1:"]
-    from codec.decode import decode_record
-    from codec.payload_options import record_text
+    from codec.decode.decoder import decode_record
+    from codec.datasets.payload_choice import record_text
 
     # the text protobuf's text_format gives the record cached_gzip_file wrote last
     assert expected["-1:"].split("\n", 1)[1] == record_text(decode_record(example_records(1200, 1000)[-1])) + "\n"
@@ -296,7 +296,7 @@ def test_cat_of_a_cached_gzip_file_reads_through_the_cache_alone(capsys, tmp_pat
 def test_cat_prints_every_kind_as_protobuf_text_format_does(capsys, tmp_path, monkeypatch):
     """Examples printed straight from their bytes read exactly as through protobuf (the only path for
     any other record, and for Examples in another layout)."""
-    from codec.proto import SequenceExample
+    from codec.decode.example_proto import SequenceExample
 
     seq = SequenceExample()
     seq.context.feature["id"].bytes_list.value.append(b"clip-7")
@@ -308,7 +308,7 @@ def test_cat_prints_every_kind_as_protobuf_text_format_does(capsys, tmp_path, mo
     path = str(tmp_path / "mixed.tfrecord")
     write_records(path, recs)
     code, fast = run(capsys, "cat", path)
-    monkeypatch.setattr("codec.example_text.example_text", lambda data: None)
+    monkeypatch.setattr("codec.decode.example_text.example_text", lambda data: None)
     assert run(capsys, "cat", path) == (code, fast)
     assert code == 0 and fast.count("# record ") == len(recs)
     kinds = [line.rsplit("  ", 1)[1] for line in fast.splitlines() if line.startswith("# record ")]
@@ -388,7 +388,7 @@ def test_sigterm_during_any_command_leaves_no_temporary_file(capsys, tmp_path, m
 def test_a_cache_write_cut_short_leaves_nothing_and_old_leftovers_are_swept(tmp_path):
     import time
 
-    from codec import temp_files
+    from codec.storage import temp_files
 
     folder = tmp_path / "index-cache"
     folder.mkdir()
@@ -406,7 +406,7 @@ def test_a_cache_write_cut_short_leaves_nothing_and_old_leftovers_are_swept(tmp_
 
 
 def test_a_parser_of_one_command_reads_as_the_whole_one(capsys):
-    from codec import cli
+    from codec.cli import main as cli
 
     whole = cli.build_parser()
     subparsers = next(a for a in whole._actions if a.dest == "command")

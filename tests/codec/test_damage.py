@@ -140,7 +140,7 @@ def test_damaged_length_crc_with_right_length_is_recovered(tmp_path):
 def test_huge_claimed_length_is_damage_not_an_allocation(tmp_path):
     import struct
 
-    from codec.crc import masked_crc
+    from codec.format.crc import masked_crc
 
     length = struct.pack("<Q", 1 << 60)
     blob = length + struct.pack("<I", masked_crc(length)) + b"tiny"

@@ -1,4 +1,4 @@
-"""Tests for codec.proto and codec.decode against records written by TensorFlow."""
+"""Tests for codec.decode.example_proto and codec.decode.decoder against records written by TensorFlow."""
 
 from __future__ import annotations
 
@@ -17,8 +17,8 @@ from google.protobuf.json_format import MessageToDict
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from codec import proto
-from codec.decode import (
+from codec.decode import example_proto as proto
+from codec.decode.decoder import (
     DecodedRecord,
     RecordKind,
     build_tree,
@@ -33,7 +33,7 @@ from codec.decode import (
     value_count,
     value_node,
 )
-from codec.proto import (
+from codec.decode.example_proto import (
     BytesList,
     Example,
     Feature,

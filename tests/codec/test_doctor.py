@@ -9,14 +9,14 @@ import shutil
 import numpy as np
 import pytest
 
-from codec.cli import main
+from codec.cli.main import main
 from codec.doctor import CHECKS, CheckOptions, CheckProgress, CheckReport, check_iter, engine, run_check
 from codec.doctor.checks import bbox_problems, box_problems, format_problem
 from codec.doctor.hashing import near_pairs
 from codec.doctor.splits import parse_split_args, split_of
 from codec.errors import UsageError
-from codec.proto import Example
-from codec.writer import write_records
+from codec.decode.example_proto import Example
+from codec.storage.writer import write_records
 
 from .conftest import FIXTURES, fixture_path
 
@@ -210,7 +210,7 @@ def test_label_key_override(tmp_path):
 
 def test_tfds_dataset_splits_and_images(tmp_path):
     """A TFDS folder: splits from its shard names, images and boxes from its feature spec."""
-    from codec.reader import TFRecordFile
+    from codec.sources.tfrecord_file import TFRecordFile
 
     source = next((FIXTURES / "payloads" / "tfds" / "lens_tfds_demo").glob("*/features.json")).parent
     folder = tmp_path / "tfds"

@@ -15,10 +15,10 @@ import shutil
 import pytest
 from PIL import Image, ImageDraw
 
-from codec.cli import main
+from codec.cli.main import main
 from codec.doctor import CheckOptions, run_check
-from codec.proto import Example
-from codec.writer import write_records
+from codec.decode.example_proto import Example
+from codec.storage.writer import write_records
 
 from .conftest import FIXTURES
 
@@ -214,7 +214,7 @@ def test_generated_dataset(tmp_path, seed):
     planted = build_dataset(tmp_path, seed)
     assert len(planted) == 16
     report = run_check([str(tmp_path)], CheckOptions(workers=1))
-    from codec.shards import ShardSet
+    from codec.sources.shard_set import ShardSet
 
     with ShardSet(sorted(str(p) for p in tmp_path.glob("*.tfrecord"))) as shards:
         assert report.records == len(shards.build_index())

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from codec import FileAccessError, TFRecordFile, open_tfrecord, write_records
-from codec.document import Document
+from codec.editing.document import Document
 
 from .conftest import fixture_path
 
@@ -135,7 +135,7 @@ def test_interrupted_save_leaves_the_original_byte_identical(tmp_path, monkeypat
     path = tmp_path / "data.tfrecord"
     shutil.copy(fixture_path("structured.tfrecord"), path)
     original = path.read_bytes()
-    import codec.writer as writer_mod
+    import codec.storage.writer as writer_mod
 
     calls = {"n": 0}
     real = writer_mod.TFRecordWriter._put
@@ -188,7 +188,7 @@ def test_index_runs_and_sorted_unique_match_the_plain_definitions():
 
     import numpy as np
 
-    from codec.document import index_runs, sorted_unique
+    from codec.editing.document import index_runs, sorted_unique
 
     def plain_runs(indices):
         spans = []

@@ -7,7 +7,7 @@ import pytest
 from google.protobuf import json_format
 
 from codec import UsageError, decode_record, open_tfrecord
-from codec.edit import RecordEditor, convert_values, empty_example, parse_value, parse_values
+from codec.editing.record_editor import RecordEditor, convert_values, empty_example, parse_value, parse_values
 
 from .conftest import fixture_path
 

@@ -8,13 +8,13 @@ import struct
 
 import pytest
 
-from codec.crc import masked_crc
-from codec.document import Document
+from codec.format.crc import masked_crc
+from codec.editing.document import Document
 from codec.errors import (CorruptRecordError, ImageDecodeError, RecordIndexError, TFRecordError,
                           TruncatedRecordError, UsageError)
-from codec.framing import HEADER_SIZE
-from codec.reader import open_tfrecord
-from codec.writer import write_records
+from codec.format.framing import HEADER_SIZE
+from codec.sources.tfrecord_file import open_tfrecord
+from codec.storage.writer import write_records
 
 from .conftest import flip_in_place, record_offset
 
@@ -154,7 +154,7 @@ def test_a_document_record_out_of_range_is_a_record_index_error(good, i):
 
 # -- images and arguments ------------------------------------------------------------------------
 def test_an_image_that_cannot_be_decoded_is_an_image_decode_error():
-    from codec.images import ImageRef, decode_image
+    from codec.decode.images import ImageRef, decode_image
 
     ref = ImageRef("image/encoded", 0, None, "encoded", "PNG", 4, 4, 3, b"\x89PNG\r\n\x1a\n" + b"\0" * 20)
     with pytest.raises(ImageDecodeError, match="cannot decode PNG image in 'image/encoded' value 0") as caught:
@@ -164,7 +164,7 @@ def test_an_image_that_cannot_be_decoded_is_an_image_decode_error():
 
 @pytest.mark.parametrize("call", ["parse_raw_shape", "stretch", "max_side"])
 def test_bad_image_arguments_are_usage_errors(call):
-    from codec.images import ImageRef, parse_raw_shape, thumbnail
+    from codec.decode.images import ImageRef, parse_raw_shape, thumbnail
 
     ref = ImageRef("image", 0, None, "raw", "RAW", 2, 2, 1, b"\0" * 4)
     with pytest.raises(UsageError) as caught:
@@ -178,7 +178,7 @@ def test_bad_image_arguments_are_usage_errors(call):
 
 
 def test_writing_to_a_closed_writer_is_a_usage_error(tmp_path):
-    from codec.writer import TFRecordWriter
+    from codec.storage.writer import TFRecordWriter
 
     path = tmp_path / "w.tfrecord"
     with TFRecordWriter(path) as w:

@@ -20,11 +20,11 @@ from google.protobuf import json_format
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from codec.cli import main
-from codec.decode import decode_record, feature_cell
-from codec.message_view import is_repeated_field
-from codec.messages import load_message_type
-from codec.query import compile_filter
+from codec.cli.main import main
+from codec.decode.decoder import decode_record, feature_cell
+from codec.decode.message_view import is_repeated_field
+from codec.decode.messages import load_message_type
+from codec.query.filter import compile_filter
 from tests.scalar_messages import ENUM_NAMES, INTEGER_FIELDS, INT64, UINT64, write_scalar_files
 
 OPS = {"==": operator.eq, "!=": operator.ne, "<": operator.lt, "<=": operator.le, ">": operator.gt,
@@ -255,7 +255,7 @@ def test_stats_text_spells_bools_true_and_false(capsys, scalars):
 
 
 def test_stats_of_split_records_merge_exactly(scalars):
-    from codec.stats import FileStats
+    from codec.stats.file_stats import FileStats
 
     desc, _, type_name, messages = scalars
     payload = load_message_type(desc, type_name)

@@ -1,7 +1,7 @@
-"""codec.example_columns: the vectorised Example decoder agrees with upb record by record.
+"""codec.decode.example_columns: the vectorised Example decoder agrees with upb record by record.
 
 Every record it accepts (``ok``) must decode to exactly what
-``codec.proto.Example.FromString`` gives; everything else must be refused.
+``codec.decode.example_proto.Example.FromString`` gives; everything else must be refused.
 """
 from __future__ import annotations
 
@@ -13,9 +13,9 @@ from hypothesis import HealthCheck, given, settings
 from google.protobuf.message import DecodeError
 from hypothesis import strategies as st
 
-from codec import example_columns
-from codec.example_columns import KIND_BYTES, KIND_FLOAT, KIND_INT64, KIND_NONE, decode_examples
-from codec.proto import Example
+from codec.decode import example_columns
+from codec.decode.example_columns import KIND_BYTES, KIND_FLOAT, KIND_INT64, KIND_NONE, decode_examples
+from codec.decode.example_proto import Example
 
 KINDS = {None: KIND_NONE, "bytes_list": KIND_BYTES, "float_list": KIND_FLOAT, "int64_list": KIND_INT64}
 FAST = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -424,7 +424,7 @@ TF_WRITTEN = ["detection.tfrecord", "flowers_jpeg.tfrecord", "my_example.tfrecor
 @pytest.mark.parametrize("name", TF_WRITTEN)
 def test_files_written_by_tensorflow(name):
     """Every non-empty Example TensorFlow wrote is decoded here, exactly; anything else is left to upb."""
-    from codec.reader import TFRecordFile
+    from codec.sources.tfrecord_file import TFRecordFile
     from tests.codec.conftest import MANIFEST, fixture_path
 
     with TFRecordFile(fixture_path(name)) as f:

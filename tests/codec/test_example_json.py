@@ -1,4 +1,4 @@
-"""codec.example_text.example_json: `cat --json`'s value of an Example or SequenceExample without protobuf.
+"""codec.decode.example_text.example_json: `cat --json`'s value of an Example or SequenceExample without protobuf.
 
 What it writes must be byte for byte ``json.dumps`` of protobuf's JSON mapping
 (``json_format.MessageToDict``, feature maps in key order) of the same bytes,
@@ -15,12 +15,12 @@ import struct
 from hypothesis import given
 from hypothesis import strategies as st
 
-from codec.decode import decode_record, record_json_value
-from codec.example_text import _float_json, example_json, example_json_line
-from codec.framing import RecordStatus
-from codec.json_batches import JsonLinesWriter, float32_json, json_lines
-from codec.json_lines import json_line, json_line_text
-from codec.proto import Example
+from codec.decode.decoder import decode_record, record_json_value
+from codec.decode.example_text import _float_json, example_json, example_json_line
+from codec.format.framing import RecordStatus
+from codec.decode.json_batches import JsonLinesWriter, float32_json, json_lines
+from codec.decode.json_lines import json_line, json_line_text
+from codec.decode.example_proto import Example
 
 from .test_example_columns import FAST, bytes_feature, entry, example, features, float_feature, int_feature, ld, \
     serialize, varint
@@ -157,7 +157,7 @@ def test_other_records_and_payloads_take_protobufs_path():
     assert example_json_line(3, tensor_like, RecordStatus.OK, 10, 4) is None
 
 
-# --- many lines at once (codec.json_batches): the same bytes as one by one ---------------------------
+# --- many lines at once (codec.decode.json_batches): the same bytes as one by one ---------------------------
 
 def one_by_one(rows) -> str:
     return "".join(json_line_text(i, data, status, offset, length) + "\n" for i, data, status, offset, length in rows)

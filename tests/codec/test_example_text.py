@@ -1,4 +1,4 @@
-"""codec.example_text: `cat`'s text of an Example or SequenceExample without protobuf's message classes.
+"""codec.decode.example_text: `cat`'s text of an Example or SequenceExample without protobuf's message classes.
 
 Whatever it writes must be exactly what ``decode_record`` and ``record_text``
 (protobuf's parse and ``text_format``) give for the same bytes; anything else
@@ -12,10 +12,10 @@ import struct
 from hypothesis import given
 from hypothesis import strategies as st
 
-from codec.decode import decode_record
-from codec.example_text import _float_text, example_text
-from codec.payload_options import record_text
-from codec.proto import Example, SequenceExample
+from codec.decode.decoder import decode_record
+from codec.decode.example_text import _float_text, example_text
+from codec.datasets.payload_choice import record_text
+from codec.decode.example_proto import Example, SequenceExample
 
 from .test_example_columns import (FAST, bytes_feature, bytes_lists, entry, example, features, float_feature,
                                    float_lists, int_feature, int_lists, keys, ld, serialize, varint)

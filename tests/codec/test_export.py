@@ -9,9 +9,9 @@ import pytest
 from PIL import Image
 
 from codec import TFRecordFile, UsageError, open_tfrecord
-from codec.cli import main
-from codec.document import Document
-from codec.export import export, parse_records_spec
+from codec.cli.main import main
+from codec.editing.document import Document
+from codec.ops.export import export, parse_records_spec
 
 from .conftest import MANIFEST, fixture_path
 

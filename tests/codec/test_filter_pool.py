@@ -6,11 +6,11 @@ from array import array
 from pathlib import Path
 
 from codec import TFRecordFile
-from codec.cli import main
-from codec.filter_pool import filter_tasks, pool_filter_iter
-from codec.query import compile_filter, matching_indices
-from codec.shards import ShardSet
-from codec.stats_pool import MIN_RANGE
+from codec.cli.main import main
+from codec.query.pool import filter_tasks, pool_filter_iter
+from codec.query.filter import compile_filter, matching_indices
+from codec.sources.shard_set import ShardSet
+from codec.stats.pool import MIN_RANGE
 
 from .test_parallel_stats import SHARDS, _big_file
 

@@ -7,8 +7,8 @@ import zlib
 import pytest
 
 from codec.errors import FollowStopped, TruncatedRecordError
-from codec.framing import HEADER_SIZE, OVERHEAD, Compression, ProblemKind, RecordStatus, encode_record
-from codec.reader import TFRecordFile
+from codec.format.framing import HEADER_SIZE, OVERHEAD, Compression, ProblemKind, RecordStatus, encode_record
+from codec.sources.tfrecord_file import TFRecordFile
 
 
 def payloads(n: int = 60) -> list[bytes]:
@@ -234,7 +234,7 @@ def test_a_file_followed_from_its_first_bytes_may_turn_out_compressed(tmp_path, 
 
 
 def test_a_compressed_file_whose_index_came_from_the_cache_is_followed_too(tmp_path, monkeypatch):
-    from codec import index_cache
+    from codec.index import cache as index_cache
 
     monkeypatch.setattr(index_cache, "MIN_CACHED_BYTES", 0)
     records = payloads(30)

@@ -14,9 +14,11 @@ import random
 
 import pytest
 
-from codec import TFRecordFile, index_cache, write_records, zran
-from codec.file_identity import FileIdentity
-from codec.zran import ZranReader
+from codec import TFRecordFile, write_records
+from codec.index import cache as index_cache
+from codec.storage import zran
+from codec.storage.file_identity import FileIdentity
+from codec.storage.zran import ZranReader
 
 
 def _zran_cached(path: str, size: int, st: os.stat_result, stream_end: int) -> bool:

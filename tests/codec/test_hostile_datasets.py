@@ -7,8 +7,9 @@ import stat
 
 import pytest
 
-from codec import TFRecordFile, index_cache, write_records
-from codec.file_identity import FileIdentity
+from codec import TFRecordFile, write_records
+from codec.index import cache as index_cache
+from codec.storage.file_identity import FileIdentity
 
 EXAMPLE = b"\n\x0c\n\n\n\x01x\x12\x05\x1a\x03\n\x01\x07"  # an Example: x = [7]
 
@@ -119,7 +120,7 @@ def _tfds_folder(folder, splits: int, shards: int, record: bytes, description: s
 
 
 def test_thousands_of_split_templates_match_each_file_to_its_split(tmp_path):
-    from codec.tfds import TfdsDataset
+    from codec.datasets.tfds import TfdsDataset
 
     folder = tmp_path / "ds"
     _tfds_folder(folder, 600, 3, EXAMPLE)
@@ -135,8 +136,8 @@ def test_thousands_of_split_templates_match_each_file_to_its_split(tmp_path):
 
 
 def test_metadata_over_the_cap_is_one_line_and_exit_2(tmp_path, monkeypatch, capsys):
-    from codec import tfds
-    from codec.cli import main
+    from codec.datasets import tfds
+    from codec.cli.main import main
 
     folder = tmp_path / "ds"
     _tfds_folder(folder, 2, 1, EXAMPLE, description="x" * 2000)
@@ -165,7 +166,7 @@ def many_shards(tmp_path, monkeypatch):
 
 
 def test_a_folder_of_5000_one_record_shards_indexes_in_one_read_each(many_shards):
-    from codec.shards import MAX_OPEN, ShardSet
+    from codec.sources.shard_set import MAX_OPEN, ShardSet
 
     with ShardSet.from_args([os.fspath(many_shards)]) as s:
         s.build_index(verify=True)
@@ -178,8 +179,8 @@ def test_a_folder_of_5000_one_record_shards_indexes_in_one_read_each(many_shards
 
 
 def test_a_damaged_small_shard_goes_to_the_full_reader(many_shards):
-    from codec.framing import ProblemKind
-    from codec.shards import ShardSet
+    from codec.format.framing import ProblemKind
+    from codec.sources.shard_set import ShardSet
 
     damaged = many_shards / "train-00017-of-05000.tfrecord"
     data = bytearray(damaged.read_bytes())
@@ -193,9 +194,9 @@ def test_a_damaged_small_shard_goes_to_the_full_reader(many_shards):
 
 
 def test_statistics_of_many_shards_run_as_a_few_batches_and_match_one_process(tmp_path, monkeypatch):
-    from codec.shards import ShardSet
-    from codec.stats import compute_stats
-    from codec.stats_pool import StatsBatch, plan_stats, pool_stats
+    from codec.sources.shard_set import ShardSet
+    from codec.stats.file_stats import compute_stats
+    from codec.stats.pool import StatsBatch, plan_stats, pool_stats
 
     many_shards = _many_shards(tmp_path, monkeypatch, 800)
     with ShardSet.from_args([os.fspath(many_shards)]) as s:
@@ -226,7 +227,7 @@ def with_a_random_shard(tmp_path):
 def test_beam_gives_the_local_report_and_exit_code_beside_an_unusable_shard(with_a_random_shard, capsys, command):
     """One direct-runner pipeline each (a few seconds): the promise is the same answer."""
     pytest.importorskip("apache_beam")
-    from codec.cli import main
+    from codec.cli.main import main
 
     answers = []
     for runner in (["--workers", "1"], ["--workers", "2"],
@@ -266,7 +267,7 @@ def _interrupted(argv: list[str], underway) -> tuple[int, str]:
     from .conftest import ROOT
 
     env = dict(os.environ, PYTHONPATH=os.fspath(ROOT))
-    proc = subprocess.Popen([sys.executable, "-m", "codec.cli", *argv], stdout=subprocess.DEVNULL,
+    proc = subprocess.Popen([sys.executable, "-m", "codec.cli.main", *argv], stdout=subprocess.DEVNULL,
                             stderr=subprocess.PIPE, start_new_session=True, cwd=ROOT, env=env)
     try:
         deadline = time.monotonic() + 60
@@ -284,7 +285,7 @@ def _interrupted(argv: list[str], underway) -> tuple[int, str]:
 @pytest.fixture
 def busy_set(tmp_path):
     """Two shards of 300,000 small Examples each: seconds of statistics."""
-    from codec.framing import encode_record
+    from codec.format.framing import encode_record
 
     folder = tmp_path / "busy"
     folder.mkdir()

@@ -19,14 +19,15 @@ from pathlib import Path
 import pytest
 
 from codec import TFRecordFile, sniff_compression, write_records
-from codec import opening, verification
-from codec import opening as opening_module
-from codec import reader as reader_module
-from codec.cli import main
+from codec.storage import opening
+from codec.sources import verification
+from codec.storage import opening as opening_module
+from codec.sources import tfrecord_file as reader_module
+from codec.cli.main import main
 from codec.errors import FileAccessError, FileChangedError
-from codec.framing import Compression, ProblemKind, RecordStatus, encode_record
-from codec.repair import repair
-from codec.shards import ShardSet
+from codec.format.framing import Compression, ProblemKind, RecordStatus, encode_record
+from codec.ops.repair import repair
+from codec.sources.shard_set import ShardSet
 
 needs_fifo = pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs here")
 

@@ -26,20 +26,20 @@ from PIL import Image
 from benchmarks.attacks_payloads import (FORMULA, formula_file, image_dataset, label_map_json,
                                          nested_field_two, nested_proto, png16_dataset, png_bytes, png_chunk,
                                          splat_file, tensor_bytes, zero_dims_file)
-from codec.cli import main
-from codec.decode import RecordKind, decode_record
+from codec.cli.main import main
+from codec.decode.decoder import RecordKind, decode_record
 from codec.errors import ImageTooLargeError, SchemaError, TensorLimitError
-from codec.export import export
-from codec.image_sniff import MAX_PIXELS, check_pixels, probe_image
-from codec.images import ImageRef, decode_image
-from codec.label_maps import load_label_map
-from codec.messages import MAX_DEPTH, load_message_type
-from codec.proto import Example
-from codec.reader import open_tfrecord
-from codec.tensors import MAX_SPLAT, MAX_SPLAT_BYTES, decode_tensor, parse_tensor
-from codec.tfds import TfdsDataset, decoded_image
-from codec.tfds_features import FeatureSpec, decode_image_bytes
-from codec.writer import write_records
+from codec.ops.export import export
+from codec.decode.image_sniff import MAX_PIXELS, check_pixels, probe_image
+from codec.decode.images import ImageRef, decode_image
+from codec.datasets.label_maps import load_label_map
+from codec.decode.messages import MAX_DEPTH, load_message_type
+from codec.decode.example_proto import Example
+from codec.sources.tfrecord_file import open_tfrecord
+from codec.decode.tensors import MAX_SPLAT, MAX_SPLAT_BYTES, decode_tensor, parse_tensor
+from codec.datasets.tfds import TfdsDataset, decoded_image
+from codec.datasets.tfds_features import FeatureSpec, decode_image_bytes
+from codec.storage.writer import write_records
 
 from .conftest import ROOT
 
@@ -52,7 +52,7 @@ def _limited() -> None:
 
 def run_process(*argv) -> tuple[int, bytes, str]:
     """``tfrlens-cli argv`` as its own process with 1.5 GB of address space: (exit code, stdout, stderr)."""
-    proc = subprocess.run([sys.executable, "-m", "codec.cli", *map(str, argv)], cwd=ROOT, capture_output=True,
+    proc = subprocess.run([sys.executable, "-m", "codec.cli.main", *map(str, argv)], cwd=ROOT, capture_output=True,
                           preexec_fn=_limited, timeout=120)
     return proc.returncode, proc.stdout, proc.stderr.decode(errors="replace")
 

@@ -15,17 +15,17 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import codec.header_search as header_search
-import codec.inflate as inflate
-import codec.scan as scan
-import codec.scan_sources as scan_sources
+import codec.format.header_search as header_search
+import codec.storage.inflate as inflate
+import codec.index.scan as scan
+import codec.index.scan_sources as scan_sources
 from codec import ProblemKind, RecordStatus, TFRecordFile, encode_record
-from codec.crc import masked_crc
-from codec.framing import CRC, LENGTH
-from codec.header_search import candidate_headers
-from codec.record_index import RecordIndex
-from codec.scan import MAX_RECORD, Scanner
-from codec.scan_sources import PlainSource
+from codec.format.crc import masked_crc
+from codec.format.framing import CRC, LENGTH
+from codec.format.header_search import candidate_headers
+from codec.index.record_index import RecordIndex
+from codec.index.scan import MAX_RECORD, Scanner
+from codec.index.scan_sources import PlainSource
 
 MIB = 1 << 20
 

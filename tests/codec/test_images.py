@@ -1,4 +1,4 @@
-"""Tests for codec.images: finding, sniffing and decoding images, and their boxes."""
+"""Tests for codec.decode.images: finding, sniffing and decoding images, and their boxes."""
 
 from __future__ import annotations
 
@@ -13,10 +13,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from PIL import Image, JpegImagePlugin
 
-from codec.decode import DecodedRecord, decode_record
+from codec.decode.decoder import DecodedRecord, decode_record
 from codec.errors import ImageDecodeError
-from codec.image_sniff import probe_image, sniff_image
-from codec.images import (
+from codec.decode.image_sniff import probe_image, sniff_image
+from codec.decode.images import (
     BoundingBox,
     ImageRef,
     RawShape,
@@ -28,7 +28,7 @@ from codec.images import (
     main_image,
     thumbnail,
 )
-from codec.proto import BytesList, Example, Feature, FloatList, Int64List, SequenceExample
+from codec.decode.example_proto import BytesList, Example, Feature, FloatList, Int64List, SequenceExample
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"
 MANIFEST = json.loads((FIXTURES / "MANIFEST.json").read_text())

@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from codec.decode import DecodedRecord, decode_record
-from codec.images import ImageRef, decode_image, display_image, find_images, thumbnail
-from codec.proto import BytesList, Example, Feature, Int64List
+from codec.decode.decoder import DecodedRecord, decode_record
+from codec.decode.images import ImageRef, decode_image, display_image, find_images, thumbnail
+from codec.decode.example_proto import BytesList, Example, Feature, Int64List
 
 FLAT = 24200
 FLAT_GREY = round(FLAT * 255 / 65535)  # 94

@@ -7,7 +7,7 @@ import sys
 import pytest
 
 from codec import TFRecordFile, write_records
-from codec import index_cache
+from codec.index import cache as index_cache
 
 
 def make(path, n=50):

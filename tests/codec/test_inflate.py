@@ -5,7 +5,8 @@ import random
 
 import pytest
 
-from codec import TFRecordFile, inflate, write_records
+from codec import TFRecordFile, write_records
+from codec.storage import inflate
 
 
 def records(n=3000):
@@ -121,7 +122,7 @@ def test_checkpoints_keep_only_zlib_state_and_stay_evenly_spaced(tmp_path, make,
 
 @pytest.mark.parametrize("compression", ["gzip", "zlib"])
 def test_a_wrong_checksum_is_reported_as_damage_not_truncation(tmp_path, compression):
-    from codec.framing import ProblemKind
+    from codec.format.framing import ProblemKind
 
     recs = text_records(200)
     path = tmp_path / f"a.{compression}"

@@ -9,10 +9,10 @@ import pytest
 
 from codec import TFRecordFile
 from codec.errors import SchemaError
-from codec.label_maps import (LabelMap, LabelNames, find_label_map, is_label_key, label_keys, load_label_map,
+from codec.datasets.label_maps import (LabelMap, LabelNames, find_label_map, is_label_key, label_keys, load_label_map,
                               names_text)
-from codec.proto import Example
-from codec.query import ExprError, compile_filter, matching_indices
+from codec.decode.example_proto import Example
+from codec.query.filter import ExprError, compile_filter, matching_indices
 
 from .conftest import FIXTURES, MANIFEST, fixture_path
 

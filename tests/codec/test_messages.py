@@ -16,11 +16,11 @@ import shutil
 import pytest
 from google.protobuf import descriptor_pb2, json_format
 
-from codec.decode import RecordKind
+from codec.decode.decoder import RecordKind
 from codec.errors import PayloadDecodeError, SchemaError
-from codec.messages import (MessageType, load_message_type, message_fields, message_json, message_tree,
+from codec.decode.messages import (MessageType, load_message_type, message_fields, message_json, message_tree,
                             message_types)
-from codec.reader import open_tfrecord
+from codec.sources.tfrecord_file import open_tfrecord
 from .conftest import FIXTURES
 
 MESSAGES = FIXTURES / "payloads" / "messages"

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from codec import TFRecordFile, write_records
-from codec.cli import main
-from codec.parallel import run_tasks
-from codec.stats_pool import MIN_RANGE, StatsRunner, StatsTask, plan_stats
+from codec.cli.main import main
+from codec.parallel.pool import run_tasks
+from codec.stats.pool import MIN_RANGE, StatsRunner, StatsTask, plan_stats
 
 from .test_query import example
 
@@ -111,7 +111,7 @@ class _Dying:
 
 
 def test_a_worker_that_dies_is_an_error_not_a_hang():
-    from codec.parallel import WorkerLostError, run_tasks
+    from codec.parallel.pool import WorkerLostError, run_tasks
 
     with pytest.raises(WorkerLostError, match="ended unexpectedly"):
         for _ in run_tasks([1, 2], _Dying, {}, workers=2):

@@ -8,14 +8,14 @@ import json
 import numpy as np
 import pytest
 
-from codec.cli import main
-from codec.decode import RecordKind, build_tree, decode_record, feature_values, record_features
-from codec.images import decode_image, find_images
-from codec.payloads import array_values, record_fields
-from codec.proto import Example
-from codec.reader import open_tfrecord
-from codec.tensors import DATA_TYPES, TensorProto, canonical_tensor, tensor_array
-from codec.writer import write_records
+from codec.cli.main import main
+from codec.decode.decoder import RecordKind, build_tree, decode_record, feature_values, record_features
+from codec.decode.images import decode_image, find_images
+from codec.decode.payloads import array_values, record_fields
+from codec.decode.example_proto import Example
+from codec.sources.tfrecord_file import open_tfrecord
+from codec.decode.tensors import DATA_TYPES, TensorProto, canonical_tensor, tensor_array
+from codec.storage.writer import write_records
 
 from .conftest import FIXTURES
 from .test_tensors import tensor_bytes
@@ -174,7 +174,7 @@ def test_the_fast_read_of_tensorflows_layout_is_the_full_parse(dtype, numpy_dtyp
 
 def parse_tensor_by_protobuf(data: bytes):
     """parse_tensor without its fast path: the reference the fast path must agree with."""
-    from codec import tensors
+    from codec.decode import tensors
 
     original = tensors.canonical_tensor
     tensors.canonical_tensor = lambda _data: None
@@ -185,7 +185,7 @@ def parse_tensor_by_protobuf(data: bytes):
 
 
 def full_array(decoded):
-    from codec.tensors import tensor_of
+    from codec.decode.tensors import tensor_of
 
     return tensor_of(decoded)
 
@@ -212,8 +212,8 @@ def test_other_layouts_are_left_to_the_full_parse():
 
 
 def test_flat_keys_of_tree_paths_are_the_keys_statistics_use():
-    from codec.messages import load_message_type
-    from codec.payloads import flat_key
+    from codec.decode.messages import load_message_type
+    from codec.decode.payloads import flat_key
 
     frame = load_message_type(PAYLOADS / "messages" / "frames.desc", "lens.demo.Frame")
     with open_tfrecord(PAYLOADS / "messages" / "frames.tfrecord") as file:

@@ -9,10 +9,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from codec import TFRecordFile, UsageError
-from codec.proto import Example, SequenceExample
-from codec.query import ExprError, compile_filter, filter_iter, format_error, matching_indices
-from codec.query_parser import And, Compare, Feature, Has, Len, ListLit, Lit, Match, Not, Or, Prop
-from codec.scan import IndexProgress
+from codec.decode.example_proto import Example, SequenceExample
+from codec.query.filter import ExprError, compile_filter, filter_iter, format_error, matching_indices
+from codec.query.parser import And, Compare, Feature, Has, Len, ListLit, Lit, Match, Not, Or, Prop
+from codec.index.scan import IndexProgress
 
 from .conftest import MANIFEST, fixture_path
 
@@ -210,7 +210,7 @@ def test_evaluation(text, expected):
 def test_record_properties():
     assert m('status == "data_crc"', b"x", status="data_crc")
     assert compile_filter('status != "ok"').matches(0, b"", "truncated", 0)
-    from codec.framing import RecordStatus
+    from codec.format.framing import RecordStatus
     flt = compile_filter('status == "ok"')
     assert flt.matches(0, b"", RecordStatus.UNCHECKED, 0) and flt.matches(0, b"", RecordStatus.OK, 0)
     assert not flt.matches(0, b"", RecordStatus.LENGTH_CRC, 0)
@@ -241,7 +241,7 @@ def test_nan_and_inf_values():
 
 
 def test_decoded_record_can_be_passed_in():
-    from codec.decode import decode_record
+    from codec.decode.decoder import decode_record
 
     flt = compile_filter("label == 3")
     assert flt.matches(0, b"", "ok", 0, decoded=decode_record(REC))

@@ -7,10 +7,10 @@ import math
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from codec import TFRecordFile, write_records
-from codec.proto import Example
-from codec.query import compile_filter, matching_indices
-from codec.query_columns import BatchFeatures, ColumnView
-from codec.query_compiler import RecordView
+from codec.decode.example_proto import Example
+from codec.query.filter import compile_filter, matching_indices
+from codec.query.columns import BatchFeatures, ColumnView
+from codec.query.compiler import RecordView
 
 EXPRESSIONS = [
     "label == 3", "label in [1, 2, -5]", "label > 0 and label < 1000", "score > 0.5", "score == 0.1",

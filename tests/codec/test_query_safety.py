@@ -8,15 +8,15 @@ from array import array
 
 import pytest
 
-import codec.query as query
-import codec.query_lexer as query_lexer
+import codec.query.filter as query
+import codec.query.lexer as query_lexer
 from codec import TFRecordFile
-from codec.cli import main
-from codec.proto import Example, SequenceExample
-from codec.query import ExprError, FeatureCheck, compile_filter, filter_iter, matching_indices, missing_features
-from codec.query_parser import MAX_DEPTH
-from codec.query_regex import regex_search
-from codec.writer import write_records
+from codec.cli.main import main
+from codec.decode.example_proto import Example, SequenceExample
+from codec.query.filter import ExprError, FeatureCheck, compile_filter, filter_iter, matching_indices, missing_features
+from codec.query.parser import MAX_DEPTH
+from codec.query.regex import regex_search
+from codec.storage.writer import write_records
 
 from .conftest import fixture_path
 

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from codec.framing import RecordStatus
-from codec.record_index import CHUNK, FIRST_CAPACITY, RecordIndex
+from codec.format.framing import RecordStatus
+from codec.index.record_index import CHUNK, FIRST_CAPACITY, RecordIndex
 
 
 def test_a_small_index_stays_small_and_a_large_one_uses_full_chunks():

@@ -1,5 +1,5 @@
 """Every record source (a file, a shard set, the edited records of a document) answers the
-declared interface, codec.records.RecordSource, the same way: the app never asks which it holds."""
+declared interface, codec.sources.protocol.RecordSource, the same way: the app never asks which it holds."""
 from __future__ import annotations
 
 import os
@@ -7,13 +7,13 @@ import os
 import numpy as np
 import pytest
 
-from codec.document import Document
-from codec.edited import EditedFile
-from codec.framing import HEADER_SIZE, OVERHEAD, RecordStatus
-from codec.records import NO_OFFSET, RecordReader, RecordSource
-from codec.reader import TFRecordFile
-from codec.shards import ShardSet
-from codec.writer import write_records
+from codec.editing.document import Document
+from codec.editing.edited import EditedFile
+from codec.format.framing import HEADER_SIZE, OVERHEAD, RecordStatus
+from codec.sources.protocol import NO_OFFSET, RecordReader, RecordSource
+from codec.sources.tfrecord_file import TFRecordFile
+from codec.sources.shard_set import ShardSet
+from codec.storage.writer import write_records
 
 from .conftest import flip_in_place, record_offset
 

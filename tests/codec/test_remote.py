@@ -1,4 +1,4 @@
-"""codec.remote against real loopback servers (a range-serving HTTP server and moto S3):
+"""codec.storage.remote against real loopback servers (a range-serving HTTP server and moto S3):
 ranged reads fetch only what is asked, a pass streams in few requests,
 and errors are one line naming the URL."""
 from __future__ import annotations
@@ -17,9 +17,9 @@ pytest.importorskip("fsspec")
 pytest.importorskip("aiohttp")
 
 from codec.errors import FileAccessError, UsageError  # noqa: E402
-from codec.remote import (CLOUD_EXTRA, RangeNotSupportedError, RemoteFile, access_error,  # noqa: E402
+from codec.storage.remote import (CLOUD_EXTRA, RangeNotSupportedError, RemoteFile, access_error,  # noqa: E402
                           is_transient, is_url, remote_filesystem)
-from codec.writer import write_records  # noqa: E402
+from codec.storage.writer import write_records  # noqa: E402
 from tests.remote_servers import copy_into, make_bucket, range_server, use_s3_env  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent.parent
@@ -81,7 +81,7 @@ def test_is_url(path, expected):
 
 
 def test_import_does_not_load_fsspec():
-    code = "import sys, codec.remote; print(sorted(m for m in ('fsspec', 's3fs', 'aiohttp') if m in sys.modules))"
+    code = "import sys, codec.storage.remote; print(sorted(m for m in ('fsspec', 's3fs', 'aiohttp') if m in sys.modules))"
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, cwd=ROOT)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "[]"

@@ -1,4 +1,4 @@
-"""Plain http(s) URLs read through http.client (codec/http_direct.py): what takes that path and
+"""Plain http(s) URLs read through http.client (codec/storage/http_direct.py): what takes that path and
 what goes to fsspec, the same bytes and checks either way, and a command on a URL that never
 imports fsspec or aiohttp."""
 from __future__ import annotations
@@ -11,8 +11,8 @@ import pytest
 
 from codec import TFRecordFile, write_records
 from codec.errors import FileAccessError, FileChangedError
-from codec.http_direct import DirectHttp, usable
-from codec.remote import RemoteFile
+from codec.storage.http_direct import DirectHttp, usable
+from codec.storage.remote import RemoteFile
 from tests.remote_servers import RangeServer
 
 from .conftest import ROOT
@@ -101,7 +101,7 @@ def test_connections_are_kept_between_requests(served):
 def test_cat_of_a_url_imports_neither_fsspec_nor_aiohttp(served, tmp_path):
     code = ("import runpy, sys\n"
             "sys.argv = ['tfrlens-cli', 'cat', '--json', '--no-cache', '--range', '0:1', sys.argv[1]]\n"
-            "try:\n    runpy.run_module('codec.cli', run_name='__main__')\n"
+            "try:\n    runpy.run_module('codec.cli.main', run_name='__main__')\n"
             "except SystemExit as exc:\n    assert not exc.code, exc.code\n"
             "print(sorted(m for m in ('fsspec', 'aiohttp') if m in sys.modules), file=sys.stderr)\n")
     env = dict(os.environ, PYTHONPATH=str(ROOT), TFRLENS_CACHE_DIR=str(tmp_path), NO_PROXY="127.0.0.1")

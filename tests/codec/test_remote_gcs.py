@@ -12,11 +12,11 @@ pytest.importorskip("fsspec")
 pytest.importorskip("gcsfs")
 pytest.importorskip("gcp_storage_emulator")
 
-from codec.cli import main  # noqa: E402
+from codec.cli.main import main  # noqa: E402
 from codec.errors import FileAccessError  # noqa: E402
-from codec.reader import TFRecordFile  # noqa: E402
-from codec.remote_list import expand_remote  # noqa: E402
-from codec.shards import ShardSet  # noqa: E402
+from codec.sources.tfrecord_file import TFRecordFile  # noqa: E402
+from codec.storage.remote_list import expand_remote  # noqa: E402
+from codec.sources.shard_set import ShardSet  # noqa: E402
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 SHARDS = sorted((FIXTURES / "shards").iterdir())

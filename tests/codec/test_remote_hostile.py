@@ -22,7 +22,7 @@ pytest.importorskip("aiohttp")
 from benchmarks.attacks import CLI, ROOT, run  # noqa: E402
 from benchmarks.attacks_remote import interruptible  # noqa: E402
 from codec import TFRecordWriter  # noqa: E402
-from codec.url_secrets import carries_credentials, redact, redact_text, without_credentials  # noqa: E402
+from codec.storage.url_secrets import carries_credentials, redact, redact_text, without_credentials  # noqa: E402
 from tests.remote_servers import RangeServer  # noqa: E402
 
 SECRET = "S3CR3TSIG0123456789"

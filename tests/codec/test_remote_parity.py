@@ -15,8 +15,8 @@ pytest.importorskip("moto")
 pytest.importorskip("flask")
 
 from codec.errors import FileChangedError, TFRecordError  # noqa: E402
-from codec.reader import TFRecordFile  # noqa: E402
-from codec.writer import write_records  # noqa: E402
+from codec.sources.tfrecord_file import TFRecordFile  # noqa: E402
+from codec.storage.writer import write_records  # noqa: E402
 from tests.remote_servers import make_bucket, use_s3_env  # noqa: E402
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"

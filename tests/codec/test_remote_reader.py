@@ -16,11 +16,11 @@ pytest.importorskip("fsspec")
 pytest.importorskip("aiohttp")
 
 from codec.errors import FileAccessError, FileChangedError  # noqa: E402
-from codec.framing import Compression  # noqa: E402
-from codec.reader import TFRecordFile  # noqa: E402
-from codec.remote import RemoteFile  # noqa: E402
-from codec.remote_io import AHEAD_RAMP, CHUNK, FIRST_CHUNK  # noqa: E402
-from codec.writer import write_records  # noqa: E402
+from codec.format.framing import Compression  # noqa: E402
+from codec.sources.tfrecord_file import TFRecordFile  # noqa: E402
+from codec.storage.remote import RemoteFile  # noqa: E402
+from codec.storage.remote_io import AHEAD_RAMP, CHUNK, FIRST_CHUNK  # noqa: E402
+from codec.storage.writer import write_records  # noqa: E402
 from tests.remote_servers import range_server  # noqa: E402
 
 MiB = 1 << 20
@@ -202,9 +202,9 @@ def test_a_local_path_has_no_remote(served):
 
 
 def test_connection_lost_mid_pass_is_reported_and_records_read_stay_readable(served, cache, monkeypatch):
-    import codec.remote
+    import codec.storage.remote
 
-    monkeypatch.setattr(codec.remote, "BACKOFF", 0.01)
+    monkeypatch.setattr(codec.storage.remote, "BACKOFF", 0.01)
     srv, records, _ = served
     f = TFRecordFile(srv.url_for("big.tfrecord"), use_cache=False)
     passing = f.index_iter()
@@ -217,7 +217,7 @@ def test_connection_lost_mid_pass_is_reported_and_records_read_stay_readable(ser
         with pytest.raises(FileAccessError) as err:
             for _ in passing:
                 pass
-        assert srv.stats.requests >= codec.remote.RETRIES + 1  # tried again before giving up
+        assert srv.stats.requests >= codec.storage.remote.RETRIES + 1  # tried again before giving up
     finally:
         srv.down = False
     assert "\n" not in str(err.value) and srv.url_for("big.tfrecord") in str(err.value)

@@ -17,9 +17,9 @@ pytest.importorskip("moto")
 pytest.importorskip("flask")
 
 from codec.errors import FileAccessError  # noqa: E402
-from codec.remote_list import expand_remote, is_remote_glob  # noqa: E402
-from codec.repair import expand_entries, expand_inputs  # noqa: E402
-from codec.shards import ShardSet, looks_like_shard_set  # noqa: E402
+from codec.storage.remote_list import expand_remote, is_remote_glob  # noqa: E402
+from codec.ops.repair import expand_entries, expand_inputs  # noqa: E402
+from codec.sources.shard_set import ShardSet, looks_like_shard_set  # noqa: E402
 from tests.remote_servers import S3_UNSET, s3_env  # noqa: E402
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
@@ -88,7 +88,7 @@ def server(tmp_path_factory):
     from moto.core import DEFAULT_ACCOUNT_ID
     from moto.s3.models import s3_backends
 
-    from codec.writer import write_records
+    from codec.storage.writer import write_records
 
     scratch = tmp_path_factory.mktemp("s3env")
     one = scratch / "one.tfrecord"
@@ -261,12 +261,12 @@ def test_local_paths_import_nothing_remote(tmp_path):
     import sys
 
     code = ("import contextlib, io, sys\n"
-            "from codec.repair import expand_inputs; from codec.shards import looks_like_shard_set\n"
-            "from codec.cli import main\n"
+            "from codec.ops.repair import expand_inputs; from codec.sources.shard_set import looks_like_shard_set\n"
+            "from codec.cli.main import main\n"
             f"expand_inputs([{str(FIXTURES / 'shards')!r}]); looks_like_shard_set(['x/*'])\n"
             "with contextlib.redirect_stdout(io.StringIO()):\n"
             f"    codes = [main(['info', {str(FIXTURES / 'shards')!r}]), main(['verify', {str(SHARDS[0])!r}])]\n"
-            "print(codes, sorted(m for m in ('fsspec', 'codec.remote', 'codec.remote_list') if m in sys.modules))")
+            "print(codes, sorted(m for m in ('fsspec', 'codec.storage.remote', 'codec.storage.remote_list') if m in sys.modules))")
     env = {**os.environ, "TFRLENS_CACHE_DIR": str(tmp_path)}
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env,
                          cwd=os.path.dirname(os.path.dirname(os.path.dirname(__file__))))

@@ -17,16 +17,16 @@ pytest.importorskip("s3fs")
 pytest.importorskip("moto")
 pytest.importorskip("flask")
 
-from codec import remote_write  # noqa: E402
-from codec.cli import main  # noqa: E402
-from codec.document import Document  # noqa: E402
+from codec.storage import remote_write
+from codec.cli.main import main  # noqa: E402
+from codec.editing.document import Document  # noqa: E402
 from codec.errors import FileAccessError, TargetChangedError  # noqa: E402
-from codec.export import export, export_iter  # noqa: E402
-from codec.framing import Compression, RecordStatus  # noqa: E402
-from codec.reader import TFRecordFile  # noqa: E402
-from codec.repair import repair  # noqa: E402
-from codec.temp_files import is_temp_name, sweep_stale_temps  # noqa: E402
-from codec.writer import (check_not_input, make_output_folder, output_exists, output_is_folder,  # noqa: E402
+from codec.ops.export import export, export_iter  # noqa: E402
+from codec.format.framing import Compression, RecordStatus  # noqa: E402
+from codec.sources.tfrecord_file import TFRecordFile  # noqa: E402
+from codec.ops.repair import repair  # noqa: E402
+from codec.storage.temp_files import is_temp_name, sweep_stale_temps  # noqa: E402
+from codec.storage.writer import (check_not_input, make_output_folder, output_exists, output_is_folder,  # noqa: E402
                           output_join, resolve_output_compression, same_file, write_records)
 from tests.remote_servers import moto_server, use_s3_env  # noqa: E402
 

@@ -8,8 +8,8 @@ import shutil
 import pytest
 
 from codec import TFRecordFile, encode_record, write_records
-from codec.cli import main
-from codec.repair import repair
+from codec.cli.main import main
+from codec.ops.repair import repair
 
 from .conftest import MANIFEST, expected_intact, fixture_path
 

@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from codec import run_reports
+from codec.ops import reports as run_reports
 from codec.errors import FileAccessError, TFRecordError, UsageError
-from codec.framing import ProblemKind
-from codec.reader import TFRecordFile
-from codec.run_reports import load_report, local_path, parse_report, schema_python
+from codec.format.framing import ProblemKind
+from codec.sources.tfrecord_file import TFRecordFile
+from codec.ops.reports import load_report, local_path, parse_report, schema_python
 from tests.codec.conftest import FIXTURES, MANIFEST, ROOT
 
 SHARDS = FIXTURES / "shards"
@@ -25,7 +25,7 @@ REPAIRED = ("corrupt_data_crc.tfrecord", "truncated.tfrecord")
 
 def _cli(args: list[str], cache: Path) -> subprocess.CompletedProcess:
     env = dict(os.environ, TFRLENS_CACHE_DIR=str(cache))
-    return subprocess.run([sys.executable, "-m", "codec.cli", *args], capture_output=True, text=True, cwd=ROOT,
+    return subprocess.run([sys.executable, "-m", "codec.cli.main", *args], capture_output=True, text=True, cwd=ROOT,
                           env=env, timeout=120)
 
 

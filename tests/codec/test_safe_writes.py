@@ -20,13 +20,14 @@ from PIL import Image
 
 from codec import (Compression, Document, FileAccessError, TFRecordFile, TFRecordWriter, encode_record, export, repair,
                    write_records)
-from codec import temp_files, writer
-from codec.cli import main
-from codec.export import image_file_name
-from codec.index_cache import write_index
-from codec.proto import BytesList, Example, Feature
-from codec.temp_files import is_temp_name, sweep_stale_temps, temp_name
-from codec.writer import (atomic_write_bytes, current_umask, new_file_mode, resolve_output_compression,
+from codec.storage import temp_files
+from codec.storage import writer
+from codec.cli.main import main
+from codec.ops.export import image_file_name
+from codec.index.cache import write_index
+from codec.decode.example_proto import BytesList, Example, Feature
+from codec.storage.temp_files import is_temp_name, sweep_stale_temps, temp_name
+from codec.storage.writer import (atomic_write_bytes, current_umask, new_file_mode, resolve_output_compression,
                           with_compression_suffix)
 
 from .conftest import fixture_path
@@ -183,7 +184,7 @@ def test_dev_stdout_redirected_to_a_file_is_written_into_that_file(tmp_path):
     out = tmp_path / "redirected.tfrecord"
     with open(out, "wb") as stdout:
         inode = os.fstat(stdout.fileno()).st_ino
-        done = subprocess.run([sys.executable, "-m", "codec.cli", "export", SOURCE, "--to", "/dev/stdout"],
+        done = subprocess.run([sys.executable, "-m", "codec.cli.main", "export", SOURCE, "--to", "/dev/stdout"],
                               cwd=ROOT, env=dict(os.environ, PYTHONPATH=str(ROOT)), stdout=stdout,
                               stderr=subprocess.PIPE, text=True, timeout=60)
     assert done.returncode == 0 and done.stderr == "tfrlens-cli: wrote 100 records to /dev/stdout\n"
@@ -298,7 +299,7 @@ def test_document_save_as_follows_the_name_unless_told(tmp_path):
 PACED_EXPORT = """
 import signal, sys, time
 signal.signal(signal.SIGINT, signal.default_int_handler)
-from codec import writer
+from codec.storage import writer
 real = writer.OutputFile.write
 def paced(self, chunk):  # a long export: every chunk written takes a moment
     real(self, chunk)
@@ -307,7 +308,7 @@ def paced(self, chunk):  # a long export: every chunk written takes a moment
         print("writing", flush=True)
     time.sleep(0.01)
 writer.OutputFile.write = paced
-from codec.cli import main
+from codec.cli.main import main
 sys.exit(main(sys.argv[1:]))
 """
 

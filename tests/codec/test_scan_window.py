@@ -7,8 +7,8 @@ import random
 import tracemalloc
 
 from codec import ProblemKind, RecordStatus, TFRecordFile
-from codec.scan import HOP
-from codec.writer import write_records
+from codec.index.scan import HOP
+from codec.storage.writer import write_records
 
 from .conftest import flip_in_place, record_offset
 

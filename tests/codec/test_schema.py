@@ -9,8 +9,8 @@ from types import SimpleNamespace
 import pytest
 
 from codec import TFRecordFile, write_records
-from codec.schema import FileSchema, infer_schema, schema_from_stats, schema_iter
-from codec.stats import compute_stats
+from codec.stats.schema import FileSchema, infer_schema, schema_from_stats, schema_iter
+from codec.stats.file_stats import compute_stats
 
 from .conftest import MANIFEST, fixture_path
 from .test_query import example, sequence_example

@@ -10,11 +10,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from codec.cli import main
-from codec.proto import Example, SequenceExample
-from codec.schema import FileSchema
-from codec.shards import ShardSet
-from codec.stats_pool import plan_stats
+from codec.cli.main import main
+from codec.decode.example_proto import Example, SequenceExample
+from codec.stats.schema import FileSchema
+from codec.sources.shard_set import ShardSet
+from codec.stats.pool import plan_stats
 
 from .conftest import fixture_path
 

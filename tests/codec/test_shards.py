@@ -9,11 +9,11 @@ import shutil
 import pytest
 
 from codec import TFRecordFile, write_records
-from codec.cli import main
-from codec.export import export
-from codec.query import compile_filter, matching_indices
-from codec.shards import ShardSet, looks_like_shard_set, shard_pattern
-from codec.stats import compute_stats
+from codec.cli.main import main
+from codec.ops.export import export
+from codec.query.filter import compile_filter, matching_indices
+from codec.sources.shard_set import ShardSet, looks_like_shard_set, shard_pattern
+from codec.stats.file_stats import compute_stats
 
 from .conftest import MANIFEST, fixture_path
 

@@ -6,8 +6,8 @@ import json
 
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-import codec.stats
-from codec.stats import FileStats
+import codec.stats.file_stats
+from codec.stats.file_stats import FileStats
 
 from .test_query import example
 from .test_query_columns import records
@@ -24,7 +24,7 @@ def _report(data: list[bytes], batched: bool) -> str:
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.lists(records(), max_size=60), st.sampled_from([1, 7, 2048]))
 def test_batches_give_the_record_by_record_report(monkeypatch, data, batch):
-    monkeypatch.setattr(codec.stats, "BATCH", batch)
+    monkeypatch.setattr(codec.stats.file_stats, "BATCH", batch)
     assert _report(data, True) == _report(data, False)
 
 

@@ -15,10 +15,11 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from PIL import Image
 
 from codec import ShardSet, TFRecordFile, write_records
-from codec import stats as stats_module, stats_numbers
-from codec.proto import Example
-from codec.stats import FileStats, compute_stats
-from codec.stats_numbers import EXACT_VALUES, Numbers
+from codec.stats import file_stats as stats_module
+from codec.stats import numbers as stats_numbers
+from codec.decode.example_proto import Example
+from codec.stats.file_stats import FileStats, compute_stats
+from codec.stats.numbers import EXACT_VALUES, Numbers
 
 from .test_query import example, sequence_example
 

@@ -18,9 +18,9 @@ import numpy as np
 import pytest
 
 from codec.errors import TensorDecodeError, TFRecordError
-from codec.proto import Example, Feature, Features, FloatList, Int64List, SequenceExample
-from codec.reader import open_tfrecord
-from codec.tensors import DATA_TYPES, MAX_ELEMENTS, TensorProto, decode_tensor, tensor_json
+from codec.decode.example_proto import Example, Feature, Features, FloatList, Int64List, SequenceExample
+from codec.sources.tfrecord_file import open_tfrecord
+from codec.decode.tensors import DATA_TYPES, MAX_ELEMENTS, TensorProto, decode_tensor, tensor_json
 from .conftest import FIXTURES
 
 PAYLOADS = FIXTURES / "payloads"

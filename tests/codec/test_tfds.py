@@ -14,12 +14,12 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from codec.decode import RecordKind
+from codec.decode.decoder import RecordKind
 from codec.errors import SchemaError
-from codec.proto import Example
-from codec.reader import open_tfrecord
-from codec.tfds import TfdsDataset, boxes, decoded_image, find_tfds_dir
-from codec.writer import write_records
+from codec.decode.example_proto import Example
+from codec.sources.tfrecord_file import open_tfrecord
+from codec.datasets.tfds import TfdsDataset, boxes, decoded_image, find_tfds_dir
+from codec.storage.writer import write_records
 
 from .conftest import FIXTURES
 
@@ -133,7 +133,7 @@ def _dict(features):
 
 
 def _feature(values):
-    from codec.proto import Feature
+    from codec.decode.example_proto import Feature
 
     feature = Feature()
     if isinstance(values, np.ndarray):  # the list kind by dtype, empty or not
@@ -385,7 +385,7 @@ def test_features_json_that_is_not_json(tmp_path):
 
 
 def test_hostile_specs_and_payloads_are_bounded(tmp_path, monkeypatch):
-    import codec.tfds_features as tfds_features
+    import codec.datasets.tfds_features as tfds_features
 
     nested = _tensor("int64", [])
     for _ in range(200):

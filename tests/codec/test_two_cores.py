@@ -10,11 +10,14 @@ import sys
 import numpy as np
 import pytest
 
-from codec import forked, halves, quick_verify, verification
-from codec.cli import main
-from codec.framing import HEADER_SIZE, encode_record
-from codec.reader import TFRecordFile
-from codec.writer import write_records
+from codec.parallel import forked
+from codec.parallel import halves
+from codec.index import quick_verify
+from codec.sources import verification
+from codec.cli.main import main
+from codec.format.framing import HEADER_SIZE, encode_record
+from codec.sources.tfrecord_file import TFRecordFile
+from codec.storage.writer import write_records
 
 from .conftest import flip_in_place, record_offset, run_fresh
 
@@ -94,8 +97,8 @@ def test_the_proof_prints_exactly_what_the_reader_prints(capsys, large_file):
 
 def test_verify_of_a_clean_file_of_large_records_imports_no_numpy(large_file):
     path, recs = large_file
-    out = run_fresh("import sys; from codec.cli import main; main(['verify', %r]); "
-                    "print('numpy' in sys.modules, 'codec.reader' in sys.modules)" % path)
+    out = run_fresh("import sys; from codec.cli.main import main; main(['verify', %r]); "
+                    "print('numpy' in sys.modules, 'codec.sources.tfrecord_file' in sys.modules)" % path)
     assert out.splitlines() == [f"{path}: {len(recs):,} records, {len(recs):,} ok, 0 problem(s) [none]",
                                 "False False"]
 

@@ -13,11 +13,11 @@ import time
 
 import pytest
 
-from codec.decode import RecordKind, decode_record
-from codec.proto import Example, SequenceExample
-from codec.reader import open_tfrecord
-from codec.tensors import TensorProto
-from codec.wire_format import (GROUP_DEPTH, MESSAGE_DEPTH, WireField, encode_wire, looks_like_protobuf,
+from codec.decode.decoder import RecordKind, decode_record
+from codec.decode.example_proto import Example, SequenceExample
+from codec.sources.tfrecord_file import open_tfrecord
+from codec.decode.tensors import TensorProto
+from codec.decode.schemaless import (GROUP_DEPTH, MESSAGE_DEPTH, WireField, encode_wire, looks_like_protobuf,
                                parse_wire, protobuf_fields, wire_features, wire_from_json, wire_json, wire_text,
                                wire_tree)
 from tests.codec.conftest import MANIFEST, fixture_path
@@ -519,7 +519,7 @@ def test_wire_features_keep_two_kinds_at_one_path_apart():
 def test_wire_features_are_read_as_record_features():
     decoded = decode_record(SAMPLE)
     assert decoded.kind is RecordKind.PROTOBUF
-    from codec.decode import feature_values, record_features
+    from codec.decode.decoder import feature_values, record_features
 
     features = record_features(decoded)
     assert feature_values(features["5"]) == ("int64", [-1])
@@ -547,7 +547,7 @@ def test_wire_json_is_readable_and_typed():
 
 
 def test_wire_json_is_the_cat_json_value():
-    from codec.decode import record_json_value
+    from codec.decode.decoder import record_json_value
 
     assert record_json_value(decode_record(SAMPLE)) == wire_json(parse_wire(SAMPLE))
 
@@ -582,7 +582,7 @@ def test_wire_tree_single_message_and_run_split_by_kind():
 
 
 def test_decode_record_builds_the_schema_less_tree():
-    from codec.decode import build_tree
+    from codec.decode.decoder import build_tree
 
     tree = build_tree(decode_record(SAMPLE))
     assert tree.role == "protobuf"

@@ -14,8 +14,10 @@ import zlib
 
 import pytest
 
-from codec import TFRecordFile, index_cache, write_records, zran
-from codec.zran import ZlibAsGzip, ZranReader
+from codec import TFRecordFile, write_records
+from codec.index import cache as index_cache
+from codec.storage import zran
+from codec.storage.zran import ZlibAsGzip, ZranReader
 
 from .test_gzip_cache import _count_rebuilds, _index, _records, assert_cached_reads_fall_back
 

@@ -1,0 +1,603 @@
+"""Images inside records: encoded images, raw pixel buffers, bounding boxes.
+
+Encoded images are recognised by content (:mod:`codec.decode.image_sniff`). Raw
+pixel buffers (uint8, or uint16 and float32 when the length or a ``dtype``
+feature says so) are recognised by a length that matches a shape taken from
+sibling int64 features; a square shape is guessed only for a feature whose
+name says it holds an image (``image``, ``pixels``...), or for any bytes when
+the caller asks (``raw_shape``). High-depth pixels (16-bit, 32-bit, float)
+become 8 bits for display by ``display_image``: by their type's range, or
+stretched over the image's own min..max. Boxes follow the Object Detection
+API's ``image/object/bbox/*`` keys. Pillow only; no Qt.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple
+
+import numpy as np
+from PIL import Image
+
+from codec.decode.decoder import (
+    DecodedRecord,
+    RecordKind,
+    feature_values,
+    is_text,
+    record_feature_lists,
+    record_features,
+)
+from codec.errors import ImageDecodeError, ImageTooLargeError, UsageError
+from codec.decode.image_sniff import candidate_formats, check_pixels, open_image, probe_image
+from codec.decode.tensor_view import image_shaped
+
+__all__ = [
+    "BoundingBox",
+    "ImageRef",
+    "RawShape",
+    "SQUARE_GUESS_MIN_SIDE",
+    "STRETCH_DTYPE",
+    "STRETCH_MINMAX",
+    "decode_image",
+    "display_image",
+    "find_boxes",
+    "find_images",
+    "guess_raw_shape",
+    "main_image",
+    "parse_raw_shape",
+    "thumbnail",
+]
+
+# Smallest side a square guess may have: smaller "images" are far more often
+# hashes or packed numbers (a 16-byte digest would be a 4x4 grey image).
+SQUARE_GUESS_MIN_SIDE = 8
+_RAW_MODES = {1: "L", 2: "LA", 3: "RGB", 4: "RGBA"}
+_GUESSED_CHANNELS = (3, 1, 4)
+_HIGH_DEPTH_MODES = {"I", "I;16", "I;16B", "I;16L", "I;16N", "F"}
+# numpy dtypes of raw buffers, by the name a ``dtype`` feature may give; little-endian as
+# tf.io.decode_raw reads by default. Without such a feature uint8 is tried, then uint16.
+_RAW_DTYPES = {"uint8": np.dtype("u1"), "uint16": np.dtype("<u2"), "float32": np.dtype("<f4")}
+_DTYPE_KEYS = ("dtype", "data_type", "pixel_type")
+# Words in a feature's name that say its bytes are pixels: only such features get a square guess.
+_IMAGE_WORDS = frozenset({"image", "images", "img", "imgs", "pixels", "pixel", "frame", "frames", "mask",
+                          "masks", "depth", "thumbnail", "picture", "photo"})
+_GENERIC_WORDS = frozenset({"raw", "data", "bytes", "buffer", "encoded", "values", "array"})
+
+STRETCH_DTYPE = "dtype"  # 16-bit pixels scaled by 255/65535, float by 0..1
+STRETCH_MINMAX = "minmax"  # high-depth pixels scaled from the image's own min..max
+_STRETCHES = (STRETCH_DTYPE, STRETCH_MINMAX)
+
+_BBOX_KEYS = tuple(f"image/object/bbox/{side}" for side in ("xmin", "ymin", "xmax", "ymax"))
+_CLASS_TEXT_KEY = "image/object/class/text"
+_CLASS_LABEL_KEY = "image/object/class/label"
+_NORMALISED_MAX = 1.0001
+
+
+@dataclass
+class ImageRef:
+    """One image inside a record and where it lives.
+
+    ``kind`` is "encoded" (``data`` holds the file bytes) or "raw" (``data``
+    holds HxWxC pixels of ``dtype``, ``format`` is "RAW").
+    """
+
+    key: str
+    value_index: int
+    step: int | None
+    kind: str
+    format: str
+    width: int
+    height: int
+    channels: int | None
+    data: bytes = field(repr=False)
+    dtype: str = "uint8"  # raw pixels: "uint8", "uint16" or "float32"
+
+
+class RawShape(NamedTuple):
+    """The shape a caller says raw pixel buffers have (``find_images(..., raw_shape=)``)."""
+
+    height: int
+    width: int
+    channels: int
+    dtype: str = "uint8"
+
+
+@dataclass
+class BoundingBox:
+    """A box in pixel coordinates of its image, with its class if known."""
+
+    xmin: float
+    ymin: float
+    xmax: float
+    ymax: float
+    label: str | None = None
+
+
+# ---------------------------------------------------------------- finding
+
+
+def _single_int(ints: dict[str, list[int]], key: str) -> int | None:
+    values = ints.get(key)
+    return values[0] if values and len(values) == 1 else None
+
+
+def _shape_prefixes(key: str) -> list[str]:
+    """Prefixes under which sibling shape features of ``key`` may live, best first."""
+    prefixes = [key + "/", key + "_"]
+    for separator in ("/", "_"):
+        if separator in key:
+            prefixes.append(key.rsplit(separator, 1)[0] + separator)
+    prefixes.append("")
+    return list(dict.fromkeys(prefixes))
+
+
+def _fit_channels(size: int, height: int, width: int, channels: int | None,
+                  dtypes: tuple[str, ...] = ("uint8", "uint16")) -> tuple | None:
+    """(height, width, channels, dtype) if a buffer of ``size`` bytes fits that shape."""
+    if height <= 0 or width <= 0:
+        return None
+    for name in dtypes:
+        item = _RAW_DTYPES[name].itemsize
+        for c in (channels,) if channels else _GUESSED_CHANNELS:
+            if c in _RAW_MODES and height * width * c * item == size:
+                return height, width, c, name
+    return None
+
+
+def _declared_shape(prefix: str, ints: dict[str, list[int]]) -> tuple | None:
+    """(height, width, channels or None) from ``prefix``height/width/... features."""
+    shape = ints.get(prefix + "shape")
+    if shape and len(shape) in (2, 3):
+        return shape[0], shape[1], shape[2] if len(shape) == 3 else None
+    height, width = _single_int(ints, prefix + "height"), _single_int(ints, prefix + "width")
+    if height is None or width is None:
+        return None
+    channels = _single_int(ints, prefix + "channels") or _single_int(ints, prefix + "depth")
+    return height, width, channels
+
+
+def _declared_dtypes(prefix: str, hints: dict[str, str]) -> tuple[str, ...]:
+    for name in _DTYPE_KEYS:
+        if prefix + name in hints:
+            return (hints[prefix + name],)
+    return ("uint8", "uint16")
+
+
+def _square_guess(size: int) -> tuple | None:
+    for c in _GUESSED_CHANNELS:
+        side = math.isqrt(size // c)
+        if side >= SQUARE_GUESS_MIN_SIDE and side * side * c == size:
+            return side, side, c, "uint8"
+    return None
+
+
+def guess_raw_shape(size: int) -> RawShape | None:
+    """A square uint8 shape (3, 1 or 4 channels) that ``size`` bytes fill exactly, if any.
+
+    A guess to offer a user who asks to see bytes as pixels; never made
+    automatically for features whose name does not say they hold an image.
+    """
+    shape = _square_guess(size)
+    return RawShape(*shape) if shape else None
+
+
+def parse_raw_shape(text: str) -> RawShape:
+    """``"32x32x3"``, ``"480 x 640"`` (1 channel) or ``"64x64x1 uint16"`` as a RawShape (height first).
+
+    Raises UsageError (a ValueError) with a one-line reason for anything else.
+    """
+    words = text.lower().replace("×", "x").replace(",", " ").split()
+    dtype = "uint8"
+    if words and words[-1] in _RAW_DTYPES:
+        dtype = words.pop()
+    parts = [p for p in "".join(words).split("x") if p]
+    if len(parts) not in (2, 3) or not all(p.isdigit() for p in parts):
+        raise UsageError(f"not a shape: {text.strip()!r} (expected height x width x channels, e.g. 32x32x3)")
+    height, width, channels = (int(p) for p in (parts if len(parts) == 3 else [*parts, "1"]))
+    if height < 1 or width < 1 or channels not in _RAW_MODES:
+        raise UsageError(f"not a shape: {text.strip()!r} (sides of at least 1, 1 to 4 channels)")
+    return RawShape(height, width, channels, dtype)
+
+
+def _words(part: str) -> list[str]:
+    return "".join(c if c.isalnum() else " " for c in part.lower()).split()
+
+
+def _names_an_image(key: str) -> bool:
+    """Whether ``key`` says its bytes are pixels: ``image``, ``image_raw``, ``image/raw``, ``depth``..."""
+    parts = key.split("/")
+    last = _words(parts[-1])
+    if _IMAGE_WORDS.intersection(last):
+        return True
+    return len(parts) > 1 and set(last) <= _GENERIC_WORDS and bool(_IMAGE_WORDS.intersection(_words(parts[-2])))
+
+
+def _raw_shape(key: str, data: bytes, ints: dict[str, list[int]], hints: dict[str, str],
+               raw_shape: RawShape | None, guess_square: bool) -> tuple | None:
+    """The (height, width, channels, dtype) of a raw buffer under ``key``, if any fits.
+
+    A shape the caller gives wins; then a declared shape, which rules the
+    buffer out when it does not fit. The square guess is made only for a
+    feature named like an image (or when the caller asks), and never for
+    bytes with an image signature: those are a broken encoded image.
+    """
+    if raw_shape is not None:
+        fitted = _fit_channels(len(data), raw_shape.height, raw_shape.width, raw_shape.channels,
+                               (raw_shape.dtype,))
+        if fitted is not None:
+            return fitted
+    for prefix in _shape_prefixes(key):
+        declared = _declared_shape(prefix, ints)
+        if declared is not None:
+            return _fit_channels(len(data), *declared, _declared_dtypes(prefix, hints))
+    if candidate_formats(data) or not (guess_square or _names_an_image(key)):
+        return None
+    return _square_guess(len(data))
+
+
+def _image_ref(key: str, index: int, step: int | None, data: bytes, ints: dict[str, list[int]],
+               hints: dict[str, str], raw_shape: RawShape | None, guess_square: bool) -> ImageRef | None:
+    info = probe_image(data)
+    if info is not None:
+        return ImageRef(key, index, step, "encoded", info.format, info.width, info.height,
+                        info.channels, data)
+    shape = _raw_shape(key, data, ints, hints, raw_shape, guess_square)
+    if shape is None or (raw_shape is None and is_text(data)):
+        return None
+    height, width, channels, dtype = shape
+    return ImageRef(key, index, step, "raw", "RAW", width, height, channels, data, dtype)
+
+
+def _int_features(features: Any) -> dict[str, list[int]]:
+    ints = {}
+    for key in features:
+        dtype, values = feature_values(features[key])
+        if dtype == "int64":
+            ints[key] = values
+    return ints
+
+
+def _dtype_hints(features: Any) -> dict[str, str]:
+    """``{key: "uint16"}`` for features like ``image/dtype`` naming a raw dtype this module reads."""
+    hints = {}
+    for key in features:
+        if key.rsplit("/", 1)[-1].rsplit("_", 1)[-1] not in ("dtype", "type"):
+            continue
+        dtype, values = feature_values(features[key])
+        if dtype == "bytes" and len(values) == 1 and len(values[0]) <= 16:
+            name = bytes(values[0]).decode("latin-1").strip().lower().removeprefix("tf.").removeprefix("np.")
+            if name in _RAW_DTYPES:
+                hints[key] = name
+    return hints
+
+
+def _refs_in_feature(key: str, feature: Any, step: int | None, ints: dict[str, list[int]],
+                     hints: dict[str, str], raw_shape: RawShape | None, guess_square: bool) -> list[ImageRef]:
+    dtype, values = feature_values(feature)
+    if dtype != "bytes":
+        return []
+    refs = (_image_ref(key, i, step, value, ints, hints, raw_shape, guess_square) for i, value in enumerate(values))
+    return [ref for ref in refs if ref is not None]
+
+
+def find_images(decoded: DecodedRecord, *, raw_shape: RawShape | None = None,
+                guess_square: bool = False) -> list[ImageRef]:
+    """Every image in a record: encoded images and raw pixel buffers.
+
+    Looks at an Example's features, a SequenceExample's context and each step
+    of its feature lists, keys in sorted order; a tensor record shaped like
+    an image is one raw image (key "tensor"). Shapes for raw buffers come
+    from int64 features beside them (the context, for feature-list steps), a
+    dtype from a ``dtype`` feature beside them; a square shape is guessed for
+    features named like images. ``raw_shape`` (the user's word) makes every
+    bytes value of exactly that size pixels; ``guess_square`` guesses a
+    square shape whatever the feature's name. Never raises for odd data:
+    what cannot be read is simply not an image.
+    """
+    if decoded.kind is RecordKind.TENSOR:
+        from codec.decode.tensors import tensor_of
+
+        return _tensor_image(tensor_of(decoded))
+    features = record_features(decoded)
+    if features is None:
+        return []
+    ints = _int_features(features)
+    hints = _dtype_hints(features)
+    refs: list[ImageRef] = []
+    for key in sorted(features):
+        refs.extend(_refs_in_feature(key, features[key], None, ints, hints, raw_shape, guess_square))
+    lists = record_feature_lists(decoded)
+    for key in sorted(lists) if lists is not None else ():
+        for step, feature in enumerate(lists[key].feature):
+            refs.extend(_refs_in_feature(key, feature, step, ints, hints, raw_shape, guess_square))
+    return refs
+
+
+def _tensor_image(array: np.ndarray) -> list[ImageRef]:
+    """A tensor record's pixels: uint8/uint16 shaped HxW or HxWx1/3/4 (key "tensor")."""
+    if not image_shaped(array):
+        return []
+    height, width = array.shape[:2]
+    channels = array.shape[2] if array.ndim == 3 else 1
+    dtype = array.dtype.name
+    data = np.ascontiguousarray(array, dtype=_RAW_DTYPES[dtype]).tobytes()
+    return [ImageRef("tensor", 0, None, "raw", "RAW", width, height, channels, data, dtype)]
+
+
+def main_image(refs: list[ImageRef]) -> ImageRef | None:
+    """The record's main image: ``image/encoded``, else the first ``image/...``,
+    else the first image outside feature lists."""
+    plain = [ref for ref in refs if ref.step is None]
+    for ref in plain:
+        if ref.key == "image/encoded":
+            return ref
+    for ref in plain:
+        if ref.key.startswith("image/"):
+            return ref
+    return plain[0] if plain else None
+
+
+# ---------------------------------------------------------------- decoding
+
+
+def _dtype_range(pixels: np.ndarray) -> tuple[float, float] | None:
+    """The values a pixel type spans (uint16: 0..65535), None when the type says nothing useful.
+
+    Integers wider than 16 bits count as 16-bit when their values fit (Pillow's
+    "I" mode often holds 16-bit data), floats as 0..1 when their values do.
+    """
+    kind, size = pixels.dtype.kind, pixels.dtype.itemsize
+    if kind == "b":
+        return 0.0, 1.0
+    if kind in "ui" and size <= 2:
+        info = np.iinfo(pixels.dtype)
+        return float(info.min), float(info.max)
+    if not pixels.size:
+        return None
+    if kind in "ui":
+        return (0.0, 65535.0) if pixels.min() >= 0 and pixels.max() <= 65535 else None
+    if kind == "f":
+        finite = pixels[np.isfinite(pixels)]
+        if finite.size and finite.min() >= 0 and finite.max() <= 1:
+            return 0.0, 1.0
+    return None
+
+
+def _display_range(pixels: np.ndarray, stretch: str) -> tuple[float, float]:
+    """The values shown as 0 and 255: the type's range, or the image's own min..max.
+
+    An image of one value keeps the type's range (a flat 16-bit image is grey,
+    not black); without one it is mid grey.
+    """
+    natural = _dtype_range(pixels)
+    if stretch == STRETCH_MINMAX or natural is None:
+        finite = pixels[np.isfinite(pixels)] if pixels.dtype.kind == "f" else pixels
+        if finite.size:
+            low, high = float(finite.min()), float(finite.max())
+            if high > low:
+                return low, high
+            if natural is None:
+                return low - 0.5, high + 0.5
+        elif natural is None:
+            return 0.0, 1.0
+    return natural
+
+
+def _to_uint8(pixels: np.ndarray, low: float, high: float) -> np.ndarray:
+    """``pixels`` mapped linearly from low..high onto 0..255, rounded and clipped (NaN as 0)."""
+    out = pixels.astype(np.float32)
+    out -= low
+    out *= np.float32(255.0 / (high - low))
+    np.nan_to_num(out, copy=False, nan=0.0, posinf=255.0, neginf=0.0)
+    np.clip(out, 0.0, 255.0, out=out)
+    return np.rint(out).astype(np.uint8)
+
+
+def _array_for_display(pixels: np.ndarray, stretch: str) -> Image.Image:
+    """HxW or HxWxC (C 1-4) pixels of any numeric type as an L, RGB or RGBA image.
+
+    Colour channels share one range (hue is kept); alpha is scaled by its type.
+    """
+    if pixels.ndim == 3 and pixels.shape[2] == 1:
+        pixels = pixels[:, :, 0]
+    if pixels.ndim not in (2, 3) or (pixels.ndim == 3 and pixels.shape[2] not in (2, 3, 4)) \
+            or pixels.dtype.kind not in "buif":
+        raise UsageError(f"cannot show an array of {pixels.dtype} and shape {pixels.shape} as an image")
+    if pixels.dtype != np.uint8:
+        alpha = pixels.ndim == 3 and pixels.shape[2] in (2, 4)
+        colour = pixels[..., :-1] if alpha else pixels
+        out = _to_uint8(colour, *_display_range(colour, stretch))
+        if alpha:
+            opacity = pixels[..., -1:]
+            out = np.concatenate([out, _to_uint8(opacity, *_display_range(opacity, STRETCH_DTYPE))], axis=2)
+        pixels = out
+    image = Image.fromarray(np.ascontiguousarray(pixels))
+    return image.convert("RGBA") if image.mode == "LA" else image
+
+
+def _stretch_8bit(image: Image.Image) -> Image.Image:
+    """An 8-bit image (of 16-bit colour reduced by Pillow) stretched over its own colour range."""
+    pixels = np.asarray(image)
+    alpha = image.mode == "RGBA"
+    colour = pixels[..., :3] if alpha else pixels
+    low, high = int(colour.min()), int(colour.max())
+    if high <= low:
+        return image
+    out = _to_uint8(colour, low, high)
+    if alpha:
+        out = np.concatenate([out, pixels[..., 3:]], axis=2)
+    return Image.fromarray(np.ascontiguousarray(out))
+
+
+def display_image(image: Image.Image | np.ndarray, stretch: str = STRETCH_DTYPE) -> Image.Image:
+    """``image`` (a Pillow image or a numpy array) as 8-bit L, RGB or RGBA for a screen.
+
+    High-depth pixels (Pillow modes I;16, I;16B, I;16L, I, F; arrays of
+    uint16, int32, float...) are scaled to 0..255 by their type's range
+    (``stretch="dtype"``: 24200 of 65535 is grey 94) or over the image's own
+    min..max (``stretch="minmax"``: a low-contrast depth map or scan uses the
+    whole scale). 8-bit images are returned as they are.
+    """
+    if stretch not in _STRETCHES:
+        raise UsageError(f"stretch must be one of {', '.join(_STRETCHES)}, got {stretch!r}")
+    if isinstance(image, np.ndarray):
+        return _array_for_display(image, stretch)
+    if image.mode in ("RGB", "RGBA", "L"):
+        return image
+    if image.mode in _HIGH_DEPTH_MODES:
+        return _array_for_display(np.asarray(image), stretch)
+    if image.mode == "P":
+        return image.convert("RGBA" if "transparency" in image.info else "RGB")
+    if image.mode == "1":
+        return image.convert("L")
+    return image.convert("RGBA" if "A" in image.getbands() else "RGB")
+
+
+def _sixteen_bit_colour(image: Image.Image) -> bool:
+    """Whether Pillow is about to reduce 16-bit colour samples to 8 bits (PNG, TIFF RGB;16...)."""
+    for tile in image.tile:
+        args = tile[3] if len(tile) > 3 else None
+        rawmode = args[0] if isinstance(args, tuple) and args else args
+        if isinstance(rawmode, str) and ";16" in rawmode and image.mode in ("RGB", "RGBA"):
+            return True
+    return False
+
+
+def _where(ref: ImageRef) -> str:
+    step = f" step {ref.step}" if ref.step is not None else ""
+    return f"{ref.format} image in {ref.key!r}{step} value {ref.value_index}"
+
+
+def _decode_raw(ref: ImageRef, stretch: str) -> Image.Image:
+    mode = _RAW_MODES.get(ref.channels or 0)
+    if mode is None:
+        raise ImageDecodeError(f"cannot show {_where(ref)}: {ref.channels} channels")
+    dtype = _RAW_DTYPES.get(ref.dtype)
+    if dtype is None:
+        raise ImageDecodeError(f"cannot show {_where(ref)}: pixels of type {ref.dtype}")
+    expected = ref.width * ref.height * ref.channels * dtype.itemsize
+    if len(ref.data) != expected:
+        of = "" if ref.dtype == "uint8" else f" {ref.dtype}"
+        raise ImageDecodeError(
+            f"cannot decode {_where(ref)}: expected {expected} bytes for "
+            f"{ref.width}x{ref.height}x{ref.channels}{of}, found {len(ref.data)}")
+    if dtype.itemsize == 1:
+        return display_image(Image.frombytes(mode, (ref.width, ref.height), ref.data), stretch)
+    pixels = np.frombuffer(ref.data, dtype).reshape(ref.height, ref.width, ref.channels)
+    return display_image(pixels, stretch)
+
+
+def _decode_encoded(ref: ImageRef, max_side: int | None, stretch: str) -> Image.Image:
+    try:
+        with open_image(ref.data, candidate_formats(ref.data) or [ref.format]) as image:
+            if max_side is not None and image.format in ("JPEG", "MPO"):
+                image.draft(image.mode, (max_side, max_side))  # DCT scaling: fast
+            check_pixels(*image.size)  # after the draft: a JPEG scaled down at decoding is checked at its scale
+            reduced = stretch == STRETCH_MINMAX and _sixteen_bit_colour(image)
+            image.load()
+            shown = display_image(image, stretch)
+            return _stretch_8bit(shown) if reduced else shown
+    except ImageTooLargeError as exc:
+        raise ImageTooLargeError(f"{_where(ref)}: {exc}") from None
+    except Exception as exc:  # Pillow raises OSError, SyntaxError, struct.error, ...
+        raise ImageDecodeError(f"cannot decode {_where(ref)}: {exc}") from exc
+
+
+def decode_image(ref: ImageRef, stretch: str = STRETCH_DTYPE) -> Image.Image:
+    """The image's pixels in RGB, RGBA or L (high-depth pixels scaled, see ``display_image``).
+
+    Raises ImageDecodeError when the bytes are corrupt, truncated or the
+    format cannot be decoded.
+    """
+    if stretch not in _STRETCHES:
+        raise UsageError(f"stretch must be one of {', '.join(_STRETCHES)}, got {stretch!r}")
+    return _decode_raw(ref, stretch) if ref.kind == "raw" else _decode_encoded(ref, None, stretch)
+
+
+def thumbnail(ref: ImageRef, max_side: int, stretch: str = STRETCH_DTYPE) -> Image.Image:
+    """The image scaled to fit ``max_side`` x ``max_side`` (never enlarged).
+
+    JPEGs are decoded at a reduced scale directly. Raises ImageDecodeError
+    like ``decode_image``.
+    """
+    if max_side < 1:
+        raise UsageError(f"max_side must be at least 1, got {max_side}")
+    if stretch not in _STRETCHES:
+        raise UsageError(f"stretch must be one of {', '.join(_STRETCHES)}, got {stretch!r}")
+    image = decode_image(ref, stretch) if ref.kind == "raw" else _decode_encoded(ref, max_side, stretch)
+    image.thumbnail((max_side, max_side))
+    return image
+
+
+# ---------------------------------------------------------------- boxes
+
+
+def _numbers(features: Any, key: str) -> list[float] | None:
+    if key not in features:
+        return None
+    dtype, values = feature_values(features[key])
+    return [float(v) for v in values] if dtype in ("float", "int64") else None
+
+
+def _box_labels(features: Any, count: int, labels=None) -> list[str | None]:
+    """Class names from class/label by ``labels`` (a label map), else class/text, else the ids, per box."""
+    texts: list[str] = []
+    ids: list[int] = []
+    if _CLASS_LABEL_KEY in features:
+        dtype, values = feature_values(features[_CLASS_LABEL_KEY])
+        ids = values if dtype == "int64" else []
+    if ids and labels and labels.get(_CLASS_LABEL_KEY) is not None:
+        texts = [labels.name(_CLASS_LABEL_KEY, i) or str(i) for i in ids]
+    if not texts and _CLASS_TEXT_KEY in features:
+        dtype, values = feature_values(features[_CLASS_TEXT_KEY])
+        if dtype == "bytes":
+            texts = [v.decode("utf-8", errors="replace") for v in values]
+    if not texts:
+        texts = [str(i) for i in ids]
+    return [texts[i] if i < len(texts) else None for i in range(count)]
+
+
+def _is_main(decoded: DecodedRecord, ref: ImageRef) -> bool:
+    main = main_image(find_images(decoded))
+    return main is not None and (main.key, main.value_index, main.step) == (
+        ref.key, ref.value_index, ref.step)
+
+
+def find_boxes(decoded: DecodedRecord, ref: ImageRef, labels=None) -> list[BoundingBox]:
+    """Object Detection API boxes of the record (or its payload's, a TFDS BBoxFeature's), in pixels of ``ref``.
+
+    Only the record's main image (see ``main_image``) has boxes. Coordinates
+    all within [0, 1.0001] are normalised and scaled by the image size;
+    otherwise they are taken as pixels already. Boxes need the same number of
+    xmin, ymin, xmax and ymax values; otherwise there are none. ``labels`` (a
+    :class:`codec.datasets.label_maps.LabelNames`) names the class ids.
+    """
+    if decoded.boxes is not None:
+        return _payload_boxes(decoded, ref)
+    features = record_features(decoded)
+    if features is None or _BBOX_KEYS[0] not in features:
+        return []
+    coords = [_numbers(features, key) for key in _BBOX_KEYS]
+    if any(c is None for c in coords) or len({len(c) for c in coords}) != 1:
+        return []
+    if not _is_main(decoded, ref):
+        return []
+    normalised = all(0.0 <= v <= _NORMALISED_MAX for c in coords for v in c)
+    sx, sy = (ref.width, ref.height) if normalised else (1, 1)
+    labels = _box_labels(features, len(coords[0]), labels)
+    return [
+        BoundingBox(xmin * sx, ymin * sy, xmax * sx, ymax * sy, label)
+        for xmin, ymin, xmax, ymax, label in zip(*coords, labels)
+    ]
+
+
+def _payload_boxes(decoded: DecodedRecord, ref: ImageRef) -> list[BoundingBox]:
+    """A payload's (ymin, xmin, ymax, xmax, name) boxes, scaled when all are normalised."""
+    found = decoded.boxes()
+    if not found or not _is_main(decoded, ref):
+        return []
+    normalised = all(0.0 <= v <= _NORMALISED_MAX for box in found for v in box[:4])
+    sx, sy = (ref.width, ref.height) if normalised else (1, 1)
+    return [BoundingBox(xmin * sx, ymin * sy, xmax * sx, ymax * sy, label)
+            for ymin, xmin, ymax, xmax, label in found]

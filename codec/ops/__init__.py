@@ -1,0 +1,1 @@
+"""Whole-file operations that write outputs: export, repair, and the JSON reports of the passes."""

@@ -1,0 +1,60 @@
+"""One record resolved at a moment, for a detail view (a :class:`codec.sources.protocol.RecordReader`).
+
+A detail view reads its record on another thread; the row it shows may be
+edited or renumbered meanwhile. A pinned record holds what the row was: a
+record of the file (read from it, at its own offsets), or the bytes of an
+edited one (framed as saving would write it, at offset 0 of its own frame).
+"""
+from __future__ import annotations
+
+import dataclasses
+
+from codec.format.crc import masked_crc
+from codec.format.framing import Compression, RecordInfo, RecordStatus, encode_record
+from codec.sources.protocol import RecordData
+
+
+class PinnedRecord:
+    """One row resolved at a moment: a source record, or the bytes of an edited one.
+
+    A detail view reads it as a :class:`codec.sources.protocol.RecordReader` holding
+    just that record. An edited record is framed as saving would write it, at
+    offset 0 of its own frame, and ``note`` says it is not in the file yet.
+    """
+
+    def __init__(self, source, row: int, origin: int | None, data: bytes | None) -> None:
+        self.source = source
+        self.row = row
+        self.origin = origin
+        self._data = data
+        self._frame: bytes | None = None
+        self.compression = source.compression if origin is not None else Compression.NONE
+        self.payload = source.payload
+        self.labels = source.labels
+        self.unsaved = origin is None  # the hex view frames it on its own, at offset 0
+        self.modified = origin is None
+        if origin is None:
+            self.note = "edited · not saved yet"
+        elif origin != row:
+            self.note = f"record {origin:,} in the file, at offset {source.index.offset(origin):,}"
+        else:
+            self.note = None
+
+    def record_info(self, i: int) -> RecordInfo:
+        if self.origin is None:
+            return RecordInfo(self.row, 0, len(self._data), RecordStatus.OK)
+        return dataclasses.replace(self.source.record_info(self.origin), index=self.row)
+
+    def read(self, i: int) -> RecordData:
+        if self.origin is None:
+            crc = masked_crc(self._data)
+            return RecordData(RecordInfo(self.row, 0, len(self._data), RecordStatus.OK), self._data, crc, crc)
+        rec = self.source.read(self.origin)
+        return RecordData(dataclasses.replace(rec.info, index=self.row), rec.data, rec.stored_crc, rec.computed_crc)
+
+    def read_bytes(self, offset: int, size: int) -> bytes:
+        if self.origin is None:
+            if self._frame is None:
+                self._frame = encode_record(self._data)
+            return self._frame[offset:offset + size]
+        return self.source.read_bytes(offset, size)

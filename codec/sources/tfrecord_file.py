@@ -1,0 +1,662 @@
+"""Open a TFRecord file, index it, and read any record at random.
+
+Plain files are read with ``os.pread``, never mapped: a mapped file that
+shrinks under the reader kills the process with SIGBUS, while a short read
+is seen and raised as :class:`FileChangedError`. Anything but a regular file
+(a FIFO, a device, a socket) is refused before it is opened for reading, so
+that nothing blocks on it.
+"""
+from __future__ import annotations
+
+import bisect
+import functools
+import os
+import threading
+from typing import Iterator
+
+from codec.index import cache as index_cache
+from codec.format.crc import masked_crc
+from codec.storage.file_identity import FileIdentity, open_same_file
+from codec.errors import (CorruptRecordError, FileAccessError, FileChangedError, RecordIndexError, TFRecordError,
+                     TruncatedRecordError)
+from codec.sources.following import Following
+from codec.format.framing import CRC, HEADER_SIZE, LENGTH, OVERHEAD, Compression, Problem, ProblemKind, RecordInfo, RecordStatus
+from codec.parallel.halves import scan_halves
+from codec.storage.inflate import InflateReader, InflateScanner, prefetch
+from codec.storage.opening import (SNIFF_WINDOW, Handle, Pin, describe_os_error, io_errors, open_fd, plain_records, pread,
+                      read_upto, sniff)
+from codec.sources.pinned import PinnedRecord
+from codec.index.record_index import RecordIndex
+from codec.sources.protocol import RecordData
+from codec.sources.remote_reading import RemoteReading
+from codec.index.scan import PROGRESS_BYTES, IndexProgress, Scanner, data_crc_problem
+from codec.index.scan_sources import PlainSource, StreamSource
+from codec.index.small_files import SMALL_BYTES, WalkedFile, walk_small_file
+from codec.sources.verification import Verification
+from codec.storage.zran import ZranBuilder, ZranReader, zran_available
+
+ONE_READ = 64 << 10  # a record this close to the next one is read with a single pread
+CHECK_SIZE_FROM = 1 << 20  # a read this large first checks that the file has not shrunk
+
+
+
+
+class TFRecordFile(Verification, RemoteReading, Following):
+    """A TFRecord file (plain, GZIP or ZLIB) with an offset index.
+
+    Opening sniffs the compression; :meth:`index_iter` (or :meth:`build_index`)
+    finds the records. ``len()``, ``[i]``, slices and iteration work on what
+    is indexed so far, also while another thread runs the index pass.
+    ``f[i]`` checks the data CRC unless ``check_crc=False`` and raises
+    :class:`CorruptRecordError` for a damaged record, as TensorFlow would;
+    :meth:`read` never raises for damage and says what it found instead.
+    With ``fork_halves`` a pass over a plain file of 32 MB or more runs in two
+    halves, the second in a forked child (:mod:`codec.parallel.halves`): for the
+    command line, never in a process with threads. :meth:`start_follow` and
+    :meth:`grow_iter` follow a file still being written (:mod:`codec.sources.following`).
+    """
+
+    note = None  # (a codec.sources.protocol.RecordSource: a file's records say where they are by their offsets)
+    payload = None  # how its records decode (codec.decode.payloads); None: by the kind rule
+    labels = None  # class names of label ids (codec.datasets.label_maps.LabelNames), when known
+    unsaved = False
+    modified = False
+    statuses_stored = True
+
+    def __init__(self, path: str | os.PathLike, *, check_crc: bool = True, use_cache: bool = True,
+                 fork_halves: bool = False, info: dict | None = None, walked: WalkedFile | None = None):
+        """``walked``: a small plain file already read and indexed whole (:mod:`codec.index.small_files`):
+        nothing is opened now (the file is as if released; a read reopens it and checks it unchanged)."""
+        self.path = os.fspath(path)
+        self.check_crc = check_crc
+        self.remote = None  # a codec.storage.remote.RemoteFile for a URL
+        if walked is not None:
+            self.compression = Compression.NONE
+            self.file_size, self.mtime_ns = walked.size, walked.mtime_ns
+            self.identity = walked.identity
+            self.version = walked.identity.stamp
+            self.use_cache = False
+            self._handle = None
+        elif "://" in self.path and _is_url(self.path):
+            self._open_remote(use_cache, info)
+        else:
+            fd, st = open_fd(self.path)
+            try:
+                self.compression = sniff(fd, self.path)
+            except BaseException:
+                os.close(fd)
+                raise
+            self.file_size = st.st_size
+            self.mtime_ns = st.st_mtime_ns
+            self.identity: FileIdentity | None = FileIdentity.of(st)  # which file, which version: None for a URL
+            self.version = self.identity.stamp  # what keys its index in the cache
+            # A small file indexes faster than its cache entry is written or read (a set of 10,000 shards)
+            self.use_cache = use_cache and st.st_size >= index_cache.MIN_CACHED_BYTES
+            self._handle: Handle | None = Handle(fd)
+        self.fork_halves = fork_halves and self.remote is None  # async filesystems are not fork-safe
+        self.index = RecordIndex()
+        self.problems: list[Problem] = []
+        self.indexed = False
+        self.verified = False
+        self._lock = threading.RLock()
+        self._pins = 0  # passes running over the file: no release meanwhile
+        self._closed = False
+        self._inflate: InflateReader | ZranReader | None = None
+        self._zran_job: ZranBuilder | None = None  # the zran index being built for the cache
+        self._stream_clean = False  # the compressed stream had no damage (a zran index is possible)
+        self._stream_end = 0  # uncompressed bytes available (compressed files)
+        self._stream_state = None  # (decompressor, in, out, leftover) where the index pass's stream stopped
+        if walked is not None:
+            status = RecordStatus.OK if walked.verified else RecordStatus.UNCHECKED
+            self.index = RecordIndex.of(walked.offsets, status)
+            self.indexed = True
+            self.verified = walked.verified
+
+    # -- lifetime ---------------------------------------------------------
+    def _acquire(self) -> None:
+        """Open the file if it was released; refuse if it changed since."""
+        with self._lock:
+            if self._handle is not None:
+                return
+            if self._closed:
+                raise FileAccessError(f"{self.path} was closed")
+            if self.remote is not None:
+                return  # nothing held between reads; each read is pinned to the version opened
+            fd, st = open_fd(self.path)
+            # (a followed file is pinned open: it is never released, so never reopened grown)
+            if FileIdentity.of(st) != self.identity:
+                os.close(fd)
+                raise FileChangedError(f"{self.path} changed on disk since it was opened: open it again")
+            self._handle = Handle(fd)
+
+    def _fd(self) -> Handle:
+        """The open fd (reopened if released); hold the result while reading through it."""
+        h = self._handle
+        if h is None:
+            with self._lock:
+                self._acquire()
+                h = self._handle
+        return h
+
+    def release(self) -> bool:
+        """Close the OS handles but keep the index; the next read reopens the file.
+
+        Returns False (and keeps them) while a pass is running over the file.
+        """
+        with self._lock:
+            if self._pins:
+                return False
+            if self._inflate is not None:
+                self._inflate.close()
+            self._handle = None  # the fd closes with the last read still using it
+            self._stop_remote()
+            return True
+
+    @property
+    def is_open(self) -> bool:
+        if self.remote is not None:
+            return not self._closed and (self.remote.holding or bool(self._passes))
+        return self._handle is not None
+
+    def _pinned(self) -> "Pin":
+        """Context: the file is open and will not be released until the block ends."""
+        return Pin(self)
+
+    def close(self) -> None:
+        """Close the file; a pass still running on another thread fails at its next read."""
+        with self._lock:
+            self._closed = True
+            self._pins = 0
+            self.release()
+
+    def __enter__(self) -> "TFRecordFile":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"<TFRecordFile {self.path!r} {self.compression.value} records={len(self)}>"
+
+    # -- indexing ---------------------------------------------------------
+    def index_iter(self, *, verify: bool = False) -> Iterator[IndexProgress]:
+        """Index the file (once), yielding progress; use the cache when valid.
+
+        With ``verify`` every data CRC is checked in the same pass.
+        """
+        if self.indexed and (self.verified or not verify):
+            yield IndexProgress(len(self.index), self.file_size, self.file_size, len(self.problems), True)
+            return
+        if not self.indexed and self.use_cache and self._load_cache() and (self.verified or not verify):
+            yield IndexProgress(len(self.index), self.file_size, self.file_size, len(self.problems), True)
+            return
+        if self.indexed:  # indexed without verify: check the data CRCs only
+            yield from self.verify_iter()
+            return
+        yield from self._scan(verify)
+
+    def build_index(self, *, verify: bool = False) -> "TFRecordFile":
+        for _ in self.index_iter(verify=verify):
+            pass
+        return self
+
+    def _scan(self, verify: bool) -> Iterator[IndexProgress]:
+        self.index = RecordIndex()
+        self.problems = []
+        with io_errors(self.path):
+            if self.compression is Compression.NONE:
+                yield from self._scan_plain(verify)
+            else:
+                yield from self._scan_stream(verify)
+                if not len(self.index) and not self._stream_clean and self._plain_after_all():
+                    yield from self._scan_plain(verify)
+        self.problems.sort(key=lambda p: p.offset)
+        self.indexed = True
+        self.verified = verify
+        if self.use_cache:
+            self._save_cache()
+            if self.compression is not Compression.NONE:
+                index_cache.save_zran(self.path, self.file_size, self.version, None, 0)  # drop a stale one
+                if self._zran_possible():
+                    # After the pass, not during it: on two cores a concurrent build slowed the pass ~50%.
+                    self._zran_job = self._zran_builder()
+
+    def _scan_plain(self, verify: bool) -> Iterator[IndexProgress]:
+        with self._pinned():
+            halves = scan_halves(self._read_at, self.file_size, verify) if self.fork_halves else None
+            if halves is not None:
+                self.index, self.problems = halves
+                yield IndexProgress(len(self.index), self.file_size, self.file_size, 0, True)
+                return
+            if self.remote is not None:  # chunks fetched ahead of the walk, dropped behind it
+                with self._streaming():
+                    source = PlainSource(self._read_at, self.file_size, hop_span=PROGRESS_BYTES)
+                    yield from Scanner(source, self.index, self.problems, self.file_size, verify=verify).run()
+                return
+            source = PlainSource(self._read_at, self.file_size)
+            yield from Scanner(source, self.index, self.problems, self.file_size, verify=verify).run()
+
+    def _plain_after_all(self) -> bool:
+        """A GZIP or ZLIB start whose stream gave no record: is it a plain file whose first header
+        happens to begin like one? Then the file is read as plain from now on."""
+        if self.remote is not None:
+            head = self.remote.read_at(0, SNIFF_WINDOW)
+        else:
+            h = self._fd()  # held while reading
+            head = read_upto(h.fd, self.path, 0, SNIFF_WINDOW)
+        if not plain_records(head):
+            return False
+        with self._lock:
+            if self._inflate is not None:
+                self._inflate.close()
+                self._inflate = None
+            self.compression = Compression.NONE
+            self.index = RecordIndex()
+            self.problems = []
+            self._stream_clean = False
+            self._stream_end = 0
+        return True
+
+    def _open_stream(self, streaming: bool = False):
+        """The compressed file as a binary file object (a remote one prefetching for a pass)."""
+        if self.remote is not None:
+            return self._remote_stream(streaming)
+        return open_same_file(self.path, self.identity)
+
+    def _checked_opener(self):
+        """What a GZIP or ZLIB random reader opens the file with: the remote file's, or the local
+        path checked to hold the file opened (a partial, not a method: no cycle through the reader)."""
+        return self._opener() or functools.partial(open_same_file, self.path, self.identity)
+
+    def _scan_stream(self, verify: bool) -> Iterator[IndexProgress]:
+        f = self._open_stream(streaming=True)
+        chunks = None
+        self._stream_clean = False
+        try:
+            inflater = InflateScanner(f, self.compression)
+            self._inflate = InflateReader(self.path, self.compression, inflater.checkpoints, 0,
+                                          self._checked_opener())
+            chunks = prefetch(inflater.chunks())
+            source = StreamSource(chunks, lambda: inflater.in_pos)
+            scanner = Scanner(source, self.index, self.problems, self.file_size, verify=verify)
+            for progress in scanner.run():
+                self._inflate.checkpoints = inflater.checkpoints
+                self._inflate.total_out = inflater.out_pos
+                yield progress
+            self._inflate.checkpoints = inflater.checkpoints
+            self._inflate.total_out = inflater.out_pos
+            self._stream_end = inflater.out_pos
+            self._stream_state = (inflater.end_state, inflater.in_pos, inflater.out_pos, inflater.leftover)
+            for k, damage in enumerate(inflater.damages):
+                self._add_stream_damage(damage, last=k == len(inflater.damages) - 1)
+            if not inflater.damages:
+                self._stream_clean = True
+        finally:
+            if chunks is not None:
+                chunks.close()  # stops the decompressing thread before its file closes
+            f.close()
+
+    def _add_stream_damage(self, damage, last: bool = True) -> None:
+        """Fold one damage of the compressed stream into the problem list (one entry); the
+        stream's last damage may name why the last record is cut short."""
+        kind = ProblemKind(damage.kind)
+        last = self.problems[-1] if self.problems and last else None
+        if last is not None and last.kind is ProblemKind.TRUNCATED and last.offset + last.size >= damage.out_pos:
+            self.problems[-1] = Problem(last.index, last.offset, kind, f"{last.detail}: {damage.detail}",
+                                        size=last.size, compressed_offset=damage.compressed_offset,
+                                        expected=last.expected, found=last.found)
+        else:
+            self.problems.append(Problem(None, damage.out_pos, kind, damage.detail,
+                                         compressed_offset=damage.compressed_offset))
+
+    def _load_cache(self) -> bool:
+        cached = index_cache.load(self.path, self.file_size, self.version, self.compression)
+        if cached is None:
+            return False
+        self.index, self.problems, self.verified, self._stream_end = cached
+        self.indexed = True
+        # Only damage to the compressed stream itself carries a compressed offset.
+        self._stream_clean = all(p.compressed_offset is None for p in self.problems)
+        if self.compression is not Compression.NONE:
+            self._inflate = None  # a zran index from the cache, or checkpoints rebuilt on first random read
+        return True
+
+    def _save_cache(self) -> None:
+        if self.following:
+            return  # its end is unfinished: the next open reads it again
+        if self.remote is not None and self.problems:
+            # Damage seen through a network may be the server's or the connection's, not the object's:
+            # the next open reads it again instead of trusting an index of those bytes.
+            index_cache.invalidate(self.path)
+            return
+        index_cache.save(self.path, self.file_size, self.version, self.compression,
+                         self.index, self.problems, self.verified, self._stream_end)
+
+    # -- random access ----------------------------------------------------
+    def __len__(self) -> int:
+        return len(self.index)
+
+    def _data_end(self) -> int:
+        return self.file_size if self.compression is Compression.NONE else self._stream_end
+
+    def _read_at(self, pos: int, n: int) -> bytes:
+        """Exactly ``min(n, file_size - pos)`` bytes of the (plain) file at ``pos``.
+
+        Raises FileChangedError when the file is shorter than when it was
+        opened, FileAccessError (one line) for any other read error.
+        """
+        want = min(n, self.file_size - pos)
+        if want <= 0:
+            return b""
+        if self.remote is not None:
+            return self._remote_read(pos, want)
+        h = self._handle or self._fd()
+        try:
+            if want >= CHECK_SIZE_FROM and os.fstat(h.fd).st_size < self.file_size:
+                self._changed(h.fd)
+            data = pread(h.fd, want, pos)
+            if len(data) < want:
+                data = self._read_rest(h.fd, data, want, pos)
+            return data
+        except TFRecordError:
+            raise
+        except OSError as exc:
+            raise FileAccessError(describe_os_error(self.path, exc)) from None
+
+    def _read_rest(self, fd: int, data: bytes, want: int, pos: int) -> bytes:
+        """After a short pread: the rest (one pread gives at most ~2 GiB), or FileChangedError."""
+        parts = [data]
+        got = len(data)
+        while got < want:
+            more = pread(fd, want - got, pos + got)
+            if not more:
+                self._changed(fd)
+            parts.append(more)
+            got += len(more)
+        return b"".join(parts)
+
+    def _changed(self, fd: int):
+        try:
+            now = f"{os.fstat(fd).st_size} bytes"
+        except OSError:
+            now = "unknown"
+        raise FileChangedError(f"the file changed while reading: {self.path} (was {self.file_size} bytes, now {now})")
+
+    def _bytes(self, pos: int, size: int) -> bytes:
+        if self.compression is Compression.NONE:
+            return self._read_at(pos, size)
+        if self._closed:
+            raise FileAccessError(f"{self.path} was closed")
+        with io_errors(self.path):
+            reader = self._inflater()
+            if not isinstance(reader, ZranReader):
+                return reader.read(pos, size)
+            try:
+                return reader.read(pos, size)
+            except Exception:  # noqa: BLE001 - zran failed: fall back to the zlib checkpoints
+                with self._lock:
+                    if self._inflate is reader:
+                        self._inflate = self._rebuild_checkpoints()
+                return self._inflater().read(pos, size)
+
+    def _inflater(self) -> InflateReader | ZranReader:
+        with self._lock:
+            if self._inflate is None:
+                self._inflate = self._cached_zran() or self._rebuild_checkpoints()
+            return self._inflate
+
+    def _zran_possible(self) -> bool:
+        """A GZIP or ZLIB file whose stream is undamaged, with the cache on and indexed_gzip importable."""
+        return (self.compression is not Compression.NONE and self.use_cache and zran_available()
+                and self._stream_clean)
+
+    def _zran_builder(self) -> ZranBuilder:
+        return ZranBuilder(self.path, self.compression, self._stream_end, self._zran_saver(), self._stream_opener())
+
+    def _zran_saver(self):
+        """``on_done`` for a zran build: cache it if the file is still the one indexed."""
+        path, size, version, end, identity = self.path, self.file_size, self.version, self._stream_end, self.identity
+
+        remote = self.remote
+
+        def save(blob: bytes, out: int) -> None:
+            if remote is not None:  # its reads were pinned to the version indexed: a change failed them
+                if out == end:
+                    index_cache.save_zran(path, size, version, blob, end)
+                return
+            try:
+                st = os.stat(path)
+            except OSError:
+                return
+            if out == end and FileIdentity.of(st) == identity:
+                index_cache.save_zran(path, size, version, blob, end)
+
+        return save
+
+    def wait_for_cache(self) -> None:
+        """Block until background cache work (a GZIP or ZLIB file's zran index) has finished."""
+        job = self._zran_job
+        if job is not None:
+            job.result()
+
+    def _cached_zran(self) -> ZranReader | None:
+        """After a cache load of an undamaged GZIP or ZLIB file: random reads through a zran index.
+
+        From the cache if it holds one; else built now (one C-speed pass, the
+        cost of rebuilding the zlib checkpoints) and cached for the next open.
+        """
+        if not self._zran_possible():
+            return None
+        self.wait_for_cache()
+        index = index_cache.load_zran(self.path, self.file_size, self.version, self._stream_end)
+        if index is None:
+            built = self._zran_builder().result()
+            if built is None or built[1] != self._stream_end:
+                return None
+            index = built[0]
+        try:
+            return ZranReader(self.path, index, self._stream_end, self.compression, self._opener())
+        except Exception:  # noqa: BLE001 - an unreadable index: use the zlib checkpoints
+            return None
+        finally:
+            if not isinstance(index, bytes):
+                index.close()
+
+    def _rebuild_checkpoints(self) -> InflateReader:
+        """After a cache load: one decompression pass to find checkpoints again."""
+        with self._open_stream(streaming=True) as f, io_errors(self.path):
+            inflater = InflateScanner(f, self.compression)
+            for _ in inflater.chunks():
+                pass
+        return InflateReader(self.path, self.compression, inflater.checkpoints, inflater.out_pos,
+                             self._checked_opener())
+
+    def read_bytes(self, offset: int, size: int) -> bytes:
+        """Raw bytes of the (uncompressed) stream, e.g. for a hex view."""
+        return self._bytes(offset, size)
+
+    def _check_index(self, i: int) -> int:
+        n = len(self.index)
+        j = i + n if i < 0 else i
+        if not 0 <= j < n:
+            raise RecordIndexError(f"record {i} out of range: {self.path} has {n} records")
+        return j
+
+    def record_info(self, i: int) -> RecordInfo:
+        i = self._check_index(i)
+        offset = self.index.offset(i)
+        (length,) = LENGTH.unpack(self._bytes(offset, 8))
+        return RecordInfo(i, offset, length, self.index.status(i))
+
+    def read(self, i: int) -> RecordData:
+        """Record ``i`` with its CRCs checked and status updated; never raises for damage."""
+        i = self._check_index(i)
+        return self._read(i, self.index.status(i))
+
+    def _read(self, i: int, status: RecordStatus) -> RecordData:
+        if status in (RecordStatus.TRUNCATED, RecordStatus.WRITING):
+            offset = self.index.offset(i)
+            (length,) = LENGTH.unpack_from(self._bytes(offset, HEADER_SIZE))
+            data = self._bytes(offset + HEADER_SIZE, max(0, self._data_end() - offset - HEADER_SIZE))
+            return RecordData(RecordInfo(i, offset, length, status), data, None, None)
+        if self.compression is Compression.NONE:
+            offset, nxt = self.index.bounds(i)
+            length, data, stored = self._plain_record(i, offset, (nxt if nxt >= 0 else self.file_size) - offset)
+        else:
+            offset = self.index.offset(i)
+            length, data, stored = self._stream_record(i, offset)
+        computed = masked_crc(data) if self.check_crc else None
+        if computed is not None and status in (RecordStatus.UNCHECKED, RecordStatus.OK, RecordStatus.DATA_CRC):
+            new = RecordStatus.OK if computed == stored else RecordStatus.DATA_CRC
+            if new is not status:
+                self.index.set_status(i, new)
+                if new is RecordStatus.DATA_CRC:
+                    self._add_problem(data_crc_problem(i, offset, stored, computed))
+                status = new
+        return RecordData(RecordInfo(i, offset, length, status), data, stored, computed)
+
+    def _plain_record(self, i: int, offset: int, span: int) -> tuple[int, bytes, int]:
+        """(length, data, stored data CRC) of record ``i`` of a plain file, ``span`` bytes
+        before the next record (or the end).
+
+        A record with little room comes in one read of everything up to the
+        next; a larger one in three (header, data, CRC), so that its data is
+        not copied again out of a larger buffer.
+        """
+        if self.remote is not None:
+            got = self._remote_record(i, offset, span)
+            if got is not None:
+                return got
+        elif OVERHEAD <= span <= ONE_READ:
+            h = self._handle
+            try:  # the common case, inline; anything unusual goes through _read_at, which says what
+                buf = pread(h.fd, span, offset) if h is not None else b""
+            except OSError:
+                buf = b""
+            if len(buf) != span:
+                buf = self._read_at(offset, span)
+            (length,) = LENGTH.unpack_from(buf)
+            if OVERHEAD + length <= span:
+                end = HEADER_SIZE + length
+                return length, buf[HEADER_SIZE:end], CRC.unpack_from(buf, end)[0]
+        (length,) = LENGTH.unpack_from(self._read_at(offset, HEADER_SIZE).ljust(HEADER_SIZE, b"\0"))
+        data = self._read_at(offset + HEADER_SIZE, length)
+        footer = self._read_at(offset + HEADER_SIZE + length, 4)
+        if len(data) < length or len(footer) < 4:
+            raise FileChangedError(f"the file changed while reading: {self.path}: "
+                                   f"record {i} at offset {offset} no longer fits in it")
+        return length, data, CRC.unpack(footer)[0]
+
+    def _stream_record(self, i: int, offset: int) -> tuple[int, bytes, int]:
+        """(length, data, stored data CRC) of record ``i`` of a GZIP or ZLIB file."""
+        (length,) = LENGTH.unpack_from(self._bytes(offset, HEADER_SIZE))
+        body = self._bytes(offset + HEADER_SIZE, length + 4)
+        if len(body) < length + 4:
+            raise TruncatedRecordError(f"truncated record: {self.path}: record {i} at offset {offset}: "
+                                       "the stream ends inside it", offset=offset, index=i)
+        return length, body[:length], CRC.unpack_from(body, length)[0]
+
+    def _add_problem(self, problem: Problem) -> None:
+        with self._lock:
+            if any(p.offset == problem.offset and p.kind is problem.kind for p in self.problems):
+                return  # another thread (a verify pass, a view reading rows) found it first
+            problems = list(self.problems)
+            bisect.insort(problems, problem, key=lambda p: p.offset)
+            self.problems = problems  # swapped whole: readers on other threads see a consistent list
+
+    def __getitem__(self, key):
+        if isinstance(key, slice):
+            return [self[i] for i in range(*key.indices(len(self)))]
+        rec = self.read(key)
+        if rec.status is RecordStatus.WRITING:
+            raise TruncatedRecordError(f"record {rec.info.index} of {self.path} at offset {rec.info.offset} "
+                                       "is still being written", offset=rec.info.offset, index=rec.info.index)
+        if self.check_crc and rec.status.damaged and rec.status is not RecordStatus.LENGTH_CRC:
+            where = f"{self.path}: record {rec.info.index} at offset {rec.info.offset}"
+            if rec.status is RecordStatus.TRUNCATED:
+                raise TruncatedRecordError(f"truncated record: {where}", offset=rec.info.offset, index=rec.info.index)
+            raise CorruptRecordError(
+                f"corrupted record: {where}: data CRC stored {rec.stored_crc:#010x}, computed {rec.computed_crc:#010x}",
+                offset=rec.info.offset, index=rec.info.index)
+        return rec.data
+
+    def __iter__(self) -> Iterator[bytes]:
+        for i in range(len(self)):
+            yield self[i]
+
+    def intact(self) -> Iterator[tuple[int, bytes]]:
+        """(index, data) of every record whose data CRC holds, checked now."""
+        for i in range(len(self)):
+            rec = self.read(i)
+            if rec.status.data_intact and (not self.check_crc or rec.stored_crc == rec.computed_crc):
+                yield i, rec.data
+
+    def find_record(self, offset: int) -> int:
+        """The record containing (or nearest before) byte ``offset``; -1 if none."""
+        return self.index.find_offset(offset)
+
+    def record_before(self, problem: Problem) -> int:
+        """The last record starting at or before ``problem`` (-1 if none)."""
+        return self.find_record(problem.offset)
+
+    def problem_count(self) -> int:
+        return len(self.problems)
+
+    def location(self, i: int) -> tuple[str, int]:
+        """(file, offset) of record ``i``."""
+        return self.path, self.index.offset(self._check_index(i))
+
+    def pinned(self, i: int) -> PinnedRecord:
+        """Record ``i`` for a detail view."""
+        return PinnedRecord(self, i, self._check_index(i), None)
+
+
+def _is_url(path: str) -> bool:
+    from codec.storage.remote import is_url
+
+    return is_url(path)
+
+
+def open_tfrecord(path: str | os.PathLike, *, check_crc: bool = True, use_cache: bool = True,
+                  index: bool = True) -> TFRecordFile:
+    """Open ``path`` and (by default) index it fully."""
+    f = TFRecordFile(path, check_crc=check_crc, use_cache=use_cache)
+    if index:
+        try:
+            f.build_index()
+        except BaseException:
+            f.close()
+            raise
+    return f
+
+
+def walked_file(path: str, *, check_crc: bool = True, use_cache: bool = True,
+                verify: bool = False) -> TFRecordFile | None:
+    """``path`` indexed in one read (:mod:`codec.index.small_files`) when it is a small, sound, plain
+    local file the index cache would not keep; None otherwise (open it as usual)."""
+    if "://" in path and _is_url(path):
+        return None
+    limit = min(SMALL_BYTES, index_cache.MIN_CACHED_BYTES - 1) if use_cache else SMALL_BYTES
+    walked = walk_small_file(path, verify, limit)
+    return None if walked is None else TFRecordFile(path, check_crc=check_crc, walked=walked)
+
+
+def indexed_file(path: str, *, check_crc: bool = True, use_cache: bool = True, info: dict | None = None,
+                 verify: bool = False) -> TFRecordFile:
+    """``path`` opened and indexed: a small plain file in one read, any other as :class:`TFRecordFile` does."""
+    f = walked_file(path, check_crc=check_crc, use_cache=use_cache, verify=verify) if info is None else None
+    if f is not None:
+        return f
+    f = TFRecordFile(path, check_crc=check_crc, use_cache=use_cache, info=info)
+    try:
+        return f.build_index(verify=verify)
+    except BaseException:
+        f.close()
+        raise
+
+
+def parse_compression(name: str | None) -> Compression:
+    return Compression.parse(name)
+
+
+__all__ = ["TFRecordFile", "indexed_file", "open_tfrecord", "walked_file"]
