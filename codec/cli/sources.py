@@ -80,7 +80,7 @@ def open_source(args, verify: bool = False):
 
 def _expanded(files: Sequence[str]) -> tuple[list, list[str]]:
     """(path, listing entry) of every file ``files`` name, and notes on what was left out."""
-    from codec.ops.repair import expand_entries
+    from codec.storage.listing import expand_entries
 
     found, notes = expand_entries(list(files))
     if not found:
@@ -104,7 +104,7 @@ def _shard_set(found: list, files: Sequence[str], options: dict, verify: bool):
 def entries(args) -> tuple[list[tuple[str, dict | None]], bool]:
     """The files to work on with their listing entries (None for a local file), and whether the
     user named exactly one file."""
-    from codec.ops.repair import expand_entries
+    from codec.storage.listing import expand_entries
 
     found, notes = expand_entries(args.file)
     for note in notes:
