@@ -38,7 +38,6 @@ if TYPE_CHECKING:
 
 from codec.cli.report import EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE  # noqa: F401 (the command line's exit codes)
 from codec.cli.report import kinds_summary as _kinds_summary, out as _out, problem_line as _problem_line  # noqa: F401
-from codec.cli.report import status_counts as _status_counts, verify_data as _verify_data  # noqa: F401
 from codec.cli.report import verify_report as _verify_report  # noqa: F401
 # Spelled out for the parser (building it must stay cheap); tests hold them to
 # codec.format.framing.Compression and codec.ops.export.FORMATS.
@@ -85,11 +84,12 @@ class _Parser(argparse.ArgumentParser):
 def cmd_info(args) -> int:
     from codec.decode.decoder import decode_record
     from codec.format.framing import Compression
+    from codec.ops.verify import status_counts
 
     with _open(args, verify=not args.no_crc) as f:
         f.build_index(verify=not args.no_crc)
         n = len(f)
-        statuses = _status_counts(f)
+        statuses = status_counts(f)
         kinds: Counter = Counter()
         features: dict[str, Counter] = {}
         present: Counter = Counter()
@@ -184,6 +184,7 @@ def cmd_verify(args) -> int:
         if n is not None:
             _verify_report(args, one, "none", n, n, [], True)
             return EXIT_OK
+    from codec.ops.verify import status_counts, verify_data
     from codec.sources.tfrecord_file import TFRecordFile
 
     found, single = _entries(args)
@@ -201,9 +202,9 @@ def cmd_verify(args) -> int:
             totals["unusable"] += 1
             continue
         with f:
-            _verify_data(f)
+            verify_data(f)
             n = len(f)
-            ok = _status_counts(f)["ok"]
+            ok = status_counts(f)["ok"]
             totals.update(files=1, records=n, ok=ok, problems=len(f.problems))
             if f.problems and code == EXIT_OK:
                 code = EXIT_PROBLEMS
