@@ -103,6 +103,6 @@ def remote_failure(argv: Sequence[str], exc: BaseException) -> str | None:
     module = type(exc).__module__.split(".", 1)[0]
     if module not in _CLIENTS:
         return None
-    from codec.storage.remote import access_error
+    from codec.storage.remote_errors import access_error
 
     return str(access_error(url, exc))

@@ -98,7 +98,7 @@ def _is_url(path: str) -> bool:
 
 def _one_url(url: str, options: dict) -> RecordSource:
     """The object ``url`` names; a folder named without its trailing slash opens as the set of its objects."""
-    from codec.storage.remote import RemoteFolderError
+    from codec.storage.remote_errors import RemoteFolderError
 
     try:
         return TFRecordFile(url, **options)
