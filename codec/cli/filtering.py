@@ -28,14 +28,14 @@ def where_filter(args) -> Filter | None:
 
 def selected(f: TFRecordFile, flt: Filter | None, indices=None, args=None):
     """``indices`` (default: all records) narrowed to those ``flt`` matches: all records on the process
-    pool when ``args.workers`` and the input's size call for it (see :mod:`codec.query.pool`)."""
+    pool when ``args.workers`` and the input's size call for it (see :mod:`codec.stats.filter_pool`)."""
     if flt is None:
         return indices
     from codec.query.filter import matching_indices
 
     refuse_unknown_features(f, flt)
     if indices is None and args is not None:
-        from codec.query.pool import filter_tasks, pool_filter_iter
+        from codec.stats.filter_pool import filter_tasks, pool_filter_iter
         from codec.stats.pool import stats_setup
 
         tasks = filter_tasks(f, flt, args.workers)

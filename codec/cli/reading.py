@@ -152,7 +152,7 @@ def _cat_follow(args) -> int:
     """``cat --follow``: the records there now, then each one appended, as it is complete; ends on Ctrl-C
     (exit 130), at the end of ``--range A:B``, or when the file shrinks or is replaced (exit 2)."""
     from codec.datasets.payload_choice import apply
-    from codec.sources.appended import appended_records
+    from codec.ops.appended import appended_records
     from codec.sources.tfrecord_file import TFRecordFile
 
     choice = _choice(args)
