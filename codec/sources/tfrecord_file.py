@@ -655,8 +655,4 @@ def indexed_file(path: str, *, check_crc: bool = True, use_cache: bool = True, i
         raise
 
 
-def parse_compression(name: str | None) -> Compression:
-    return Compression.parse(name)
-
-
 __all__ = ["TFRecordFile", "indexed_file", "open_tfrecord", "walked_file"]
