@@ -73,19 +73,10 @@ def cmd_stats(args) -> int:
     from codec.stats.file_stats import compute_stats
     from codec.stats.pool import pool_stats
 
-    flt = where_filter(args)
-    with _open(args) as f:
-        f.build_index()
-        result, problems = _whole_pass(args, f, flt, pool_stats, compute_stats)
-        report = result.to_json()
-        if flt is not None:
-            report["where"] = flt.text
-        _write_out(args, json.dumps(report, ensure_ascii=False, allow_nan=False))
-        if args.json:
-            _out(json.dumps(report, ensure_ascii=False, allow_nan=False))
-        else:
-            _out(stats_text(report, shown_path(f.path)))
-        return EXIT_PROBLEMS if f.problems or problems or _unusable(f) else EXIT_OK
+    def show(stats, report: dict, f, flt) -> None:
+        _out(stats_text(report, shown_path(f.path)))
+
+    return _report_pass(args, pool_stats, compute_stats, show, allow_nan=False)
 
 
 def _unusable(source) -> bool:
@@ -98,18 +89,28 @@ def cmd_schema(args) -> int:
     from codec.stats.schema import infer_schema
     from codec.stats.schema_pool import pool_schema
 
+    def show(schema, report: dict, f, flt) -> None:
+        where = "" if flt is None else f", records where {flt.text}"
+        sys.stdout.write(schema.to_python(os.path.basename(shown_path(f.path)) + where))
+
+    return _report_pass(args, pool_schema, infer_schema, show)
+
+
+def _report_pass(args, pooled, local, show, allow_nan: bool = True) -> int:
+    """``stats``'s and ``schema``'s pass over every record: its JSON report (with the ``--where``
+    text) written to ``--out``, printed with ``--json``, else ``show(result, report, f, flt)``
+    prints its text; the exit code."""
     flt = where_filter(args)
     with _open(args) as f:
         f.build_index()
-        schema, problems = _whole_pass(args, f, flt, pool_schema, infer_schema)
-        report = schema.to_json()
+        result, problems = _whole_pass(args, f, flt, pooled, local)
+        report = result.to_json()
         if flt is not None:
             report["where"] = flt.text
-        _write_out(args, json.dumps(report, ensure_ascii=False))
+        text = json.dumps(report, ensure_ascii=False, allow_nan=allow_nan)
+        _write_out(args, text)
         if args.json:
-            _out(json.dumps(report, ensure_ascii=False))
+            _out(text)
         else:
-            where = "" if flt is None else f", records where {flt.text}"
-            source = os.path.basename(shown_path(f.path)) + where
-            sys.stdout.write(schema.to_python(source))
+            show(result, report, f, flt)
         return EXIT_PROBLEMS if f.problems or problems or _unusable(f) else EXIT_OK
