@@ -56,8 +56,9 @@ def open_paths(paths: Sequence[str], choose: Chooser = default_choice, *, as_set
     ``choose(name, paths)`` is asked once: before opening when one path is named (that path is
     the name), else once the set is listed (its name). The files opened are the choice's (a
     TFDS folder's shards, split by split). ``as_set``: None as the paths say (a URL is listed
-    first to tell an object from a prefix); True a set; False one file, where a URL naming a
-    folder still opens as the set of its objects. ``name``: a set's (default: the one path named).
+    first to tell an object from a prefix); True a set, even of one file; False as the spelling
+    says, a URL opened as one object without a listing (one naming a folder still opens as the
+    set of its objects). ``name``: a set's (default: the one path named).
     Raises :class:`codec.errors.TFRecordError` with one line; blocks on the network for a URL.
     """
     paths = [str(p) for p in paths]
