@@ -669,7 +669,3 @@ def ask_reload_unsaved(parent: QWidget | None, name: str) -> bool:
                                   QMessageBox.StandardButton.Discard | QMessageBox.StandardButton.Cancel,
                                   QMessageBox.StandardButton.Cancel)
     return answer == QMessageBox.StandardButton.Discard
-
-
-def compression_name(compression: Compression) -> str:
-    return compression.value

@@ -64,10 +64,6 @@ class Settings:
         files = [p for p in self.recent_files() if p != path]
         self._q.setValue("recent/files", [path, *files][:MAX_RECENT])
 
-    def remove_recent(self, path: str) -> None:
-        path = full_path(path)
-        self._q.setValue("recent/files", [p for p in self.recent_files() if p != path])
-
     def clear_recent(self) -> None:
         self._q.setValue("recent/files", [])
 

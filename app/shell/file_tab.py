@@ -189,11 +189,6 @@ class FileTab(QWidget):
         return RecordTableModel(source, self)
 
     @classmethod
-    def open(cls, path: str, settings: Settings, parent: QWidget | None = None) -> "FileTab":
-        """Open ``path`` (raises codec.errors.TFRecordError with a one-line message); see :meth:`from_source`."""
-        return cls.from_source(TFRecordFile(path), settings, parent)
-
-    @classmethod
     def from_source(cls, source: TFRecordFile, settings: Settings, parent: QWidget | None = None) -> "FileTab":
         """A tab over an opened file (a URL's is opened on a worker); the file is closed if the tab fails.
 

@@ -16,11 +16,12 @@ import os
 
 from PySide6.QtCore import QEvent, QSize, Qt, QTimer
 from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QGuiApplication, QKeySequence
-from PySide6.QtWidgets import (QFileDialog, QInputDialog, QLabel, QMainWindow,
+from PySide6.QtWidgets import (QInputDialog, QLabel, QMainWindow,
                                QMessageBox, QProgressBar, QStackedWidget, QTabWidget, QToolButton, QVBoxLayout,
                                QWidget)
 
 from codec.errors import TFRecordError
+from codec.sources.open import opens_as_set
 from codec.storage.remote import is_url
 from codec.storage.url_secrets import shown_path
 
@@ -30,12 +31,13 @@ from app.shell.check_actions import CheckActions
 from app.shell.damage_actions import DamageActions
 from app.shell.disk_watch import DiskWatch
 from app.shell.edit_actions import EditActions
+from app.shell import opening
 from app.shell.file_tab import FileTab
 from app.shell.payload_actions import PayloadActions
 from app.shell.qa_docks import QaDocks, TabQa
 from app.shell.recent_files import RecentFiles, sweep_stale_temps_in
 from app.shell.report_opening import ReportOpenings, is_report_name
-from app.shell.shard_set_tab import ShardSetTab, opens_as_set
+from app.shell.shard_set_tab import ShardSetTab
 from app.shell.tab_state import TabState
 from app.shell.url_opening import UrlOpening, UrlOpenings
 from app.style import icons
@@ -45,7 +47,6 @@ from app.workers.worker import PAINT_GATE
 from resources import demo_path
 
 APP_NAME = "TFRecord Lens"
-FILE_FILTERS = "All files (*);;TFRecord files (*.tfrecord *.tfrecords *.tfrec *.record *.gz *.zlib)"
 MESSAGE_MS = 10000
 DEFAULT_SIZE = (1200, 780)  # a first start's window, when the screen has room
 SCREEN_SHARE = 0.85  # of a larger screen
@@ -306,7 +307,7 @@ class MainWindow(QMainWindow):
                 self.tabs.setCurrentWidget(tab)
                 return tab, None
         try:
-            tab = FileTab.open(path, self.settings, self)
+            tab = opening.open_file_tab(path, self.settings, self)
         except (TFRecordError, OSError, ValueError) as exc:
             return None, str(exc).splitlines()[0] if str(exc) else f"cannot open {path}"
         self._add_tab(tab, path)
@@ -392,23 +393,18 @@ class MainWindow(QMainWindow):
         return self.open_file(demo_path())
 
     def open_dialog(self) -> None:
-        paths, _ = QFileDialog.getOpenFileNames(self, "Open TFRecord Files", self.settings.last_directory(),
-                                                FILE_FILTERS)
+        paths = opening.ask_files(self, self.settings, "Open TFRecord Files")
         if paths:
-            self.settings.set_last_directory(os.path.dirname(paths[0]))
             self.open_files(paths)
 
     def open_folder_dialog(self) -> None:
-        path = QFileDialog.getExistingDirectory(self, "Open Folder as Dataset", self.settings.last_directory())
+        path = opening.ask_folder(self, self.settings)
         if path:
-            self.settings.set_last_directory(path)
             self.open_set([path])
 
     def open_set_dialog(self) -> None:
-        paths, _ = QFileDialog.getOpenFileNames(self, "Open Files as One Dataset", self.settings.last_directory(),
-                                                FILE_FILTERS)
+        paths = opening.ask_files(self, self.settings, "Open Files as One Dataset")
         if paths:
-            self.settings.set_last_directory(os.path.dirname(paths[0]))
             self.open_set(sorted(paths))
 
     def close_tab(self, index: int) -> None:

@@ -4,7 +4,8 @@ The choices made with File > Decode As… and File > Label Map… (see
 :mod:`app.shell.payload_actions`) are remembered per file in
 :class:`~app.models.settings.Settings`; :func:`opening_choice` turns them into
 a :class:`codec.datasets.payload_choice.Choice` through
-:func:`codec.datasets.payload_choice.choose_for`, as the command line decides.
+:func:`codec.datasets.payload_choice.choose_for`, as the command line decides;
+:class:`SettingsChoice` hands it to :func:`codec.sources.open.open_paths`.
 """
 from __future__ import annotations
 
@@ -52,6 +53,19 @@ def opening_choice(path: str, settings: Settings, files: Sequence[str] | None = 
         except CHOICE_ERRORS as exc:
             notes.append(f"{name}: {one_line(exc)}")
     return Choice(files=files), _one_note(notes)
+
+
+class SettingsChoice:
+    """:func:`opening_choice` as the chooser :func:`codec.sources.open.open_paths` asks; :attr:`note` is
+    its one-line note (None when the records decode as chosen before)."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.note: str | None = None
+
+    def __call__(self, name: str, paths: Sequence[str]) -> Choice:
+        choice, self.note = opening_choice(name, self.settings, paths)
+        return choice
 
 
 def _one_note(notes: list[str]) -> str | None:

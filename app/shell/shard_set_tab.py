@@ -22,13 +22,14 @@ from codec.errors import TFRecordError
 from codec.storage.opening import sniff_compression
 from codec.datasets.payload_choice import Choice, apply
 from codec.sources.protocol import RecordSource
-from codec.sources.shard_set import ShardSet, looks_like_shard_set
+from codec.sources.open import open_paths
+from codec.sources.shard_set import ShardSet
 
 from app.models.record_table_model import RecordTableModel
 from app.models.settings import Settings
 from app.models.shard_set_table_model import SHARD_HEADER, ShardSetTableModel
 from app.shell.file_tab import FileTab
-from app.shell.payload_choice import opening_choice
+from app.shell.payload_choice import SettingsChoice, opening_choice
 from app.shell.session import OpenedSource, PassProgress, TabSession
 from app.shell.tab_state import TabState, parse_goto
 from app.views.shards_panel import ShardsPanel
@@ -38,12 +39,6 @@ SHARD_COLUMN_MAX = 320
 SHARD_COLUMN_SHARE = 0.35  # of the table's width at most: names elide at the end, the shard number stays
 TFDS_METADATA = (".json", ".labels.txt")  # a TFDS folder's own files, not shards left out
 READ_ONLY_REASON = "read-only: a dataset of several shards cannot be edited (open one shard on its own to edit it)"
-
-
-def opens_as_set(path: str) -> bool:
-    """A folder, or a glob pattern that is not itself an existing file; a URL's glob, or a prefix
-    or bucket written with a trailing ``/`` (judged by its spelling: no request)."""
-    return looks_like_shard_set([path])
 
 
 def skipped_in_folders(args: Sequence[str], kept: Sequence[str], *, dataset: bool = False) -> list[tuple[str, str]]:
@@ -126,23 +121,16 @@ class ShardSetTab(FileTab):
 
     @classmethod
     def open_set(cls, args: Sequence[str], settings: Settings, parent: QWidget | None = None) -> "ShardSetTab":
-        """Files, a folder or a glob as one set (raises codec.errors.TFRecordError, one line).
+        """Files, a folder or a glob as one set, opened by :func:`codec.sources.open.open_paths` (raises
+        codec.errors.TFRecordError, one line).
 
         Its records decode as chosen for it before, else as the codec finds
         (a TFDS dataset folder: its shards, split by split, per its feature
         spec); :attr:`open_note` says when they cannot decode as before.
         """
-        args = list(args)
-        if len(args) == 1:
-            choice, note = opening_choice(args[0], settings, args)
-            if choice.files != args:  # a dataset folder: its shards, in its splits' order
-                shard_set = ShardSet(choice.files, name=args[0])
-            else:
-                shard_set = ShardSet.from_args(args)
-        else:
-            shard_set = ShardSet.from_args(args)
-            choice, note = opening_choice(shard_set.path, settings, args)
-        return cls._over(shard_set, args, choice, note, settings, parent)
+        chooser = SettingsChoice(settings)
+        opened = open_paths(args, chooser, as_set=True)
+        return cls._over(opened.source, list(args), opened.choice, chooser.note, settings, parent)
 
     @classmethod
     def from_set(cls, shard_set: ShardSet, args: Sequence[str], settings: Settings,

@@ -16,8 +16,8 @@ from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import QTabWidget, QWidget
 
 from codec.errors import TFRecordError
+from codec.sources.open import open_paths
 from codec.sources.tfrecord_file import TFRecordFile
-from codec.storage.remote import RemoteFolderError
 from codec.sources.shard_set import ShardSet
 from codec.storage.url_secrets import redact_text, shown_path
 
@@ -30,17 +30,14 @@ from app.workers.worker import GeneratorWorker, one_line
 
 
 def open_remote_source(urls: Sequence[str], as_set: bool) -> TFRecordFile | ShardSet:
-    """The opened source of ``urls``: one remote file, or a shard set (listed, not indexed yet).
+    """The opened source of ``urls`` (:func:`codec.sources.open.open_paths`): one remote file (a folder
+    named without its trailing slash: its objects as a set), or a shard set (listed, not indexed yet).
+    How its records decode is chosen on the GUI thread, from the settings, when its tab is made.
 
     Raises codec.errors.TFRecordError with one line (FileAccessError,
     NotTFRecordError, UsageError). Blocks on the network: call it on a worker.
     """
-    if as_set:
-        return ShardSet.from_args(list(urls))
-    try:
-        return TFRecordFile(urls[0])
-    except RemoteFolderError:  # a folder named without its trailing slash
-        return ShardSet.from_args([urls[0].rstrip("/") + "/"])
+    return open_paths(urls, as_set=as_set).source
 
 
 class UrlOpening(QObject):

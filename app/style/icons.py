@@ -8,12 +8,10 @@ from PySide6.QtGui import QIcon, QPixmap
 
 from resources import icon_path
 
-NAMES = ("app", "open", "ok", "damaged", "warning", "cancel", "goto", "file", "demo", "verify")
-
 
 @lru_cache(maxsize=None)
 def icon(name: str) -> QIcon:
-    """The icon ``name`` (one of NAMES); an empty icon if its file is missing."""
+    """The icon ``name`` (``resources/icons/NAME.svg``); an empty icon if its file is missing."""
     return QIcon(icon_path(name))
 
 

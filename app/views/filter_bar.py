@@ -4,7 +4,7 @@ The expression language is :mod:`codec.query.filter`'s (see
 docs/filters.md). A malformed expression is shown under the bar with a caret at
 its position and what was expected there; nothing raises. A valid one runs
 over the whole file on a :class:`~app.workers.worker.GeneratorWorker`
-(``codec.query.pool.pooled_filter_iter``: both cores for a big file) with
+(``codec.stats.filter_pool.pooled_filter_iter``: both cores for a big file) with
 progress and Cancel, and the matches go to the
 :class:`~app.models.filtered_table_model.FilteredTableModel` the table and the
 gallery share. While the file is still being indexed (or verified) the run
@@ -23,7 +23,7 @@ from PySide6.QtGui import QFontDatabase, QKeyEvent
 from PySide6.QtWidgets import (QComboBox, QHBoxLayout, QLabel, QProgressBar, QSizePolicy, QToolButton, QVBoxLayout,
                                QWidget)
 
-from codec.query.pool import pooled_filter_iter
+from codec.stats.filter_pool import pooled_filter_iter
 from codec.query.filter import ExprError, FeatureCheck, MissingFeature, compile_filter, format_error
 from codec.index.scan import IndexProgress
 

@@ -171,10 +171,6 @@ class FindingCompare(QWidget):
         """The feature keys whose values differ between the records shown."""
         return set(self._differ)
 
-    def is_waiting(self) -> bool:
-        """Some record's images are still being decoded."""
-        return bool(self._waiting)
-
     def clear(self, text: str = "Select a finding to compare its records.") -> None:
         self._records = []
         self._waiting = set()

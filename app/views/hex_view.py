@@ -110,9 +110,6 @@ class HexView(QWidget):
         """The summary line as plain text."""
         return QTextDocumentFragment.fromHtml(self.summary.text()).toPlainText()
 
-    def clear_highlight(self) -> None:
-        self.model.set_highlight(0, 0)
-
     @staticmethod
     def summary_html(rec: FramedRecord) -> str:
         """The framing: length and length CRC, then the data CRC, each checked; where it is."""

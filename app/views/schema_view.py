@@ -23,8 +23,6 @@ from app.style.palette import MUTED_COLOR
 from app.views.stats_panel import SCOPE_SHOWN, PassBar
 from app.workers.pass_runner import PassRunner, RecomputesWhenShown
 
-PYTHON_TAB, JSON_TAB = 0, 1
-
 
 class CodePage(QWidget):
     """Read-only code with a Copy button above it."""

@@ -43,9 +43,6 @@ class PassRunner(QObject):
     def is_running(self) -> bool:
         return self._worker is not None
 
-    def is_waiting(self) -> bool:
-        return self._queued is not None and self._worker is None
-
     def is_active(self) -> bool:
         return self._worker is not None or self._queued is not None
 

@@ -182,7 +182,7 @@ def _tail(index: RecordIndex, start: int) -> np.ndarray:
 
 
 def labels(statuses: np.ndarray) -> Counter:
-    """Records per status label (ok, data_crc, ...), as :func:`codec.cli.report.status_counts` counts them."""
+    """Records per status label (ok, data_crc, ...), as :func:`codec.ops.verify.status_counts` counts them."""
     counts = np.bincount(statuses, minlength=256)
     out: Counter = Counter()
     for value in np.flatnonzero(counts).tolist():

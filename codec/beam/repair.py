@@ -10,15 +10,15 @@ byte ranges instead: each range task writes its clean records to a hidden part
 file beside the target (``.NAME.part-00003``, through the same OutputFile), and
 this process joins the parts in order into the target (a temporary file renamed,
 or one upload), then removes them. The output is byte for byte the local
-command's, and the driver prints what the local command prints.
+command's, and the command line's driver (:mod:`codec.cli.beam_runs`) prints what
+the local command prints.
 """
 from __future__ import annotations
 
 import os
-import sys
 
 
-__all__ = ["join_parts", "part_name", "remove_parts", "repair_task", "repair_work", "run_repair"]
+__all__ = ["join_parts", "joinable", "part_name", "ranged_report", "remove_parts", "repair_task", "repair_work"]
 
 PIECE = 8 << 20  # bytes copied at a time when parts are joined
 
@@ -54,75 +54,7 @@ def repair_work(task: dict) -> dict:
     return repair_task(task)
 
 
-def run_repair(args) -> int:
-    """The ``repair`` command with ``--runner``/``--out``: the local command's output and exit code."""
-    import dataclasses
-
-    from codec.cli.report import EXIT_OK, EXIT_USAGE, out as _out, task_failed
-    from codec.cli.sources import entries
-    from codec.format.framing import Compression
-    from codec.storage.writer import (check_not_input, make_output_folder, output_is_folder, output_join,
-                          resolve_output_compression, with_compression_suffix)
-    from codec.beam.pipeline import run
-    from codec.beam.ranges import plan_files
-
-    found, single = entries(args)
-    out = args.output
-    if args.out is not None:
-        check_not_input(args.out, [path for path, _ in found], "the report")
-    to_folder = not single or output_is_folder(out)
-    if to_folder:
-        make_output_folder(out)
-    plans = plan_files(found, not args.no_cache, args.runner)
-    tasks, jobs = [], []
-    for (path, info), plan in zip(found, plans):
-        target = output_join(out, os.path.basename(path)) if to_folder else out
-        if to_folder and args.compression is not None:
-            target = with_compression_suffix(target, args.compression)
-        compression, warning = resolve_output_compression(target, args.compression)
-        if warning:
-            sys.stderr.write(f"tfrlens-cli: warning: {warning}\n")
-        task = {"path": path, "info": info, "target": target, "compression": compression.value,
-                "include_damaged": args.include_damaged, "use_cache": not args.no_cache}
-        if plan is not None and compression is Compression.NONE and _joinable(target, path):
-            for k, piece in enumerate(plan.tasks):
-                piece.update(part=part_name(target, k), include_damaged=args.include_damaged)
-            tasks.extend(plan.tasks)
-            jobs.append((task, plan))
-        else:
-            tasks.append(task)
-            jobs.append((task, None))
-    parts = [t["part"] for t in tasks if "part" in t]
-    try:
-        done = iter(run(tasks, repair_work, args.runner, args.beam_option))
-        results = [next(done) if plan is None else _ranged(task, plan, [next(done) for _ in plan.tasks])
-                   for task, plan in jobs]
-    finally:
-        remove_parts(parts)
-    code = EXIT_OK
-    kept = dropped = 0
-    reports = []
-    for (task, _), result in zip(jobs, results):
-        if task_failed(result, single):
-            code = EXIT_USAGE
-            continue
-        report = result["report"]
-        kept += report.kept
-        dropped += len(report.dropped)
-        reports.append(dataclasses.asdict(report))
-        _out(f"{task['path']} -> {task['target']}: {report.summary()}")
-    if not single:
-        _out(f"total: {len(found)} file(s), kept {kept:,}, dropped {dropped:,}")
-    if args.out is not None:
-        import json
-
-        from codec.storage.writer import atomic_write_bytes
-
-        atomic_write_bytes(args.out, "".join(json.dumps(r) + "\n" for r in reports).encode())
-    return code
-
-
-def _joinable(target: str, source: str) -> bool:
+def joinable(target: str, source: str) -> bool:
     """Can parts be joined into ``target``: a regular file or an object, not the source itself (the
     one-file task then says why it refuses, as the local command does)?"""
     from codec.errors import FileAccessError
@@ -135,7 +67,7 @@ def _joinable(target: str, source: str) -> bool:
     return not is_special_output(target)
 
 
-def _ranged(task: dict, plan, results: list[dict]) -> dict:
+def ranged_report(task: dict, plan, results: list[dict]) -> dict:
     """The file's report, its parts (and any gap between ranges, written here) joined into its target;
     a failed range or a missing part leaves the target unwritten (``fatal``, one line)."""
     from codec.errors import TFRecordError

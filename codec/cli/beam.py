@@ -61,10 +61,10 @@ def dispatch(args, command: str, local: Callable) -> int:
         args.task_runner = task_runner(args.runner, args.beam_option)
         return local(args)
     if command == "verify":
-        from codec.beam.verify import run_verify
+        from codec.cli.beam_runs import run_verify
 
         return run_verify(args)
-    from codec.beam.repair import run_repair
+    from codec.cli.beam_runs import run_repair
 
     return run_repair(args)
 

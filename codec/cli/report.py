@@ -1,6 +1,5 @@
-"""What the command line prints of a file's checks (``verify``'s report, problem lines, status
-counts) and its exit codes: shared by the commands and by their Beam runs (``codec.beam``),
-apart from ``cli.py`` so that those do not import the command line itself."""
+"""What the command line prints of a file's checks (``verify``'s report, problem lines) and its
+exit codes: shared by the local commands and their Beam runs (:mod:`codec.cli.beam_runs`)."""
 from __future__ import annotations
 
 import json
@@ -31,26 +30,6 @@ def out(line: str = "") -> None:
     sys.stdout.write(line + "\n")
 
 
-def status_counts(f) -> Counter:
-    """Records per status label (ok, length_crc, ...) of a file or shard set, counted by numpy."""
-    import numpy as np
-
-    from codec.format.framing import RecordStatus
-
-    if hasattr(f, "shards"):
-        indexes = [s.file.index for s in f.shards if s.file is not None and s.error is None]
-    else:
-        indexes = [f.index]
-    counts = np.zeros(256, dtype=np.int64)
-    for index in indexes:
-        for chunk in index.filled_chunks()[1]:
-            counts += np.bincount(chunk, minlength=256)
-    labels: Counter = Counter()
-    for value in np.flatnonzero(counts).tolist():
-        labels[RecordStatus(value).label] += int(counts[value])
-    return labels
-
-
 def kinds_summary(problems) -> str:
     counts = Counter(p.kind.value for p in problems)
     return ", ".join(f"{kind} {n}" for kind, n in counts.most_common())
@@ -62,24 +41,6 @@ def problem_line(p) -> str:
     if p.compressed_offset is not None:
         where += f" (compressed {p.compressed_offset:,})"
     return f"  {where} ({rec}): {p.kind.value}: {p.detail}"
-
-
-def verify_data(f) -> None:
-    """Check every record's data CRC now, whatever the cache says: bit rot and bad copies keep a
-    file's size and mtime, so a cached "verified" says nothing about the bytes as they are today.
-
-    A plain file's cached index still spares it the header walk (its records are then checked
-    in batches); a compressed file is inflated anyway, so it is indexed and checked in one pass.
-    """
-    from codec.index import cache as index_cache
-    from codec.format.framing import Compression
-
-    if f.use_cache and index_cache.has_entry(f.path, f.file_size, f.version, f.compression):
-        if f.compression is Compression.NONE:
-            f.build_index()
-        else:
-            index_cache.invalidate(f.path)
-    f.verify()
 
 
 def verify_report(args, path: str, compression: str, n: int, ok: int, problems: list, single: bool) -> None:

@@ -46,65 +46,34 @@ def choice(args):
 
 
 def open_source(args, verify: bool = False):
-    """A TFRecordFile, or a ShardSet when several files, a folder or a glob are named.
+    """A TFRecordFile, or a ShardSet when several files, a folder or a glob are named
+    (:func:`codec.sources.open.open_paths`), decoding its records as chosen.
 
     A shard set is indexed here (``verify``: with every data CRC checked in the same pass;
     a set indexed without it is not verified by a later ``build_index(verify=True)``).
-    The source decodes its records with the chosen payload.
     """
-    from codec.datasets.payload_choice import apply
-    from codec.sources.tfrecord_file import TFRecordFile
-    from codec.sources.shard_set import looks_like_shard_set
+    from codec.sources.open import open_paths
 
     chosen = choice(args)
-    files = chosen.files
-    options = {"check_crc": not args.no_crc, "use_cache": not args.no_cache}
     named = args.file if isinstance(args.file, list) else [args.file]
-    if chosen.dataset is None and any(is_url(p) for p in files):
-        found, notes = _expanded(files)
-        for note in notes:
-            _warn(note)
-        if len(files) == 1 and len(found) == 1 and found[0][0] == files[0] and not looks_like_shard_set(files):
-            source = TFRecordFile(files[0], info=found[0][1], **options)
-        else:
-            source = _shard_set(found, files, options, verify)
-    elif looks_like_shard_set(files) or chosen.dataset is not None and looks_like_shard_set(named):
-        if chosen.dataset is not None:  # named as the dataset, not by its first split's shards
-            options["name"] = f"{chosen.dataset.folder} ({chosen.dataset.name} {chosen.dataset.version})"
-        source = _shard_set(_expanded(files)[0], files, options, verify)
-    else:
-        source = TFRecordFile(files[0], **options)
-    apply(chosen, source)
-    return source
-
-
-def _expanded(files: Sequence[str]) -> tuple[list, list[str]]:
-    """(path, listing entry) of every file ``files`` name, and notes on what was left out."""
-    from codec.ops.repair import expand_entries
-
-    found, notes = expand_entries(list(files))
-    if not found:
-        raise UsageError("; ".join(notes) or "no TFRecord files to open")
-    return found, notes
-
-
-def _shard_set(found: list, files: Sequence[str], options: dict, verify: bool):
-    """The set of ``found`` (path, listing entry) shards, indexed; unusable shards named on stderr."""
-    from codec.sources.shard_set import ShardSet
-
-    name = options.pop("name", None) or (files[0] if len(files) == 1 else None)
-    shards = ShardSet([path for path, _ in found], name=name,
-                      infos={path: info for path, info in found if info is not None}, **options)
-    shards.build_index(verify=verify)
-    for path, reason in shards.unusable:
-        _warn(f"skipped {path}: {reason}")
-    return shards
+    dataset = chosen.dataset
+    # A TFDS folder's set is named as the dataset, not by its first split's shards.
+    name = None if dataset is None else f"{dataset.folder} ({dataset.name} {dataset.version})"
+    opened = open_paths(named, lambda *_: chosen, name=name, check_crc=not args.no_crc, use_cache=not args.no_cache)
+    for note in opened.notes:
+        _warn(note)
+    if opened.is_set:
+        shards = opened.source
+        shards.build_index(verify=verify)
+        for path, reason in shards.unusable:
+            _warn(f"skipped {path}: {reason}")
+    return opened.source
 
 
 def entries(args) -> tuple[list[tuple[str, dict | None]], bool]:
     """The files to work on with their listing entries (None for a local file), and whether the
     user named exactly one file."""
-    from codec.ops.repair import expand_entries
+    from codec.storage.listing import expand_entries
 
     found, notes = expand_entries(args.file)
     for note in notes:
@@ -134,6 +103,6 @@ def remote_failure(argv: Sequence[str], exc: BaseException) -> str | None:
     module = type(exc).__module__.split(".", 1)[0]
     if module not in _CLIENTS:
         return None
-    from codec.storage.remote import access_error
+    from codec.storage.remote_errors import access_error
 
     return str(access_error(url, exc))

@@ -121,7 +121,7 @@ def prepare(paths: list[str], options: CheckOptions) -> Generator[CheckProgress,
     """Validate the options, find the files and plan the tasks; yields progress, returns the :class:`Plan`
     (``plan = yield from prepare(...)``). Shared by the local run and Beam's (:mod:`codec.beam.check`)."""
     from codec.datasets.payload_choice import choose_for
-    from codec.ops.repair import expand_entries
+    from codec.storage.listing import expand_entries
     from codec.doctor.pool import available_cores
     from codec.doctor.splits import split_of
 

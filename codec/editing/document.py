@@ -68,12 +68,6 @@ class Document:
         self._store = []
         self._set([Piece(False, 0, len(self.source))] if len(self.source) else [])
 
-    def sync_source_length(self) -> None:
-        """Extend the last original piece while the source is still being indexed."""
-        n = len(self.source)
-        if not self.modified:
-            self._set([Piece(False, 0, n)] if n else [])
-
     def _set(self, pieces: list[Piece]) -> None:
         merged: list[Piece] = []
         for p in pieces:

@@ -47,11 +47,6 @@ def _table() -> np.ndarray:
     return _TABLE
 
 
-def masked_crc_rows(rows: np.ndarray) -> np.ndarray:
-    """Masked CRC-32C of each row of a 2-D uint8 array (one header per row)."""
-    return masked_crc_columns([rows[:, col] for col in range(rows.shape[1])])
-
-
 def masked_crc_columns(columns: list[np.ndarray]) -> np.ndarray:
     """Masked CRC-32C of many equal-length byte strings given column by column.
 

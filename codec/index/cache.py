@@ -399,9 +399,6 @@ def invalidate(path: str) -> None:
     _unlink(zran_path(path))
 
 
-INDEX_FORMATS = ("native", "dali")
-
-
 def dali_index_text(tfile) -> tuple[str, int]:
     """The ``offset size`` lines NVIDIA DALI and the ``tfrecord`` package read, and how many
     truncated records were left out (uncompressed files only)."""
@@ -434,11 +431,6 @@ def write_native_index(tfile, out) -> None:
     """Stream the native index to the binary file object ``out`` (no copy of the index is made)."""
     for part in _native_parts(tfile):
         out.write(part)
-
-
-def native_index_blob(tfile) -> bytes:
-    """The index in the cache's own binary format (what ``--format native`` writes), as one bytes."""
-    return b"".join(bytes(part) for part in _native_parts(tfile))
 
 
 def write_index(tfile, output: str, fmt: str = "native") -> int:

@@ -1,1 +1,2 @@
-"""Whole-file operations that write outputs: export, repair, and the JSON reports of the passes."""
+"""Operations over a source: export, repair, verify's counts, the records a followed file appends,
+and the JSON reports of the passes."""

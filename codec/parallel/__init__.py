@@ -1,1 +1,1 @@
-"""Passes on more than one core: the process pool, and a plain file walked in two halves (a forked child)."""
+"""Process primitives, standard library only: the spawn process pool and a forked child's call."""

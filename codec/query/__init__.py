@@ -1,1 +1,1 @@
-"""The filter language: lexer, parser, compiler, RE2 regexes, batches of columns and the process-pool pass."""
+"""The filter language: lexer, parser, compiler, RE2 regexes and batches of columns."""

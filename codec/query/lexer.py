@@ -14,7 +14,6 @@ from typing import Any, NamedTuple
 from codec.errors import UsageError
 
 KEYWORDS = ("and", "or", "not", "in")
-COMPARISONS = ("==", "!=", "<", "<=", ">", ">=")
 MAX_CONDITIONS = 500_000  # some 600 MB while compiling; the time is linear in the length
 
 

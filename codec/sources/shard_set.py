@@ -32,7 +32,7 @@ from codec.format.framing import Compression, Problem, RecordInfo, RecordStatus
 from codec.sources.pinned import PinnedRecord
 from codec.sources.tfrecord_file import TFRecordFile, walked_file
 from codec.sources.protocol import RecordData
-from codec.ops.repair import expand_entries
+from codec.storage.listing import expand_entries
 from codec.index.scan import IndexProgress
 from codec.index.small_files import SMALL_BYTES
 
@@ -185,7 +185,7 @@ class ShardSet:
 
     @classmethod
     def from_args(cls, args: Sequence[str], **kwargs) -> "ShardSet":
-        """Files, folders, globs and URLs of them (see :func:`codec.ops.repair.expand_entries`) as one set."""
+        """Files, folders, globs and URLs of them (see :func:`codec.storage.listing.expand_entries`) as one set."""
         entries, notes = expand_entries(list(args))
         if not entries:
             raise UsageError("; ".join(notes) or "no TFRecord files to open")

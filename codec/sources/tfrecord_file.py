@@ -21,7 +21,7 @@ from codec.errors import (CorruptRecordError, FileAccessError, FileChangedError,
                      TruncatedRecordError)
 from codec.sources.following import Following
 from codec.format.framing import CRC, HEADER_SIZE, LENGTH, OVERHEAD, Compression, Problem, ProblemKind, RecordInfo, RecordStatus
-from codec.parallel.halves import scan_halves
+from codec.index.halves import scan_halves
 from codec.storage.inflate import InflateReader, InflateScanner, prefetch
 from codec.storage.opening import (SNIFF_WINDOW, Handle, Pin, describe_os_error, io_errors, open_fd, plain_records, pread,
                       read_upto, sniff)
@@ -51,7 +51,7 @@ class TFRecordFile(Verification, RemoteReading, Following):
     :class:`CorruptRecordError` for a damaged record, as TensorFlow would;
     :meth:`read` never raises for damage and says what it found instead.
     With ``fork_halves`` a pass over a plain file of 32 MB or more runs in two
-    halves, the second in a forked child (:mod:`codec.parallel.halves`): for the
+    halves, the second in a forked child (:mod:`codec.index.halves`): for the
     command line, never in a process with threads. :meth:`start_follow` and
     :meth:`grow_iter` follow a file still being written (:mod:`codec.sources.following`).
     """
@@ -653,10 +653,6 @@ def indexed_file(path: str, *, check_crc: bool = True, use_cache: bool = True, i
     except BaseException:
         f.close()
         raise
-
-
-def parse_compression(name: str | None) -> Compression:
-    return Compression.parse(name)
 
 
 __all__ = ["TFRecordFile", "indexed_file", "open_tfrecord", "walked_file"]

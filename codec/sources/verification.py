@@ -17,7 +17,7 @@ from codec.format.crc import mask, masked_crc
 from codec.errors import FileChangedError
 from codec.parallel.forked import beside
 from codec.format.framing import CRC, HEADER, HEADER_SIZE, LENGTH, OVERHEAD, Compression, Problem, ProblemKind, RecordStatus
-from codec.parallel.halves import SPLIT_BYTES
+from codec.index.halves import SPLIT_BYTES
 from codec.index.record_index import RecordIndex
 from codec.format.header_search import verify_spans
 from codec.index.scan import IndexProgress, Scanner, data_crc_problem

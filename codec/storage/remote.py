@@ -1,6 +1,7 @@
-"""Remote files through fsspec (s3://, gs://, https://, ...): ranged reads, a prefetching
-sequential reader, and one-line errors. fsspec and its protocol packages are optional
-extras, imported only when a URL is opened, so importing this module stays cheap."""
+"""Remote files through fsspec (s3://, gs://, https://, ...): filesystems, metadata and ranged
+reads with retries (errors and timeouts: :mod:`codec.storage.remote_errors`). fsspec and its
+protocol packages are optional extras, imported only when a URL is opened, so importing this
+module stays cheap."""
 from __future__ import annotations
 
 import os
@@ -12,78 +13,24 @@ from codec.storage import http_direct
 from codec.errors import FileAccessError, FileChangedError, UsageError
 from codec.storage.http_direct import BadAnswer as _BadAnswer, Changed as _Changed, DeadlinePassed as _DeadlinePassed, \
     RangeIgnored as _RangeIgnored
+from codec.storage.remote_errors import (SCHEME, TIMEOUT_NAMES, BadAnswerError, RangeNotSupportedError, RemoteFolderError,
+                                         RemoteTimeoutError, access_error, class_names, deadline_for, http_status,
+                                         is_transient, one_line, real_cause, timeouts)
 from codec.storage.url_secrets import redact, redact_text
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
-    from typing import Any, Iterator
+    from typing import Any
 
 CLOUD_EXTRA = "pip install 'tfrecord-lens[cloud]'"
 CHUNK = 8 * 1024 * 1024
 RETRIES = 3
 BACKOFF = 0.5
-IDLE_TIMEOUT = 30.0  # seconds without a byte before a read is given up (TFRLENS_REMOTE_TIMEOUT)
-MIN_RATE = 64 << 10  # bytes per second a read may not fall below, on average (TFRLENS_REMOTE_MIN_RATE)
-
-_SCHEME = re.compile(r"^(?:[A-Za-z][A-Za-z0-9+.\-]*::)*([A-Za-z][A-Za-z0-9+.\-]+)://")
-
-_TRANSIENT = frozenset({
-    "TimeoutError", "ConnectionError", "FSTimeoutError", "ClientConnectionError", "ClientOSError",
-    "ServerDisconnectedError", "ClientPayloadError", "ServerTimeoutError", "EndpointConnectionError",
-    "ConnectTimeoutError", "ReadTimeoutError", "ConnectionClosedError", "IncompleteReadError",
-})
-_TIMEOUTS = frozenset({"TimeoutError", "FSTimeoutError", "ServerTimeoutError", "ConnectTimeoutError",
-                       "ReadTimeoutError"})
-
-
-class RangeNotSupportedError(FileAccessError):
-    """The server answered a ranged read with the whole object (or a wrong length)."""
-
-
-class RemoteFolderError(FileAccessError):
-    """A URL names a folder or prefix, not one object (open it as a shard set)."""
-
-
-class RemoteTimeoutError(FileAccessError):
-    """A read saw no byte for the idle timeout, or did not finish by its deadline."""
-
-
-class BadAnswerError(FileAccessError):
-    """The answer to a ranged read is not the bytes asked: its Content-Range names other bytes or
-    none, its Content-Length another size, or its body is longer or shorter than asked."""
-
-
-
-
-def _env_number(name: str, default: float) -> float:
-    text = os.environ.get(name, "").strip()
-    if not text:
-        return default
-    try:
-        value = float(text)
-    except ValueError:
-        value = -1.0
-    if not value > 0 or value == float("inf"):
-        raise UsageError(f"{name}={text!r}: expected a positive number")
-    return value
-
-
-def timeouts() -> tuple[float, float]:
-    """(idle timeout in seconds, minimum rate in bytes per second), from the environment
-    (TFRLENS_REMOTE_TIMEOUT, TFRLENS_REMOTE_MIN_RATE) or the defaults."""
-    return _env_number("TFRLENS_REMOTE_TIMEOUT", IDLE_TIMEOUT), _env_number("TFRLENS_REMOTE_MIN_RATE", MIN_RATE)
-
-
-def deadline_for(size: int) -> float:
-    """Seconds one request for ``size`` bytes may take in all: the idle timeout, plus the time
-    the bytes take at the minimum rate."""
-    idle, rate = timeouts()
-    return idle + size / rate
 
 
 def is_url(path: str) -> bool:
     """True for ``scheme://...`` (and fsspec chains ``a::b://``); False for plain and Windows paths."""
-    return isinstance(path, str) and _SCHEME.match(path) is not None
+    return isinstance(path, str) and SCHEME.match(path) is not None
 
 
 def _default_options(protocol: str) -> dict:
@@ -125,7 +72,7 @@ def remote_filesystem(url: str, **storage_options: Any) -> tuple[Any, str]:
     connection pools are shared by every file of a shard set); a changed environment
     (another endpoint, other keys) gets a new one instead of fsspec's cached instance.
     """
-    m = _SCHEME.match(url)
+    m = SCHEME.match(url)
     protocol = m.group(1).lower() if m else ""
     if protocol in ("gs", "gcs"):
         if os.environ.get("STORAGE_EMULATOR_HOST"):  # gcsfs's gRPC path would hang on an emulator
@@ -152,14 +99,14 @@ def _new_filesystem(url: str, protocol: str, storage_options: dict) -> tuple[Any
         defaults = {} if "::" in url else _default_options(protocol)
         options = {"skip_instance_cache": True, **defaults, **storage_options}
     except ImportError as exc:
-        raise UsageError(f"{redact(url)}: {_one_line(exc)}; {_how_to_install(exc)}") from None
+        raise UsageError(f"{redact(url)}: {one_line(exc)}; {_how_to_install(exc)}") from None
     try:
         return fsspec.core.url_to_fs(url, **options)
     except ImportError as exc:
-        raise UsageError(f"{redact(url)}: {_one_line(exc)}; {_how_to_install(exc)}") from None
+        raise UsageError(f"{redact(url)}: {one_line(exc)}; {_how_to_install(exc)}") from None
     except ValueError as exc:
         if "Protocol not known" in str(exc):
-            detail = redact_text(_one_line(exc), [url])
+            detail = redact_text(one_line(exc), [url])
             raise UsageError(f"{redact(url)}: unknown protocol {protocol!r} ({detail})") from None
         raise
 
@@ -176,115 +123,6 @@ def _how_to_install(exc: ImportError) -> str:
     return f"pip install {package}"
 
 
-def _one_line(exc: BaseException) -> str:
-    text = " ".join(str(exc).split())
-    return text if len(text) <= 200 else text[:197] + "..."
-
-
-def _names(exc: BaseException) -> set[str]:
-    return {c.__name__ for c in type(exc).__mro__}
-
-
-def _status(exc: BaseException) -> int | None:
-    status = getattr(exc, "status", None)
-    if isinstance(status, int):
-        return status
-    response = getattr(exc, "response", None)
-    if isinstance(response, dict):
-        code = response.get("ResponseMetadata", {}).get("HTTPStatusCode")
-        return code if isinstance(code, int) else None
-    return None
-
-
-def _cause(exc: BaseException) -> BaseException:
-    """fsspec's HTTP info turns every failure (refused connection included) into a
-    FileNotFoundError raised from the real one: look at that instead."""
-    while isinstance(exc, FileNotFoundError) and isinstance(exc.__cause__, Exception):
-        exc = exc.__cause__
-    return exc
-
-
-def is_transient(exc: BaseException) -> bool:
-    """Worth a retry: timeouts, dropped or refused connections, 5xx. Never 404/403."""
-    exc = _cause(exc)
-    if isinstance(exc, (FileNotFoundError, PermissionError, FileAccessError)):
-        return False
-    status = _status(exc)
-    if status is not None:
-        return status >= 500 or status == 429
-    return bool(_names(exc) & _TRANSIENT)
-
-
-def access_error(url: str, exc: BaseException, span: tuple[int, int] | None = None,
-                 seconds: float = 0.0) -> FileAccessError:
-    """A one-line FileAccessError naming ``url`` (redacted) and what to check; ``span``: the
-    bytes a read that timed out asked for, and ``seconds`` it tried for."""
-    if isinstance(exc, FileAccessError):
-        return exc
-    exc = _cause(exc)
-    names, status = _names(exc), _status(exc)
-    shown = redact(url)
-    detail = redact_text(_one_line(exc), [url])
-    if isinstance(exc, FileNotFoundError) or status == 404:
-        said = detail and "url=" not in detail and shown not in detail and "://" not in detail
-        why = f"not found ({detail}): check the bucket, the path and the spelling" if said \
-            else "not found: check the bucket, the path and the spelling"
-    elif isinstance(exc, PermissionError) or status in (401, 403):
-        why = "access denied: check the credentials (environment, AWS/gcloud config) and the object's permissions"
-    elif status is not None and (status >= 500 or status == 429):
-        reason = getattr(exc, "message", "") or ""
-        why = f"the server answered {status}{' ' + reason if isinstance(reason, str) and reason else ''}" \
-              ": try again later"
-    elif names & _TIMEOUTS:
-        idle = timeouts()[0]
-        if span is not None:
-            return RemoteTimeoutError(f"timed out reading {shown} bytes {span[0]}-{span[1] - 1} after "
-                                      f"{seconds:.0f} s: no data for {idle:g} s (TFRLENS_REMOTE_TIMEOUT); "
-                                      "check the network and that the server is up")
-        why = f"timed out (no answer for {idle:g} s, TFRLENS_REMOTE_TIMEOUT): check the network and that the " \
-              "server is up"
-    elif names & _TRANSIENT:
-        return FileAccessError(_cannot_connect(url, exc, detail))
-    else:
-        why = f"{type(exc).__name__}: {detail}"
-    where = shown if span is None else f"{shown} bytes {span[0]}-{span[1] - 1}"
-    return FileAccessError(f"cannot read {where}: {why}")
-
-
-def _cannot_connect(url: str, exc: BaseException, detail: str) -> str:
-    """What a connection failure says for the URL's protocol: the host and why for HTTP, the
-    endpoint variable to check for S3."""
-    inner = url.split("::")[-1]  # a chain connects to its last URL's host
-    m = _SCHEME.match(inner)
-    protocol = m.group(1).lower() if m else ""
-    if protocol in ("http", "https"):
-        connecting = bool(_names(exc) & {"ClientConnectorError", "ConnectionRefusedError", "gaierror"})
-        verb = "cannot connect to" if connecting else "lost the connection to"
-        return f"{verb} {redact(url)} ({_why_not_connected(exc, detail)}): " \
-               "check the URL, the network, that the server is up and any proxy"
-    hint = "the endpoint (AWS_ENDPOINT_URL), " if protocol in ("s3", "s3a") else ""
-    return f"cannot read {redact(url)}: cannot connect ({detail}): check the network, {hint}any proxy"
-
-
-def _why_not_connected(exc: BaseException, detail: str) -> str:
-    """"connection refused", "connection reset", ... from the OS error under a client's error."""
-    import errno
-
-    seen: BaseException | None = exc
-    for _ in range(6):
-        if seen is None:
-            break
-        code = getattr(seen, "errno", None) or getattr(getattr(seen, "os_error", None), "errno", None)
-        if code:
-            return {errno.ECONNREFUSED: "connection refused", errno.ECONNRESET: "connection reset",
-                    errno.EHOSTUNREACH: "host unreachable", errno.ENETUNREACH: "network unreachable",
-                    errno.ETIMEDOUT: "timed out"}.get(code, os.strerror(code).lower())
-        seen = seen.__cause__ or seen.__context__
-    if "ServerDisconnectedError" in _names(exc):
-        return "the server closed the connection"
-    return detail or type(exc).__name__
-
-
 def _retrying(url: str, call, retries: int, backoff: float, span: tuple[int, int] | None = None):
     """Run ``call`` with a few retries and exponential backoff for transient errors only; a
     timeout is tried once more (each costs the idle timeout), and a read's deadline not again."""
@@ -295,7 +133,7 @@ def _retrying(url: str, call, retries: int, backoff: float, span: tuple[int, int
         except (RangeNotSupportedError, RemoteTimeoutError, BadAnswerError, http_direct.Unsuitable):
             raise
         except Exception as exc:
-            limit = min(retries, 1) if _names(_cause(exc)) & _TIMEOUTS else retries
+            limit = min(retries, 1) if class_names(real_cause(exc)) & TIMEOUT_NAMES else retries
             if attempt < limit and is_transient(exc):
                 time.sleep(backoff * (2 ** attempt))
                 continue
@@ -366,7 +204,7 @@ async def _s3_range(fs, path: str, start: int, end: int, etag: str | None, versi
     try:
         said = resp.get("ContentRange")
         if said is not None and said.partition("/")[0].strip() != f"bytes {start}-{end - 1}":
-            raise _BadAnswer(f"with other bytes (Content-Range: {_one_line(said)[:60]})")
+            raise _BadAnswer(f"with other bytes (Content-Range: {one_line(said)[:60]})")
         if resp.get("ContentLength") not in (None, end - start):
             raise _BadAnswer(f"with Content-Length {resp.get('ContentLength')}")
         return await _capped(resp["Body"].read, end - start)
@@ -426,7 +264,7 @@ def stop_requests(wait: float = 1.0) -> None:
 
 def _precondition_failed(exc: BaseException) -> bool:
     text = str(exc)
-    return _status(exc) == 412 or "PreconditionFailed" in text or "At least one of the pre-conditions" in text
+    return http_status(exc) == 412 or "PreconditionFailed" in text or "At least one of the pre-conditions" in text
 
 
 def _metadata(url: str, fs, path: str) -> dict:

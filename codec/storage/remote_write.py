@@ -13,7 +13,8 @@ from __future__ import annotations
 from typing import Any
 
 from codec.errors import FileAccessError, TFRecordError
-from codec.storage.remote import _SCHEME, access_error, is_transient, remote_filesystem
+from codec.storage.remote import remote_filesystem
+from codec.storage.remote_errors import SCHEME, access_error, is_transient
 from codec.storage.url_secrets import redact
 
 READ_ONLY_PROTOCOLS = frozenset({"http", "https"})
@@ -24,7 +25,7 @@ MULTIPART_CHUNK = 50 * 1024 * 1024
 
 def url_protocol(url: str) -> str:
     """``s3`` for ``s3://bkt/key`` (the last protocol of an fsspec chain); "" for a plain path."""
-    m = _SCHEME.match(url)
+    m = SCHEME.match(url)
     return m.group(1).lower() if m else ""
 
 

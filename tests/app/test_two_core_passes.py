@@ -8,7 +8,7 @@ import pytest
 
 pytest.importorskip("PySide6.QtWidgets")
 
-import codec.query.pool  # noqa: E402
+import codec.stats.filter_pool  # noqa: E402
 import codec.parallel.pool  # noqa: E402
 import codec.stats.pool  # noqa: E402
 from codec import TFRecordFile  # noqa: E402

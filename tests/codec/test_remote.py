@@ -17,8 +17,8 @@ pytest.importorskip("fsspec")
 pytest.importorskip("aiohttp")
 
 from codec.errors import FileAccessError, UsageError  # noqa: E402
-from codec.storage.remote import (CLOUD_EXTRA, RangeNotSupportedError, RemoteFile, access_error,  # noqa: E402
-                          is_transient, is_url, remote_filesystem)
+from codec.storage.remote import CLOUD_EXTRA, RemoteFile, is_url, remote_filesystem  # noqa: E402
+from codec.storage.remote_errors import RangeNotSupportedError, access_error, is_transient  # noqa: E402
 from codec.storage.writer import write_records  # noqa: E402
 from tests.remote_servers import copy_into, make_bucket, range_server, use_s3_env  # noqa: E402
 

@@ -18,7 +18,7 @@ pytest.importorskip("flask")
 
 from codec.errors import FileAccessError  # noqa: E402
 from codec.storage.remote_list import expand_remote, is_remote_glob  # noqa: E402
-from codec.ops.repair import expand_entries, expand_inputs  # noqa: E402
+from codec.storage.listing import expand_entries, expand_inputs  # noqa: E402
 from codec.sources.shard_set import ShardSet, looks_like_shard_set  # noqa: E402
 from tests.remote_servers import S3_UNSET, s3_env  # noqa: E402
 
@@ -261,7 +261,7 @@ def test_local_paths_import_nothing_remote(tmp_path):
     import sys
 
     code = ("import contextlib, io, sys\n"
-            "from codec.ops.repair import expand_inputs; from codec.sources.shard_set import looks_like_shard_set\n"
+            "from codec.storage.listing import expand_inputs; from codec.sources.shard_set import looks_like_shard_set\n"
             "from codec.cli.main import main\n"
             f"expand_inputs([{str(FIXTURES / 'shards')!r}]); looks_like_shard_set(['x/*'])\n"
             "with contextlib.redirect_stdout(io.StringIO()):\n"

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from codec.parallel import forked
-from codec.parallel import halves
+from codec.index import halves
 from codec.index import quick_verify
 from codec.sources import verification
 from codec.cli.main import main

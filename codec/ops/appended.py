@@ -1,7 +1,7 @@
 """The records of a followed file as they are completed: what ``cat --follow`` prints.
 
-Apart from :mod:`codec.sources.following` (which the reader imports) because it filters with
-:mod:`codec.query.filter`, which reads through the reader.
+Here, not beside :mod:`codec.sources.following`, because it filters with :mod:`codec.query.filter`,
+a layer above the record sources.
 """
 from __future__ import annotations
 
