@@ -46,8 +46,8 @@ class Parts:
             with qtbot.waitSignal(self.session.idle, timeout=TIMEOUT):
                 self.session.start()
             self.session.start_editing()
-        self.model = RecordTableModel(self.session.records, self.host)
-        self.session.source_changed.connect(lambda: self.model.set_file(self.session.records))
+        self.model = RecordTableModel(self.session, self.host)
+        self.session.source_changed.connect(self.model.records_replaced)
         self.session.records_changed.connect(lambda change: self.model.records_changed(change.rows))
         self.model.sync()
         self.table = QTableView(self.host)
