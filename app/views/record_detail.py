@@ -27,7 +27,8 @@ from codec.sources.protocol import RecordReader
 
 from app.models.hex_model import FramedRecord, framed_record
 from app.models.labels import STATUS_TEXT, kind_text
-from app.models.record_tree_model import RecordTreeModel, summarize
+from app.models.record_tree_model import RecordTreeModel
+from app.models.value_text import summarize
 from app.style.palette import BAD_COLOR, MUTED_COLOR, OK_COLOR, RECOVERED_COLOR
 from app.views.hex_view import HexView
 from app.views.image_preview import ImagePreview
