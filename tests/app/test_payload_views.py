@@ -29,10 +29,11 @@ from app.models.record_table_model import Column, RecordTableModel  # noqa: E402
 from app.models.record_tree_model import FIRST_CHUNK, RecordTreeModel  # noqa: E402
 from app.models.records_owner import HeldRecords  # noqa: E402
 from app.models.tensor_table_model import MAX_CELLS  # noqa: E402
+from app.models.tiles import ThumbRequest  # noqa: E402
 from app.models.value_text import summarize  # noqa: E402
 from app.views.record_detail import IMAGES_TAB, TREE_TAB, RecordDetail  # noqa: E402
 from app.views.tree_edit_requests import ReadOnly  # noqa: E402
-from app.workers.thumbnail_loader import ThumbRequest, make_thumbnail  # noqa: E402
+from app.workers.thumbnail_loader import make_thumbnail  # noqa: E402
 from tests.gui_helpers import FIXTURES, open_done  # noqa: E402
 
 TIMEOUT = 20000

@@ -21,10 +21,11 @@ from app.models.filtered_table_model import FilteredTableModel  # noqa: E402
 from app.models.gallery_model import TILE_ROLE  # noqa: E402
 from app.models.record_table_model import RECORD_ROLE, RecordTableModel  # noqa: E402
 from app.models.records_owner import HeldRecords  # noqa: E402
+from app.models.tiles import ThumbRequest  # noqa: E402
 from app.shell.file_tab import FileTab  # noqa: E402
 from app.shell.qa_views import GALLERY_VIEW, TABLE_VIEW  # noqa: E402
 from app.views.stats_panel import CHART, PRESENT, TOP_ROLE, TYPE  # noqa: E402
-from app.workers.thumbnail_loader import ThumbRequest, caption_for, make_thumbnail  # noqa: E402
+from app.workers.thumbnail_loader import caption_for, make_thumbnail  # noqa: E402
 from tests.gui_helpers import open_done  # noqa: E402
 from resources import demo_path  # noqa: E402
 
