@@ -51,12 +51,12 @@ class Tile:
 class GalleryModel(QAbstractListModel):
     """Items = rows of ``rows``; thumbnails, captions and record statuses by role.
 
-    ``tile_ready(record)`` when a record's thumbnail arrives; ``idle()`` when
+    ``tile_ready(record)`` when a record's thumbnail arrives; ``finished()`` when
     no thumbnail is being made.
     """
 
     tile_ready = Signal(int)
-    idle = Signal()
+    finished = Signal()
     aspect_changed = Signal(float)
 
     def __init__(self, rows: FilteredTableModel, loader: TileLoading, parent=None, *,
@@ -84,7 +84,7 @@ class GalleryModel(QAbstractListModel):
         self.loader = loader  # makes the tiles (app.workers.thumbnail_loader.ThumbnailLoader); closed with the model
         loader.setParent(self)
         self.loader.ready.connect(self._ready)
-        self.loader.idle.connect(self.idle)
+        self.loader.finished.connect(self.finished)
         # The view knows ``_count`` rows. A hidden gallery follows nothing (it catches up when shown), and
         # rows appended while indexing arrive in batches: each insert makes QListView lay out every tile again.
         self._count = 0

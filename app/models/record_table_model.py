@@ -87,14 +87,14 @@ _LEFT = Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter
 class RecordTableModel(QAbstractTableModel):
     """Rows = records indexed so far; columns = #, offset, size, kind, status, features.
 
-    ``error(str)`` reports a record that could not be read (one line), and
+    ``failed(str)`` reports a record that could not be read (one line), and
     ``file_changed(str)`` a read that found the file changed on disk; the
     widget showing the model decides how to tell the user. A remote source's
     ``samples_ready()``: its first rows came from the background, so the
     sample_* answers are complete now (feature columns can be chosen).
     """
 
-    error = Signal(str)
+    failed = Signal(str)
     file_changed = Signal(str)  # a read found the file changed on disk (codec.errors.FileChangedError)
     samples_ready = Signal()
 
@@ -451,7 +451,7 @@ class RecordTableModel(QAbstractTableModel):
     def _cannot_read(self, i: int, exc: Exception) -> None:
         if isinstance(exc, FileChangedError):
             self.file_changed.emit(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
-        self.error.emit(f"cannot read record {i:,}: {exc}")
+        self.failed.emit(f"cannot read record {i:,}: {exc}")
 
     def _read(self, i: int):
         try:

@@ -81,11 +81,11 @@ class RecordTreeModel(QAbstractItemModel):
     SequenceExample or raw, a row showing one value is editable in the Value
     column: ``setData`` checks the text against the value's type and
     emits ``value_edited(path, value_index, value)`` (the owner turns it into
-    an undo command and shows the record again) or ``error(message)``.
+    an undo command and shows the record again) or ``failed(message)``.
     """
 
     value_edited = Signal(object, int, object)
-    error = Signal(str)
+    failed = Signal(str)
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -256,7 +256,7 @@ class RecordTreeModel(QAbstractItemModel):
         try:
             parsed = parse_value(str(value), dtype)
         except UsageError as exc:
-            self.error.emit(str(exc))
+            self.failed.emit(str(exc))
             return False
         old = self.target_value(index)
         same = parsed == old if dtype != "float" else edit_text(parsed, dtype) == edit_text(old, dtype)

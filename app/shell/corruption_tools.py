@@ -104,7 +104,7 @@ class CorruptionTools(QObject):
         self._stream_file: object | None = None  # the file _stream_end belongs to
         self._showing_span = False  # the hex view holds skipped bytes, not the current record's
         self._jobs = PoolJobs(self, max_threads=1)
-        self._jobs.done.connect(self._job_done)
+        self._jobs.finished.connect(self._job_done)
 
         self.panel.problem_activated.connect(self.show_problem)
         self.panel.salvage_requested.connect(self.salvage_requested)

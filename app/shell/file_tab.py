@@ -65,7 +65,7 @@ class FileTab(QWidget):
     the file changed on disk while it was read (any thread may emit it),
     ``disk_changed(str)`` the tab's bar shows that its file changed on disk (a
     :class:`codec.storage.file_identity.Change` value; see :class:`DiskChanges`),
-    ``sig_follow_requested()`` Follow was pressed on the bar of a grown file.
+    ``follow_requested()`` Follow was pressed on the bar of a grown file.
     """
 
     state_changed = Signal()
@@ -74,7 +74,7 @@ class FileTab(QWidget):
     reopened = Signal()
     file_changed = Signal(str)
     disk_changed = Signal(str)
-    sig_follow_requested = Signal()
+    follow_requested = Signal()
 
     def __init__(self, source: OpenedSource, settings: Settings, parent: QWidget | None = None,
                  *, auto_verify_bytes: int = AUTO_VERIFY_BYTES) -> None:
@@ -92,7 +92,7 @@ class FileTab(QWidget):
         self.model = self._make_model(session)
         if is_remote_source(source):  # its rows are read in the background, never while painting
             self.model.fetch_with(RowFetcher(self.model.row_job, self.model, capacity=REMOTE_CACHE_ROWS))
-        self.model.error.connect(self.message)
+        self.model.failed.connect(self.message)
         self.model.samples_ready.connect(self._samples_ready)  # a URL's first rows came from the background
         self.change_bar = MessageBar(self, action="Reload")
         self.change_bar.action_button.setToolTip("Open the file again as it is on disk now (unsaved edits are lost)")
@@ -114,7 +114,7 @@ class FileTab(QWidget):
         header = self.table.horizontalHeader()
         header.setSelectionModel(QItemSelectionModel(self.proxy, header))
         self.table.copied.connect(self.message)
-        self.table.note.connect(self.message)
+        self.table.message.connect(self.message)
         self.table.position_requested.connect(self.select_position)
         self.page_bar = PageBar(self.proxy, self)
         self.page_bar.step_requested.connect(self.step_page)
@@ -147,11 +147,11 @@ class FileTab(QWidget):
         # the file changing on disk: the bar over the tab (the window's DiskWatch asks it to check)
         self.disk = DiskChanges(session, self.change_bar, lambda: self.editing.busy, self)
         self.disk.reload_requested.connect(self.reload)
-        self.disk.follow_requested.connect(self.sig_follow_requested)
+        self.disk.follow_requested.connect(self.follow_requested)
         self.disk.follow_requested.connect(self.start_follow)  # the bar's Follow is View > Follow
         self.disk.changed.connect(self.disk_changed)
         session.state_changed.connect(self.state_changed)
-        session.idle.connect(self.indexing_finished)
+        session.finished.connect(self.indexing_finished)
         session.reopened.connect(self.reopened)
 
         self.splitter = QSplitter(Qt.Orientation.Horizontal, self)
@@ -244,7 +244,7 @@ class FileTab(QWidget):
             fraction=session.fraction,
             running=session.is_running(),
             verified=source.verified,
-            error=session.error,
+            error=session.failure,
             decoded_as=getattr(source.payload, "name", None),
             fetched=session.fetched,
             rate=session.fetch_rate(),
@@ -304,7 +304,7 @@ class FileTab(QWidget):
         self.model.refresh_status()
         if session.phase == "failed":
             self._resolve_pending(final=True)
-            self.message.emit(f"{self.title}: {session.error}")
+            self.message.emit(f"{self.title}: {session.failure}")
             return
         self._widen_for_damage()
         session.start_editing()  # editing starts once the whole file is indexed

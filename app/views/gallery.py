@@ -303,7 +303,7 @@ class Gallery(QWidget):
         self.view.verticalScrollBar().actionTriggered.connect(self._user_scrolled)  # the user's own scrolling wins
         self.view.doubleClicked.connect(lambda index: self.open_requested.emit(self.model.record_at(index.row())))
         self._sampler = PoolJobs(self, max_threads=1)
-        self._sampler.done.connect(self._sampled_keys)
+        self._sampler.finished.connect(self._sampled_keys)
 
         self.image_combo = QComboBox(self)
         self.image_combo.setToolTip("Which image feature to show (Auto: image/encoded, else the first image; "

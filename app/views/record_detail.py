@@ -119,7 +119,7 @@ class RecordDetail(QWidget):
         self._loading_timer.setInterval(LOADING_DELAY_MS)
         self._loading_timer.timeout.connect(self._show_loading)
         self._jobs = PoolJobs(self, max_threads=1)
-        self._jobs.done.connect(self._load_done)
+        self._jobs.finished.connect(self._load_done)
         self._jobs.failed.connect(self._load_failed)
 
         self.header = QLabel(self)

@@ -226,13 +226,13 @@ class _Drain(QRunnable):
 
 
 class ThumbnailLoader(QObject):
-    """Makes tiles on a private thread pool; ``ready(ThumbResult)``, and ``idle()`` when all are done.
+    """Makes tiles on a private thread pool; ``ready(ThumbResult)``, and ``finished()`` when all are done.
 
     ``source`` returns the record source as it is now (its ``payload`` and ``labels``), read per tile.
     """
 
     ready = Signal(object)
-    idle = Signal()
+    finished = Signal()
 
     def __init__(self, read: Callable[[int], RecordData], threads: int | None = None,
                  parent: QObject | None = None, *, source: Callable[[], Any] | None = None) -> None:
@@ -285,7 +285,7 @@ class ThumbnailLoader(QObject):
                 self._in_flight.add(request)
                 now_idle = False
         if now_idle:
-            self._emit(self.idle)
+            self._emit(self.finished)
         return request
 
     def _finished(self, request: ThumbRequest, result: ThumbResult) -> None:

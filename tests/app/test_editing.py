@@ -223,7 +223,7 @@ def test_values_are_type_checked_and_errors_change_nothing(window, qtbot, copy):
     doc = tab.editing.document
     for key, text in [("int_col", "abc"), ("int_col", "9223372036854775808"), ("int_col", "1.5"),
                       ("float_col", "1e40"), ("float_col", "x"), ("byte_col", "hex:zz"), ("byte_col", "base64:@@")]:
-        with qtbot.waitSignal(model.error, timeout=1000) as blocker:
+        with qtbot.waitSignal(model.failed, timeout=1000) as blocker:
             assert not model.setData(tree_index(tab, key, column=2), text)
         assert "\n" not in blocker.args[0]
         assert blocker.args[0] in window.message_bar.text()

@@ -239,7 +239,7 @@ def test_only_rows_asked_for_are_decoded_and_the_cache_is_bounded(qapp, tmp_path
 def test_model_never_shows_dialogs_it_reports_unreadable_rows(open_model, qtbot):
     model = open_model("structured.tfrecord")
     model.records.close()  # reading now fails
-    with qtbot.waitSignal(model.error, timeout=1000) as blocker:
+    with qtbot.waitSignal(model.failed, timeout=1000) as blocker:
         text = cell(model, 7, Column.KIND)
     assert text == "unreadable"
     assert "record 7" in blocker.args[0] and "\n" not in blocker.args[0]

@@ -156,7 +156,7 @@ def test_a_dead_network_is_one_line_and_never_hangs_the_gui(window, qtbot, serve
         settled(qtbot, model)
         tab.session.source.remote.backoff = 0.1  # its retries wait 0.1, 0.2, 0.4 s (0.5, 1, 2 s by default)
         errors = []
-        model.error.connect(errors.append)
+        model.failed.connect(errors.append)
         srv.down = True  # every GET from now on is dropped
         far = range(RECORDS - SHOWN, RECORDS)
         shown, elapsed = timed_cells(model, far)

@@ -187,7 +187,7 @@ def test_the_models_read_the_sessions_records_and_follow_it_when_told(qtbot, tmp
     problems = ProblemListModel(session)
     session.source_changed.connect(table.records_replaced)
     session.source_changed.connect(problems.records_replaced)
-    with qtbot.waitSignal(session.idle, timeout=TIMEOUT):
+    with qtbot.waitSignal(session.finished, timeout=TIMEOUT):
         session.start()
     table.sync()
     assert problems.sync() and problems.rowCount() == len(session.source.problems) > 0
@@ -204,7 +204,7 @@ def test_the_models_read_the_sessions_records_and_follow_it_when_told(qtbot, tmp
     path = tmp_path / "other.tfrecord"
     write_records(path, [example({"k": 1})] * 3)
     session.reopen(str(path))  # a save as: another source
-    with qtbot.waitSignal(session.idle, timeout=TIMEOUT):
+    with qtbot.waitSignal(session.finished, timeout=TIMEOUT):
         pass
     table.sync()
     assert table.records is session.source and session.source.path == str(path) and table.rowCount() == 3
