@@ -90,7 +90,8 @@ def main() -> None:
     from app.workers import thumbnail_loader
     from app.models.filtered_table_model import FilteredTableModel
     from app.views.gallery import Gallery
-    from app.workers.thumbnail_loader import ThumbnailLoader, ThumbRequest, make_thumbnail
+    from app.models.tiles import ThumbRequest
+    from app.workers.thumbnail_loader import ThumbnailLoader, make_thumbnail
 
     app = QApplication.instance() or QApplication([])
     with TFRecordFile(path) as f:

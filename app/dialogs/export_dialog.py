@@ -23,8 +23,9 @@ from codec.index.cache import write_index
 from codec.sources.tfrecord_file import TFRecordFile
 from codec.index.scan import IndexProgress
 
-from app.dialogs.edit_dialogs import (COMPRESSIONS, ERROR_STYLE, HINT_STYLE, CompressionFollower, settle_name,
-                                      with_compression_suffix)
+from app.dialogs.edit_dialogs import COMPRESSIONS
+from app.dialogs.save_names import CompressionFollower, settle_name, with_compression_suffix
+from app.style.palette import ERROR_STYLE, HINT_STYLE
 from app.workers.worker import GeneratorWorker
 
 # (key, label, file suffix; None: a folder)

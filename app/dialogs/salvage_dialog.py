@@ -24,7 +24,7 @@ from codec.sources.tfrecord_file import TFRecordFile
 from codec.ops.repair import RepairReport, repair_iter
 from codec.index.scan import IndexProgress
 
-from app.dialogs.edit_dialogs import CompressionFollower, settle_name
+from app.dialogs.save_names import CompressionFollower, settle_name
 from app.style.palette import BAD_COLOR, MUTED_COLOR, OK_COLOR
 from app.workers.worker import GeneratorWorker
 

@@ -16,8 +16,8 @@ from codec.errors import TFRecordError, UsageError
 from codec.storage.remote import is_url
 from codec.storage.remote_write import check_writable_url
 
-ERROR_STYLE = "color: rgb(198, 40, 40);"
-HINT_STYLE = "color: rgb(100, 116, 139);"
+from app.style.palette import ERROR_STYLE, HINT_STYLE
+
 PROMPT = "URL of a TFRecord file, a glob of shards, or a prefix:"
 HINT = ("A file or a dataset: s3://bucket/train.tfrecord, gs://bucket/data/train-*-of-01024, "
         "https://host/x.tfrecord. Credentials come from the environment (AWS/gcloud config).")

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Callable
 
 from PySide6.QtCore import QAbstractListModel, QModelIndex, QPersistentModelIndex, Qt, QTimer, Signal
 from PySide6.QtGui import QImage
@@ -24,7 +24,7 @@ from app.models.filtered_table_model import FilteredTableModel
 from app.models.labels import STATUS_TEXT
 from app.models.record_table_model import RECORD_ROLE, STATUS_ROLE
 from app.models.stretch_preference import stretch_mode
-from app.workers.thumbnail_loader import ThumbnailLoader, ThumbRequest, ThumbResult
+from app.models.tiles import ThumbRequest, ThumbResult, TileLoading
 
 TILE_ROLE = Qt.ItemDataRole.UserRole + 40  # a Tile: what the delegate paints
 DEFAULT_SIDE = 128  # the longest side of a thumbnail, in pixels, until the view sets its own
@@ -51,16 +51,16 @@ class Tile:
 class GalleryModel(QAbstractListModel):
     """Items = rows of ``rows``; thumbnails, captions and record statuses by role.
 
-    ``tile_ready(record)`` when a record's thumbnail arrives; ``idle()`` when
+    ``tile_ready(record)`` when a record's thumbnail arrives; ``finished()`` when
     no thumbnail is being made.
     """
 
     tile_ready = Signal(int)
-    idle = Signal()
+    finished = Signal()
     aspect_changed = Signal(float)
 
-    def __init__(self, rows: FilteredTableModel, read: Callable, parent=None, *, threads: int | None = None,
-                 status: Callable[[int], RecordStatus] | None = None, source: Callable[[], Any] | None = None) -> None:
+    def __init__(self, rows: FilteredTableModel, loader: TileLoading, parent=None, *,
+                 status: Callable[[int], RecordStatus] | None = None) -> None:
         super().__init__(parent)
         self._rows = rows
         self._status = status  # a record's live status (a verify pass may find damage after its tile was made)
@@ -81,9 +81,10 @@ class GalleryModel(QAbstractListModel):
         self._flush_timer.setSingleShot(True)
         self._flush_timer.setInterval(0)
         self._flush_timer.timeout.connect(self._flush)
-        self.loader = ThumbnailLoader(read, threads, self, source=source)  # source(): how records decode now
+        self.loader = loader  # makes the tiles (app.workers.thumbnail_loader.ThumbnailLoader); closed with the model
+        loader.setParent(self)
         self.loader.ready.connect(self._ready)
-        self.loader.idle.connect(self.idle)
+        self.loader.finished.connect(self.finished)
         # The view knows ``_count`` rows. A hidden gallery follows nothing (it catches up when shown), and
         # rows appended while indexing arrive in batches: each insert makes QListView lay out every tile again.
         self._count = 0

@@ -1,9 +1,9 @@
 """The damage the codec found in the open file, as a table model, and the words for each problem.
 
-:class:`ProblemListModel` adapts ``TFRecordFile.problems`` (a list the index
-and verify passes grow, and sometimes replace, on a worker thread) to a
-table; :meth:`ProblemListModel.sync` is called on progress and turns what
-changed into row inserts or a reset.
+:class:`ProblemListModel` adapts the problems of the records a tab shows
+(``owner.records.problems``: a list the index and verify passes grow, and
+sometimes replace, on a worker thread) to a table; :meth:`ProblemListModel.sync`
+is called on progress and turns what changed into row inserts or a reset.
 """
 from __future__ import annotations
 
@@ -15,8 +15,9 @@ from typing import Any
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
 
 from codec.format.framing import HEADER_SIZE, Compression, Problem, ProblemKind
-from codec.sources.tfrecord_file import TFRecordFile
+from codec.sources.protocol import RecordSource
 
+from app.models.records_owner import RecordsOwner
 from app.style import icons
 from app.style.palette import DAMAGED_TEXT, RECOVERED_TEXT
 
@@ -102,31 +103,30 @@ def record_before(records, p: Problem) -> int:
 
 
 class ProblemListModel(QAbstractTableModel):
-    """One row per problem of ``tfile``, in the codec's order (by offset)."""
+    """One row per problem of ``owner.records``, in the codec's order (by offset)."""
 
-    def __init__(self, tfile: TFRecordFile, parent=None) -> None:
+    def __init__(self, owner: RecordsOwner, parent=None) -> None:
         super().__init__(parent)
-        self._tfile = tfile
+        self._owner = owner
         self._problems: list[Problem] = []
-        self._seen: tuple[int, int] = (0, 0)  # (id, len) of the codec's list at the last sync
+        self._seen: tuple[int, int] | None = (0, 0)  # (id, len) of the codec's list at the last sync
 
     @property
-    def file(self) -> TFRecordFile:
-        """The TFRecordFile (or edited view of one) whose problems are shown."""
-        return self._tfile
+    def records(self) -> RecordSource:
+        """The records (a file, a shard set, or the edited view of one) whose problems are shown."""
+        return self._owner.records
 
-    def set_file(self, tfile: TFRecordFile) -> None:
-        """Show ``tfile``'s problems from now on (an edited view, or the file reopened after a save)."""
+    def records_replaced(self) -> None:
+        """The owner's records are another object (an edited view, or the file reopened after a save):
+        the rows go, and the next :meth:`sync` shows theirs and says the rows changed."""
         self.beginResetModel()
-        self._tfile = tfile
         self._problems = []
-        self._seen = (0, 0)
+        self._seen = None
         self.endResetModel()
-        self.sync()
 
     @property
     def compressed(self) -> bool:
-        return self._tfile.compression is not Compression.NONE
+        return self.records.compression is not Compression.NONE
 
     def problems(self) -> list[Problem]:
         return list(self._problems)
@@ -149,9 +149,15 @@ class ProblemListModel(QAbstractTableModel):
         ``force`` compares even when the list looks unchanged (after a pass
         ends: the codec sorts its list in place).
         """
-        current = self._tfile.problems
+        current = self.records.problems
         new = list(current)  # one atomic copy: the worker may append meanwhile
         key = (id(current), len(new))
+        if self._seen is None:  # other records since the last sync
+            self._seen = key
+            self.beginResetModel()
+            self._problems = new
+            self.endResetModel()
+            return True
         if key == self._seen and not force:
             return False
         self._seen = key
@@ -227,8 +233,8 @@ class ProblemListModel(QAbstractTableModel):
         """For damage between records: the record numbering goes on as found after it."""
         if p.index is not None:
             return None
-        after = record_before(self._tfile, p) + 1
-        if not 0 <= after < len(self._tfile):
+        after = record_before(self.records, p) + 1
+        if not 0 <= after < len(self.records):
             return None
         skipped = f"{p.size:,} bytes skipped" if p.size else "bytes skipped"
         return f"{skipped} before record {after:,}: records after this point are numbered as found"
@@ -246,9 +252,9 @@ class ProblemListModel(QAbstractTableModel):
         if note:
             lines.append(note)
         if p.index is None:
-            before = record_before(self._tfile, p)
+            before = record_before(self.records, p)
             after = before + 1
-            if after < len(self._tfile):
+            if after < len(self.records):
                 lines.append(f"no record left here: the next record found is #{after:,}"
                              + (f" (after #{before:,})" if before >= 0 else ""))
             elif before >= 0:

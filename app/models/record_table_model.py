@@ -1,43 +1,57 @@
-"""The record table: a Qt model over a TFRecordFile's offset index.
+"""The record table: a Qt model over the offset index of the records a tab shows.
 
-One row per indexed record. Rows are appended (``beginInsertRows``) when
-:meth:`RecordTableModel.sync` is called on index progress, so a view shows
-the first rows while the rest of the file is still being indexed. Only rows
-a view asks for are read and decoded, and what is shown of them is kept in a
-small LRU cache: nothing here ever walks the whole file.
+One row per indexed record of ``owner.records`` (the tab's session says which
+records those are; the model keeps no copy). Rows are appended
+(``beginInsertRows``) when :meth:`RecordTableModel.sync` is called on index
+progress, so a view shows the first rows while the rest of the file is still
+being indexed. Only rows a view asks for are read and decoded, and what is
+shown of them is kept in a :class:`~app.models.row_cache.RowCache`: nothing
+here ever walks the whole file. The first rows choose the feature columns
+(:mod:`app.models.column_choice`); damage is worded by
+:mod:`app.models.problem_notes`.
 
 A remote source's rows (a URL, a shard set of URLs) are never read on the
-GUI thread: a row not cached yet shows a placeholder, and is read by a
-:class:`~app.workers.row_loader.RowLoader` that sends it back to be cached
-and repainted. A local file's rows are read and decoded when asked.
+GUI thread: given a fetcher (:meth:`RecordTableModel.fetch_with`, an
+``app.workers.row_fetcher.RowFetcher``), a row not cached yet shows a
+placeholder and is read in the background, then cached and repainted. A
+local file's rows are read and decoded when asked.
 """
 from __future__ import annotations
 
-import time
-from collections import OrderedDict
 from enum import IntEnum
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, Qt, QTimer, Signal
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, Qt, Signal, SignalInstance
 from PySide6.QtGui import QColor, QFont
 
-from codec.decode.decoder import RecordKind, decode_record, feature_keys
+from codec.decode.decoder import decode_record
 from codec.errors import FileChangedError
 from codec.format.framing import RecordStatus
-from codec.sources.tfrecord_file import TFRecordFile
+from codec.sources.protocol import RecordSource
 
+from app.models.column_choice import DEFAULT_FEATURE_COLUMNS, SAMPLE_RECORDS, SampleRows
 from app.models.labels import KIND_TEXT, STATUS_TEXT
-from app.models.table_rows import LOADING_ROW, MAX_DECODE_BYTES, UNREADABLE, RowJob, TableRow, build_row, cell_text
+from app.models.problem_notes import ProblemNotes, renumbered_note
+from app.models.records_owner import RecordsOwner
+from app.models.row_cache import RowCache
+from app.models.table_rows import LOADING_ROW, MAX_DECODE_BYTES, RowJob, TableRow, build_row, cell_text
 from app.style import icons
 from app.style.palette import ACCENT_TEXT, DAMAGED_TEXT, MUTED_TEXT, RECOVERED_TEXT
-from app.workers.row_loader import RowLoader, is_remote_source
 
 
-def renumbered_note(i: int) -> str:
-    """What a row after skipped bytes means for record numbers."""
-    return (f"records from {i:,} on are numbered as found: records lost in the damaged bytes are not "
-            f"counted, so this may not be record {i:,} as the file's writer numbered it")
+class RowFetching(Protocol):
+    """What the table needs of a remote source's fetcher (``app.workers.row_fetcher.RowFetcher``)."""
+
+    arrived: SignalInstance
+    late: SignalInstance
+
+    def failed_row(self, i: int) -> TableRow | None: ...
+    def ask(self, i: int) -> None: ...
+    def pending(self) -> int: ...
+    def forget(self) -> None: ...
+    def drop_answers(self) -> None: ...
+    def close(self) -> None: ...
 
 
 class Column(IntEnum):
@@ -62,11 +76,8 @@ DAMAGED_TINT = QColor(229, 57, 53, 56)
 RECOVERED_TINT = QColor(251, 140, 0, 48)
 GAP_TINT = QColor(251, 192, 45, 40)  # the first record found after skipped bytes (numbered as found)
 
-DEFAULT_FEATURE_COLUMNS = 4
-SAMPLE_RECORDS = 16
 REMOTE_CACHE_ROWS = 4096  # a remote source's rows cost a round trip each: more of them are kept
 LOADING_TEXT = "…"
-RETRY_AFTER = 10.0  # seconds a remote row that could not be read shows so before it is asked again
 _ROW_ROLES = frozenset({STATUS_ROLE, KIND_ROLE, Qt.ItemDataRole.BackgroundRole, Qt.ItemDataRole.ForegroundRole,
                         Qt.ItemDataRole.DecorationRole, Qt.ItemDataRole.ToolTipRole})
 _RIGHT = Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
@@ -76,56 +87,59 @@ _LEFT = Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter
 class RecordTableModel(QAbstractTableModel):
     """Rows = records indexed so far; columns = #, offset, size, kind, status, features.
 
-    ``error(str)`` reports a record that could not be read (one line), and
+    ``failed(str)`` reports a record that could not be read (one line), and
     ``file_changed(str)`` a read that found the file changed on disk; the
     widget showing the model decides how to tell the user. A remote source's
     ``samples_ready()``: its first rows came from the background, so the
     sample_* answers are complete now (feature columns can be chosen).
     """
 
-    error = Signal(str)
+    failed = Signal(str)
     file_changed = Signal(str)  # a read found the file changed on disk (codec.errors.FileChangedError)
     samples_ready = Signal()
 
-    def __init__(self, tfile: TFRecordFile, parent=None, *, cache_size: int = 256) -> None:
+    def __init__(self, owner: RecordsOwner, parent=None, *, cache_size: int = 256) -> None:
         super().__init__(parent)
-        self._tfile = tfile
-        self._index = getattr(tfile, "index", None)  # a verify pass may replace it with a new one
+        self._owner = owner
+        records = owner.records
+        self._index = getattr(records, "index", None)  # a verify pass may replace it with a new one
         self._rows = 0
         self._features: list[str] = []
-        self._cache: OrderedDict[int, TableRow] = OrderedDict()
-        self._cache_size = cache_size
-        self._sampled: tuple[int, list[str]] | None = None
-        self._samples: list | None = None  # the first rows decoded (see _sample_records)
-        self._payload = tfile.payload  # what the cached rows were decoded with
-        self._facts: tuple | None = None  # the last painted row's status, offset and gap (see fill_cell)
-        self._problem_details: dict[int, str] = {}
-        self._gaps: dict[int, str] = {}  # record -> what was skipped just before it
-        self._problems_seen: tuple = ()
+        self._cache = RowCache(cache_size)
+        self._local_cache_size = cache_size
+        self._samples = SampleRows()
+        self._notes = self._make_notes()
+        self._payload = records.payload  # what the cached rows were decoded with
+        self._facts: tuple | None = None  # the last painted row's records, number, status, offset and gap (fill_cell)
         self._edited_font = QFont()
         self._edited_font.setItalic(True)
-        # a remote source's rows: read by a loader, asked in batches of one event-loop turn
-        self._remote = False
-        self._local_cache_size = cache_size
-        self._loader: RowLoader | None = None
-        self._epoch = 0  # grows when cached rows are forgotten: older answers are dropped
-        self._asked: set[int] = set()  # rows queued or being read
-        self._wanted: list[int] = []  # rows asked since the last batch was sent
-        self._failed: dict[int, tuple[TableRow, float]] = {}  # rows the network failed: when
-        self._reported: Exception | None = None  # the last failure told (the rows after it in a batch share it)
-        self._sample_rows: dict[int, Any] = {}  # the first rows decoded, as they came (None: not decodable)
-        self._samples_announced = False
+        self._fetcher: RowFetching | None = None  # a remote source's rows come from it (fetch_with)
         self._closed = False
-        self._send_timer = QTimer(self)
-        self._send_timer.setSingleShot(True)
-        self._send_timer.setInterval(0)
-        self._send_timer.timeout.connect(self._send_wanted)
-        self._use_source(tfile)
 
-    # -- the file ---------------------------------------------------------
+    def _make_notes(self) -> ProblemNotes:
+        return ProblemNotes(lambda: self._owner.records)
+
+    # -- the records --------------------------------------------------------
     @property
-    def tfile(self) -> TFRecordFile:
-        return self._tfile
+    def records(self) -> RecordSource:
+        """The records shown: the owner's (the file, a shard set, or the edited view of one)."""
+        return self._owner.records
+
+    @property
+    def fetcher(self) -> RowFetching | None:
+        """What reads a remote source's rows in the background; None for a local source's."""
+        return self._fetcher
+
+    def fetch_with(self, fetcher: RowFetching) -> None:
+        """Read rows through ``fetcher`` in the background from now on (a remote source's): never here."""
+        self._fetcher = fetcher
+        self._cache.capacity = max(self._local_cache_size, REMOTE_CACHE_ROWS)
+        fetcher.arrived.connect(self._arrived)
+        fetcher.late.connect(self._late)
+
+    def row_job(self) -> RowJob:
+        """What reads one row on a fetcher's thread, for the records and columns shown now."""
+        return RowJob(self.records, self._features, MAX_DECODE_BYTES)
 
     def sync(self) -> int:
         """Add rows for records indexed since the last call; return how many.
@@ -135,9 +149,10 @@ class RecordTableModel(QAbstractTableModel):
         them only now, on this thread, so rows and numbers change together.
         """
         self._facts = None
+        records = self.records
         # The one probe of a record source left: only a shard set numbers its records out of order
         # (codec.sources.protocol.RecordSource); a file's and a document's rows only grow at their end.
-        publish = getattr(self._tfile, "publish", None)
+        publish = getattr(records, "publish", None)
         if publish is not None:
             added = 0
             for first, count in publish():
@@ -148,8 +163,8 @@ class RecordTableModel(QAbstractTableModel):
                 self.endInsertRows()
                 added += count
             return added
-        n = len(self._tfile)
-        index, self._index = self._index, getattr(self._tfile, "index", None)
+        n = len(records)
+        index, self._index = self._index, getattr(records, "index", None)
         if n < self._rows or (self._rows and index is not self._index):  # the index was rebuilt from scratch
             self.beginResetModel()
             self._rows = n
@@ -157,7 +172,7 @@ class RecordTableModel(QAbstractTableModel):
             self.endResetModel()
             return 0
         added = n - self._rows
-        if added and self._cache.pop(self._rows - 1, None) is not None:
+        if added and self._cache.pop(self._rows - 1) is not None:
             self.refresh_status(self._rows - 1, self._rows - 1)  # a file followed: it was being written
         if added:
             self.beginInsertRows(QModelIndex(), self._rows, n - 1)
@@ -176,19 +191,19 @@ class RecordTableModel(QAbstractTableModel):
                                    STATUS_ROLE])
 
     # -- editing (codec.editing.edited.EditedFile stands in for the file) -----------
-    def set_file(self, tfile) -> None:
-        """Read rows from ``tfile`` from now on: a TFRecordFile, or the edited view of one."""
+    def records_replaced(self) -> None:
+        """The owner's records are another object now (editing began or stopped, a save reopened
+        the file), or decode differently: read everything from them again."""
+        records = self.records
         self._facts = None
-        same = len(tfile) == self._rows
+        same = len(records) == self._rows
         if not same:
             self.beginResetModel()
-        self._tfile = tfile
-        self._index = getattr(tfile, "index", None)
-        self._payload = tfile.payload
-        self._rows = len(tfile)
-        self._use_source(tfile)
+        self._index = getattr(records, "index", None)
+        self._payload = records.payload
+        self._rows = len(records)
         self._forget_rows(samples=True)
-        self._problems_seen = ()
+        self._notes.forget()
         if same:
             self.refresh_status()
         else:
@@ -196,70 +211,46 @@ class RecordTableModel(QAbstractTableModel):
 
     def records_changed(self, rows=None) -> None:
         """Edits happened: ``rows`` changed in place, or (None) rows came, went or moved."""
-        self._problems_seen = ()
+        self._notes.forget()
         self._facts = None
-        if rows is None or len(self._tfile) != self._rows:
+        if rows is None or len(self.records) != self._rows:
             self.beginResetModel()
-            self._rows = len(self._tfile)
+            self._rows = len(self.records)
             self._forget_rows(samples=True)
             self.endResetModel()
             return
-        if self._remote:  # a row being read now may have been read before the edit: its answer is dropped
-            self._drop_answers()
+        if self._fetcher is not None:  # a row being read now may have been read before the edit: its answer is dropped
+            self._fetcher.drop_answers()
         for i in rows:
-            self._cache.pop(i, None)
+            self._cache.pop(i)
         if rows:
             self.dataChanged.emit(self.index(min(rows), 0), self.index(max(rows), self.columnCount() - 1))
 
     def is_edited(self, i: int) -> bool:
         """True for a row that is new or changed and not saved yet (it has no offset in the file)."""
-        return self._tfile.index.offset(i) < 0
+        return self.records.index.offset(i) < 0
 
     # -- feature columns --------------------------------------------------
     def _sample_records(self, limit: int = SAMPLE_RECORDS) -> list:
         """The first ``limit`` rows decoded (None for those that cannot be), kept until rows change.
 
-        A remote source's come from the loader: until all have come, those
+        A remote source's come from the fetcher: until all have come, those
         that have (not kept; ``samples_ready`` says when the rest are here).
         """
         self._check_payload()
         n = min(limit, self._rows)
-        if self._remote:
-            n = min(n, SAMPLE_RECORDS)
-            if self._samples is None or len(self._samples) != n:
-                missing = [i for i in range(n) if i not in self._sample_rows]
-                for i in missing:
-                    self._ask(i)
-                got = [self._sample_rows[i] for i in range(n) if i in self._sample_rows]
-                if missing:
-                    self._samples = None
-                    return got
-                self._samples = got
-            return self._samples
-        if self._samples is None or len(self._samples) != n:
-            self._samples = [self._decoded(i) for i in range(n)]
-        return self._samples
+        if self._fetcher is not None:
+            return self._samples.fetched(n, self._ask)
+        return self._samples.read(n, self._decoded)
 
     def sample_keys(self, limit: int = SAMPLE_RECORDS) -> list[str]:
         """Feature keys of the first ``limit`` rows, in order of first appearance."""
         self._check_payload()
         n = min(limit, self._rows)
-        if self._sampled is not None and self._sampled[0] == n:
-            return list(self._sampled[1])
-        keys: dict[str, None] = {}
-        samples = self._sample_records(limit)
-        for decoded in samples:
-            if decoded is None:
-                continue
-            for key in feature_keys(decoded):
-                keys.setdefault(key)
-            lists = decoded.message.feature_lists.feature_list if decoded.kind is RecordKind.SEQUENCE_EXAMPLE \
-                else ()
-            for key in sorted(lists):
-                keys.setdefault(key)
-        if samples is self._samples:  # all of them (a remote source's may not all have come)
-            self._sampled = (n, list(keys))
-        return list(keys)
+        known = self._samples.known_keys(n)
+        if known is not None:
+            return known
+        return self._samples.keys(n, self._sample_records(limit))
 
     def sample_kinds(self) -> list[str]:
         """The kinds (as the Kind column words them) of the first rows: for sizing the column."""
@@ -339,9 +330,9 @@ class RecordTableModel(QAbstractTableModel):
         looked up once per row: views paint a row's cells one after another.
         """
         facts = self._facts
-        if facts is None or facts[1] != i or facts[0] is not self._tfile:
-            index = self._tfile.index
-            facts = self._facts = (self._tfile, i, index.status(i), index.offset(i), self._gap_before(i))
+        if facts is None or facts[1] != i or facts[0] is not self.records:
+            index = self.records.index
+            facts = self._facts = (self.records, i, index.status(i), index.offset(i), self._gap_before(i))
         status = facts[2]
         for role_data in roleDataSpan:
             value = self._value(i, col, role_data.role(), status)
@@ -353,7 +344,7 @@ class RecordTableModel(QAbstractTableModel):
     def _value(self, i: int, col: int, role: int, status: RecordStatus | None = None) -> Any:
         """One role of one cell; the row facts fill_cell looked up save looking the row up again."""
         facts = self._facts
-        if facts is not None and (facts[1] != i or facts[0] is not self._tfile):
+        if facts is not None and (facts[1] != i or facts[0] is not self.records):
             facts = None
         if role == Qt.ItemDataRole.DisplayRole:
             return self._display(i, col, facts)
@@ -367,7 +358,7 @@ class RecordTableModel(QAbstractTableModel):
         if role not in _ROW_ROLES:
             return None
         if status is None:
-            status = self._tfile.index.status(i)
+            status = self.records.index.status(i)
         gap = facts[4] if facts is not None else self._gap_before(i)
         if role == STATUS_ROLE:
             return status
@@ -405,7 +396,7 @@ class RecordTableModel(QAbstractTableModel):
         if col == Column.INDEX:
             return f"{i:,}"
         if col == Column.OFFSET:
-            offset = facts[3] if facts is not None else self._tfile.index.offset(i)
+            offset = facts[3] if facts is not None else self.records.index.offset(i)
             return "—" if offset < 0 else f"{offset:,}"
         row = self._row(i)
         if row.loading and col != Column.STATUS:
@@ -421,7 +412,7 @@ class RecordTableModel(QAbstractTableModel):
         if col == Column.STATUS:
             if self.is_edited(i):
                 return "edited"
-            status = self._tfile.index.status(i)
+            status = self.records.index.status(i)
             if not status.damaged and self._gap_before(i):
                 return "ok, after skipped bytes"
             return STATUS_TEXT[status]
@@ -429,7 +420,7 @@ class RecordTableModel(QAbstractTableModel):
 
     def _tooltip(self, i: int, col: int, row: TableRow, status: RecordStatus) -> str | None:
         if col == Column.OFFSET or (col == Column.STATUS and self.is_edited(i)):
-            offset = self._tfile.index.offset(i)
+            offset = self.records.index.offset(i)
             if offset < 0:
                 return f"record {i} is new or changed: not saved yet (File > Save writes it)"
             return f"record {i} starts at byte {offset:,} ({offset:#x})"
@@ -447,192 +438,120 @@ class RecordTableModel(QAbstractTableModel):
         return None
 
     def _problem_detail(self, i: int) -> str | None:
-        self._map_problems()
-        return self._problem_details.get(i)
+        return self._notes.detail(i)
 
     def flagged_rows(self) -> np.ndarray:
         """Rows to look at: damaged records and records right after skipped bytes (sorted)."""
-        statuses = self._tfile.index.statuses()[: self._rows]
-        damaged = np.flatnonzero((statuses >= int(RecordStatus.LENGTH_CRC)) & (statuses <= int(RecordStatus.TRUNCATED)))
-        self._map_problems()
-        gaps = np.fromiter((i for i in self._gaps if i < self._rows), dtype=np.int64)
-        return np.union1d(damaged, gaps).astype(np.int64)
+        return self._notes.flagged(self._rows)
 
     def _gap_before(self, i: int) -> str | None:
         """The damage skipped just before record ``i`` (garbage, a lost header...), if any."""
-        self._map_problems()
-        return self._gaps.get(i)
-
-    def _map_problems(self) -> None:
-        """Map the file's problems to rows: their own record, or the record after the gap."""
-        problems = self._tfile.problems
-        key = (id(problems), len(problems), len(self._tfile))
-        if key == self._problems_seen:
-            return
-        self._problem_details = {p.index: f"{p.kind.value}: {p.detail}" for p in problems if p.index is not None}
-        self._gaps = {}
-        for p in problems:
-            if p.index is None:
-                nxt = self._tfile.find_record(p.offset) + 1
-                if nxt < len(self._tfile):
-                    self._gaps[nxt] = f"{p.kind.value} at byte {p.offset:,}: {p.detail}"
-        self._problems_seen = key
+        return self._notes.gap_before(i)
 
     def _cannot_read(self, i: int, exc: Exception) -> None:
         if isinstance(exc, FileChangedError):
             self.file_changed.emit(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
-        self.error.emit(f"cannot read record {i:,}: {exc}")
+        self.failed.emit(f"cannot read record {i:,}: {exc}")
 
     def _read(self, i: int):
         try:
-            return self._tfile.read(i)
+            return self.records.read(i)
         except (OSError, ValueError, IndexError) as exc:
             self._cannot_read(i, exc)
             return None
 
     def _decoded(self, i: int):
         """Record ``i`` decoded, or None when unreadable, truncated or too large for the table."""
+        records = self.records
         try:
-            info = self._tfile.record_info(i)
+            info = records.record_info(i)
         except (OSError, ValueError, IndexError):
             return None
         if info.status is RecordStatus.TRUNCATED or info.length > MAX_DECODE_BYTES:
             return None
         rec = self._read(i)
-        return None if rec is None else decode_record(rec.data, self._tfile.payload)
+        return None if rec is None else decode_record(rec.data, records.payload)
 
     def _check_payload(self) -> None:
         """Another payload (Decode As) decodes the rows differently: forget what was read with the old one."""
-        if self._tfile.payload is not self._payload:
-            self._payload = self._tfile.payload
+        payload = self.records.payload
+        if payload is not self._payload:
+            self._payload = payload
             self._forget_rows(samples=True)
 
     def _cell(self, decoded, key: str) -> str:
         """Feature ``key``'s cell: ids of a label feature with their names (``1 (cat)``) when known."""
-        return cell_text(decoded, key, self._tfile.labels)
+        return cell_text(decoded, key, self.records.labels)
 
     def _row(self, i: int) -> TableRow:
         """The shown data of record ``i``: read and decoded once, then cached.
 
-        A remote source's row not cached yet is asked of the loader, and a
+        A remote source's row not cached yet is asked of the fetcher, and a
         placeholder shown meanwhile: nothing is read here.
         """
         self._check_payload()
         row = self._cache.get(i)
         if row is not None:
-            self._cache.move_to_end(i)
             return row
-        if self._remote:
-            failed = self._failed.get(i)
-            if failed is not None and time.monotonic() - failed[1] < RETRY_AFTER:
-                return failed[0]
+        if self._fetcher is not None:
+            failed = self._fetcher.failed_row(i)
+            if failed is not None:
+                return failed
             self._ask(i)
             return LOADING_ROW
-        row, exc, _ = build_row(self._tfile, i, self._features, self._tfile.payload, self._tfile.labels,
-                                MAX_DECODE_BYTES)
+        records = self.records
+        row, exc, _ = build_row(records, i, self._features, records.payload, records.labels, MAX_DECODE_BYTES)
         if exc is not None:
             self._cannot_read(i, exc)
-        self._store(i, row)
+        self._cache.put(i, row)
         return row
-
-    def _store(self, i: int, row: TableRow) -> None:
-        self._cache[i] = row
-        if len(self._cache) > self._cache_size:
-            self._cache.popitem(last=False)
-
-    # -- a remote source's rows, from the loader ------------------------------
-    def _use_source(self, source) -> None:
-        self._remote = is_remote_source(source)
-        self._cache_size = max(self._local_cache_size, REMOTE_CACHE_ROWS) if self._remote \
-            else self._local_cache_size
 
     def _forget_rows(self, *, samples: bool = False) -> None:
         """Drop the cached rows (and with ``samples`` the first rows decoded); answers on their way are late."""
         self._cache.clear()
-        self._failed.clear()
         if samples:
-            self._samples = None
-            self._sampled = None
-            self._sample_rows.clear()
-            self._samples_announced = False
-        self._drop_answers()
+            self._samples.forget()
+        if self._fetcher is not None:
+            self._fetcher.forget()
 
-    def _drop_answers(self) -> None:
-        """Rows asked of the loader so far are not wanted: their answers are dropped when they come."""
-        if self._asked or self._wanted or self._loader is not None:
-            self._epoch += 1
-            self._asked.clear()
-            self._wanted.clear()
-            if self._loader is not None:
-                self._loader.forget(self._epoch)
-
+    # -- a remote source's rows, from the fetcher ------------------------------
     def _ask(self, i: int) -> None:
-        """Queue row ``i`` for the loader; the rows asked in one turn of the event loop go as one batch."""
-        if i in self._asked or self._closed:
-            return
-        self._asked.add(i)
-        self._wanted.append(i)
-        if not self._send_timer.isActive():
-            self._send_timer.start()
+        if not self._closed:
+            self._fetcher.ask(i)
 
-    def _send_wanted(self) -> None:
-        rows, self._wanted = sorted(self._wanted), []
-        if not rows or self._closed:
-            return
-        if self._loader is None:
-            self._loader = RowLoader(self)
-            self._loader.loaded.connect(self._loaded)
-        dropped = self._loader.want(self._epoch, rows, RowJob(self._tfile, self._features, MAX_DECODE_BYTES))
-        self._asked.difference_update(dropped)
+    def _late(self, rows: list[int]) -> None:
+        """Answers asked before the rows changed: still placeholders where shown, so views ask again."""
+        rows = [i for i in rows if i < self._rows]
+        if rows and not self._closed:
+            self.dataChanged.emit(self.index(min(rows), 0), self.index(max(rows), self.columnCount() - 1))
 
-    def _loaded(self, epoch: int, results: list) -> None:
-        """Rows read by the loader: cache them and repaint them (an older epoch's: ask again, if shown)."""
-        if self._closed or not results:
+    def _arrived(self, arrival) -> None:
+        """Rows read in the background: cache them and repaint them."""
+        if self._closed:
             return
-        rows = [i for i, _ in results if i < self._rows]
-        if epoch != self._epoch:
-            if rows:  # still placeholders where shown: views ask again, for the rows as they are now
-                self.dataChanged.emit(self.index(min(rows), 0), self.index(max(rows), self.columnCount() - 1))
-            return
-        failed = None
-        for i, out in results:
-            self._asked.discard(i)
-            if isinstance(out, Exception):  # the row job itself failed (it says why in a row)
-                out = TableRow(None, None, error=UNREADABLE), out, None
-            row, exc, decoded = out
-            if exc is not None and failed is None and exc is not self._reported:  # a batch's rows share one
-                failed = (i, exc)
-            if isinstance(exc, OSError):  # the network or the server: shown so for a while, then read again
-                self._failed[i] = row, time.monotonic()
-                if len(self._failed) > self._cache_size:
-                    del self._failed[next(iter(self._failed))]
-            elif i < self._rows:
-                self._failed.pop(i, None)
-                self._store(i, row)
-                if i < SAMPLE_RECORDS and row.error is None:  # one that failed is asked again when sampled
-                    self._sample_rows[i] = decoded
-        if failed is not None:
-            self._reported = failed[1]
-            self._cannot_read(*failed)
+        for i, row, decoded in arrival.kept:
+            if i < self._rows:
+                self._cache.put(i, row)
+                if row.error is None:  # one that failed is asked again when sampled
+                    self._samples.came(i, decoded)
+        if arrival.failure is not None:
+            self._cannot_read(*arrival.failure)
+        rows = [i for i in arrival.rows if i < self._rows]
         if rows:
             self.dataChanged.emit(self.index(min(rows), 0), self.index(max(rows), self.columnCount() - 1))
-        n = min(SAMPLE_RECORDS, self._rows)
-        if not self._samples_announced and n and all(i in self._sample_rows for i in range(n)):
-            self._samples_announced = True
+        if not self._samples.announced and self._samples.all_came(self._rows):
+            self._samples.announced = True
             self.samples_ready.emit()
 
     def loading_rows(self) -> int:
-        """Rows asked of the loader and not back yet (0 for a local source)."""
-        return len(self._asked)
+        """Rows asked of the fetcher and not back yet (0 for a local source)."""
+        return 0 if self._fetcher is None else self._fetcher.pending()
 
     def close(self) -> None:
         """Read no more rows (the tab is closing): queued ones are dropped, the one being read is waited for."""
         self._closed = True
-        self._send_timer.stop()
-        self._asked.clear()
-        self._wanted.clear()
-        if self._loader is not None:
-            self._loader.close()
+        if self._fetcher is not None:
+            self._fetcher.close()
 
     @property
     def cached_rows(self) -> int:

@@ -5,14 +5,14 @@ from __future__ import annotations
 import os
 from typing import Any
 
-import numpy as np
 from PySide6.QtCore import QModelIndex, Qt
 
 from codec.format.framing import RecordStatus
 from codec.sources.shard_set import ShardSet
 
-from app.models.problem_list_model import record_before
+from app.models.problem_notes import ShardProblemNotes
 from app.models.record_table_model import BASE_COLUMNS, RecordTableModel
+from app.models.records_owner import RecordsOwner
 from app.models.shard_list_model import tfds_shard_text
 
 SHARD_HEADER = "Shard"
@@ -21,9 +21,8 @@ SHARD_HEADER = "Shard"
 class ShardSetTableModel(RecordTableModel):
     """The record table with one more column, last: the shard file of each record."""
 
-    def __init__(self, tfile: ShardSet, parent=None) -> None:
-        super().__init__(tfile, parent)
-        self._stamp = 0  # grows when the set's problems may have changed (the tab says so)
+    def __init__(self, owner: RecordsOwner, parent=None) -> None:
+        super().__init__(owner, parent)
         self._shard_texts: list[str] | None = None  # a TFDS dataset's "split number" per shard
 
     def set_dataset(self, dataset: Any) -> None:
@@ -41,17 +40,20 @@ class ShardSetTableModel(RecordTableModel):
             return self._shard_texts[k]
         return os.path.basename(self.shard_set.shards[k].path)
 
+    def _make_notes(self) -> ShardProblemNotes:
+        return ShardProblemNotes(lambda: self._owner.records)
+
     def problems_changed(self) -> None:
         """The shards' problems may have changed: map them again before the next use.
 
         Collecting them walks every shard, too slow to do for each painted
         cell of a set of 10,000 shards; the tab calls this on each progress.
         """
-        self._stamp += 1
+        self._notes.problems_changed()
 
     @property
     def shard_set(self) -> ShardSet:
-        return self.tfile
+        return self.records
 
     @property
     def shard_column(self) -> int:
@@ -84,27 +86,3 @@ class ShardSetTableModel(RecordTableModel):
                     return f"{f.path}\nrecord {j:,} of this shard"
                 return name
         return super()._value(i, col, role, status)
-
-    def flagged_rows(self) -> np.ndarray:
-        """Damaged records and records after skipped bytes, from the shards' problems (no shard reopened)."""
-        self._map_problems()
-        damaged = {p.index for p in self.shard_set.problems if p.index is not None and p.index < self.rowCount()
-                   and self.shard_set.index.status(p.index) >= RecordStatus.LENGTH_CRC}
-        gaps = {i for i in self._gaps if i < self.rowCount()}
-        return np.array(sorted(damaged | gaps), dtype=np.int64)
-
-    def _map_problems(self) -> None:
-        """As for a file, with a gap's next record found inside the gap's own shard."""
-        s = self.shard_set
-        key = (self._stamp, len(s))
-        if key == self._problems_seen:
-            return
-        problems = s.problems
-        self._problem_details = {p.index: f"{p.kind.value}: {p.detail}" for p in problems if p.index is not None}
-        self._gaps = {}
-        for p in problems:
-            if p.index is None:
-                nxt = record_before(s, p) + 1
-                if 0 < nxt < len(s):
-                    self._gaps[nxt] = f"{p.kind.value} at byte {p.offset:,} of {os.path.basename(p.path)}: {p.detail}"
-        self._problems_seen = key

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QObject, QPersistentModelIndex, Qt
 from PySide6.QtGui import QFontDatabase
 
-from app.models.record_tree_model import show_value
+from app.models.value_text import show_value
 
 if TYPE_CHECKING:
     import numpy as np

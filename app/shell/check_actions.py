@@ -28,11 +28,11 @@ DOCK_SHARE = 0.5  # of the window's height, when the dock first opens: images si
 class CheckActions(QObject):
     """View > Dataset Check… (Ctrl+Shift+D) and the Dataset Check dock, for the current tab.
 
-    ``message(str)`` a note for the status bar; ``error(str)`` for the message bar.
+    ``message(str)`` a note for the status bar; ``failed(str)`` for the message bar.
     """
 
     message = Signal(str)
-    error = Signal(str)
+    failed = Signal(str)
 
     def __init__(self, window: QMainWindow, view_menu: QMenu, current_tab: Callable[[], FileTab | None],
                  settings: Settings, beside: QDockWidget | None = None) -> None:
@@ -63,7 +63,7 @@ class CheckActions(QObject):
         if check is None:
             check = TabCheck(tab, self.settings, self.window)
             check.message.connect(self.message)
-            check.error.connect(self.error)
+            check.failed.connect(self.failed)
             self._checks[id(tab)] = check
         return check
 

@@ -91,7 +91,7 @@ class CorruptionTools(QObject):
         self.selection = selection
         self.table = table
         self.detail = detail
-        self.model = ProblemListModel(self.records, self)
+        self.model = ProblemListModel(session, self)
         self.panel = ProblemsPanel(self.model)
         self.panel.hide()
         self.map = CorruptionMap()
@@ -104,13 +104,14 @@ class CorruptionTools(QObject):
         self._stream_file: object | None = None  # the file _stream_end belongs to
         self._showing_span = False  # the hex view holds skipped bytes, not the current record's
         self._jobs = PoolJobs(self, max_threads=1)
-        self._jobs.done.connect(self._job_done)
+        self._jobs.finished.connect(self._job_done)
 
         self.panel.problem_activated.connect(self.show_problem)
         self.panel.salvage_requested.connect(self.salvage_requested)
         self.panel.close_requested.connect(lambda: self.set_panel_visible(False))
         self.map.mark_clicked.connect(self._mark_clicked)
         self.map.offset_clicked.connect(self.select_near)
+        session.source_changed.connect(self._records_replaced)
         session.state_changed.connect(self.refresh)
         detail.record_shown.connect(self._record_shown)
         detail.record_shown.connect(self._update_current)
@@ -178,11 +179,7 @@ class CorruptionTools(QObject):
         """Catch up with the session's passes: new problems, marks, how far indexing came."""
         session = self.session
         running = session.is_running()
-        reset = self.model.file is not self.records  # editing began, or a save reopened the tab
-        if reset:
-            self.model.set_file(self.records)  # (loads the problems: the sync below finds no change)
-            self._pending = None
-        changed = self.model.sync(force=not running) or reset
+        changed = self.model.sync(force=not running)
         if changed:
             self._gaps = [p for p in self.model.problems() if p.index is None]
             self._gap_starts = [p.offset for p in self._gaps]
@@ -193,6 +190,11 @@ class CorruptionTools(QObject):
         if self.model.rowCount() and self._user_choice is None and not self.panel_visible():
             self.set_panel_visible(True, user=False)
         self._update_view()
+
+    def _records_replaced(self) -> None:
+        """Editing began or stopped, or a save reopened the tab: a problem being shown is of the old rows."""
+        self.model.records_replaced()
+        self._pending = None
 
     def _note(self, running: bool) -> str:
         phase = self.session.phase

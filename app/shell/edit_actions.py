@@ -39,7 +39,7 @@ class EditActions(QObject):
     before ``before`` (at its end when None).
     """
 
-    error = Signal(str)  # something went wrong: for the window's message bar
+    failed = Signal(str)  # something went wrong: for the window's message bar
     error_cleared = Signal()  # an edit or a save went right: an earlier error no longer applies
     saved = Signal(str)  # a tab was written to this path (now a recent file)
 
@@ -55,7 +55,7 @@ class EditActions(QObject):
         self.export_dialog: ExportDialog | None = None
         self.remote_saves = RemoteSaves(window, self)  # Save As to a URL: asks before replacing an object
         self.remote_saves.message.connect(self._message)
-        self.remote_saves.error.connect(self.error)
+        self.remote_saves.failed.connect(self.failed)
         self.group = QUndoGroup(self)
         self.group.cleanChanged.connect(lambda *_: self._update_marks())
         self._make_actions()
@@ -148,7 +148,7 @@ class EditActions(QObject):
         self.group.addStack(editing.stack)
         editing.changed.connect(self.refresh)
         editing.modified_changed.connect(lambda *_: self._update_marks())
-        editing.error.connect(self.error)
+        editing.failed.connect(self.failed)
         editing.saved.connect(lambda path, t=tab: self._saved(t, path))
         # an edit made, undone or redone, or a save: an earlier error message no longer applies
         editing.stack.indexChanged.connect(lambda *_, t=tab: t is self._tab() and self.error_cleared.emit())
@@ -267,7 +267,7 @@ class EditActions(QObject):
         path, compression = answer
         for other in self._file_tabs():
             if other is not tab and full_path(other.path) == path:
-                self.error.emit(f"{os.path.basename(path)} is open in another tab: close it first")
+                self.failed.emit(f"{os.path.basename(path)} is open in another tab: close it first")
                 return False
         if is_url(path):
             return self.remote_saves.save(tab, path, compression, on_done)

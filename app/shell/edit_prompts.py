@@ -55,7 +55,7 @@ class EditPrompts(QObject):
         try:
             self._handlers[type(request)](request)
         except UsageError as exc:
-            self.edits.error.emit(str(exc))
+            self.edits.failed.emit(str(exc))
 
     def _edit_value(self, r: EditValue) -> None:
         current = self.edits.current_values(r.path)[1][r.index]
@@ -66,7 +66,7 @@ class EditPrompts(QObject):
     def _edit_values(self, r: EditValues) -> None:
         dtype, values = self.edits.current_values(r.path)
         if len(values) > edit_dialogs.LIST_EDIT_MAX:
-            self.edits.error.emit(f"{value_name(r.path)} has {len(values):,} values: too many to edit as text")
+            self.edits.failed.emit(f"{value_name(r.path)} has {len(values):,} values: too many to edit as text")
             return
         answer = edit_dialogs.ask_values(self._parent, f"Edit {value_name(r.path)}", dtype, values)
         if answer is not None:
@@ -118,10 +118,10 @@ class EditPrompts(QObject):
             return False
         kind = decode_record(self.edits.data(row)).kind
         if kind is RecordKind.RAW:
-            self.edits.error.emit(f"record {row:,} is raw bytes, not an Example: it has no features")
+            self.edits.failed.emit(f"record {row:,} is raw bytes, not an Example: it has no features")
             return False
         if kind not in (RecordKind.EXAMPLE, RecordKind.SEQUENCE_EXAMPLE):
-            self.edits.error.emit(f"record {row:,} is a {kind.value}, not an Example: features cannot be added")
+            self.edits.failed.emit(f"record {row:,} is a {kind.value}, not an Example: features cannot be added")
             return False
         self.request(AddFeature("features" if kind is RecordKind.EXAMPLE else "context"))
         return True

@@ -20,16 +20,14 @@ from PySide6.QtWidgets import QMenu, QSplitter, QVBoxLayout, QWidget
 
 from codec.decode.decoder import decode_record, record_json_value
 from codec.errors import PayloadDecodeError, TFRecordError
-from codec.format.framing import RecordStatus
 from codec.datasets.payload_choice import apply
 from codec.sources.tfrecord_file import TFRecordFile
-from codec.sources.protocol import RecordSource
 from codec.storage.remote import is_url
 from codec.storage.url_secrets import shown_path
 
 from app.models.filtered_table_model import FilteredTableModel, window_rows_for
-from app.models.labels import STATUS_TEXT
-from app.models.record_table_model import BASE_COLUMNS, Column, RecordTableModel
+from app.models.record_table_model import REMOTE_CACHE_ROWS, RecordTableModel
+from app.models.records_owner import RecordsOwner
 from app.models.settings import Settings, columns_signature, full_path
 from app.dialogs import edit_dialogs
 from app.shell.corruption_tools import CorruptionTools
@@ -44,16 +42,15 @@ from app.shell.tab_state import GoTarget, TabState, parse_goto
 from app.views.message_bar import MessageBar
 from app.views.page_bar import PageBar
 from app.views.record_detail import RecordDetail
+from app.views.column_sizing import ColumnSizing
 from app.views.record_table_view import RecordTableView
+from app.workers.row_fetcher import RowFetcher
+from app.workers.row_loader import is_remote_source
 from app.workers.worker import GeneratorWorker, call_on_worker, one_line
 
 # Files up to this size get every data CRC checked right after indexing, so
 # damaged records are marked without asking; larger files on request.
 AUTO_VERIFY_BYTES = 256 << 20
-CELL_PADDING = 18  # a cell's text margins and focus frame, in pixels
-HEADER_SORT_ROOM = 6  # a header section's own margins beyond a cell's
-COMPRESSED_GROWTH = 8  # offsets in a GZIP/ZLIB file's stream: a guess of how much it inflates
-FEATURE_MIN_WIDTH, FEATURE_MAX_WIDTH = 80, 220
 TABLE_SHARE = 0.56  # of the tab's width, for the table beside the record detail
 MIN_TABLE_ROWS = 10  # the table keeps this many rows when panels and docks open
 
@@ -68,7 +65,7 @@ class FileTab(QWidget):
     the file changed on disk while it was read (any thread may emit it),
     ``disk_changed(str)`` the tab's bar shows that its file changed on disk (a
     :class:`codec.storage.file_identity.Change` value; see :class:`DiskChanges`),
-    ``sig_follow_requested()`` Follow was pressed on the bar of a grown file.
+    ``follow_requested()`` Follow was pressed on the bar of a grown file.
     """
 
     state_changed = Signal()
@@ -77,7 +74,7 @@ class FileTab(QWidget):
     reopened = Signal()
     file_changed = Signal(str)
     disk_changed = Signal(str)
-    sig_follow_requested = Signal()
+    follow_requested = Signal()
 
     def __init__(self, source: OpenedSource, settings: Settings, parent: QWidget | None = None,
                  *, auto_verify_bytes: int = AUTO_VERIFY_BYTES) -> None:
@@ -92,8 +89,10 @@ class FileTab(QWidget):
         self._reopen_worker: GeneratorWorker | None = None  # a URL opened again after it changed
 
         session = self.session
-        self.model = self._make_model(source)
-        self.model.error.connect(self.message)
+        self.model = self._make_model(session)
+        if is_remote_source(source):  # its rows are read in the background, never while painting
+            self.model.fetch_with(RowFetcher(self.model.row_job, self.model, capacity=REMOTE_CACHE_ROWS))
+        self.model.failed.connect(self.message)
         self.model.samples_ready.connect(self._samples_ready)  # a URL's first rows came from the background
         self.change_bar = MessageBar(self, action="Reload")
         self.change_bar.action_button.setToolTip("Open the file again as it is on disk now (unsaved edits are lost)")
@@ -115,7 +114,7 @@ class FileTab(QWidget):
         header = self.table.horizontalHeader()
         header.setSelectionModel(QItemSelectionModel(self.proxy, header))
         self.table.copied.connect(self.message)
-        self.table.note.connect(self.message)
+        self.table.message.connect(self.message)
         self.table.position_requested.connect(self.select_position)
         self.page_bar = PageBar(self.proxy, self)
         self.page_bar.step_requested.connect(self.step_page)
@@ -123,15 +122,12 @@ class FileTab(QWidget):
         self.table.selectionModel().currentRowChanged.connect(self._current_row_changed)
         self.detail = RecordDetail(self)
         self.detail.file_changed.connect(self.file_changed)
-        self._damage_columns_wide = False
-        self._writing_room = False  # the Status column fits "being written" (once followed)
-        self._fixed_widths: dict[int, int] = {}
-        self._fitted_widths: dict[str, int] = {}  # default feature columns narrowed to fit on first open
-        self._size_columns()
+        self.sizing = ColumnSizing(self.table, self.model, lambda: self.session.source, self._extra_columns_width)
+        self.sizing.size_fixed()
         session.problems_changed.connect(self._problems_found)
         session.rows_added.connect(self._rows_added)
         session.pass_finished.connect(self._pass_finished)
-        session.source_changed.connect(self._records_replaced)
+        session.source_changed.connect(self.model.records_replaced)  # editing began or stopped, or a reopen
         session.about_to_reopen.connect(self._about_to_reopen)
         session.payload_changed.connect(self._payload_changed)
         session.reopened.connect(self._reopened)
@@ -151,11 +147,11 @@ class FileTab(QWidget):
         # the file changing on disk: the bar over the tab (the window's DiskWatch asks it to check)
         self.disk = DiskChanges(session, self.change_bar, lambda: self.editing.busy, self)
         self.disk.reload_requested.connect(self.reload)
-        self.disk.follow_requested.connect(self.sig_follow_requested)
+        self.disk.follow_requested.connect(self.follow_requested)
         self.disk.follow_requested.connect(self.start_follow)  # the bar's Follow is View > Follow
         self.disk.changed.connect(self.disk_changed)
         session.state_changed.connect(self.state_changed)
-        session.idle.connect(self.indexing_finished)
+        session.finished.connect(self.indexing_finished)
         session.reopened.connect(self.reopened)
 
         self.splitter = QSplitter(Qt.Orientation.Horizontal, self)
@@ -185,8 +181,8 @@ class FileTab(QWidget):
     def _make_session(self, source: OpenedSource, *, auto_verify: bool) -> TabSession:
         return TabSession(source, self, auto_verify=auto_verify)
 
-    def _make_model(self, source: RecordSource) -> RecordTableModel:
-        return RecordTableModel(source, self)
+    def _make_model(self, owner: RecordsOwner) -> RecordTableModel:
+        return RecordTableModel(owner, self)
 
     @classmethod
     def from_source(cls, source: TFRecordFile, settings: Settings, parent: QWidget | None = None) -> "FileTab":
@@ -217,15 +213,11 @@ class FileTab(QWidget):
         path = shown_path(self.session.source.path)  # a signed URL's query is not shown
         return os.path.basename(path) or path
 
-    def _records_replaced(self) -> None:
-        """Editing began or stopped, or the file was reopened: the table reads the session's records now."""
-        self.model.set_file(self.session.records)
-
     def _payload_changed(self) -> None:
         """The records decode differently (Decode As, a label map): rows, feature columns and the detail again."""
-        self.model.set_file(self.session.records)
+        self.model.records_replaced()
         self._columns_ready = False
-        self._fitted_widths = {}
+        self.sizing.fitted_widths = {}
         self._rows_arrived()
         current = self.table.currentIndex()
         if current.isValid():
@@ -247,7 +239,7 @@ class FileTab(QWidget):
             fraction=session.fraction,
             running=session.is_running(),
             verified=source.verified,
-            error=session.error,
+            error=session.failure,
             decoded_as=getattr(source.payload, "name", None),
             fetched=session.fetched,
             rate=session.fetch_rate(),
@@ -281,9 +273,8 @@ class FileTab(QWidget):
             self.state_changed.emit()  # whether View > Follow applies
 
     def _follow_changed(self, on: bool) -> None:
-        if on and not self._writing_room:
-            self._writing_room = True
-            self._size_columns()
+        if on:
+            self.sizing.make_room_for_writing()
         self.state_changed.emit()
 
     def _follow_grown(self) -> None:
@@ -308,7 +299,7 @@ class FileTab(QWidget):
         self.model.refresh_status()
         if session.phase == "failed":
             self._resolve_pending(final=True)
-            self.message.emit(f"{self.title}: {session.error}")
+            self.message.emit(f"{self.title}: {session.failure}")
             return
         self._widen_for_damage()
         session.start_editing()  # editing starts once the whole file is indexed
@@ -321,7 +312,7 @@ class FileTab(QWidget):
     def _samples_ready(self) -> None:
         """The first rows of a remote source were read in the background: choose the feature columns now."""
         self._columns_ready = False
-        self._fitted_widths = {}
+        self.sizing.fitted_widths = {}
         self._rows_arrived()
 
     def _rows_arrived(self) -> None:
@@ -388,99 +379,27 @@ class FileTab(QWidget):
         self._columns_ready = True
         keys = self.model.sample_keys()
         chosen = self.settings.feature_columns(columns_signature(keys))
-        self._size_columns()
+        self.sizing.size_fixed()
         if chosen is None:
-            chosen = self._fitting_columns(self.model.default_feature_columns())
+            chosen = self.sizing.fitting(self.model.default_feature_columns())
         self._set_columns(chosen, save=False)
 
     def _set_columns(self, keys: list[str], *, save: bool = True) -> None:
         self.model.set_feature_columns(keys)
         if save:
             self.settings.set_feature_columns(columns_signature(self.model.sample_keys()), keys)
-        self._size_feature_columns()
+        self.sizing.size_features()
 
     def _cell_width(self, text: str) -> int:
-        """Width of a cell (or its header) showing ``text``: text plus the style's margins."""
-        fm = self.table.fontMetrics()
-        header_fm = self.table.horizontalHeader().fontMetrics()
-        return max(fm.horizontalAdvance(text), header_fm.horizontalAdvance(text)) + CELL_PADDING
-
-    def _size_columns(self) -> None:
-        """Fixed columns as wide as what they can hold in this file (the header at least)."""
-        tfile = self.session.source
-        compressed = tfile.compression.value != "none"
-        most_bytes = tfile.file_size * (COMPRESSED_GROWTH if compressed else 1)
-        most_records = max(len(tfile), min(most_bytes // 16, 99_999_999))  # a record takes 16 bytes at least
-        damaged = self._problem_count() > 0
-        self._damage_columns_wide = damaged
-        kinds = self.model.sample_kinds() or ["Example"]
-        icon = self.table.iconSize().width() if self.table.iconSize().width() > 0 else 16
-        icon += 6
-        samples = {
-            Column.INDEX: (f"{most_records:,}", icon if damaged else 0),
-            Column.OFFSET: (f"{most_bytes:,}", 0),
-            Column.SIZE: (f"{min(most_bytes, 99_999_999):,}", 0),
-            Column.KIND: (max(kinds, key=len), 0),
-            Column.STATUS: (max(self._widest_status() if damaged else "ok",
-                                STATUS_TEXT[RecordStatus.WRITING] if self._writing_room else "", key=len), icon),
-        }
-        for col, (sample, extra) in samples.items():
-            header = str(self.model.headerData(col, Qt.Orientation.Horizontal))
-            width = max(self._cell_width(sample) + extra, self._cell_width(header) + HEADER_SORT_ROOM)
-            self._fixed_widths[col] = width
-            self.table.setColumnWidth(col, width)
-
-    def _widest_status(self) -> str:
-        """The longest status text the source's problems put in the Status column."""
-        problems = self.session.source.problems
-        texts = ["data CRC bad"]
-        if any(p.index is None for p in problems):
-            texts.append("ok, after skipped bytes")
-        if any(p.index is not None and p.kind.value == "length_crc" for p in problems):
-            texts.append(STATUS_TEXT[RecordStatus.LENGTH_CRC])
-        return max(texts, key=len)
+        return self.sizing.cell_width(text)
 
     def _widen_for_damage(self) -> None:
-        """Problems were found after the columns were sized: room for the # column's mark and longer statuses."""
-        if not self._damage_columns_wide and self._columns_ready and self._problem_count():
-            self._size_columns()
-            if self._fitted_widths:  # the default columns, fitted: fitted again (fewer, or narrower)
-                self.model.set_feature_columns(self._fitting_columns(self.model.feature_columns()))
-                self._size_feature_columns()
-
-    def _feature_width(self, key: str) -> int:
-        """A feature column's natural width: its header and the first rows' cells, within bounds."""
-        texts = [self.model.short_key(key), *self.model.sample_cells(key)]
-        width = max(self._cell_width(t) for t in texts)
-        return min(max(width, FEATURE_MIN_WIDTH), FEATURE_MAX_WIDTH)
-
-    def _fitting_columns(self, keys: list[str]) -> list[str]:
-        """As many of ``keys`` as fit beside the fixed columns in the table as it is now, narrowed to fit.
-
-        Each keeps at least FEATURE_MIN_WIDTH; the widest give way first
-        (their cells elide, the tooltip has the whole value).
-        """
-        if self.table.viewport().width() < 200:  # not laid out yet: no way to tell
-            return keys
-        available = self.table.viewport().width() - sum(self._fixed_widths.values()) - self._extra_columns_width()
-        scroll_bar = self.table.verticalScrollBar()
-        if not scroll_bar.isVisible():  # more rows are coming: it will take its width from the viewport
-            available -= scroll_bar.sizeHint().width()
-        keys = keys[:max(0, available // FEATURE_MIN_WIDTH)]
-        natural = [self._feature_width(key) for key in keys]
-        cap = max(natural, default=0)
-        while cap > FEATURE_MIN_WIDTH and sum(min(w, cap) for w in natural) > available:
-            cap -= 1
-        self._fitted_widths = {key: min(w, cap) for key, w in zip(keys, natural)}
-        return keys
+        if self._columns_ready:
+            self.sizing.widen_for_damage()
 
     def _extra_columns_width(self) -> int:
         """Width of columns a subclass adds to the fixed ones (a shard set's Shard column)."""
         return 0
-
-    def _size_feature_columns(self) -> None:
-        for col, key in enumerate(self.model.feature_columns(), start=BASE_COLUMNS):
-            self.table.setColumnWidth(col, self._fitted_widths.get(key) or self._feature_width(key))
 
     def fill_column_menu(self, menu: QMenu) -> None:
         """(Re)fill ``menu`` with the feature keys to show as columns, checkable."""

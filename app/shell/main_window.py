@@ -71,8 +71,8 @@ class MainWindow(QMainWindow):
         self.start_page = StartPage()
         self.start_page.open_requested.connect(self.open_dialog)
         self.start_page.open_url_requested.connect(self.open_url_dialog)
-        self.start_page.open_path.connect(self.open_file)
-        self.start_page.open_demo.connect(self.open_demo)
+        self.start_page.recent_requested.connect(self.open_file)
+        self.start_page.demo_requested.connect(self.open_demo)
         self.tabs = QTabWidget()
         self.tabs.setTabsClosable(True)
         self.tabs.setMovable(True)
@@ -103,8 +103,8 @@ class MainWindow(QMainWindow):
         self.sweep_thread = sweep_stale_temps_in(self.recent.written_folders())
         self.openings = UrlOpenings(self.tabs, self.settings, self)  # URLs opening on workers, each with a page
         self.openings.tab_ready.connect(self._url_tab_ready)
-        self.openings.error.connect(self.show_error)
-        self.openings.ended.connect(self._current_changed)
+        self.openings.failed.connect(self.show_error)
+        self.openings.finished.connect(self._current_changed)
         self.disk_watch = DiskWatch(self.file_tabs, self)  # open files changing on disk: each tab's bar
         self.tabs.currentChanged.connect(lambda *_: self.disk_watch.check_all())
 
@@ -201,9 +201,9 @@ class MainWindow(QMainWindow):
         self.recent = RecentFiles(self.settings, self.recent_menu, self.start_page, self.open_file, self)
         file_menu.addAction(self.demo_action)
         self.reports = ReportOpenings(self, self.tabs, self.settings, self.open_file, self.open_url, file_menu)
-        self.reports.error.connect(self.show_error)
+        self.reports.failed.connect(self.show_error)
         self.reports.message.connect(lambda text: self.statusBar().showMessage(text, MESSAGE_MS))
-        self.reports.ended.connect(self._current_changed)
+        self.reports.finished.connect(self._current_changed)
         file_menu.addSeparator()
         file_menu.addAction(self.verify_action)
         file_menu.addAction(self.cancel_action)
@@ -220,7 +220,7 @@ class MainWindow(QMainWindow):
         self.tabs.currentChanged.connect(self.qa.refresh)
         self.checks = CheckActions(self, view_menu, self.current_tab, self.settings, beside=self.qa.stats_dock)
         self.checks.message.connect(lambda text: self.statusBar().showMessage(text, MESSAGE_MS))
-        self.checks.error.connect(self.show_error)
+        self.checks.failed.connect(self.show_error)
         self.tabs.currentChanged.connect(self.checks.refresh)
         self._tab_actions += self.checks.actions
         view_menu.addSeparator()
@@ -234,7 +234,7 @@ class MainWindow(QMainWindow):
         help_menu = mb.addMenu("&Help")
         help_menu.addAction(self.about_action)
         self.payloads = PayloadActions(self, self.settings, self.current_tab, file_menu, before=self.verify_action)
-        self.payloads.error.connect(self.show_error)
+        self.payloads.failed.connect(self.show_error)
         self.payloads.message.connect(lambda text: self.statusBar().showMessage(text, MESSAGE_MS))
         self._tab_actions += self.payloads.actions
         self.damage = DamageActions(self, self.settings, self.current_tab, self.open_file, file_menu, view_menu,
@@ -243,7 +243,7 @@ class MainWindow(QMainWindow):
         self.tabs.currentChanged.connect(self.damage.current_changed)
         self.edit_actions = EditActions(self, self.tabs, self.settings, self.current_tab, file_menu, edit_menu,
                                         view_menu, before=self.close_action)
-        self.edit_actions.error.connect(self.show_error)
+        self.edit_actions.failed.connect(self.show_error)
         self.edit_actions.error_cleared.connect(self.clear_error)
         self.edit_actions.saved.connect(self._saved)
 

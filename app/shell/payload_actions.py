@@ -32,11 +32,11 @@ LABEL_MAP_FILTERS = "Label maps (*.pbtxt *.prototxt *.textproto *.json *.txt);;A
 class PayloadActions(QObject):
     """Decode As… and Label Map… in the File menu (before ``before``), for the current tab.
 
-    ``error(str)``: one line for the message bar; ``message(str)``: a note for
+    ``failed(str)``: one line for the message bar; ``message(str)``: a note for
     the status bar. :attr:`dialog` is the Decode As dialog while it is open.
     """
 
-    error = Signal(str)
+    failed = Signal(str)
     message = Signal(str)
 
     def __init__(self, window: QMainWindow, settings: Settings, current_tab: Callable[[], FileTab | None],
@@ -105,7 +105,7 @@ class PayloadActions(QObject):
         try:
             choice = choose_for([tab.path], proto=proto, type_name=type_name, label_map=self._label_map(tab))
         except CHOICE_ERRORS as exc:
-            self.error.emit(f"cannot decode {tab.title} as {type_name}: {one_line(exc)}")
+            self.failed.emit(f"cannot decode {tab.title} as {type_name}: {one_line(exc)}")
             return False
         tab.session.set_choice(choice)
         self.settings.set_decode_as(tab.path, proto, type_name)
@@ -132,7 +132,7 @@ class PayloadActions(QObject):
         try:
             choice = choose_for([tab.path], proto=proto, type_name=type_name, label_map=path)
         except CHOICE_ERRORS as exc:
-            self.error.emit(f"cannot use the label map {os.path.basename(path)}: {one_line(exc)}")
+            self.failed.emit(f"cannot use the label map {os.path.basename(path)}: {one_line(exc)}")
             return False
         tab.session.set_choice(choice)
         self.settings.set_label_map(tab.path, path)

@@ -23,10 +23,10 @@ def _dispose(worker: GeneratorWorker) -> None:
 
 
 class ProgressWorker(QObject):
-    """Runs one task at a time; ``busy_changed()`` when it starts or ends, ``error(str)`` when one fails."""
+    """Runs one task at a time; ``busy_changed()`` when it starts or ends, ``failed(str)`` when one fails."""
 
     busy_changed = Signal()
-    error = Signal(str)
+    failed = Signal(str)
 
     def __init__(self, dialog_parent: QWidget, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -79,7 +79,7 @@ class ProgressWorker(QObject):
             if failed is not None:
                 failed(message)
             else:
-                self.error.emit(message)
+                self.failed.emit(message)
             self._worker = None
             _dispose(worker)
 

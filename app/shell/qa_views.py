@@ -68,7 +68,7 @@ class QaViews(QObject):
         self.gallery.record_activated.connect(selection.select_record)
         self.gallery.open_requested.connect(self._open_images)
         table.selectionModel().currentRowChanged.connect(self._table_current)
-        session.idle.connect(self._source_idle)
+        session.finished.connect(self._source_idle)
         session.reopened.connect(self._reopened)
         session.payload_changed.connect(self.gallery.payload_changed)
         session.payload_changed.connect(self.filter_bar.payload_changed)

@@ -104,11 +104,11 @@ class RecordEdits(QObject):
     """Every edit of ``session``'s document, on the records ``selection`` names.
 
     Signals: ``message(str)`` a note for the status bar (why nothing was
-    done); ``error(str)`` an edit failed (for the message bar).
+    done); ``failed(str)`` an edit failed (for the message bar).
     """
 
     message = Signal(str)
-    error = Signal(str)
+    failed = Signal(str)
 
     def __init__(self, session: TabSession, selection: RowSelection, worker: ProgressWorker,
                  parent: QObject | None = None) -> None:
@@ -179,7 +179,7 @@ class RecordEdits(QObject):
             for _ in make():
                 pass
         except UsageError as exc:
-            self.error.emit(str(exc))
+            self.failed.emit(str(exc))
             return False
         return self._push_changes(changes, skipped, text)
 

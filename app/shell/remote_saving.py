@@ -26,12 +26,12 @@ if TYPE_CHECKING:
 class RemoteSaves(QObject):
     """Save a tab to a URL after asking about an object already there.
 
-    Signals: ``message(str)`` for the status bar, ``error(str)`` one line for
+    Signals: ``message(str)`` for the status bar, ``failed(str)`` one line for
     the message bar (the store could not be asked).
     """
 
     message = Signal(str)
-    error = Signal(str)
+    failed = Signal(str)
 
     def __init__(self, dialog_parent: QWidget, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -62,7 +62,7 @@ class RemoteSaves(QObject):
 
         def failed(text: str) -> None:
             self._worker = None
-            self.error.emit(text if url in text else f"cannot save to {url}: {text}")
+            self.failed.emit(text if url in text else f"cannot save to {url}: {text}")
             self._not_saved(on_done)
 
         self._worker = call_on_worker(lambda: output_exists(url), self, answered, failed)

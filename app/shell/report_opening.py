@@ -61,15 +61,15 @@ class ReportOpenings(QObject):
     """The window's run reports: the File menu's actions, reports being read, and their tabs.
 
     ``open_file(path)`` and ``open_url(url)`` are the window's (a FileTab, or a UrlOpening whose
-    ``opened`` brings the tab). Signals: ``error(str)`` one line for the message bar,
-    ``message(str)`` for the status bar, ``opened(RunReportView)``, ``ended()`` a page or tab
+    ``opened`` brings the tab). Signals: ``failed(str)`` one line for the message bar,
+    ``message(str)`` for the status bar, ``opened(RunReportView)``, ``finished()`` a page or tab
     went or came (the current tab may differ).
     """
 
-    error = Signal(str)
+    failed = Signal(str)
     message = Signal(str)
     opened = Signal(object)
-    ended = Signal()
+    finished = Signal()
 
     def __init__(self, window: QMainWindow, tabs: QTabWidget, settings: Settings, open_file: Callable,
                  open_url: Callable, file_menu: QMenu) -> None:
@@ -156,14 +156,14 @@ class ReportOpenings(QObject):
         """Stop waiting for the report: the page goes now, the answer is dropped when it comes."""
         pending.cancelled = True
         self._remove_page(pending)
-        self.ended.emit()
+        self.finished.emit()
 
     def _failed(self, pending: _Pending, text: str) -> None:
         if pending.cancelled:
             return
         self._remove_page(pending)
-        self.error.emit(text if pending.path in text else f"cannot open the report {pending.path}: {text}")
-        self.ended.emit()
+        self.failed.emit(text if pending.path in text else f"cannot open the report {pending.path}: {text}")
+        self.finished.emit()
 
     def _loaded(self, pending: _Pending, report: RunReport) -> None:
         if pending.cancelled:
@@ -178,7 +178,7 @@ class ReportOpenings(QObject):
         self.tabs.setTabToolTip(index, f"Run report (read-only): {report.path}")
         self.tabs.setCurrentIndex(index)
         self.opened.emit(view)
-        self.ended.emit()
+        self.finished.emit()
 
     # -- the files a report names --------------------------------------------------------
     def open_named(self, view: RunReportView, path: str, target: str) -> object:
@@ -186,7 +186,7 @@ class ReportOpenings(QObject):
         the FileTab (or the UrlOpening of a URL), or None with a message when it is not here."""
         local = local_path(view.report.path, path)
         if local is None:
-            self.error.emit(f"{path} is not on this machine: the report names it, but no such file is here "
+            self.failed.emit(f"{path} is not on this machine: the report names it, but no such file is here "
                             f"(nor beside the report)")
             return None
         if is_url(local):
@@ -218,7 +218,7 @@ class ReportOpenings(QObject):
             records.close()
         self.tabs.removeTab(self.tabs.indexOf(widget))
         widget.deleteLater()
-        self.ended.emit()
+        self.finished.emit()
         return True
 
     def close(self) -> None:

@@ -28,12 +28,12 @@ def _unchanged(name: str, existed: bool) -> str:
 class DocumentSaver(QObject):
     """Saves ``session``'s document on ``worker``.
 
-    Signals: ``message(str)`` for the status bar, ``error(str)`` for the
+    Signals: ``message(str)`` for the status bar, ``failed(str)`` for the
     message bar, ``saved(str)`` the path written (the session shows it now).
     """
 
     message = Signal(str)
-    error = Signal(str)
+    failed = Signal(str)
     saved = Signal(str)
 
     def __init__(self, session: TabSession, worker: ProgressWorker, parent: QObject | None = None) -> None:
@@ -86,7 +86,7 @@ class DocumentSaver(QObject):
                     session.reopen(target)
             except Exception as exc:  # noqa: BLE001 - the file is saved; say why it cannot be shown
                 session.stop_editing()
-                self.error.emit(f"saved {target}, but cannot open it again: {one_line(exc)}")
+                self.failed.emit(f"saved {target}, but cannot open it again: {one_line(exc)}")
                 end(True)
                 return
             self.message.emit(f"saved {report.records:,} records to {target}{note}")
@@ -94,7 +94,7 @@ class DocumentSaver(QObject):
             end(True)
 
         def failed(message: str) -> None:
-            self.error.emit(f"save failed: {message}. {_unchanged(name, existed)}")
+            self.failed.emit(f"save failed: {message}. {_unchanged(name, existed)}")
             end(False)
 
         def passes() -> Iterator:

@@ -52,7 +52,7 @@ class TabSession(QObject):
     ``rows_added(PassProgress)`` records were indexed (or checked);
     ``pass_finished()`` the pass ended (:attr:`phase` says how);
     ``state_changed()`` what a status bar shows may read differently (after
-    every pass event and every edit); ``idle()`` the source's passes are over
+    every pass event and every edit); ``finished()`` the source's passes are over
     (a whole-file pass may start). Editing: ``source_changed()`` :attr:`records` is another
     object (editing began or stopped, or the tab reopened a file);
     ``records_changed(DocumentChange)`` an edit, undo or redo changed rows.
@@ -69,7 +69,7 @@ class TabSession(QObject):
     pass_started = Signal()
     pass_finished = Signal()
     state_changed = Signal()
-    idle = Signal()
+    finished = Signal()
     source_changed = Signal()
     records_changed = Signal(object)  # DocumentChange
     about_to_reopen = Signal()
@@ -88,7 +88,7 @@ class TabSession(QObject):
         self.edited: EditedFile | None = None
         self.phase = "index"  # "index", "verify", "done", "cancelled", "failed"
         self.last: IndexProgress | None = None
-        self.error: str | None = None
+        self.failure: str | None = None  # why the last pass failed (one line)
         self._worker: GeneratorWorker | None = None
         self._pass_over = True  # the last pass (if any) has sent its last signal
         self._closed = False
@@ -194,7 +194,7 @@ class TabSession(QObject):
         self.source_changed.emit()
         old.close()
         self.last = None
-        self.error = None
+        self.failure = None
         self.reopened.emit()
         self.start()
 
@@ -256,7 +256,7 @@ class TabSession(QObject):
 
     def _run(self, passes, phase: str) -> None:
         self.phase = phase
-        self.error = None
+        self.failure = None
         self._pass_over = False
         self._meter.reset(self.fetched)
         self._worker = GeneratorWorker(passes, self)
@@ -303,17 +303,17 @@ class TabSession(QObject):
         self.phase = "cancelled" if self.cancelled() else "done"
         self.pass_finished.emit()
         self.state_changed.emit()
-        self.idle.emit()
+        self.finished.emit()
 
     def _on_failed(self, error: str) -> None:
         if self._closed:
             return
         self._pass_over = True
         self.phase = "failed"
-        self.error = error
+        self.failure = error
         self.pass_finished.emit()
         self.state_changed.emit()
-        self.idle.emit()
+        self.finished.emit()
 
     def close(self) -> None:
         """Stop the pass and send nothing more; :meth:`close_source` closes the files after."""

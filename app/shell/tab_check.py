@@ -72,11 +72,11 @@ def records_list(findings: Sequence, fmt: str) -> bytes:
 
 
 class TabCheck(QObject):
-    """The Dataset Check of one tab. ``message(str)``: a note for the status bar; ``error(str)``: for the
+    """The Dataset Check of one tab. ``message(str)``: a note for the status bar; ``failed(str)``: for the
     message bar."""
 
     message = Signal(str)
-    error = Signal(str)
+    failed = Signal(str)
 
     def __init__(self, tab: FileTab, settings: Settings, dialog_parent: QWidget) -> None:
         super().__init__(tab)
@@ -112,7 +112,7 @@ class TabCheck(QObject):
         panel.add_files_action.triggered.connect(self._ask_files)
         panel.add_folder_action.triggered.connect(self._ask_folder)
         panel.clear_others_action.triggered.connect(lambda: self.set_others([]))
-        self.session.idle.connect(self.runner.source_idle)
+        self.session.finished.connect(self.runner.source_idle)
         self.session.records_changed.connect(self._records_changed)
         self.session.source_changed.connect(self.refresh_actions)
         self.session.about_to_reopen.connect(self._file_replaced)
@@ -211,7 +211,7 @@ class TabCheck(QObject):
     def _failed(self, error: str) -> None:
         self.report = None
         self.panel.set_stopped(f"check failed: {error}")
-        self.error.emit(f"dataset check failed: {error}")
+        self.failed.emit(f"dataset check failed: {error}")
 
     # -- records ----------------------------------------------------------------
     def row_of(self, ref) -> int | None:
@@ -355,7 +355,7 @@ class TabCheck(QObject):
             with OutputFile(path) as out:
                 out.write(records_list(findings, fmt))
         except (TFRecordError, OSError) as exc:
-            self.error.emit(f"cannot export the list: {one_line(exc)}")
+            self.failed.emit(f"cannot export the list: {one_line(exc)}")
             return False
         if not is_url(path):
             self.settings.add_output_directory(os.path.dirname(os.path.abspath(path)))

@@ -37,14 +37,14 @@ class TabEditing(QObject):
     """The edit part of one tab (see the module docstring).
 
     Signals: ``changed()`` after any change of the document or of what can be
-    done; ``modified_changed(bool)``; ``error(str)`` a one-line message for the
+    done; ``modified_changed(bool)``; ``failed(str)`` a one-line message for the
     message bar; ``message(str)`` a note for the status bar; ``saved(str)`` the
     path a save wrote (the tab shows it now).
     """
 
     changed = Signal()
     modified_changed = Signal(bool)
-    error = Signal(str)
+    failed = Signal(str)
     message = Signal(str)
     saved = Signal(str)
 
@@ -62,8 +62,8 @@ class TabEditing(QObject):
         self._tree_path: tuple[int, tuple] | None = None  # (row, tree path) to go back to once re-shown
         for part in (self.edits, self.saver):
             part.message.connect(self.message)
-            part.error.connect(self.error)
-        self.worker.error.connect(self.error)
+            part.failed.connect(self.failed)
+        self.worker.failed.connect(self.failed)
         self.saver.saved.connect(self.saved)
         self.worker.busy_changed.connect(self._busy_changed)
         session.stack.cleanChanged.connect(lambda clean: self.modified_changed.emit(not clean))
@@ -71,7 +71,7 @@ class TabEditing(QObject):
         session.source_changed.connect(self._source_changed)
         session.records_changed.connect(self._records_changed)
         detail.tree_model.value_edited.connect(self.edits.set_value)
-        detail.tree_model.error.connect(self.error)
+        detail.tree_model.failed.connect(self.failed)
         detail.tree.edit_requested.connect(self.prompts.request)
         detail.record_shown.connect(self._restore_tree_position)
         self._set_tree_editable()

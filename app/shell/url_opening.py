@@ -46,7 +46,7 @@ class UrlOpening(QObject):
     Signals: ``source_ready(object)`` the opened source, ``opened(FileTab)``
     its tab is shown (sent by :class:`UrlOpenings`), ``failed(str)`` a
     one-line message naming the URL, ``cancelled()`` the user stopped it (a
-    source that opens after that is closed unseen), ``over()`` its thread has
+    source that opens after that is closed unseen), ``finished()`` its thread has
     ended. The thread may outlive the page: a network call cannot be
     interrupted, only its answer dropped.
     """
@@ -55,7 +55,7 @@ class UrlOpening(QObject):
     opened = Signal(object)
     failed = Signal(str)
     cancelled = Signal()
-    over = Signal()
+    finished = Signal()
 
     def __init__(self, urls: Sequence[str], as_set: bool, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -98,7 +98,7 @@ class UrlOpening(QObject):
             source.close()
         elif source is not None:
             self.source_ready.emit(source)
-        self.over.emit()
+        self.finished.emit()
 
     def _failed(self, message: str) -> None:
         self.answered = True
@@ -106,22 +106,22 @@ class UrlOpening(QObject):
         if not self.is_cancelled:
             shown, message = shown_path(self.url), redact_text(message, [self.url])
             self.failed.emit(message if shown in message else f"cannot open {shown}: {message}")
-        self.over.emit()
+        self.finished.emit()
 
 
 class UrlOpenings(QObject):
     """The window's URLs being opened, each with its page in ``tabs``.
 
     Signals: ``tab_ready(FileTab, str url, bool recent, int index)`` a tab to
-    put where its page was (the window wires it in), ``error(str)`` for the
+    put where its page was (the window wires it in), ``failed(str)`` for the
     message bar: one line per URL that failed since none was opening (several
-    opened at once fail together, not one over another), ``ended()`` a page
+    opened at once fail together, not one over another), ``finished()`` a page
     went (the current tab may differ).
     """
 
     tab_ready = Signal(object, str, bool, int)
-    error = Signal(str)
-    ended = Signal()
+    failed = Signal(str)
+    finished = Signal()
 
     def __init__(self, tabs: QTabWidget, settings: Settings, tab_parent: QWidget) -> None:
         super().__init__(tab_parent)
@@ -176,11 +176,11 @@ class UrlOpenings(QObject):
             opening.deleteLater()
         else:  # its thread is still in a network call: kept until it answers
             self._done.append(opening)
-            opening.over.connect(lambda: self._forget(opening))
+            opening.finished.connect(lambda: self._forget(opening))
         if error:
             self._errors.append(error)
-            self.error.emit("\n".join(self._errors))
-        self.ended.emit()
+            self.failed.emit("\n".join(self._errors))
+        self.finished.emit()
         return index
 
     def _forget(self, opening: UrlOpening) -> None:

@@ -16,6 +16,8 @@ MUTED_COLOR = "#64748b"  # secondary text
 ERROR_COLOR = "#b91c1c"  # input that cannot be used, an image that cannot be decoded
 NOTE_COLOR = "#b45309"  # a remark about input that still works
 CAPTION_COLOR = "#475569"  # captions under images
+ERROR_STYLE = "color: rgb(198, 40, 40);"  # a dialog's line saying what cannot be used
+HINT_STYLE = "color: rgb(100, 116, 139);"  # a dialog's hint under a field
 
 BAD_TEXT = QColor(BAD_COLOR)
 WARN_TEXT = QColor(RECOVERED_COLOR)

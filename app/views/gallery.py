@@ -26,7 +26,7 @@ from app.style import icons
 from app.style.palette import CANVAS_BG, DAMAGED_TEXT, ERROR_BG, ERROR_TEXT, MUTED_TEXT
 from app.views.image_preview import STRETCH_TIP, paint_boxes
 from app.workers.background import PoolJobs
-from app.workers.thumbnail_loader import SAMPLE_RECORDS, sample_keys
+from app.workers.thumbnail_loader import SAMPLE_RECORDS, ThumbnailLoader, sample_keys
 from app.workers.worker import PAINT_GATE
 
 MIN_SIDE, MAX_SIDE = 48, 320
@@ -290,7 +290,8 @@ class Gallery(QWidget):
         self._following = False
         self._scroll_target: tuple | None = None
         self._pending_record = -1  # the record to show as current (kept while the gallery is hidden)
-        self.model = GalleryModel(rows, read, self, threads=threads, status=status, source=self._source)
+        loader = ThumbnailLoader(read, threads, source=self._source)  # source(): how records decode now
+        self.model = GalleryModel(rows, loader, self, status=status)
         self.model.aspect_changed.connect(self._aspect_changed)
         self.delegate = GalleryDelegate(self)
         self.view = GalleryView(self)
@@ -302,7 +303,7 @@ class Gallery(QWidget):
         self.view.verticalScrollBar().actionTriggered.connect(self._user_scrolled)  # the user's own scrolling wins
         self.view.doubleClicked.connect(lambda index: self.open_requested.emit(self.model.record_at(index.row())))
         self._sampler = PoolJobs(self, max_threads=1)
-        self._sampler.done.connect(self._sampled_keys)
+        self._sampler.finished.connect(self._sampled_keys)
 
         self.image_combo = QComboBox(self)
         self.image_combo.setToolTip("Which image feature to show (Auto: image/encoded, else the first image; "

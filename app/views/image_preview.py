@@ -298,7 +298,7 @@ class ImagePreview(QWidget):
         self._stretch = stretch_mode(preference.value())
         preference.changed.connect(self._stretch_changed)
         self._jobs = PoolJobs(self)
-        self._jobs.done.connect(self._decoded)
+        self._jobs.finished.connect(self._decoded)
         self._jobs.failed.connect(self._decode_failed)
 
         self.fit_button = self._tool_button("Fit", "Scale every image to fit the view")

@@ -27,7 +27,8 @@ from codec.sources.protocol import RecordReader
 
 from app.models.hex_model import FramedRecord, framed_record
 from app.models.labels import STATUS_TEXT, kind_text
-from app.models.record_tree_model import RecordTreeModel, summarize
+from app.models.record_tree_model import RecordTreeModel
+from app.models.value_text import summarize
 from app.style.palette import BAD_COLOR, MUTED_COLOR, OK_COLOR, RECOVERED_COLOR
 from app.views.hex_view import HexView
 from app.views.image_preview import ImagePreview
@@ -118,7 +119,7 @@ class RecordDetail(QWidget):
         self._loading_timer.setInterval(LOADING_DELAY_MS)
         self._loading_timer.timeout.connect(self._show_loading)
         self._jobs = PoolJobs(self, max_threads=1)
-        self._jobs.done.connect(self._load_done)
+        self._jobs.finished.connect(self._load_done)
         self._jobs.failed.connect(self._load_failed)
 
         self.header = QLabel(self)

@@ -23,7 +23,7 @@ class RecordTableView(QTableView):
     """
 
     copied = Signal(str)
-    note = Signal(str)  # a one-line note for the status bar
+    message = Signal(str)  # a one-line note for the status bar
     position_requested = Signal(int)
 
     def __init__(self, parent: QWidget | None = None) -> None:
@@ -96,7 +96,7 @@ class RecordTableView(QTableView):
         super().selectAll()
         rows = self.model()
         if isinstance(rows, FilteredTableModel) and rows.is_paged():
-            self.note.emit(f"selected the {rows.rowCount():,} rows of this page, not all {rows.matching_count():,} "
+            self.message.emit(f"selected the {rows.rowCount():,} rows of this page, not all {rows.matching_count():,} "
                            "records (File > Export can export all records or the filtered ones)")
 
     def copy_rows(self) -> str:

@@ -32,12 +32,12 @@ def human_size(n: int) -> str:
 
 class StartPage(QWidget):
     """The start page. Signals: ``open_requested()`` (show the file dialog),
-    ``open_url_requested()`` (the Open URL dialog), ``open_path(str)`` (a recent file), ``open_demo()``."""
+    ``open_url_requested()`` (the Open URL dialog), ``recent_requested(str)`` (a recent file), ``demo_requested()``."""
 
     open_requested = Signal()
     open_url_requested = Signal()
-    open_path = Signal(str)
-    open_demo = Signal()
+    recent_requested = Signal(str)
+    demo_requested = Signal()
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -74,7 +74,7 @@ class StartPage(QWidget):
         self.open_button.setDefault(True)
         self.open_button.clicked.connect(self.open_requested)
         self.url_button.clicked.connect(self.open_url_requested)
-        self.demo_button.clicked.connect(self.open_demo)
+        self.demo_button.clicked.connect(self.demo_requested)
         buttons = QHBoxLayout()
         buttons.addWidget(self.open_button)
         buttons.addWidget(self.url_button)
@@ -145,4 +145,4 @@ class StartPage(QWidget):
         self._column.setStretch(self._column.count() - 1, 0 if paths else 1)
 
     def _activated(self, item: QListWidgetItem) -> None:
-        self.open_path.emit(item.data(Qt.ItemDataRole.UserRole))
+        self.recent_requested.emit(item.data(Qt.ItemDataRole.UserRole))

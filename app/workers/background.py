@@ -27,7 +27,7 @@ class _Job(QRunnable):
         except Exception as exc:  # noqa: BLE001 - every failure becomes a one-line message
             self._emit(self._owner.failed, one_line(exc))
         else:
-            self._emit(self._owner.done, result)
+            self._emit(self._owner.finished, result)
 
     def _emit(self, signal: Any, payload: Any) -> None:
         try:
@@ -37,13 +37,13 @@ class _Job(QRunnable):
 
 
 class PoolJobs(QObject):
-    """A private thread pool; ``done(ticket, result)`` / ``failed(ticket, message)``.
+    """A private thread pool; ``finished(ticket, result)`` / ``failed(ticket, message)``.
 
     The pool is waited for when this object is destroyed, so no job outlives
     the widget that started it.
     """
 
-    done = Signal(object, object)
+    finished = Signal(object, object)
     failed = Signal(object, str)
 
     def __init__(self, parent: QObject | None = None, max_threads: int = 2) -> None:

@@ -2,18 +2,17 @@
 
 The filter, the statistics and the feature spec each read the whole file
 on a :class:`~app.workers.worker.GeneratorWorker`. While the file is still being
-indexed (or its CRCs verified) a requested pass waits and starts by itself
-when that ends; a new request replaces one that is waiting or running.
+indexed (or its CRCs verified) a requested pass waits, and starts when the
+owner says that pass ended (:meth:`PassRunner.source_idle`, on the session's
+``idle``); a new request replaces one that is waiting or running.
 """
 from __future__ import annotations
 
 from typing import Any, Callable, Iterator
 
-from PySide6.QtCore import QObject, QTimer, Signal
+from PySide6.QtCore import QObject, Signal
 
 from app.workers.worker import GeneratorWorker
-
-WAIT_POLL_MS = 250  # how often a waiting pass looks whether the file is free
 
 
 class PassRunner(QObject):
@@ -36,9 +35,7 @@ class PassRunner(QObject):
         self._payload: Any = None
         self._queued: tuple[Callable[[], Iterator], Any] | None = None
         self._closed = False
-        self._poll = QTimer(self)
-        self._poll.setInterval(WAIT_POLL_MS)
-        self._poll.timeout.connect(self._start_queued)
+        self._waiting = False  # ``waiting`` was sent for the queued pass: the file's pass runs
 
     def is_running(self) -> bool:
         return self._worker is not None
@@ -61,7 +58,7 @@ class PassRunner(QObject):
         if self._queued is not None and self._worker is None:
             payload = self._queued[1]
             self._queued = None
-            self._poll.stop()
+            self._waiting = False
             self.finished.emit(payload, None, True)
         self._queued = None
         if self._worker is not None:
@@ -75,21 +72,21 @@ class PassRunner(QObject):
         """Cancel and wait for the thread (before the file closes)."""
         self._closed = True
         self._queued = None
-        self._poll.stop()
+        self._waiting = False
         worker, self._worker = self._worker, None
         if worker is not None:
             worker.stop()
 
     def _start_queued(self, force: bool = False) -> None:
         if self._queued is None or self._worker is not None or self._closed:
-            self._poll.stop()
+            self._waiting = False
             return
         if not force and self._busy():
-            if not self._poll.isActive():
-                self._poll.start()
+            if not self._waiting:  # source_idle starts it
+                self._waiting = True
                 self.waiting.emit()
             return
-        self._poll.stop()
+        self._waiting = False
         make, payload = self._queued
         self._queued = None
         self._payload = payload

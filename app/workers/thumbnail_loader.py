@@ -16,17 +16,15 @@ from __future__ import annotations
 import sys
 import threading
 from collections import deque
-from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
 
 from PySide6.QtCore import QObject, QRunnable, QThread, QThreadPool, Signal
-from PySide6.QtGui import QImage
 
 from codec.decode.decoder import (DecodedRecord, RecordKind, decode_record, feature_cell, feature_values, format_value,
                           is_text, record_feature_lists, record_features, shown_values)
 from codec.errors import ImageDecodeError
 from codec.format.framing import RecordStatus
-from codec.decode.images import (STRETCH_DTYPE, BoundingBox, ImageRef, RawShape, find_boxes, find_images,
+from codec.decode.images import (BoundingBox, ImageRef, RawShape, find_boxes, find_images,
                           main_image, thumbnail)
 from codec.sources.protocol import RecordData
 from codec.decode.tensor_view import tensor_label
@@ -34,6 +32,7 @@ from codec.decode.tensors import tensor_of
 
 from app.models.labels import STATUS_TEXT, caption_text
 from app.models.qimage import to_qimage
+from app.models.tiles import ThumbRequest, ThumbResult
 from app.workers.worker import GUI_SWITCH_INTERVAL, one_line
 
 # Tiles whose record is larger than this are not read for the gallery (the detail view still shows it).
@@ -46,41 +45,6 @@ _TEXT_CLASS_NAMES = ("text", "label_text", "class_text", "class_name", "label_na
 _LABEL_NAMES = ("label", "labels", "class", "category", "target", "class_id", "label_id")
 _DESCRIPTION_NAMES = ("caption", "description", "title", "sentence")
 _ID_NAMES = ("filename", "file_name", "name", "id", "source_id", "key", "path", "video_id")
-
-
-@dataclass(frozen=True)
-class ThumbRequest:
-    """One tile wanted: record ``record`` at ``side`` device pixels (0: the caption only)."""
-
-    record: int
-    side: int
-    image_key: str | None  # None: the record's main image (the first step's for a SequenceExample)
-    caption_key: str | None  # None: the best caption feature of each record
-    epoch: int = 0  # the asker's numbering of records when asked (results from an older one are dropped)
-    stretch: str = STRETCH_DTYPE  # how 16-bit and float images become 8 bits (codec.decode.images.display_image)
-    raw_shape: RawShape | None = None  # the user's shape for bytes to show as raw pixels
-
-
-@dataclass
-class ThumbResult:
-    """What a tile shows of one record.
-
-    ``state``: "ok" (``image`` set), "none" (the record has no image),
-    "error" (the image could not be decoded), "unreadable" (the record
-    could not be read), "caption" (a caption-only request).
-    """
-
-    request: ThumbRequest
-    state: str
-    image: QImage | None = None
-    boxes: list[BoundingBox] = field(default_factory=list)
-    caption: str = ""
-    note: str = ""  # one line for the tooltip: what the image is, or why there is none
-    status: RecordStatus = RecordStatus.UNCHECKED
-
-    @property
-    def nbytes(self) -> int:
-        return self.image.sizeInBytes() if self.image is not None else 0
 
 
 # ---------------------------------------------------------------- one tile
@@ -262,13 +226,13 @@ class _Drain(QRunnable):
 
 
 class ThumbnailLoader(QObject):
-    """Makes tiles on a private thread pool; ``ready(ThumbResult)``, and ``idle()`` when all are done.
+    """Makes tiles on a private thread pool; ``ready(ThumbResult)``, and ``finished()`` when all are done.
 
     ``source`` returns the record source as it is now (its ``payload`` and ``labels``), read per tile.
     """
 
     ready = Signal(object)
-    idle = Signal()
+    finished = Signal()
 
     def __init__(self, read: Callable[[int], RecordData], threads: int | None = None,
                  parent: QObject | None = None, *, source: Callable[[], Any] | None = None) -> None:
@@ -321,7 +285,7 @@ class ThumbnailLoader(QObject):
                 self._in_flight.add(request)
                 now_idle = False
         if now_idle:
-            self._emit(self.idle)
+            self._emit(self.finished)
         return request
 
     def _finished(self, request: ThumbRequest, result: ThumbResult) -> None:

@@ -77,8 +77,8 @@ class _Runner(QObject):
     """Lives on the worker thread and drives the generator."""
 
     progress = Signal(object)
-    done = Signal(object, bool)  # last progress value, cancelled
-    error = Signal(str)
+    finished = Signal(object, bool)  # last progress value, cancelled
+    failed = Signal(str)
 
     def __init__(self, make: Callable[[], Iterator[Any]], stop: threading.Event) -> None:
         super().__init__()
@@ -107,9 +107,9 @@ class _Runner(QObject):
                 if close is not None:
                     close()
         except Exception as exc:  # noqa: BLE001 - every failure becomes a message
-            self.error.emit(one_line(exc))
+            self.failed.emit(one_line(exc))
         else:
-            self.done.emit(last, self._stop.is_set())
+            self.finished.emit(last, self._stop.is_set())
         finally:
             self.thread().quit()
 
@@ -135,8 +135,8 @@ class GeneratorWorker(QObject):
         self._runner.moveToThread(self._thread)
         self._thread.started.connect(self._runner.run)
         self._runner.progress.connect(self.progress)
-        self._runner.done.connect(self._on_done)
-        self._runner.error.connect(self.failed)
+        self._runner.finished.connect(self._on_done)
+        self._runner.failed.connect(self.failed)
         self.cancelled = False
 
     def start(self) -> None:

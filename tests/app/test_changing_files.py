@@ -106,7 +106,7 @@ def test_a_grown_file_offers_follow(window, qtbot, opened):
     assert changed.args == ["grew"]
     assert tab.change_bar.text() == f"Grew on disk ({len(more):,} bytes more): data.tfrecord."
     assert bar_buttons(tab) == (True, True, True)
-    with qtbot.waitSignal(tab.sig_follow_requested, timeout=TIMEOUT):
+    with qtbot.waitSignal(tab.follow_requested, timeout=TIMEOUT):
         tab.disk.follow_button.click()
 
 

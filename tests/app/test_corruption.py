@@ -19,6 +19,7 @@ from codec.storage.writer import write_records  # noqa: E402
 from app.dialogs.salvage_dialog import SalvageDialog, default_output  # noqa: E402
 from app.models.hex_model import HIGHLIGHT_BG  # noqa: E402
 from app.models.problem_list_model import ProblemColumn, ProblemListModel, expected_found, problem_title  # noqa: E402
+from app.models.records_owner import HeldRecords  # noqa: E402
 from app.models.record_table_model import Column  # noqa: E402
 from app.shell.corruption_tools import merge_marks  # noqa: E402
 from app.shell.file_tab import FileTab  # noqa: E402
@@ -280,10 +281,10 @@ def test_the_gaps_follow_the_problem_list_to_a_new_view_of_the_file(window, qtbo
     tab = open_done(window, qtbot, fixture_file("garbage_middle.tfrecord"))
     tools = tab.corruption
     assert tools.records is not tab.session.source  # the edited view (editing begins once indexed)
-    tools.model.set_file(tab.session.source)  # as before that first refresh
+    tools.model.records_replaced()  # as the session says when editing begins, before that first refresh
     tools._gaps, tools._gap_starts = [], []
     tools.refresh()
-    assert tools.model.file is tools.records
+    assert tools.model.records is tools.records and tools.model.rowCount() == len(tools.records.problems)
     assert tools.select_near(800) == 10
 
 
@@ -445,7 +446,7 @@ class _FakeFile:
 
 def test_problem_model_appends_rows_and_resets_when_the_list_is_replaced(qapp):
     f = _FakeFile()
-    model = ProblemListModel(f)
+    model = ProblemListModel(HeldRecords(f))
     inserted, resets = [], []
     model.rowsInserted.connect(lambda parent, first, last: inserted.append((first, last)))
     model.modelReset.connect(lambda: resets.append(True))

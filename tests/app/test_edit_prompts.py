@@ -43,11 +43,11 @@ class Parts:
         qtbot.addWidget(self.host)
         self.session = TabSession(TFRecordFile(path), self.host)
         if index:
-            with qtbot.waitSignal(self.session.idle, timeout=TIMEOUT):
+            with qtbot.waitSignal(self.session.finished, timeout=TIMEOUT):
                 self.session.start()
             self.session.start_editing()
-        self.model = RecordTableModel(self.session.records, self.host)
-        self.session.source_changed.connect(lambda: self.model.set_file(self.session.records))
+        self.model = RecordTableModel(self.session, self.host)
+        self.session.source_changed.connect(self.model.records_replaced)
         self.session.records_changed.connect(lambda change: self.model.records_changed(change.rows))
         self.model.sync()
         self.table = QTableView(self.host)
@@ -103,7 +103,7 @@ def test_requests_with_a_dialog_ask_then_edit(qtbot, parts, monkeypatch):
 
 def test_a_codec_refusal_is_an_error_and_read_only_a_message(qtbot, parts):
     parts.selection.select_record(0)
-    with qtbot.waitSignal(parts.edits.error, timeout=TIMEOUT) as error:
+    with qtbot.waitSignal(parts.edits.failed, timeout=TIMEOUT) as error:
         parts.prompts.request(requests.RemoveValue(("features", "missing"), 0))
     assert "missing" in error.args[0] and parts.session.stack.count() == 0
     with qtbot.waitSignal(parts.edits.message, timeout=TIMEOUT) as note:

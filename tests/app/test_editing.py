@@ -223,7 +223,7 @@ def test_values_are_type_checked_and_errors_change_nothing(window, qtbot, copy):
     doc = tab.editing.document
     for key, text in [("int_col", "abc"), ("int_col", "9223372036854775808"), ("int_col", "1.5"),
                       ("float_col", "1e40"), ("float_col", "x"), ("byte_col", "hex:zz"), ("byte_col", "base64:@@")]:
-        with qtbot.waitSignal(model.error, timeout=1000) as blocker:
+        with qtbot.waitSignal(model.failed, timeout=1000) as blocker:
             assert not model.setData(tree_index(tab, key, column=2), text)
         assert "\n" not in blocker.args[0]
         assert blocker.args[0] in window.message_bar.text()
@@ -901,6 +901,7 @@ def test_commands_undo_and_redo_change_only_the_document(qapp, fixture_file):
 
 def test_edited_file_maps_rows_statuses_and_problems(qapp, fixture_file):
     from app.models.record_table_model import RecordTableModel
+    from app.models.records_owner import HeldRecords
     from codec.editing.document import Document
     from codec.editing.edited import EditedFile
 
@@ -908,9 +909,11 @@ def test_edited_file_maps_rows_statuses_and_problems(qapp, fixture_file):
         f.verify()
         (bad,) = [p.index for p in f.problems if p.index is not None]
         records = EditedFile(Document(f))
-        model = RecordTableModel(f)
+        owner = HeldRecords(f)
+        model = RecordTableModel(owner)
         model.sync()
-        model.set_file(records)
+        owner.records = records
+        model.records_replaced()
         records.document.delete([0, 1])
         records.document.insert(0, [b"new"])
         model.records_changed(None)

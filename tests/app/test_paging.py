@@ -24,6 +24,7 @@ from codec.storage.writer import write_records  # noqa: E402
 
 from app.models.filtered_table_model import DEFAULT_WINDOW_ROWS, FilteredTableModel, window_rows_for  # noqa: E402
 from app.models.record_table_model import RecordTableModel  # noqa: E402
+from app.models.records_owner import HeldRecords  # noqa: E402
 from app.shell.file_tab import FileTab  # noqa: E402
 from app.views.page_bar import PageBar  # noqa: E402
 from tests.gui_helpers import open_done  # noqa: E402
@@ -236,7 +237,7 @@ def test_indexing_fills_the_window_then_grows_the_count(qtbot, small_window, big
     """The index pass yields after its first batch (1,024 records): rows up to the window, then only the count."""
     f = TFRecordFile(big_file, use_cache=False)
     try:
-        source = RecordTableModel(f)
+        source = RecordTableModel(HeldRecords(f))
         rows = FilteredTableModel(source)
         bar = PageBar(rows)
         qtbot.addWidget(bar)

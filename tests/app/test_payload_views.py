@@ -26,11 +26,14 @@ from codec.storage.writer import write_records  # noqa: E402
 
 from app.models.labels import kind_text  # noqa: E402
 from app.models.record_table_model import Column, RecordTableModel  # noqa: E402
-from app.models.record_tree_model import FIRST_CHUNK, RecordTreeModel, summarize  # noqa: E402
+from app.models.record_tree_model import FIRST_CHUNK, RecordTreeModel  # noqa: E402
+from app.models.records_owner import HeldRecords  # noqa: E402
 from app.models.tensor_table_model import MAX_CELLS  # noqa: E402
+from app.models.tiles import ThumbRequest  # noqa: E402
+from app.models.value_text import summarize  # noqa: E402
 from app.views.record_detail import IMAGES_TAB, TREE_TAB, RecordDetail  # noqa: E402
 from app.views.tree_edit_requests import ReadOnly  # noqa: E402
-from app.workers.thumbnail_loader import ThumbRequest, make_thumbnail  # noqa: E402
+from app.workers.thumbnail_loader import make_thumbnail  # noqa: E402
 from tests.gui_helpers import FIXTURES, open_done  # noqa: E402
 
 TIMEOUT = 20000
@@ -290,7 +293,7 @@ def test_label_ids_show_their_names_in_the_tree_and_the_table(qtbot, tmp_path):
     f = TFRecordFile(str(path))
     f.build_index()
     f.labels = names
-    table = RecordTableModel(f)
+    table = RecordTableModel(HeldRecords(f))
     table.sync()
     table.set_feature_columns(["label", "objects/label"])
     assert [table.data(table.index(0, Column.STATUS + 1 + c)) for c in range(2)] == \

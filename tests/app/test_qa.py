@@ -20,10 +20,12 @@ from codec.storage.writer import write_records  # noqa: E402
 from app.models.filtered_table_model import FilteredTableModel  # noqa: E402
 from app.models.gallery_model import TILE_ROLE  # noqa: E402
 from app.models.record_table_model import RECORD_ROLE, RecordTableModel  # noqa: E402
+from app.models.records_owner import HeldRecords  # noqa: E402
+from app.models.tiles import ThumbRequest  # noqa: E402
 from app.shell.file_tab import FileTab  # noqa: E402
 from app.shell.qa_views import GALLERY_VIEW, TABLE_VIEW  # noqa: E402
 from app.views.stats_panel import CHART, PRESENT, TOP_ROLE, TYPE  # noqa: E402
-from app.workers.thumbnail_loader import ThumbRequest, caption_for, make_thumbnail  # noqa: E402
+from app.workers.thumbnail_loader import caption_for, make_thumbnail  # noqa: E402
 from tests.gui_helpers import open_done  # noqa: E402
 from resources import demo_path  # noqa: E402
 
@@ -61,7 +63,7 @@ def test_filtered_rows_map_records_both_ways(qtbot):
     f = TFRecordFile(str(FIXTURES / "structured.tfrecord"))
     f.build_index()
     try:
-        source = RecordTableModel(f)
+        source = RecordTableModel(HeldRecords(f))
         source.sync()
         rows = FilteredTableModel(source)
         assert rows.rowCount() == rows.total() == 100 and not rows.is_filtered

@@ -14,6 +14,7 @@ from codec.storage.writer import write_records  # noqa: E402
 
 from app.models.record_table_model import (BASE_COLUMNS, DAMAGED_TINT, KIND_ROLE, STATUS_ROLE, Column,  # noqa: E402
                                            RecordTableModel)
+from app.models.records_owner import HeldRecords  # noqa: E402
 from app.workers.worker import GeneratorWorker  # noqa: E402
 
 pytestmark = pytest.mark.gui
@@ -29,7 +30,7 @@ def open_model(qapp, fixture_file):
         files.append(f)
         if index:
             f.build_index()
-        model = RecordTableModel(f, cache_size=cache_size)
+        model = RecordTableModel(HeldRecords(f), cache_size=cache_size)
         model.sync()
         return model
 
@@ -60,7 +61,7 @@ def test_an_index_replaced_by_verify_resets_the_rows(qapp, tmp_path):
     path, _ = hidden_record_file(tmp_path)
     with TFRecordFile(path, use_cache=False) as f:
         f.build_index()
-        model = RecordTableModel(f)
+        model = RecordTableModel(HeldRecords(f))
         model.sync()
         before = column_texts(model, Column.OFFSET)
         f.verify()
@@ -73,7 +74,7 @@ def test_an_index_replaced_by_verify_resets_the_rows(qapp, tmp_path):
 
 def test_rows_appear_as_the_index_grows(qapp, tmp_path, qtmodeltester):
     f = TFRecordFile(many_records(tmp_path / "many.tfrecord", 5000))
-    model = RecordTableModel(f)
+    model = RecordTableModel(HeldRecords(f))
     inserted: list[tuple[int, int]] = []
     model.rowsInserted.connect(lambda parent, first, last: inserted.append((first, last)))
     assert model.rowCount() == 0
@@ -97,7 +98,7 @@ def test_headers_and_fixed_columns(open_model, manifest):
     headers = [model.headerData(c, Qt.Orientation.Horizontal) for c in range(BASE_COLUMNS)]
     assert headers == ["#", "Offset", "Size", "Kind", "Status"]
     for r in (0, 1, 99):
-        info = model.tfile.record_info(r)
+        info = model.records.record_info(r)
         assert cell(model, r, Column.INDEX) == str(r)
         assert cell(model, r, Column.OFFSET) == f"{info.offset:,}"
         assert cell(model, r, Column.SIZE) == f"{info.length:,}"
@@ -124,7 +125,7 @@ def test_kind_column_matches_the_manifest(open_model, manifest, name, kind):
 def test_data_crc_damage_shows_once_the_row_is_read(open_model):
     model = open_model("corrupt_data_crc.tfrecord")
     assert model.rowCount() == 30
-    assert model.tfile.index.status(5) is RecordStatus.UNCHECKED  # the index pass does not read data
+    assert model.records.index.status(5) is RecordStatus.UNCHECKED  # the index pass does not read data
     statuses = column_texts(model, Column.STATUS)  # showing a row reads it and checks its CRC
     assert statuses[5] == "data CRC bad"
     assert statuses[:5] + statuses[6:] == ["ok"] * 29
@@ -137,7 +138,7 @@ def test_data_crc_damage_shows_once_the_row_is_read(open_model):
 def test_verified_damage_has_its_problem_as_tooltip(open_model, fixture_file):
     f = TFRecordFile(fixture_file("corrupt_data_crc.tfrecord"))
     f.build_index(verify=True)
-    model = RecordTableModel(f)
+    model = RecordTableModel(HeldRecords(f))
     model.sync()
     tip = cell(model, 5, Column.STATUS, Qt.ItemDataRole.ToolTipRole)
     assert "data_crc" in tip and "data CRC stored" in tip
@@ -194,7 +195,7 @@ def test_feature_cells_match_the_codec(open_model, qtmodeltester):
     model.set_feature_columns(["label", "encoded", "text"])
     assert [model.headerData(c, Qt.Orientation.Horizontal) for c in range(BASE_COLUMNS, 8)] == \
         ["label", "encoded", "text"]
-    decoded = decode_record(model.tfile.read(3).data)
+    decoded = decode_record(model.records.read(3).data)
     assert cell(model, 3, BASE_COLUMNS) == feature_cell(decoded, "label")
     assert cell(model, 3, BASE_COLUMNS + 1).startswith("<JPEG")
     model.set_feature_columns(["text"])
@@ -222,7 +223,7 @@ def test_raw_records_have_empty_feature_cells(open_model):
 def test_only_rows_asked_for_are_decoded_and_the_cache_is_bounded(qapp, tmp_path):
     f = TFRecordFile(many_records(tmp_path / "many.tfrecord", 3000))
     f.build_index()
-    model = RecordTableModel(f, cache_size=64)
+    model = RecordTableModel(HeldRecords(f), cache_size=64)
     model.sync()
     assert model.rowCount() == 3000
     assert model.cached_rows == 0
@@ -237,8 +238,8 @@ def test_only_rows_asked_for_are_decoded_and_the_cache_is_bounded(qapp, tmp_path
 
 def test_model_never_shows_dialogs_it_reports_unreadable_rows(open_model, qtbot):
     model = open_model("structured.tfrecord")
-    model.tfile.close()  # reading now fails
-    with qtbot.waitSignal(model.error, timeout=1000) as blocker:
+    model.records.close()  # reading now fails
+    with qtbot.waitSignal(model.failed, timeout=1000) as blocker:
         text = cell(model, 7, Column.KIND)
     assert text == "unreadable"
     assert "record 7" in blocker.args[0] and "\n" not in blocker.args[0]
@@ -254,7 +255,7 @@ def test_invalid_indexes(open_model):
 # -- the worker --------------------------------------------------------------
 def test_worker_feeds_the_model_from_another_thread(qtbot, tmp_path):
     f = TFRecordFile(many_records(tmp_path / "many.tfrecord", 200_000))
-    model = RecordTableModel(f)
+    model = RecordTableModel(HeldRecords(f))
     worker = GeneratorWorker(f.index_iter)
     seen: list[int] = []
     worker.progress.connect(lambda p: seen.append(p.records))
@@ -344,7 +345,7 @@ def test_table_paint_closes_the_gate(qtbot, tmp_path, monkeypatch):
     monkeypatch.setattr(RecordTableModel, "_value", spy)
     f = TFRecordFile(many_records(tmp_path / "few.tfrecord", 50))
     f.build_index()
-    model = RecordTableModel(f)
+    model = RecordTableModel(HeldRecords(f))
     model.sync()
     view = RecordTableView()
     view.setModel(model)

@@ -249,7 +249,7 @@ def test_cancel_while_opening_drops_the_tab(window, qtbot, root):
         with qtbot.waitSignal(opening.cancelled, timeout=1000):
             page.cancel_button.click()
         assert window.tabs.count() == 0 and window.stack.currentWidget() is window.start_page
-        with qtbot.waitSignal(opening.over, timeout=TIMEOUT):
+        with qtbot.waitSignal(opening.finished, timeout=TIMEOUT):
             pass  # the worker's answer comes, and is dropped
     assert window.tabs.count() == 0 and not window.openings.pending
     assert window.message_bar.isHidden()

@@ -25,11 +25,12 @@ from codec.sources.tfrecord_file import TFRecordFile  # noqa: E402
 from codec.sources.shard_set import ShardSet  # noqa: E402
 from codec.storage.writer import write_records  # noqa: E402
 
-from app.models import record_table_model as table_model  # noqa: E402
 from app.models.labels import KIND_TEXT  # noqa: E402
 from app.models.record_table_model import LOADING_TEXT, Column, RecordTableModel  # noqa: E402
 from app.models.shard_set_table_model import ShardSetTableModel  # noqa: E402
-from app.workers import row_loader  # noqa: E402
+from app.models.records_owner import HeldRecords  # noqa: E402
+from app.workers import row_fetcher, row_loader  # noqa: E402
+from app.workers.row_fetcher import RowFetcher  # noqa: E402
 from app.workers.row_loader import RowLoader, is_remote_source  # noqa: E402
 from tests.gui_helpers import FIXTURES, open_done, open_remote  # noqa: E402
 from tests.remote_servers import copy_into, range_server  # noqa: E402
@@ -57,6 +58,13 @@ def served(tmp_path_factory):
     copy_into(folder, FIXTURES / "structured.tfrecord", "structured.tfrecord")
     return folder
 
+
+
+def remote_model(cls, source):
+    """A table model over a remote ``source``, its rows read in the background as a tab does."""
+    model = cls(HeldRecords(source))
+    model.fetch_with(RowFetcher(model.row_job, model))
+    return model
 
 
 def cells(model, rows: range) -> list[list]:
@@ -134,7 +142,7 @@ def test_a_stale_answer_is_dropped_and_the_rows_read_again(window, qtbot, served
         far = range(RECORDS - SHOWN, RECORDS)
         tab.select_record(RECORDS - 1)
         cells(model, far)  # asked with the column "label"
-        qtbot.waitUntil(lambda: model._loader.is_busy() and model.loading_rows() > 0, timeout=TIMEOUT)
+        qtbot.waitUntil(lambda: model.fetcher.loader.is_busy() and model.loading_rows() > 0, timeout=TIMEOUT)
         model.set_feature_columns(["name"])  # while they are read: those answers have no "name" cells
         qtbot.waitUntil(lambda: all(row[Column.KIND] != LOADING_TEXT for row in cells(model, far)), timeout=TIMEOUT)
         settled(qtbot, model)
@@ -148,7 +156,7 @@ def test_a_dead_network_is_one_line_and_never_hangs_the_gui(window, qtbot, serve
         settled(qtbot, model)
         tab.session.source.remote.backoff = 0.1  # its retries wait 0.1, 0.2, 0.4 s (0.5, 1, 2 s by default)
         errors = []
-        model.error.connect(errors.append)
+        model.failed.connect(errors.append)
         srv.down = True  # every GET from now on is dropped
         far = range(RECORDS - SHOWN, RECORDS)
         shown, elapsed = timed_cells(model, far)
@@ -169,7 +177,7 @@ def test_a_dead_network_is_one_line_and_never_hangs_the_gui(window, qtbot, serve
         assert model.loading_rows() == 0
         assert cells(model, far) == shown  # not asked again at once
         srv.down = False  # the network is back: a row that failed is read again once shown after a while
-        monkeypatch.setattr(table_model, "RETRY_AFTER", 0.0)
+        monkeypatch.setattr(row_fetcher, "RETRY_AFTER", 0.0)
         qtbot.waitUntil(lambda: all(row[Column.KIND] == "Example" for row in cells(model, far)), timeout=TIMEOUT)
     assert len(errors) == 1
 
@@ -179,7 +187,7 @@ def test_closing_a_tab_stops_its_loader(window, qtbot, served):
         tab = open_remote(window, qtbot, slow.url_for(NAME))
         model = tab.model
         settled(qtbot, model)
-        loader = model._loader
+        loader = model.fetcher.loader
         assert loader is not None
         far = range(RECORDS - 400, RECORDS)
         cells(model, far)
@@ -202,7 +210,7 @@ def test_a_local_files_rows_are_read_as_they_are_asked(window, qtbot, manifest):
     before = cells(model, range(model.rowCount()))
     tab.select_record(model.rowCount() - 1)
     assert cells(model, range(model.rowCount())) == before
-    assert model._loader is None and model.loading_rows() == 0
+    assert model.fetcher is None and model.loading_rows() == 0
     assert LOADING_TEXT not in {v for row in before for v in row}
 
 
@@ -210,7 +218,7 @@ def test_a_local_and_a_remote_model_agree_row_for_row(qtbot, served):
     local = TFRecordFile(os.fspath(served / "structured.tfrecord")).build_index()
     with range_server(served) as srv:
         remote = TFRecordFile(srv.url_for("structured.tfrecord")).build_index()
-        a, b = RecordTableModel(local), RecordTableModel(remote)
+        a, b = RecordTableModel(HeldRecords(local)), remote_model(RecordTableModel, remote)
         a.sync(), b.sync()
         with qtbot.waitSignal(b.samples_ready, timeout=TIMEOUT):
             assert b.sample_keys() == [] and a.sample_keys()  # the remote samples are read in the background
@@ -234,7 +242,7 @@ def test_a_shard_set_of_urls_reads_its_rows_in_the_background(qtbot):
     with range_server(FIXTURES / "shards") as srv:
         remote = ShardSet([srv.url_for(p.name) for p in shards])
         list(remote.index_iter(publish=False))
-        a, b = ShardSetTableModel(local), ShardSetTableModel(remote)
+        a, b = ShardSetTableModel(HeldRecords(local)), remote_model(ShardSetTableModel, remote)
         a.sync(), b.sync()
         assert a.rowCount() == b.rowCount() > 0
         every = range(b.rowCount())

@@ -178,14 +178,14 @@ def test_a_repair_report_lists_kept_and_dropped_records(window, qtbot, reports):
 def test_a_file_that_is_no_report_says_so_in_one_line(window, qtbot, tmp_path):
     bad = tmp_path / "notes.json"
     bad.write_text("these are not the reports you are looking for\n")
-    with qtbot.waitSignal(window.reports.error, timeout=TIMEOUT) as failed:
+    with qtbot.waitSignal(window.reports.failed, timeout=TIMEOUT) as failed:
         window.reports.open_report(str(bad))
     message = failed.args[0]
     assert "\n" not in message and str(bad) in message and "not JSON" in message
     assert window.message_bar.isVisible() and "Traceback" not in window.message_bar.text()
     assert window.tabs.count() == 0  # its page went
 
-    with qtbot.waitSignal(window.reports.error, timeout=TIMEOUT) as failed:
+    with qtbot.waitSignal(window.reports.failed, timeout=TIMEOUT) as failed:
         window.reports.open_report(str(tmp_path / "missing.json"))
     assert "no such file" in failed.args[0] and "\n" not in failed.args[0]
 
@@ -212,7 +212,7 @@ def test_a_report_opens_from_a_url(window, qtbot, reports):
     with range_server(reports["stats"][0].parent) as srv:
         view = open_report(window, qtbot, srv.url_for("stats.json"))
         assert view.report.kind == "stats" and view.report.path == srv.url_for("stats.json")
-        with qtbot.waitSignal(window.reports.error, timeout=TIMEOUT) as failed:
+        with qtbot.waitSignal(window.reports.failed, timeout=TIMEOUT) as failed:
             window.reports.open_report(srv.url_for("gone.json"))
         assert "not found" in failed.args[0] and "\n" not in failed.args[0]
 

@@ -21,7 +21,7 @@ from codec.storage.opening import sniff_compression  # noqa: E402
 from codec.sources.tfrecord_file import TFRecordFile  # noqa: E402
 from codec.storage.temp_files import temp_name  # noqa: E402
 
-from app.dialogs import edit_dialogs  # noqa: E402
+from app.dialogs import save_names  # noqa: E402
 from app.dialogs.edit_dialogs import SaveAsDialog  # noqa: E402
 from app.models.settings import Settings  # noqa: E402
 from app.shell.main_window import MainWindow  # noqa: E402
@@ -88,7 +88,7 @@ def mismatch_answers(monkeypatch, answer: str) -> list[tuple[str, Compression]]:
         asked.append((os.path.basename(path), compression))
         return answer
 
-    monkeypatch.setattr(edit_dialogs, "ask_name_mismatch", ask)
+    monkeypatch.setattr(save_names, "ask_name_mismatch", ask)
     return asked
 
 

@@ -47,7 +47,7 @@ def session(path, qtbot):
 
 def indexed(qtbot, s: TabSession) -> TabSession:
     """Run the session's passes to their end, as a tab does when it opens."""
-    with qtbot.waitSignal(s.idle, timeout=TIMEOUT):
+    with qtbot.waitSignal(s.finished, timeout=TIMEOUT):
         s.start()
     return s
 
@@ -55,7 +55,7 @@ def indexed(qtbot, s: TabSession) -> TabSession:
 def test_the_passes_add_rows_then_end_and_the_records_shown_are_the_file(qtbot, session):
     progress: list[PassProgress] = []
     session.rows_added.connect(progress.append)
-    with qtbot.waitSignals([session.pass_started, session.pass_finished, session.idle], timeout=TIMEOUT,
+    with qtbot.waitSignals([session.pass_started, session.pass_finished, session.finished], timeout=TIMEOUT,
                            order="strict"):
         session.start()
     assert session.phase == "done" and not session.is_running() and session.fraction == 1.0
@@ -163,7 +163,7 @@ def test_a_verify_pass_reports_the_damage_it_finds(qtbot, tmp_path):
     try:
         indexed(qtbot, s)
         assert s.records.index.status(0) is not RecordStatus.DATA_CRC  # the index pass reads no data
-        with qtbot.waitSignals([s.problems_changed, s.idle], timeout=TIMEOUT, order="strict"):
+        with qtbot.waitSignals([s.problems_changed, s.finished], timeout=TIMEOUT, order="strict"):
             assert s.verify()
         assert s.records.index.status(0) is RecordStatus.DATA_CRC and s.records.problem_count() == 1
     finally:

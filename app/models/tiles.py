@@ -1,0 +1,60 @@
+"""What a gallery tile asks for and what it shows: the requests the gallery model makes and the
+thumbnail loader answers (``app.workers.thumbnail_loader``)."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Protocol
+
+from PySide6.QtCore import SignalInstance
+from PySide6.QtGui import QImage
+
+from codec.decode.images import STRETCH_DTYPE, BoundingBox, RawShape
+from codec.format.framing import RecordStatus
+
+
+@dataclass(frozen=True)
+class ThumbRequest:
+    """One tile wanted: record ``record`` at ``side`` device pixels (0: the caption only)."""
+
+    record: int
+    side: int
+    image_key: str | None  # None: the record's main image (the first step's for a SequenceExample)
+    caption_key: str | None  # None: the best caption feature of each record
+    epoch: int = 0  # the asker's numbering of records when asked (results from an older one are dropped)
+    stretch: str = STRETCH_DTYPE  # how 16-bit and float images become 8 bits (codec.decode.images.display_image)
+    raw_shape: RawShape | None = None  # the user's shape for bytes to show as raw pixels
+
+
+@dataclass
+class ThumbResult:
+    """What a tile shows of one record.
+
+    ``state``: "ok" (``image`` set), "none" (the record has no image),
+    "error" (the image could not be decoded), "unreadable" (the record
+    could not be read), "caption" (a caption-only request).
+    """
+
+    request: ThumbRequest
+    state: str
+    image: QImage | None = None
+    boxes: list[BoundingBox] = field(default_factory=list)
+    caption: str = ""
+    note: str = ""  # one line for the tooltip: what the image is, or why there is none
+    status: RecordStatus = RecordStatus.UNCHECKED
+
+    @property
+    def nbytes(self) -> int:
+        return self.image.sizeInBytes() if self.image is not None else 0
+
+
+class TileLoading(Protocol):
+    """What makes the tiles (``app.workers.thumbnail_loader.ThumbnailLoader``): ``ready(ThumbResult)``,
+    ``idle()`` when none is being made."""
+
+    ready: SignalInstance
+    idle: SignalInstance
+
+    def want(self, requests: Iterable[ThumbRequest]) -> None: ...
+    def pending(self) -> int: ...
+    def close(self) -> None: ...
+    def setParent(self, parent: Any) -> None: ...
