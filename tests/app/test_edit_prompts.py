@@ -10,7 +10,6 @@ pytest.importorskip("PySide6.QtWidgets")
 from PySide6.QtWidgets import QTableView, QWidget  # noqa: E402
 
 from codec.decode.decoder import decode_record, feature_values, record_features  # noqa: E402
-from codec.decode.example_proto import Example  # noqa: E402
 from codec.sources.tfrecord_file import TFRecordFile  # noqa: E402
 from codec.storage.writer import write_records  # noqa: E402
 
@@ -23,16 +22,14 @@ from app.shell.record_edits import RecordEdits  # noqa: E402
 from app.shell.row_selection import RowSelection  # noqa: E402
 from app.shell.session import TabSession  # noqa: E402
 from app.views import tree_edit_requests as requests  # noqa: E402
+from tests.builders import example  # noqa: E402
 
 pytestmark = pytest.mark.gui
 TIMEOUT = 10000
 
 
-def example(n: int) -> bytes:
-    ex = Example()
-    ex.features.feature["id"].int64_list.value.extend([n, n + 1, n + 2])
-    ex.features.feature["name"].bytes_list.value.append(b"row-%d" % n)
-    return ex.SerializeToString(deterministic=True)
+def numbered(n: int) -> bytes:
+    return example(id=[n, n + 1, n + 2], name=b"row-%d" % n, deterministic=True)
 
 
 class Parts:
@@ -64,7 +61,7 @@ class Parts:
 @pytest.fixture
 def parts(qtbot, tmp_path):
     path = tmp_path / "three.tfrecord"
-    write_records(path, [example(i) for i in (0, 10, 20)])
+    write_records(path, [numbered(i) for i in (0, 10, 20)])
     p = Parts(qtbot, str(path))
     yield p
     p.session.close()
@@ -113,7 +110,7 @@ def test_a_codec_refusal_is_an_error_and_read_only_a_message(qtbot, parts):
 
 def test_requests_before_editing_starts_are_refused_with_the_reason(qtbot, tmp_path):
     path = tmp_path / "one.tfrecord"
-    write_records(path, [example(0)])
+    write_records(path, [numbered(0)])
     p = Parts(qtbot, str(path), index=False)
     try:
         with qtbot.waitSignal(p.edits.message, timeout=TIMEOUT) as note:

@@ -37,10 +37,10 @@ from app.shell.file_tab import FileTab  # noqa: E402
 from app.shell.main_window import MainWindow  # noqa: E402
 from app.views.tree_edit_requests import (AddFeature, ChangeType, EditValues, InsertStep, InsertValue,  # noqa: E402
                                          RenameFeature, ReplaceRecord)
+from tests.builders import FIXTURES  # noqa: E402
 
 pytestmark = pytest.mark.gui
 
-FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 TIMEOUT = 20000
 
 

@@ -29,7 +29,8 @@ from app.shell.fetch_meter import FetchMeter  # noqa: E402
 from app.shell.main_window import MainWindow  # noqa: E402
 from app.shell.shard_set_tab import ShardSetTab  # noqa: E402
 from app.views.opening_page import OpeningPage  # noqa: E402
-from tests.gui_helpers import FIXTURES, open_done, open_remote, wait_done  # noqa: E402
+from tests.builders import FIXTURES  # noqa: E402
+from tests.gui_helpers import open_done, open_remote, wait_done  # noqa: E402
 from tests.remote_servers import copy_into, make_bucket, range_server, use_s3_env  # noqa: E402
 
 TIMEOUT = 20000

@@ -20,7 +20,6 @@ from PySide6.QtCore import QTimer  # noqa: E402
 from codec.decode.decoder import RecordKind  # noqa: E402
 from codec.editing.document import Document  # noqa: E402
 from codec.editing.edited import EditedFile  # noqa: E402
-from codec.decode.example_proto import BytesList, Example, Feature, Features, Int64List  # noqa: E402
 from codec.sources.tfrecord_file import TFRecordFile  # noqa: E402
 from codec.sources.shard_set import ShardSet  # noqa: E402
 from codec.storage.writer import write_records  # noqa: E402
@@ -31,7 +30,8 @@ from app.models.record_table_model import LOADING_TEXT, Column, RecordTableModel
 from app.models.shard_set_table_model import ShardSetTableModel  # noqa: E402
 from app.workers import row_loader  # noqa: E402
 from app.workers.row_loader import RowLoader, is_remote_source  # noqa: E402
-from tests.gui_helpers import FIXTURES, open_done, open_remote  # noqa: E402
+from tests.builders import FIXTURES, example  # noqa: E402
+from tests.gui_helpers import open_done, open_remote  # noqa: E402
 from tests.remote_servers import copy_into, range_server  # noqa: E402
 
 TIMEOUT = 20000
@@ -40,20 +40,15 @@ NAME = "many.tfrecord"
 SHOWN = 40  # rows a test looks at, at the end of the file: in blocks no earlier read fetched
 
 
-def _example(i: int) -> bytes:
-    features = {
-        "label": Feature(int64_list=Int64List(value=[i % 7])),
-        "name": Feature(bytes_list=BytesList(value=[f"item-{i}".encode()])),
-        "pad": Feature(bytes_list=BytesList(value=[bytes([i % 251]) * 4000])),
-    }
-    return Example(features=Features(feature=features)).SerializeToString()
+def numbered(i: int) -> bytes:
+    return example(label=i % 7, name=f"item-{i}", pad=bytes([i % 251]) * 4000)
 
 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory):
     """A folder holding a 6 MB file of Examples and a small reference fixture."""
     folder = tmp_path_factory.mktemp("rows")
-    write_records(folder / NAME, [_example(i) for i in range(RECORDS)])
+    write_records(folder / NAME, [numbered(i) for i in range(RECORDS)])
     copy_into(folder, FIXTURES / "structured.tfrecord", "structured.tfrecord")
     return folder
 
@@ -121,7 +116,7 @@ def test_the_selected_record_of_a_slow_url_loads_in_the_background(window, qtbot
         assert elapsed < 0.1  # its bytes (0.2 s away) were not read on this thread
     assert shown.args == [last]
     loaded = tab.detail.loaded()
-    assert loaded.info.index == last and loaded.info.length == len(_example(last))
+    assert loaded.info.index == last and loaded.info.length == len(numbered(last))
     assert tab.detail.current_record() == last
 
 

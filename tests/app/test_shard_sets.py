@@ -11,7 +11,6 @@ pytestmark = pytest.mark.gui
 from PySide6.QtCore import QMimeData, QPointF, Qt, QUrl  # noqa: E402
 from PySide6.QtGui import QDropEvent  # noqa: E402
 
-from codec.decode.example_proto import Example, Feature, Features, Int64List  # noqa: E402
 from codec.sources.tfrecord_file import TFRecordFile  # noqa: E402
 from codec.sources.shard_set import MAX_OPEN  # noqa: E402
 from codec.storage.writer import write_records  # noqa: E402
@@ -21,7 +20,8 @@ from app.models.shard_set_table_model import SHARD_HEADER  # noqa: E402
 from app.shell.main_window import MainWindow  # noqa: E402
 from app.shell.shard_set_tab import READ_ONLY_REASON, ShardSetTab  # noqa: E402
 from app.views.stats_panel import CHART, TOP_ROLE  # noqa: E402
-from tests.gui_helpers import FIXTURES, wait_done  # noqa: E402
+from tests.builders import FIXTURES, example  # noqa: E402
+from tests.gui_helpers import wait_done  # noqa: E402
 
 SHARDS = FIXTURES / "shards"
 TIMEOUT = 20000
@@ -40,9 +40,6 @@ def shard_column(tab: ShardSetTab) -> int:
                 if model.headerData(c, Qt.Orientation.Horizontal) == SHARD_HEADER)
 
 
-def example(**ints: int) -> bytes:
-    return Example(features=Features(feature={k: Feature(int64_list=Int64List(value=[v]))
-                                              for k, v in ints.items()})).SerializeToString()
 
 
 def test_a_folder_opens_as_one_tab_numbered_across_shards(window, qtbot):

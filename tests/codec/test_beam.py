@@ -17,7 +17,8 @@ import pytest
 
 from codec.cli.main import main
 
-from .conftest import ROOT, fixture_path
+from tests.builders import fixture_path
+from .conftest import ROOT
 
 pytest.importorskip("apache_beam")
 
@@ -33,8 +34,8 @@ def _run(capsys, argv: list[str]) -> tuple[int, str, str]:
 
 def _generated(folder) -> list[str]:
     """Five shards of Examples of random sizes, one of them with a flipped data byte."""
-    from codec.decode.example_proto import Example
     from codec.storage.writer import TFRecordWriter
+    from tests.builders import example
 
     rng = random.Random(15)
     paths = []
@@ -42,10 +43,7 @@ def _generated(folder) -> list[str]:
         path = os.fspath(folder / f"gen-{k:05d}-of-00005.tfrecord")
         with TFRecordWriter(path) as w:
             for i in range(rng.randrange(5, 40)):
-                example = Example()
-                example.features.feature["id"].int64_list.value.append(k * 1000 + i)
-                example.features.feature["blob"].bytes_list.value.append(rng.randbytes(rng.randrange(0, 300)))
-                w.write(example.SerializeToString())
+                w.write(example(id=k * 1000 + i, blob=rng.randbytes(rng.randrange(0, 300))))
         paths.append(path)
     with open(paths[2], "r+b") as f:  # a data byte of the first record: its data CRC fails
         f.seek(20)

@@ -17,10 +17,9 @@ import pytest
 from PIL import Image, ImageDraw
 
 from codec.cli.main import main
-from codec.decode.example_proto import Example
 from codec.storage.writer import write_records
 
-from .conftest import fixture_path
+from tests.builders import example, fixture_path
 from .test_doctor_dataset import _picture
 
 DIRECT = ["--runner", "direct", "--beam-option", "direct_num_workers=1"]
@@ -60,17 +59,8 @@ def _jpeg(image: Image.Image, quality: int = 90) -> bytes:
 
 
 def _example(encoded: bytes | None, label: int | bytes | None, note: bytes | None = None) -> bytes:
-    ex = Example()
-    feature = ex.features.feature
-    if encoded is not None:
-        feature["image/encoded"].bytes_list.value.append(encoded)
-    if isinstance(label, int):
-        feature["image/class/label"].int64_list.value.append(label)
-    elif label is not None:
-        feature["image/class/label"].bytes_list.value.append(label)
-    if note is not None:
-        feature["note"].bytes_list.value.append(note)
-    return ex.SerializeToString()
+    features = {"image/encoded": encoded, "image/class/label": label, "note": note}
+    return example({key: value for key, value in features.items() if value is not None})
 
 
 def build(root) -> dict[str, set]:

@@ -21,7 +21,8 @@ from codec.format.framing import HEADER_SIZE, Compression
 from codec.decode.example_proto import Example, Feature, Int64List
 from codec.storage.writer import write_records
 
-from .conftest import ROOT, fixture_path, flip_in_place, record_offset
+from tests.builders import fixture_path
+from .conftest import ROOT, flip_in_place, record_offset
 
 
 def _run_on_a_terminal(*argv: str) -> tuple[int, bytes, str]:

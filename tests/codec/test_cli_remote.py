@@ -15,10 +15,9 @@ pytest.importorskip("moto")
 pytest.importorskip("flask")
 
 from codec.cli.main import main  # noqa: E402
-from tests.codec.conftest import MANIFEST  # noqa: E402
+from tests.builders import FIXTURES, MANIFEST  # noqa: E402
 from tests.remote_servers import S3_UNSET, make_bucket, moto_server, range_server, s3_env  # noqa: E402
 
-FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 FILES = ["structured.tfrecord", "corrupt_length.tfrecord", "garbage_middle.tfrecord", "truncated.tfrecord.gz",
          "structured.zlib.tfrecord", "empty.tfrecord"]
 SHARDS = sorted(p.name for p in (FIXTURES / "shards").iterdir())

@@ -425,7 +425,7 @@ TF_WRITTEN = ["detection.tfrecord", "flowers_jpeg.tfrecord", "my_example.tfrecor
 def test_files_written_by_tensorflow(name):
     """Every non-empty Example TensorFlow wrote is decoded here, exactly; anything else is left to upb."""
     from codec.sources.tfrecord_file import TFRecordFile
-    from tests.codec.conftest import MANIFEST, fixture_path
+    from tests.builders import MANIFEST, fixture_path
 
     with TFRecordFile(fixture_path(name)) as f:
         records = [f[i] for i in range(len(f.build_index()))]

@@ -7,7 +7,6 @@ import logging
 import os
 import threading
 from contextlib import contextmanager
-from pathlib import Path
 
 import pytest
 
@@ -21,8 +20,8 @@ from codec.storage.remote_list import expand_remote, is_remote_glob  # noqa: E40
 from codec.ops.repair import expand_entries, expand_inputs  # noqa: E402
 from codec.sources.shard_set import ShardSet, looks_like_shard_set  # noqa: E402
 from tests.remote_servers import S3_UNSET, s3_env  # noqa: E402
+from tests.builders import FIXTURES
 
-FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 SHARDS = sorted((FIXTURES / "shards").iterdir())
 MANY = 1100  # more than one ListObjectsV2 page (1,000 keys)
 PAGE = 1000

@@ -28,9 +28,10 @@ from codec.ops.repair import repair  # noqa: E402
 from codec.storage.temp_files import is_temp_name, sweep_stale_temps  # noqa: E402
 from codec.storage.writer import (check_not_input, make_output_folder, output_exists, output_is_folder,  # noqa: E402
                           output_join, resolve_output_compression, same_file, write_records)
+from tests.builders import fixture_path  # noqa: E402
 from tests.remote_servers import moto_server, use_s3_env  # noqa: E402
 
-from .conftest import expected_intact, fixture_path  # noqa: E402
+from .conftest import expected_intact  # noqa: E402
 
 RECORDS = [hashlib.sha256(str(i).encode()).digest() * (1 + i % 40) for i in range(500)]
 

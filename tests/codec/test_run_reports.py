@@ -15,7 +15,8 @@ from codec.errors import FileAccessError, TFRecordError, UsageError
 from codec.format.framing import ProblemKind
 from codec.sources.tfrecord_file import TFRecordFile
 from codec.ops.reports import load_report, local_path, parse_report, schema_python
-from tests.codec.conftest import FIXTURES, MANIFEST, ROOT
+from tests.builders import FIXTURES, MANIFEST
+from tests.codec.conftest import ROOT
 
 SHARDS = FIXTURES / "shards"
 DOCTOR = FIXTURES / "doctor"

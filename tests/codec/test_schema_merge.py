@@ -16,7 +16,7 @@ from codec.stats.schema import FileSchema
 from codec.sources.shard_set import ShardSet
 from codec.stats.pool import plan_stats
 
-from .conftest import fixture_path
+from tests.builders import fixture_path
 
 NAMES = ("a", "b", "c")
 RAW = b"\xff\xfe not a proto"
