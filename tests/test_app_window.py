@@ -312,6 +312,7 @@ def big_file(tmp_path_factory) -> str:
     return str(path)
 
 
+@pytest.mark.slow
 def test_window_stays_responsive_while_indexing(window, qtbot, big_file):
     """While a big file is indexed (and verified), the event loop keeps running: a 10 ms timer
     fires again and again while rows are still arriving, so the rows it sees grow in small steps
@@ -338,6 +339,7 @@ def test_window_stays_responsive_while_indexing(window, qtbot, big_file):
     assert max(jumps) <= BIG_RECORDS // 4, max(jumps)  # ticks all through the pass, not only at its ends
 
 
+@pytest.mark.slow
 def test_cancel_keeps_the_rows_found_so_far(window, qtbot, big_file):
     tab = window.open_file(big_file)
     assert tab.is_running() and window.cancel_button.isVisible()
@@ -350,6 +352,7 @@ def test_cancel_keeps_the_rows_found_so_far(window, qtbot, big_file):
     assert "stopped" in window.statusBar().currentMessage()
 
 
+@pytest.mark.slow
 def test_go_to_a_record_not_indexed_yet(window, qtbot, big_file):
     tab = window.open_file(big_file)
     note = window.go_to(str(BIG_RECORDS - 10))

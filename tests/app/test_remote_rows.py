@@ -62,6 +62,7 @@ def settled(qtbot, model) -> None:
     qtbot.waitUntil(lambda: bool(model.sample_keys()) and model.loading_rows() == 0, timeout=TIMEOUT)
 
 
+@pytest.mark.network
 def test_a_slow_urls_rows_come_without_waiting_and_equal_the_local_files(window, qtbot, served):
     local = open_done(window, qtbot, os.fspath(served / NAME))
     with range_server(served, latency=0.2) as slow:
@@ -95,6 +96,7 @@ def test_a_slow_urls_rows_come_without_waiting_and_equal_the_local_files(window,
     assert cells(model, far)[0][Column.KIND] == "Example"
 
 
+@pytest.mark.network
 def test_the_selected_record_of_a_slow_url_loads_in_the_background(window, qtbot, served):
     with range_server(served, latency=0.2) as slow:
         tab = open_remote(window, qtbot, slow.url_for(NAME))
@@ -111,6 +113,7 @@ def test_the_selected_record_of_a_slow_url_loads_in_the_background(window, qtbot
     assert tab.detail.current_record() == last
 
 
+@pytest.mark.network
 def test_a_stale_answer_is_dropped_and_the_rows_read_again(window, qtbot, served):
     with range_server(served, latency=0.1) as slow:
         tab = open_remote(window, qtbot, slow.url_for(NAME))
@@ -127,6 +130,7 @@ def test_a_stale_answer_is_dropped_and_the_rows_read_again(window, qtbot, served
     assert [row[-1] for row in cells(model, far)] == [f'"item-{r}"' for r in far]
 
 
+@pytest.mark.network
 def test_a_dead_network_is_one_line_and_never_hangs_the_gui(window, qtbot, served, monkeypatch):
     with range_server(served) as srv:
         tab = open_remote(window, qtbot, srv.url_for(NAME))
@@ -161,6 +165,7 @@ def test_a_dead_network_is_one_line_and_never_hangs_the_gui(window, qtbot, serve
     assert len(errors) == 1
 
 
+@pytest.mark.network
 def test_closing_a_tab_stops_its_loader(window, qtbot, served):
     with range_server(served, latency=0.2) as slow:
         tab = open_remote(window, qtbot, slow.url_for(NAME))
@@ -193,6 +198,7 @@ def test_a_local_files_rows_are_read_as_they_are_asked(window, qtbot, manifest):
     assert LOADING_TEXT not in {v for row in before for v in row}
 
 
+@pytest.mark.network
 def test_a_local_and_a_remote_model_agree_row_for_row(qtbot, served):
     local = TFRecordFile(os.fspath(served / "structured.tfrecord")).build_index()
     with range_server(served) as srv:
@@ -214,6 +220,7 @@ def test_a_local_and_a_remote_model_agree_row_for_row(qtbot, served):
     remote.close()
 
 
+@pytest.mark.network
 def test_a_shard_set_of_urls_reads_its_rows_in_the_background(qtbot):
     shards = sorted((FIXTURES / "shards").glob("*.tfrecord"))[:2]
     local = ShardSet([os.fspath(p) for p in shards])
@@ -268,6 +275,7 @@ def test_the_loader_reads_the_newest_batch_first_and_drops_the_oldest(qtbot, mon
     assert loader.want(3, [9], load) == [9] and not loader.is_busy()
 
 
+@pytest.mark.network
 def test_which_sources_are_remote(served):
     with range_server(served) as srv:
         local = TFRecordFile(os.fspath(served / "structured.tfrecord")).build_index()

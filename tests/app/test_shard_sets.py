@@ -133,6 +133,7 @@ def test_a_named_file_that_is_not_a_tfrecord_is_skipped(window, qtbot):
     assert window.records_label.text() == "25 records · shards 2 of 2 indexed"
 
 
+@pytest.mark.slow
 def test_many_shards_keep_few_files_open(window, qtbot, tmp_path):
     for k in range(200):
         write_records(tmp_path / f"part-{k:05d}-of-00200.tfrecord", [example(shard=k, idx=j) for j in range(3)])
@@ -156,6 +157,7 @@ def test_many_shards_keep_few_files_open(window, qtbot, tmp_path):
     assert s.open_files <= MAX_OPEN and tab.state().verified
 
 
+@pytest.mark.slow
 def test_a_shard_clicked_in_the_list_is_indexed_first_and_shown(window, qtbot, tmp_path, monkeypatch):
     import app.workers.worker as worker_module
     from app.models.shard_list_model import INDEXED, NAME, NEXT, RECORDS, STATE

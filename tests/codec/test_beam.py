@@ -60,6 +60,7 @@ def inputs(tmp_path_factory):
             os.fspath(folder)], _generated(folder)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("flags", [["--json"], ["--max-problems", "2"]], ids=["json", "text"])
 def test_verify_direct_equals_local(capsys, inputs, flags):
     args, generated = inputs
@@ -168,6 +169,7 @@ def test_help_does_not_import_beam():
     assert "--runner {local,direct,prism,dataflow,flink,spark}" in done.stdout
 
 
+@pytest.mark.slow
 def test_check_tasks_on_beam_equal_the_pool(monkeypatch):
     """The doctor's tasks run on the direct runner through the stand-in for codec.parallel.pool.run_tasks."""
     import codec.doctor.pool as pool
@@ -209,6 +211,7 @@ def test_a_failing_runner_is_one_line(capsys, monkeypatch):
     assert err == "tfrlens-cli: the prism runner failed: Unable to fetch remote prism binary: offline\n"
 
 
+@pytest.mark.slow
 def test_stats_and_check_direct_equal_local(capsys, tmp_path):
     """The statistics of a shard set and the dataset doctor's report, run on Beam: the local
     report byte for byte (per-shard statistics merged exactly; the doctor's per-record pass on
@@ -236,6 +239,7 @@ def open_shard(path: str):
     return TFRecordFile(path).build_index()
 
 
+@pytest.mark.slow
 def test_stats_and_schema_direct_equal_local_on_damaged_data(capsys, tmp_path, inputs):
     """A generated set with a damaged shard (one task per shard), and one big damaged file (record
     ranges, with a filter on the set's record numbers): the local reports, byte for byte."""

@@ -143,6 +143,7 @@ def _has(findings: list[dict], check: str, severity: str, records: set, detail: 
 
 
 # ------------------------------------------------------------ the report, local and on Beam
+@pytest.mark.slow
 def test_doctor_dataset_direct_equals_local(doctor):
     local, (code, out, _) = doctor
     assert (code, out) == local
@@ -156,6 +157,7 @@ def test_doctor_dataset_direct_equals_local(doctor):
         assert any(check == p["check"] and want <= named for check, named in found), p
 
 
+@pytest.mark.slow
 def test_generated_dataset_direct_equals_local(generated):
     planted, local, (code, out, _) = generated
     assert (code, out) == local

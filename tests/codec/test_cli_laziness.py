@@ -108,6 +108,7 @@ def served(tmp_path_factory):
         yield srv, root, records
 
 
+@pytest.mark.network
 @pytest.mark.parametrize("name", ["big.tfrecord", "big.tfrecord.gz"])
 def test_cat_of_the_first_records_of_a_url_fetches_only_those(capsys, served, name):
     srv, root, records = served
@@ -120,6 +121,7 @@ def test_cat_of_the_first_records_of_a_url_fetches_only_those(capsys, served, na
     assert srv.stats.bytes <= 8 << 20, srv.stats.bytes  # of a 20 MB file: the bar (the pass reads ahead)
 
 
+@pytest.mark.network
 def test_export_of_the_first_records_of_a_url_fetches_only_those(capsys, served, tmp_path):
     srv, _, records = served
     srv.stats.reset()

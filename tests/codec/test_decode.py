@@ -273,6 +273,7 @@ _feature_strategy = st.one_of(
 )
 
 
+@pytest.mark.slow
 @given(st.dictionaries(st.text(max_size=8), _feature_strategy, max_size=6))
 def test_generated_examples_decode_and_tree(features):
     example = example_message(features)

@@ -148,6 +148,7 @@ def test_pool_ranges_of_one_file_match_one_process(tmp_path, monkeypatch):
         ("exact_duplicate", 5, 1995), ("label_order", 0, 1499), ("label_order", 1500, 1994)]
 
 
+@pytest.mark.slow
 def test_closing_check_iter_stops_the_workers(tmp_path):
     root = _copy_doctor(tmp_path)
     items = check_iter([str(root)], CheckOptions(workers=2))

@@ -118,6 +118,7 @@ def test_fast_and_public_re2_paths_agree(monkeypatch):
 
 # ---------------------------------------------------------------- size and depth
 
+@pytest.mark.slow
 def test_a_long_or_chain_compiles_without_recursion_and_runs_as_one_lookup():
     text = " or ".join(f"label == {i}" for i in range(0, 100_000, 2))
     flt = compile_filter(text)

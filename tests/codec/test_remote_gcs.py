@@ -16,7 +16,9 @@ from codec.errors import FileAccessError  # noqa: E402
 from codec.sources.tfrecord_file import TFRecordFile  # noqa: E402
 from codec.storage.remote_list import expand_remote  # noqa: E402
 from codec.sources.shard_set import ShardSet  # noqa: E402
-from tests.builders import FIXTURES
+from tests.builders import FIXTURES  # noqa: E402
+
+pytestmark = pytest.mark.network
 
 SHARDS = sorted((FIXTURES / "shards").iterdir())
 BUCKET = "lens-test"

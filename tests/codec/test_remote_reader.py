@@ -23,6 +23,8 @@ from codec.storage.remote_io import AHEAD_RAMP, CHUNK, FIRST_CHUNK  # noqa: E402
 from codec.storage.writer import write_records  # noqa: E402
 from tests.remote_servers import range_server  # noqa: E402
 
+pytestmark = pytest.mark.network
+
 MiB = 1 << 20
 RECORD = 100_000
 COUNT = 240  # 24 MB: more than the first chunks of a pass

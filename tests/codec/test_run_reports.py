@@ -56,6 +56,7 @@ def reports(tmp_path_factory):
     return write_reports(tmp_path_factory.mktemp("reports"))
 
 
+@pytest.mark.slow
 def test_check_report_is_the_check_json(reports):
     path, printed = reports["check"]
     report = load_report(path)
@@ -195,6 +196,7 @@ def test_files_a_report_names_are_found_beside_it(tmp_path):
 
 
 # -- over the network ---------------------------------------------------------------------------------
+@pytest.mark.network
 def test_a_report_reads_from_a_url_and_a_404_says_so(reports):
     pytest.importorskip("fsspec")
     pytest.importorskip("aiohttp")
