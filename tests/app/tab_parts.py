@@ -26,6 +26,7 @@ class TabParts:
 
     def __init__(self, qtbot, path: str, *, verify: bool = False, editing: bool = False) -> None:
         self.qtbot = qtbot
+        self._closers: list = []
         self.host = QWidget()
         qtbot.addWidget(self.host)
         self.session = TabSession(TFRecordFile(path), self.host, auto_verify=verify)
@@ -61,7 +62,13 @@ class TabParts:
         self.qtbot.waitUntil(lambda: detail.current_record() == record and detail.loaded() is not None,
                              timeout=TIMEOUT)
 
+    def closing(self, close) -> None:
+        """Call ``close`` (a part's) before the session closes."""
+        self._closers.append(close)
+
     def close(self) -> None:
+        for close in reversed(self._closers):
+            close()
         self.session.close()
         self.session.close_source()
 

@@ -11,25 +11,20 @@ from codec.format.framing import ProblemKind  # noqa: E402
 from app.models.problem_list_model import ProblemColumn  # noqa: E402
 from app.shell.corruption_tools import CorruptionTools  # noqa: E402
 from tests.app.tab_parts import TIMEOUT, TabParts, highlighted  # noqa: E402
-from tests.builders import MANIFEST, fixture_path  # noqa: E402
+from tests.builders import MANIFEST  # noqa: E402
 
 pytestmark = pytest.mark.gui
 
 
 @pytest.fixture
-def tools_over(qtbot):
-    made: list[tuple[TabParts, CorruptionTools]] = []
-
+def tools_over(tab_parts):
     def make(name: str, *, verify: bool = True) -> tuple[TabParts, CorruptionTools]:
-        parts = TabParts(qtbot, fixture_path(name), verify=verify)
+        parts = tab_parts(name, verify=verify)
         tools = CorruptionTools(parts.session, parts.selection, parts.table, parts.detail, parts.host)
         tools.refresh()  # what the session's state_changed makes it do as the passes go
-        made.append((parts, tools))
         return parts, tools
 
-    yield make
-    for parts, _ in made:
-        parts.close()
+    return make
 
 
 def cells(tools: CorruptionTools, row: int) -> dict:

@@ -13,27 +13,21 @@ from codec.decode.decoder import decode_record, feature_values, record_features 
 from app.models.gallery_model import DEFAULT_SIDE, TILE_ROLE, GalleryModel  # noqa: E402
 from app.models.record_table_model import RECORD_ROLE  # noqa: E402
 from tests.app.tab_parts import TIMEOUT, TabParts  # noqa: E402
-from tests.builders import fixture_path  # noqa: E402
 
 pytestmark = pytest.mark.gui
 
 
 @pytest.fixture
-def gallery_over(qtbot):
-    made: list[tuple[TabParts, GalleryModel]] = []
-
+def gallery_over(tab_parts):
     def make(name: str, **options) -> tuple[TabParts, GalleryModel]:
-        parts = TabParts(qtbot, fixture_path(name), **options)
+        parts = tab_parts(name, **options)
         records = parts.session.records
         model = GalleryModel(parts.rows, records.read, parts.host, threads=1,
                              status=lambda i: records.index.status(i), source=lambda: records)
-        made.append((parts, model))
+        parts.closing(model.close)
         return parts, model
 
-    yield make
-    for parts, model in made:
-        model.close()
-        parts.close()
+    return make
 
 
 def tiles(qtbot, model: GalleryModel) -> list:

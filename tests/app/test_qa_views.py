@@ -11,28 +11,22 @@ from PySide6.QtWidgets import QVBoxLayout  # noqa: E402
 from app.models.settings import Settings  # noqa: E402
 from app.shell.qa_views import QaViews  # noqa: E402
 from tests.app.tab_parts import TIMEOUT, TabParts  # noqa: E402
-from tests.builders import fixture_path  # noqa: E402
 
 pytestmark = pytest.mark.gui
 
 
 @pytest.fixture
-def qa_over(qtbot):
-    made: list[tuple[TabParts, QaViews]] = []
-
+def qa_over(tab_parts):
     def make(name: str, **options) -> tuple[TabParts, QaViews]:
-        parts = TabParts(qtbot, fixture_path(name), **options)
+        parts = tab_parts(name, **options)
         qa = QaViews(parts.session, parts.rows, parts.selection, parts.table, parts.detail, Settings(), parts.host)
+        parts.closing(qa.close)
         layout = QVBoxLayout(parts.host)
         layout.addWidget(qa.around(parts.table))  # the filter bar over "Table | Gallery", as the tab lays them out
         parts.host.show()
-        made.append((parts, qa))
         return parts, qa
 
-    yield make
-    for parts, qa in made:
-        qa.close()
-        parts.close()
+    return make
 
 
 def filtered(qtbot, qa: QaViews, text: str) -> None:

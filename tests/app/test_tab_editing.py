@@ -29,12 +29,13 @@ def ids(source) -> list[int]:
 
 
 class Editing:
-    """A TabEditing over ``path`` with the parts a tab gives it."""
+    """A TabEditing with the parts a tab gives it."""
 
-    def __init__(self, qtbot, path: str, *, editing: bool = True) -> None:
-        self.parts = TabParts(qtbot, path, editing=editing)
-        p = self.parts
-        self.editing = TabEditing(p.session, p.selection, p.model, p.detail, p.host)
+    def __init__(self, parts: TabParts) -> None:
+        self.parts = parts
+        self.editing = TabEditing(parts.session, parts.selection, parts.model, parts.detail, parts.host)
+        parts.closing(self.editing.close)
+        parts.closing(self.editing.wait)
 
     @property
     def records(self):
@@ -42,14 +43,15 @@ class Editing:
 
 
 @pytest.fixture
-def five(qtbot, tmp_path):
+def five_records(tmp_path) -> str:
     path = tmp_path / "five.tfrecord"
     write_records(path, RECORDS)
-    e = Editing(qtbot, str(path))
-    yield e
-    e.editing.wait()
-    e.editing.close()
-    e.parts.close()
+    return str(path)
+
+
+@pytest.fixture
+def five(tab_parts, five_records):
+    return Editing(tab_parts(five_records, editing=True))
 
 
 def test_a_replaced_record_is_shown_and_undone(qtbot, five):
@@ -117,17 +119,11 @@ def test_save_as_writes_the_edited_records_and_the_tab_reads_the_new_file(qtbot,
         assert len(f) == 5  # the original is untouched
 
 
-def test_before_editing_starts_nothing_changes_and_it_says_why(qtbot, tmp_path):
-    path = tmp_path / "five.tfrecord"
-    write_records(path, RECORDS)
-    e = Editing(qtbot, str(path), editing=False)
-    try:
-        editing = e.editing
-        assert not editing.editable and editing.read_only_reason()
-        editing.select_records([0])
-        assert not editing.delete_selected()
-        assert not editing.save()
-        assert e.records.read(0).data == RECORDS[0] and editing.stack.count() == 0
-    finally:
-        e.editing.close()
-        e.parts.close()
+def test_before_editing_starts_nothing_changes_and_it_says_why(tab_parts, five_records):
+    e = Editing(tab_parts(five_records))
+    editing = e.editing
+    assert not editing.editable and editing.read_only_reason()
+    editing.select_records([0])
+    assert not editing.delete_selected()
+    assert not editing.save()
+    assert e.records.read(0).data == RECORDS[0] and editing.stack.count() == 0

@@ -1,9 +1,4 @@
-"""Exporting from an edited tab: every format, the index files, the filtered rows, cancel.
-
-Each test works on a copy of a reference fixture, drives the GUI and asserts on the tab's Document;
-then it saves and reads the file back through the codec with every CRC checked. Dialogs are replaced
-by the answers a user would give (``edit_dialogs.ask_*``), so nothing modal ever blocks.
-"""
+"""Exporting from an edited tab: every format, the index files, the filtered rows, cancel."""
 from __future__ import annotations
 
 import csv

@@ -1,9 +1,4 @@
-"""Editing features through the real main window: add, delete, rename, retype; SequenceExample steps; raw records.
-
-Each test works on a copy of a reference fixture, drives the GUI and asserts on the tab's Document;
-then it saves and reads the file back through the codec with every CRC checked. Dialogs are replaced
-by the answers a user would give (``edit_dialogs.ask_*``), so nothing modal ever blocks.
-"""
+"""Editing features through the real main window: add, delete, rename, retype; SequenceExample steps; raw records."""
 from __future__ import annotations
 
 import pytest

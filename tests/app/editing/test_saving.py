@@ -1,9 +1,4 @@
-"""Saving edits: interrupted and cancelled saves, save as, compression kept, the modified mark and prompts.
-
-Each test works on a copy of a reference fixture, drives the GUI and asserts on the tab's Document;
-then it saves and reads the file back through the codec with every CRC checked. Dialogs are replaced
-by the answers a user would give (``edit_dialogs.ask_*``), so nothing modal ever blocks.
-"""
+"""Saving edits: interrupted and cancelled saves, save as, compression kept, the modified mark and prompts."""
 from __future__ import annotations
 
 import errno

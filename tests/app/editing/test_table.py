@@ -1,9 +1,4 @@
-"""Editing records from the table: delete, duplicate, insert, move, shortcuts, edits over a selection.
-
-Each test works on a copy of a reference fixture, drives the GUI and asserts on the tab's Document;
-then it saves and reads the file back through the codec with every CRC checked. Dialogs are replaced
-by the answers a user would give (``edit_dialogs.ask_*``), so nothing modal ever blocks.
-"""
+"""Editing records from the table: delete, duplicate, insert, move, shortcuts, edits over a selection."""
 from __future__ import annotations
 
 import pytest

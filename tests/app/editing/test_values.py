@@ -1,9 +1,4 @@
-"""Editing values through the real main window: the whole session (edit, undo, redo, save, reopen), typed values, lists.
-
-Each test works on a copy of a reference fixture, drives the GUI and asserts on the tab's Document;
-then it saves and reads the file back through the codec with every CRC checked. Dialogs are replaced
-by the answers a user would give (``edit_dialogs.ask_*``), so nothing modal ever blocks.
-"""
+"""Editing values through the real main window: the whole session (edit, undo, redo, save, reopen), typed values, lists."""
 from __future__ import annotations
 
 import pytest
