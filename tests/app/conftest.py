@@ -8,7 +8,7 @@ import pytest
 
 @pytest.fixture
 def tab_parts(qtbot):
-    """``tab_parts("name.tfrecord" or a path, verify=..., editing=...)`` -> a TabParts, closed after the test."""
+    """``tab_parts("name.tfrecord" or a path, start=..., verify=..., editing=...)`` -> a TabParts, closed after the test."""
     from tests.app.tab_parts import TabParts
     from tests.builders import fixture_path
 

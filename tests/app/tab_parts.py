@@ -22,16 +22,18 @@ TIMEOUT = 20000
 
 
 class TabParts:
-    """A session over ``path`` (indexed, and verified when ``verify``), and the views a tab hands its parts."""
+    """A session over ``path`` (indexed unless not ``start``, verified when ``verify``, editing when
+    ``editing``), and the views a tab hands its parts."""
 
-    def __init__(self, qtbot, path: str, *, verify: bool = False, editing: bool = False) -> None:
+    def __init__(self, qtbot, path: str, *, start: bool = True, verify: bool = False, editing: bool = False) -> None:
         self.qtbot = qtbot
         self._closers: list = []
         self.host = QWidget()
         qtbot.addWidget(self.host)
         self.session = TabSession(TFRecordFile(path), self.host, auto_verify=verify)
-        self.session.start()
-        self.wait_passes()
+        if start:
+            self.session.start()
+            self.wait_passes()
         if editing:
             assert self.session.start_editing()
         self.model = RecordTableModel(self.session.records, self.host)
