@@ -6,15 +6,14 @@ touched when it is there, and tests marked ``gui`` are skipped when it is not.
 from __future__ import annotations
 
 import importlib.util
-import json
 import os
 from pathlib import Path
 
 import pytest
 
-os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+from tests.builders import MANIFEST, fixture_path
 
-FIXTURES = Path(__file__).resolve().parent / "fixtures"
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 
 def _qt_available() -> bool:
@@ -64,13 +63,13 @@ def private_settings(tmp_path) -> Path | None:
 @pytest.fixture(scope="session")
 def manifest() -> dict:
     """MANIFEST.json of the reference fixtures written by TensorFlow."""
-    return json.loads((FIXTURES / "MANIFEST.json").read_text())
+    return MANIFEST
 
 
 @pytest.fixture
 def fixture_file():
     """``fixture_file("name.tfrecord")`` -> its path as a string."""
-    return lambda name: os.fspath(FIXTURES / name)
+    return fixture_path
 
 
 @pytest.fixture(autouse=True)

@@ -2,9 +2,8 @@
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
-FIXTURES = Path(__file__).resolve().parent / "fixtures"
+from tests.builders import FIXTURES
 
 
 def wait_done(qtbot, tab, timeout: int = 30000):

@@ -56,6 +56,8 @@ class RangeServer:
     """Serves files under ``root`` at ``url``; ``ranges=False`` makes it ignore Range headers,
     ``etag=False`` drops the ETag, ``latency`` delays every request, ``drop_first=n`` closes the
     connection without an answer on the next n GETs, and names in ``deny`` answer 403.
+    ``hold()`` makes every request wait (counted, unanswered) until ``release()``: what a
+    test uses to tell "read in the background" from "read on this thread" without a clock.
 
     ``hostile`` makes every ranged GET misbehave (HEAD stays honest): ``endless`` a 206 with a
     valid Content-Range, no Content-Length and a body that never ends; ``chunked`` the same in
@@ -73,10 +75,19 @@ class RangeServer:
         self.drop_first, self.deny = drop_first, deny
         self.hostile, self.drip, self.shift = hostile, drip, shift
         self.down = False  # set to drop every GET from now on
+        self._open = threading.Event()
+        self._open.set()
         self.stats = ServeStats()
         self.stopped = threading.Event()  # ends the hostile bodies still being sent
         self._httpd: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
+
+    def hold(self) -> None:
+        """Answer no request until :meth:`release` (each still counted as it arrives)."""
+        self._open.clear()
+
+    def release(self) -> None:
+        self._open.set()
 
     @property
     def url(self) -> str:
@@ -110,6 +121,7 @@ class RangeServer:
 
             def _serve(self, head: bool) -> None:
                 server.stats.begin()
+                server._open.wait(30)
                 if server.latency:
                     time.sleep(server.latency)
                 rel = unquote(urlsplit(self.path).path).lstrip("/")
@@ -229,6 +241,7 @@ class RangeServer:
 
     def stop(self) -> None:
         self.stopped.set()
+        self._open.set()
         if self._httpd is not None:
             self._httpd.shutdown()
             self._httpd.server_close()

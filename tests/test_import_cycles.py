@@ -30,6 +30,8 @@ import ast
 from collections import deque
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("app", "codec")
 
@@ -253,6 +255,7 @@ def test_a_submodule_import_is_no_edge_to_the_facade_but_importing_the_package_i
     assert ["lib", "lib.x", "lib"] in cycles(import_graph(tmp_path, ("lib",)))
 
 
+@pytest.mark.slow
 def test_the_project_graph_is_read_from_the_source():
     graph = import_graph(ROOT, PACKAGES)
     assert "codec" in graph and "app" in graph and len(graph) > 40
@@ -262,6 +265,7 @@ def test_the_project_graph_is_read_from_the_source():
 
 
 # -- the project ------------------------------------------------------------------------------
+@pytest.mark.slow
 def test_no_import_cycles_between_app_and_codec_modules():
     graph = import_graph(ROOT, PACKAGES)
     loops = cycles(graph)

@@ -7,10 +7,13 @@ import subprocess
 import sys
 import zipfile
 
+import pytest
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SHIPPED = ("codec", "app", "resources")
 
 
+@pytest.mark.slow
 def test_the_wheel_ships_every_module_and_data_file(tmp_path):
     # A copy of what git tracks there: a checkout's own build/ folder may hold stale modules.
     files = subprocess.run(["git", "ls-files", "pyproject.toml", "README.md", *SHIPPED], cwd=ROOT,

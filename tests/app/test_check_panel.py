@@ -22,7 +22,8 @@ from codec.storage.writer import write_records  # noqa: E402
 from app.models.findings_model import SEVERITY_ROLE, FindingsModel, check_title  # noqa: E402
 from app.shell.shard_set_tab import READ_ONLY_REASON, ShardSetTab  # noqa: E402
 from app.shell.tab_check import TabCheck, records_list  # noqa: E402
-from tests.gui_helpers import FIXTURES, open_done, wait_done  # noqa: E402
+from tests.builders import FIXTURES  # noqa: E402
+from tests.gui_helpers import open_done, wait_done  # noqa: E402
 
 DOCTOR = FIXTURES / "doctor"
 TIMEOUT = 60000

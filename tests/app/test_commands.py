@@ -31,21 +31,19 @@ from app.models.commands import (  # noqa: E402
     MoveRecords,
     ReplaceRecords,
 )
+from tests.builders import example  # noqa: E402
 
 pytestmark = pytest.mark.gui
 
 LABELS = ["cat", "dog", "cat", "bird", "dog", "fish"]
 
 
-def example(n: int, label: str) -> bytes:
+def labelled(n: int, label: str) -> bytes:
     """A tf.train.Example with an int64 ``id`` and a bytes ``label``."""
-    ex = Example()
-    ex.features.feature["id"].int64_list.value.append(n)
-    ex.features.feature["label"].bytes_list.value.append(label.encode())
-    return ex.SerializeToString(deterministic=True)
+    return example(id=n, label=label, deterministic=True)
 
 
-ORIGINAL = [example(i, label) for i, label in enumerate(LABELS)]
+ORIGINAL = [labelled(i, label) for i, label in enumerate(LABELS)]
 R = ORIGINAL  # short name for expected record lists
 
 
@@ -125,7 +123,7 @@ def s(tmp_path):
 # -- ReplaceRecords -------------------------------------------------------------
 
 def test_replace_records_changes_only_the_given_rows_and_undo_restores_the_file(s):
-    bird, fish = example(1, "bird"), example(4, "fish")
+    bird, fish = labelled(1, "bird"), labelled(4, "fish")
     told = s.push(ReplaceRecords(s.target, {4: fish, 1: bird}, "Set label on 2 records"))
 
     expected = [R[0], bird, R[2], R[3], fish, R[5]]
@@ -141,22 +139,22 @@ def test_replace_records_changes_only_the_given_rows_and_undo_restores_the_file(
 
 
 def test_replace_records_keeps_its_own_copy_of_the_changes(s):
-    changes = {2: example(2, "owl")}
+    changes = {2: labelled(2, "owl")}
     command = ReplaceRecords(s.target, changes, "Set label")
-    changes[2] = example(2, "not this")
-    changes[3] = example(3, "nor this")
+    changes[2] = labelled(2, "not this")
+    changes[3] = labelled(3, "nor this")
     s.push(command)
-    assert list(s.doc) == [R[0], R[1], example(2, "owl"), R[3], R[4], R[5]]
+    assert list(s.doc) == [R[0], R[1], labelled(2, "owl"), R[3], R[4], R[5]]
 
 
 def test_replace_records_does_not_merge_two_edits_of_one_record(s):
-    s.push(ReplaceRecords(s.target, {0: example(0, "a")}, "first"))
-    second = ReplaceRecords(s.target, {0: example(0, "b")}, "second")
+    s.push(ReplaceRecords(s.target, {0: labelled(0, "a")}, "first"))
+    second = ReplaceRecords(s.target, {0: labelled(0, "b")}, "second")
     s.push(second)
     assert second.id() == -1 and s.stack.count() == 2
-    assert s.doc.data(0) == example(0, "b")
+    assert s.doc.data(0) == labelled(0, "b")
     s.undo()
-    assert s.doc.data(0) == example(0, "a") and s.stack.undoText() == "first"
+    assert s.doc.data(0) == labelled(0, "a") and s.stack.undoText() == "first"
     s.undo()
     s.assert_original()
 
@@ -169,12 +167,12 @@ def test_first_redo_applies_the_edit_and_later_ones_restore_the_snapshot(s):
             applied.append(len(document))
             return super().apply(document)
 
-    s.push(CountingReplace(s.target, {5: example(5, "eel")}, "Set label"))
+    s.push(CountingReplace(s.target, {5: labelled(5, "eel")}, "Set label"))
     for _ in range(3):
         s.undo()
         s.redo()
     assert applied == [6]
-    assert list(s.doc) == R[:5] + [example(5, "eel")]
+    assert list(s.doc) == R[:5] + [labelled(5, "eel")]
 
 
 # -- DeleteRecords --------------------------------------------------------------
@@ -237,7 +235,7 @@ def test_duplicate_records_puts_a_copy_after_each_run(s):
 # -- InsertRecords --------------------------------------------------------------
 
 def test_insert_records_adds_new_records_at_a_row(s):
-    new = [example(10, "yak"), example(11, "gnu")]
+    new = [labelled(10, "yak"), labelled(11, "gnu")]
     command = InsertRecords(s.target, 2, new)
     assert command.text() == "Insert 2 records"
 
@@ -253,21 +251,21 @@ def test_insert_records_adds_new_records_at_a_row(s):
 
 
 def test_insert_records_copies_its_records_and_keeps_a_given_text(s):
-    record = bytearray(example(12, "elk"))
+    record = bytearray(labelled(12, "elk"))
     command = InsertRecords(s.target, 6, [record], "Insert an empty Example")
     record[:] = b"changed afterwards"
     assert command.text() == "Insert an empty Example"
 
     assert s.push(command) == [DocumentChange(None, (6,))]
-    s.assert_holds(R + [example(12, "elk")])
+    s.assert_holds(R + [labelled(12, "elk")])
     assert s.undo() == [DocumentChange(None, (5,))]  # appended: undo selects the last row left
     s.assert_original()
 
 
 def test_undoing_an_insert_into_an_empty_document_selects_nothing(s):
     s.push(DeleteRecords(s.target, range(6)))
-    assert s.push(InsertRecords(s.target, 0, [example(7, "ant")])) == [DocumentChange(None, (0,))]
-    assert list(s.doc) == [example(7, "ant")]
+    assert s.push(InsertRecords(s.target, 0, [labelled(7, "ant")])) == [DocumentChange(None, (0,))]
+    assert list(s.doc) == [labelled(7, "ant")]
     assert s.undo() == [DocumentChange(None, ())]
     assert len(s.doc) == 0
 
@@ -338,13 +336,13 @@ def test_can_move_is_false_only_when_every_row_is_at_the_edge(rows, step, possib
 
 def test_a_macro_of_several_commands_undoes_and_redoes_as_one(s):
     s.stack.beginMacro("Tidy the labels")
-    s.stack.push(ReplaceRecords(s.target, {0: example(0, "cow")}, "Set label"))
+    s.stack.push(ReplaceRecords(s.target, {0: labelled(0, "cow")}, "Set label"))
     s.stack.push(DeleteRecords(s.target, [2, 3]))
-    s.stack.push(InsertRecords(s.target, 1, [example(9, "pig")]))
+    s.stack.push(InsertRecords(s.target, 1, [labelled(9, "pig")]))
     s.stack.push(MoveRecords(s.target, [4], -1))
     s.stack.endMacro()
 
-    expected = [example(0, "cow"), example(9, "pig"), R[1], R[5], R[4]]
+    expected = [labelled(0, "cow"), labelled(9, "pig"), R[1], R[5], R[4]]
     s.assert_holds(expected)
     assert s.stack.count() == 1 and s.stack.undoText() == "Tidy the labels"
 
@@ -358,14 +356,14 @@ def test_a_macro_of_several_commands_undoes_and_redoes_as_one(s):
 
 def test_clean_state_follows_the_save_point_not_the_document(s):
     assert s.stack.isClean()
-    s.push(ReplaceRecords(s.target, {3: example(3, "bat")}, "Set label"))
+    s.push(ReplaceRecords(s.target, {3: labelled(3, "bat")}, "Set label"))
     assert not s.stack.isClean()
     s.stack.setClean()  # saved here
     s.push(DeleteRecords(s.target, [0]))
     assert not s.stack.isClean()
 
     s.undo()
-    assert s.stack.isClean() and ids(s.doc) == [0, 1, 2, 3, 4, 5] and s.doc.data(3) == example(3, "bat")
+    assert s.stack.isClean() and ids(s.doc) == [0, 1, 2, 3, 4, 5] and s.doc.data(3) == labelled(3, "bat")
     assert s.doc.modified  # the document still differs from the file it was opened over
     s.undo()
     s.assert_original()
@@ -375,12 +373,12 @@ def test_clean_state_follows_the_save_point_not_the_document(s):
 
 
 def test_pushing_after_an_undo_drops_the_undone_edit(s):
-    s.push(ReplaceRecords(s.target, {1: example(1, "ape")}, "A"))
+    s.push(ReplaceRecords(s.target, {1: labelled(1, "ape")}, "A"))
     s.push(DeleteRecords(s.target, [5]))
     s.undo()
-    s.push(InsertRecords(s.target, 0, [example(8, "cod")], "C"))
+    s.push(InsertRecords(s.target, 0, [labelled(8, "cod")], "C"))
     assert s.stack.count() == 2 and s.stack.undoText() == "C"
-    after_c = [example(8, "cod"), R[0], example(1, "ape"), R[2], R[3], R[4], R[5]]
+    after_c = [labelled(8, "cod"), R[0], labelled(1, "ape"), R[2], R[3], R[4], R[5]]
     s.assert_holds(after_c)
 
     s.undo()
@@ -393,13 +391,13 @@ def test_pushing_after_an_undo_drops_the_undone_edit(s):
 
 def test_every_step_of_a_long_history_comes_back_exactly(s):
     commands = [
-        ReplaceRecords(s.target, {2: example(2, "hen"), 5: example(5, "rat")}, "Set label"),
+        ReplaceRecords(s.target, {2: labelled(2, "hen"), 5: labelled(5, "rat")}, "Set label"),
         DuplicateRecords(s.target, [0, 1]),
         MoveRecords(s.target, [2, 3], 1),
-        InsertRecords(s.target, 3, [example(20, "emu"), example(21, "koi")]),
+        InsertRecords(s.target, 3, [labelled(20, "emu"), labelled(21, "koi")]),
         DeleteRecords(s.target, [0, 4, 7]),
         MoveRecords(s.target, [0], 1),
-        ReplaceRecords(s.target, {0: example(99, "fox")}, "Set label"),
+        ReplaceRecords(s.target, {0: labelled(99, "fox")}, "Set label"),
     ]
     states = [(list(s.doc), s.doc.snapshot())]
     for command in commands:

@@ -17,7 +17,6 @@ from codec.sources.tfrecord_file import TFRecordFile  # noqa: E402
 from codec.storage.writer import write_records  # noqa: E402
 
 from app.dialogs.salvage_dialog import SalvageDialog, default_output  # noqa: E402
-from app.models.hex_model import HIGHLIGHT_BG  # noqa: E402
 from app.models.problem_list_model import ProblemColumn, ProblemListModel, expected_found, problem_title  # noqa: E402
 from app.models.records_owner import HeldRecords  # noqa: E402
 from app.models.record_table_model import Column  # noqa: E402
@@ -26,6 +25,7 @@ from app.shell.file_tab import FileTab  # noqa: E402
 from app.shell.main_window import MainWindow  # noqa: E402
 from app.views.corruption_map import CorruptionMap, Mark  # noqa: E402
 from app.views.record_detail import HEX_TAB  # noqa: E402
+from tests.app.tab_parts import highlighted  # noqa: E402
 from tests.gui_helpers import open_done, wait_done  # noqa: E402
 
 
@@ -41,18 +41,6 @@ def click_problem(qtbot, tab: FileTab, row: int) -> Problem:
     with qtbot.waitSignal(tab.corruption.problem_shown, timeout=10000) as shown:
         qtbot.mouseClick(table.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
     return shown.args[0]
-
-
-def highlighted(tab: FileTab) -> list[int]:
-    """Absolute offsets of the bytes highlighted in the detail's hex view."""
-    model = tab.detail.hex.model
-    out = []
-    for row in range(model.rowCount()):
-        for col in range(1, 17):
-            index = model.index(row, col)
-            if index.data(Qt.ItemDataRole.BackgroundRole) == HIGHLIGHT_BG:
-                out.append(model.record.offset + row * 16 + col - 1)
-    return out
 
 
 def salvage(window: MainWindow, qtbot, out: str, *, include_damaged: bool = False,
@@ -103,7 +91,7 @@ def test_garbage_middle_found_clicked_and_salvaged(window, qtbot, fixture_file, 
     assert tab.table.selectionModel().isRowSelected(nearest)
     # the hex view shows the skipped bytes, all of them highlighted
     assert tab.detail.tabs.currentIndex() == HEX_TAB
-    assert highlighted(tab) == list(range(725, 725 + 237))
+    assert highlighted(tab.detail) == list(range(725, 725 + 237))
     assert "Damaged bytes 725–961" in tab.detail.hex.summary_text()
     # a click on the record in the table brings its own bytes back
     with qtbot.waitSignal(tab.detail.record_shown, timeout=5000):
@@ -136,7 +124,7 @@ def test_data_crc_problem_highlights_data_and_footer(window, qtbot, fixture_file
     assert p.kind is ProblemKind.DATA_CRC and tab.current_record() == 5
     info = tab.session.source.record_info(5)
     assert tab.detail.hex.model.record.offset == info.offset
-    assert highlighted(tab) == list(range(info.offset + 12, info.end))  # data + footer, not the header
+    assert highlighted(tab.detail) == list(range(info.offset + 12, info.end))  # data + footer, not the header
     assert "MISMATCH" in tab.detail.hex.summary_text()
     # the map marks the whole damaged record
     (mark,) = tab.corruption.map.marks()
@@ -154,7 +142,7 @@ def test_truncated_record_shows_claimed_length_and_bytes_left(window, qtbot, fix
     assert tab.corruption.panel.table.isColumnHidden(ProblemColumn.COMPRESSED)  # plain file
     click_problem(qtbot, tab, 0)
     assert tab.current_record() == 20
-    assert highlighted(tab) == list(range(offset, tab.session.source.file_size))
+    assert highlighted(tab.detail) == list(range(offset, tab.session.source.file_size))
 
 
 def test_gzip_problem_says_where_the_compressed_stream_broke(window, qtbot, fixture_file):
@@ -170,7 +158,7 @@ def test_gzip_problem_says_where_the_compressed_stream_broke(window, qtbot, fixt
     assert "compressed stream broke at byte 932" in tip and "decompressed stream" in tip
     click_problem(qtbot, tab, 0)
     assert tab.current_record() == 61
-    assert highlighted(tab) == list(range(p.offset, p.offset + p.size))
+    assert highlighted(tab.detail) == list(range(p.offset, p.offset + p.size))
     # the map is drawn over the decompressed stream, whose size is found off the GUI thread
     qtbot.waitUntil(lambda: tab.corruption.map.extent == p.offset + p.size, timeout=5000)
 
@@ -245,10 +233,10 @@ def test_two_problems_at_one_record_each_show_their_own_bytes(window, qtbot, tmp
     assert (cell(tab, 1, ProblemColumn.EXPECTED), cell(tab, 1, ProblemColumn.FOUND)) == ("12-byte header",
                                                                                           "5 bytes left")
     click_problem(qtbot, tab, 1)
-    assert tab.current_record() == 7 and highlighted(tab) == list(range(last.end, last.end + 5))
+    assert tab.current_record() == 7 and highlighted(tab.detail) == list(range(last.end, last.end + 5))
     click_problem(qtbot, tab, 0)  # the same record: its own bytes come back
     assert tab.current_record() == 7 and tab.detail.hex.model.record.offset == last.offset
-    assert highlighted(tab) == list(range(last.offset + 12, last.end))
+    assert highlighted(tab.detail) == list(range(last.offset + 12, last.end))
     assert len(tab.corruption.map.marks()) == 2
 
 
@@ -364,7 +352,7 @@ def test_problems_follow_the_rows_after_records_are_deleted(window, qtbot, fixtu
     assert tab.corruption.model.rowCount() == 1 and cell(tab, 0, ProblemColumn.RECORD) == "3"
     click_problem(qtbot, tab, 0)
     assert tab.current_record() == 3
-    assert highlighted(tab)[0] == 350 + 12  # still the file's bytes of the damaged record
+    assert highlighted(tab.detail)[0] == 350 + 12  # still the file's bytes of the damaged record
     tab.editing.stack.undo()  # unmodified again: closing the window asks nothing
     assert tab.corruption.model.rowCount() == 1 and cell(tab, 0, ProblemColumn.RECORD) == "5"
 

@@ -22,7 +22,8 @@ from codec.sources.tfrecord_file import TFRecordFile  # noqa: E402
 from app.models.record_table_model import KIND_ROLE, Column  # noqa: E402
 from app.models.settings import Settings  # noqa: E402
 from app.shell import payload_actions  # noqa: E402
-from tests.gui_helpers import FIXTURES, open_done  # noqa: E402
+from tests.builders import FIXTURES  # noqa: E402
+from tests.gui_helpers import open_done  # noqa: E402
 
 pytestmark = pytest.mark.gui
 TIMEOUT = 10000

@@ -7,52 +7,32 @@ import pytest
 
 pytest.importorskip("PySide6.QtWidgets")
 
-from PySide6.QtWidgets import QTableView, QWidget  # noqa: E402
 
 from codec.decode.decoder import decode_record, feature_values, record_features  # noqa: E402
-from codec.decode.example_proto import Example  # noqa: E402
-from codec.sources.tfrecord_file import TFRecordFile  # noqa: E402
 from codec.storage.writer import write_records  # noqa: E402
 
 from app.dialogs import edit_dialogs  # noqa: E402
-from app.models.filtered_table_model import FilteredTableModel  # noqa: E402
-from app.models.record_table_model import RecordTableModel  # noqa: E402
 from app.shell.edit_prompts import EditPrompts  # noqa: E402
 from app.shell.progress_worker import ProgressWorker  # noqa: E402
 from app.shell.record_edits import RecordEdits  # noqa: E402
-from app.shell.row_selection import RowSelection  # noqa: E402
-from app.shell.session import TabSession  # noqa: E402
 from app.views import tree_edit_requests as requests  # noqa: E402
+from tests.app.tab_parts import TabParts  # noqa: E402
+from tests.builders import example  # noqa: E402
 
 pytestmark = pytest.mark.gui
 TIMEOUT = 10000
 
 
-def example(n: int) -> bytes:
-    ex = Example()
-    ex.features.feature["id"].int64_list.value.extend([n, n + 1, n + 2])
-    ex.features.feature["name"].bytes_list.value.append(b"row-%d" % n)
-    return ex.SerializeToString(deterministic=True)
+def numbered(n: int) -> bytes:
+    return example(id=[n, n + 1, n + 2], name=b"row-%d" % n, deterministic=True)
 
 
 class Parts:
-    """What a tab gives its editing: a session, the table's selection, a worker, and a dialog parent."""
+    """What a tab gives its editing (a session, the table's selection, a dialog parent), with the
+    record edits on a worker and the prompts over them."""
 
-    def __init__(self, qtbot, path: str, *, index: bool = True) -> None:
-        self.host = QWidget()
-        qtbot.addWidget(self.host)
-        self.session = TabSession(TFRecordFile(path), self.host)
-        if index:
-            with qtbot.waitSignal(self.session.finished, timeout=TIMEOUT):
-                self.session.start()
-            self.session.start_editing()
-        self.model = RecordTableModel(self.session, self.host)
-        self.session.source_changed.connect(self.model.records_replaced)
-        self.session.records_changed.connect(lambda change: self.model.records_changed(change.rows))
-        self.model.sync()
-        self.table = QTableView(self.host)
-        self.table.setModel(FilteredTableModel(self.model, self.host))
-        self.selection = RowSelection(self.table, self.table.model(), self.model)
+    def __init__(self, parts: TabParts) -> None:
+        self.session, self.selection, self.host = parts.session, parts.selection, parts.host
         self.edits = RecordEdits(self.session, self.selection, ProgressWorker(self.host, self.host), self.host)
         self.prompts = EditPrompts(self.edits, self.selection, self.host, self.host)
 
@@ -62,13 +42,10 @@ class Parts:
 
 
 @pytest.fixture
-def parts(qtbot, tmp_path):
+def parts(tab_parts, tmp_path):
     path = tmp_path / "three.tfrecord"
-    write_records(path, [example(i) for i in (0, 10, 20)])
-    p = Parts(qtbot, str(path))
-    yield p
-    p.session.close()
-    p.session.close_source()
+    write_records(path, [numbered(i) for i in (0, 10, 20)])
+    return Parts(tab_parts(str(path), editing=True))
 
 
 def test_every_request_type_has_a_handler(parts):
@@ -111,14 +88,10 @@ def test_a_codec_refusal_is_an_error_and_read_only_a_message(qtbot, parts):
     assert note.args[0] == "this cannot be edited"  # editing is on: nothing says why not
 
 
-def test_requests_before_editing_starts_are_refused_with_the_reason(qtbot, tmp_path):
+def test_requests_before_editing_starts_are_refused_with_the_reason(qtbot, tab_parts, tmp_path):
     path = tmp_path / "one.tfrecord"
-    write_records(path, [example(0)])
-    p = Parts(qtbot, str(path), index=False)
-    try:
-        with qtbot.waitSignal(p.edits.message, timeout=TIMEOUT) as note:
-            p.prompts.request(requests.DeleteFeature(("features", "id")))
-        assert note.args[0].startswith("read-only while indexing") and p.session.document is None
-    finally:
-        p.session.close()
-        p.session.close_source()
+    write_records(path, [numbered(0)])
+    p = Parts(tab_parts(str(path), start=False))
+    with qtbot.waitSignal(p.edits.message, timeout=TIMEOUT) as note:
+        p.prompts.request(requests.DeleteFeature(("features", "id")))
+    assert note.args[0].startswith("read-only while indexing") and p.session.document is None

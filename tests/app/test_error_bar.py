@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import shutil
-from pathlib import Path
 
 import pytest
 
@@ -18,10 +17,10 @@ from codec.storage.writer import write_records  # noqa: E402
 from app.dialogs import edit_dialogs  # noqa: E402
 from app.models.settings import Settings  # noqa: E402
 from app.shell.main_window import MainWindow  # noqa: E402
+from tests.builders import FIXTURES  # noqa: E402
 
 pytestmark = pytest.mark.gui
 
-FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 TIMEOUT = 20000
 NOT_AN_INTEGER = "'abc' is not an integer"
 

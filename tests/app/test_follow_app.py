@@ -6,17 +6,16 @@ import pytest
 pytest.importorskip("PySide6.QtWidgets")
 
 from codec.format.framing import HEADER_SIZE, RecordStatus, encode_record  # noqa: E402
-from codec.decode.example_proto import Example, Feature, Features, Int64List  # noqa: E402
 
 from app.models.record_table_model import STATUS_ROLE, Column  # noqa: E402
 from tests.gui_helpers import open_done  # noqa: E402
+from tests.builders import example  # noqa: E402
 
 pytestmark = pytest.mark.gui
 
 
 def record(i: int) -> bytes:
-    example = Example(features=Features(feature={"id": Feature(int64_list=Int64List(value=[i]))}))
-    return encode_record(example.SerializeToString())
+    return encode_record(example(id=i))
 
 
 def status_cell(tab, row: int) -> str:

@@ -24,7 +24,8 @@ from app.models.settings import Settings  # noqa: E402
 from app.shell.main_window import MainWindow  # noqa: E402
 from app.shell.shard_set_tab import ShardSetTab  # noqa: E402
 from app.views.record_detail import HEX_TAB, TREE_TAB  # noqa: E402
-from tests.gui_helpers import FIXTURES, wait_done  # noqa: E402
+from tests.builders import FIXTURES  # noqa: E402
+from tests.gui_helpers import wait_done  # noqa: E402
 
 pytestmark = pytest.mark.gui
 

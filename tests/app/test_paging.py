@@ -18,7 +18,6 @@ pytestmark = pytest.mark.gui
 from PySide6.QtCore import QPersistentModelIndex, Qt  # noqa: E402
 from PySide6.QtGui import QStandardItem, QStandardItemModel  # noqa: E402
 
-from codec.decode.example_proto import Example, Feature, Features, Int64List  # noqa: E402
 from codec.sources.tfrecord_file import TFRecordFile  # noqa: E402
 from codec.storage.writer import write_records  # noqa: E402
 
@@ -28,14 +27,13 @@ from app.models.records_owner import HeldRecords  # noqa: E402
 from app.shell.file_tab import FileTab  # noqa: E402
 from app.views.page_bar import PageBar  # noqa: E402
 from tests.gui_helpers import open_done  # noqa: E402
+from tests.builders import example  # noqa: E402
 
 TIMEOUT = 20000
 WINDOW = 1000
 RECORDS = 2500
 
 
-def example(n: int) -> bytes:
-    return Example(features=Features(feature={"n": Feature(int64_list=Int64List(value=[n]))})).SerializeToString()
 
 
 @pytest.fixture
@@ -47,7 +45,7 @@ def small_window(monkeypatch) -> int:
 @pytest.fixture
 def big_file(tmp_path) -> str:
     path = tmp_path / "big.tfrecord"
-    write_records(path, (example(i) for i in range(RECORDS)))
+    write_records(path, (example(n=i) for i in range(RECORDS)))
     return str(path)
 
 

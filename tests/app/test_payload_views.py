@@ -34,7 +34,8 @@ from app.models.value_text import summarize  # noqa: E402
 from app.views.record_detail import IMAGES_TAB, TREE_TAB, RecordDetail  # noqa: E402
 from app.views.tree_edit_requests import ReadOnly  # noqa: E402
 from app.workers.thumbnail_loader import make_thumbnail  # noqa: E402
-from tests.gui_helpers import FIXTURES, open_done  # noqa: E402
+from tests.builders import FIXTURES  # noqa: E402
+from tests.gui_helpers import open_done  # noqa: E402
 
 TIMEOUT = 20000
 TENSORS = FIXTURES / "payloads" / "tensors.tfrecord"
@@ -50,11 +51,6 @@ class Names:
 
     def name(self, key: str, id_: int) -> str | None:
         return self.names.get(key, {}).get(id_)
-
-
-@pytest.fixture(autouse=True)
-def _private_index_cache(tmp_path, monkeypatch):
-    monkeypatch.setenv("TFRLENS_CACHE_DIR", str(tmp_path / "index-cache"))
 
 
 # -- helpers -------------------------------------------------------------------

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 from array import array
-from pathlib import Path
 
 import pytest
 
@@ -28,8 +27,8 @@ from app.views.stats_panel import CHART, PRESENT, TOP_ROLE, TYPE  # noqa: E402
 from app.workers.thumbnail_loader import caption_for, make_thumbnail  # noqa: E402
 from tests.gui_helpers import open_done  # noqa: E402
 from resources import demo_path  # noqa: E402
+from tests.builders import FIXTURES, example  # noqa: E402
 
-FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 TIMEOUT = 20000
 
 
@@ -148,9 +147,6 @@ def test_undecodable_and_imageless_records_are_marked(qtbot, tmp_path):
     flowers.build_index()
     with flowers:
         jpeg = Example.FromString(flowers.read(0).data).features.feature["encoded"].bytes_list.value[0]
-
-    def example(**features) -> bytes:
-        return Example(features=Features(feature=features)).SerializeToString()
 
     path = tmp_path / "mixed.tfrecord"
     write_records(path, [

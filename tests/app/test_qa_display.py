@@ -13,7 +13,7 @@ pytestmark = pytest.mark.gui
 from PIL import Image  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
-from codec.decode.example_proto import BytesList, Example, Feature, Int64List  # noqa: E402
+from codec.decode.example_proto import BytesList, Feature, Int64List  # noqa: E402
 from codec.storage.writer import write_records  # noqa: E402
 
 from app.models.settings import Settings  # noqa: E402
@@ -21,6 +21,7 @@ from app.models.stretch_preference import StretchPreference, stretch_preference 
 from app.views.record_detail import IMAGES_TAB  # noqa: E402
 from app.views.stats_panel import SUMMARY  # noqa: E402
 from tests.gui_helpers import open_done, wait_done  # noqa: E402
+from tests.builders import example  # noqa: E402
 
 TIMEOUT = 20000
 FLAT = 24200
@@ -28,11 +29,6 @@ FLAT_GREY = round(FLAT * 255 / 65535)  # 94
 INT64_MIN, INT64_MAX = -(1 << 63), (1 << 63) - 1
 
 
-def _example(**features: Feature) -> bytes:
-    example = Example()
-    for key, feature in features.items():
-        example.features.feature[key.replace("__", "/")].CopyFrom(feature)
-    return example.SerializeToString()
 
 
 def _png16(pixels: np.ndarray) -> bytes:
@@ -46,7 +42,7 @@ def _sixteen_bit_file(tmp_path) -> str:
     flat = np.full((24, 32), FLAT, np.uint16)
     ramp = (1000 + np.arange(24 * 32) * 300 // (24 * 32 - 1)).reshape(24, 32).astype(np.uint16)
     path = tmp_path / "depth16.tfrecord"
-    write_records(path, [_example(image__encoded=Feature(bytes_list=BytesList(value=[_png16(p)])),
+    write_records(path, [example(image__encoded=Feature(bytes_list=BytesList(value=[_png16(p)])),
                                   label=Feature(int64_list=Int64List(value=[k]))) for k, p in enumerate((flat, ramp))])
     return str(path)
 
@@ -118,7 +114,7 @@ def test_stretch_preference_reads_the_settings(qtbot):
 # -- statistics --------------------------------------------------------------
 def test_int64_min_and_max_are_shown_whole(window, qtbot, tmp_path):
     path = tmp_path / "extremes.tfrecord"
-    write_records(path, [_example(big=Feature(int64_list=Int64List(value=[v]))) for v in (INT64_MIN, 0, INT64_MAX)])
+    write_records(path, [example(big=Feature(int64_list=Int64List(value=[v]))) for v in (INT64_MIN, 0, INT64_MAX)])
     tab = open_done(window, qtbot, str(path))
     panel = tab.qa.stats_panel()
     with qtbot.waitSignal(panel.stats_ready, timeout=TIMEOUT):
@@ -199,7 +195,7 @@ def test_gallery_of_bytes_without_images_has_no_noise_until_asked(window, qtbot,
 
     path = tmp_path / "hashes.tfrecord"
     pixels = [bytes((i * 9 + k) % 256 for k in range(192)) for i in range(6)]  # 8x8x3 of bytes, or a hash
-    write_records(path, [_example(digest=Feature(bytes_list=BytesList(value=[p])),
+    write_records(path, [example(digest=Feature(bytes_list=BytesList(value=[p])),
                                   label=Feature(int64_list=Int64List(value=[i]))) for i, p in enumerate(pixels)])
     tab = open_done(window, qtbot, str(path))
     gallery = tab.qa.gallery
@@ -231,7 +227,7 @@ def test_gallery_of_bytes_without_images_has_no_noise_until_asked(window, qtbot,
 def _open_with_last_selected(window, qtbot, tmp_path, n: int):
     """A tab on a file of ``n`` small records, its last record selected and shown."""
     path = tmp_path / "many.tfrecord"
-    write_records(path, [_example(label=Feature(int64_list=Int64List(value=[i % 7]))) for i in range(n)])
+    write_records(path, [example(label=Feature(int64_list=Int64List(value=[i % 7]))) for i in range(n)])
     tab = open_done(window, qtbot, str(path))
     with qtbot.waitSignal(tab.detail.record_shown, timeout=TIMEOUT):
         tab.select_record(n - 1)

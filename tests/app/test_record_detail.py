@@ -19,7 +19,7 @@ from PySide6.QtGui import QWheelEvent  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
 from codec.format.crc import masked_crc  # noqa: E402
-from codec.decode.example_proto import Example, Feature, Features  # noqa: E402
+from codec.decode.example_proto import Feature  # noqa: E402
 from codec.sources.tfrecord_file import TFRecordFile  # noqa: E402
 from codec.storage.writer import write_records  # noqa: E402
 
@@ -28,15 +28,8 @@ from app.models.hex_model import (ASCII_COLUMN, CRC_BAD_BG, CRC_OK_BG, HIGHLIGHT
 from app.models.record_tree_model import FIRST_CHUNK, KIND_ROLE, NEXT_CHUNK  # noqa: E402
 from app.views import image_preview, record_detail  # noqa: E402
 from app.views.record_detail import HEX_TAB, IMAGES_TAB, TEXT_TAB, TREE_TAB, RecordDetail  # noqa: E402
+from tests.builders import FIXTURES, MANIFEST, example  # noqa: E402
 
-FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
-MANIFEST = json.loads((FIXTURES / "MANIFEST.json").read_text())
-
-
-@pytest.fixture(autouse=True)
-def _private_index_cache(tmp_path, monkeypatch):
-    """Never read or write the user's real index cache from a test."""
-    monkeypatch.setenv("TFRLENS_CACHE_DIR", str(tmp_path / "index-cache"))
 
 
 @pytest.fixture
@@ -88,9 +81,6 @@ def json_values(feature: dict) -> tuple[str, list]:
     return kind, body.get("value", [])
 
 
-def example_bytes(features: dict[str, Feature]) -> bytes:
-    message = Example(features=Features(feature=features))
-    return message.SerializeToString()
 
 
 # ------------------------------------------------------------------ tree
@@ -148,7 +138,7 @@ def test_sequence_example_context_then_feature_lists_with_steps(qtbot, detail, o
 def test_long_value_list_is_elided_and_expands_on_demand(qtbot, detail, open_file, tmp_path):
     path = tmp_path / "long.tfrecord"
     values = list(range(1000))
-    write_records(path, [example_bytes({"many": Feature(int64_list={"value": values}),
+    write_records(path, [example({"many": Feature(int64_list={"value": values}),
                                         "one": Feature(int64_list={"value": [7]})})])
     show(qtbot, detail, open_file(path), 0)
     model, view = detail.tree_model, detail.tree
@@ -317,7 +307,7 @@ def test_large_images_decode_off_the_gui_thread(qtbot, detail, open_file, tmp_pa
     png = buffer.getvalue()
     assert len(png) > image_preview.INLINE_DECODE_BYTES
     path = tmp_path / "big_image.tfrecord"
-    write_records(path, [example_bytes({"image/encoded": Feature(bytes_list={"value": [png]})})])
+    write_records(path, [example({"image/encoded": Feature(bytes_list={"value": [png]})})])
     decoded_on: list[bool] = []
     real = image_preview.decode_to_qimage
 
@@ -337,7 +327,7 @@ def test_undecodable_image_shows_a_reason(qtbot, detail, open_file, tmp_path):
     good = base64.b64decode(MANIFEST["flowers_jpeg.tfrecord"]["records"][0]["json"]["features"]["feature"]
                             ["encoded"]["bytesList"]["value"][0])
     path = tmp_path / "broken.tfrecord"
-    write_records(path, [example_bytes({"image": Feature(bytes_list={"value": [good[:-150]]})})])  # cut short
+    write_records(path, [example({"image": Feature(bytes_list={"value": [good[:-150]]})})])  # cut short
     show(qtbot, detail, open_file(path), 0)
     images = detail.images
     assert images.image_count() == 1
@@ -446,7 +436,7 @@ def test_invalid_utf8_uses_replacement_characters(qtbot, detail, open_file, tmp_
 def test_large_record_loads_off_the_gui_thread(qtbot, detail, open_file, tmp_path):
     payload = bytes(range(256)) * ((record_detail.INLINE_RECORD_BYTES // 256) + 16)
     path = tmp_path / "large.tfrecord"
-    write_records(path, [example_bytes({"blob": Feature(bytes_list={"value": [payload]})})])
+    write_records(path, [example({"blob": Feature(bytes_list={"value": [payload]})})])
     tfile = open_file(path)
     with qtbot.waitSignal(detail.record_shown, timeout=10000):
         detail.show_record(tfile, 0)
@@ -472,8 +462,8 @@ def test_small_compressed_records_show_at_once_large_ones_on_the_pool(qtbot, det
     # table's repaint); a large one goes to the pool like a large record of a plain file.
     path = tmp_path / "mixed.tfrecord.gz"
     big = b"y" * (record_detail.INLINE_COMPRESSED_BYTES + 1024)
-    write_records(path, [example_bytes({"small": Feature(int64_list={"value": [7]})}),
-                         example_bytes({"blob": Feature(bytes_list={"value": [big]})})], "gzip")
+    write_records(path, [example({"small": Feature(int64_list={"value": [7]})}),
+                         example({"blob": Feature(bytes_list={"value": [big]})})], "gzip")
     tfile = open_file(path)
     shown: list[int] = []
     detail.record_shown.connect(shown.append)
@@ -488,8 +478,8 @@ def test_small_compressed_records_show_at_once_large_ones_on_the_pool(qtbot, det
 def test_a_newer_selection_wins(qtbot, detail, open_file, tmp_path):
     payload = b"x" * (record_detail.INLINE_RECORD_BYTES + 1024)
     path = tmp_path / "mixed.tfrecord"
-    write_records(path, [example_bytes({"blob": Feature(bytes_list={"value": [payload]})}),
-                         example_bytes({"small": Feature(int64_list={"value": [1]})})])
+    write_records(path, [example({"blob": Feature(bytes_list={"value": [payload]})}),
+                         example({"small": Feature(int64_list={"value": [1]})})])
     tfile = open_file(path)
     detail.show_record(tfile, 0)  # goes to the pool
     show(qtbot, detail, tfile, 1)  # shown at once

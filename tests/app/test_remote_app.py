@@ -29,7 +29,8 @@ from app.shell.fetch_meter import FetchMeter  # noqa: E402
 from app.shell.main_window import MainWindow  # noqa: E402
 from app.shell.shard_set_tab import ShardSetTab  # noqa: E402
 from app.views.opening_page import OpeningPage  # noqa: E402
-from tests.gui_helpers import FIXTURES, open_done, open_remote, wait_done  # noqa: E402
+from tests.builders import FIXTURES  # noqa: E402
+from tests.gui_helpers import open_done, open_remote, wait_done  # noqa: E402
 from tests.remote_servers import copy_into, make_bucket, range_server, use_s3_env  # noqa: E402
 
 TIMEOUT = 20000
@@ -79,6 +80,7 @@ def wait_failed(window: MainWindow, qtbot, url: str) -> str:
 
 
 # -- opening ------------------------------------------------------------------
+@pytest.mark.network
 def test_open_url_dialog_opens_the_same_rows_as_the_local_file(window, qtbot, http, monkeypatch, manifest):
     url = http.url_for("structured.tfrecord")
     shown = {}
@@ -113,6 +115,7 @@ def test_open_url_dialog_opens_the_same_rows_as_the_local_file(window, qtbot, ht
     assert local.session.fetched is None
 
 
+@pytest.mark.network
 def test_a_url_on_the_command_line_opens(qtbot, http, tmp_path):
     url = http.url_for("my_example.tfrecords")
     window = build_window(parse_args([url]))
@@ -126,6 +129,7 @@ def test_a_url_on_the_command_line_opens(qtbot, http, tmp_path):
     assert window.settings.recent_files()[0] == url  # a URL is kept as it is, not made a local path
 
 
+@pytest.mark.network
 def test_urls_on_the_command_line_with_set_open_as_one_dataset(qtbot):
     shards = sorted((FIXTURES / "shards").glob("*.tfrecord"))[:2]
     with range_server(FIXTURES / "shards") as srv:
@@ -140,6 +144,7 @@ def test_urls_on_the_command_line_with_set_open_as_one_dataset(qtbot):
         window.close()
 
 
+@pytest.mark.network
 def test_a_dropped_url_opens(window, qtbot, http):
     url = http.url_for("structured.tfrecord")
     mime = QMimeData()
@@ -152,6 +157,7 @@ def test_a_dropped_url_opens(window, qtbot, http):
     assert wait_done(qtbot, opened.args[0]).model.rowCount() == 100
 
 
+@pytest.mark.network
 def test_the_gui_stays_responsive_while_a_slow_url_opens(window, qtbot, root):
     ticks = []
     timer = QTimer()
@@ -170,6 +176,7 @@ def test_the_gui_stays_responsive_while_a_slow_url_opens(window, qtbot, root):
     assert tab.model.rowCount() == 100 and window.tabs.count() == 1
 
 
+@pytest.mark.network
 def test_progress_shows_bytes_fetched_and_throughput(window, qtbot, root):
     with range_server(root, latency=0.05) as slow:  # each read takes a while: the passes are seen running
         url = slow.url_for("big.tfrecord")
@@ -194,6 +201,7 @@ def test_progress_shows_bytes_fetched_and_throughput(window, qtbot, root):
     assert size <= tab.session.fetched < 1.5 * size
 
 
+@pytest.mark.network
 def test_a_changed_remote_file_reopens_on_a_worker(window, qtbot, tmp_path):
     served = copy_into(tmp_path, FIXTURES / "structured.tfrecord", "data.tfrecord")
     with range_server(tmp_path, latency=0.05) as slow:
@@ -221,6 +229,7 @@ def test_fetch_meter_averages_over_its_window():
     assert meter.sample(1500, now=20.5) == 2000.0
 
 
+@pytest.mark.network
 def test_cancel_keeps_the_records_indexed_so_far_readable(window, qtbot, tmp_path):
     records = [hashlib.sha256(str(i).encode()).digest() * 320 for i in range(4000)]  # 40 MB: 5 reads of 8 MiB
     write_records(tmp_path / "long.tfrecord", records)
@@ -241,6 +250,7 @@ def test_cancel_keeps_the_records_indexed_so_far_readable(window, qtbot, tmp_pat
             [records[0], records[n // 2], records[n - 1]]
 
 
+@pytest.mark.network
 def test_cancel_while_opening_drops_the_tab(window, qtbot, root):
     with range_server(root, latency=0.3) as slow:
         opening = window.open_url(slow.url_for("structured.tfrecord"))
@@ -255,6 +265,7 @@ def test_cancel_while_opening_drops_the_tab(window, qtbot, root):
     assert window.message_bar.isHidden()
 
 
+@pytest.mark.network
 @pytest.mark.parametrize("name, why", [
     ("missing.tfrecord", "not found"),
     ("secret.tfrecord", "access denied"),
@@ -292,6 +303,7 @@ def test_a_url_that_is_no_url_is_refused_by_the_dialog(qtbot):
 
 
 # -- recent URLs ----------------------------------------------------------------
+@pytest.mark.network
 def test_recent_urls_are_remembered_most_recent_first(window, qtbot, http, monkeypatch, tmp_path):
     first, second = http.url_for("structured.tfrecord"), http.url_for("my_example.tfrecords")
     open_remote(window, qtbot, first)
@@ -325,6 +337,7 @@ def test_recent_urls_are_remembered_most_recent_first(window, qtbot, http, monke
     assert [item.toolTip() for item in remote] == [second, first]
     assert all(item.isSelected() is False and item.flags() & item.flags().ItemIsEnabled for item in remote)
 
+@pytest.mark.network
 def test_a_signed_url_opens_but_is_not_remembered(window, qtbot, http):
     signed = http.url_for("structured.tfrecord") + "?X-Amz-Credential=AKIA&X-Amz-Signature=SECRET"
     tab = open_remote(window, qtbot, signed)
@@ -337,6 +350,7 @@ def test_a_signed_url_opens_but_is_not_remembered(window, qtbot, http):
     assert not any("SECRET" in u or "pw@" in u for u in settings.recent_urls() + settings.recent_files())
 
 
+@pytest.mark.network
 def test_urls_failing_together_are_listed_one_line_each(window, qtbot, http):
     urls = [http.url_for(f"gone-{i}.tfrecord") for i in range(3)]
     window.open_files(urls)
@@ -361,6 +375,7 @@ def bucket(s3_endpoint, monkeypatch, tmp_path):
     return fs, name, shards
 
 
+@pytest.mark.network
 @pytest.mark.parametrize("spelled", ["set/", "set"])
 def test_an_s3_prefix_opens_as_one_dataset(window, qtbot, bucket, spelled):
     fs, name, shards = bucket
@@ -385,6 +400,7 @@ def edited_remote_tab(window, qtbot, url: str) -> FileTab:
     return tab
 
 
+@pytest.mark.network
 def test_saving_a_remote_file_goes_through_save_as_and_asks_before_replacing(window, qtbot, bucket,
                                                                              monkeypatch):
     fs, name, _ = bucket
@@ -407,6 +423,7 @@ def test_saving_a_remote_file_goes_through_save_as_and_asks_before_replacing(win
     assert tab.session.source.path == url and tab.model.rowCount() == 99
 
 
+@pytest.mark.network
 def test_save_as_a_new_url_does_not_ask(window, qtbot, bucket, monkeypatch):
     fs, name, _ = bucket
     tab = edited_remote_tab(window, qtbot, f"s3://{name}/one/structured.tfrecord")

@@ -204,6 +204,7 @@ def test_a_dropped_report_opens_as_a_report_and_its_tab_closes(window, qtbot, re
     assert window.tabs.count() == 0 and window.reports.views() == []
 
 
+@pytest.mark.network
 def test_a_report_opens_from_a_url(window, qtbot, reports):
     pytest.importorskip("fsspec")
     pytest.importorskip("aiohttp")

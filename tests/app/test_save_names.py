@@ -10,7 +10,6 @@ from __future__ import annotations
 import os
 import shutil
 import time
-from pathlib import Path
 
 import pytest
 
@@ -25,10 +24,10 @@ from app.dialogs import save_names  # noqa: E402
 from app.dialogs.edit_dialogs import SaveAsDialog  # noqa: E402
 from app.models.settings import Settings  # noqa: E402
 from app.shell.main_window import MainWindow  # noqa: E402
+from tests.builders import FIXTURES  # noqa: E402
 
 pytestmark = pytest.mark.gui
 
-FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 TIMEOUT = 20000
 
 

@@ -8,7 +8,6 @@ pytest.importorskip("PySide6.QtCore")
 from codec.editing.record_editor import empty_example  # noqa: E402
 from codec.editing.edited import EditedFile  # noqa: E402
 from codec.format.framing import RecordStatus  # noqa: E402
-from codec.decode.example_proto import Example  # noqa: E402
 from codec.sources.tfrecord_file import TFRecordFile  # noqa: E402
 from codec.sources.shard_set import ShardSet  # noqa: E402
 from codec.storage.writer import write_records  # noqa: E402
@@ -16,18 +15,15 @@ from codec.storage.writer import write_records  # noqa: E402
 from app.models.commands import DeleteRecords, DocumentChange, ReplaceRecords  # noqa: E402
 from app.shell.session import PassProgress, TabSession  # noqa: E402
 from app.shell.shard_set_tab import ShardSetSession  # noqa: E402
+from tests.builders import example  # noqa: E402
 
 pytestmark = pytest.mark.gui
 TIMEOUT = 10000
 
 
-def example(n: int) -> bytes:
-    ex = Example()
-    ex.features.feature["id"].int64_list.value.append(n)
-    return ex.SerializeToString(deterministic=True)
 
 
-RECORDS = [example(i) for i in range(5)]
+RECORDS = [example(id=i, deterministic=True) for i in range(5)]
 
 
 @pytest.fixture

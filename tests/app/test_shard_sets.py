@@ -11,7 +11,6 @@ pytestmark = pytest.mark.gui
 from PySide6.QtCore import QMimeData, QPointF, Qt, QUrl  # noqa: E402
 from PySide6.QtGui import QDropEvent  # noqa: E402
 
-from codec.decode.example_proto import Example, Feature, Features, Int64List  # noqa: E402
 from codec.sources.tfrecord_file import TFRecordFile  # noqa: E402
 from codec.sources.shard_set import MAX_OPEN  # noqa: E402
 from codec.storage.writer import write_records  # noqa: E402
@@ -21,7 +20,8 @@ from app.models.shard_set_table_model import SHARD_HEADER  # noqa: E402
 from app.shell.main_window import MainWindow  # noqa: E402
 from app.shell.shard_set_tab import READ_ONLY_REASON, ShardSetTab  # noqa: E402
 from app.views.stats_panel import CHART, TOP_ROLE  # noqa: E402
-from tests.gui_helpers import FIXTURES, wait_done  # noqa: E402
+from tests.builders import FIXTURES, example  # noqa: E402
+from tests.gui_helpers import wait_done  # noqa: E402
 
 SHARDS = FIXTURES / "shards"
 TIMEOUT = 20000
@@ -40,9 +40,6 @@ def shard_column(tab: ShardSetTab) -> int:
                 if model.headerData(c, Qt.Orientation.Horizontal) == SHARD_HEADER)
 
 
-def example(**ints: int) -> bytes:
-    return Example(features=Features(feature={k: Feature(int64_list=Int64List(value=[v]))
-                                              for k, v in ints.items()})).SerializeToString()
 
 
 def test_a_folder_opens_as_one_tab_numbered_across_shards(window, qtbot):
@@ -136,6 +133,7 @@ def test_a_named_file_that_is_not_a_tfrecord_is_skipped(window, qtbot):
     assert window.records_label.text() == "25 records · shards 2 of 2 indexed"
 
 
+@pytest.mark.slow
 def test_many_shards_keep_few_files_open(window, qtbot, tmp_path):
     for k in range(200):
         write_records(tmp_path / f"part-{k:05d}-of-00200.tfrecord", [example(shard=k, idx=j) for j in range(3)])
@@ -159,6 +157,7 @@ def test_many_shards_keep_few_files_open(window, qtbot, tmp_path):
     assert s.open_files <= MAX_OPEN and tab.state().verified
 
 
+@pytest.mark.slow
 def test_a_shard_clicked_in_the_list_is_indexed_first_and_shown(window, qtbot, tmp_path, monkeypatch):
     import app.workers.worker as worker_module
     from app.models.shard_list_model import INDEXED, NAME, NEXT, RECORDS, STATE

@@ -21,7 +21,8 @@ from app.models.gallery_model import TILE_ROLE  # noqa: E402
 from app.models.shard_list_model import NAME, SPLIT  # noqa: E402
 from app.shell.shard_set_tab import ShardSetTab  # noqa: E402
 from app.views.record_detail import IMAGES_TAB, TREE_TAB  # noqa: E402
-from tests.gui_helpers import FIXTURES, open_done, wait_done  # noqa: E402
+from tests.builders import FIXTURES  # noqa: E402
+from tests.gui_helpers import open_done, wait_done  # noqa: E402
 
 TIMEOUT = 20000
 DATASET = FIXTURES / "payloads" / "tfds" / "lens_tfds_demo" / "1.2.0"

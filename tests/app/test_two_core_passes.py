@@ -43,6 +43,7 @@ def _expected(path, where: str):
         return list(matching_indices(f, compile_filter(where))), compute_stats(f).to_json(), len(f)
 
 
+@pytest.mark.slow
 def test_filter_and_statistics_on_the_pool_equal_one_process(window, qtbot, tmp_path, pooled):
     path = _big_file(tmp_path)
     where = "label == 3 or name == 'n7'"

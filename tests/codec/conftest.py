@@ -1,4 +1,4 @@
-"""Shared helpers for the codec tests: the reference fixtures and their manifest."""
+"""Shared helpers for the codec tests: what the reference fixtures must yield, damage made in place, a fresh interpreter."""
 from __future__ import annotations
 
 import json
@@ -8,21 +8,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
+from tests.builders import MANIFEST
 
 ROOT = Path(__file__).resolve().parent.parent.parent
-FIXTURES = ROOT / "tests" / "fixtures"
-MANIFEST = json.loads((FIXTURES / "MANIFEST.json").read_text())
-
-
-@pytest.fixture(autouse=True)
-def _private_index_cache(tmp_path, monkeypatch):
-    """Never read or write the user's real index cache from a test."""
-    monkeypatch.setenv("TFRLENS_CACHE_DIR", str(tmp_path / "index-cache"))
-
-
-def fixture_path(name: str) -> str:
-    return os.fspath(FIXTURES / name)
 
 
 def expected_intact(name: str) -> list[str]:

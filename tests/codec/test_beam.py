@@ -17,7 +17,8 @@ import pytest
 
 from codec.cli.main import main
 
-from .conftest import ROOT, fixture_path
+from tests.builders import fixture_path
+from .conftest import ROOT
 
 pytest.importorskip("apache_beam")
 
@@ -33,8 +34,8 @@ def _run(capsys, argv: list[str]) -> tuple[int, str, str]:
 
 def _generated(folder) -> list[str]:
     """Five shards of Examples of random sizes, one of them with a flipped data byte."""
-    from codec.decode.example_proto import Example
     from codec.storage.writer import TFRecordWriter
+    from tests.builders import example
 
     rng = random.Random(15)
     paths = []
@@ -42,10 +43,7 @@ def _generated(folder) -> list[str]:
         path = os.fspath(folder / f"gen-{k:05d}-of-00005.tfrecord")
         with TFRecordWriter(path) as w:
             for i in range(rng.randrange(5, 40)):
-                example = Example()
-                example.features.feature["id"].int64_list.value.append(k * 1000 + i)
-                example.features.feature["blob"].bytes_list.value.append(rng.randbytes(rng.randrange(0, 300)))
-                w.write(example.SerializeToString())
+                w.write(example(id=k * 1000 + i, blob=rng.randbytes(rng.randrange(0, 300))))
         paths.append(path)
     with open(paths[2], "r+b") as f:  # a data byte of the first record: its data CRC fails
         f.seek(20)
@@ -62,6 +60,7 @@ def inputs(tmp_path_factory):
             os.fspath(folder)], _generated(folder)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("flags", [["--json"], ["--max-problems", "2"]], ids=["json", "text"])
 def test_verify_direct_equals_local(capsys, inputs, flags):
     args, generated = inputs
@@ -170,6 +169,7 @@ def test_help_does_not_import_beam():
     assert "--runner {local,direct,prism,dataflow,flink,spark}" in done.stdout
 
 
+@pytest.mark.slow
 def test_check_tasks_on_beam_equal_the_pool(monkeypatch):
     """The doctor's tasks run on the direct runner through the stand-in for codec.parallel.pool.run_tasks."""
     import codec.doctor.pool as pool
@@ -211,6 +211,7 @@ def test_a_failing_runner_is_one_line(capsys, monkeypatch):
     assert err == "tfrlens-cli: the prism runner failed: Unable to fetch remote prism binary: offline\n"
 
 
+@pytest.mark.slow
 def test_stats_and_check_direct_equal_local(capsys, tmp_path):
     """The statistics of a shard set and the dataset doctor's report, run on Beam: the local
     report byte for byte (per-shard statistics merged exactly; the doctor's per-record pass on
@@ -238,6 +239,7 @@ def open_shard(path: str):
     return TFRecordFile(path).build_index()
 
 
+@pytest.mark.slow
 def test_stats_and_schema_direct_equal_local_on_damaged_data(capsys, tmp_path, inputs):
     """A generated set with a damaged shard (one task per shard), and one big damaged file (record
     ranges, with a filter on the set's record numbers): the local reports, byte for byte."""

@@ -17,10 +17,9 @@ import pytest
 from PIL import Image, ImageDraw
 
 from codec.cli.main import main
-from codec.decode.example_proto import Example
 from codec.storage.writer import write_records
 
-from .conftest import fixture_path
+from tests.builders import example, fixture_path
 from .test_doctor_dataset import _picture
 
 DIRECT = ["--runner", "direct", "--beam-option", "direct_num_workers=1"]
@@ -60,17 +59,8 @@ def _jpeg(image: Image.Image, quality: int = 90) -> bytes:
 
 
 def _example(encoded: bytes | None, label: int | bytes | None, note: bytes | None = None) -> bytes:
-    ex = Example()
-    feature = ex.features.feature
-    if encoded is not None:
-        feature["image/encoded"].bytes_list.value.append(encoded)
-    if isinstance(label, int):
-        feature["image/class/label"].int64_list.value.append(label)
-    elif label is not None:
-        feature["image/class/label"].bytes_list.value.append(label)
-    if note is not None:
-        feature["note"].bytes_list.value.append(note)
-    return ex.SerializeToString()
+    features = {"image/encoded": encoded, "image/class/label": label, "note": note}
+    return example({key: value for key, value in features.items() if value is not None})
 
 
 def build(root) -> dict[str, set]:
@@ -153,6 +143,7 @@ def _has(findings: list[dict], check: str, severity: str, records: set, detail: 
 
 
 # ------------------------------------------------------------ the report, local and on Beam
+@pytest.mark.slow
 def test_doctor_dataset_direct_equals_local(doctor):
     local, (code, out, _) = doctor
     assert (code, out) == local
@@ -166,6 +157,7 @@ def test_doctor_dataset_direct_equals_local(doctor):
         assert any(check == p["check"] and want <= named for check, named in found), p
 
 
+@pytest.mark.slow
 def test_generated_dataset_direct_equals_local(generated):
     planted, local, (code, out, _) = generated
     assert (code, out) == local

@@ -185,6 +185,7 @@ def test_first_record_resynchronises_as_the_reader_does(damaged):
             assert found == (0 if at == 0 else next(o for o in good if o >= at))
 
 
+@pytest.mark.slow
 def test_verify_ranges_equal_local(capsys, damaged, seen_segments):
     folder, files = damaged
     beam = _run(capsys, ["verify", "--json", os.fspath(folder), *DIRECT])
@@ -205,6 +206,7 @@ def test_verify_ranges_equal_local(capsys, damaged, seen_segments):
     assert [p["problem"] for p in flipped] == ["data_crc"] * len(flipped) and len(flipped) >= 2
 
 
+@pytest.mark.slow
 def test_repair_ranges_equal_local(capsys, tmp_path, damaged, seen_segments):
     folder, files = damaged
     local_out, beam_out = tmp_path / "local", tmp_path / "beam"
@@ -274,6 +276,8 @@ def test_a_missing_part_leaves_the_target_unwritten(tmp_path):
     assert open(target, "rb").read() == b"x" * 10 + b"yz"
 
 
+@pytest.mark.network
+@pytest.mark.slow
 def test_urls_in_and_out(capsys, tmp_path, tmp_path_factory, damaged, seen_segments):
     """Shards in a bucket, repaired into the bucket: parts are objects beside the target, joined by one
     upload and removed; the objects written are the local repair's files."""

@@ -15,7 +15,7 @@ from codec import Compression, ProblemKind, RecordStatus, TFRecordFile, encode_r
 from codec.cli.main import main
 from codec.storage.opening import sniff_compression
 
-from .conftest import fixture_path
+from tests.builders import fixture_path
 
 
 def cli(capsys, *argv) -> tuple[int, str]:

@@ -11,7 +11,7 @@ import pytest
 
 from codec.cli.main import main
 
-from .conftest import MANIFEST, fixture_path
+from tests.builders import MANIFEST, fixture_path
 
 
 def run(capsys, *argv) -> tuple[int, str, str]:

@@ -19,17 +19,16 @@ import zlib
 import pytest
 
 from codec.format.framing import OVERHEAD, encode_record
-from codec.decode.example_proto import Example, Feature, Features, Int64List
+
+from tests.builders import example
 
 from .conftest import ROOT
 
 WAIT = 60  # seconds a record may take to show up before the test fails (a loaded 2-core machine)
 
 
-def example(i: int) -> bytes:
-    features = {"id": Feature(int64_list=Int64List(value=[i])),
-                "even": Feature(int64_list=Int64List(value=[int(i % 2 == 0)]))}
-    return Example(features=Features(feature=features)).SerializeToString()
+def numbered(i: int) -> bytes:
+    return example(id=i, even=int(i % 2 == 0))
 
 
 class Cat:
@@ -83,7 +82,7 @@ def write_in_pieces(path, data: bytes, record_ends: list[int], done: int, co=Non
 
 @pytest.mark.parametrize("compression", ["none", "gzip"])
 def test_cat_follow_json_prints_each_appended_record_once_in_order(tmp_path, compression):
-    records = [encode_record(example(i)) for i in range(40)]
+    records = [encode_record(numbered(i)) for i in range(40)]
     data = b"".join(records)
     ends = [sum(map(len, records[:k + 1])) for k in range(len(records))]
     path = tmp_path / "growing.tfrecord"
@@ -108,7 +107,7 @@ def test_cat_follow_json_prints_each_appended_record_once_in_order(tmp_path, com
 
 
 def test_cat_follow_where_prints_only_matches(tmp_path):
-    records = [encode_record(example(i)) for i in range(20)]
+    records = [encode_record(numbered(i)) for i in range(20)]
     data = b"".join(records)
     ends = [sum(map(len, records[:k + 1])) for k in range(len(records))]
     path = tmp_path / "growing.tfrecord"
@@ -122,7 +121,7 @@ def test_cat_follow_where_prints_only_matches(tmp_path):
 
 
 def test_cat_follow_range_ends_at_its_last_record(tmp_path):
-    records = [encode_record(example(i)) for i in range(6)]
+    records = [encode_record(numbered(i)) for i in range(6)]
     path = tmp_path / "f.tfrecord"
     path.write_bytes(b"".join(records[:2]))
     cat = Cat(path, "--json", "--range", "1:4")
@@ -135,11 +134,11 @@ def test_cat_follow_range_ends_at_its_last_record(tmp_path):
 
 def test_cat_follow_stops_with_one_line_when_the_file_is_replaced(tmp_path):
     path = tmp_path / "f.tfrecord"
-    path.write_bytes(encode_record(example(0)))
+    path.write_bytes(encode_record(numbered(0)))
     cat = Cat(path, "--json")
     cat.take(1)
     other = tmp_path / "other"
-    other.write_bytes(encode_record(example(1)) * 3)
+    other.write_bytes(encode_record(numbered(1)) * 3)
     os.replace(other, path)
     code = cat.proc.wait(timeout=WAIT)
     err = cat.proc.stderr.read()
@@ -155,7 +154,7 @@ def test_cat_follow_refuses_what_it_cannot_follow(tmp_path, capsys, argv, messag
     from codec.cli.main import main
 
     path = tmp_path / "f.tfrecord"
-    path.write_bytes(encode_record(example(0)))
+    path.write_bytes(encode_record(numbered(0)))
     args = [a for a in argv if a.startswith("http")] or [os.fspath(path)]
     code = main(["cat", *args, "--follow", *[a for a in argv if not a.startswith("http")]])
     assert code == 2 and message in capsys.readouterr().err
@@ -163,7 +162,7 @@ def test_cat_follow_refuses_what_it_cannot_follow(tmp_path, capsys, argv, messag
 
 def test_cat_follow_ends_quietly_when_head_has_enough(tmp_path):
     path = tmp_path / "f.tfrecord"
-    path.write_bytes(b"".join(encode_record(example(i)) for i in range(3)))
+    path.write_bytes(b"".join(encode_record(numbered(i)) for i in range(3)))
     env = dict(os.environ, PYTHONPATH=os.fspath(ROOT))
     shell = f"set -o pipefail; {sys.executable} -m codec.cli.main cat {path} --follow --json | head -n 2"
     proc = subprocess.Popen(["bash", "-c", shell], cwd=ROOT, env=env, stdout=subprocess.PIPE,
@@ -172,7 +171,7 @@ def test_cat_follow_ends_quietly_when_head_has_enough(tmp_path):
     i = 3
     while proc.poll() is None and time.monotonic() < deadline:  # records keep coming until one meets the closed pipe
         with open(path, "ab") as f:
-            f.write(encode_record(example(i)))
+            f.write(encode_record(numbered(i)))
         i += 1
         time.sleep(0.1)
     out, err = proc.communicate(timeout=WAIT)

@@ -21,7 +21,8 @@ from codec.format.framing import HEADER_SIZE, Compression
 from codec.decode.example_proto import Example, Feature, Int64List
 from codec.storage.writer import write_records
 
-from .conftest import ROOT, fixture_path, flip_in_place, record_offset
+from tests.builders import fixture_path
+from .conftest import ROOT, flip_in_place, record_offset
 
 
 def _run_on_a_terminal(*argv: str) -> tuple[int, bytes, str]:
@@ -107,6 +108,7 @@ def served(tmp_path_factory):
         yield srv, root, records
 
 
+@pytest.mark.network
 @pytest.mark.parametrize("name", ["big.tfrecord", "big.tfrecord.gz"])
 def test_cat_of_the_first_records_of_a_url_fetches_only_those(capsys, served, name):
     srv, root, records = served
@@ -119,6 +121,7 @@ def test_cat_of_the_first_records_of_a_url_fetches_only_those(capsys, served, na
     assert srv.stats.bytes <= 8 << 20, srv.stats.bytes  # of a 20 MB file: the bar (the pass reads ahead)
 
 
+@pytest.mark.network
 def test_export_of_the_first_records_of_a_url_fetches_only_those(capsys, served, tmp_path):
     srv, _, records = served
     srv.stats.reset()

@@ -10,7 +10,7 @@ import pytest
 
 from codec.cli.main import main
 
-from .conftest import FIXTURES, fixture_path
+from tests.builders import FIXTURES, fixture_path
 
 PAYLOADS = FIXTURES / "payloads"
 REFERENCE = json.loads((PAYLOADS / "MANIFEST.json").read_text())

@@ -7,7 +7,7 @@ import pytest
 
 from codec.cli.main import main
 
-from .conftest import fixture_path
+from tests.builders import fixture_path
 
 
 def run(capsys, *argv) -> tuple[int, str, str]:

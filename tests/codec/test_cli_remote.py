@@ -15,10 +15,9 @@ pytest.importorskip("moto")
 pytest.importorskip("flask")
 
 from codec.cli.main import main  # noqa: E402
-from tests.codec.conftest import MANIFEST  # noqa: E402
+from tests.builders import FIXTURES, MANIFEST  # noqa: E402
 from tests.remote_servers import S3_UNSET, make_bucket, moto_server, range_server, s3_env  # noqa: E402
 
-FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 FILES = ["structured.tfrecord", "corrupt_length.tfrecord", "garbage_middle.tfrecord", "truncated.tfrecord.gz",
          "structured.zlib.tfrecord", "empty.tfrecord"]
 SHARDS = sorted(p.name for p in (FIXTURES / "shards").iterdir())
@@ -71,6 +70,7 @@ def same_as_local(capsys, argv: list[str], urls: list[str], paths: list[str]) ->
     return local[0], local[1]
 
 
+@pytest.mark.network
 @pytest.mark.parametrize("name", FILES)
 def test_every_command_reads_an_s3_file_as_the_local_one(capsys, bucket, name):
     url, path = f"s3://{bucket}/data/{name}", str(FIXTURES / name)
@@ -82,6 +82,7 @@ def test_every_command_reads_an_s3_file_as_the_local_one(capsys, bucket, name):
             assert code == (1 if damaged else 0), (argv, code)
 
 
+@pytest.mark.network
 def test_the_index_of_an_s3_file_is_the_local_ones(capsys, bucket, tmp_path):
     name = "garbage_middle.tfrecord"
     same_as_local(capsys, ["index", "--format", "dali"], [f"s3://{bucket}/data/{name}"], [str(FIXTURES / name)])
@@ -89,6 +90,7 @@ def test_the_index_of_an_s3_file_is_the_local_ones(capsys, bucket, tmp_path):
     assert code == 0 and err == "" and (tmp_path / "x.tfri").stat().st_size > 100 * 8
 
 
+@pytest.mark.network
 @pytest.mark.parametrize("argv", [["info"], ["verify"], ["cat", "--range=-3:"], ["schema", "--json"]])
 def test_a_glob_and_a_folder_of_s3_shards_read_as_the_local_shards(capsys, bucket, argv):
     urls = [f"s3://{bucket}/set/{name}" for name in SHARDS]
@@ -103,6 +105,7 @@ def test_a_glob_and_a_folder_of_s3_shards_read_as_the_local_shards(capsys, bucke
         run(capsys, *argv, str(FIXTURES / "shards") + "/")[1]
 
 
+@pytest.mark.network
 def test_a_cached_reopen_prints_the_same(capsys, bucket):
     name = "garbage_middle.tfrecord"
     for argv in (["info"], ["verify"], ["cat", "--range=2:4"]):
@@ -110,6 +113,7 @@ def test_a_cached_reopen_prints_the_same(capsys, bucket):
         assert same_as_local(capsys, argv, [f"s3://{bucket}/data/{name}"], [str(FIXTURES / name)]) == first
 
 
+@pytest.mark.network
 def test_repair_and_export_read_urls_as_local_files(capsys, bucket, tmp_path):
     code, out, err = run(capsys, "repair", f"s3://{bucket}/set/", "-o", str(tmp_path / "remote"))
     assert code == 0 and err == "" and out.splitlines()[-1] == "total: 4 file(s), kept 100, dropped 0"
@@ -124,6 +128,7 @@ def test_repair_and_export_read_urls_as_local_files(capsys, bucket, tmp_path):
     assert (tmp_path / "remote.jsonl").read_text() == (tmp_path / "local.jsonl").read_text() != ""
 
 
+@pytest.mark.network
 def test_a_mix_of_urls_and_local_files_is_one_set(capsys, bucket):
     code, out, err = run(capsys, "info", str(FIXTURES / "shards" / SHARDS[0]), f"s3://{bucket}/set/train-0000[123]-*")
     assert code == 0 and err == ""
@@ -132,6 +137,7 @@ def test_a_mix_of_urls_and_local_files_is_one_set(capsys, bucket):
     assert code == 0 and err == "" and folder.replace(f"s3://{bucket}/set", "X") == out.replace(out.split()[1], "X")
 
 
+@pytest.mark.network
 def test_an_http_url_reads_as_the_local_file(capsys, http):
     for name in ("structured.tfrecord", "corrupt_data_crc.tfrecord"):
         for argv in (["info"], ["verify", "--json"], ["cat", "--json", "--range", "3:7"], ["stats", "--json"]):
@@ -146,6 +152,7 @@ def one_line_exit_2(capsys, *argv: str) -> str:
     return err
 
 
+@pytest.mark.network
 def test_unreadable_urls_are_exit_2_and_one_line(capsys, bucket, http, tmp_path):
     cases = [
         (f"s3://{bucket}/data/missing.tfrecord", "not found"),
@@ -170,6 +177,7 @@ def test_unreadable_urls_are_exit_2_and_one_line(capsys, bucket, http, tmp_path)
         assert url in err and expected in err, (url, err)
 
 
+@pytest.mark.network
 def test_wrong_credentials_are_exit_2_and_one_line(capsys, bucket, monkeypatch):
     import moto.settings
 
@@ -181,6 +189,7 @@ def test_wrong_credentials_are_exit_2_and_one_line(capsys, bucket, monkeypatch):
             assert "access denied" in err and url in err
 
 
+@pytest.mark.network
 def test_verify_of_several_keeps_going_past_an_unreadable_object(capsys, bucket):
     good = f"s3://{bucket}/data/structured.tfrecord"
     code, out, err = run(capsys, "verify", good, f"s3://{bucket}/data/not_a_tfrecord.jpg")

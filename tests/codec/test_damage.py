@@ -5,7 +5,7 @@ exactly what the reader reports.
 """
 from __future__ import annotations
 
-
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -82,6 +82,7 @@ def test_cut_anywhere_keeps_every_record_before_the_cut(tmp_path, records, data)
             assert [p.kind for p in f.problems] == [ProblemKind.TRUNCATED]
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(records=records_st, compression=st.sampled_from([Compression.GZIP, Compression.ZLIB]), data=st.data())
 def test_damaged_compressed_stream_never_crashes_or_invents_records(tmp_path, records, compression, data):

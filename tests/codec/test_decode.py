@@ -5,10 +5,8 @@ from __future__ import annotations
 import base64
 import gzip
 import hashlib
-import json
 import struct
 import zlib
-from pathlib import Path
 
 import google_crc32c
 import pytest
@@ -44,9 +42,8 @@ from codec.decode.example_proto import (
     Int64List,
     SequenceExample,
 )
+from tests.builders import FIXTURES, MANIFEST, bytestrings, example_message, floats, ints
 
-FIXTURES = Path(__file__).parent.parent / "fixtures"
-MANIFEST = json.loads((FIXTURES / "MANIFEST.json").read_text())
 # Files TensorFlow read to the end without error (compressed ones included).
 INTACT = sorted(name for name, entry in MANIFEST.items() if entry["tf_error"] is None)
 
@@ -122,25 +119,6 @@ def _canonical(data: bytes) -> list[tuple[int, list[bytes]]]:
     """Top-level fields with their map entries sorted: bytes equal up to map order."""
     return [(number, sorted(entry for _, entry in _length_delimited(payload)))
             for number, payload in _length_delimited(data)]
-
-
-def _example(**features: Feature) -> Example:
-    example = Example()
-    for key, feature in features.items():
-        example.features.feature[key].CopyFrom(feature)
-    return example
-
-
-def _ints(*values: int) -> Feature:
-    return Feature(int64_list=Int64List(value=list(values)))
-
-
-def _floats(*values: float) -> Feature:
-    return Feature(float_list=FloatList(value=list(values)))
-
-
-def _bytes(*values: bytes) -> Feature:
-    return Feature(bytes_list=BytesList(value=list(values)))
 
 
 # ---------------------------------------------------------------- proto
@@ -270,7 +248,7 @@ def test_detect_kind_rule(data, kind):
 
 
 def test_decode_record_accepts_buffers():
-    data = _example(a=_ints(1)).SerializeToString()
+    data = example_message(a=ints(1)).SerializeToString()
     for buffer in (bytearray(data), memoryview(data)):
         decoded = decode_record(buffer)
         assert decoded.kind is RecordKind.EXAMPLE
@@ -289,15 +267,16 @@ def test_decode_record_never_raises(data):
 
 
 _feature_strategy = st.one_of(
-    st.lists(st.integers(-(2**63), 2**63 - 1), max_size=5).map(lambda v: _ints(*v)),
-    st.lists(st.floats(width=32, allow_nan=False), max_size=5).map(lambda v: _floats(*v)),
-    st.lists(st.binary(max_size=20), max_size=5).map(lambda v: _bytes(*v)),
+    st.lists(st.integers(-(2**63), 2**63 - 1), max_size=5).map(lambda v: ints(*v)),
+    st.lists(st.floats(width=32, allow_nan=False), max_size=5).map(lambda v: floats(*v)),
+    st.lists(st.binary(max_size=20), max_size=5).map(lambda v: bytestrings(*v)),
 )
 
 
+@pytest.mark.slow
 @given(st.dictionaries(st.text(max_size=8), _feature_strategy, max_size=6))
 def test_generated_examples_decode_and_tree(features):
-    example = _example(**features)
+    example = example_message(features)
     decoded = decode_record(example.SerializeToString())
     assert decoded.kind is RecordKind.EXAMPLE
     assert decoded.message == example
@@ -397,8 +376,8 @@ def test_tree_of_feature_without_kind_and_mixed_feature_list():
 
     sequence = SequenceExample()
     mixed = sequence.feature_lists.feature_list["mixed"].feature
-    mixed.add().CopyFrom(_ints(1))
-    mixed.add().CopyFrom(_bytes(b"x"))
+    mixed.add().CopyFrom(ints(1))
+    mixed.add().CopyFrom(bytestrings(b"x"))
     decoded = decode_record(sequence.SerializeToString())
     feature_list = build_tree(decoded).children[1].children[0]
     assert feature_list.dtype is None
@@ -406,7 +385,7 @@ def test_tree_of_feature_without_kind_and_mixed_feature_list():
 
 
 def test_value_node_addresses_one_value():
-    decoded = decode_record(_example(label=_ints(7, 8, 9)).SerializeToString())
+    decoded = decode_record(example_message(label=ints(7, 8, 9)).SerializeToString())
     feature = build_tree(decoded).children[0]
     node = value_node(feature, 2)
     assert (node.name, node.role, node.dtype) == ("[2]", "value", "int64")
@@ -505,12 +484,12 @@ def test_feature_cells_of_detection_record():
 
 
 def test_feature_cell_elides_long_lists():
-    decoded = decode_record(_example(ids=_ints(*range(40)), few=_ints(1, 2)).SerializeToString())
+    decoded = decode_record(example_message(ids=ints(*range(40)), few=ints(1, 2)).SerializeToString())
     cell = feature_cell(decoded, "ids")
     assert cell.startswith("[0, 1, 2, ") and cell.endswith(", …] (40)")
     assert len(cell) <= 40
     assert feature_cell(decoded, "few") == "[1, 2]"
-    empty = decode_record(_example(none=_floats()).SerializeToString())
+    empty = decode_record(example_message(none=floats()).SerializeToString())
     assert feature_cell(empty, "none") == "[]"
 
 

@@ -15,25 +15,11 @@ from codec.doctor.checks import bbox_problems, box_problems, format_problem
 from codec.doctor.hashing import near_pairs
 from codec.doctor.splits import parse_split_args, split_of
 from codec.errors import UsageError
-from codec.decode.example_proto import Example
 from codec.storage.writer import write_records
 
-from .conftest import FIXTURES, fixture_path
+from tests.builders import FIXTURES, example, fixture_path
 
 DOCTOR = FIXTURES / "doctor"
-
-
-def example(**features) -> bytes:
-    ex = Example()
-    for key, values in features.items():
-        f = ex.features.feature[key]
-        if all(isinstance(v, int) for v in values):
-            f.int64_list.value.extend(values)
-        elif all(isinstance(v, float) for v in values):
-            f.float_list.value.extend(values)
-        else:
-            f.bytes_list.value.extend(values)
-    return ex.SerializeToString()
 
 
 def test_near_pairs_match_brute_force():
@@ -162,6 +148,7 @@ def test_pool_ranges_of_one_file_match_one_process(tmp_path, monkeypatch):
         ("exact_duplicate", 5, 1995), ("label_order", 0, 1499), ("label_order", 1500, 1994)]
 
 
+@pytest.mark.slow
 def test_closing_check_iter_stops_the_workers(tmp_path):
     root = _copy_doctor(tmp_path)
     items = check_iter([str(root)], CheckOptions(workers=2))

@@ -20,7 +20,7 @@ from codec.doctor import CheckOptions, run_check
 from codec.decode.example_proto import Example
 from codec.storage.writer import write_records
 
-from .conftest import FIXTURES
+from tests.builders import FIXTURES
 
 DOCTOR = FIXTURES / "doctor"
 LABELS = {1: "cat", 2: "dog", 3: "bird"}

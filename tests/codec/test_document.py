@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from codec import FileAccessError, TFRecordFile, open_tfrecord, write_records
 from codec.editing.document import Document
 
-from .conftest import fixture_path
+from tests.builders import fixture_path
 
 
 @pytest.fixture

@@ -9,7 +9,7 @@ from google.protobuf import json_format
 from codec import UsageError, decode_record, open_tfrecord
 from codec.editing.record_editor import RecordEditor, convert_values, empty_example, parse_value, parse_values
 
-from .conftest import fixture_path
+from tests.builders import fixture_path
 
 
 def features_of(data: bytes) -> dict:

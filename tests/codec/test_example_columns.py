@@ -185,6 +185,7 @@ def bytes_feature(values) -> bytes:
 
 # --- (a) everything TensorFlow/protobuf writes is decoded, exactly --------------------------------
 
+@pytest.mark.slow
 @FAST
 @given(st.lists(features, min_size=1, max_size=8), st.lists(st.binary(max_size=3), min_size=8, max_size=8))
 def test_serialized_examples_decode_exactly_as_upb(contents, gaps):
@@ -362,6 +363,7 @@ def hand_made(draw) -> bytes:
 REFUSING = {"unknown", "duplicate", "reversed", "bad-utf8", "key-only"}
 
 
+@pytest.mark.slow
 @FAST
 @given(st.lists(hand_made(), min_size=1, max_size=6))
 def test_hand_made_quirks_refused_or_exact(made):
@@ -386,6 +388,7 @@ def mutated(draw) -> bytes:
     return bytes(record)
 
 
+@pytest.mark.slow
 @FAST
 @given(st.lists(st.one_of(mutated(), st.binary(max_size=40), st.builds(serialize, features)),
                 min_size=1, max_size=8))
@@ -425,7 +428,7 @@ TF_WRITTEN = ["detection.tfrecord", "flowers_jpeg.tfrecord", "my_example.tfrecor
 def test_files_written_by_tensorflow(name):
     """Every non-empty Example TensorFlow wrote is decoded here, exactly; anything else is left to upb."""
     from codec.sources.tfrecord_file import TFRecordFile
-    from tests.codec.conftest import MANIFEST, fixture_path
+    from tests.builders import MANIFEST, fixture_path
 
     with TFRecordFile(fixture_path(name)) as f:
         records = [f[i] for i in range(len(f.build_index()))]

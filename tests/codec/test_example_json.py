@@ -12,6 +12,7 @@ import math
 import random
 import struct
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -189,6 +190,7 @@ def test_floats_at_the_edges_of_the_batch_path():
     assert float32_json(raw) == [_float_json(x) for (x,) in struct.iter_unpack("<f", raw)]
 
 
+@pytest.mark.slow
 @FAST
 @given(st.lists(features.map(serialize), min_size=1, max_size=3),
        st.lists(st.tuples(st.integers(0, 10**6), st.integers(0, 7)), max_size=12),

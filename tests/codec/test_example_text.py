@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 import struct
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -69,6 +70,7 @@ def test_written_examples_print_as_text_format_prints_them(content):
     assert got is not None and got == reference(data)
 
 
+@pytest.mark.slow
 @FAST
 @given(st.one_of(st.none(), features), st.one_of(st.none(), feature_lists))
 def test_written_sequence_examples_print_as_text_format_prints_them(context, lists):

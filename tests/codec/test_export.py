@@ -13,7 +13,7 @@ from codec.cli.main import main
 from codec.editing.document import Document
 from codec.ops.export import export, parse_records_spec
 
-from .conftest import MANIFEST, fixture_path
+from tests.builders import MANIFEST, fixture_path
 
 
 def test_records_spec():

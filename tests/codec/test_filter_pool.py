@@ -5,6 +5,8 @@ import multiprocessing
 from array import array
 from pathlib import Path
 
+import pytest
+
 from codec import TFRecordFile
 from codec.cli.main import main
 from codec.stats.filter_pool import filter_tasks, pool_filter_iter
@@ -39,6 +41,7 @@ def _pooled(source, where: str) -> tuple[array, bool]:
     return found, problems
 
 
+@pytest.mark.slow
 def test_record_ranges_of_a_damaged_file_match_one_process(tmp_path):
     path = _big_file(tmp_path)
     where = "label == 3 or index < 10 or name == 'n7'"
@@ -82,6 +85,7 @@ def _run(capsys, *argv: str) -> tuple[int, str]:
     return code, capsys.readouterr().out
 
 
+@pytest.mark.slow
 def test_export_and_cat_where_on_two_workers_equal_one(tmp_path, capsys):
     path = str(_big_file(tmp_path))
     where = ("--where", "label == 3 and index > 100")

@@ -73,6 +73,7 @@ def _count_rebuilds(monkeypatch) -> list[int]:
 needs_zran = pytest.mark.skipif(not zran.zran_available(), reason="indexed_gzip is not installed")
 
 
+@pytest.mark.slow
 @needs_zran
 @pytest.mark.parametrize("compression", ["gzip", "zlib"])
 def test_cached_file_reads_every_record_in_random_order_without_a_full_pass(tmp_path, big_records, monkeypatch,

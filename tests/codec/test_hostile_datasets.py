@@ -223,6 +223,7 @@ def with_a_random_shard(tmp_path):
     return os.fspath(folder)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("command", ["stats", "schema"])
 def test_beam_gives_the_local_report_and_exit_code_beside_an_unusable_shard(with_a_random_shard, capsys, command):
     """One direct-runner pipeline each (a few seconds): the promise is the same answer."""

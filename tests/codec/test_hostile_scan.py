@@ -128,6 +128,7 @@ def test_garbage_run_is_skipped_to_the_next_record(tmp_path):
         assert sum(p.size for p in f.problems) == len(garbage)
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(parts=st.lists(st.one_of(
     st.binary(max_size=40),

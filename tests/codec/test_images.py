@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import io
-import json
 import struct
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -28,10 +26,9 @@ from codec.decode.images import (
     main_image,
     thumbnail,
 )
-from codec.decode.example_proto import BytesList, Example, Feature, FloatList, Int64List, SequenceExample
+from codec.decode.example_proto import SequenceExample
+from tests.builders import FIXTURES, MANIFEST, bytestrings, decoded_example, floats, ints
 
-FIXTURES = Path(__file__).parent.parent / "fixtures"
-MANIFEST = json.loads((FIXTURES / "MANIFEST.json").read_text())
 
 
 # ---------------------------------------------------------------- helpers
@@ -52,26 +49,6 @@ def _framed_records(name: str) -> list[bytes]:
 
 def _decoded_fixture(name: str) -> list[DecodedRecord]:
     return [decode_record(r) for r in _framed_records(name)]
-
-
-def _ints(*values: int) -> Feature:
-    return Feature(int64_list=Int64List(value=list(values)))
-
-
-def _floats(*values: float) -> Feature:
-    return Feature(float_list=FloatList(value=list(values)))
-
-
-def _bytes(*values: bytes) -> Feature:
-    return Feature(bytes_list=BytesList(value=list(values)))
-
-
-def _record(**features: Feature) -> DecodedRecord:
-    """An Example with ``features`` (``/`` in keys spelled ``__``), decoded."""
-    example = Example()
-    for key, feature in features.items():
-        example.features.feature[key.replace("__", "/")].CopyFrom(feature)
-    return decode_record(example.SerializeToString())
 
 
 def _encode(image: Image.Image, fmt: str, **options) -> bytes:
@@ -194,42 +171,42 @@ def test_raw_pixels_square_guess_for_a_feature_named_image():
 
 def test_raw_pixels_shape_from_prefixed_siblings():
     pixels = bytes(range(24)) * 3  # 6 wide, 4 high, 3 channels
-    (ref,) = find_images(_record(image__raw=_bytes(pixels), image__height=_ints(4),
-                                 image__width=_ints(6)))
+    (ref,) = find_images(decoded_example(image__raw=bytestrings(pixels), image__height=ints(4),
+                                 image__width=ints(6)))
     assert (ref.key, ref.width, ref.height, ref.channels) == ("image/raw", 6, 4, 3)
     assert decode_image(ref).getpixel((1, 0)) == (3, 4, 5)
 
 
 def test_raw_pixels_channels_from_sibling_or_length():
     grey = bytes(range(24))
-    (ref,) = find_images(_record(image__raw=_bytes(grey), image__height=_ints(4),
-                                 image__width=_ints(6), image__channels=_ints(1)))
+    (ref,) = find_images(decoded_example(image__raw=bytestrings(grey), image__height=ints(4),
+                                 image__width=ints(6), image__channels=ints(1)))
     assert ref.channels == 1 and decode_image(ref).mode == "L"
-    (ref,) = find_images(_record(pixels=_bytes(grey), height=_ints(4), width=_ints(6)))
+    (ref,) = find_images(decoded_example(pixels=bytestrings(grey), height=ints(4), width=ints(6)))
     assert ref.channels == 1
-    (ref,) = find_images(_record(mask=_bytes(bytes(96)), mask_height=_ints(4),
-                                 mask_width=_ints(6), mask_depth=_ints(4)))
+    (ref,) = find_images(decoded_example(mask=bytestrings(bytes(96)), mask_height=ints(4),
+                                 mask_width=ints(6), mask_depth=ints(4)))
     assert ref.channels == 4 and decode_image(ref).mode == "RGBA"
 
 
 def test_raw_pixels_with_shape_that_does_not_fit_are_not_images():
     # 32*32*3 bytes would make a square guess, but the record says 10x10.
-    decoded = _record(image=_bytes(bytes(range(256)) * 12), height=_ints(10), width=_ints(10))
+    decoded = decoded_example(image=bytestrings(bytes(range(256)) * 12), height=ints(10), width=ints(10))
     assert find_images(decoded) == []
-    wrong_channels = _record(image=_bytes(bytes(range(256)) * 12), height=_ints(32),
-                             width=_ints(32), channels=_ints(1))
+    wrong_channels = decoded_example(image=bytestrings(bytes(range(256)) * 12), height=ints(32),
+                             width=ints(32), channels=ints(1))
     assert find_images(wrong_channels) == []
 
 
 def test_square_guess_needs_a_plausible_size():
-    assert find_images(_record(image=_bytes(bytes(range(16))))) == []  # 4x4x1: a hash
-    (ref,) = find_images(_record(image=_bytes(bytes(range(64)))))  # 8x8x1
+    assert find_images(decoded_example(image=bytestrings(bytes(range(16))))) == []  # 4x4x1: a hash
+    (ref,) = find_images(decoded_example(image=bytestrings(bytes(range(64)))))  # 8x8x1
     assert (ref.width, ref.height, ref.channels) == (8, 8, 1)
 
 
 @pytest.mark.parametrize("key", ["tile", "digest", "embedding", "image/key/sha256", "label/raw", "encoded"])
 def test_no_square_guess_for_features_not_named_as_images(key):
-    decoded = _record(**{key.replace("/", "__"): _bytes(bytes(range(64)), bytes(range(192)))})
+    decoded = decoded_example(**{key.replace("/", "__"): bytestrings(bytes(range(64)), bytes(range(192)))})
     assert find_images(decoded) == []
     (ref8, ref192) = find_images(decoded, guess_square=True)  # the caller asks
     assert [(r.width, r.height, r.channels) for r in (ref8, ref192)] == [(8, 8, 1), (8, 8, 3)]
@@ -237,13 +214,13 @@ def test_no_square_guess_for_features_not_named_as_images(key):
 
 @pytest.mark.parametrize("key", ["image", "image_raw", "image/raw", "pixels", "depth_map", "frames", "img/data"])
 def test_square_guess_for_features_named_as_images(key):
-    (ref,) = find_images(_record(**{key.replace("/", "__"): _bytes(bytes(range(192)))}))
+    (ref,) = find_images(decoded_example(**{key.replace("/", "__"): bytestrings(bytes(range(192)))}))
     assert (ref.key, ref.width, ref.height, ref.channels) == (key, 8, 8, 3)
 
 
 def test_raw_shape_from_the_caller():
-    values = _bytes(bytes(range(24)), bytes(range(25)))
-    decoded = _record(blob=values)
+    values = bytestrings(bytes(range(24)), bytes(range(25)))
+    decoded = decoded_example(blob=values)
     assert find_images(decoded) == []
     (ref,) = find_images(decoded, raw_shape=RawShape(4, 6, 1))  # only the value of exactly that size
     assert (ref.value_index, ref.width, ref.height, ref.channels, ref.dtype) == (0, 6, 4, 1, "uint8")
@@ -254,20 +231,20 @@ def test_raw_shape_from_the_caller():
 
 
 def test_text_of_pixel_length_is_not_an_image():
-    assert find_images(_record(caption=_bytes(b"a" * 192))) == []  # 8x8x3 bytes, but text
+    assert find_images(decoded_example(caption=bytestrings(b"a" * 192))) == []  # 8x8x3 bytes, but text
 
 
 def test_every_value_of_a_list_and_context_are_searched():
     png = _encode(_gradient(5, 3), "PNG")
     jpeg = _encode(_gradient(7, 9), "JPEG")
-    refs = find_images(_record(images=_bytes(b"not an image", png, jpeg)))
+    refs = find_images(decoded_example(images=bytestrings(b"not an image", png, jpeg)))
     assert [(r.value_index, r.format, r.width) for r in refs] == [(1, "PNG", 5), (2, "JPEG", 7)]
 
     sequence = SequenceExample()
-    sequence.context.feature["cover"].CopyFrom(_bytes(png))
-    sequence.context.feature["height"].CopyFrom(_ints(4))
-    sequence.context.feature["width"].CopyFrom(_ints(4))
-    sequence.feature_lists.feature_list["pixels"].feature.add().CopyFrom(_bytes(bytes(16)))
+    sequence.context.feature["cover"].CopyFrom(bytestrings(png))
+    sequence.context.feature["height"].CopyFrom(ints(4))
+    sequence.context.feature["width"].CopyFrom(ints(4))
+    sequence.feature_lists.feature_list["pixels"].feature.add().CopyFrom(bytestrings(bytes(16)))
     refs = find_images(decode_record(sequence.SerializeToString()))
     assert [(r.key, r.step, r.kind) for r in refs] == [("cover", None, "encoded"),
                                                         ("pixels", 0, "raw")]
@@ -282,9 +259,9 @@ def test_no_images_in_raw_or_plain_records():
 @settings(max_examples=100)
 @given(st.lists(st.binary(max_size=300), max_size=4), st.integers(0, 40), st.integers(0, 40))
 def test_find_images_never_raises(values, height, width):
-    decoded = _record(image__encoded=_bytes(*(b"\xff\xd8\xff" + v for v in values)),
-                      image__raw=_bytes(*values), image__height=_ints(height),
-                      image__width=_ints(width))
+    decoded = decoded_example(image__encoded=bytestrings(*(b"\xff\xd8\xff" + v for v in values)),
+                      image__raw=bytestrings(*values), image__height=ints(height),
+                      image__width=ints(width))
     for ref in find_images(decoded):
         assert ref.width > 0 and ref.height > 0
 
@@ -297,7 +274,7 @@ def test_corrupt_jpeg_is_found_but_does_not_decode():
     jpeg = _features(decoded)["encoded"].bytes_list.value[0]
     # Cut inside the scan data (the header survives), and inside the header: the
     # 300-byte stub must not pass for 10x10x3 raw pixels either.
-    cut = _record(encoded=_bytes(jpeg[:-100]), stub=_bytes(jpeg[:300]))
+    cut = decoded_example(encoded=bytestrings(jpeg[:-100]), stub=bytestrings(jpeg[:300]))
     refs = find_images(cut)  # must not raise
     assert [r.key for r in refs] == ["encoded"]
     with pytest.raises(ImageDecodeError, match="'encoded'"):
@@ -326,7 +303,7 @@ def test_raw_ref_of_wrong_length_raises_decode_error():
 )
 def test_decode_image_gives_display_modes(image, fmt, mode):
     data = _encode(image, fmt)
-    (ref,) = find_images(_record(image=_bytes(data)))
+    (ref,) = find_images(decoded_example(image=bytestrings(data)))
     decoded = decode_image(ref)
     assert decoded.mode == mode and decoded.size == (6, 4)
 
@@ -334,7 +311,7 @@ def test_decode_image_gives_display_modes(image, fmt, mode):
 def test_sixteen_bit_images_are_grey_by_their_range_or_stretched():
     depth = np.array([[1000, 2000], [3000, 5000]], dtype=np.uint16)
     data = _encode(Image.fromarray(depth), "PNG")
-    (ref,) = find_images(_record(depth=_bytes(data)))
+    (ref,) = find_images(decoded_example(depth=bytestrings(data)))
     image = decode_image(ref)
     assert image.mode == "L"
     assert np.asarray(image).tolist() == [[4, 8], [12, 19]]  # v * 255 / 65535
@@ -345,10 +322,10 @@ def test_sixteen_bit_images_are_grey_by_their_range_or_stretched():
 
 def test_thumbnail_fits_and_keeps_aspect():
     data = _encode(_gradient(800, 600), "JPEG")
-    (ref,) = find_images(_record(image=_bytes(data)))
+    (ref,) = find_images(decoded_example(image=bytestrings(data)))
     assert thumbnail(ref, 100).size == (100, 75)
     assert thumbnail(ref, 2000).size == (800, 600)  # never enlarged
-    png_ref = find_images(_record(image=_bytes(_encode(_gradient(30, 60), "PNG"))))[0]
+    png_ref = find_images(decoded_example(image=bytestrings(_encode(_gradient(30, 60), "PNG"))))[0]
     assert thumbnail(png_ref, 20).size == (10, 20)
     raw_ref = find_images(_decoded_fixture("raw_pixels_32x32x3.tfrecord")[0])[0]
     assert thumbnail(raw_ref, 8).size == (8, 8)
@@ -365,7 +342,7 @@ def test_jpeg_thumbnail_decodes_at_reduced_scale(monkeypatch):
         return original(self, mode, size)
 
     monkeypatch.setattr(JpegImagePlugin.JpegImageFile, "draft", spy)
-    (ref,) = find_images(_record(image=_bytes(_encode(_gradient(800, 600), "JPEG"))))
+    (ref,) = find_images(decoded_example(image=bytestrings(_encode(_gradient(800, 600), "JPEG"))))
     thumbnail(ref, 100)
     assert requests and requests[0] == (100, 100)
     requests.clear()
@@ -401,10 +378,10 @@ def test_detection_boxes_in_pixels():
 
 def test_pixel_boxes_and_numeric_labels():
     jpeg = _encode(_gradient(50, 40), "JPEG")
-    decoded = _record(image__encoded=_bytes(jpeg), image__object__bbox__xmin=_floats(10),
-                      image__object__bbox__ymin=_floats(5), image__object__bbox__xmax=_floats(30),
-                      image__object__bbox__ymax=_floats(20),
-                      image__object__class__label=_ints(7))
+    decoded = decoded_example(image__encoded=bytestrings(jpeg), image__object__bbox__xmin=floats(10),
+                      image__object__bbox__ymin=floats(5), image__object__bbox__xmax=floats(30),
+                      image__object__bbox__ymax=floats(20),
+                      image__object__class__label=ints(7))
     (ref,) = find_images(decoded)
     assert find_boxes(decoded, ref) == [BoundingBox(10, 5, 30, 20, "7")]
 
@@ -412,11 +389,11 @@ def test_pixel_boxes_and_numeric_labels():
 def test_boxes_need_matching_counts_and_the_main_image():
     jpeg = _encode(_gradient(50, 40), "JPEG")
     mask = _encode(_gradient(50, 40, "L"), "PNG")
-    box = dict(image__object__bbox__xmin=_floats(0.1), image__object__bbox__ymin=_floats(0.2),
-               image__object__bbox__xmax=_floats(0.5), image__object__bbox__ymax=_floats(1.0))
+    box = dict(image__object__bbox__xmin=floats(0.1), image__object__bbox__ymin=floats(0.2),
+               image__object__bbox__xmax=floats(0.5), image__object__bbox__ymax=floats(1.0))
     # Other images sort before and after image/encoded; only it gets the boxes.
-    decoded = _record(aaa=_bytes(mask), image__crop=_bytes(mask), image__encoded=_bytes(jpeg),
-                      image__object__mask=_bytes(mask), **box)
+    decoded = decoded_example(aaa=bytestrings(mask), image__crop=bytestrings(mask), image__encoded=bytestrings(jpeg),
+                      image__object__mask=bytestrings(mask), **box)
     refs = find_images(decoded)
     assert [r.key for r in refs] == ["aaa", "image/crop", "image/encoded", "image/object/mask"]
     assert main_image(refs) is refs[2]
@@ -425,11 +402,11 @@ def test_boxes_need_matching_counts_and_the_main_image():
     assert box_.label is None
     assert [find_boxes(decoded, refs[i]) for i in (0, 1, 3)] == [[], [], []]
 
-    without_encoded = _record(thumb=_bytes(mask), image__crop=_bytes(jpeg), **box)
+    without_encoded = decoded_example(thumb=bytestrings(mask), image__crop=bytestrings(jpeg), **box)
     assert main_image(find_images(without_encoded)).key == "image/crop"
 
-    box["image__object__bbox__ymax"] = _floats(1.0, 0.9)
-    uneven = _record(image__encoded=_bytes(jpeg), **box)
+    box["image__object__bbox__ymax"] = floats(1.0, 0.9)
+    uneven = decoded_example(image__encoded=bytestrings(jpeg), **box)
     assert find_boxes(uneven, find_images(uneven)[0]) == []
 
 

@@ -10,27 +10,12 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from codec.decode.decoder import DecodedRecord, decode_record
+from codec.decode.decoder import DecodedRecord
 from codec.decode.images import ImageRef, decode_image, display_image, find_images, thumbnail
-from codec.decode.example_proto import BytesList, Example, Feature, Int64List
+from tests.builders import bytestrings, decoded_example, ints
 
 FLAT = 24200
 FLAT_GREY = round(FLAT * 255 / 65535)  # 94
-
-
-def _record(**features: Feature) -> DecodedRecord:
-    example = Example()
-    for key, feature in features.items():
-        example.features.feature[key.replace("__", "/")].CopyFrom(feature)
-    return decode_record(example.SerializeToString())
-
-
-def _bytes(*values: bytes) -> Feature:
-    return Feature(bytes_list=BytesList(value=list(values)))
-
-
-def _ints(*values: int) -> Feature:
-    return Feature(int64_list=Int64List(value=list(values)))
 
 
 def _pillow(image: Image.Image, fmt: str) -> bytes:
@@ -89,7 +74,7 @@ def _low_contrast(shape=(6, 8)) -> np.ndarray:
 @pytest.mark.parametrize("fmt", ["PNG", "TIFF"])
 def test_flat_sixteen_bit_grey_is_grey_not_black(fmt):
     data = _pillow(Image.fromarray(np.full((5, 7), FLAT, np.uint16)), fmt)
-    ref = _only(_record(image__encoded=_bytes(data)))
+    ref = _only(decoded_example(image__encoded=bytestrings(data)))
     assert (ref.format, ref.width, ref.height) == (fmt, 7, 5)
     for stretch in ("dtype", "minmax"):  # one value has no range of its own: the type's range decides
         image = decode_image(ref, stretch)
@@ -103,7 +88,7 @@ def test_flat_sixteen_bit_grey_is_grey_not_black(fmt):
 @pytest.mark.parametrize("fmt", ["PNG", "TIFF"])
 def test_minmax_stretch_spans_the_whole_scale(fmt):
     pixels = _low_contrast()
-    ref = _only(_record(depth=_bytes(_pillow(Image.fromarray(pixels), fmt))))
+    ref = _only(decoded_example(depth=bytestrings(_pillow(Image.fromarray(pixels), fmt))))
     by_type = np.asarray(decode_image(ref))
     assert by_type.min() == round(1000 * 255 / 65535) and by_type.max() == round(1300 * 255 / 65535)
     stretched = np.asarray(decode_image(ref, "minmax"))
@@ -113,7 +98,7 @@ def test_minmax_stretch_spans_the_whole_scale(fmt):
 
 
 def test_big_endian_sixteen_bit_png_reads_the_right_bytes():
-    ref = _only(_record(image=_bytes(_png16(np.full((3, 4), FLAT, np.uint16)))))
+    ref = _only(decoded_example(image=bytestrings(_png16(np.full((3, 4), FLAT, np.uint16)))))
     assert set(np.asarray(decode_image(ref)).ravel().tolist()) == {FLAT_GREY}
 
 
@@ -121,22 +106,22 @@ def test_big_endian_sixteen_bit_png_reads_the_right_bytes():
 def test_sixteen_bit_rgb_keeps_its_colour(make):
     pixels = np.zeros((4, 5, 3), np.uint16)
     pixels[..., 0], pixels[..., 1], pixels[..., 2] = 60000, 30000, 1000
-    ref = _only(_record(image=_bytes(make(pixels))))
+    ref = _only(decoded_example(image=bytestrings(make(pixels))))
     image = decode_image(ref)
     assert image.mode == "RGB"
     r, g, b = np.asarray(image)[0, 0].tolist()
     assert abs(r - 60000 * 255 / 65535) <= 1 and abs(g - 30000 * 255 / 65535) <= 1 and b <= 4
     pixels[0, 0] = (2000, 2000, 2000)  # minmax: the colour channels' own range, shared
-    stretched = np.asarray(decode_image(_only(_record(image=_bytes(make(pixels)))), "minmax"))
+    stretched = np.asarray(decode_image(_only(decoded_example(image=bytestrings(make(pixels)))), "minmax"))
     assert stretched.max() == 255 and stretched[..., 2].min() == 0
 
 
 def test_float_tiff_by_unit_range_or_own_range():
     unit = np.linspace(0, 1, 12, dtype=np.float32).reshape(3, 4)
-    ref = _only(_record(image=_bytes(_pillow(Image.fromarray(unit), "TIFF"))))
+    ref = _only(decoded_example(image=bytestrings(_pillow(Image.fromarray(unit), "TIFF"))))
     assert np.asarray(decode_image(ref)).ravel().tolist() == np.rint(unit.ravel() * 255).astype(int).tolist()
     metres = unit * 40 + 10  # 10..50: no type range, so the values' own
-    ref = _only(_record(image=_bytes(_pillow(Image.fromarray(metres), "TIFF"))))
+    ref = _only(decoded_example(image=bytestrings(_pillow(Image.fromarray(metres), "TIFF"))))
     shown = np.asarray(decode_image(ref))
     assert shown.min() == 0 and shown.max() == 255
 
@@ -147,12 +132,12 @@ def test_float_tiff_by_unit_range_or_own_range():
 def test_raw_uint16_from_declared_shape():
     pixels = np.full((4, 6), FLAT, "<u2")
     pixels[0, 0] = 65535
-    ref = _only(_record(image__raw=_bytes(pixels.tobytes()), image__height=_ints(4), image__width=_ints(6)))
+    ref = _only(decoded_example(image__raw=bytestrings(pixels.tobytes()), image__height=ints(4), image__width=ints(6)))
     assert (ref.kind, ref.dtype, ref.width, ref.height, ref.channels) == ("raw", "uint16", 6, 4, 1)
     shown = np.asarray(decode_image(ref))
     assert shown[0, 0] == 255 and shown[1, 1] == FLAT_GREY
     rgb = np.full((2, 3, 3), FLAT, "<u2")
-    ref = _only(_record(image=_bytes(rgb.tobytes()), height=_ints(2), width=_ints(3), channels=_ints(3)))
+    ref = _only(decoded_example(image=bytestrings(rgb.tobytes()), height=ints(2), width=ints(3), channels=ints(3)))
     assert (ref.dtype, ref.channels) == ("uint16", 3)
     assert decode_image(ref).mode == "RGB" and np.asarray(decode_image(ref)).max() == FLAT_GREY
 
@@ -160,11 +145,11 @@ def test_raw_uint16_from_declared_shape():
 def test_raw_dtype_feature_decides_between_equal_lengths():
     # 64 bytes for 4x4: uint8 RGBA by length alone; a dtype feature says float32 grey instead.
     depth = np.linspace(0, 1, 16, dtype="<f4").reshape(4, 4)
-    ref = _only(_record(depth=_bytes(depth.tobytes()), depth_height=_ints(4), depth_width=_ints(4),
-                        depth_channels=_ints(1), depth_dtype=_bytes(b"float32")))
+    ref = _only(decoded_example(depth=bytestrings(depth.tobytes()), depth_height=ints(4), depth_width=ints(4),
+                        depth_channels=ints(1), depth_dtype=bytestrings(b"float32")))
     assert ref.dtype == "float32"
     assert np.asarray(decode_image(ref)).ravel().tolist() == np.rint(depth.ravel() * 255).astype(int).tolist()
-    as_rgba = _only(_record(depth=_bytes(depth.tobytes()), depth_height=_ints(4), depth_width=_ints(4)))
+    as_rgba = _only(decoded_example(depth=bytestrings(depth.tobytes()), depth_height=ints(4), depth_width=ints(4)))
     assert (as_rgba.dtype, as_rgba.channels) == ("uint8", 4)  # no dtype feature: uint8 first
 
 

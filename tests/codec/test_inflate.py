@@ -21,6 +21,7 @@ def text_records(n=1000):
     return [b" ".join(rng.choice(words) for _ in range(1000)) + b"%d" % i for i in range(n)]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("compression", ["gzip", "zlib"])
 @pytest.mark.parametrize("make", [records, text_records])
 def test_random_order_equals_sequential_over_many_checkpoints(tmp_path, compression, make, monkeypatch):

@@ -14,7 +14,7 @@ from codec.datasets.label_maps import (LabelMap, LabelNames, find_label_map, is_
 from codec.decode.example_proto import Example
 from codec.query.filter import ExprError, compile_filter, matching_indices
 
-from .conftest import FIXTURES, MANIFEST, fixture_path
+from tests.builders import FIXTURES, MANIFEST, fixture_path
 
 LABEL_MAPS = FIXTURES / "payloads" / "label_maps"
 PAYLOADS = json.loads((FIXTURES / "payloads" / "MANIFEST.json").read_text())

@@ -21,7 +21,7 @@ from codec.errors import PayloadDecodeError, SchemaError
 from codec.decode.messages import (MessageType, load_message_type, message_fields, message_json, message_tree,
                             message_types)
 from codec.sources.tfrecord_file import open_tfrecord
-from .conftest import FIXTURES
+from tests.builders import FIXTURES
 
 MESSAGES = FIXTURES / "payloads" / "messages"
 FRAMES = json.loads((FIXTURES / "payloads" / "MANIFEST.json").read_text())["frames.tfrecord"]

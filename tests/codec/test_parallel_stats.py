@@ -41,6 +41,7 @@ def _big_file(tmp_path) -> Path:
     return path
 
 
+@pytest.mark.slow
 def test_shard_folder_on_two_workers_equals_one(capsys):
     one = _stats(capsys, SHARDS, "--workers", "1")
     two = _stats(capsys, SHARDS, "--workers", "2")
@@ -56,6 +57,7 @@ def test_shard_folder_on_two_workers_equals_one(capsys):
     assert multiprocessing.active_children() == []
 
 
+@pytest.mark.slow
 def test_record_ranges_of_one_file_with_damage_and_a_filter(tmp_path, capsys):
     path = str(_big_file(tmp_path))
     one = _stats(capsys, path, "--workers", "1")

@@ -17,7 +17,7 @@ from codec.sources.tfrecord_file import open_tfrecord
 from codec.decode.tensors import DATA_TYPES, TensorProto, canonical_tensor, tensor_array
 from codec.storage.writer import write_records
 
-from .conftest import FIXTURES
+from tests.builders import FIXTURES
 from .test_tensors import tensor_bytes
 
 PAYLOADS = FIXTURES / "payloads"

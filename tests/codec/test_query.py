@@ -9,43 +9,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from codec import TFRecordFile, UsageError
-from codec.decode.example_proto import Example, SequenceExample
 from codec.query.filter import ExprError, compile_filter, filter_iter, format_error, matching_indices
 from codec.query.parser import And, Compare, Feature, Has, Len, ListLit, Lit, Match, Not, Or, Prop
 from codec.index.scan import IndexProgress
 
-from .conftest import MANIFEST, fixture_path
-
-
-def example(**features) -> bytes:
-    """An Example from keyword lists: ints -> int64, floats -> float, bytes/str -> bytes."""
-    ex = Example()
-    for key, values in features.items():
-        key = key.replace("__", "/")
-        _fill(ex.features.feature[key], values)
-    return ex.SerializeToString()
-
-
-def _fill(feature, values) -> None:
-    if values and all(isinstance(v, int) for v in values):
-        feature.int64_list.value.extend(values)
-    elif values and all(isinstance(v, float) for v in values):
-        feature.float_list.value.extend(values)
-    elif values:
-        feature.bytes_list.value.extend(v.encode() if isinstance(v, str) else v for v in values)
-    else:
-        feature.int64_list.SetInParent()
-
-
-def sequence_example(context: dict, lists: dict) -> bytes:
-    se = SequenceExample()
-    for key, values in context.items():
-        _fill(se.context.feature[key], values)
-    for key, steps in lists.items():
-        fl = se.feature_lists.feature_list[key]
-        for step in steps:
-            _fill(fl.feature.add(), step)
-    return se.SerializeToString()
+from tests.builders import MANIFEST, example, fixture_path, sequence_example
 
 
 def m(text: str, data: bytes, index: int = 0, status: str = "ok", offset: int = 0) -> bool:

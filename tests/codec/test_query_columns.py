@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from codec import TFRecordFile, write_records
@@ -45,6 +46,7 @@ def records(draw) -> bytes:
     return data
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 @given(st.lists(records(), min_size=1, max_size=40))
 def test_batched_filters_select_what_one_record_at_a_time_selects(tmp_path_factory, data):

@@ -12,26 +12,13 @@ import codec.query.filter as query
 import codec.query.lexer as query_lexer
 from codec import TFRecordFile
 from codec.cli.main import main
-from codec.decode.example_proto import Example, SequenceExample
+from codec.decode.example_proto import SequenceExample
 from codec.query.filter import ExprError, FeatureCheck, compile_filter, filter_iter, matching_indices, missing_features
 from codec.query.parser import MAX_DEPTH
 from codec.query.regex import regex_search
 from codec.storage.writer import write_records
 
-from .conftest import fixture_path
-
-
-def example(**features) -> bytes:
-    ex = Example()
-    for key, values in features.items():
-        feature = ex.features.feature[key.replace("__", "/")]
-        if all(isinstance(v, int) for v in values):
-            feature.int64_list.value.extend(values)
-        elif all(isinstance(v, float) for v in values):
-            feature.float_list.value.extend(values)
-        else:
-            feature.bytes_list.value.extend(v.encode() if isinstance(v, str) else v for v in values)
-    return ex.SerializeToString()
+from tests.builders import example, fixture_path
 
 
 def run(capfd, *argv) -> tuple[int, str, str]:
@@ -131,6 +118,7 @@ def test_fast_and_public_re2_paths_agree(monkeypatch):
 
 # ---------------------------------------------------------------- size and depth
 
+@pytest.mark.slow
 def test_a_long_or_chain_compiles_without_recursion_and_runs_as_one_lookup():
     text = " or ".join(f"label == {i}" for i in range(0, 100_000, 2))
     flt = compile_filter(text)

@@ -9,7 +9,8 @@ from google.protobuf import json_format
 from codec import (Compression, FileAccessError, NotTFRecordError, ProblemKind, RecordStatus, TFRecordFile,
                    decode_record, open_tfrecord)
 
-from .conftest import MANIFEST, expected_intact, fixture_path
+from tests.builders import MANIFEST, fixture_path
+from .conftest import expected_intact
 
 READABLE = [name for name, e in MANIFEST.items() if not e.get("corruption", {}).get("not_a_tfrecord")]
 DAMAGED = [name for name in READABLE if "corruption" in MANIFEST[name]]

@@ -117,6 +117,7 @@ def test_transient_classification():
 
 # --- HTTP -------------------------------------------------------------------------------------------
 
+@pytest.mark.network
 def test_http_open_reads_size_and_etag_in_one_request(http, tfrecord):
     http.stats.reset()
     url = http.url_for("data/train.tfrecord")
@@ -129,6 +130,7 @@ def test_http_open_reads_size_and_etag_in_one_request(http, tfrecord):
     assert http.stats.requests == 1 and http.stats.bytes == 0
 
 
+@pytest.mark.network
 def test_http_without_etag_keeps_size_and_mtime(tfrecord, tmp_path):
     copy_into(tmp_path, tfrecord[0], "x.tfrecord")
     with range_server(tmp_path, etag=False) as srv:
@@ -138,6 +140,7 @@ def test_http_without_etag_keeps_size_and_mtime(tfrecord, tmp_path):
     assert not thread.is_alive()
 
 
+@pytest.mark.network
 def test_http_read_at_fetches_only_the_record(http, tfrecord):
     path, offsets, lengths = tfrecord
     local = path.read_bytes()
@@ -153,6 +156,7 @@ def test_http_read_at_fetches_only_the_record(http, tfrecord):
     assert remote.read_at(len(local), 5) == b"" and remote.read_at(3, 0) == b""
 
 
+@pytest.mark.network
 def test_http_404_is_one_line(http):
     url = http.url_for("data/missing.tfrecord")
     with pytest.raises(FileAccessError) as err:
@@ -160,6 +164,7 @@ def test_http_404_is_one_line(http):
     assert "not found" in _one_line_naming(err.value, url)
 
 
+@pytest.mark.network
 def test_http_server_ignoring_range_is_refused(tfrecord, tmp_path):
     copy_into(tmp_path, tfrecord[0], "x.tfrecord")
     with range_server(tmp_path, ranges=False) as srv:
@@ -171,6 +176,7 @@ def test_http_server_ignoring_range_is_refused(tfrecord, tmp_path):
         assert remote.bytes_fetched == 0 and srv.stats.requests == 2   # HEAD + one GET, not retried
 
 
+@pytest.mark.network
 def test_dropped_connection_is_retried(tfrecord, tmp_path):
     copy_into(tmp_path, tfrecord[0], "x.tfrecord")
     local = tfrecord[0].read_bytes()
@@ -187,6 +193,7 @@ def test_dropped_connection_is_retried(tfrecord, tmp_path):
         assert 4 <= srv.stats.requests <= 8 and srv.stats.ranges == []
 
 
+@pytest.mark.network
 def test_http_403_is_access_denied_without_retry(tfrecord, tmp_path):
     copy_into(tmp_path, tfrecord[0], "secret.tfrecord")
     with range_server(tmp_path, deny=("secret.tfrecord",)) as srv:
@@ -208,6 +215,7 @@ def test_connection_refused_is_retried_then_one_line():
 
 # --- S3 (moto) --------------------------------------------------------------------------------------
 
+@pytest.mark.network
 def test_s3_open_version_and_reads(s3, tfrecord):
     fs, bucket = s3
     path, offsets, lengths = tfrecord
@@ -226,6 +234,8 @@ def test_s3_open_version_and_reads(s3, tfrecord):
     assert remote.requests - before <= 6
 
 
+@pytest.mark.network
+@pytest.mark.slow
 def test_s3_missing_key_and_bucket_are_one_line(s3):
     fs, bucket = s3
     for url in (f"s3://{bucket}/data/nope.tfrecord", "s3://no-such-bucket-here/x.tfrecord"):
@@ -234,6 +244,7 @@ def test_s3_missing_key_and_bucket_are_one_line(s3):
         assert "not found" in _one_line_naming(err.value, url)
 
 
+@pytest.mark.network
 def test_s3_wrong_credentials_are_access_denied(s3, monkeypatch):
     import moto.settings
     fs, bucket = s3

@@ -62,6 +62,7 @@ def test_a_proxy_or_a_netrc_sends_the_url_to_fsspec(monkeypatch, tmp_path):
     assert not usable(url, {})
 
 
+@pytest.mark.network
 def test_records_read_through_it_are_the_files(served):
     url = served.url_for("data.tfrecord")
     with TFRecordFile(url, use_cache=False) as f:
@@ -72,6 +73,7 @@ def test_records_read_through_it_are_the_files(served):
         assert f[123] == RECORDS[123]  # a random read: one request of its own
 
 
+@pytest.mark.network
 def test_a_refused_head_goes_to_fsspec_and_says_so_in_its_words(served):
     with pytest.raises(FileAccessError, match="access denied"):
         RemoteFile.open(served.url_for("secret.tfrecord"))
@@ -79,6 +81,7 @@ def test_a_refused_head_goes_to_fsspec_and_says_so_in_its_words(served):
         RemoteFile.open(served.url_for("missing.tfrecord"))
 
 
+@pytest.mark.network
 def test_an_object_replaced_after_opening_is_a_changed_error(served):
     path = served.root / "moving.tfrecord"
     write_records(str(path), RECORDS[:10])
@@ -90,6 +93,7 @@ def test_an_object_replaced_after_opening_is_a_changed_error(served):
         remote.read_at(0, 100)
 
 
+@pytest.mark.network
 def test_connections_are_kept_between_requests(served):
     remote = RemoteFile.open(served.url_for("data.tfrecord"))
     for k in range(5):
@@ -98,6 +102,7 @@ def test_connections_are_kept_between_requests(served):
     assert len(idle) == 1 and len(idle[0]) == 1  # one connection served every request
 
 
+@pytest.mark.network
 def test_cat_of_a_url_imports_neither_fsspec_nor_aiohttp(served, tmp_path):
     code = ("import runpy, sys\n"
             "sys.argv = ['tfrlens-cli', 'cat', '--json', '--no-cache', '--range', '0:1', sys.argv[1]]\n"

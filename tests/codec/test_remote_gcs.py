@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import socket
-from pathlib import Path
 
 import pytest
 
@@ -17,8 +16,10 @@ from codec.errors import FileAccessError  # noqa: E402
 from codec.sources.tfrecord_file import TFRecordFile  # noqa: E402
 from codec.storage.remote_list import expand_remote  # noqa: E402
 from codec.sources.shard_set import ShardSet  # noqa: E402
+from tests.builders import FIXTURES  # noqa: E402
 
-FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+pytestmark = pytest.mark.network
+
 SHARDS = sorted((FIXTURES / "shards").iterdir())
 BUCKET = "lens-test"
 PROXIES = ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy", "ALL_PROXY", "all_proxy")

@@ -68,6 +68,7 @@ def _entries(cache: Path) -> list[Path]:
     return list(cache.rglob("*.tfri")) if cache.exists() else []
 
 
+@pytest.mark.network
 @pytest.mark.parametrize("mode", ["endless", "chunked"])
 def test_a_body_that_never_ends_costs_the_bytes_asked(served, tmp_path, mode):
     with RangeServer(served, hostile=mode) as srv:
@@ -80,6 +81,7 @@ def test_a_body_that_never_ends_costs_the_bytes_asked(served, tmp_path, mode):
     assert not _entries(tmp_path)
 
 
+@pytest.mark.network
 def test_a_drip_meets_the_deadline(served, tmp_path):
     # One byte every 0.2 s never trips the idle timeout; the deadline (1 s + the size at the rate) does.
     with RangeServer(served, hostile="drip", drip=0.2) as srv:
@@ -91,6 +93,7 @@ def test_a_drip_meets_the_deadline(served, tmp_path):
     _no_secret(tmp_path, err)
 
 
+@pytest.mark.network
 def test_silence_trips_the_idle_timeout_and_is_tried_once_more(served, tmp_path):
     with RangeServer(served, hostile="drip", drip=30) as srv:
         code, _, err, secs, _ = _cli(tmp_path, ["info", srv.url_for("data.tfrecord")],
@@ -101,12 +104,14 @@ def test_silence_trips_the_idle_timeout_and_is_tried_once_more(served, tmp_path)
     assert gets == 2 and secs < 15, (gets, secs)
 
 
+@pytest.mark.network
 def test_a_bad_timeout_setting_is_a_usage_error(served, tmp_path):
     with RangeServer(served) as srv:
         code, _, err, _, _ = _cli(tmp_path, ["info", srv.url_for("data.tfrecord")], TFRLENS_REMOTE_TIMEOUT="soon")
     assert code == 2 and "TFRLENS_REMOTE_TIMEOUT='soon': expected a positive number" in _one_line(err)
 
 
+@pytest.mark.network
 def test_a_content_range_naming_other_bytes_is_an_error_and_nothing_is_cached(served, tmp_path):
     with RangeServer(served, hostile="lying") as srv:
         code, out, err, _, _ = _cli(tmp_path, ["verify", srv.url_for("data.tfrecord") + QUERY])
@@ -116,6 +121,7 @@ def test_a_content_range_naming_other_bytes_is_an_error_and_nothing_is_cached(se
     _no_secret(tmp_path, out, err)
 
 
+@pytest.mark.network
 def test_wrong_bytes_under_honest_headers_are_problems_never_a_cached_index(served, tmp_path):
     with RangeServer(served, hostile="shifted") as srv:
         url = srv.url_for("data.tfrecord")
@@ -124,6 +130,7 @@ def test_wrong_bytes_under_honest_headers_are_problems_never_a_cached_index(serv
         assert not _entries(tmp_path)  # the next open reads again
 
 
+@pytest.mark.network
 def test_a_5xx_with_a_presigned_url_is_said_once_without_the_secret(served, tmp_path):
     with RangeServer(served, hostile="5xx") as srv:
         url = srv.url_for("data.tfrecord") + QUERY
@@ -146,6 +153,7 @@ def test_a_refused_connection_says_so_and_hints_aws_only_for_s3(tmp_path):
     _no_secret(tmp_path, err)
 
 
+@pytest.mark.network
 def test_ctrl_c_while_reading_is_exit_130_and_one_line(served, tmp_path):
     with RangeServer(served, hostile="drip", drip=0.5) as srv:
         env = {**os.environ, "TFRLENS_CACHE_DIR": str(tmp_path), "PYTHONPATH": ROOT, "NO_PROXY": "127.0.0.1"}
@@ -173,6 +181,7 @@ def test_redaction_of_queries_passwords_and_chains():
     assert scrubbed.endswith("see https://h.example/b/data.tfrecord?….")
 
 
+@pytest.mark.network
 def test_a_chained_signed_url_is_verified_and_cached_without_its_secret(served, tmp_path):
     with RangeServer(served) as srv:
         url = f"simplecache::{srv.url_for('data.tfrecord')}{QUERY}"

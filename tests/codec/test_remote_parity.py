@@ -17,9 +17,11 @@ pytest.importorskip("flask")
 from codec.errors import FileChangedError, TFRecordError  # noqa: E402
 from codec.sources.tfrecord_file import TFRecordFile  # noqa: E402
 from codec.storage.writer import write_records  # noqa: E402
+from tests.builders import FIXTURES  # noqa: E402
 from tests.remote_servers import make_bucket, use_s3_env  # noqa: E402
 
-FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+pytestmark = pytest.mark.network
+
 SHARED = sorted(p for p in FIXTURES.iterdir() if p.is_file() and p.name != "MANIFEST.json")
 
 

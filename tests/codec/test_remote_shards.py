@@ -7,7 +7,6 @@ import logging
 import os
 import threading
 from contextlib import contextmanager
-from pathlib import Path
 
 import pytest
 
@@ -20,9 +19,9 @@ from codec.errors import FileAccessError  # noqa: E402
 from codec.storage.remote_list import expand_remote, is_remote_glob  # noqa: E402
 from codec.storage.listing import expand_entries, expand_inputs  # noqa: E402
 from codec.sources.shard_set import ShardSet, looks_like_shard_set  # noqa: E402
+from tests.builders import FIXTURES  # noqa: E402
 from tests.remote_servers import S3_UNSET, s3_env  # noqa: E402
 
-FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 SHARDS = sorted((FIXTURES / "shards").iterdir())
 MANY = 1100  # more than one ListObjectsV2 page (1,000 keys)
 PAGE = 1000
@@ -120,6 +119,8 @@ def names(entries) -> list[str]:
     return [url.rsplit("/", 1)[-1] for url, _ in entries]
 
 
+@pytest.mark.network
+@pytest.mark.slow
 def test_a_glob_of_1100_shards_is_two_listing_pages(server):
     endpoint, counter, bucket = server
     counter.reset()
@@ -132,6 +133,7 @@ def test_a_glob_of_1100_shards_is_two_listing_pages(server):
     assert len(counter.seen) == 2 and counter.object_requests() == []
 
 
+@pytest.mark.network
 def test_a_folder_is_one_listing_of_its_own_tfrecord_objects(server):
     endpoint, counter, bucket = server
     notes: list[str] = []
@@ -144,6 +146,7 @@ def test_a_folder_is_one_listing_of_its_own_tfrecord_objects(server):
                      "(name them, or use a glob, to read them)"]
 
 
+@pytest.mark.network
 def test_a_folder_without_its_slash_and_a_single_object(server):
     endpoint, counter, bucket = server
     assert names(expand_remote(f"s3://{bucket}/set")) == [p.name for p in SHARDS]  # notes.txt is left out
@@ -154,6 +157,7 @@ def test_a_folder_without_its_slash_and_a_single_object(server):
     assert counter.listings() == [] and len(counter.seen) == 1  # one HEAD
 
 
+@pytest.mark.network
 def test_globs_keep_any_name_and_skip_hidden_ones(server):
     endpoint, counter, bucket = server
     assert names(expand_remote(f"s3://{bucket}/set/*")) == ["notes.txt"] + [p.name for p in SHARDS]
@@ -162,6 +166,7 @@ def test_globs_keep_any_name_and_skip_hidden_ones(server):
     assert names(expand_remote(f"s3://{bucket}/set/train-0000[1-2]-*")) == [p.name for p in SHARDS[1:3]]
 
 
+@pytest.mark.network
 @pytest.mark.parametrize("tail, expected", [
     ("shards/set/train-*.tfrecord.missing", "no objects match"),
     ("shards/nothing-here/", "not found"),
@@ -178,6 +183,7 @@ def test_nothing_there_is_one_line_naming_the_url(server, tail, expected):
     assert "\n" not in text and url in text and expected in text, text
 
 
+@pytest.mark.network
 def test_wrong_credentials_are_access_denied(server, monkeypatch):
     import moto.settings
 
@@ -190,6 +196,7 @@ def test_wrong_credentials_are_access_denied(server, monkeypatch):
         assert "access denied" in str(err.value) and url in str(err.value) and "\n" not in str(err.value)
 
 
+@pytest.mark.network
 def test_expand_inputs_mixes_urls_and_local_paths(server):
     endpoint, counter, bucket = server
     local = str(SHARDS[0])
@@ -208,6 +215,7 @@ def test_shard_set_spelling_needs_no_request():
     assert is_remote_glob("gs://b/train-[0-9]*") and not is_remote_glob("http://h/a?b=*")
 
 
+@pytest.mark.network
 def test_a_set_of_1100_shards_is_made_from_the_listing_alone(server):
     endpoint, counter, bucket = server
     counter.reset()
@@ -218,6 +226,7 @@ def test_a_set_of_1100_shards_is_made_from_the_listing_alone(server):
         assert shards.path == f"s3://{bucket}/many/"
 
 
+@pytest.mark.network
 def test_a_remote_set_reads_what_the_local_set_reads(server):
     endpoint, counter, bucket = server
     with ShardSet.from_args([str(FIXTURES / "shards")], use_cache=False) as local:
@@ -236,6 +245,7 @@ def test_a_remote_set_reads_what_the_local_set_reads(server):
     assert 0 < counter.most <= 4  # the shards are indexed one after another, never all at once
 
 
+@pytest.mark.network
 def test_named_urls_without_a_listing_ask_for_their_size(server):
     endpoint, counter, bucket = server
     urls = [f"s3://{bucket}/set/{p.name}" for p in SHARDS[:2]]
@@ -247,6 +257,7 @@ def test_named_urls_without_a_listing_ask_for_their_size(server):
         ShardSet([f"s3://{bucket}/set/gone.tfrecord"])
 
 
+@pytest.mark.network
 def test_an_unreadable_shard_is_skipped_with_its_reason(server):
     endpoint, counter, bucket = server
     with ShardSet.from_args([f"s3://{bucket}/set/*"], use_cache=False) as shards:

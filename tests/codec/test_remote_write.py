@@ -28,9 +28,10 @@ from codec.ops.repair import repair  # noqa: E402
 from codec.storage.temp_files import is_temp_name, sweep_stale_temps  # noqa: E402
 from codec.storage.writer import (check_not_input, make_output_folder, output_exists, output_is_folder,  # noqa: E402
                           output_join, resolve_output_compression, same_file, write_records)
+from tests.builders import fixture_path  # noqa: E402
 from tests.remote_servers import moto_server, use_s3_env  # noqa: E402
 
-from .conftest import expected_intact, fixture_path  # noqa: E402
+from .conftest import expected_intact  # noqa: E402
 
 RECORDS = [hashlib.sha256(str(i).encode()).digest() * (1 + i % 40) for i in range(500)]
 
@@ -87,6 +88,7 @@ def _pending_uploads(endpoint: str, bucket: str) -> list:
 
 
 # -- writing succeeds ------------------------------------------------------------
+@pytest.mark.network
 def test_write_records_uploads_what_a_local_write_gives(s3, tmp_path, tmpdir_):
     fs, bucket = s3
     url = f"s3://{bucket}/out/train.tfrecord"
@@ -97,6 +99,7 @@ def test_write_records_uploads_what_a_local_write_gives(s3, tmp_path, tmpdir_):
     assert os.listdir(tmpdir_) == []
 
 
+@pytest.mark.network
 def test_the_temporary_copy_is_in_the_system_temp_folder_and_the_object_appears_only_at_the_end(s3, tmpdir_):
     fs, bucket = s3
     url = f"s3://{bucket}/late.tfrecord"
@@ -115,6 +118,7 @@ def test_the_temporary_copy_is_in_the_system_temp_folder_and_the_object_appears_
     assert fs.exists(f"{bucket}/late.tfrecord") and os.listdir(tmpdir_) == []
 
 
+@pytest.mark.network
 def test_gzip_follows_the_name_over_s3(s3, tmp_path):
     fs, bucket = s3
     url = f"s3://{bucket}/structured.tfrecord.gz"
@@ -131,6 +135,7 @@ def test_gzip_follows_the_name_over_s3(s3, tmp_path):
         assert gzip.decompress(blob) == src.read()
 
 
+@pytest.mark.network
 @pytest.mark.parametrize("fmt, name", [("jsonl", "out.jsonl"), ("csv", "out.csv"), ("tfrecord", "sub.zlib")])
 def test_export_to_s3_equals_the_local_export(s3, tmp_path, fmt, name):
     fs, bucket = s3
@@ -141,6 +146,7 @@ def test_export_to_s3_equals_the_local_export(s3, tmp_path, fmt, name):
     assert fs.cat_file(f"{bucket}/x/{name}") == (tmp_path / name).read_bytes()
 
 
+@pytest.mark.network
 def test_images_export_to_a_prefix(s3, tmp_path, tmpdir_):
     fs, bucket = s3
     prefix = f"s3://{bucket}/imgs"
@@ -158,6 +164,7 @@ def test_images_export_to_a_prefix(s3, tmp_path, tmpdir_):
     assert os.listdir(tmpdir_) == []
 
 
+@pytest.mark.network
 def test_repair_to_s3_keeps_the_intact_records(s3, tmp_path):
     fs, bucket = s3
     name = "corrupt_data_crc.tfrecord"
@@ -172,6 +179,7 @@ def test_repair_to_s3_keeps_the_intact_records(s3, tmp_path):
     assert got == expected_intact(name)
 
 
+@pytest.mark.network
 def test_document_save_to_s3(s3, tmp_path):
     fs, bucket = s3
     url = f"s3://{bucket}/edited.tfrecord"
@@ -185,6 +193,7 @@ def test_document_save_to_s3(s3, tmp_path):
     assert fs.cat_file(f"{bucket}/edited.tfrecord") == (tmp_path / "edited.tfrecord").read_bytes()
 
 
+@pytest.mark.network
 def test_save_over_a_remote_source_refuses_when_the_object_changed(s3, tmp_path):
     """The object's version is asked again before the save: another writer's object is not replaced unasked."""
     fs, bucket = s3
@@ -205,6 +214,7 @@ def test_save_over_a_remote_source_refuses_when_the_object_changed(s3, tmp_path)
         assert list(f.build_index()) == RECORDS[1:50]
 
 
+@pytest.mark.network
 def test_cli_export_and_repair_to_s3(s3, tmp_path, capsys):
     fs, bucket = s3
     url = f"s3://{bucket}/cli/out.jsonl"
@@ -216,6 +226,7 @@ def test_cli_export_and_repair_to_s3(s3, tmp_path, capsys):
     assert fs.info(f"{bucket}/cli/fixed.tfrecord")["size"] > 0
 
 
+@pytest.mark.network
 def test_multipart_upload_of_a_file_larger_than_a_part(s3, s3_endpoint, tmp_path, monkeypatch):
     fs, bucket = s3
     monkeypatch.setattr(remote_write, "MULTIPART_CHUNK", 5 << 20)
@@ -229,6 +240,7 @@ def test_multipart_upload_of_a_file_larger_than_a_part(s3, s3_endpoint, tmp_path
 
 
 # -- writing fails: nothing under the target name, no temporary file -----------------
+@pytest.mark.network
 def test_a_source_that_fails_midway_leaves_the_old_object_untouched(s3, tmpdir_):
     fs, bucket = s3
     key = f"{bucket}/out.tfrecord"
@@ -248,6 +260,7 @@ def test_a_source_that_fails_midway_leaves_the_old_object_untouched(s3, tmpdir_)
     assert os.listdir(tmpdir_) == []
 
 
+@pytest.mark.network
 def test_a_missing_bucket_is_refused_before_any_record_is_read(s3, tmpdir_):
     url = "s3://no-such-bucket-here/out.tfrecord"
     with pytest.raises(FileAccessError) as caught:
@@ -275,6 +288,7 @@ def test_a_missing_bucket_is_refused_before_any_record_is_read(s3, tmpdir_):
         make_output_folder("s3://no-such-bucket-here/imgs/")
 
 
+@pytest.mark.network
 def test_wrong_credentials_are_one_line_and_leave_nothing(s3, tmpdir_, monkeypatch):
     import moto.settings
 
@@ -289,6 +303,7 @@ def test_wrong_credentials_are_one_line_and_leave_nothing(s3, tmpdir_, monkeypat
     assert os.listdir(tmpdir_) == []
 
 
+@pytest.mark.network
 def test_a_rejected_multipart_upload_is_aborted(s3, s3_endpoint, tmpdir_, monkeypatch):
     fs, bucket = s3
     monkeypatch.setattr(remote_write, "MULTIPART_CHUNK", 1 << 20)  # parts under S3's 5 MiB minimum
@@ -321,6 +336,7 @@ def test_https_is_read_only(tmpdir_):
 
 
 # -- names ---------------------------------------------------------------------------
+@pytest.mark.network
 def test_writing_over_an_input_url_is_refused(s3):
     _, bucket = s3
     out = f"s3://{bucket}/data/a.tfrecord"

@@ -11,7 +11,8 @@ from codec import TFRecordFile, encode_record, write_records
 from codec.cli.main import main
 from codec.ops.repair import repair
 
-from .conftest import MANIFEST, expected_intact, fixture_path
+from tests.builders import MANIFEST, fixture_path
+from .conftest import expected_intact
 
 DAMAGED = [n for n, e in MANIFEST.items() if "problems" in e.get("corruption", {})]
 

@@ -15,7 +15,8 @@ from codec.errors import FileAccessError, TFRecordError, UsageError
 from codec.format.framing import ProblemKind
 from codec.sources.tfrecord_file import TFRecordFile
 from codec.ops.reports import load_report, local_path, parse_report, schema_python
-from tests.codec.conftest import FIXTURES, MANIFEST, ROOT
+from tests.builders import FIXTURES, MANIFEST
+from tests.codec.conftest import ROOT
 
 SHARDS = FIXTURES / "shards"
 DOCTOR = FIXTURES / "doctor"
@@ -55,6 +56,7 @@ def reports(tmp_path_factory):
     return write_reports(tmp_path_factory.mktemp("reports"))
 
 
+@pytest.mark.slow
 def test_check_report_is_the_check_json(reports):
     path, printed = reports["check"]
     report = load_report(path)
@@ -194,6 +196,7 @@ def test_files_a_report_names_are_found_beside_it(tmp_path):
 
 
 # -- over the network ---------------------------------------------------------------------------------
+@pytest.mark.network
 def test_a_report_reads_from_a_url_and_a_404_says_so(reports):
     pytest.importorskip("fsspec")
     pytest.importorskip("aiohttp")

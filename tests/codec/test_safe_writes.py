@@ -30,7 +30,7 @@ from codec.storage.temp_files import is_temp_name, sweep_stale_temps, temp_name
 from codec.storage.writer import (atomic_write_bytes, current_umask, new_file_mode, resolve_output_compression,
                           with_compression_suffix)
 
-from .conftest import fixture_path
+from tests.builders import fixture_path
 
 ROOT = Path(__file__).resolve().parents[2]
 SOURCE = fixture_path("structured.tfrecord")

@@ -12,7 +12,7 @@ from codec import TFRecordFile, write_records
 from codec.stats.schema import FileSchema, infer_schema, schema_from_stats, schema_iter
 from codec.stats.file_stats import compute_stats
 
-from .conftest import MANIFEST, fixture_path
+from tests.builders import MANIFEST, fixture_path
 from .test_query import example, sequence_example
 
 READABLE = [name for name, entry in MANIFEST.items() if not entry.get("corruption", {}).get("not_a_tfrecord")]

@@ -16,7 +16,7 @@ from codec.stats.schema import FileSchema
 from codec.sources.shard_set import ShardSet
 from codec.stats.pool import plan_stats
 
-from .conftest import fixture_path
+from tests.builders import fixture_path
 
 NAMES = ("a", "b", "c")
 RAW = b"\xff\xfe not a proto"
@@ -64,6 +64,7 @@ def _schema(data: list[bytes]) -> FileSchema:
     return out
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None)
 @given(st.lists(records(), max_size=12), st.data())
 def test_any_split_merged_in_any_order_is_one_pass(data, draw):
@@ -103,6 +104,7 @@ def _run(capsys, *argv: str) -> tuple[int, str]:
     return code, capsys.readouterr().out
 
 
+@pytest.mark.slow
 def test_shards_on_two_workers_equal_one(capsys, tmp_path):
     shards = fixture_path("shards")
     with ShardSet.from_args([shards]) as f:

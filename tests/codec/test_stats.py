@@ -14,7 +14,7 @@ from codec.index.scan import IndexProgress
 from codec.stats.file_stats import EXACT_VALUES, MAX_TRACKED, FileStats, _Histogram, compute_stats, stats_iter
 from codec.cli.stats_text import sparkline, stats_text
 
-from .conftest import MANIFEST, fixture_path
+from tests.builders import MANIFEST, fixture_path
 from .test_query import example, sequence_example
 
 

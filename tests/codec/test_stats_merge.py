@@ -81,6 +81,7 @@ records = st.one_of(
 )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("small", [False, True], ids=["limits", "tiny-limits"])
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.lists(records, min_size=1, max_size=25), seed=st.integers(0, 2**32 - 1))

@@ -21,7 +21,7 @@ from codec.errors import TensorDecodeError, TFRecordError
 from codec.decode.example_proto import Example, Feature, Features, FloatList, Int64List, SequenceExample
 from codec.sources.tfrecord_file import open_tfrecord
 from codec.decode.tensors import DATA_TYPES, MAX_ELEMENTS, TensorProto, decode_tensor, tensor_json
-from .conftest import FIXTURES
+from tests.builders import FIXTURES
 
 PAYLOADS = FIXTURES / "payloads"
 TENSOR_RECORDS = json.loads((PAYLOADS / "MANIFEST.json").read_text())["tensors.tfrecord"]["records"]

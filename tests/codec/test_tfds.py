@@ -16,12 +16,11 @@ from PIL import Image
 
 from codec.decode.decoder import RecordKind
 from codec.errors import SchemaError
-from codec.decode.example_proto import Example
 from codec.sources.tfrecord_file import open_tfrecord
 from codec.datasets.tfds import TfdsDataset, boxes, decoded_image, find_tfds_dir
 from codec.storage.writer import write_records
 
-from .conftest import FIXTURES
+from tests.builders import FIXTURES, example
 
 DEMO = FIXTURES / "payloads" / "tfds" / "lens_tfds_demo" / "1.2.0"
 REFERENCE = json.loads((FIXTURES / "payloads" / "MANIFEST.json").read_text())["tfds/lens_tfds_demo/1.2.0"]
@@ -132,35 +131,6 @@ def _dict(features):
     return {"pythonClassName": PREFIX + "features_dict.FeaturesDict", "featuresDict": {"features": features}}
 
 
-def _feature(values):
-    from codec.decode.example_proto import Feature
-
-    feature = Feature()
-    if isinstance(values, np.ndarray):  # the list kind by dtype, empty or not
-        if values.dtype.kind == "f":
-            feature.float_list.value.extend(values.reshape(-1).tolist())
-        else:
-            feature.int64_list.value.extend(values.reshape(-1).tolist())
-        return feature
-    if isinstance(values, (bytes, str)):
-        values = [values]
-    values = list(values)
-    if values and isinstance(values[0], (bytes, str)):
-        feature.bytes_list.value.extend(v.encode() if isinstance(v, str) else v for v in values)
-    elif values and isinstance(values[0], float):
-        feature.float_list.value.extend(values)
-    else:
-        feature.int64_list.value.extend(int(v) for v in values)
-    return feature
-
-
-def _example(features: dict) -> bytes:
-    example = Example()
-    for key, values in features.items():
-        example.features.feature[key].CopyFrom(_feature(values))
-    return example.SerializeToString()
-
-
 def _write(folder: Path, name: str, spec: dict, splits: dict[str, list[bytes]], labels=None) -> Path:
     folder.mkdir(parents=True)
     (folder / "features.json").write_text(json.dumps(spec))
@@ -202,7 +172,7 @@ def test_sixteen_bit_grayscale_images(tmp_path):
                             "image": {"dtype": "uint16", "encodingFormat": "png",
                                       "shape": {"dimensions": ["-1", "-1", "1"]}}}})
     folder = _write(tmp_path / "depth", "depth", spec,
-                    {"train": [_example({"depth": _png(im[:, :, 0])}) for im in images]})
+                    {"train": [example({"depth": _png(im[:, :, 0])}) for im in images]})
     _, payload, decoded = _decode_all(folder)
     for image, record in zip(images, decoded):
         assert record.note is None
@@ -240,7 +210,7 @@ def test_sixteen_bit_colour_images_keep_all_bits(tmp_path, channels):
     image = np.random.default_rng(channels).integers(0, 65536, (6, 5, channels), dtype=np.uint16)
     spec = _dict({"image": {"pythonClassName": PREFIX + "image_feature.Image",
                             "image": {"dtype": "uint16", "shape": {"dimensions": ["6", "5", str(channels)]}}}})
-    folder = _write(tmp_path / "rgb16", "rgb16", spec, {"train": [_example({"image": _png_filtered(image)})]})
+    folder = _write(tmp_path / "rgb16", "rgb16", spec, {"train": [example({"image": _png_filtered(image)})]})
     _, payload, [record] = _decode_all(folder)
     assert _json(payload.features_json(record)) == {"image": _pixels_json(image)}
 
@@ -270,7 +240,7 @@ def test_tensors_of_every_storage(tmp_path):
         big = np.array([2**64 - 1, n], np.uint64)
         grid = rng.normal(size=(n, n + 1)).astype(np.float32)
         score = np.float32(n / 3)
-        rows.append(_example({
+        rows.append(example({
             "ragged": ragged, "points": points, "flags": flags.astype(np.int64),
             "bytes8": bytes8, "half": half.tobytes(), "packed": zlib.compress(packed.tobytes()),
             "big": big.view(np.int64).tolist(), "grid/value": zlib.compress(grid.tobytes()),
@@ -313,9 +283,9 @@ def test_sequences_of_a_single_feature(tmp_path):
                                "length": "2"}},
     })
     frames = [np.full((2, 3, 1), v, np.uint8) for v in (10, 200)]
-    data = _example({"tokens": [5, 6, 7], "tags": [1, 0], "frames": [_png(f[:, :, 0]) for f in frames],
+    data = example({"tokens": [5, 6, 7], "tags": [1, 0], "frames": [_png(f[:, :, 0]) for f in frames],
                      "words": ["héllo", "world"]})
-    empty = _example({"words": ["a", "b"]})  # variable-length sequences may be left out when empty
+    empty = example({"words": ["a", "b"]})  # variable-length sequences may be left out when empty
     folder = _write(tmp_path / "seq", "seq", spec, {"train": [data, empty]}, labels={"tags": ["no", "yes"]})
     _, payload, (record, blank) = _decode_all(folder)
     assert record.note is None and blank.note is None
@@ -334,7 +304,7 @@ def test_unknown_feature_type_falls_back_with_a_note(tmp_path):
     spec = _dict({"audio": {"pythonClassName": PREFIX + "audio_feature.Audio",
                             "audio": {"dtype": "int64", "shape": {"dimensions": ["-1"]}, "sampleRate": "16000"}},
                   "id": _tensor("int64", [], cls="scalar.Scalar")})
-    folder = _write(tmp_path / "audio", "audio", spec, {"train": [_example({"audio": [1, -2, 3], "id": [9]})]})
+    folder = _write(tmp_path / "audio", "audio", spec, {"train": [example({"audio": [1, -2, 3], "id": [9]})]})
     _, payload, [record] = _decode_all(folder)
     assert record.kind is RecordKind.EXAMPLE and "Audio" in record.note
     out = payload.features_json(record)
@@ -352,9 +322,9 @@ def test_malformed_records_are_notes_not_exceptions(tmp_path):
                             "image": {"dtype": "uint8", "shape": {"dimensions": ["-1", "-1", "3"]}}}})
     records = [
         b"\xff\x00garbage",
-        _example({"label": ["cat"], "mask": zlib.compress(b"\0" * 4), "image": _png(np.zeros((2, 2, 3), np.uint8))}),
-        _example({"label": [1], "mask": b"not zlib", "image": b"\x89PNG\r\n\x1a\n broken"}),
-        _example({"mask": zlib.compress(b"\0" * 5), "image": _png(np.zeros((2, 2, 3), np.uint8))}),
+        example({"label": ["cat"], "mask": zlib.compress(b"\0" * 4), "image": _png(np.zeros((2, 2, 3), np.uint8))}),
+        example({"label": [1], "mask": b"not zlib", "image": b"\x89PNG\r\n\x1a\n broken"}),
+        example({"mask": zlib.compress(b"\0" * 5), "image": _png(np.zeros((2, 2, 3), np.uint8))}),
     ]
     folder = _write(tmp_path / "bad", "bad", spec, {"train": records})
     _, payload, decoded = _decode_all(folder)
@@ -399,7 +369,7 @@ def test_hostile_specs_and_payloads_are_bounded(tmp_path, monkeypatch):
     monkeypatch.setattr(tfds_features, "MAX_TENSOR_BYTES", 1000)
     spec = _dict({"blob": _tensor("uint8", [-1], "zlib")})
     bomb = zlib.compress(b"\0" * 5000)
-    folder = _write(tmp_path / "bomb", "bomb", spec, {"train": [_example({"blob": bomb})]})
+    folder = _write(tmp_path / "bomb", "bomb", spec, {"train": [example({"blob": bomb})]})
     _, payload, [record] = _decode_all(folder)
     assert "inflates past 1000 bytes" in record.note
     assert payload.features_json(record)["blob"]["example"] == {"blob": {"bytesList": {"value": [
@@ -420,7 +390,7 @@ def test_legacy_features_json(tmp_path):
     legacy = {"type": PREFIX + "features_dict.FeaturesDict", "content": {
         "label": {"type": PREFIX + "class_label_feature.ClassLabel", "content": {"num_classes": 2}},
         "vec": {"type": PREFIX + "feature.Tensor", "content": {"shape": [None, 2], "dtype": "int64"}}}}
-    folder = _write(tmp_path / "old", "old", legacy, {"train": [_example({"label": [1], "vec": [1, 2, 3, 4]})]},
+    folder = _write(tmp_path / "old", "old", legacy, {"train": [example({"label": [1], "vec": [1, 2, 3, 4]})]},
                     labels={"label": ["no", "yes"]})
     _, payload, [record] = _decode_all(folder)
     assert payload.features_json(record) == {"label": {"value": 1, "name": "yes"},

@@ -201,6 +201,7 @@ def test_two_halves_find_what_one_pass_finds(tmp_path, monkeypatch, damage):
     assert forks == ["_walk_rest", "_walk_rest", "_second_half"]
 
 
+@pytest.mark.slow
 @needs_fork
 def test_a_false_guess_at_the_middle_is_caught(tmp_path):
     """Records holding TFRecord files of their own: the header after the middle may be a nested one."""

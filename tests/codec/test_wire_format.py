@@ -20,7 +20,8 @@ from codec.decode.tensors import TensorProto
 from codec.decode.schemaless import (GROUP_DEPTH, MESSAGE_DEPTH, WireField, encode_wire, looks_like_protobuf,
                                parse_wire, protobuf_fields, wire_features, wire_from_json, wire_json, wire_text,
                                wire_tree)
-from tests.codec.conftest import MANIFEST, fixture_path
+from tests.builders import MANIFEST, fixture_path
+from tests.builders import example
 
 # ---------------------------------------------------------------- building wire bytes
 
@@ -105,16 +106,6 @@ def random_message(rng: random.Random, depth: int = 0) -> bytes:
             for _ in range(rng.randint(2, 4)):
                 out += ld(number, random_message(rng, depth + 1)) if depth < 3 else v(number, rng.getrandbits(20))
     return bytes(out)
-
-
-def _example() -> bytes:
-    ex = Example()
-    feature = ex.features.feature
-    feature["ints"].int64_list.value.extend([0, 1, -1, 2**63 - 1, -(2**63)])
-    feature["floats"].float_list.value.extend([0.5, -1.25, float("inf")])
-    feature["bytes"].bytes_list.value.extend([b"", b"text", bytes(range(256))])
-    feature["empty"].int64_list.SetInParent()
-    return ex.SerializeToString()
 
 
 def _sequence_example() -> bytes:
@@ -211,7 +202,8 @@ for _d in (MESSAGE_DEPTH - 1, MESSAGE_DEPTH, MESSAGE_DEPTH + 1):
 
 def _cases() -> dict[str, bytes]:
     cases = dict(HAND_BUILT)
-    cases["example"] = _example()
+    cases["example"] = example(ints=[0, 1, -1, 2**63 - 1, -(2**63)], floats=[0.5, -1.25, float("inf")],
+                               bytes=[b"", b"text", bytes(range(256))], empty=[])
     cases["sequence_example"] = _sequence_example()
     cases.update(_tensors())
     cases.update(_descriptor_files())

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from codec import Compression, FileAccessError, TFRecordWriter, open_tfrecord, write_records
 
-from .conftest import fixture_path
+from tests.builders import fixture_path
 
 records_st = st.lists(st.binary(max_size=300), max_size=30)
 
