@@ -12,6 +12,7 @@ from codec.decode.decoder import decode_record, feature_values, record_features 
 
 from app.models.gallery_model import DEFAULT_SIDE, TILE_ROLE, GalleryModel  # noqa: E402
 from app.models.record_table_model import RECORD_ROLE  # noqa: E402
+from app.workers.thumbnail_loader import ThumbnailLoader  # noqa: E402
 from tests.app.tab_parts import TIMEOUT, TabParts  # noqa: E402
 
 pytestmark = pytest.mark.gui
@@ -22,8 +23,8 @@ def gallery_over(tab_parts):
     def make(name: str, **options) -> tuple[TabParts, GalleryModel]:
         parts = tab_parts(name, **options)
         records = parts.session.records
-        model = GalleryModel(parts.rows, records.read, parts.host, threads=1,
-                             status=lambda i: records.index.status(i), source=lambda: records)
+        loader = ThumbnailLoader(records.read, 1, source=lambda: records)
+        model = GalleryModel(parts.rows, loader, parts.host, status=lambda i: records.index.status(i))
         parts.closing(model.close)
         return parts, model
 
