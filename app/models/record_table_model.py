@@ -31,7 +31,7 @@ from app.models.labels import KIND_TEXT, STATUS_TEXT
 from app.models.table_rows import LOADING_ROW, MAX_DECODE_BYTES, UNREADABLE, RowJob, TableRow, build_row, cell_text
 from app.style import icons
 from app.style.palette import ACCENT_TEXT, DAMAGED_TEXT, MUTED_TEXT, RECOVERED_TEXT
-from app.workers.row_loader import RowLoader, is_remote_source
+from app.workers.row_loader import RowLoader
 
 
 def renumbered_note(i: int) -> str:
@@ -135,12 +135,9 @@ class RecordTableModel(QAbstractTableModel):
         them only now, on this thread, so rows and numbers change together.
         """
         self._facts = None
-        # The one probe of a record source left: only a shard set numbers its records out of order
-        # (codec.sources.protocol.RecordSource); a file's and a document's rows only grow at their end.
-        publish = getattr(self._tfile, "publish", None)
-        if publish is not None:
+        if self._tfile.numbered_out_of_order:  # (a shard set; a file's and a document's rows grow at their end)
             added = 0
-            for first, count in publish():
+            for first, count in self._tfile.publish():
                 if first < self._rows:
                     self._forget_rows()  # rows are cached by record number, and those after ``first`` moved
                 self.beginInsertRows(QModelIndex(), first, first + count - 1)
@@ -213,7 +210,7 @@ class RecordTableModel(QAbstractTableModel):
 
     def is_edited(self, i: int) -> bool:
         """True for a row that is new or changed and not saved yet (it has no offset in the file)."""
-        return self._tfile.index.offset(i) < 0
+        return self._tfile.is_edited(i)
 
     # -- feature columns --------------------------------------------------
     def _sample_records(self, limit: int = SAMPLE_RECORDS) -> list:
@@ -406,7 +403,7 @@ class RecordTableModel(QAbstractTableModel):
             return f"{i:,}"
         if col == Column.OFFSET:
             offset = facts[3] if facts is not None else self._tfile.index.offset(i)
-            return "—" if offset < 0 else f"{offset:,}"
+            return "—" if self._tfile.is_edited(i) else f"{offset:,}"
         row = self._row(i)
         if row.loading and col != Column.STATUS:
             return LOADING_TEXT
@@ -430,7 +427,7 @@ class RecordTableModel(QAbstractTableModel):
     def _tooltip(self, i: int, col: int, row: TableRow, status: RecordStatus) -> str | None:
         if col == Column.OFFSET or (col == Column.STATUS and self.is_edited(i)):
             offset = self._tfile.index.offset(i)
-            if offset < 0:
+            if self._tfile.is_edited(i):
                 return f"record {i} is new or changed: not saved yet (File > Save writes it)"
             return f"record {i} starts at byte {offset:,} ({offset:#x})"
         gap = self._gap_before(i)
@@ -542,7 +539,7 @@ class RecordTableModel(QAbstractTableModel):
 
     # -- a remote source's rows, from the loader ------------------------------
     def _use_source(self, source) -> None:
-        self._remote = is_remote_source(source)
+        self._remote = source.is_remote
         self._cache_size = max(self._local_cache_size, REMOTE_CACHE_ROWS) if self._remote \
             else self._local_cache_size
 

@@ -71,6 +71,7 @@ class FileTab(QWidget):
     ``sig_follow_requested()`` Follow was pressed on the bar of a grown file.
     """
 
+    is_set = False  # its rows come from one file (a ShardSetTab: from several)
     state_changed = Signal()
     indexing_finished = Signal()
     message = Signal(str)
@@ -253,7 +254,7 @@ class FileTab(QWidget):
             running=session.is_running(),
             verified=source.verified,
             error=session.error,
-            decoded_as=getattr(source.payload, "name", None),
+            decoded_as=None if source.payload is None else source.payload.name,
             fetched=session.fetched,
             rate=session.fetch_rate(),
             following=self.follow.active,

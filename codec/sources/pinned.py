@@ -32,6 +32,7 @@ class PinnedRecord:
         self.payload = source.payload
         self.labels = source.labels
         self.unsaved = origin is None  # the hex view frames it on its own, at offset 0
+        self.is_remote: bool = source.is_remote
         self.modified = origin is None
         if origin is None:
             self.note = "edited · not saved yet"

@@ -378,6 +378,27 @@ class ShardSet:
             return -1
         return self.record_start(k) + self.shard_file(k).find_record(problem.offset)
 
+    # -- facts of a record source (codec.sources.protocol.RecordSource) ----------
+    is_set = True
+    numbered_out_of_order = True  # a shard indexed early joins in the middle (publish)
+
+    @property
+    def is_remote(self) -> bool:
+        return any(_is_url(s.path) for s in self.shards)
+
+    @property
+    def files(self) -> list[str]:
+        return [s.path for s in self.shards]
+
+    def file_row(self, k: int, j: int) -> int | None:
+        """The set's row of record ``j`` of shard ``k``; None until the shard is numbered."""
+        if not self.is_numbered(k) or not 0 <= j < (self.shards[k].count or 0):
+            return None
+        return self.record_start(k) + j
+
+    def is_edited(self, i: int) -> bool:
+        return False  # (a set is read-only)
+
     def pinned(self, i: int) -> ShardRecord:
         """Record ``i`` for a detail view, read from its shard."""
         shard, local = self.locate(i)

@@ -610,6 +610,35 @@ class TFRecordFile(Verification, RemoteReading, Following):
         """Record ``i`` for a detail view."""
         return PinnedRecord(self, i, self._check_index(i), None)
 
+    # -- facts of a record source (codec.sources.protocol.RecordSource) ----------
+    is_set = False  # one file
+    numbered_out_of_order = False  # records are appended, never numbered in between
+
+    @property
+    def is_remote(self) -> bool:
+        return self.remote is not None
+
+    @property
+    def bytes_fetched(self) -> int | None:
+        return None if self.remote is None else int(self.remote.bytes_fetched)
+
+    @property
+    def files(self) -> list[str]:
+        return [self.path]
+
+    @property
+    def unusable(self) -> list[tuple[str, str]]:
+        return []  # (a file that cannot be read is not opened at all)
+
+    def publish(self) -> list[tuple[int, int]]:
+        return []
+
+    def file_row(self, k: int, j: int) -> int | None:
+        return j if k == 0 and 0 <= j < len(self) else None
+
+    def is_edited(self, i: int) -> bool:
+        return False
+
 
 def _is_url(path: str) -> bool:
     from codec.storage.remote import is_url
