@@ -90,7 +90,7 @@ class RecordTableModel(QAbstractTableModel):
     def __init__(self, tfile: TFRecordFile, parent=None, *, cache_size: int = 256) -> None:
         super().__init__(parent)
         self._tfile = tfile
-        self._index = getattr(tfile, "index", None)  # a verify pass may replace it with a new one
+        self._index = tfile.index  # a verify pass may replace it with a new one
         self._rows = 0
         self._features: list[str] = []
         self._cache: OrderedDict[int, TableRow] = OrderedDict()
@@ -146,7 +146,7 @@ class RecordTableModel(QAbstractTableModel):
                 added += count
             return added
         n = len(self._tfile)
-        index, self._index = self._index, getattr(self._tfile, "index", None)
+        index, self._index = self._index, self._tfile.index
         if n < self._rows or (self._rows and index is not self._index):  # the index was rebuilt from scratch
             self.beginResetModel()
             self._rows = n
@@ -180,7 +180,7 @@ class RecordTableModel(QAbstractTableModel):
         if not same:
             self.beginResetModel()
         self._tfile = tfile
-        self._index = getattr(tfile, "index", None)
+        self._index = tfile.index
         self._payload = tfile.payload
         self._rows = len(tfile)
         self._use_source(tfile)
