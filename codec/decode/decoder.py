@@ -137,34 +137,39 @@ def _holds_nothing(kind: RecordKind, message) -> bool:
 def _other_kind(data: bytes) -> DecodedRecord:
     """A record that is not an Example or SequenceExample: a tensor, schema-less protobuf, or raw."""
     if data[:1] == b"\x08":
-        tensor = _kind_functions(RecordKind.TENSOR)
-        parsed = tensor["canonical"](data)  # the common layout, read without protobuf
+        tensor = _payloads().tensor_kind()
+        parsed = tensor.canonical(data)  # the common layout, read without protobuf
         if parsed is None and _tensor_layout(data):
             try:
-                parsed = tensor["parse"](data)
-            except tensor["limit"] as exc:  # a tensor, too large to expand here: shown raw, saying why
+                parsed = tensor.parse(data)
+            except tensor.limit as exc:  # a tensor, too large to expand here: shown raw, saying why
                 return DecodedRecord(RecordKind.RAW, data, note=f"not decoded: {exc}")
-            except tensor["error"]:
+            except tensor.error:
                 pass
         if parsed is not None:
             return DecodedRecord(RecordKind.TENSOR, data, parsed)  # the array: codec.decode.tensors.tensor_of
-    fields = _kind_functions(RecordKind.PROTOBUF)["parse"](data)
+    fields = _payloads().protobuf_kind().parse(data)
     if fields is not None:
         return DecodedRecord(RecordKind.PROTOBUF, data, value=fields)
     return DecodedRecord(RecordKind.RAW, data)
 
 
-_functions_of = None  # codec.decode.payloads.kind_functions, once imported
+_payloads_module = None  # codec.decode.payloads, once imported
 
 
-def _kind_functions(kind: RecordKind) -> dict | None:
-    """:func:`codec.decode.payloads.kind_functions`, imported on first use (numpy is not needed for Examples)."""
-    global _functions_of
-    if _functions_of is None:
-        from codec.decode.payloads import kind_functions
+def _payloads():
+    """:mod:`codec.decode.payloads`, imported on first use (numpy is not needed for Examples)."""
+    global _payloads_module
+    if _payloads_module is None:
+        from codec.decode import payloads
 
-        _functions_of = kind_functions
-    return _functions_of(kind)
+        _payloads_module = payloads
+    return _payloads_module
+
+
+def _kind_reader(kind: RecordKind):
+    """The reader of a tensor, message or schema-less protobuf record (:func:`codec.decode.payloads.kind_reader`)."""
+    return _payloads().kind_reader(kind)
 
 
 def _tensor_layout(data: bytes) -> bool:
@@ -192,7 +197,7 @@ def record_json_value(decoded: DecodedRecord) -> dict:
     protobuf: its fields. Raw bytes: ``{"base64": ...}``.
     """
     if decoded.kind in _OTHER_KINDS:
-        return _kind_functions(decoded.kind)["json"](decoded)
+        return _kind_reader(decoded.kind).json(decoded)
     if decoded.message is None:
         return {"base64": base64.b64encode(decoded.data).decode("ascii")}
     from google.protobuf.json_format import MessageToDict  # imported on first use: it is slow to import
@@ -322,7 +327,7 @@ def build_tree(decoded: DecodedRecord) -> TreeNode:
         return TreeNode(name="SequenceExample", role="sequence_example",
                         children=[context, feature_lists])
     if decoded.kind in _OTHER_KINDS:
-        return _kind_functions(decoded.kind)["tree"](decoded)
+        return _kind_reader(decoded.kind).tree(decoded)
     return TreeNode(name="raw", role="raw")
 
 
