@@ -74,7 +74,7 @@ def checkpoint_memory(path: str) -> tuple[int, int, int]:
             held -= tracemalloc.get_traced_memory()[0]
         finally:
             tracemalloc.stop()
-        return count, held, f._data_end()
+        return count, held, f.data_end
 
 
 def bench(comp: str, n: int, repeat: int) -> None:

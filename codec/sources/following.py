@@ -171,20 +171,19 @@ class Following:
         """
         if self.following:
             return
-        if self.remote is not None:
+        if self.bytes.is_remote:
             raise UsageError(f"cannot follow {self.path}: only a local file can be followed, not a URL")
         if not self.indexed:
             self.build_index()
         stream = self._stream_growth() if self.compression is not Compression.NONE else None
         if isinstance(self._inflate, InflateReader):
             self._inflate.reopen_with(functools.partial(open_same_file, self.path, self.identity, growing=True))
+        self.bytes.hold()  # never released while followed: a reopened file would have to be the same size
         with self._lock:
-            self._acquire()
-            self._pins += 1  # never released while followed: a reopened file would have to be the same size
             resume, held = self._unfinished_end()
             if held:
                 self.index.set_status(len(self.index) - 1, RecordStatus.WRITING)
-            st = os.fstat(self._handle.fd)
+            st = self.bytes.stat()
             self._follow = _FollowState(resume, held, (st.st_dev, st.st_ino), self._mark(), stream)
             self.problems = [p for p in self.problems if p.offset < resume]
 
@@ -209,7 +208,7 @@ class Following:
                 for _ in inflater.chunks():
                     pass
             inflate = InflateReader(self.path, self.compression, inflater.checkpoints, inflater.out_pos,
-                                    self._opener())
+                                    self.bytes.opener())
             state = (inflater.end_state, inflater.in_pos, inflater.out_pos, inflater.leftover)
             with self._lock:
                 if self._inflate is not None:
@@ -242,13 +241,11 @@ class Following:
         if st.st_size == self.file_size and not state.rescan:
             return
         at, seen = state.mark
-        if self._read_at(at, len(seen)) != seen:
+        if self.bytes.read_at(at, len(seen)) != seen:
             raise self._stop(f"{self.path} was rewritten (its bytes at offset {at:,} changed)")
         state.rescan = False
         with self._lock:
-            self.file_size, self.mtime_ns = st.st_size, st.st_mtime_ns
-            self.identity = FileIdentity.of(st)  # the version now read: a later reopen compares with it
-            self.version = self.identity.stamp
+            self.bytes.grew(st)  # the version now read: a later reopen compares with it
         if not len(self.index) and not state.resume and state.stream is None:
             self._sniff_again(state)
         yield from self._grow_pass(state, open_end=True)
@@ -264,7 +261,7 @@ class Following:
         """The index pass from ``state.resume`` to the end of the data as it is now."""
         if state.stream is not None:
             try:
-                state.stream.grow(self._read_at)
+                state.stream.grow(self.bytes.read_at)
             except StreamDamage as damage:
                 self._add_stream_damage(damage)
                 raise self._stop(f"{self.path}: {damage.detail}") from None
@@ -275,7 +272,7 @@ class Following:
                         self._inflate.total_out = state.stream.out_pos
             size, read = state.stream.out_pos, self._bytes
         else:
-            size, read = self.file_size, self._read_at
+            size, read = self.file_size, self.bytes.read_at
         found: list[Problem] = []
         index = _GrowingIndex(self.index, state.held)
         scanner = Scanner(PlainSource(read, size), index, found, size, verify=self.verified, open_end=open_end)
@@ -310,7 +307,7 @@ class Following:
     def _sniff_again(self, state: _FollowState) -> None:
         """Nothing indexed yet: a file followed from its first bytes may turn out GZIP or ZLIB now."""
         try:
-            compression = sniff(self._read_at, self.path)
+            compression = sniff(self.bytes.read_at, self.path)
         except TFRecordError:
             return
         if compression is Compression.NONE:
@@ -319,12 +316,12 @@ class Following:
         checkpoints = [Checkpoint(0, 0, d.copy())]
         with self._lock:
             self.compression = compression
-            self._inflate = InflateReader(self.path, compression, checkpoints, 0, self._opener())
+            self._inflate = InflateReader(self.path, compression, checkpoints, 0, self.bytes.opener())
         state.stream = StreamGrowth(compression, d, 0, 0, b"", checkpoints)
 
     def _mark(self) -> tuple[int, bytes]:
         at = max(0, self.file_size - MARK)
-        return at, self._read_at(at, self.file_size - at)
+        return at, self.bytes.read_at(at, self.file_size - at)
 
     def stop_follow(self) -> Iterator[IndexProgress]:
         """Stop following: the end is read once more as an ordinary open reads it (a record cut
@@ -354,7 +351,7 @@ class Following:
         with self._lock:
             if self._follow is not None:
                 self._follow = None
-                self._pins = max(0, self._pins - 1)
+                self.bytes.let_go()
 
     def _stop(self, why: str) -> FollowStopped:
         """End following (the file is no longer the one followed); the error to raise."""

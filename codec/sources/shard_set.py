@@ -312,7 +312,7 @@ class ShardSet:
                     shard.error = str(exc)
                     return None
             else:
-                shard.file._acquire()
+                shard.file.bytes.acquire()
             self._open[k] = shard.file
             self._open.move_to_end(k)
             return shard.file
@@ -513,7 +513,7 @@ class ShardSet:
         outside the count of open files)."""
         with self._lock:
             f = self._file(k)
-            pin = f._pinned() if f is not None else None
+            pin = f.holding() if f is not None else None
             if pin is not None:
                 pin.__enter__()
         try:

@@ -1,47 +1,40 @@
 """Open a TFRecord file, index it, and read any record at random.
 
-Plain files are read with ``os.pread``, never mapped: a mapped file that
-shrinks under the reader kills the process with SIGBUS, while a short read
-is seen and raised as :class:`FileChangedError`. Anything but a regular file
+A :class:`TFRecordFile` is a byte source (a local file or a remote object,
+:mod:`codec.sources.byte_sources`) with an index over it; its verify pass is
+a :class:`codec.sources.verification.Verifier`. Anything but a regular file
 (a FIFO, a device, a socket) is refused before it is opened for reading, so
 that nothing blocks on it.
 """
 from __future__ import annotations
 
 import bisect
-import functools
 import os
 import threading
 from typing import Iterator
 
 from codec.index import cache as index_cache
 from codec.format.crc import masked_crc
-from codec.storage.file_identity import FileIdentity, open_same_file
-from codec.errors import (CorruptRecordError, FileAccessError, FileChangedError, RecordIndexError, TFRecordError,
-                     TruncatedRecordError)
+from codec.storage.file_identity import FileIdentity
+from codec.errors import CorruptRecordError, FileAccessError, FileChangedError, RecordIndexError, TruncatedRecordError
 from codec.sources.following import Following
 from codec.format.framing import CRC, HEADER_SIZE, LENGTH, OVERHEAD, Compression, Problem, ProblemKind, RecordInfo, RecordStatus
 from codec.parallel.halves import scan_halves
 from codec.storage.inflate import InflateReader, InflateScanner, prefetch
-from codec.storage.opening import (SNIFF_WINDOW, Handle, Pin, describe_os_error, io_errors, open_fd, plain_records, pread,
-                      read_upto, sniff)
+from codec.storage.opening import SNIFF_WINDOW, io_errors, plain_records, sniff
 from codec.sources.pinned import PinnedRecord
 from codec.index.record_index import RecordIndex
 from codec.sources.protocol import RecordData
-from codec.sources.remote_reading import RemoteReading
+from codec.sources.byte_sources import ByteSource, LocalBytes, RemoteBytes
 from codec.index.scan import PROGRESS_BYTES, IndexProgress, Scanner, data_crc_problem
 from codec.index.scan_sources import PlainSource, StreamSource
 from codec.index.small_files import SMALL_BYTES, WalkedFile, walk_small_file
-from codec.sources.verification import Verification
+from codec.sources.verification import Verifier
 from codec.storage.zran import ZranBuilder, ZranReader, zran_available
 
-ONE_READ = 64 << 10  # a record this close to the next one is read with a single pread
-CHECK_SIZE_FROM = 1 << 20  # a read this large first checks that the file has not shrunk
 
 
-
-
-class TFRecordFile(Verification, RemoteReading, Following):
+class TFRecordFile(Following):
     """A TFRecord file (plain, GZIP or ZLIB) with an offset index.
 
     Opening sniffs the compression; :meth:`index_iter` (or :meth:`build_index`)
@@ -69,38 +62,36 @@ class TFRecordFile(Verification, RemoteReading, Following):
         nothing is opened now (the file is as if released; a read reopens it and checks it unchanged)."""
         self.path = os.fspath(path)
         self.check_crc = check_crc
-        self.remote = None  # a codec.storage.remote.RemoteFile for a URL
+        self.bytes: ByteSource
         if walked is not None:
             self.compression = Compression.NONE
-            self.file_size, self.mtime_ns = walked.size, walked.mtime_ns
-            self.identity = walked.identity
-            self.version = walked.identity.stamp
+            self.bytes = LocalBytes(self.path, walked.size, walked.mtime_ns, walked.identity, None)
             self.use_cache = False
-            self._handle = None
         elif "://" in self.path and _is_url(self.path):
-            self._open_remote(use_cache, info)
+            self.bytes = RemoteBytes(self.path, info)
+            self.use_cache = use_cache and self.bytes.size >= index_cache.MIN_CACHED_BYTES
+            # the compression from the index cache when it knows this version of the object, else sniffed
+            entry = index_cache.open_entry(self.path, self.file_size, self.version) if self.use_cache else None
+            if entry is not None:
+                with entry:
+                    self.compression = entry.compression
+            else:
+                self.compression = sniff(self.bytes.remote.read, self.path)
         else:
-            fd, st = open_fd(self.path)
+            self.bytes, fd = LocalBytes.open(self.path)
             try:
                 self.compression = sniff(fd, self.path)
             except BaseException:
-                os.close(fd)
+                self.bytes.close()
                 raise
-            self.file_size = st.st_size
-            self.mtime_ns = st.st_mtime_ns
-            self.identity: FileIdentity | None = FileIdentity.of(st)  # which file, which version: None for a URL
-            self.version = self.identity.stamp  # what keys its index in the cache
             # A small file indexes faster than its cache entry is written or read (a set of 10,000 shards)
-            self.use_cache = use_cache and st.st_size >= index_cache.MIN_CACHED_BYTES
-            self._handle: Handle | None = Handle(fd)
-        self.fork_halves = fork_halves and self.remote is None  # async filesystems are not fork-safe
+            self.use_cache = use_cache and self.bytes.size >= index_cache.MIN_CACHED_BYTES
+        self.fork_halves = fork_halves and not self.bytes.is_remote  # async filesystems are not fork-safe
         self.index = RecordIndex()
         self.problems: list[Problem] = []
         self.indexed = False
         self.verified = False
         self._lock = threading.RLock()
-        self._pins = 0  # passes running over the file: no release meanwhile
-        self._closed = False
         self._inflate: InflateReader | ZranReader | None = None
         self._zran_job: ZranBuilder | None = None  # the zran index being built for the cache
         self._stream_clean = False  # the compressed stream had no damage (a zran index is possible)
@@ -112,62 +103,62 @@ class TFRecordFile(Verification, RemoteReading, Following):
             self.indexed = True
             self.verified = walked.verified
 
+    # -- the bytes ------------------------------------------------------
+    @property
+    def file_size(self) -> int:
+        return self.bytes.size
+
+    @property
+    def mtime_ns(self) -> int:
+        return self.bytes.mtime_ns
+
+    @property
+    def identity(self) -> FileIdentity | None:
+        """Which file, which version (None for a URL: its reads are pinned to the version opened)."""
+        return self.bytes.identity
+
+    @property
+    def version(self) -> str:
+        """What keys its index in the cache."""
+        return self.bytes.version
+
+    @property
+    def remote(self):
+        """The :class:`codec.storage.remote.RemoteFile` of a URL, else None."""
+        return self.bytes.remote
+
     # -- lifetime ---------------------------------------------------------
-    def _acquire(self) -> None:
-        """Open the file if it was released; refuse if it changed since."""
-        with self._lock:
-            if self._handle is not None:
-                return
-            if self._closed:
-                raise FileAccessError(f"{self.path} was closed")
-            if self.remote is not None:
-                return  # nothing held between reads; each read is pinned to the version opened
-            fd, st = open_fd(self.path)
-            # (a followed file is pinned open: it is never released, so never reopened grown)
-            if FileIdentity.of(st) != self.identity:
-                os.close(fd)
-                raise FileChangedError(f"{self.path} changed on disk since it was opened: open it again")
-            self._handle = Handle(fd)
-
-    def _fd(self) -> Handle:
-        """The open fd (reopened if released); hold the result while reading through it."""
-        h = self._handle
-        if h is None:
-            with self._lock:
-                self._acquire()
-                h = self._handle
-        return h
-
     def release(self) -> bool:
         """Close the OS handles but keep the index; the next read reopens the file.
 
         Returns False (and keeps them) while a pass is running over the file.
         """
         with self._lock:
-            if self._pins:
+            if not self.bytes.release():
                 return False
             if self._inflate is not None:
                 self._inflate.close()
-            self._handle = None  # the fd closes with the last read still using it
-            self._stop_remote()
             return True
 
     @property
     def is_open(self) -> bool:
-        if self.remote is not None:
-            return not self._closed and (self.remote.holding or bool(self._passes))
-        return self._handle is not None
+        return self.bytes.is_open
 
-    def _pinned(self) -> "Pin":
-        """Context: the file is open and will not be released until the block ends."""
-        return Pin(self)
+    def holding(self):
+        """Context: the file is open and will not be released until the block ends (a pass)."""
+        return self.bytes.holding()
+
+    def streaming(self):
+        """Context: the calling thread reads the file front to back (a pass); a remote file's
+        reads then come from chunks fetched ahead. Nothing changes for a local file."""
+        return self.bytes.streaming()
 
     def close(self) -> None:
         """Close the file; a pass still running on another thread fails at its next read."""
         with self._lock:
-            self._closed = True
-            self._pins = 0
-            self.release()
+            self.bytes.close()
+            if self._inflate is not None:
+                self._inflate.close()
 
     def __enter__(self) -> "TFRecordFile":
         return self
@@ -214,7 +205,7 @@ class TFRecordFile(Verification, RemoteReading, Following):
         self.indexed = True
         self.verified = verify
         if self.use_cache:
-            self._save_cache()
+            self.save_index()
             if self.compression is not Compression.NONE:
                 index_cache.save_zran(self.path, self.file_size, self.version, None, 0)  # drop a stale one
                 if self._zran_possible():
@@ -222,29 +213,22 @@ class TFRecordFile(Verification, RemoteReading, Following):
                     self._zran_job = self._zran_builder()
 
     def _scan_plain(self, verify: bool) -> Iterator[IndexProgress]:
-        with self._pinned():
-            halves = scan_halves(self._read_at, self.file_size, verify) if self.fork_halves else None
+        read_at = self.bytes.read_at
+        with self.holding():
+            halves = scan_halves(read_at, self.file_size, verify) if self.fork_halves else None
             if halves is not None:
                 self.index, self.problems = halves
                 yield IndexProgress(len(self.index), self.file_size, self.file_size, 0, True)
                 return
-            if self.remote is not None:  # chunks fetched ahead of the walk, dropped behind it
-                with self._streaming():
-                    source = PlainSource(self._read_at, self.file_size, hop_span=PROGRESS_BYTES)
-                    yield from Scanner(source, self.index, self.problems, self.file_size, verify=verify).run()
-                return
-            source = PlainSource(self._read_at, self.file_size)
-            yield from Scanner(source, self.index, self.problems, self.file_size, verify=verify).run()
+            # (a remote file: chunks fetched ahead of the walk, dropped behind it)
+            with self.streaming():
+                source = PlainSource(read_at, self.file_size, hop_span=PROGRESS_BYTES if self.bytes.is_remote else 0)
+                yield from Scanner(source, self.index, self.problems, self.file_size, verify=verify).run()
 
     def _plain_after_all(self) -> bool:
         """A GZIP or ZLIB start whose stream gave no record: is it a plain file whose first header
         happens to begin like one? Then the file is read as plain from now on."""
-        if self.remote is not None:
-            head = self.remote.read_at(0, SNIFF_WINDOW)
-        else:
-            h = self._fd()  # held while reading
-            head = read_upto(h.fd, self.path, 0, SNIFF_WINDOW)
-        if not plain_records(head):
+        if not plain_records(self.bytes.head(SNIFF_WINDOW)):
             return False
         with self._lock:
             if self._inflate is not None:
@@ -257,25 +241,14 @@ class TFRecordFile(Verification, RemoteReading, Following):
             self._stream_end = 0
         return True
 
-    def _open_stream(self, streaming: bool = False):
-        """The compressed file as a binary file object (a remote one prefetching for a pass)."""
-        if self.remote is not None:
-            return self._remote_stream(streaming)
-        return open_same_file(self.path, self.identity)
-
-    def _checked_opener(self):
-        """What a GZIP or ZLIB random reader opens the file with: the remote file's, or the local
-        path checked to hold the file opened (a partial, not a method: no cycle through the reader)."""
-        return self._opener() or functools.partial(open_same_file, self.path, self.identity)
-
     def _scan_stream(self, verify: bool) -> Iterator[IndexProgress]:
-        f = self._open_stream(streaming=True)
+        f = self.bytes.open_stream(streaming=True)
         chunks = None
         self._stream_clean = False
         try:
             inflater = InflateScanner(f, self.compression)
             self._inflate = InflateReader(self.path, self.compression, inflater.checkpoints, 0,
-                                          self._checked_opener())
+                                          self.bytes.checked_opener())
             chunks = prefetch(inflater.chunks())
             source = StreamSource(chunks, lambda: inflater.in_pos)
             scanner = Scanner(source, self.index, self.problems, self.file_size, verify=verify)
@@ -321,10 +294,11 @@ class TFRecordFile(Verification, RemoteReading, Following):
             self._inflate = None  # a zran index from the cache, or checkpoints rebuilt on first random read
         return True
 
-    def _save_cache(self) -> None:
+    def save_index(self) -> None:
+        """Keep the index in the cache (unless the file is followed, or remote and damaged)."""
         if self.following:
             return  # its end is unfinished: the next open reads it again
-        if self.remote is not None and self.problems:
+        if self.bytes.is_remote and self.problems:
             # Damage seen through a network may be the server's or the connection's, not the object's:
             # the next open reads it again instead of trusting an index of those bytes.
             index_cache.invalidate(self.path)
@@ -336,56 +310,15 @@ class TFRecordFile(Verification, RemoteReading, Following):
     def __len__(self) -> int:
         return len(self.index)
 
-    def _data_end(self) -> int:
+    @property
+    def data_end(self) -> int:
+        """Where the records' bytes end: the file's size, or a compressed file's uncompressed size."""
         return self.file_size if self.compression is Compression.NONE else self._stream_end
-
-    def _read_at(self, pos: int, n: int) -> bytes:
-        """Exactly ``min(n, file_size - pos)`` bytes of the (plain) file at ``pos``.
-
-        Raises FileChangedError when the file is shorter than when it was
-        opened, FileAccessError (one line) for any other read error.
-        """
-        want = min(n, self.file_size - pos)
-        if want <= 0:
-            return b""
-        if self.remote is not None:
-            return self._remote_read(pos, want)
-        h = self._handle or self._fd()
-        try:
-            if want >= CHECK_SIZE_FROM and os.fstat(h.fd).st_size < self.file_size:
-                self._changed(h.fd)
-            data = pread(h.fd, want, pos)
-            if len(data) < want:
-                data = self._read_rest(h.fd, data, want, pos)
-            return data
-        except TFRecordError:
-            raise
-        except OSError as exc:
-            raise FileAccessError(describe_os_error(self.path, exc)) from None
-
-    def _read_rest(self, fd: int, data: bytes, want: int, pos: int) -> bytes:
-        """After a short pread: the rest (one pread gives at most ~2 GiB), or FileChangedError."""
-        parts = [data]
-        got = len(data)
-        while got < want:
-            more = pread(fd, want - got, pos + got)
-            if not more:
-                self._changed(fd)
-            parts.append(more)
-            got += len(more)
-        return b"".join(parts)
-
-    def _changed(self, fd: int):
-        try:
-            now = f"{os.fstat(fd).st_size} bytes"
-        except OSError:
-            now = "unknown"
-        raise FileChangedError(f"the file changed while reading: {self.path} (was {self.file_size} bytes, now {now})")
 
     def _bytes(self, pos: int, size: int) -> bytes:
         if self.compression is Compression.NONE:
-            return self._read_at(pos, size)
-        if self._closed:
+            return self.bytes.read_at(pos, size)
+        if self.bytes.closed:
             raise FileAccessError(f"{self.path} was closed")
         with io_errors(self.path):
             reader = self._inflater()
@@ -411,16 +344,15 @@ class TFRecordFile(Verification, RemoteReading, Following):
                 and self._stream_clean)
 
     def _zran_builder(self) -> ZranBuilder:
-        return ZranBuilder(self.path, self.compression, self._stream_end, self._zran_saver(), self._stream_opener())
+        return ZranBuilder(self.path, self.compression, self._stream_end, self._zran_saver(), self.bytes.stream_opener())
 
     def _zran_saver(self):
         """``on_done`` for a zran build: cache it if the file is still the one indexed."""
         path, size, version, end, identity = self.path, self.file_size, self.version, self._stream_end, self.identity
-
-        remote = self.remote
+        remote = self.bytes.is_remote
 
         def save(blob: bytes, out: int) -> None:
-            if remote is not None:  # its reads were pinned to the version indexed: a change failed them
+            if remote:  # its reads were pinned to the version indexed: a change failed them
                 if out == end:
                     index_cache.save_zran(path, size, version, blob, end)
                 return
@@ -455,7 +387,7 @@ class TFRecordFile(Verification, RemoteReading, Following):
                 return None
             index = built[0]
         try:
-            return ZranReader(self.path, index, self._stream_end, self.compression, self._opener())
+            return ZranReader(self.path, index, self._stream_end, self.compression, self.bytes.opener())
         except Exception:  # noqa: BLE001 - an unreadable index: use the zlib checkpoints
             return None
         finally:
@@ -464,12 +396,12 @@ class TFRecordFile(Verification, RemoteReading, Following):
 
     def _rebuild_checkpoints(self) -> InflateReader:
         """After a cache load: one decompression pass to find checkpoints again."""
-        with self._open_stream(streaming=True) as f, io_errors(self.path):
+        with self.bytes.open_stream(streaming=True) as f, io_errors(self.path):
             inflater = InflateScanner(f, self.compression)
             for _ in inflater.chunks():
                 pass
         return InflateReader(self.path, self.compression, inflater.checkpoints, inflater.out_pos,
-                             self._checked_opener())
+                             self.bytes.checked_opener())
 
     def read_bytes(self, offset: int, size: int) -> bytes:
         """Raw bytes of the (uncompressed) stream, e.g. for a hex view."""
@@ -497,7 +429,7 @@ class TFRecordFile(Verification, RemoteReading, Following):
         if status in (RecordStatus.TRUNCATED, RecordStatus.WRITING):
             offset = self.index.offset(i)
             (length,) = LENGTH.unpack_from(self._bytes(offset, HEADER_SIZE))
-            data = self._bytes(offset + HEADER_SIZE, max(0, self._data_end() - offset - HEADER_SIZE))
+            data = self._bytes(offset + HEADER_SIZE, max(0, self.data_end - offset - HEADER_SIZE))
             return RecordData(RecordInfo(i, offset, length, status), data, None, None)
         if self.compression is Compression.NONE:
             offset, nxt = self.index.bounds(i)
@@ -520,28 +452,16 @@ class TFRecordFile(Verification, RemoteReading, Following):
         before the next record (or the end).
 
         A record with little room comes in one read of everything up to the
-        next; a larger one in three (header, data, CRC), so that its data is
-        not copied again out of a larger buffer.
+        next (:meth:`codec.sources.byte_sources.LocalBytes.record`); a larger one in three
+        (header, data, CRC), so that its data is not copied again out of a larger buffer.
         """
-        if self.remote is not None:
-            got = self._remote_record(i, offset, span)
-            if got is not None:
-                return got
-        elif OVERHEAD <= span <= ONE_READ:
-            h = self._handle
-            try:  # the common case, inline; anything unusual goes through _read_at, which says what
-                buf = pread(h.fd, span, offset) if h is not None else b""
-            except OSError:
-                buf = b""
-            if len(buf) != span:
-                buf = self._read_at(offset, span)
-            (length,) = LENGTH.unpack_from(buf)
-            if OVERHEAD + length <= span:
-                end = HEADER_SIZE + length
-                return length, buf[HEADER_SIZE:end], CRC.unpack_from(buf, end)[0]
-        (length,) = LENGTH.unpack_from(self._read_at(offset, HEADER_SIZE).ljust(HEADER_SIZE, b"\0"))
-        data = self._read_at(offset + HEADER_SIZE, length)
-        footer = self._read_at(offset + HEADER_SIZE + length, 4)
+        got = self.bytes.record(i, offset, span)
+        if got is not None:
+            return got
+        read_at = self.bytes.read_at
+        (length,) = LENGTH.unpack_from(read_at(offset, HEADER_SIZE).ljust(HEADER_SIZE, b"\0"))
+        data = read_at(offset + HEADER_SIZE, length)
+        footer = read_at(offset + HEADER_SIZE + length, 4)
         if len(data) < length or len(footer) < 4:
             raise FileChangedError(f"the file changed while reading: {self.path}: "
                                    f"record {i} at offset {offset} no longer fits in it")
@@ -616,11 +536,33 @@ class TFRecordFile(Verification, RemoteReading, Following):
 
     @property
     def is_remote(self) -> bool:
-        return self.remote is not None
+        return self.bytes.is_remote
 
     @property
     def bytes_fetched(self) -> int | None:
-        return None if self.remote is None else int(self.remote.bytes_fetched)
+        return self.bytes.fetched
+
+    # -- the verify pass (codec.sources.verification) ---------------------------
+    def verify_iter(self, every: int = 1 << 14, *, keep_rows: bool = False) -> Iterator[IndexProgress]:
+        """Check every record's data CRC (indexing first if needed); see :meth:`Verifier.run`."""
+        return Verifier(self).run(every, keep_rows=keep_rows)
+
+    def verify(self) -> list[Problem]:
+        for _ in self.verify_iter():
+            pass
+        return self.problems
+
+    def replace_index(self, index: RecordIndex, problems: list[Problem]) -> None:
+        """Swap in an index made again, with its problems (sorted here)."""
+        with self._lock:
+            self.index, self.problems = index, sorted(problems, key=lambda p: p.offset)
+
+    def add_problems(self, found: list[Problem]) -> None:
+        """Add the problems not known yet, keeping the list sorted (swapped whole: readers see a consistent list)."""
+        with self._lock:
+            known = {(p.offset, p.kind) for p in self.problems}
+            fresh = [p for p in found if (p.offset, p.kind) not in known]
+            self.problems = sorted(self.problems + fresh, key=lambda p: p.offset)
 
     @property
     def files(self) -> list[str]:
