@@ -20,7 +20,6 @@ from typing import Any, Callable, Iterable
 
 from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
 
-from codec.storage.remote import is_url
 
 from app.workers.worker import GUI_SWITCH_INTERVAL
 

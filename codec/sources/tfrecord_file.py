@@ -16,11 +16,12 @@ from typing import Iterator
 from codec.index import cache as index_cache
 from codec.format.crc import masked_crc
 from codec.storage.file_identity import FileIdentity
-from codec.errors import CorruptRecordError, FileAccessError, FileChangedError, RecordIndexError, TruncatedRecordError
-from codec.sources.following import Following
-from codec.format.framing import CRC, HEADER_SIZE, LENGTH, OVERHEAD, Compression, Problem, ProblemKind, RecordInfo, RecordStatus
+from codec.errors import (CorruptRecordError, FileAccessError, FileChangedError, RecordIndexError, TruncatedRecordError,
+                          UsageError)
+from codec.sources.following import Follower
+from codec.format.framing import CRC, HEADER_SIZE, LENGTH, Compression, Problem, ProblemKind, RecordInfo, RecordStatus
 from codec.parallel.halves import scan_halves
-from codec.storage.inflate import InflateReader, InflateScanner, prefetch
+from codec.storage.inflate import InflateReader, InflateScanner, StreamDamage, prefetch
 from codec.storage.opening import SNIFF_WINDOW, io_errors, plain_records, sniff
 from codec.sources.pinned import PinnedRecord
 from codec.index.record_index import RecordIndex
@@ -30,11 +31,12 @@ from codec.index.scan import PROGRESS_BYTES, IndexProgress, Scanner, data_crc_pr
 from codec.index.scan_sources import PlainSource, StreamSource
 from codec.index.small_files import SMALL_BYTES, WalkedFile, walk_small_file
 from codec.sources.verification import Verifier
-from codec.storage.zran import ZranBuilder, ZranReader, zran_available
+from codec.storage.zran import ZranReader, zran_available
+from codec.sources.zran_reads import ZranIndexes
 
 
 
-class TFRecordFile(Following):
+class TFRecordFile:
     """A TFRecord file (plain, GZIP or ZLIB) with an offset index.
 
     Opening sniffs the compression; :meth:`index_iter` (or :meth:`build_index`)
@@ -46,7 +48,7 @@ class TFRecordFile(Following):
     With ``fork_halves`` a pass over a plain file of 32 MB or more runs in two
     halves, the second in a forked child (:mod:`codec.parallel.halves`): for the
     command line, never in a process with threads. :meth:`start_follow` and
-    :meth:`grow_iter` follow a file still being written (:mod:`codec.sources.following`).
+    :meth:`grow_iter` follow a file still being written (a :class:`codec.sources.following.Follower`).
     """
 
     note = None  # (a codec.sources.protocol.RecordSource: a file's records say where they are by their offsets)
@@ -91,12 +93,13 @@ class TFRecordFile(Following):
         self.problems: list[Problem] = []
         self.indexed = False
         self.verified = False
-        self._lock = threading.RLock()
-        self._inflate: InflateReader | ZranReader | None = None
-        self._zran_job: ZranBuilder | None = None  # the zran index being built for the cache
+        self.lock = threading.RLock()
+        self.stream_reader: InflateReader | ZranReader | None = None
+        self._zran = ZranIndexes(self.path, self.bytes)
         self._stream_clean = False  # the compressed stream had no damage (a zran index is possible)
-        self._stream_end = 0  # uncompressed bytes available (compressed files)
-        self._stream_state = None  # (decompressor, in, out, leftover) where the index pass's stream stopped
+        self.stream_end = 0  # uncompressed bytes available (compressed files)
+        self.stream_state: tuple | None = None  # (decompressor, in, out, leftover) where the index pass's stream stopped
+        self._follower: Follower | None = None
         if walked is not None:
             status = RecordStatus.OK if walked.verified else RecordStatus.UNCHECKED
             self.index = RecordIndex.of(walked.offsets, status)
@@ -133,11 +136,11 @@ class TFRecordFile(Following):
 
         Returns False (and keeps them) while a pass is running over the file.
         """
-        with self._lock:
+        with self.lock:
             if not self.bytes.release():
                 return False
-            if self._inflate is not None:
-                self._inflate.close()
+            if self.stream_reader is not None:
+                self.stream_reader.close()
             return True
 
     @property
@@ -155,10 +158,10 @@ class TFRecordFile(Following):
 
     def close(self) -> None:
         """Close the file; a pass still running on another thread fails at its next read."""
-        with self._lock:
+        with self.lock:
             self.bytes.close()
-            if self._inflate is not None:
-                self._inflate.close()
+            if self.stream_reader is not None:
+                self.stream_reader.close()
 
     def __enter__(self) -> "TFRecordFile":
         return self
@@ -209,8 +212,7 @@ class TFRecordFile(Following):
             if self.compression is not Compression.NONE:
                 index_cache.save_zran(self.path, self.file_size, self.version, None, 0)  # drop a stale one
                 if self._zran_possible():
-                    # After the pass, not during it: on two cores a concurrent build slowed the pass ~50%.
-                    self._zran_job = self._zran_builder()
+                    self._zran.job = self._zran.build(self.compression, self.stream_end)
 
     def _scan_plain(self, verify: bool) -> Iterator[IndexProgress]:
         read_at = self.bytes.read_at
@@ -230,15 +232,15 @@ class TFRecordFile(Following):
         happens to begin like one? Then the file is read as plain from now on."""
         if not plain_records(self.bytes.head(SNIFF_WINDOW)):
             return False
-        with self._lock:
-            if self._inflate is not None:
-                self._inflate.close()
-                self._inflate = None
+        with self.lock:
+            if self.stream_reader is not None:
+                self.stream_reader.close()
+                self.stream_reader = None
             self.compression = Compression.NONE
             self.index = RecordIndex()
             self.problems = []
             self._stream_clean = False
-            self._stream_end = 0
+            self.stream_end = 0
         return True
 
     def _scan_stream(self, verify: bool) -> Iterator[IndexProgress]:
@@ -247,21 +249,21 @@ class TFRecordFile(Following):
         self._stream_clean = False
         try:
             inflater = InflateScanner(f, self.compression)
-            self._inflate = InflateReader(self.path, self.compression, inflater.checkpoints, 0,
+            self.stream_reader = InflateReader(self.path, self.compression, inflater.checkpoints, 0,
                                           self.bytes.checked_opener())
             chunks = prefetch(inflater.chunks())
             source = StreamSource(chunks, lambda: inflater.in_pos)
             scanner = Scanner(source, self.index, self.problems, self.file_size, verify=verify)
             for progress in scanner.run():
-                self._inflate.checkpoints = inflater.checkpoints
-                self._inflate.total_out = inflater.out_pos
+                self.stream_reader.checkpoints = inflater.checkpoints
+                self.stream_reader.total_out = inflater.out_pos
                 yield progress
-            self._inflate.checkpoints = inflater.checkpoints
-            self._inflate.total_out = inflater.out_pos
-            self._stream_end = inflater.out_pos
-            self._stream_state = (inflater.end_state, inflater.in_pos, inflater.out_pos, inflater.leftover)
+            self.stream_reader.checkpoints = inflater.checkpoints
+            self.stream_reader.total_out = inflater.out_pos
+            self.stream_end = inflater.out_pos
+            self.stream_state = (inflater.end_state, inflater.in_pos, inflater.out_pos, inflater.leftover)
             for k, damage in enumerate(inflater.damages):
-                self._add_stream_damage(damage, last=k == len(inflater.damages) - 1)
+                self.add_stream_damage(damage, last=k == len(inflater.damages) - 1)
             if not inflater.damages:
                 self._stream_clean = True
         finally:
@@ -269,7 +271,7 @@ class TFRecordFile(Following):
                 chunks.close()  # stops the decompressing thread before its file closes
             f.close()
 
-    def _add_stream_damage(self, damage, last: bool = True) -> None:
+    def add_stream_damage(self, damage: StreamDamage, last: bool = True) -> None:
         """Fold one damage of the compressed stream into the problem list (one entry); the
         stream's last damage may name why the last record is cut short."""
         kind = ProblemKind(damage.kind)
@@ -286,12 +288,12 @@ class TFRecordFile(Following):
         cached = index_cache.load(self.path, self.file_size, self.version, self.compression)
         if cached is None:
             return False
-        self.index, self.problems, self.verified, self._stream_end = cached
+        self.index, self.problems, self.verified, self.stream_end = cached
         self.indexed = True
         # Only damage to the compressed stream itself carries a compressed offset.
         self._stream_clean = all(p.compressed_offset is None for p in self.problems)
         if self.compression is not Compression.NONE:
-            self._inflate = None  # a zran index from the cache, or checkpoints rebuilt on first random read
+            self.stream_reader = None  # a zran index from the cache, or checkpoints rebuilt on first random read
         return True
 
     def save_index(self) -> None:
@@ -304,7 +306,7 @@ class TFRecordFile(Following):
             index_cache.invalidate(self.path)
             return
         index_cache.save(self.path, self.file_size, self.version, self.compression,
-                         self.index, self.problems, self.verified, self._stream_end)
+                         self.index, self.problems, self.verified, self.stream_end)
 
     # -- random access ----------------------------------------------------
     def __len__(self) -> int:
@@ -313,7 +315,7 @@ class TFRecordFile(Following):
     @property
     def data_end(self) -> int:
         """Where the records' bytes end: the file's size, or a compressed file's uncompressed size."""
-        return self.file_size if self.compression is Compression.NONE else self._stream_end
+        return self.file_size if self.compression is Compression.NONE else self.stream_end
 
     def _bytes(self, pos: int, size: int) -> bytes:
         if self.compression is Compression.NONE:
@@ -327,72 +329,29 @@ class TFRecordFile(Following):
             try:
                 return reader.read(pos, size)
             except Exception:  # noqa: BLE001 - zran failed: fall back to the zlib checkpoints
-                with self._lock:
-                    if self._inflate is reader:
-                        self._inflate = self._rebuild_checkpoints()
+                with self.lock:
+                    if self.stream_reader is reader:
+                        self.stream_reader = self._rebuild_checkpoints()
                 return self._inflater().read(pos, size)
 
     def _inflater(self) -> InflateReader | ZranReader:
-        with self._lock:
-            if self._inflate is None:
-                self._inflate = self._cached_zran() or self._rebuild_checkpoints()
-            return self._inflate
+        with self.lock:
+            if self.stream_reader is None:
+                self.stream_reader = self._cached_zran() or self._rebuild_checkpoints()
+            return self.stream_reader
 
     def _zran_possible(self) -> bool:
         """A GZIP or ZLIB file whose stream is undamaged, with the cache on and indexed_gzip importable."""
         return (self.compression is not Compression.NONE and self.use_cache and zran_available()
                 and self._stream_clean)
 
-    def _zran_builder(self) -> ZranBuilder:
-        return ZranBuilder(self.path, self.compression, self._stream_end, self._zran_saver(), self.bytes.stream_opener())
-
-    def _zran_saver(self):
-        """``on_done`` for a zran build: cache it if the file is still the one indexed."""
-        path, size, version, end, identity = self.path, self.file_size, self.version, self._stream_end, self.identity
-        remote = self.bytes.is_remote
-
-        def save(blob: bytes, out: int) -> None:
-            if remote:  # its reads were pinned to the version indexed: a change failed them
-                if out == end:
-                    index_cache.save_zran(path, size, version, blob, end)
-                return
-            try:
-                st = os.stat(path)
-            except OSError:
-                return
-            if out == end and FileIdentity.of(st) == identity:
-                index_cache.save_zran(path, size, version, blob, end)
-
-        return save
-
     def wait_for_cache(self) -> None:
         """Block until background cache work (a GZIP or ZLIB file's zran index) has finished."""
-        job = self._zran_job
-        if job is not None:
-            job.result()
+        self._zran.wait()
 
     def _cached_zran(self) -> ZranReader | None:
-        """After a cache load of an undamaged GZIP or ZLIB file: random reads through a zran index.
-
-        From the cache if it holds one; else built now (one C-speed pass, the
-        cost of rebuilding the zlib checkpoints) and cached for the next open.
-        """
-        if not self._zran_possible():
-            return None
-        self.wait_for_cache()
-        index = index_cache.load_zran(self.path, self.file_size, self.version, self._stream_end)
-        if index is None:
-            built = self._zran_builder().result()
-            if built is None or built[1] != self._stream_end:
-                return None
-            index = built[0]
-        try:
-            return ZranReader(self.path, index, self._stream_end, self.compression, self.bytes.opener())
-        except Exception:  # noqa: BLE001 - an unreadable index: use the zlib checkpoints
-            return None
-        finally:
-            if not isinstance(index, bytes):
-                index.close()
+        """After a cache load of an undamaged GZIP or ZLIB file: random reads through a zran index."""
+        return self._zran.reader(self.compression, self.stream_end) if self._zran_possible() else None
 
     def _rebuild_checkpoints(self) -> InflateReader:
         """After a cache load: one decompression pass to find checkpoints again."""
@@ -443,7 +402,7 @@ class TFRecordFile(Following):
             if new is not status:
                 self.index.set_status(i, new)
                 if new is RecordStatus.DATA_CRC:
-                    self._add_problem(data_crc_problem(i, offset, stored, computed))
+                    self.add_problem(data_crc_problem(i, offset, stored, computed))
                 status = new
         return RecordData(RecordInfo(i, offset, length, status), data, stored, computed)
 
@@ -476,8 +435,8 @@ class TFRecordFile(Following):
                                        "the stream ends inside it", offset=offset, index=i)
         return length, body[:length], CRC.unpack_from(body, length)[0]
 
-    def _add_problem(self, problem: Problem) -> None:
-        with self._lock:
+    def add_problem(self, problem: Problem) -> None:
+        with self.lock:
             if any(p.offset == problem.offset and p.kind is problem.kind for p in self.problems):
                 return  # another thread (a verify pass, a view reading rows) found it first
             problems = list(self.problems)
@@ -530,6 +489,63 @@ class TFRecordFile(Following):
         """Record ``i`` for a detail view."""
         return PinnedRecord(self, i, self._check_index(i), None)
 
+    # -- following a file still being written (codec.sources.following) ------------
+    @property
+    def following(self) -> bool:
+        return self._follower is not None
+
+    @property
+    def complete_records(self) -> int:
+        """Records whose bytes are all there: all of them, less one being written."""
+        n = len(self.index)
+        return n - 1 if n and self.index.status(n - 1) is RecordStatus.WRITING else n
+
+    def writing(self) -> RecordInfo | None:
+        """The record being written (its header has arrived, not all its bytes), or None."""
+        n = len(self.index)
+        return None if n == self.complete_records else self.record_info(n - 1)
+
+    def start_follow(self) -> None:
+        """Take the file as still being written (indexing it first if needed): its unfinished end is
+        "being written" from now on, not a problem. Then call :meth:`grow_iter` as often as wanted.
+
+        Raises UsageError for a URL, FollowStopped for a compressed stream damaged before its end.
+        """
+        if self._follower is not None:
+            return
+        if not isinstance(self.bytes, LocalBytes):
+            raise UsageError(f"cannot follow {self.path}: only a local file can be followed, not a URL")
+        if not self.indexed:
+            self.build_index()
+        self._follower = Follower(self, self.bytes)
+
+    def grow_iter(self) -> Iterator[IndexProgress]:
+        """Index what was appended since the last look, yielding progress (nothing when the file has
+        not grown). Raises FollowStopped when the file shrank, was replaced, removed or rewritten."""
+        if self._follower is None:
+            raise UsageError(f"{self.path} is not being followed")
+        yield from self._follower.grow_iter()
+
+    def grow(self) -> int:
+        """:meth:`grow_iter` run to its end; the number of records complete now."""
+        for _ in self.grow_iter():
+            pass
+        return self.complete_records
+
+    def stop_follow(self) -> Iterator[IndexProgress]:
+        """Stop following: the end is read once more as an ordinary open reads it (a record cut
+        short is truncated then, a problem). A generator (the end may be large): run it through."""
+        if self._follower is not None:
+            yield from self._follower.stop_follow()
+
+    def end_follow(self) -> None:
+        """Stop following at once, leaving the index as it is (after an error: :meth:`stop_follow` reads
+        the end again)."""
+        with self.lock:
+            if self._follower is not None:
+                self._follower = None
+                self.bytes.let_go()
+
     # -- facts of a record source (codec.sources.protocol.RecordSource) ----------
     is_set = False  # one file
     numbered_out_of_order = False  # records are appended, never numbered in between
@@ -554,12 +570,12 @@ class TFRecordFile(Following):
 
     def replace_index(self, index: RecordIndex, problems: list[Problem]) -> None:
         """Swap in an index made again, with its problems (sorted here)."""
-        with self._lock:
+        with self.lock:
             self.index, self.problems = index, sorted(problems, key=lambda p: p.offset)
 
     def add_problems(self, found: list[Problem]) -> None:
         """Add the problems not known yet, keeping the list sorted (swapped whole: readers see a consistent list)."""
-        with self._lock:
+        with self.lock:
             known = {(p.offset, p.kind) for p in self.problems}
             fresh = [p for p in found if (p.offset, p.kind) not in known]
             self.problems = sorted(self.problems + fresh, key=lambda p: p.offset)
@@ -624,10 +640,6 @@ def indexed_file(path: str, *, check_crc: bool = True, use_cache: bool = True, i
     except BaseException:
         f.close()
         raise
-
-
-def parse_compression(name: str | None) -> Compression:
-    return Compression.parse(name)
 
 
 __all__ = ["TFRecordFile", "indexed_file", "open_tfrecord", "walked_file"]

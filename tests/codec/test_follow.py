@@ -217,7 +217,7 @@ def test_a_remote_file_is_not_followed():
     from types import SimpleNamespace
 
     f = TFRecordFile.__new__(TFRecordFile)
-    f.bytes, f.path, f._follow = SimpleNamespace(is_remote=True), "s3://bucket/x.tfrecord", None
+    f.bytes, f.path, f._follower = SimpleNamespace(is_remote=True), "s3://bucket/x.tfrecord", None
     with pytest.raises(UsageError, match="only a local file"):
         f.start_follow()
 
@@ -247,7 +247,7 @@ def test_a_compressed_file_whose_index_came_from_the_cache_is_followed_too(tmp_p
     TFRecordFile(path).build_index().close()  # writes the cache entry
     f = TFRecordFile(path)
     f.build_index()
-    assert f._stream_state is None  # loaded from the cache: no decompressor to go on with
+    assert f.stream_state is None  # loaded from the cache: no decompressor to go on with
     f.start_follow()  # inflates the file once to find where its stream stopped
     append(path, data[len(data) // 2:])
     assert f.grow() == 30 and complete(f) == records and f.problems == []
