@@ -138,7 +138,7 @@ class _FromScanner(Scanner):
         from codec.index.scan import PROGRESS_BYTES
 
         hop_span = PROGRESS_BYTES if f.remote is not None else 0  # as the reader walks a remote file
-        super().__init__(PlainSource(f.bytes.read_at, f.file_size, hop_span=hop_span), index, problems, f.file_size,
+        super().__init__(PlainSource(f.byte_source.read_at, f.file_size, hop_span=hop_span), index, problems, f.file_size,
                          verify=True)
 
     def first_record(self, at: int) -> int | None:

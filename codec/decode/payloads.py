@@ -82,11 +82,14 @@ class KindReader:
     (:func:`kind_reader`), not per record: an import statement costs microseconds even when loaded.
     """
 
-    def json(self, decoded: DecodedRecord) -> dict: ...
+    def json(self, decoded: DecodedRecord) -> dict:
+        raise NotImplementedError
 
-    def tree(self, decoded: DecodedRecord) -> TreeNode: ...
+    def tree(self, decoded: DecodedRecord) -> TreeNode:
+        raise NotImplementedError
 
-    def fields(self, decoded: DecodedRecord) -> dict[str, tuple[str, list]]: ...
+    def fields(self, decoded: DecodedRecord) -> dict[str, tuple[str, list]]:
+        raise NotImplementedError
 
 
 class TensorKind(KindReader):

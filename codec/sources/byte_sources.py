@@ -18,7 +18,7 @@ import functools
 import os
 import threading
 from contextlib import contextmanager
-from typing import IO, Any, Callable, Iterator
+from typing import Any, BinaryIO, Callable, Iterator
 
 from codec.errors import FileAccessError, FileChangedError, TFRecordError
 from codec.format.framing import CRC, HEADER_SIZE, LENGTH, OVERHEAD
@@ -230,19 +230,19 @@ class LocalBytes:
             self.identity = FileIdentity.of(st)  # a later reopen compares with it
 
     # -- what the compressed-stream readers open ----------------------------------
-    def open_stream(self, streaming: bool = False) -> IO[bytes]:
+    def open_stream(self, streaming: bool = False) -> BinaryIO:
         """The file as a binary file object, checked to be the version opened."""
         return open_same_file(self.path, self.identity)
 
-    def opener(self) -> Callable[[], IO[bytes]] | None:
+    def opener(self) -> Callable[[], BinaryIO] | None:
         """What the GZIP/ZLIB random readers open the file with; None: by its path."""
         return None
 
-    def checked_opener(self) -> Callable[..., IO[bytes]]:
+    def checked_opener(self) -> Callable[..., BinaryIO]:
         """The path checked to hold the file opened (a partial, not a method: no cycle through the reader)."""
         return functools.partial(open_same_file, self.path, self.identity)
 
-    def stream_opener(self) -> Callable[[], IO[bytes]] | None:
+    def stream_opener(self) -> Callable[[], BinaryIO] | None:
         """What a front-to-back reader (the zran build) opens the file with; None: by its path."""
         return None
 
@@ -413,17 +413,17 @@ class RemoteBytes:
         return self.remote.read_at(0, n)
 
     # -- what the compressed-stream readers open ----------------------------------
-    def open_stream(self, streaming: bool = False) -> IO[bytes]:
+    def open_stream(self, streaming: bool = False) -> BinaryIO:
         """The object as a binary file object, prefetching for a pass when ``streaming``."""
         return self._track(self.remote.file(streaming=True)) if streaming else self.remote.file()
 
-    def opener(self) -> Callable[[], IO[bytes]] | None:
+    def opener(self) -> Callable[[], BinaryIO] | None:
         return self.remote.file
 
-    def checked_opener(self) -> Callable[..., IO[bytes]]:
+    def checked_opener(self) -> Callable[..., BinaryIO]:
         return self.remote.file
 
-    def stream_opener(self) -> Callable[[], IO[bytes]] | None:
+    def stream_opener(self) -> Callable[[], BinaryIO] | None:
         return lambda: self.open_stream(streaming=True)
 
 

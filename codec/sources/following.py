@@ -131,7 +131,7 @@ class _GrowingIndex:
     def set_status(self, i: int, status: RecordStatus) -> None:
         self._index.set_status(i, status)
 
-    def append(self, offsets, status=RecordStatus.UNCHECKED) -> None:
+    def append(self, offsets: np.ndarray | list[int], status: np.ndarray | int = RecordStatus.UNCHECKED) -> None:
         offsets = np.asarray(offsets, dtype=np.uint64)
         if self._held is not None and offsets.shape[0]:
             k, self._held = self._held, None
@@ -182,7 +182,7 @@ class Follower:
 
     def __init__(self, f: Followable, local: LocalBytes) -> None:
         self.f = f
-        self.bytes = local
+        self.byte_source = local
         stream = self._stream_growth() if f.compression is not Compression.NONE else None
         if isinstance(f.stream_reader, InflateReader):
             f.stream_reader.reopen_with(functools.partial(open_same_file, f.path, local.identity, growing=True))
@@ -216,7 +216,7 @@ class Follower:
                 for _ in inflater.chunks():
                     pass
             inflate = InflateReader(self.f.path, self.f.compression, inflater.checkpoints, inflater.out_pos,
-                                    self.bytes.opener())
+                                    self.byte_source.opener())
             state = (inflater.end_state, inflater.in_pos, inflater.out_pos, inflater.leftover)
             with self.f.lock:
                 if self.f.stream_reader is not None:
@@ -247,11 +247,11 @@ class Follower:
         if st.st_size == self.f.file_size and not state.rescan:
             return
         at, seen = state.mark
-        if self.bytes.read_at(at, len(seen)) != seen:
+        if self.byte_source.read_at(at, len(seen)) != seen:
             raise self._stop(f"{self.f.path} was rewritten (its bytes at offset {at:,} changed)")
         state.rescan = False
         with self.f.lock:
-            self.bytes.grew(st)  # the version now read: a later reopen compares with it
+            self.byte_source.grew(st)  # the version now read: a later reopen compares with it
         if not len(self.f.index) and not state.resume and state.stream is None:
             self._sniff_again(state)
         yield from self._grow_pass(state, open_end=True)
@@ -259,9 +259,10 @@ class Follower:
 
     def _grow_pass(self, state: _FollowState, *, open_end: bool) -> Iterator[IndexProgress]:
         """The index pass from ``state.resume`` to the end of the data as it is now."""
+        read: Callable[[int, int], bytes]
         if state.stream is not None:
             try:
-                state.stream.grow(self.bytes.read_at)
+                state.stream.grow(self.byte_source.read_at)
             except StreamDamage as damage:
                 self.f.add_stream_damage(damage)
                 raise self._stop(f"{self.f.path}: {damage.detail}") from None
@@ -270,9 +271,9 @@ class Follower:
                     self.f.stream_end = state.stream.out_pos
                     if self.f.stream_reader is not None:
                         self.f.stream_reader.total_out = state.stream.out_pos
-            size, read = state.stream.out_pos, self.f.read_bytes
+            size, read = state.stream.out_pos, self.f.read_bytes  # (the stream's uncompressed bytes)
         else:
-            size, read = self.f.file_size, self.bytes.read_at
+            size, read = self.f.file_size, self.byte_source.read_at
         found: list[Problem] = []
         index = _GrowingIndex(self.f.index, state.held)
         scanner = Scanner(PlainSource(read, size), index, found, size, verify=self.f.verified, open_end=open_end)
@@ -307,7 +308,7 @@ class Follower:
     def _sniff_again(self, state: _FollowState) -> None:
         """Nothing indexed yet: a file followed from its first bytes may turn out GZIP or ZLIB now."""
         try:
-            compression = sniff(self.bytes.read_at, self.f.path)
+            compression = sniff(self.byte_source.read_at, self.f.path)
         except TFRecordError:
             return
         if compression is Compression.NONE:
@@ -316,12 +317,12 @@ class Follower:
         checkpoints = [Checkpoint(0, 0, d.copy())]
         with self.f.lock:
             self.f.compression = compression
-            self.f.stream_reader = InflateReader(self.f.path, compression, checkpoints, 0, self.bytes.opener())
+            self.f.stream_reader = InflateReader(self.f.path, compression, checkpoints, 0, self.byte_source.opener())
         state.stream = StreamGrowth(compression, d, 0, 0, b"", checkpoints)
 
     def _mark(self) -> tuple[int, bytes]:
         at = max(0, self.f.file_size - MARK)
-        return at, self.bytes.read_at(at, self.f.file_size - at)
+        return at, self.byte_source.read_at(at, self.f.file_size - at)
 
     def stop_follow(self) -> Iterator[IndexProgress]:
         """Stop following: the end is read once more as an ordinary open reads it (a record cut

@@ -64,38 +64,38 @@ class TFRecordFile:
         nothing is opened now (the file is as if released; a read reopens it and checks it unchanged)."""
         self.path = os.fspath(path)
         self.check_crc = check_crc
-        self.bytes: ByteSource
+        self.byte_source: ByteSource
         if walked is not None:
             self.compression = Compression.NONE
-            self.bytes = LocalBytes(self.path, walked.size, walked.mtime_ns, walked.identity, None)
+            self.byte_source = LocalBytes(self.path, walked.size, walked.mtime_ns, walked.identity, None)
             self.use_cache = False
         elif "://" in self.path and _is_url(self.path):
-            self.bytes = RemoteBytes(self.path, info)
-            self.use_cache = use_cache and self.bytes.size >= index_cache.MIN_CACHED_BYTES
+            self.byte_source = RemoteBytes(self.path, info)
+            self.use_cache = use_cache and self.byte_source.size >= index_cache.MIN_CACHED_BYTES
             # the compression from the index cache when it knows this version of the object, else sniffed
             entry = index_cache.open_entry(self.path, self.file_size, self.version) if self.use_cache else None
             if entry is not None:
                 with entry:
                     self.compression = entry.compression
             else:
-                self.compression = sniff(self.bytes.remote.read, self.path)
+                self.compression = sniff(self.byte_source.remote.read, self.path)
         else:
-            self.bytes, fd = LocalBytes.open(self.path)
+            self.byte_source, fd = LocalBytes.open(self.path)
             try:
                 self.compression = sniff(fd, self.path)
             except BaseException:
-                self.bytes.close()
+                self.byte_source.close()
                 raise
             # A small file indexes faster than its cache entry is written or read (a set of 10,000 shards)
-            self.use_cache = use_cache and self.bytes.size >= index_cache.MIN_CACHED_BYTES
-        self.fork_halves = fork_halves and not self.bytes.is_remote  # async filesystems are not fork-safe
+            self.use_cache = use_cache and self.byte_source.size >= index_cache.MIN_CACHED_BYTES
+        self.fork_halves = fork_halves and not self.byte_source.is_remote  # async filesystems are not fork-safe
         self.index = RecordIndex()
         self.problems: list[Problem] = []
         self.indexed = False
         self.verified = False
         self.lock = threading.RLock()
         self.stream_reader: InflateReader | ZranReader | None = None
-        self._zran = ZranIndexes(self.path, self.bytes)
+        self._zran = ZranIndexes(self.path, self.byte_source)
         self._stream_clean = False  # the compressed stream had no damage (a zran index is possible)
         self.stream_end = 0  # uncompressed bytes available (compressed files)
         self.stream_state: tuple | None = None  # (decompressor, in, out, leftover) where the index pass's stream stopped
@@ -109,26 +109,26 @@ class TFRecordFile:
     # -- the bytes ------------------------------------------------------
     @property
     def file_size(self) -> int:
-        return self.bytes.size
+        return self.byte_source.size
 
     @property
     def mtime_ns(self) -> int:
-        return self.bytes.mtime_ns
+        return self.byte_source.mtime_ns
 
     @property
     def identity(self) -> FileIdentity | None:
         """Which file, which version (None for a URL: its reads are pinned to the version opened)."""
-        return self.bytes.identity
+        return self.byte_source.identity
 
     @property
     def version(self) -> str:
         """What keys its index in the cache."""
-        return self.bytes.version
+        return self.byte_source.version
 
     @property
     def remote(self):
         """The :class:`codec.storage.remote.RemoteFile` of a URL, else None."""
-        return self.bytes.remote
+        return self.byte_source.remote
 
     # -- lifetime ---------------------------------------------------------
     def release(self) -> bool:
@@ -137,7 +137,7 @@ class TFRecordFile:
         Returns False (and keeps them) while a pass is running over the file.
         """
         with self.lock:
-            if not self.bytes.release():
+            if not self.byte_source.release():
                 return False
             if self.stream_reader is not None:
                 self.stream_reader.close()
@@ -145,21 +145,21 @@ class TFRecordFile:
 
     @property
     def is_open(self) -> bool:
-        return self.bytes.is_open
+        return self.byte_source.is_open
 
     def holding(self):
         """Context: the file is open and will not be released until the block ends (a pass)."""
-        return self.bytes.holding()
+        return self.byte_source.holding()
 
     def streaming(self):
         """Context: the calling thread reads the file front to back (a pass); a remote file's
         reads then come from chunks fetched ahead. Nothing changes for a local file."""
-        return self.bytes.streaming()
+        return self.byte_source.streaming()
 
     def close(self) -> None:
         """Close the file; a pass still running on another thread fails at its next read."""
         with self.lock:
-            self.bytes.close()
+            self.byte_source.close()
             if self.stream_reader is not None:
                 self.stream_reader.close()
 
@@ -215,7 +215,7 @@ class TFRecordFile:
                     self._zran.job = self._zran.build(self.compression, self.stream_end)
 
     def _scan_plain(self, verify: bool) -> Iterator[IndexProgress]:
-        read_at = self.bytes.read_at
+        read_at = self.byte_source.read_at
         with self.holding():
             halves = scan_halves(read_at, self.file_size, verify) if self.fork_halves else None
             if halves is not None:
@@ -224,13 +224,13 @@ class TFRecordFile:
                 return
             # (a remote file: chunks fetched ahead of the walk, dropped behind it)
             with self.streaming():
-                source = PlainSource(read_at, self.file_size, hop_span=PROGRESS_BYTES if self.bytes.is_remote else 0)
+                source = PlainSource(read_at, self.file_size, hop_span=PROGRESS_BYTES if self.byte_source.is_remote else 0)
                 yield from Scanner(source, self.index, self.problems, self.file_size, verify=verify).run()
 
     def _plain_after_all(self) -> bool:
         """A GZIP or ZLIB start whose stream gave no record: is it a plain file whose first header
         happens to begin like one? Then the file is read as plain from now on."""
-        if not plain_records(self.bytes.head(SNIFF_WINDOW)):
+        if not plain_records(self.byte_source.head(SNIFF_WINDOW)):
             return False
         with self.lock:
             if self.stream_reader is not None:
@@ -244,13 +244,13 @@ class TFRecordFile:
         return True
 
     def _scan_stream(self, verify: bool) -> Iterator[IndexProgress]:
-        f = self.bytes.open_stream(streaming=True)
+        f = self.byte_source.open_stream(streaming=True)
         chunks = None
         self._stream_clean = False
         try:
             inflater = InflateScanner(f, self.compression)
             self.stream_reader = InflateReader(self.path, self.compression, inflater.checkpoints, 0,
-                                          self.bytes.checked_opener())
+                                          self.byte_source.checked_opener())
             chunks = prefetch(inflater.chunks())
             source = StreamSource(chunks, lambda: inflater.in_pos)
             scanner = Scanner(source, self.index, self.problems, self.file_size, verify=verify)
@@ -275,11 +275,11 @@ class TFRecordFile:
         """Fold one damage of the compressed stream into the problem list (one entry); the
         stream's last damage may name why the last record is cut short."""
         kind = ProblemKind(damage.kind)
-        last = self.problems[-1] if self.problems and last else None
-        if last is not None and last.kind is ProblemKind.TRUNCATED and last.offset + last.size >= damage.out_pos:
-            self.problems[-1] = Problem(last.index, last.offset, kind, f"{last.detail}: {damage.detail}",
-                                        size=last.size, compressed_offset=damage.compressed_offset,
-                                        expected=last.expected, found=last.found)
+        prev = self.problems[-1] if self.problems and last else None
+        if prev is not None and prev.kind is ProblemKind.TRUNCATED and prev.offset + prev.size >= damage.out_pos:
+            self.problems[-1] = Problem(prev.index, prev.offset, kind, f"{prev.detail}: {damage.detail}",
+                                        size=prev.size, compressed_offset=damage.compressed_offset,
+                                        expected=prev.expected, found=prev.found)
         else:
             self.problems.append(Problem(None, damage.out_pos, kind, damage.detail,
                                          compressed_offset=damage.compressed_offset))
@@ -300,7 +300,7 @@ class TFRecordFile:
         """Keep the index in the cache (unless the file is followed, or remote and damaged)."""
         if self.following:
             return  # its end is unfinished: the next open reads it again
-        if self.bytes.is_remote and self.problems:
+        if self.byte_source.is_remote and self.problems:
             # Damage seen through a network may be the server's or the connection's, not the object's:
             # the next open reads it again instead of trusting an index of those bytes.
             index_cache.invalidate(self.path)
@@ -319,8 +319,8 @@ class TFRecordFile:
 
     def _bytes(self, pos: int, size: int) -> bytes:
         if self.compression is Compression.NONE:
-            return self.bytes.read_at(pos, size)
-        if self.bytes.closed:
+            return self.byte_source.read_at(pos, size)
+        if self.byte_source.closed:
             raise FileAccessError(f"{self.path} was closed")
         with io_errors(self.path):
             reader = self._inflater()
@@ -355,12 +355,12 @@ class TFRecordFile:
 
     def _rebuild_checkpoints(self) -> InflateReader:
         """After a cache load: one decompression pass to find checkpoints again."""
-        with self.bytes.open_stream(streaming=True) as f, io_errors(self.path):
+        with self.byte_source.open_stream(streaming=True) as f, io_errors(self.path):
             inflater = InflateScanner(f, self.compression)
             for _ in inflater.chunks():
                 pass
         return InflateReader(self.path, self.compression, inflater.checkpoints, inflater.out_pos,
-                             self.bytes.checked_opener())
+                             self.byte_source.checked_opener())
 
     def read_bytes(self, offset: int, size: int) -> bytes:
         """Raw bytes of the (uncompressed) stream, e.g. for a hex view."""
@@ -414,10 +414,10 @@ class TFRecordFile:
         next (:meth:`codec.sources.byte_sources.LocalBytes.record`); a larger one in three
         (header, data, CRC), so that its data is not copied again out of a larger buffer.
         """
-        got = self.bytes.record(i, offset, span)
+        got = self.byte_source.record(i, offset, span)
         if got is not None:
             return got
-        read_at = self.bytes.read_at
+        read_at = self.byte_source.read_at
         (length,) = LENGTH.unpack_from(read_at(offset, HEADER_SIZE).ljust(HEADER_SIZE, b"\0"))
         data = read_at(offset + HEADER_SIZE, length)
         footer = read_at(offset + HEADER_SIZE + length, 4)
@@ -513,11 +513,11 @@ class TFRecordFile:
         """
         if self._follower is not None:
             return
-        if not isinstance(self.bytes, LocalBytes):
+        if not isinstance(self.byte_source, LocalBytes):
             raise UsageError(f"cannot follow {self.path}: only a local file can be followed, not a URL")
         if not self.indexed:
             self.build_index()
-        self._follower = Follower(self, self.bytes)
+        self._follower = Follower(self, self.byte_source)
 
     def grow_iter(self) -> Iterator[IndexProgress]:
         """Index what was appended since the last look, yielding progress (nothing when the file has
@@ -544,7 +544,7 @@ class TFRecordFile:
         with self.lock:
             if self._follower is not None:
                 self._follower = None
-                self.bytes.let_go()
+                self.byte_source.let_go()
 
     # -- facts of a record source (codec.sources.protocol.RecordSource) ----------
     is_set = False  # one file
@@ -552,11 +552,11 @@ class TFRecordFile:
 
     @property
     def is_remote(self) -> bool:
-        return self.bytes.is_remote
+        return self.byte_source.is_remote
 
     @property
     def bytes_fetched(self) -> int | None:
-        return self.bytes.fetched
+        return self.byte_source.fetched
 
     # -- the verify pass (codec.sources.verification) ---------------------------
     def verify_iter(self, every: int = 1 << 14, *, keep_rows: bool = False) -> Iterator[IndexProgress]:

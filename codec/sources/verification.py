@@ -47,7 +47,7 @@ class Verifiable(Protocol):
     verified: bool
     use_cache: bool
     fork_halves: bool
-    bytes: ByteSource
+    byte_source: ByteSource
 
     @property
     def file_size(self) -> int: ...
@@ -77,7 +77,7 @@ class Verifier:
 
     def __init__(self, f: Verifiable) -> None:
         self.f = f
-        self._read_at = f.bytes.read_at  # the (plain) file's bytes
+        self._read_at = f.byte_source.read_at  # the (plain) file's bytes
 
     def run(self, every: int = 1 << 14, *, keep_rows: bool = False) -> Iterator[IndexProgress]:
         """Check every record's data CRC (indexing first if needed).

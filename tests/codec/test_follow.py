@@ -217,7 +217,7 @@ def test_a_remote_file_is_not_followed():
     from types import SimpleNamespace
 
     f = TFRecordFile.__new__(TFRecordFile)
-    f.bytes, f.path, f._follower = SimpleNamespace(is_remote=True), "s3://bucket/x.tfrecord", None
+    f.byte_source, f.path, f._follower = SimpleNamespace(is_remote=True), "s3://bucket/x.tfrecord", None
     with pytest.raises(UsageError, match="only a local file"):
         f.start_follow()
 
