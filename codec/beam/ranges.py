@@ -154,7 +154,7 @@ def first_record(f: TFRecordFile, at: int) -> int | None:
 def walk(f: TFRecordFile, start: int, until: Callable[[np.ndarray], int]) -> Walk:
     """Run the reader's verifying pass over the plain file ``f`` from the record start ``start`` until
     ``until(new offsets)`` names one (its position, -1 for none) or the file ends."""
-    index, problems = RecordIndex(), []
+    index, problems = RecordIndex(), list[Problem]()
     run = _FromScanner(f, index, problems).run(start)
     seen, hit = 0, -1
     try:

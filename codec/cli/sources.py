@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import sys
+from typing import Any
 
 from codec.errors import UsageError
 
@@ -58,7 +59,7 @@ def open_source(args, verify: bool = False):
 
     chosen = choice(args)
     files = chosen.files
-    options = {"check_crc": not args.no_crc, "use_cache": not args.no_cache}
+    options: dict[str, Any] = {"check_crc": not args.no_crc, "use_cache": not args.no_cache}
     named = args.file if isinstance(args.file, list) else [args.file]
     if chosen.dataset is None and any(is_url(p) for p in files):
         found, notes = _expanded(files)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import base64
 import math
-from typing import Any, Union
+from typing import Any, Union, cast
 
 from google.protobuf.message import DecodeError
 
@@ -238,13 +238,13 @@ def feature_values(feature: Any) -> tuple[str | None, list[Value]]:
     return None, []
 
 
-def shown_values(feature: Any) -> tuple[str | None, list[Value]]:
+def shown_values(feature: Any) -> tuple[str | None, list[Value] | list[str]]:
     """:func:`feature_values` with the dtype :func:`format_value` shows them by: a payload's doubles
     as "double" (in full), its enums as "enum" (their names as text, bare, as the tree shows them)."""
     dtype, values = feature_values(feature)
     scalar = scalar_of(feature)
     if scalar == "enum":
-        return "enum", [v.decode("utf-8", "backslashreplace") for v in values]
+        return "enum", [cast(bytes, v).decode("utf-8", "backslashreplace") for v in values]  # (names: bytes)
     return ("double" if scalar == "double" else dtype), values
 
 
@@ -382,7 +382,7 @@ def _format_binary(b: bytes, max_len: int) -> str:
     return f"hex: {hex_part}{ellipsis}{suffix}"
 
 
-def format_value(value: Value, dtype: str | None = None, max_len: int = 80) -> str:
+def format_value(value: Value | str, dtype: str | None = None, max_len: int = 80) -> str:
     """One value as a short readable string.
 
     ints as ints, exact whatever their size; floats as their shortest float32 form (``0.1``, ``nan``,
@@ -392,7 +392,7 @@ def format_value(value: Value, dtype: str | None = None, max_len: int = 80) -> s
     bools as true/false.
     """
     if dtype == "bytes" or isinstance(value, (bytes, bytearray, memoryview)):
-        b = bytes(value)
+        b = bytes(cast(bytes, value))  # (of dtype "bytes": bytes-like)
         return _format_text(b, max_len) if is_text(b) else _format_binary(b, max_len)
     if isinstance(value, str):
         return value if len(value) <= max_len else value[: max_len - 1] + "…"
