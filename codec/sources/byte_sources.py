@@ -41,27 +41,64 @@ def _framed(buf: bytes, span: int) -> Frame | None:
     return length, buf[HEADER_SIZE:end], CRC.unpack_from(buf, end)[0]
 
 
-class _Holding:
-    """What both byte sources count: passes that hold the file open, and whether it was closed."""
+class _Held:
+    """What both byte sources keep: passes that hold the file open (no release meanwhile), and whether it
+    was closed. A subclass says how it opens (``acquire``) and what a release lets go of (``_drop``)."""
 
     def __init__(self) -> None:
-        self.lock = threading.RLock()
-        self.pins = 0  # passes running over the file: no release meanwhile
-        self.closed = False
+        self._lock = threading.RLock()
+        self._pins = 0
+        self._closed = False
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    @property
+    def pinned(self) -> bool:
+        return bool(self._pins)
+
+    def acquire(self) -> None:
+        raise NotImplementedError
+
+    def _drop(self) -> None:
+        raise NotImplementedError
 
     @contextmanager
-    def held(self, opener: Callable[[], None]) -> Iterator[None]:
-        with self.lock:
-            opener()
-            self.pins += 1
+    def holding(self) -> Iterator[None]:
+        """Context: the file is open and will not be released until the block ends."""
+        self.hold()
         try:
             yield
         finally:
-            with self.lock:
-                self.pins = max(0, self.pins - 1)
+            self.let_go()
+
+    def hold(self) -> None:
+        """Hold the file open until :meth:`let_go` (a pass, or a followed file)."""
+        with self._lock:
+            self.acquire()
+            self._pins += 1
+
+    def let_go(self) -> None:
+        with self._lock:
+            self._pins = max(0, self._pins - 1)
+
+    def release(self) -> bool:
+        """Let go of what is held between reads; False while a pass holds the file."""
+        with self._lock:
+            if self._pins:
+                return False
+            self._drop()
+            return True
+
+    def close(self) -> None:
+        with self._lock:
+            self._closed = True
+            self._pins = 0
+            self._drop()
 
 
-class LocalBytes:
+class LocalBytes(_Held):
     """A local file's bytes by ``pread``; released (fd closed) and reopened only if it is the same version."""
 
     remote = None  # (a RemoteBytes' RemoteFile)
@@ -72,8 +109,8 @@ class LocalBytes:
         self.size = size
         self.mtime_ns = mtime_ns
         self.identity = identity  # which file, which version
+        super().__init__()
         self._handle: Handle | None = None if fd is None else Handle(fd)
-        self._state = _Holding()
 
     @classmethod
     def open(cls, path: str) -> tuple[LocalBytes, int]:
@@ -87,14 +124,6 @@ class LocalBytes:
         return self.identity.stamp
 
     @property
-    def closed(self) -> bool:
-        return self._state.closed
-
-    @property
-    def pinned(self) -> bool:
-        return bool(self._state.pins)
-
-    @property
     def is_open(self) -> bool:
         return self._handle is not None
 
@@ -105,10 +134,10 @@ class LocalBytes:
     # -- lifetime -------------------------------------------------------------
     def acquire(self) -> None:
         """Open the file if it was released; refuse if it changed since."""
-        with self._state.lock:
+        with self._lock:
             if self._handle is not None:
                 return
-            if self._state.closed:
+            if self._closed:
                 raise FileAccessError(f"{self.path} was closed")
             fd, st = open_fd(self.path)
             # (a followed file is pinned open: it is never released, so never reopened grown)
@@ -121,39 +150,14 @@ class LocalBytes:
         """The open fd (reopened if released); hold the result while reading through it."""
         h = self._handle
         if h is None:
-            with self._state.lock:
+            with self._lock:
                 self.acquire()
                 h = self._handle
         assert h is not None
         return h
 
-    def holding(self):
-        """Context: the file is open and will not be released until the block ends."""
-        return self._state.held(self.acquire)
-
-    def hold(self) -> None:
-        """Hold the file open until :meth:`let_go` (a followed file)."""
-        with self._state.lock:
-            self.acquire()
-            self._state.pins += 1
-
-    def let_go(self) -> None:
-        with self._state.lock:
-            self._state.pins = max(0, self._state.pins - 1)
-
-    def release(self) -> bool:
-        """Close the fd (with the last read still using it); False while a pass holds it."""
-        with self._state.lock:
-            if self._state.pins:
-                return False
-            self._handle = None
-            return True
-
-    def close(self) -> None:
-        with self._state.lock:
-            self._state.closed = True
-            self._state.pins = 0
-            self._handle = None
+    def _drop(self) -> None:
+        self._handle = None  # the fd closes with the last read still using it
 
     def streaming(self):
         """Context: the calling thread reads the file front to back (nothing changes for a local file)."""
@@ -225,7 +229,7 @@ class LocalBytes:
 
     def grew(self, st: os.stat_result) -> None:
         """The file followed has grown to ``st``: the version read from now on."""
-        with self._state.lock:
+        with self._lock:
             self.size, self.mtime_ns = st.st_size, st.st_mtime_ns
             self.identity = FileIdentity.of(st)  # a later reopen compares with it
 
@@ -260,7 +264,7 @@ class _Nothing:
 _NOTHING = _Nothing()
 
 
-class RemoteBytes:
+class RemoteBytes(_Held):
     """A remote object's bytes (:class:`codec.storage.remote.RemoteFile`), each read pinned to the version opened."""
 
     is_remote = True
@@ -275,23 +279,15 @@ class RemoteBytes:
         self.size: int = self.remote.size
         self.mtime_ns: Any = self.remote.token  # the version, for the index cache
         self.version: str = self.remote.token
-        self._state = _Holding()
+        super().__init__()
         self._tls = threading.local()
         self._passes: set = set()  # prefetchers and stream files to close with the file
         self._in_order: Any = None  # the Prefetcher of records read in order, made on demand
         self._next_read = -1
 
     @property
-    def closed(self) -> bool:
-        return self._state.closed
-
-    @property
-    def pinned(self) -> bool:
-        return bool(self._state.pins)
-
-    @property
     def is_open(self) -> bool:
-        return not self._state.closed and (self.remote.holding or bool(self._passes))
+        return not self._closed and (self.remote.holding or bool(self._passes))
 
     @property
     def fetched(self) -> int | None:
@@ -300,36 +296,12 @@ class RemoteBytes:
     # -- lifetime -------------------------------------------------------------
     def acquire(self) -> None:
         """Nothing held between reads (each read is pinned to the version opened); refuses once closed."""
-        if self._state.closed:
+        if self._closed:
             raise FileAccessError(f"{self.path} was closed")
 
-    def holding(self):
-        return self._state.held(self.acquire)
-
-    def hold(self) -> None:  # (a URL is never followed)
-        with self._state.lock:
-            self._state.pins += 1
-
-    def let_go(self) -> None:
-        with self._state.lock:
-            self._state.pins = max(0, self._state.pins - 1)
-
-    def release(self) -> bool:
-        """Stop the passes and let go of the cached blocks; False while a pass holds the file."""
-        with self._state.lock:
-            if self._state.pins:
-                return False
-        self._stop()
-        return True
-
-    def close(self) -> None:
-        with self._state.lock:
-            self._state.closed = True
-            self._state.pins = 0
-        self._stop()
-
-    def _stop(self) -> None:
-        with self._state.lock:
+    def _drop(self) -> None:
+        """Stop the passes and let go of the cached blocks."""
+        with self._lock:
             passes, self._passes = self._passes, set()
             self._in_order = None
         for thing in passes:
@@ -337,15 +309,15 @@ class RemoteBytes:
         self.remote.drop_cache()
 
     def _track(self, thing):
-        with self._state.lock:
-            if self._state.closed:
+        with self._lock:
+            if self._closed:
                 thing.close()
                 raise FileAccessError(f"{self.remote.shown} was closed")
             self._passes.add(thing)
         return thing
 
     def _untrack(self, thing) -> None:
-        with self._state.lock:
+        with self._lock:
             self._passes.discard(thing)
 
     @contextmanager
@@ -366,14 +338,14 @@ class RemoteBytes:
         want = min(n, self.size - pos)
         if want <= 0:
             return b""
-        if self._state.closed:
+        if self._closed:
             raise FileAccessError(f"{self.remote.shown} was closed")
         stream = getattr(self._tls, "stream", None)  # (threading.local: unset on other threads)
         return stream.read_at(pos, want) if stream is not None else self.remote.read(pos, want)
 
     def _read_exactly(self, pos: int, n: int) -> bytes:
         """These bytes in one request of their own (no block around them)."""
-        if self._state.closed:
+        if self._closed:
             raise FileAccessError(f"{self.remote.shown} was closed")
         return self.remote.read_at(pos, min(n, self.size - pos))
 
@@ -393,7 +365,7 @@ class RemoteBytes:
             try:
                 buf = stream.read_at(offset, span)
             except FileAccessError:
-                if self._state.closed or not stream.closed:
+                if self._closed or not stream.closed:
                     raise
                 buf = self._read_exactly(offset, span)  # its reader was let go (a release): this one alone
         elif span <= ONE_READ:
@@ -403,8 +375,8 @@ class RemoteBytes:
         return _framed(buf, span)
 
     def _reading_in_order(self):
-        with self._state.lock:
-            if self._in_order is None and not self._state.closed:
+        with self._lock:
+            if self._in_order is None and not self._closed:
                 self._in_order = self.remote.stream()
                 self._passes.add(self._in_order)
             return self._in_order

@@ -55,17 +55,8 @@ class RecordIndexView(Protocol):
     def statuses(self) -> np.ndarray: ...
 
 
-class RecordReader(Protocol):
-    """What a detail view needs of the records it shows: each one's bytes, facts and frame.
-
-    ``note``: one line on where a record comes from when its offset alone does
-    not say it (a record of a shard, an edited record), else None.
-    ``unsaved``: the records have no place in a file yet; the hex view frames
-    them itself. ``modified``: they differ from the file on disk.
-    ``payload``: how the records decode (see :mod:`codec.decode.payloads`; None: by the kind rule).
-    ``labels``: class names of label ids, None when unknown.
-    ``is_remote``: the bytes come over the network (never read them on the GUI thread).
-    """
+class RecordFacts(Protocol):
+    """What a record source and a record pinned from it both say (see :class:`RecordReader`)."""
 
     @property
     def compression(self) -> Compression: ...
@@ -92,10 +83,23 @@ class RecordReader(Protocol):
 
     def record_info(self, i: int) -> RecordInfo: ...
 
+
+class RecordReader(RecordFacts, Protocol):
+    """What a detail view needs of the records it shows: each one's bytes, facts and frame.
+
+    ``note``: one line on where a record comes from when its offset alone does
+    not say it (a record of a shard, an edited record), else None.
+    ``unsaved``: the records have no place in a file yet; the hex view frames
+    them itself. ``modified``: they differ from the file on disk.
+    ``payload``: how the records decode (see :mod:`codec.decode.payloads`; None: by the kind rule).
+    ``labels``: class names of label ids, None when unknown.
+    ``is_remote``: the bytes come over the network (never read them on the GUI thread).
+    """
+
     def read_bytes(self, offset: int, size: int) -> bytes: ...
 
 
-class RecordSource(Protocol):
+class RecordSource(RecordFacts, Protocol):
     """Records by row number, with their index and problems: what a tab shows.
 
     ``read(i)``, ``record_info(i)``, ``compression``, ``note``, ``unsaved`` and
@@ -143,29 +147,9 @@ class RecordSource(Protocol):
     @property
     def statuses_stored(self) -> bool: ...
 
-    @property
-    def compression(self) -> Compression: ...
-
-    @property
-    def note(self) -> str | None: ...
-
-    @property
-    def payload(self) -> Payload | None: ...
-
-    @property
-    def labels(self) -> LabelNames | None: ...
-
-    @property
-    def unsaved(self) -> bool: ...
-
-    @property
-    def modified(self) -> bool: ...
 
     @property
     def mtime_ns(self) -> int | None: ...
-
-    @property
-    def is_remote(self) -> bool: ...
 
     @property
     def bytes_fetched(self) -> int | None: ...
@@ -199,10 +183,6 @@ class RecordSource(Protocol):
     def __len__(self) -> int: ...
 
     def __iter__(self) -> Iterator[bytes]: ...
-
-    def read(self, i: int) -> RecordData: ...
-
-    def record_info(self, i: int) -> RecordInfo: ...
 
     def record_before(self, problem: Problem) -> int: ...
 
