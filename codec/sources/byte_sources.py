@@ -217,7 +217,11 @@ class LocalBytes(_Held):
             buf = b""
         if len(buf) != span:
             buf = self.read_at(offset, span)
-        return _framed(buf, span)
+        (length,) = LENGTH.unpack_from(buf)  # (_framed, inline: this is every record's read)
+        if OVERHEAD + length > span:
+            return None
+        end = HEADER_SIZE + length
+        return length, buf[HEADER_SIZE:end], CRC.unpack_from(buf, end)[0]
 
     def head(self, n: int) -> bytes:
         """Up to ``n`` bytes from the start (a sniff window)."""
