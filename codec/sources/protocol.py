@@ -3,7 +3,7 @@
 A tab shows a :class:`~codec.sources.tfrecord_file.TFRecordFile`, a
 :class:`~codec.sources.shard_set.ShardSet`, the edited records of a document
 (:class:`~codec.editing.edited.EditedFile`); its detail view shows one record pinned
-at a moment (:class:`~codec.editing.edited.PinnedRecord`). They differ in where
+at a moment (:class:`~codec.sources.pinned.PinnedRecord`). They differ in where
 records come from, not in how they are read: each implements
 :class:`RecordSource` (a pinned record: :class:`RecordReader`), so no caller
 ever asks which kind it holds. Row ``i`` is always ``source.read(i)``.
@@ -11,7 +11,8 @@ ever asks which kind it holds. Row ``i`` is always ``source.read(i)``.
 What a caller needs to know about the kind is declared as a fact of the
 interface instead (``is_remote``, ``bytes_fetched``, ``is_set``,
 ``numbered_out_of_order`` with ``publish()``, ``files``, ``file_row()``,
-``is_edited(i)``); mypy checks that every implementation has them.
+``is_edited(i)``); mypy checks that every implementation has them
+(:mod:`codec.sources.conformance`).
 """
 from __future__ import annotations
 
