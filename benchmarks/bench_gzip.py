@@ -65,7 +65,7 @@ def checkpoint_memory(path: str) -> tuple[int, int, int]:
         tracemalloc.start()
         try:
             f.build_index()
-            reader = f._inflate
+            reader = f.stream_reader
             count = len(reader.checkpoints)
             gc.collect()
             held = tracemalloc.get_traced_memory()[0]
@@ -74,7 +74,7 @@ def checkpoint_memory(path: str) -> tuple[int, int, int]:
             held -= tracemalloc.get_traced_memory()[0]
         finally:
             tracemalloc.stop()
-        return count, held, f._data_end()
+        return count, held, f.data_end
 
 
 def bench(comp: str, n: int, repeat: int) -> None:
@@ -130,7 +130,7 @@ def bench(comp: str, n: int, repeat: int) -> None:
         with TFRecordFile(path) as f:
             f.build_index()
             f[-1]
-            return type(f._inflate).__name__
+            return type(f.stream_reader).__name__
 
     via = cached_last()
     cached = best_of(repeat, cached_last)

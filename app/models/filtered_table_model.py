@@ -28,6 +28,8 @@ from PySide6.QtCore import QAbstractProxyModel, QModelIndex, QPersistentModelInd
 
 from codec.editing.document import sorted_unique
 
+from app.models.record_table_model import RecordTableModel
+
 _Index = QModelIndex | QPersistentModelIndex
 
 MAX_VIEW_PIXELS = 2**31 - 1  # QHeaderView's pixel positions are ints
@@ -330,17 +332,16 @@ class FilteredTableModel(QAbstractProxyModel):
 
     def multiData(self, index: _Index, roleDataSpan) -> None:
         """All roles of a cell in one call, passed on to the source's own ``multiData``."""
-        source = self.sourceModel()
+        table = self.sourceModel()
         record = self.record_at(index.row()) if index.isValid() else -1
-        if source is None or record < 0:
+        if table is None or record < 0:
             for role_data in roleDataSpan:
                 role_data.clearData()
             return
-        fill = getattr(source, "fill_cell", None)
-        if fill is not None:  # a RecordTableModel: straight to the record, no source index made
-            fill(record, index.column(), roleDataSpan)
+        if isinstance(table, RecordTableModel):  # straight to the record, no source index made
+            table.fill_cell(record, index.column(), roleDataSpan)
         else:
-            source.multiData(source.index(record, index.column()), roleDataSpan)
+            table.multiData(table.index(record, index.column()), roleDataSpan)
 
     def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
         source = self.sourceModel()

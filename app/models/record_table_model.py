@@ -102,7 +102,7 @@ class RecordTableModel(QAbstractTableModel):
         super().__init__(parent)
         self._owner = owner
         records = owner.records
-        self._index = getattr(records, "index", None)  # a verify pass may replace it with a new one
+        self._index = records.index  # a verify pass may replace it with a new one
         self._rows = 0
         self._features: list[str] = []
         self._cache = RowCache(cache_size)
@@ -150,12 +150,9 @@ class RecordTableModel(QAbstractTableModel):
         """
         self._facts = None
         records = self.records
-        # The one probe of a record source left: only a shard set numbers its records out of order
-        # (codec.sources.protocol.RecordSource); a file's and a document's rows only grow at their end.
-        publish = getattr(records, "publish", None)
-        if publish is not None:
+        if records.numbered_out_of_order:  # (a shard set; a file's and a document's rows grow at their end)
             added = 0
-            for first, count in publish():
+            for first, count in records.publish():
                 if first < self._rows:
                     self._forget_rows()  # rows are cached by record number, and those after ``first`` moved
                 self.beginInsertRows(QModelIndex(), first, first + count - 1)
@@ -164,7 +161,7 @@ class RecordTableModel(QAbstractTableModel):
                 added += count
             return added
         n = len(records)
-        index, self._index = self._index, getattr(records, "index", None)
+        index, self._index = self._index, records.index
         if n < self._rows or (self._rows and index is not self._index):  # the index was rebuilt from scratch
             self.beginResetModel()
             self._rows = n
@@ -199,7 +196,7 @@ class RecordTableModel(QAbstractTableModel):
         same = len(records) == self._rows
         if not same:
             self.beginResetModel()
-        self._index = getattr(records, "index", None)
+        self._index = records.index
         self._payload = records.payload
         self._rows = len(records)
         self._forget_rows(samples=True)
@@ -228,7 +225,7 @@ class RecordTableModel(QAbstractTableModel):
 
     def is_edited(self, i: int) -> bool:
         """True for a row that is new or changed and not saved yet (it has no offset in the file)."""
-        return self.records.index.offset(i) < 0
+        return self.records.is_edited(i)
 
     # -- feature columns --------------------------------------------------
     def _sample_records(self, limit: int = SAMPLE_RECORDS) -> list:
@@ -396,8 +393,9 @@ class RecordTableModel(QAbstractTableModel):
         if col == Column.INDEX:
             return f"{i:,}"
         if col == Column.OFFSET:
-            offset = facts[3] if facts is not None else self.records.index.offset(i)
-            return "—" if offset < 0 else f"{offset:,}"
+            if self.is_edited(i):
+                return "—"
+            return f"{facts[3] if facts is not None else self.records.index.offset(i):,}"
         row = self._row(i)
         if row.loading and col != Column.STATUS:
             return LOADING_TEXT
@@ -420,9 +418,9 @@ class RecordTableModel(QAbstractTableModel):
 
     def _tooltip(self, i: int, col: int, row: TableRow, status: RecordStatus) -> str | None:
         if col == Column.OFFSET or (col == Column.STATUS and self.is_edited(i)):
-            offset = self.records.index.offset(i)
-            if offset < 0:
+            if self.is_edited(i):
                 return f"record {i} is new or changed: not saved yet (File > Save writes it)"
+            offset = self.records.index.offset(i)
             return f"record {i} starts at byte {offset:,} ({offset:#x})"
         gap = self._gap_before(i)
         if col in (Column.INDEX, Column.STATUS) or status.damaged or gap:

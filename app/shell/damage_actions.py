@@ -17,7 +17,6 @@ from PySide6.QtWidgets import QMainWindow, QMenu
 
 from app.dialogs.salvage_dialog import SalvageDialog
 from app.models.settings import Settings
-from app.shell.shard_set_tab import ShardSetTab
 
 if TYPE_CHECKING:
     from app.shell.file_tab import FileTab
@@ -77,7 +76,7 @@ class DamageActions(QObject):
         tab = self._tab()
         if tab is None:
             return None
-        if isinstance(tab, ShardSetTab):
+        if tab.is_set:
             self._message("salvage works on one file: open the damaged shard on its own")
             return None
         dialog = self._dialog

@@ -4,24 +4,7 @@ from __future__ import annotations
 import time
 from collections import deque
 
-from codec.storage.remote import is_url
-
 RATE_WINDOW = 3.0  # seconds of fetching the throughput is averaged over
-
-
-def fetched_bytes(source: object) -> int | None:
-    """Bytes read from the network so far by ``source``; None for local files.
-
-    A remote file counts on its :class:`codec.storage.remote.RemoteFile`; a shard
-    set, on its ``bytes_fetched`` (all its shards), when it reads URLs.
-    """
-    remote = getattr(source, "remote", None)
-    if remote is not None:
-        return int(remote.bytes_fetched)
-    total = getattr(source, "bytes_fetched", None)
-    if isinstance(total, int) and is_url(getattr(source, "path", "")):
-        return total
-    return None
 
 
 class FetchMeter:

@@ -45,7 +45,7 @@ from app.views.record_detail import RecordDetail
 from app.views.column_sizing import ColumnSizing
 from app.views.record_table_view import RecordTableView
 from app.workers.row_fetcher import RowFetcher
-from app.workers.row_loader import is_remote_source
+
 from app.workers.worker import GeneratorWorker, call_on_worker, one_line
 
 # Files up to this size get every data CRC checked right after indexing, so
@@ -68,6 +68,7 @@ class FileTab(QWidget):
     ``follow_requested()`` Follow was pressed on the bar of a grown file.
     """
 
+    is_set = False  # its rows come from one file (a ShardSetTab: from several)
     state_changed = Signal()
     indexing_finished = Signal()
     message = Signal(str)
@@ -90,7 +91,7 @@ class FileTab(QWidget):
 
         session = self.session
         self.model = self._make_model(session)
-        if is_remote_source(source):  # its rows are read in the background, never while painting
+        if source.is_remote:  # its rows are read in the background, never while painting
             self.model.fetch_with(RowFetcher(self.model.row_job, self.model, capacity=REMOTE_CACHE_ROWS))
         self.model.failed.connect(self.message)
         self.model.samples_ready.connect(self._samples_ready)  # a URL's first rows came from the background
@@ -240,7 +241,7 @@ class FileTab(QWidget):
             running=session.is_running(),
             verified=source.verified,
             error=session.failure,
-            decoded_as=getattr(source.payload, "name", None),
+            decoded_as=None if source.payload is None else source.payload.name,
             fetched=session.fetched,
             rate=session.fetch_rate(),
             following=self.follow.active,

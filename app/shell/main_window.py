@@ -330,7 +330,7 @@ class MainWindow(QMainWindow):
 
     def _open_set(self, paths: list[str]) -> tuple[FileTab | None, str | None]:
         for tab in self.file_tabs():
-            if isinstance(tab, ShardSetTab) and (tab.path == paths[0] if len(paths) == 1 else
+            if tab.is_set and (tab.path == paths[0] if len(paths) == 1 else
                                                  [s.path for s in tab.shard_set.shards] == paths):
                 self.tabs.setCurrentWidget(tab)
                 return tab, None
@@ -371,9 +371,9 @@ class MainWindow(QMainWindow):
 
     def _open_remote(self, urls: list[str], *, as_set: bool) -> UrlOpening | None:
         for tab in self.file_tabs():
-            shown = [s.path for s in tab.shard_set.shards] if isinstance(tab, ShardSetTab) and len(urls) > 1 \
+            shown = [s.path for s in tab.shard_set.shards] if tab.is_set and len(urls) > 1 \
                 else [tab.path]
-            if shown == urls and isinstance(tab, ShardSetTab) == as_set:
+            if shown == urls and tab.is_set == as_set:
                 self.tabs.setCurrentWidget(tab)
                 return None
         opening = self.openings.find(urls)
@@ -383,10 +383,10 @@ class MainWindow(QMainWindow):
         return self.openings.start(urls, as_set)
 
     def _url_tab_ready(self, tab: FileTab, url: str, recent: bool, index: int) -> None:
-        if isinstance(tab, ShardSetTab):
+        if tab.is_set:
             tab.unusable.connect(self.show_error)
         self._add_tab(tab, url, recent=recent, at=index)
-        if tab.open_note and not isinstance(tab, ShardSetTab):  # a set says it with its unusable shards
+        if tab.open_note and not tab.is_set:  # a set says it with its unusable shards
             self.show_error(tab.open_note)
 
     def open_demo(self) -> FileTab | None:

@@ -29,7 +29,7 @@ from codec.index.scan import IndexProgress
 from codec.sources.shard_set import ShardSet
 
 from app.models.commands import DocumentChange, EditTarget
-from app.shell.fetch_meter import FetchMeter, fetched_bytes
+from app.shell.fetch_meter import FetchMeter
 from app.workers.worker import PAINT_GATE, GeneratorWorker, one_line
 
 
@@ -112,7 +112,7 @@ class TabSession(QObject):
     @property
     def fetched(self) -> int | None:
         """Bytes the source has read from the network (a URL's, or a set of URLs'); None when local."""
-        return fetched_bytes(self.source)
+        return self.source.bytes_fetched
 
     def fetch_rate(self) -> float:
         """Bytes per second the source has fetched lately while a pass runs; 0 otherwise."""

@@ -83,6 +83,7 @@ class ShardSetTab(FileTab):
     """A FileTab over a :class:`ShardSet`; ``unusable(str)`` lists shards that cannot be read, one per line."""
 
     unusable = Signal(str)
+    is_set = True
 
     def __init__(self, shard_set: ShardSet, settings: Settings, parent: QWidget | None = None, *,
                  skipped: Sequence[tuple[str, str]] = (), dataset: Any = None, **kwargs) -> None:

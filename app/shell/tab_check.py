@@ -28,7 +28,6 @@ from codec.decode.decoder import decode_record
 from codec.errors import TFRecordError
 from codec.sources.tfrecord_file import TFRecordFile, open_tfrecord
 from codec.storage.remote import is_url
-from codec.sources.shard_set import ShardSet
 from codec.storage.writer import OutputFile
 
 from app.models.commands import DeleteRecords
@@ -108,7 +107,7 @@ class TabCheck(QObject):
         panel.delete_duplicates_requested.connect(self.delete_duplicates)
         panel.delete_eval_requested.connect(self.delete_eval_side)
         panel.go_requested.connect(self.go_to_first)
-        panel.others_button.setVisible(not isinstance(self.session.source, ShardSet))  # a set checks every shard
+        panel.others_button.setVisible(not self.session.source.is_set)  # a set checks every shard
         panel.add_files_action.triggered.connect(self._ask_files)
         panel.add_folder_action.triggered.connect(self._ask_folder)
         panel.clear_others_action.triggered.connect(lambda: self.set_others([]))
@@ -130,8 +129,9 @@ class TabCheck(QObject):
     def paths(self) -> list[str]:
         """The files the check goes over: the tab's file (and the others chosen), or every shard of its set."""
         source = self.session.source
-        if isinstance(source, ShardSet):
-            return [shard.path for shard in source.shards if shard.error is None]  # unusable ones are named already
+        if source.is_set:
+            unusable = {path for path, _ in source.unusable}  # named already
+            return [path for path in source.files if path not in unusable]
         return [source.path, *self.others]
 
     def set_others(self, paths: Sequence[str]) -> None:
@@ -164,7 +164,7 @@ class TabCheck(QObject):
         """The label map the tab names classes with (chosen, or found beside the files), if it is a file."""
         chosen = self.settings.label_map(self.tab.path)
         labels = self.session.source.labels
-        for path in (chosen, getattr(labels, "source", None)):
+        for path in (chosen, None if labels is None else labels.source):
             if path and not is_url(path) and os.path.isfile(path):
                 return path
         return None
@@ -190,13 +190,17 @@ class TabCheck(QObject):
         self.runner.cancel()
 
     def _progress(self, p) -> None:
-        if not hasattr(p, "phase"):  # the report itself, relayed before it is handed over as the last item
+        from codec.doctor import CheckProgress
+
+        if not isinstance(p, CheckProgress):  # the report itself, relayed before it is handed over as the last item
             return
         fraction = p.done / p.total if p.total else 0.0
         self.panel.set_progress(fraction, f"{p.phase}: {p.done:,} of {p.total:,} records…")
 
     def _finished(self, _paths, last, cancelled: bool) -> None:
-        if cancelled or last is None or not hasattr(last, "findings"):
+        from codec.doctor import CheckReport
+
+        if cancelled or not isinstance(last, CheckReport):
             self.report = None
             self.panel.set_stopped("stopped: nothing is shown of an unfinished check (Run Check to start again)")
             self.message.emit("dataset check stopped")
@@ -219,13 +223,11 @@ class TabCheck(QObject):
         (another file, a shard not indexed yet, or deleted by an unsaved edit)."""
         source = self.session.source
         key = _key(ref.path)
-        if isinstance(source, ShardSet):
+        if source.is_set:
             if self._shards is None:
-                self._shards = {_key(shard.path): k for k, shard in enumerate(source.shards)}
+                self._shards = {_key(path): k for k, path in enumerate(source.files)}
             k = self._shards.get(key)
-            if k is None or not source.is_numbered(k) or not 0 <= ref.index < (source.shards[k].count or 0):
-                return None
-            return source.record_start(k) + ref.index
+            return None if k is None else source.file_row(k, ref.index)
         if key != _key(source.path) or not 0 <= ref.index < len(source):
             return None
         edited = self.session.edited
@@ -234,7 +236,7 @@ class TabCheck(QObject):
     def in_tab_file(self, ref) -> bool:
         """The record is in the tab's own file (a single file; a shard set's are all read-only)."""
         source = self.session.source
-        return not isinstance(source, ShardSet) and _key(ref.path) == _key(source.path)
+        return not source.is_set and _key(ref.path) == _key(source.path)
 
     def rows_of(self, refs: Iterable) -> list[int]:
         return sorted({row for ref in refs if (row := self.row_of(ref)) is not None})
@@ -244,7 +246,7 @@ class TabCheck(QObject):
         row = self.row_of(ref)
         source, records = self.session.source, self.session.records
         title = ref_text(ref)
-        if row is not None and (isinstance(source, ShardSet) or row != ref.index):
+        if row is not None and (source.is_set or row != ref.index):
             title += f" · record {row:,}"
         labels = records.labels
         try:
@@ -252,7 +254,7 @@ class TabCheck(QObject):
                 data, note = records.read(row).data, None
             elif self.in_tab_file(ref) and 0 <= ref.index < len(source):
                 data, note = source.read(ref.index).data, "deleted by an unsaved edit"
-            elif not isinstance(source, ShardSet):
+            elif not source.is_set:
                 data, note = self._other_file(ref.path).read(ref.index).data, "in a file checked with this one"
             else:
                 return ComparedRecord(title, note="not among this tab's records", labels=labels)

@@ -17,8 +17,6 @@ from typing import Callable, Iterator
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
-from codec.sources.tfrecord_file import TFRecordFile
-from codec.storage.remote import is_url
 
 from app.shell.session import TabSession
 from app.workers.worker import GeneratorWorker
@@ -52,9 +50,9 @@ class TabFollow(QObject):
     def why_not(self) -> str | None:
         """Why this tab cannot follow its file now (None: it can)."""
         session, source = self.session, self.session.source
-        if not isinstance(source, TFRecordFile) or session.edit_block:
+        if source.is_set or session.edit_block:
             return "only a single file can be followed, not a set of shards"
-        if is_url(source.path):
+        if source.is_remote:
             return "only a local file can be followed, not a URL"
         if session.modified:
             return "the tab has unsaved edits: save or discard them first"

@@ -190,7 +190,7 @@ class UrlOpenings(QObject):
 
     def _opened(self, opening: UrlOpening, source: TFRecordFile | ShardSet) -> None:
         try:
-            if isinstance(source, ShardSet):
+            if source.is_set:
                 tab = ShardSetTab.from_set(source, opening.urls, self.settings, self._tab_parent)
             else:
                 tab = FileTab.from_source(source, self.settings, self._tab_parent)

@@ -35,7 +35,6 @@ from app.views.image_preview import ImagePreview
 from app.views.record_tree_view import RecordTreeView
 from app.views.tensor_view import TensorGrid
 from app.workers.background import PoolJobs
-from app.workers.row_loader import is_remote_source
 from app.workers.worker import one_line
 
 INLINE_RECORD_BYTES = 2 << 20  # bigger records load on the pool
@@ -203,7 +202,7 @@ class RecordDetail(QWidget):
         self._index = index
         self._loaded = None
         self._awaiting_images = False
-        remote = is_remote_source(tfile)  # its bytes come over the network: never read on this thread
+        remote = tfile.is_remote  # its bytes come over the network: never read on this thread
         try:
             info = None if remote else tfile.record_info(index)
         except Exception as exc:  # noqa: BLE001 - shown in the header, never raised at the table

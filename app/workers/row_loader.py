@@ -7,7 +7,7 @@ reads them on its own thread, newest batch first (the rows on screen now),
 and hands the results back as ``loaded(epoch, results)`` on the GUI thread.
 Each batch carries the asker's epoch: a batch from an older one is dropped
 unread, and the asker drops answers from an older one.
-:func:`is_remote_source` says which sources need this.
+:attr:`codec.sources.protocol.RecordSource.is_remote` says which sources need this.
 """
 from __future__ import annotations
 
@@ -20,29 +20,11 @@ from typing import Any, Callable, Iterable
 
 from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
 
-from codec.storage.remote import is_url
 
 from app.workers.worker import GUI_SWITCH_INTERVAL
 
 MAX_QUEUED_ROWS = 2048  # rows asked longest ago are dropped past this (scrolled away long since)
 FLUSH_INTERVAL = 0.05  # results go back at least this often while a batch is read
-
-
-def is_remote_source(source: Any) -> bool:
-    """True when ``source``'s records are read over the network: a TFRecordFile of a URL,
-    a shard set of URLs, or the edited view of either (anything with ``.source``)."""
-    for _ in range(8):  # an edited file over a source: a short chain, never a cycle
-        if source is None:
-            return False
-        if getattr(source, "remote", None) is not None:
-            return True
-        shards = getattr(source, "shards", None)
-        if shards is not None:
-            return any(is_url(getattr(s, "path", None)) for s in shards)
-        if is_url(getattr(source, "path", None)):
-            return True
-        source = getattr(source, "source", None)
-    return False
 
 
 @dataclass

@@ -96,7 +96,8 @@ def _flips(width: int, r: int) -> tuple[int, ...]:
 def band_pairs(members: Iterable[tuple[bytes, int, bool]], threshold: int) -> Iterator[tuple[bytes, bytes, int]]:
     """The pairs one band group finds: ``(a, b, distance)``, ``a < b``, of members ``(key, hash, stored)``
     whose hashes are at most ``threshold`` bits apart (stored with stored, query with stored)."""
-    stored, queries = [], []
+    stored: list[tuple[bytes, int]] = []
+    queries: list[tuple[bytes, int]] = []
     for key, phash, own in members:
         (stored if own else queries).append((key, phash))
     for n, (a, ha) in enumerate(stored):

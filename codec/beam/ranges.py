@@ -138,7 +138,7 @@ class _FromScanner(Scanner):
         from codec.index.scan import PROGRESS_BYTES
 
         hop_span = PROGRESS_BYTES if f.remote is not None else 0  # as the reader walks a remote file
-        super().__init__(PlainSource(f._read_at, f.file_size, hop_span=hop_span), index, problems, f.file_size,
+        super().__init__(PlainSource(f.byte_source.read_at, f.file_size, hop_span=hop_span), index, problems, f.file_size,
                          verify=True)
 
     def first_record(self, at: int) -> int | None:
@@ -154,7 +154,7 @@ def first_record(f: TFRecordFile, at: int) -> int | None:
 def walk(f: TFRecordFile, start: int, until: Callable[[np.ndarray], int]) -> Walk:
     """Run the reader's verifying pass over the plain file ``f`` from the record start ``start`` until
     ``until(new offsets)`` names one (its position, -1 for none) or the file ends."""
-    index, problems = RecordIndex(), []
+    index, problems = RecordIndex(), list[Problem]()
     run = _FromScanner(f, index, problems).run(start)
     seen, hit = 0, -1
     try:
@@ -226,7 +226,7 @@ def range_task(task: dict) -> dict:
 
 def _scanned_range(f: TFRecordFile, task: dict) -> dict:
     start, end = task["start"], task["end"]
-    with f._pinned(), f._streaming():  # (a remote file: chunks fetched ahead of the walk)
+    with f.holding(), f.streaming():  # (a remote file: chunks fetched ahead of the walk)
         first = first_record(f, start)
         if first is None or first >= end:
             done = Walk(np.zeros(0, dtype=np.uint64), np.zeros(0, dtype=np.uint8), [], first)
@@ -302,7 +302,7 @@ def stitch(plan: Plan, results: list[dict], repairing: bool = False) -> Stitched
             keys = np.array(sorted(joins), dtype=np.uint64)
             if f is None:
                 f = _open(plan)
-            with f._pinned(), f._streaming():
+            with f.holding(), f.streaming():
                 gap = walk(f, stop, lambda new: _first_in(new, keys))
             _add(done, len(gap.offsets), labels(gap.statuses), gap.problems, gap)
             k = None if gap.stop is None else joins[gap.stop]

@@ -49,7 +49,7 @@ def cmd_info(args) -> int:
         _out(f"compression: {f.compression.value}")
         size = f"{f.file_size:,} bytes"
         if f.compression is not Compression.NONE and not hasattr(f, "shards"):
-            size += f" ({f._data_end():,} uncompressed)"
+            size += f" ({f.data_end:,} uncompressed)"
         _out(f"size:        {size}")
         ok = statuses.get("ok", 0)
         _out(f"records:     {n:,} ({ok:,} ok" + "".join(

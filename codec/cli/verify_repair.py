@@ -34,7 +34,7 @@ def cmd_verify(args) -> int:
 
     found, single = _entries(args)
     code = EXIT_OK
-    totals = Counter()
+    totals: Counter[str] = Counter()
     for path, info in found:
         extra = {"info": info} if _is_url(path) else {"fork_halves": True}  # async clients are not fork-safe
         try:

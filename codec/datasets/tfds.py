@@ -445,7 +445,7 @@ def boxes(decoded: DecodedRecord) -> list[tuple[float, float, float, float, str 
     """Every BBoxFeature's boxes as (ymin, xmin, ymax, xmax, class name or None), the name from the
     ClassLabel beside it in the same Sequence (``objects/label`` for ``objects/bbox``)."""
     values = decoded.value if isinstance(decoded.value, dict) else {}
-    out = []
+    out: list[tuple[float, float, float, float, str | None]] = []
     for key, value in sorted(values.items()):
         if value.leaf.spec.kind != "bbox" or value.array is None or value.note is not None:
             continue

@@ -36,6 +36,9 @@ class FlatValues(tuple):
     ``(dtype, values)`` tuple is a FlatValues of that dtype.
     """
 
+    scalar: str
+    numbers: list | None
+
     def __new__(cls, dtype: str, values: list, scalar: str | None = None, numbers: list | None = None) -> FlatValues:
         self = super().__new__(cls, (dtype, values))
         self.scalar = scalar or dtype

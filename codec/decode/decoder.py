@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import base64
 import math
-from typing import Any, Union
+from typing import Any, Union, cast
 
 from google.protobuf.message import DecodeError
 
@@ -137,34 +137,39 @@ def _holds_nothing(kind: RecordKind, message) -> bool:
 def _other_kind(data: bytes) -> DecodedRecord:
     """A record that is not an Example or SequenceExample: a tensor, schema-less protobuf, or raw."""
     if data[:1] == b"\x08":
-        tensor = _kind_functions(RecordKind.TENSOR)
-        parsed = tensor["canonical"](data)  # the common layout, read without protobuf
+        tensor = _payloads().tensor_kind()
+        parsed = tensor.canonical(data)  # the common layout, read without protobuf
         if parsed is None and _tensor_layout(data):
             try:
-                parsed = tensor["parse"](data)
-            except tensor["limit"] as exc:  # a tensor, too large to expand here: shown raw, saying why
+                parsed = tensor.parse(data)
+            except tensor.limit as exc:  # a tensor, too large to expand here: shown raw, saying why
                 return DecodedRecord(RecordKind.RAW, data, note=f"not decoded: {exc}")
-            except tensor["error"]:
+            except tensor.error:
                 pass
         if parsed is not None:
             return DecodedRecord(RecordKind.TENSOR, data, parsed)  # the array: codec.decode.tensors.tensor_of
-    fields = _kind_functions(RecordKind.PROTOBUF)["parse"](data)
+    fields = _payloads().protobuf_kind().parse(data)
     if fields is not None:
         return DecodedRecord(RecordKind.PROTOBUF, data, value=fields)
     return DecodedRecord(RecordKind.RAW, data)
 
 
-_functions_of = None  # codec.decode.payloads.kind_functions, once imported
+_payloads_module = None  # codec.decode.payloads, once imported
 
 
-def _kind_functions(kind: RecordKind) -> dict | None:
-    """:func:`codec.decode.payloads.kind_functions`, imported on first use (numpy is not needed for Examples)."""
-    global _functions_of
-    if _functions_of is None:
-        from codec.decode.payloads import kind_functions
+def _payloads():
+    """:mod:`codec.decode.payloads`, imported on first use (numpy is not needed for Examples)."""
+    global _payloads_module
+    if _payloads_module is None:
+        from codec.decode import payloads
 
-        _functions_of = kind_functions
-    return _functions_of(kind)
+        _payloads_module = payloads
+    return _payloads_module
+
+
+def _kind_reader(kind: RecordKind):
+    """The reader of a tensor, message or schema-less protobuf record (:func:`codec.decode.payloads.kind_reader`)."""
+    return _payloads().kind_reader(kind)
 
 
 def _tensor_layout(data: bytes) -> bool:
@@ -192,7 +197,7 @@ def record_json_value(decoded: DecodedRecord) -> dict:
     protobuf: its fields. Raw bytes: ``{"base64": ...}``.
     """
     if decoded.kind in _OTHER_KINDS:
-        return _kind_functions(decoded.kind)["json"](decoded)
+        return _kind_reader(decoded.kind).json(decoded)
     if decoded.message is None:
         return {"base64": base64.b64encode(decoded.data).decode("ascii")}
     from google.protobuf.json_format import MessageToDict  # imported on first use: it is slow to import
@@ -233,13 +238,13 @@ def feature_values(feature: Any) -> tuple[str | None, list[Value]]:
     return None, []
 
 
-def shown_values(feature: Any) -> tuple[str | None, list[Value]]:
+def shown_values(feature: Any) -> tuple[str | None, list[Value] | list[str]]:
     """:func:`feature_values` with the dtype :func:`format_value` shows them by: a payload's doubles
     as "double" (in full), its enums as "enum" (their names as text, bare, as the tree shows them)."""
     dtype, values = feature_values(feature)
     scalar = scalar_of(feature)
     if scalar == "enum":
-        return "enum", [v.decode("utf-8", "backslashreplace") for v in values]
+        return "enum", [cast(bytes, v).decode("utf-8", "backslashreplace") for v in values]  # (names: bytes)
     return ("double" if scalar == "double" else dtype), values
 
 
@@ -322,7 +327,7 @@ def build_tree(decoded: DecodedRecord) -> TreeNode:
         return TreeNode(name="SequenceExample", role="sequence_example",
                         children=[context, feature_lists])
     if decoded.kind in _OTHER_KINDS:
-        return _kind_functions(decoded.kind)["tree"](decoded)
+        return _kind_reader(decoded.kind).tree(decoded)
     return TreeNode(name="raw", role="raw")
 
 
@@ -377,7 +382,7 @@ def _format_binary(b: bytes, max_len: int) -> str:
     return f"hex: {hex_part}{ellipsis}{suffix}"
 
 
-def format_value(value: Value, dtype: str | None = None, max_len: int = 80) -> str:
+def format_value(value: Value | str, dtype: str | None = None, max_len: int = 80) -> str:
     """One value as a short readable string.
 
     ints as ints, exact whatever their size; floats as their shortest float32 form (``0.1``, ``nan``,
@@ -387,7 +392,7 @@ def format_value(value: Value, dtype: str | None = None, max_len: int = 80) -> s
     bools as true/false.
     """
     if dtype == "bytes" or isinstance(value, (bytes, bytearray, memoryview)):
-        b = bytes(value)
+        b = bytes(cast(bytes, value))  # (of dtype "bytes": bytes-like)
         return _format_text(b, max_len) if is_text(b) else _format_binary(b, max_len)
     if isinstance(value, str):
         return value if len(value) <= max_len else value[: max_len - 1] + "…"

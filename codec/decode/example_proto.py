@@ -10,6 +10,7 @@ process registers its own copies in the default pool, and the two never meet.
 from __future__ import annotations
 
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
+from google.protobuf.message import Message
 
 __all__ = [
     "BytesList",
@@ -116,12 +117,12 @@ POOL.Add(_feature_file())
 POOL.Add(_example_file())
 
 
-def message_class(pool: descriptor_pool.DescriptorPool, name: str) -> type:
+def message_class(pool: descriptor_pool.DescriptorPool, name: str) -> type[Message]:
     """The generated message class for ``tensorflow.<name>`` in a private pool (this one, or codec.decode.tensors')."""
     return message_factory.GetMessageClass(pool.FindMessageTypeByName(f"{PACKAGE}.{name}"))
 
 
-def _message_class(name: str) -> type:
+def _message_class(name: str) -> type[Message]:
     return message_class(POOL, name)
 
 

@@ -20,6 +20,7 @@ import sys
 from typing import Any
 
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
+from google.protobuf.message import Message
 from google.protobuf.message import DecodeError, EncodeError
 from google.protobuf.unknown_fields import UnknownFieldSet
 
@@ -63,7 +64,7 @@ class MessageType:
         self.pool = pool
         _check_nesting(descriptor, path)
         try:
-            self.message_class: type = message_factory.GetMessageClass(descriptor)
+            self.message_class: type[Message] = message_factory.GetMessageClass(descriptor)
         except RecursionError:
             raise SchemaError(f"message nesting too deep in {os.path.basename(path) or path}") from None
         types = _reachable_types(descriptor)

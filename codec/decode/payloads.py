@@ -19,12 +19,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Protocol
 
-from codec.decode.decoded import DecodedRecord, FlatValues, RecordKind
+from codec.decode.decoded import DecodedRecord, FlatValues, RecordKind, TreeNode
 
 if TYPE_CHECKING:
     import numpy as np
 
-__all__ = ["FlatValues", "Payload", "array_values", "flat_key", "kind_functions", "record_fields",
+__all__ = ["FlatValues", "KindReader", "Payload", "array_values", "flat_key", "kind_reader", "record_fields",
            "tensor_fields"]
 
 
@@ -70,42 +70,113 @@ def record_fields(decoded: DecodedRecord) -> dict[str, tuple[str, list]] | None:
     """The flat features of a record that is not an Example or SequenceExample; None for those and raw ones."""
     if decoded.fields is not None:
         return decoded.fields()
-    functions = kind_functions(decoded.kind)
-    return None if functions is None else functions["fields"](decoded)
+    reader = kind_reader(decoded.kind)
+    return None if reader is None else reader.fields(decoded)
 
 
-_KINDS: dict = {}  # RecordKind -> its functions, imported on first use (numpy, json_format) and kept
+class KindReader:
+    """How records of one kind that is not an Example or SequenceExample read: as ``cat --json``'s
+    value, as a tree for the detail view, and as flat features.
 
-
-def kind_functions(kind: RecordKind) -> dict | None:
-    """What reads a tensor, message or schema-less protobuf record: ``{"json", "tree", "fields"}`` of a
-    DecodedRecord (plus ``parse``, and for tensors ``canonical``, ``error`` and ``limit``); None for other kinds.
-
-    Imported once, not per record: an import statement costs microseconds even when the module is loaded.
+    Each kind imports what it needs (numpy, json_format) when its reader is first made
+    (:func:`kind_reader`), not per record: an import statement costs microseconds even when loaded.
     """
-    functions = _KINDS.get(kind)
-    if functions is None and kind in (RecordKind.TENSOR, RecordKind.MESSAGE, RecordKind.PROTOBUF):
-        if kind is RecordKind.TENSOR:
-            from codec.errors import TensorDecodeError, TensorLimitError
-            from codec.decode.tensor_view import tensor_tree
-            from codec.decode.tensors import canonical_tensor, parse_tensor, tensor_json, tensor_of
 
-            functions = {"json": lambda d: tensor_json(tensor_of(d)), "tree": lambda d: tensor_tree(tensor_of(d)),
-                         "fields": lambda d: tensor_fields(tensor_of(d)), "parse": parse_tensor,
-                         "canonical": canonical_tensor, "error": TensorDecodeError,
-                         "limit": TensorLimitError}
-        elif kind is RecordKind.MESSAGE:
-            from codec.decode.messages import message_fields, message_json, message_tree
+    def json(self, decoded: DecodedRecord) -> dict:
+        raise NotImplementedError
 
-            functions = {"json": lambda d: message_json(d.message), "tree": lambda d: message_tree(d.message),
-                         "fields": lambda d: message_fields(d.message)}
-        else:
-            from codec.decode.schemaless import protobuf_fields, wire_features, wire_json, wire_tree
+    def tree(self, decoded: DecodedRecord) -> TreeNode:
+        raise NotImplementedError
 
-            functions = {"json": lambda d: wire_json(d.value), "tree": lambda d: wire_tree(d.value),
-                         "fields": lambda d: wire_features(d.value), "parse": protobuf_fields}
-        _KINDS[kind] = functions
-    return functions
+    def fields(self, decoded: DecodedRecord) -> dict[str, tuple[str, list]]:
+        raise NotImplementedError
+
+
+class TensorKind(KindReader):
+    """A TensorProto (``tf.io.serialize_tensor``); ``parse``/``canonical`` read one from bytes, raising
+    ``error`` when it is not one and ``limit`` when it is too large to expand."""
+
+    def __init__(self) -> None:
+        from codec.decode import tensor_view, tensors
+        from codec.errors import TensorDecodeError, TensorLimitError
+
+        self._tensors, self._view = tensors, tensor_view
+        self.parse = tensors.parse_tensor
+        self.canonical = tensors.canonical_tensor
+        self.error, self.limit = TensorDecodeError, TensorLimitError
+
+    def json(self, decoded: DecodedRecord) -> dict:
+        return self._tensors.tensor_json(self._tensors.tensor_of(decoded))
+
+    def tree(self, decoded: DecodedRecord) -> TreeNode:
+        return self._view.tensor_tree(self._tensors.tensor_of(decoded))
+
+    def fields(self, decoded: DecodedRecord) -> dict[str, tuple[str, list]]:
+        return tensor_fields(self._tensors.tensor_of(decoded))
+
+
+class MessageKind(KindReader):
+    """A record of the user's own message type (``--proto``), parsed by protobuf."""
+
+    def __init__(self) -> None:
+        from codec.decode import messages
+
+        self._messages = messages
+
+    def json(self, decoded: DecodedRecord) -> dict:
+        return self._messages.message_json(decoded.message)
+
+    def tree(self, decoded: DecodedRecord) -> TreeNode:
+        return self._messages.message_tree(decoded.message)
+
+    def fields(self, decoded: DecodedRecord) -> dict[str, tuple[str, list]]:
+        return self._messages.message_fields(decoded.message)
+
+
+class ProtobufKind(KindReader):
+    """Protobuf of no known type, read schema-less; ``parse`` reads its fields from bytes (None: not protobuf)."""
+
+    def __init__(self) -> None:
+        from codec.decode import schemaless
+
+        self._wire = schemaless
+        self.parse = schemaless.protobuf_fields
+
+    def json(self, decoded: DecodedRecord) -> dict:
+        return self._wire.wire_json(decoded.value)
+
+    def tree(self, decoded: DecodedRecord) -> TreeNode:
+        return self._wire.wire_tree(decoded.value)
+
+    def fields(self, decoded: DecodedRecord) -> dict[str, tuple[str, list]]:
+        return self._wire.wire_features(decoded.value)
+
+
+_READERS: dict[RecordKind, KindReader] = {}  # made on first use and kept
+_READER_CLASSES: dict[RecordKind, type[KindReader]] = {
+    RecordKind.TENSOR: TensorKind, RecordKind.MESSAGE: MessageKind, RecordKind.PROTOBUF: ProtobufKind}
+
+
+def kind_reader(kind: RecordKind) -> KindReader | None:
+    """The reader of a tensor, message or schema-less protobuf record; None for other kinds."""
+    reader = _READERS.get(kind)
+    if reader is None and kind in _READER_CLASSES:
+        reader = _READERS[kind] = _READER_CLASSES[kind]()
+    return reader
+
+
+def tensor_kind() -> TensorKind:
+    """The tensor reader (what the kind rule tries first on a record starting with a varint field 1)."""
+    reader = kind_reader(RecordKind.TENSOR)
+    assert isinstance(reader, TensorKind)
+    return reader
+
+
+def protobuf_kind() -> ProtobufKind:
+    """The schema-less protobuf reader (what the kind rule tries after a tensor)."""
+    reader = kind_reader(RecordKind.PROTOBUF)
+    assert isinstance(reader, ProtobufKind)
+    return reader
 
 
 _FEATURE_SCOPES = frozenset({"features", "context", "feature_lists"})  # first parts of an Example tree's paths

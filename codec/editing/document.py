@@ -185,7 +185,7 @@ class Document:
     def duplicate(self, indices: Iterable[int]) -> list[int]:
         """Insert a copy after each run of ``indices``; return the copies' new indices."""
         runs = index_runs(indices)
-        placed = []
+        placed: list[int] = []
         shift = 0
         for a, b in runs:
             a, b = a + shift, b + shift

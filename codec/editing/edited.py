@@ -97,6 +97,35 @@ class EditedFile:
     def mtime_ns(self) -> int:
         return self.source.mtime_ns
 
+    @property
+    def is_remote(self) -> bool:
+        return self.source.is_remote
+
+    @property
+    def bytes_fetched(self) -> int | None:
+        return self.source.bytes_fetched
+
+    is_set = False  # (only a single file is edited)
+    numbered_out_of_order = False  # rows come and go by edits, which say so themselves
+
+    @property
+    def files(self) -> list[str]:
+        return self.source.files
+
+    @property
+    def unusable(self) -> list[tuple[str, str]]:
+        return self.source.unusable
+
+    def publish(self) -> list[tuple[int, int]]:
+        return []
+
+    def file_row(self, k: int, j: int) -> int | None:
+        """The row showing the file's record ``j`` unchanged; None when edited away."""
+        return self.row_of(j) if k == 0 and 0 <= j < len(self.source) else None
+
+    def is_edited(self, i: int) -> bool:
+        return self.document.origin(i) is None
+
     def __len__(self) -> int:
         return len(self.document)
 

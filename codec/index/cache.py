@@ -422,7 +422,7 @@ def dali_index_text(tfile) -> tuple[str, int]:
 def _native_parts(tfile) -> list:
     """``tfile``'s (finished) index in the cache's own binary format, as pieces to write in turn."""
     header, payloads = _entry(tfile.path, tfile.file_size, tfile.version, tfile.compression, tfile.index,
-                              tfile.problems, tfile.verified, tfile._data_end())
+                              tfile.problems, tfile.verified, tfile.data_end)
     blob = json.dumps(header).encode()
     return [MAGIC + _LEN.pack(len(blob)) + blob] + payloads
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from codec.parallel.forked import beside, can_fork
-from codec.format.framing import HEADER, HEADER_SIZE, OVERHEAD
+from codec.format.framing import HEADER, HEADER_SIZE, OVERHEAD, Problem
 from codec.index.record_index import RecordIndex
 from codec.format.header_search import candidate_headers
 from codec.index.scan import MAX_RECORD, Scanner
@@ -41,7 +41,7 @@ def scan_halves(read_at, size: int, verify: bool) -> tuple[RecordIndex, list] | 
     if child is None:
         return None
     try:
-        index, problems = RecordIndex(), []
+        index, problems = RecordIndex(), list[Problem]()
         for _ in Scanner(PlainSource(read_at, start), index, problems, start, verify=verify).run():
             pass
     except BaseException:
@@ -65,7 +65,7 @@ def _ends_at(read_at, index: RecordIndex, end: int) -> bool:
 
 def _walk_rest(read_at, size: int, start: int, verify: bool) -> tuple[np.ndarray, np.ndarray] | None:
     """The child's half: (offsets from ``start``, statuses), or None if it found any problem."""
-    index, problems = RecordIndex(), []
+    index, problems = RecordIndex(), list[Problem]()
     source = PlainSource(lambda pos, n: read_at(start + pos, n), size - start)
     for _ in Scanner(source, index, problems, size - start, verify=verify).run():
         pass

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import sys
 from dataclasses import dataclass
-from typing import Iterator
+from typing import Iterator, Protocol
 
 import google_crc32c
 import numpy as np
@@ -35,7 +35,6 @@ import numpy as np
 from codec.format.crc import mask, masked_crc
 from codec.format.framing import CRC, HEADER, HEADER_SIZE, LENGTH, OVERHEAD, Problem, ProblemKind, RecordStatus
 from codec.format.header_search import candidate_headers, length_crcs_hold, verify_spans
-from codec.index.record_index import RecordIndex
 
 MAX_RECORD = 1 << 31  # protobuf and TensorFlow cannot produce larger records
 FIRST_BATCH = 1024
@@ -73,10 +72,24 @@ class _Check:
     computed: int = 0
 
 
+class IndexSink(Protocol):
+    """What an index pass fills: a :class:`codec.index.record_index.RecordIndex`, or a followed file's view of one."""
+
+    def __len__(self) -> int: ...
+
+    def append(self, offsets: np.ndarray | list[int], status: np.ndarray | int = RecordStatus.UNCHECKED) -> None: ...
+
+    def offset(self, i: int) -> int: ...
+
+    def status(self, i: int) -> RecordStatus: ...
+
+    def set_status(self, i: int, status: RecordStatus) -> None: ...
+
+
 class Scanner:
     """One index pass over a source, filling ``index`` and ``problems``."""
 
-    def __init__(self, source, index: RecordIndex, problems: list[Problem], total: int, *, verify: bool = False,
+    def __init__(self, source, index: IndexSink, problems: list[Problem], total: int, *, verify: bool = False,
                  open_end: bool = False):
         self.src = source
         self.index = index

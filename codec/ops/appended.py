@@ -6,16 +6,22 @@ a layer above the record sources.
 from __future__ import annotations
 
 import time
-from typing import Callable, Iterator
+from typing import TYPE_CHECKING, Callable, Iterator
 
 from codec.format.framing import Problem, ProblemKind
 from codec.query.filter import matching_indices
 
+if TYPE_CHECKING:
+    from codec.query.filter import Filter
+    from codec.sources.protocol import RecordData
+    from codec.sources.tfrecord_file import TFRecordFile
+
 FOLLOW_POLL = 0.2  # seconds between two looks at a followed file's size
 
 
-def appended_records(f, start: int = 0, stop: int | None = None, flt=None, *, poll: float = FOLLOW_POLL,
-                     on_problem: Callable[[Problem], None] | None = None) -> Iterator[tuple[int, object]]:
+def appended_records(f: TFRecordFile, start: int = 0, stop: int | None = None, flt: Filter | None = None, *,
+                     poll: float = FOLLOW_POLL, on_problem: Callable[[Problem], None] | None = None
+                     ) -> Iterator[tuple[int, RecordData]]:
     """(index, :class:`codec.sources.protocol.RecordData`) of the followed file ``f``'s records from ``start``
     (to ``stop``, else for ever), each once and in order as it is complete: those there now, then
     those appended, looking every ``poll`` seconds. ``flt``: only records this filter matches.

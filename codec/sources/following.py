@@ -1,10 +1,11 @@
 """Following a file that is still being written (``tail -f``): the index grows with the file.
 
-A mixin of :class:`codec.sources.tfrecord_file.TFRecordFile`. :meth:`Following.start_follow`
+A :class:`Follower` follows a :class:`codec.sources.tfrecord_file.TFRecordFile` through
+what it declares (:class:`Followable`); ``TFRecordFile.start_follow``
 takes the file as unfinished: what its end holds that is not a whole record is
 "being written", not damage (a record whose header holds but whose bytes run
 past the end is indexed with status ``WRITING``; a partial header is not
-indexed yet). Each :meth:`Following.grow_iter` indexes what was appended since,
+indexed yet). Each :meth:`Follower.grow_iter` indexes what was appended since,
 resuming from the last complete record, never from the start: a plain file
 is read from there, a GZIP or ZLIB file is inflated on from where its stream
 stopped (zlib's decompressor goes on with the new bytes), as far as it
@@ -16,14 +17,18 @@ from __future__ import annotations
 
 import functools
 import os
+import threading
 import zlib
 from dataclasses import dataclass
-from typing import Callable, Iterator
+from typing import Callable, Iterator, Protocol
 
 import numpy as np
 
-from codec.errors import FileChangedError, FollowStopped, TFRecordError, UsageError
-from codec.storage.file_identity import FileIdentity, open_same_file
+from codec.errors import FileChangedError, FollowStopped, TFRecordError
+from codec.index.record_index import RecordIndex
+from codec.sources.byte_sources import LocalBytes
+from codec.storage.file_identity import open_same_file
+from codec.storage.zran import ZranReader
 from codec.format.framing import Compression, Problem, ProblemKind, RecordInfo, RecordStatus
 from codec.storage.inflate import CHECKPOINT_EVERY, GZIP_MAGIC, OUT_CAP, READ_BLOCK, Checkpoint, InflateReader, InflateScanner, \
     StreamDamage, wbits_for
@@ -126,7 +131,7 @@ class _GrowingIndex:
     def set_status(self, i: int, status: RecordStatus) -> None:
         self._index.set_status(i, status)
 
-    def append(self, offsets, status=RecordStatus.UNCHECKED) -> None:
+    def append(self, offsets: np.ndarray | list[int], status: np.ndarray | int = RecordStatus.UNCHECKED) -> None:
         offsets = np.asarray(offsets, dtype=np.uint64)
         if self._held is not None and offsets.shape[0]:
             k, self._held = self._held, None
@@ -141,201 +146,192 @@ class _GrowingIndex:
             self._index.append(offsets, status)
 
 
-class Following:
-    """Follow mode of :class:`codec.sources.tfrecord_file.TFRecordFile` (it supplies the reading and the index)."""
+class Followable(Protocol):
+    """What following reads and sets of a file: a :class:`codec.sources.tfrecord_file.TFRecordFile`."""
 
-    _follow: _FollowState | None = None
+    path: str
+    compression: Compression
+    index: RecordIndex
+    problems: list[Problem]
+    verified: bool
+    lock: threading.RLock
+    stream_reader: InflateReader | ZranReader | None  # a GZIP or ZLIB file's random reader
+    stream_end: int  # uncompressed bytes available
+    stream_state: tuple | None  # (decompressor, in, out, leftover) where the index pass's stream stopped
 
     @property
-    def following(self) -> bool:
-        return self._follow is not None
+    def file_size(self) -> int: ...
 
-    @property
-    def complete_records(self) -> int:
-        """Records whose bytes are all there: all of them, less one being written."""
-        n = len(self.index)
-        return n - 1 if n and self.index.status(n - 1) is RecordStatus.WRITING else n
+    def record_info(self, i: int) -> RecordInfo: ...
 
-    def writing(self) -> RecordInfo | None:
-        """The record being written (its header has arrived, not all its bytes), or None."""
-        n = len(self.index)
-        if n == self.complete_records:
-            return None
-        return self.record_info(n - 1)
+    def read_bytes(self, offset: int, size: int) -> bytes: ...
 
-    def start_follow(self) -> None:
-        """Take the file as still being written (indexing it first if needed): its unfinished end is
-        "being written" from now on, not a problem. Then call :meth:`grow_iter` as often as wanted.
+    def add_problem(self, problem: Problem) -> None: ...
 
-        Raises UsageError for a URL, FollowStopped for a compressed stream damaged before its end.
-        """
-        if self.following:
-            return
-        if self.remote is not None:
-            raise UsageError(f"cannot follow {self.path}: only a local file can be followed, not a URL")
-        if not self.indexed:
-            self.build_index()
-        stream = self._stream_growth() if self.compression is not Compression.NONE else None
-        if isinstance(self._inflate, InflateReader):
-            self._inflate.reopen_with(functools.partial(open_same_file, self.path, self.identity, growing=True))
-        with self._lock:
-            self._acquire()
-            self._pins += 1  # never released while followed: a reopened file would have to be the same size
+    def add_stream_damage(self, damage: StreamDamage, last: bool = True) -> None: ...
+
+    def end_follow(self) -> None: ...
+
+
+class Follower:
+    """Follows one local file as it is written (see the module's docstring); made by
+    :meth:`codec.sources.tfrecord_file.TFRecordFile.start_follow`, which holds the file open meanwhile.
+
+    Raises FollowStopped for a compressed stream damaged before its end.
+    """
+
+    def __init__(self, f: Followable, local: LocalBytes) -> None:
+        self.f = f
+        self.byte_source = local
+        stream = self._stream_growth() if f.compression is not Compression.NONE else None
+        if isinstance(f.stream_reader, InflateReader):
+            f.stream_reader.reopen_with(functools.partial(open_same_file, f.path, local.identity, growing=True))
+        local.hold()  # never released while followed: a reopened file would have to be the same size
+        with f.lock:
             resume, held = self._unfinished_end()
             if held:
-                self.index.set_status(len(self.index) - 1, RecordStatus.WRITING)
-            st = os.fstat(self._handle.fd)
-            self._follow = _FollowState(resume, held, (st.st_dev, st.st_ino), self._mark(), stream)
-            self.problems = [p for p in self.problems if p.offset < resume]
+                f.index.set_status(len(f.index) - 1, RecordStatus.WRITING)
+            st = local.stat()
+            self.state = _FollowState(resume, held, (st.st_dev, st.st_ino), self._mark(), stream)
+            f.problems = [p for p in f.problems if p.offset < resume]
 
     def _unfinished_end(self) -> tuple[int, bool]:
         """Where the end's unfinished part starts: the last record if it ran past the end
         (held), else the end of the last record; what is after it is looked at again."""
-        n = len(self.index)
+        n = len(self.f.index)
         if not n:
             return 0, False
-        if self.index.status(n - 1) in (RecordStatus.TRUNCATED, RecordStatus.WRITING):
-            return self.index.offset(n - 1), True
-        return self.record_info(n - 1).end, False
+        if self.f.index.status(n - 1) in (RecordStatus.TRUNCATED, RecordStatus.WRITING):
+            return self.f.index.offset(n - 1), True
+        return self.f.record_info(n - 1).end, False
 
     def _stream_growth(self) -> StreamGrowth:
         """The decompressor at the end of the stream: kept from the index pass, else found by one more
         pass (after a cache load, or when random reads went through the zran index)."""
-        state = self._stream_state
-        inflate = self._inflate
+        state = self.f.stream_state
+        inflate = self.f.stream_reader
         if state is None or not isinstance(inflate, InflateReader):
-            with open_file(self.path) as f:
-                inflater = InflateScanner(f, self.compression)
+            with open_file(self.f.path) as f:
+                inflater = InflateScanner(f, self.f.compression)
                 for _ in inflater.chunks():
                     pass
-            inflate = InflateReader(self.path, self.compression, inflater.checkpoints, inflater.out_pos,
-                                    self._opener())
+            inflate = InflateReader(self.f.path, self.f.compression, inflater.checkpoints, inflater.out_pos,
+                                    self.byte_source.opener())
             state = (inflater.end_state, inflater.in_pos, inflater.out_pos, inflater.leftover)
-            with self._lock:
-                if self._inflate is not None:
-                    self._inflate.close()
-                self._inflate = inflate
-                self._stream_end = inflater.out_pos
+            with self.f.lock:
+                if self.f.stream_reader is not None:
+                    self.f.stream_reader.close()
+                self.f.stream_reader = inflate
+                self.f.stream_end = inflater.out_pos
         d, in_pos, out_pos, leftover = state
-        if d is None or (leftover and not (d.eof and self.compression is Compression.GZIP
+        if d is None or (leftover and not (d.eof and self.f.compression is Compression.GZIP
                                            and GZIP_MAGIC.startswith(leftover[:2]))):
-            raise FollowStopped(f"cannot follow {self.path}: its {self.compression.value.upper()} stream is "
+            raise FollowStopped(f"cannot follow {self.f.path}: its {self.f.compression.value.upper()} stream is "
                                 f"damaged at compressed byte {in_pos}, nothing after that can be read")
-        return StreamGrowth(self.compression, d if d.eof else d.copy(), in_pos, out_pos, leftover, inflate.checkpoints)
+        return StreamGrowth(self.f.compression, d if d.eof else d.copy(), in_pos, out_pos, leftover, inflate.checkpoints)
 
     def grow_iter(self) -> Iterator[IndexProgress]:
         """Index what was appended since the last look, yielding progress (nothing when the file has
         not grown). Raises FollowStopped when the file shrank, was replaced, removed or rewritten."""
-        state = self._follow
-        if state is None:
-            raise UsageError(f"{self.path} is not being followed")
+        state = self.state
         try:
-            st = os.stat(self.path)
+            st = os.stat(self.f.path)
         except FileNotFoundError:
-            raise self._stop(f"{self.path} was removed") from None
+            raise self._stop(f"{self.f.path} was removed") from None
         except OSError as exc:
-            raise self._stop(f"cannot read {self.path}: {exc.strerror or exc}") from None
+            raise self._stop(f"cannot read {self.f.path}: {exc.strerror or exc}") from None
         if (st.st_dev, st.st_ino) != state.identity:
-            raise self._stop(f"{self.path} was replaced by another file")
-        if st.st_size < self.file_size:
-            raise self._stop(f"{self.path} shrank from {self.file_size:,} to {st.st_size:,} bytes")
-        if st.st_size == self.file_size and not state.rescan:
+            raise self._stop(f"{self.f.path} was replaced by another file")
+        if st.st_size < self.f.file_size:
+            raise self._stop(f"{self.f.path} shrank from {self.f.file_size:,} to {st.st_size:,} bytes")
+        if st.st_size == self.f.file_size and not state.rescan:
             return
         at, seen = state.mark
-        if self._read_at(at, len(seen)) != seen:
-            raise self._stop(f"{self.path} was rewritten (its bytes at offset {at:,} changed)")
+        if self.byte_source.read_at(at, len(seen)) != seen:
+            raise self._stop(f"{self.f.path} was rewritten (its bytes at offset {at:,} changed)")
         state.rescan = False
-        with self._lock:
-            self.file_size, self.mtime_ns = st.st_size, st.st_mtime_ns
-            self.identity = FileIdentity.of(st)  # the version now read: a later reopen compares with it
-            self.version = self.identity.stamp
-        if not len(self.index) and not state.resume and state.stream is None:
+        with self.f.lock:
+            self.byte_source.grew(st)  # the version now read: a later reopen compares with it
+        if not len(self.f.index) and not state.resume and state.stream is None:
             self._sniff_again(state)
         yield from self._grow_pass(state, open_end=True)
         state.mark = self._mark()
 
-    def grow(self) -> int:
-        """:meth:`grow_iter` run to its end; the number of records complete now."""
-        for _ in self.grow_iter():
-            pass
-        return self.complete_records
-
     def _grow_pass(self, state: _FollowState, *, open_end: bool) -> Iterator[IndexProgress]:
         """The index pass from ``state.resume`` to the end of the data as it is now."""
+        read: Callable[[int, int], bytes]
         if state.stream is not None:
             try:
-                state.stream.grow(self._read_at)
+                state.stream.grow(self.byte_source.read_at)
             except StreamDamage as damage:
-                self._add_stream_damage(damage)
-                raise self._stop(f"{self.path}: {damage.detail}") from None
+                self.f.add_stream_damage(damage)
+                raise self._stop(f"{self.f.path}: {damage.detail}") from None
             finally:
-                with self._lock:
-                    self._stream_end = state.stream.out_pos
-                    if self._inflate is not None:
-                        self._inflate.total_out = state.stream.out_pos
-            size, read = state.stream.out_pos, self._bytes
+                with self.f.lock:
+                    self.f.stream_end = state.stream.out_pos
+                    if self.f.stream_reader is not None:
+                        self.f.stream_reader.total_out = state.stream.out_pos
+            size, read = state.stream.out_pos, self.f.read_bytes  # (the stream's uncompressed bytes)
         else:
-            size, read = self.file_size, self._read_at
+            size, read = self.f.file_size, self.byte_source.read_at
         found: list[Problem] = []
-        index = _GrowingIndex(self.index, state.held)
-        scanner = Scanner(PlainSource(read, size), index, found, size, verify=self.verified, open_end=open_end)
+        index = _GrowingIndex(self.f.index, state.held)
+        scanner = Scanner(PlainSource(read, size), index, found, size, verify=self.f.verified, open_end=open_end)
         try:
             for p in scanner.run(state.resume):
-                yield IndexProgress(len(self.index), p.position, size, len(self.problems) + len(found), p.done)
+                yield IndexProgress(len(self.f.index), p.position, size, len(self.f.problems) + len(found), p.done)
         except FollowStopped:
             raise
         except FileChangedError as exc:
             raise self._stop(str(exc)) from None
         finally:  # (also when the pass is stopped half way: the next one goes on from where it got)
             if found:
-                with self._lock:
-                    known = {(p.offset, p.kind) for p in self.problems}
+                with self.f.lock:
+                    known = {(p.offset, p.kind) for p in self.f.problems}
                     new = [p for p in found if (p.offset, p.kind) not in known]
-                    self.problems = sorted(self.problems + new, key=lambda p: p.offset)
+                    self.f.problems = sorted(self.f.problems + new, key=lambda p: p.offset)
             state.held, state.resume = self._resume_point(scanner.stop, state.resume)
             state.rescan = scanner.stop is None  # the next look goes on even if the file does not grow
 
     def _resume_point(self, stop: int | None, before: int) -> tuple[bool, int]:
         """(held, resume) after a pass that ended at ``stop`` (None: stopped half way)."""
-        n = len(self.index)
-        if n and self.index.status(n - 1) is RecordStatus.WRITING:
-            return True, self.index.offset(n - 1)
+        n = len(self.f.index)
+        if n and self.f.index.status(n - 1) is RecordStatus.WRITING:
+            return True, self.f.index.offset(n - 1)
         if stop is not None:
             return False, stop
-        if not n or self.index.offset(n - 1) < before:
+        if not n or self.f.index.offset(n - 1) < before:
             return False, before
-        info = self.record_info(n - 1)
+        info = self.f.record_info(n - 1)
         return False, info.end
 
     def _sniff_again(self, state: _FollowState) -> None:
         """Nothing indexed yet: a file followed from its first bytes may turn out GZIP or ZLIB now."""
         try:
-            compression = sniff(self._read_at, self.path)
+            compression = sniff(self.byte_source.read_at, self.f.path)
         except TFRecordError:
             return
         if compression is Compression.NONE:
             return
         d = zlib.decompressobj(wbits_for(compression))
         checkpoints = [Checkpoint(0, 0, d.copy())]
-        with self._lock:
-            self.compression = compression
-            self._inflate = InflateReader(self.path, compression, checkpoints, 0, self._opener())
+        with self.f.lock:
+            self.f.compression = compression
+            self.f.stream_reader = InflateReader(self.f.path, compression, checkpoints, 0, self.byte_source.opener())
         state.stream = StreamGrowth(compression, d, 0, 0, b"", checkpoints)
 
     def _mark(self) -> tuple[int, bytes]:
-        at = max(0, self.file_size - MARK)
-        return at, self._read_at(at, self.file_size - at)
+        at = max(0, self.f.file_size - MARK)
+        return at, self.byte_source.read_at(at, self.f.file_size - at)
 
     def stop_follow(self) -> Iterator[IndexProgress]:
         """Stop following: the end is read once more as an ordinary open reads it (a record cut
         short is truncated then, a problem). A generator (the end may be large): run it through."""
-        state = self._follow
-        if state is None:
-            return
+        state = self.state
         try:
             yield from self._final_pass(state)
         finally:
-            self.end_follow()
+            self.f.end_follow()
 
     def _final_pass(self, state: _FollowState) -> Iterator[IndexProgress]:
         try:
@@ -344,20 +340,12 @@ class Following:
             return  # the file changed meanwhile: what was indexed stays as it was
         if state.stream is not None and (not state.stream.d.eof or state.stream.pending):
             end = state.stream.out_pos
-            self._add_problem(Problem(None, end, ProblemKind.TRUNCATED,
+            self.f.add_problem(Problem(None, end, ProblemKind.TRUNCATED,
                                       f"{state.stream._name} stream ends early at compressed byte "
                                       f"{state.stream.in_pos}", compressed_offset=state.stream.in_pos))
 
-    def end_follow(self) -> None:
-        """Stop following at once, leaving the index as it is (after an error: :meth:`stop_follow` reads
-        the end again)."""
-        with self._lock:
-            if self._follow is not None:
-                self._follow = None
-                self._pins = max(0, self._pins - 1)
-
     def _stop(self, why: str) -> FollowStopped:
         """End following (the file is no longer the one followed); the error to raise."""
-        self.end_follow()
+        self.f.end_follow()
         return FollowStopped(f"stopped following: {why}")
 

@@ -8,10 +8,24 @@ edited one (framed as saving would write it, at offset 0 of its own frame).
 from __future__ import annotations
 
 import dataclasses
+from typing import TYPE_CHECKING, Protocol
 
 from codec.format.crc import masked_crc
 from codec.format.framing import Compression, RecordInfo, RecordStatus, encode_record
-from codec.sources.protocol import RecordData
+from codec.sources.protocol import RecordData, RecordFacts, RecordIndexView
+
+if TYPE_CHECKING:
+    from codec.datasets.label_maps import LabelNames
+    from codec.decode.payloads import Payload
+
+
+class PinSource(RecordFacts, Protocol):
+    """What a pinned record reads of the file it comes from (a :class:`codec.sources.tfrecord_file.TFRecordFile`)."""
+
+    @property
+    def index(self) -> RecordIndexView: ...
+
+    def read_bytes(self, offset: int, size: int) -> bytes: ...
 
 
 class PinnedRecord:
@@ -22,17 +36,20 @@ class PinnedRecord:
     offset 0 of its own frame, and ``note`` says it is not in the file yet.
     """
 
-    def __init__(self, source, row: int, origin: int | None, data: bytes | None) -> None:
+    def __init__(self, source: PinSource, row: int, origin: int | None, data: bytes | None) -> None:
+        """``origin``: the source record the row shows, or None for an edited one, whose bytes are ``data``."""
         self.source = source
         self.row = row
         self.origin = origin
-        self._data = data
+        self._data = data or b""
         self._frame: bytes | None = None
         self.compression = source.compression if origin is not None else Compression.NONE
-        self.payload = source.payload
-        self.labels = source.labels
+        self.payload: Payload | None = source.payload
+        self.labels: LabelNames | None = source.labels
         self.unsaved = origin is None  # the hex view frames it on its own, at offset 0
+        self.is_remote: bool = source.is_remote
         self.modified = origin is None
+        self.note: str | None
         if origin is None:
             self.note = "edited · not saved yet"
         elif origin != row:

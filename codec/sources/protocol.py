@@ -3,10 +3,16 @@
 A tab shows a :class:`~codec.sources.tfrecord_file.TFRecordFile`, a
 :class:`~codec.sources.shard_set.ShardSet`, the edited records of a document
 (:class:`~codec.editing.edited.EditedFile`); its detail view shows one record pinned
-at a moment (:class:`~codec.editing.edited.PinnedRecord`). They differ in where
+at a moment (:class:`~codec.sources.pinned.PinnedRecord`). They differ in where
 records come from, not in how they are read: each implements
 :class:`RecordSource` (a pinned record: :class:`RecordReader`), so no caller
 ever asks which kind it holds. Row ``i`` is always ``source.read(i)``.
+
+What a caller needs to know about the kind is declared as a fact of the
+interface instead (``is_remote``, ``bytes_fetched``, ``is_set``,
+``numbered_out_of_order`` with ``publish()``, ``files``, ``file_row()``,
+``is_edited(i)``); mypy checks that every implementation has them
+(:mod:`codec.sources.conformance`).
 """
 from __future__ import annotations
 
@@ -17,6 +23,9 @@ from codec.format.framing import Compression, Problem, RecordInfo, RecordStatus
 
 if TYPE_CHECKING:
     import numpy as np
+
+    from codec.datasets.label_maps import LabelNames
+    from codec.decode.payloads import Payload
 
 NO_OFFSET = -1  # the offset of a record that has no place in a file yet (new or edited)
 
@@ -47,7 +56,36 @@ class RecordIndexView(Protocol):
     def statuses(self) -> np.ndarray: ...
 
 
-class RecordReader(Protocol):
+class RecordFacts(Protocol):
+    """What a record source and a record pinned from it both say (see :class:`RecordReader`)."""
+
+    @property
+    def compression(self) -> Compression: ...
+
+    @property
+    def note(self) -> str | None: ...
+
+    @property
+    def payload(self) -> Payload | None: ...
+
+    @property
+    def labels(self) -> LabelNames | None: ...
+
+    @property
+    def unsaved(self) -> bool: ...
+
+    @property
+    def modified(self) -> bool: ...
+
+    @property
+    def is_remote(self) -> bool: ...
+
+    def read(self, i: int) -> RecordData: ...
+
+    def record_info(self, i: int) -> RecordInfo: ...
+
+
+class RecordReader(RecordFacts, Protocol):
     """What a detail view needs of the records it shows: each one's bytes, facts and frame.
 
     ``note``: one line on where a record comes from when its offset alone does
@@ -55,24 +93,14 @@ class RecordReader(Protocol):
     ``unsaved``: the records have no place in a file yet; the hex view frames
     them itself. ``modified``: they differ from the file on disk.
     ``payload``: how the records decode (see :mod:`codec.decode.payloads`; None: by the kind rule).
-    ``labels``: class names of label ids (a :class:`codec.datasets.label_maps.LabelNames`), None when unknown.
+    ``labels``: class names of label ids, None when unknown.
+    ``is_remote``: the bytes come over the network (never read them on the GUI thread).
     """
-
-    compression: Compression
-    note: str | None
-    payload: object
-    labels: object
-    unsaved: bool
-    modified: bool
-
-    def read(self, i: int) -> RecordData: ...
-
-    def record_info(self, i: int) -> RecordInfo: ...
 
     def read_bytes(self, offset: int, size: int) -> bytes: ...
 
 
-class RecordSource(Protocol):
+class RecordSource(RecordFacts, Protocol):
     """Records by row number, with their index and problems: what a tab shows.
 
     ``read(i)``, ``record_info(i)``, ``compression``, ``note``, ``unsaved`` and
@@ -89,19 +117,61 @@ class RecordSource(Protocol):
     (a set of 10,000 shards). ``location(i)``: the file and offset of row
     ``i``. A :class:`~codec.sources.shard_set.ShardSet` also numbers its shards' records
     as they finish, out of order: its ``publish()`` says which rows appeared.
+
+    Facts a caller would otherwise find out by asking which kind it holds:
+
+    ``is_remote``: the records are read over the network (a URL, a set of
+    URLs, or the edited records of one): a view reads them on a worker.
+    ``bytes_fetched``: bytes read from the network so far; None when local.
+    ``is_set``: rows are numbered across several files (a shard set): offsets
+    are per file, a check goes over every file, salvage takes one file.
+    ``numbered_out_of_order``: rows join the numbering anywhere, when
+    ``publish()`` returns them as (first row, count); False: rows only grow at
+    the end (``publish()`` returns []).
+    ``files``: every file the records come from, in order (one for a file);
+    ``unusable``: (path, why) of those that could not be read at all.
+    ``file_row(k, j)``: the row showing record ``j`` of ``files[k]`` now, None
+    when it has none (not numbered yet, out of range, or edited away).
+    ``is_edited(i)``: row ``i`` is new or changed and not in a file yet (its
+    offset is ``NO_OFFSET``; saving writes it).
     """
 
-    path: str
-    compression: Compression
-    note: str | None
-    payload: object  # how the records decode (see codec.decode.payloads); None: by the kind rule
-    labels: object  # class names of label ids (codec.datasets.label_maps.LabelNames), None when unknown
-    unsaved: bool
-    modified: bool
-    indexed: bool
-    verified: bool
-    statuses_stored: bool
-    mtime_ns: int | None
+    @property
+    def path(self) -> str: ...
+
+    @property
+    def indexed(self) -> bool: ...
+
+    @property
+    def verified(self) -> bool: ...
+
+    @property
+    def statuses_stored(self) -> bool: ...
+
+
+    @property
+    def mtime_ns(self) -> int | None: ...
+
+    @property
+    def bytes_fetched(self) -> int | None: ...
+
+    @property
+    def is_set(self) -> bool: ...
+
+    @property
+    def numbered_out_of_order(self) -> bool: ...
+
+    @property
+    def files(self) -> list[str]: ...
+
+    @property
+    def unusable(self) -> list[tuple[str, str]]: ...
+
+    def publish(self) -> list[tuple[int, int]]: ...
+
+    def file_row(self, k: int, j: int) -> int | None: ...
+
+    def is_edited(self, i: int) -> bool: ...
 
     @property
     def index(self) -> RecordIndexView: ...
@@ -114,10 +184,6 @@ class RecordSource(Protocol):
     def __len__(self) -> int: ...
 
     def __iter__(self) -> Iterator[bytes]: ...
-
-    def read(self, i: int) -> RecordData: ...
-
-    def record_info(self, i: int) -> RecordInfo: ...
 
     def record_before(self, problem: Problem) -> int: ...
 

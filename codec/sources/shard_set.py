@@ -23,7 +23,7 @@ import threading
 from collections import OrderedDict
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
-from typing import Iterator, Mapping, Sequence
+from typing import Any, Iterator, Mapping, Sequence
 
 import numpy as np
 
@@ -33,6 +33,7 @@ from codec.sources.pinned import PinnedRecord
 from codec.sources.tfrecord_file import TFRecordFile, walked_file
 from codec.sources.protocol import RecordData
 from codec.storage.listing import expand_entries
+from codec.index.record_index import RecordIndex
 from codec.index.scan import IndexProgress
 from codec.index.small_files import SMALL_BYTES
 
@@ -103,7 +104,7 @@ class _SetIndex:
     def statuses(self) -> np.ndarray:
         """Every numbered record's status (uint8), in the set's order."""
         owner = self._owner
-        parts = [owner.shards[k].file.index.statuses()[:int(owner._counts[k])] for k in owner.numbered_shards()]
+        parts = [owner.shard_index(k).statuses()[:int(owner._counts[k])] for k in owner.numbered_shards()]
         return np.concatenate(parts) if parts else np.zeros(0, dtype=np.uint8)
 
 
@@ -304,7 +305,7 @@ class ShardSet:
                 self._make_room(self.max_open - 1)  # before opening, so the count never passes max_open
             if shard.file is None:
                 try:
-                    extra = {} if shard.info is None else {"info": shard.info}
+                    extra: dict[str, Any] = {} if shard.info is None else {"info": shard.info}
                     shard.file = TFRecordFile(shard.path, check_crc=self.check_crc, use_cache=self.use_cache,
                                               **extra)
                     self._files.append(shard.file)
@@ -312,7 +313,7 @@ class ShardSet:
                     shard.error = str(exc)
                     return None
             else:
-                shard.file._acquire()
+                shard.file.byte_source.acquire()
             self._open[k] = shard.file
             self._open.move_to_end(k)
             return shard.file
@@ -354,10 +355,17 @@ class ShardSet:
         k, j = self._split(i)
         return self.shard_file(k), j
 
-    def locate_index(self, i: int):
+    def locate_index(self, i: int) -> tuple[RecordIndex, int]:
         """(shard's record index, record number inside it) of record ``i``: no file opened."""
         k, j = self._split(i)
-        return self.shards[k].file.index, j
+        return self.shard_index(k), j
+
+    def shard_index(self, k: int) -> RecordIndex:
+        """Shard ``k``'s record index (the shard is numbered: its file was opened and indexed)."""
+        f = self.shards[k].file
+        if f is None:
+            raise RecordIndexError(f"shard {k} of {self.path} is not indexed")
+        return f.index
 
     def record_start(self, k: int) -> int:
         """The set's record number of shard ``k``'s first record (shard must be numbered)."""
@@ -377,6 +385,27 @@ class ShardSet:
         if k >= len(self.shards) or not self.is_numbered(k):
             return -1
         return self.record_start(k) + self.shard_file(k).find_record(problem.offset)
+
+    # -- facts of a record source (codec.sources.protocol.RecordSource) ----------
+    is_set = True
+    numbered_out_of_order = True  # a shard indexed early joins in the middle (publish)
+
+    @property
+    def is_remote(self) -> bool:
+        return any(_is_url(s.path) for s in self.shards)
+
+    @property
+    def files(self) -> list[str]:
+        return [s.path for s in self.shards]
+
+    def file_row(self, k: int, j: int) -> int | None:
+        """The set's row of record ``j`` of shard ``k``; None until the shard is numbered."""
+        if not self.is_numbered(k) or not 0 <= j < (self.shards[k].count or 0):
+            return None
+        return self.record_start(k) + j
+
+    def is_edited(self, i: int) -> bool:
+        return False  # (a set is read-only)
 
     def pinned(self, i: int) -> ShardRecord:
         """Record ``i`` for a detail view, read from its shard."""
@@ -441,7 +470,7 @@ class ShardSet:
                         yield IndexProgress(done + p.records, base + p.position, self.file_size,
                                             problems + len(f.problems) - before)
                     problems += len(f.problems) - before
-            done += shard.count
+            done += shard.count or 0
             base += shard.size
             self._version += 1
         self.verified = True
@@ -492,7 +521,7 @@ class ShardSet:
         outside the count of open files)."""
         with self._lock:
             f = self._file(k)
-            pin = f._pinned() if f is not None else None
+            pin = f.holding() if f is not None else None
             if pin is not None:
                 pin.__enter__()
         try:

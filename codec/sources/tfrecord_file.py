@@ -1,47 +1,42 @@
 """Open a TFRecord file, index it, and read any record at random.
 
-Plain files are read with ``os.pread``, never mapped: a mapped file that
-shrinks under the reader kills the process with SIGBUS, while a short read
-is seen and raised as :class:`FileChangedError`. Anything but a regular file
+A :class:`TFRecordFile` is a byte source (a local file or a remote object,
+:mod:`codec.sources.byte_sources`) with an index over it; its verify pass is
+a :class:`codec.sources.verification.Verifier`. Anything but a regular file
 (a FIFO, a device, a socket) is refused before it is opened for reading, so
 that nothing blocks on it.
 """
 from __future__ import annotations
 
 import bisect
-import functools
 import os
 import threading
 from typing import Iterator
 
 from codec.index import cache as index_cache
 from codec.format.crc import masked_crc
-from codec.storage.file_identity import FileIdentity, open_same_file
-from codec.errors import (CorruptRecordError, FileAccessError, FileChangedError, RecordIndexError, TFRecordError,
-                     TruncatedRecordError)
-from codec.sources.following import Following
-from codec.format.framing import CRC, HEADER_SIZE, LENGTH, OVERHEAD, Compression, Problem, ProblemKind, RecordInfo, RecordStatus
+from codec.storage.file_identity import FileIdentity
+from codec.errors import (CorruptRecordError, FileAccessError, FileChangedError, RecordIndexError, TruncatedRecordError,
+                          UsageError)
+from codec.sources.following import Follower
+from codec.format.framing import CRC, HEADER_SIZE, LENGTH, Compression, Problem, ProblemKind, RecordInfo, RecordStatus
 from codec.index.halves import scan_halves
-from codec.storage.inflate import InflateReader, InflateScanner, prefetch
-from codec.storage.opening import (SNIFF_WINDOW, Handle, Pin, describe_os_error, io_errors, open_fd, plain_records, pread,
-                      read_upto, sniff)
+from codec.storage.inflate import InflateReader, InflateScanner, StreamDamage, prefetch
+from codec.storage.opening import SNIFF_WINDOW, io_errors, plain_records, sniff
 from codec.sources.pinned import PinnedRecord
 from codec.index.record_index import RecordIndex
 from codec.sources.protocol import RecordData
-from codec.sources.remote_reading import RemoteReading
+from codec.sources.byte_sources import ByteSource, LocalBytes, RemoteBytes
 from codec.index.scan import PROGRESS_BYTES, IndexProgress, Scanner, data_crc_problem
 from codec.index.scan_sources import PlainSource, StreamSource
 from codec.index.small_files import SMALL_BYTES, WalkedFile, walk_small_file
-from codec.sources.verification import Verification
-from codec.storage.zran import ZranBuilder, ZranReader, zran_available
-
-ONE_READ = 64 << 10  # a record this close to the next one is read with a single pread
-CHECK_SIZE_FROM = 1 << 20  # a read this large first checks that the file has not shrunk
+from codec.sources.verification import Verifier
+from codec.storage.zran import ZranReader, zran_available
+from codec.sources.zran_reads import ZranIndexes
 
 
 
-
-class TFRecordFile(Verification, RemoteReading, Following):
+class TFRecordFile:
     """A TFRecord file (plain, GZIP or ZLIB) with an offset index.
 
     Opening sniffs the compression; :meth:`index_iter` (or :meth:`build_index`)
@@ -53,7 +48,7 @@ class TFRecordFile(Verification, RemoteReading, Following):
     With ``fork_halves`` a pass over a plain file of 32 MB or more runs in two
     halves, the second in a forked child (:mod:`codec.index.halves`): for the
     command line, never in a process with threads. :meth:`start_follow` and
-    :meth:`grow_iter` follow a file still being written (:mod:`codec.sources.following`).
+    :meth:`grow_iter` follow a file still being written (a :class:`codec.sources.following.Follower`).
     """
 
     note = None  # (a codec.sources.protocol.RecordSource: a file's records say where they are by their offsets)
@@ -69,105 +64,104 @@ class TFRecordFile(Verification, RemoteReading, Following):
         nothing is opened now (the file is as if released; a read reopens it and checks it unchanged)."""
         self.path = os.fspath(path)
         self.check_crc = check_crc
-        self.remote = None  # a codec.storage.remote.RemoteFile for a URL
+        self.byte_source: ByteSource
         if walked is not None:
             self.compression = Compression.NONE
-            self.file_size, self.mtime_ns = walked.size, walked.mtime_ns
-            self.identity = walked.identity
-            self.version = walked.identity.stamp
+            self.byte_source = LocalBytes(self.path, walked.size, walked.mtime_ns, walked.identity, None)
             self.use_cache = False
-            self._handle = None
         elif "://" in self.path and _is_url(self.path):
-            self._open_remote(use_cache, info)
+            self.byte_source = RemoteBytes(self.path, info)
+            self.use_cache = use_cache and self.byte_source.size >= index_cache.MIN_CACHED_BYTES
+            # the compression from the index cache when it knows this version of the object, else sniffed
+            entry = index_cache.open_entry(self.path, self.file_size, self.version) if self.use_cache else None
+            if entry is not None:
+                with entry:
+                    self.compression = entry.compression
+            else:
+                self.compression = sniff(self.byte_source.remote.read, self.path)
         else:
-            fd, st = open_fd(self.path)
+            self.byte_source, fd = LocalBytes.open(self.path)
             try:
                 self.compression = sniff(fd, self.path)
             except BaseException:
-                os.close(fd)
+                self.byte_source.close()
                 raise
-            self.file_size = st.st_size
-            self.mtime_ns = st.st_mtime_ns
-            self.identity: FileIdentity | None = FileIdentity.of(st)  # which file, which version: None for a URL
-            self.version = self.identity.stamp  # what keys its index in the cache
             # A small file indexes faster than its cache entry is written or read (a set of 10,000 shards)
-            self.use_cache = use_cache and st.st_size >= index_cache.MIN_CACHED_BYTES
-            self._handle: Handle | None = Handle(fd)
-        self.fork_halves = fork_halves and self.remote is None  # async filesystems are not fork-safe
+            self.use_cache = use_cache and self.byte_source.size >= index_cache.MIN_CACHED_BYTES
+        self.fork_halves = fork_halves and not self.byte_source.is_remote  # async filesystems are not fork-safe
         self.index = RecordIndex()
         self.problems: list[Problem] = []
         self.indexed = False
         self.verified = False
-        self._lock = threading.RLock()
-        self._pins = 0  # passes running over the file: no release meanwhile
-        self._closed = False
-        self._inflate: InflateReader | ZranReader | None = None
-        self._zran_job: ZranBuilder | None = None  # the zran index being built for the cache
+        self.lock = threading.RLock()
+        self.stream_reader: InflateReader | ZranReader | None = None
+        self._zran = ZranIndexes(self.path, self.byte_source)
         self._stream_clean = False  # the compressed stream had no damage (a zran index is possible)
-        self._stream_end = 0  # uncompressed bytes available (compressed files)
-        self._stream_state = None  # (decompressor, in, out, leftover) where the index pass's stream stopped
+        self.stream_end = 0  # uncompressed bytes available (compressed files)
+        self.stream_state: tuple | None = None  # (decompressor, in, out, leftover) where the index pass's stream stopped
+        self._follower: Follower | None = None
         if walked is not None:
             status = RecordStatus.OK if walked.verified else RecordStatus.UNCHECKED
             self.index = RecordIndex.of(walked.offsets, status)
             self.indexed = True
             self.verified = walked.verified
 
+    # -- the bytes ------------------------------------------------------
+    @property
+    def file_size(self) -> int:
+        return self.byte_source.size
+
+    @property
+    def mtime_ns(self) -> int:
+        return self.byte_source.mtime_ns
+
+    @property
+    def identity(self) -> FileIdentity | None:
+        """Which file, which version (None for a URL: its reads are pinned to the version opened)."""
+        return self.byte_source.identity
+
+    @property
+    def version(self) -> str:
+        """What keys its index in the cache."""
+        return self.byte_source.version
+
+    @property
+    def remote(self):
+        """The :class:`codec.storage.remote.RemoteFile` of a URL, else None."""
+        return self.byte_source.remote
+
     # -- lifetime ---------------------------------------------------------
-    def _acquire(self) -> None:
-        """Open the file if it was released; refuse if it changed since."""
-        with self._lock:
-            if self._handle is not None:
-                return
-            if self._closed:
-                raise FileAccessError(f"{self.path} was closed")
-            if self.remote is not None:
-                return  # nothing held between reads; each read is pinned to the version opened
-            fd, st = open_fd(self.path)
-            # (a followed file is pinned open: it is never released, so never reopened grown)
-            if FileIdentity.of(st) != self.identity:
-                os.close(fd)
-                raise FileChangedError(f"{self.path} changed on disk since it was opened: open it again")
-            self._handle = Handle(fd)
-
-    def _fd(self) -> Handle:
-        """The open fd (reopened if released); hold the result while reading through it."""
-        h = self._handle
-        if h is None:
-            with self._lock:
-                self._acquire()
-                h = self._handle
-        return h
-
     def release(self) -> bool:
         """Close the OS handles but keep the index; the next read reopens the file.
 
         Returns False (and keeps them) while a pass is running over the file.
         """
-        with self._lock:
-            if self._pins:
+        with self.lock:
+            if not self.byte_source.release():
                 return False
-            if self._inflate is not None:
-                self._inflate.close()
-            self._handle = None  # the fd closes with the last read still using it
-            self._stop_remote()
+            if self.stream_reader is not None:
+                self.stream_reader.close()
             return True
 
     @property
     def is_open(self) -> bool:
-        if self.remote is not None:
-            return not self._closed and (self.remote.holding or bool(self._passes))
-        return self._handle is not None
+        return self.byte_source.is_open
 
-    def _pinned(self) -> "Pin":
-        """Context: the file is open and will not be released until the block ends."""
-        return Pin(self)
+    def holding(self):
+        """Context: the file is open and will not be released until the block ends (a pass)."""
+        return self.byte_source.holding()
+
+    def streaming(self):
+        """Context: the calling thread reads the file front to back (a pass); a remote file's
+        reads then come from chunks fetched ahead. Nothing changes for a local file."""
+        return self.byte_source.streaming()
 
     def close(self) -> None:
         """Close the file; a pass still running on another thread fails at its next read."""
-        with self._lock:
-            self._closed = True
-            self._pins = 0
-            self.release()
+        with self.lock:
+            self.byte_source.close()
+            if self.stream_reader is not None:
+                self.stream_reader.close()
 
     def __enter__(self) -> "TFRecordFile":
         return self
@@ -214,81 +208,62 @@ class TFRecordFile(Verification, RemoteReading, Following):
         self.indexed = True
         self.verified = verify
         if self.use_cache:
-            self._save_cache()
+            self.save_index()
             if self.compression is not Compression.NONE:
                 index_cache.save_zran(self.path, self.file_size, self.version, None, 0)  # drop a stale one
                 if self._zran_possible():
-                    # After the pass, not during it: on two cores a concurrent build slowed the pass ~50%.
-                    self._zran_job = self._zran_builder()
+                    self._zran.job = self._zran.build(self.compression, self.stream_end)
 
     def _scan_plain(self, verify: bool) -> Iterator[IndexProgress]:
-        with self._pinned():
-            halves = scan_halves(self._read_at, self.file_size, verify) if self.fork_halves else None
+        read_at = self.byte_source.read_at
+        with self.holding():
+            halves = scan_halves(read_at, self.file_size, verify) if self.fork_halves else None
             if halves is not None:
                 self.index, self.problems = halves
                 yield IndexProgress(len(self.index), self.file_size, self.file_size, 0, True)
                 return
-            if self.remote is not None:  # chunks fetched ahead of the walk, dropped behind it
-                with self._streaming():
-                    source = PlainSource(self._read_at, self.file_size, hop_span=PROGRESS_BYTES)
-                    yield from Scanner(source, self.index, self.problems, self.file_size, verify=verify).run()
-                return
-            source = PlainSource(self._read_at, self.file_size)
-            yield from Scanner(source, self.index, self.problems, self.file_size, verify=verify).run()
+            # (a remote file: chunks fetched ahead of the walk, dropped behind it)
+            with self.streaming():
+                source = PlainSource(read_at, self.file_size, hop_span=PROGRESS_BYTES if self.byte_source.is_remote else 0)
+                yield from Scanner(source, self.index, self.problems, self.file_size, verify=verify).run()
 
     def _plain_after_all(self) -> bool:
         """A GZIP or ZLIB start whose stream gave no record: is it a plain file whose first header
         happens to begin like one? Then the file is read as plain from now on."""
-        if self.remote is not None:
-            head = self.remote.read_at(0, SNIFF_WINDOW)
-        else:
-            h = self._fd()  # held while reading
-            head = read_upto(h.fd, self.path, 0, SNIFF_WINDOW)
-        if not plain_records(head):
+        if not plain_records(self.byte_source.head(SNIFF_WINDOW)):
             return False
-        with self._lock:
-            if self._inflate is not None:
-                self._inflate.close()
-                self._inflate = None
+        with self.lock:
+            if self.stream_reader is not None:
+                self.stream_reader.close()
+                self.stream_reader = None
             self.compression = Compression.NONE
             self.index = RecordIndex()
             self.problems = []
             self._stream_clean = False
-            self._stream_end = 0
+            self.stream_end = 0
         return True
 
-    def _open_stream(self, streaming: bool = False):
-        """The compressed file as a binary file object (a remote one prefetching for a pass)."""
-        if self.remote is not None:
-            return self._remote_stream(streaming)
-        return open_same_file(self.path, self.identity)
-
-    def _checked_opener(self):
-        """What a GZIP or ZLIB random reader opens the file with: the remote file's, or the local
-        path checked to hold the file opened (a partial, not a method: no cycle through the reader)."""
-        return self._opener() or functools.partial(open_same_file, self.path, self.identity)
-
     def _scan_stream(self, verify: bool) -> Iterator[IndexProgress]:
-        f = self._open_stream(streaming=True)
+        f = self.byte_source.open_stream(streaming=True)
         chunks = None
         self._stream_clean = False
         try:
             inflater = InflateScanner(f, self.compression)
-            self._inflate = InflateReader(self.path, self.compression, inflater.checkpoints, 0,
-                                          self._checked_opener())
+            self.stream_reader = InflateReader(self.path, self.compression, inflater.checkpoints, 0,
+                                          self.byte_source.checked_opener())
             chunks = prefetch(inflater.chunks())
             source = StreamSource(chunks, lambda: inflater.in_pos)
             scanner = Scanner(source, self.index, self.problems, self.file_size, verify=verify)
             for progress in scanner.run():
-                self._inflate.checkpoints = inflater.checkpoints
-                self._inflate.total_out = inflater.out_pos
+                self.stream_reader.checkpoints = inflater.checkpoints
+                self.stream_reader.total_out = inflater.out_pos
                 yield progress
-            self._inflate.checkpoints = inflater.checkpoints
-            self._inflate.total_out = inflater.out_pos
-            self._stream_end = inflater.out_pos
-            self._stream_state = (inflater.end_state, inflater.in_pos, inflater.out_pos, inflater.leftover)
+            self.stream_reader.checkpoints = inflater.checkpoints
+            self.stream_reader.total_out = inflater.out_pos
+            self.stream_end = inflater.out_pos
+            self.stream_state = (inflater.end_state, inflater.in_pos, inflater.out_pos, inflater.leftover)
             for k, damage in enumerate(inflater.damages):
-                self._add_stream_damage(damage, last=k == len(inflater.damages) - 1)
+                self.add_stream_damage(damage, last=k == len(inflater.damages) - 1)
             if not inflater.damages:
                 self._stream_clean = True
         finally:
@@ -296,15 +271,15 @@ class TFRecordFile(Verification, RemoteReading, Following):
                 chunks.close()  # stops the decompressing thread before its file closes
             f.close()
 
-    def _add_stream_damage(self, damage, last: bool = True) -> None:
+    def add_stream_damage(self, damage: StreamDamage, last: bool = True) -> None:
         """Fold one damage of the compressed stream into the problem list (one entry); the
         stream's last damage may name why the last record is cut short."""
         kind = ProblemKind(damage.kind)
-        last = self.problems[-1] if self.problems and last else None
-        if last is not None and last.kind is ProblemKind.TRUNCATED and last.offset + last.size >= damage.out_pos:
-            self.problems[-1] = Problem(last.index, last.offset, kind, f"{last.detail}: {damage.detail}",
-                                        size=last.size, compressed_offset=damage.compressed_offset,
-                                        expected=last.expected, found=last.found)
+        prev = self.problems[-1] if self.problems and last else None
+        if prev is not None and prev.kind is ProblemKind.TRUNCATED and prev.offset + prev.size >= damage.out_pos:
+            self.problems[-1] = Problem(prev.index, prev.offset, kind, f"{prev.detail}: {damage.detail}",
+                                        size=prev.size, compressed_offset=damage.compressed_offset,
+                                        expected=prev.expected, found=prev.found)
         else:
             self.problems.append(Problem(None, damage.out_pos, kind, damage.detail,
                                          compressed_offset=damage.compressed_offset))
@@ -313,79 +288,39 @@ class TFRecordFile(Verification, RemoteReading, Following):
         cached = index_cache.load(self.path, self.file_size, self.version, self.compression)
         if cached is None:
             return False
-        self.index, self.problems, self.verified, self._stream_end = cached
+        self.index, self.problems, self.verified, self.stream_end = cached
         self.indexed = True
         # Only damage to the compressed stream itself carries a compressed offset.
         self._stream_clean = all(p.compressed_offset is None for p in self.problems)
         if self.compression is not Compression.NONE:
-            self._inflate = None  # a zran index from the cache, or checkpoints rebuilt on first random read
+            self.stream_reader = None  # a zran index from the cache, or checkpoints rebuilt on first random read
         return True
 
-    def _save_cache(self) -> None:
+    def save_index(self) -> None:
+        """Keep the index in the cache (unless the file is followed, or remote and damaged)."""
         if self.following:
             return  # its end is unfinished: the next open reads it again
-        if self.remote is not None and self.problems:
+        if self.byte_source.is_remote and self.problems:
             # Damage seen through a network may be the server's or the connection's, not the object's:
             # the next open reads it again instead of trusting an index of those bytes.
             index_cache.invalidate(self.path)
             return
         index_cache.save(self.path, self.file_size, self.version, self.compression,
-                         self.index, self.problems, self.verified, self._stream_end)
+                         self.index, self.problems, self.verified, self.stream_end)
 
     # -- random access ----------------------------------------------------
     def __len__(self) -> int:
         return len(self.index)
 
-    def _data_end(self) -> int:
-        return self.file_size if self.compression is Compression.NONE else self._stream_end
-
-    def _read_at(self, pos: int, n: int) -> bytes:
-        """Exactly ``min(n, file_size - pos)`` bytes of the (plain) file at ``pos``.
-
-        Raises FileChangedError when the file is shorter than when it was
-        opened, FileAccessError (one line) for any other read error.
-        """
-        want = min(n, self.file_size - pos)
-        if want <= 0:
-            return b""
-        if self.remote is not None:
-            return self._remote_read(pos, want)
-        h = self._handle or self._fd()
-        try:
-            if want >= CHECK_SIZE_FROM and os.fstat(h.fd).st_size < self.file_size:
-                self._changed(h.fd)
-            data = pread(h.fd, want, pos)
-            if len(data) < want:
-                data = self._read_rest(h.fd, data, want, pos)
-            return data
-        except TFRecordError:
-            raise
-        except OSError as exc:
-            raise FileAccessError(describe_os_error(self.path, exc)) from None
-
-    def _read_rest(self, fd: int, data: bytes, want: int, pos: int) -> bytes:
-        """After a short pread: the rest (one pread gives at most ~2 GiB), or FileChangedError."""
-        parts = [data]
-        got = len(data)
-        while got < want:
-            more = pread(fd, want - got, pos + got)
-            if not more:
-                self._changed(fd)
-            parts.append(more)
-            got += len(more)
-        return b"".join(parts)
-
-    def _changed(self, fd: int):
-        try:
-            now = f"{os.fstat(fd).st_size} bytes"
-        except OSError:
-            now = "unknown"
-        raise FileChangedError(f"the file changed while reading: {self.path} (was {self.file_size} bytes, now {now})")
+    @property
+    def data_end(self) -> int:
+        """Where the records' bytes end: the file's size, or a compressed file's uncompressed size."""
+        return self.file_size if self.compression is Compression.NONE else self.stream_end
 
     def _bytes(self, pos: int, size: int) -> bytes:
         if self.compression is Compression.NONE:
-            return self._read_at(pos, size)
-        if self._closed:
+            return self.byte_source.read_at(pos, size)
+        if self.byte_source.closed:
             raise FileAccessError(f"{self.path} was closed")
         with io_errors(self.path):
             reader = self._inflater()
@@ -394,82 +329,38 @@ class TFRecordFile(Verification, RemoteReading, Following):
             try:
                 return reader.read(pos, size)
             except Exception:  # noqa: BLE001 - zran failed: fall back to the zlib checkpoints
-                with self._lock:
-                    if self._inflate is reader:
-                        self._inflate = self._rebuild_checkpoints()
+                with self.lock:
+                    if self.stream_reader is reader:
+                        self.stream_reader = self._rebuild_checkpoints()
                 return self._inflater().read(pos, size)
 
     def _inflater(self) -> InflateReader | ZranReader:
-        with self._lock:
-            if self._inflate is None:
-                self._inflate = self._cached_zran() or self._rebuild_checkpoints()
-            return self._inflate
+        with self.lock:
+            if self.stream_reader is None:
+                self.stream_reader = self._cached_zran() or self._rebuild_checkpoints()
+            return self.stream_reader
 
     def _zran_possible(self) -> bool:
         """A GZIP or ZLIB file whose stream is undamaged, with the cache on and indexed_gzip importable."""
         return (self.compression is not Compression.NONE and self.use_cache and zran_available()
                 and self._stream_clean)
 
-    def _zran_builder(self) -> ZranBuilder:
-        return ZranBuilder(self.path, self.compression, self._stream_end, self._zran_saver(), self._stream_opener())
-
-    def _zran_saver(self):
-        """``on_done`` for a zran build: cache it if the file is still the one indexed."""
-        path, size, version, end, identity = self.path, self.file_size, self.version, self._stream_end, self.identity
-
-        remote = self.remote
-
-        def save(blob: bytes, out: int) -> None:
-            if remote is not None:  # its reads were pinned to the version indexed: a change failed them
-                if out == end:
-                    index_cache.save_zran(path, size, version, blob, end)
-                return
-            try:
-                st = os.stat(path)
-            except OSError:
-                return
-            if out == end and FileIdentity.of(st) == identity:
-                index_cache.save_zran(path, size, version, blob, end)
-
-        return save
-
     def wait_for_cache(self) -> None:
         """Block until background cache work (a GZIP or ZLIB file's zran index) has finished."""
-        job = self._zran_job
-        if job is not None:
-            job.result()
+        self._zran.wait()
 
     def _cached_zran(self) -> ZranReader | None:
-        """After a cache load of an undamaged GZIP or ZLIB file: random reads through a zran index.
-
-        From the cache if it holds one; else built now (one C-speed pass, the
-        cost of rebuilding the zlib checkpoints) and cached for the next open.
-        """
-        if not self._zran_possible():
-            return None
-        self.wait_for_cache()
-        index = index_cache.load_zran(self.path, self.file_size, self.version, self._stream_end)
-        if index is None:
-            built = self._zran_builder().result()
-            if built is None or built[1] != self._stream_end:
-                return None
-            index = built[0]
-        try:
-            return ZranReader(self.path, index, self._stream_end, self.compression, self._opener())
-        except Exception:  # noqa: BLE001 - an unreadable index: use the zlib checkpoints
-            return None
-        finally:
-            if not isinstance(index, bytes):
-                index.close()
+        """After a cache load of an undamaged GZIP or ZLIB file: random reads through a zran index."""
+        return self._zran.reader(self.compression, self.stream_end) if self._zran_possible() else None
 
     def _rebuild_checkpoints(self) -> InflateReader:
         """After a cache load: one decompression pass to find checkpoints again."""
-        with self._open_stream(streaming=True) as f, io_errors(self.path):
+        with self.byte_source.open_stream(streaming=True) as f, io_errors(self.path):
             inflater = InflateScanner(f, self.compression)
             for _ in inflater.chunks():
                 pass
         return InflateReader(self.path, self.compression, inflater.checkpoints, inflater.out_pos,
-                             self._checked_opener())
+                             self.byte_source.checked_opener())
 
     def read_bytes(self, offset: int, size: int) -> bytes:
         """Raw bytes of the (uncompressed) stream, e.g. for a hex view."""
@@ -497,7 +388,7 @@ class TFRecordFile(Verification, RemoteReading, Following):
         if status in (RecordStatus.TRUNCATED, RecordStatus.WRITING):
             offset = self.index.offset(i)
             (length,) = LENGTH.unpack_from(self._bytes(offset, HEADER_SIZE))
-            data = self._bytes(offset + HEADER_SIZE, max(0, self._data_end() - offset - HEADER_SIZE))
+            data = self._bytes(offset + HEADER_SIZE, max(0, self.data_end - offset - HEADER_SIZE))
             return RecordData(RecordInfo(i, offset, length, status), data, None, None)
         if self.compression is Compression.NONE:
             offset, nxt = self.index.bounds(i)
@@ -511,7 +402,7 @@ class TFRecordFile(Verification, RemoteReading, Following):
             if new is not status:
                 self.index.set_status(i, new)
                 if new is RecordStatus.DATA_CRC:
-                    self._add_problem(data_crc_problem(i, offset, stored, computed))
+                    self.add_problem(data_crc_problem(i, offset, stored, computed))
                 status = new
         return RecordData(RecordInfo(i, offset, length, status), data, stored, computed)
 
@@ -520,28 +411,16 @@ class TFRecordFile(Verification, RemoteReading, Following):
         before the next record (or the end).
 
         A record with little room comes in one read of everything up to the
-        next; a larger one in three (header, data, CRC), so that its data is
-        not copied again out of a larger buffer.
+        next (:meth:`codec.sources.byte_sources.LocalBytes.record`); a larger one in three
+        (header, data, CRC), so that its data is not copied again out of a larger buffer.
         """
-        if self.remote is not None:
-            got = self._remote_record(i, offset, span)
-            if got is not None:
-                return got
-        elif OVERHEAD <= span <= ONE_READ:
-            h = self._handle
-            try:  # the common case, inline; anything unusual goes through _read_at, which says what
-                buf = pread(h.fd, span, offset) if h is not None else b""
-            except OSError:
-                buf = b""
-            if len(buf) != span:
-                buf = self._read_at(offset, span)
-            (length,) = LENGTH.unpack_from(buf)
-            if OVERHEAD + length <= span:
-                end = HEADER_SIZE + length
-                return length, buf[HEADER_SIZE:end], CRC.unpack_from(buf, end)[0]
-        (length,) = LENGTH.unpack_from(self._read_at(offset, HEADER_SIZE).ljust(HEADER_SIZE, b"\0"))
-        data = self._read_at(offset + HEADER_SIZE, length)
-        footer = self._read_at(offset + HEADER_SIZE + length, 4)
+        got = self.byte_source.record(i, offset, span)
+        if got is not None:
+            return got
+        read_at = self.byte_source.read_at
+        (length,) = LENGTH.unpack_from(read_at(offset, HEADER_SIZE).ljust(HEADER_SIZE, b"\0"))
+        data = read_at(offset + HEADER_SIZE, length)
+        footer = read_at(offset + HEADER_SIZE + length, 4)
         if len(data) < length or len(footer) < 4:
             raise FileChangedError(f"the file changed while reading: {self.path}: "
                                    f"record {i} at offset {offset} no longer fits in it")
@@ -556,8 +435,8 @@ class TFRecordFile(Verification, RemoteReading, Following):
                                        "the stream ends inside it", offset=offset, index=i)
         return length, body[:length], CRC.unpack_from(body, length)[0]
 
-    def _add_problem(self, problem: Problem) -> None:
-        with self._lock:
+    def add_problem(self, problem: Problem) -> None:
+        with self.lock:
             if any(p.offset == problem.offset and p.kind is problem.kind for p in self.problems):
                 return  # another thread (a verify pass, a view reading rows) found it first
             problems = list(self.problems)
@@ -609,6 +488,114 @@ class TFRecordFile(Verification, RemoteReading, Following):
     def pinned(self, i: int) -> PinnedRecord:
         """Record ``i`` for a detail view."""
         return PinnedRecord(self, i, self._check_index(i), None)
+
+    # -- following a file still being written (codec.sources.following) ------------
+    @property
+    def following(self) -> bool:
+        return self._follower is not None
+
+    @property
+    def complete_records(self) -> int:
+        """Records whose bytes are all there: all of them, less one being written."""
+        n = len(self.index)
+        return n - 1 if n and self.index.status(n - 1) is RecordStatus.WRITING else n
+
+    def writing(self) -> RecordInfo | None:
+        """The record being written (its header has arrived, not all its bytes), or None."""
+        n = len(self.index)
+        return None if n == self.complete_records else self.record_info(n - 1)
+
+    def start_follow(self) -> None:
+        """Take the file as still being written (indexing it first if needed): its unfinished end is
+        "being written" from now on, not a problem. Then call :meth:`grow_iter` as often as wanted.
+
+        Raises UsageError for a URL, FollowStopped for a compressed stream damaged before its end.
+        """
+        if self._follower is not None:
+            return
+        if not isinstance(self.byte_source, LocalBytes):
+            raise UsageError(f"cannot follow {self.path}: only a local file can be followed, not a URL")
+        if not self.indexed:
+            self.build_index()
+        self._follower = Follower(self, self.byte_source)
+
+    def grow_iter(self) -> Iterator[IndexProgress]:
+        """Index what was appended since the last look, yielding progress (nothing when the file has
+        not grown). Raises FollowStopped when the file shrank, was replaced, removed or rewritten."""
+        if self._follower is None:
+            raise UsageError(f"{self.path} is not being followed")
+        yield from self._follower.grow_iter()
+
+    def grow(self) -> int:
+        """:meth:`grow_iter` run to its end; the number of records complete now."""
+        for _ in self.grow_iter():
+            pass
+        return self.complete_records
+
+    def stop_follow(self) -> Iterator[IndexProgress]:
+        """Stop following: the end is read once more as an ordinary open reads it (a record cut
+        short is truncated then, a problem). A generator (the end may be large): run it through."""
+        if self._follower is not None:
+            yield from self._follower.stop_follow()
+
+    def end_follow(self) -> None:
+        """Stop following at once, leaving the index as it is (after an error: :meth:`stop_follow` reads
+        the end again)."""
+        with self.lock:
+            if self._follower is not None:
+                self._follower = None
+                self.byte_source.let_go()
+
+    # -- facts of a record source (codec.sources.protocol.RecordSource) ----------
+    is_set = False  # one file
+    numbered_out_of_order = False  # records are appended, never numbered in between
+
+    @property
+    def is_remote(self) -> bool:
+        return self.byte_source.is_remote
+
+    @property
+    def bytes_fetched(self) -> int | None:
+        return self.byte_source.fetched
+
+    # -- the verify pass (codec.sources.verification) ---------------------------
+    def verify_iter(self, every: int = 1 << 14, *, keep_rows: bool = False) -> Iterator[IndexProgress]:
+        """Check every record's data CRC (indexing first if needed); see :meth:`Verifier.run`."""
+        return Verifier(self).run(every, keep_rows=keep_rows)
+
+    def verify(self) -> list[Problem]:
+        for _ in self.verify_iter():
+            pass
+        return self.problems
+
+    def replace_index(self, index: RecordIndex, problems: list[Problem]) -> None:
+        """Swap in an index made again, with its problems (sorted here)."""
+        with self.lock:
+            self.index, self.problems = index, sorted(problems, key=lambda p: p.offset)
+
+    def add_problems(self, found: list[Problem]) -> None:
+        """Add the problems not known yet, keeping the list sorted (swapped whole: readers see a consistent list)."""
+        with self.lock:
+            known = {(p.offset, p.kind) for p in self.problems}
+            fresh = [p for p in found if (p.offset, p.kind) not in known]
+            self.problems = sorted(self.problems + fresh, key=lambda p: p.offset)
+
+    @property
+    def files(self) -> list[str]:
+        return [self.path]
+
+    @property
+    def unusable(self) -> list[tuple[str, str]]:
+        return []  # (a file that cannot be read is not opened at all)
+
+    def publish(self) -> list[tuple[int, int]]:
+        return []
+
+    def file_row(self, k: int, j: int) -> int | None:
+        return j if k == 0 and 0 <= j < len(self) else None
+
+    def is_edited(self, i: int) -> bool:
+        return False
 
 
 def _is_url(path: str) -> bool:

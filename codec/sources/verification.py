@@ -1,14 +1,15 @@
 """The verify pass over an indexed file: every data CRC (and, for a plain file, every length CRC).
 
-A mixin of :class:`codec.sources.tfrecord_file.TFRecordFile`, kept apart because it is a
-pass of its own: a plain file's records are checked in windows of many
-records at once (:func:`codec.format.header_search.verify_spans`), large records one by one,
+A :class:`Verifier` is made for one pass over a :class:`codec.sources.tfrecord_file.TFRecordFile`
+and reads it through its public side only (:class:`Verifiable`): a plain
+file's records are checked in windows of many records at once
+(:func:`codec.format.header_search.verify_spans`), large records one by one,
 and with ``fork_halves`` the second half by a forked child. A compressed file
 is read record by record through its checkpoints.
 """
 from __future__ import annotations
 
-from typing import Iterator
+from typing import TYPE_CHECKING, Any, ContextManager, Iterator, Protocol
 
 import google_crc32c
 import numpy as np
@@ -29,9 +30,56 @@ LARGE_RUN = 32 << 20  # bytes of large records the verify pass checks between tw
 CRC_PIECE = 16 << 20  # a record read by itself is checked in pieces of at most this size
 
 
-class Verification:
-    """The verify pass of :class:`codec.sources.tfrecord_file.TFRecordFile` (it supplies the reading and the index)."""
-    def verify_iter(self, every: int = 1 << 14, *, keep_rows: bool = False) -> Iterator[IndexProgress]:
+if TYPE_CHECKING:
+    from codec.sources.byte_sources import ByteSource
+    from codec.sources.protocol import RecordData
+
+
+class Verifiable(Protocol):
+    """What the verify pass reads and sets of a file: a :class:`codec.sources.tfrecord_file.TFRecordFile`."""
+
+    path: str
+    compression: Compression
+    index: RecordIndex
+    problems: list[Problem]
+    check_crc: bool
+    indexed: bool
+    verified: bool
+    use_cache: bool
+    fork_halves: bool
+    byte_source: ByteSource
+
+    @property
+    def file_size(self) -> int: ...
+
+    @property
+    def data_end(self) -> int: ...
+
+    def index_iter(self, *, verify: bool = False) -> Iterator[IndexProgress]: ...
+
+    def read(self, i: int) -> RecordData: ...
+
+    def read_bytes(self, offset: int, size: int) -> bytes: ...
+
+    def holding(self) -> ContextManager[Any]: ...
+
+    def streaming(self) -> ContextManager[Any]: ...
+
+    def save_index(self) -> None: ...
+
+    def replace_index(self, index: RecordIndex, problems: list[Problem]) -> None: ...
+
+    def add_problems(self, found: list[Problem]) -> None: ...
+
+
+class Verifier:
+    """One verify pass over ``f`` (see :meth:`run`)."""
+
+    def __init__(self, f: Verifiable) -> None:
+        self.f = f
+        self._read_at = f.byte_source.read_at  # the (plain) file's bytes
+
+    def run(self, every: int = 1 << 14, *, keep_rows: bool = False) -> Iterator[IndexProgress]:
         """Check every record's data CRC (indexing first if needed).
 
         After an index pass that did not verify: if a record failing its data
@@ -39,44 +87,44 @@ class Verification:
         verifying, and the new index replaces the old one at the end (unless
         ``keep_rows``: a document's rows or a shard set's numbering stay).
         """
-        if not self.indexed:
-            yield from self.index_iter(verify=True)
+        if not self.f.indexed:
+            yield from self.f.index_iter(verify=True)
             return
-        self.problems = [p for p in self.problems if p.kind is not ProblemKind.DATA_CRC]
-        check, self.check_crc = self.check_crc, True
-        n = len(self.index)
-        if self.compression is Compression.NONE and self.file_size:
-            with self._pinned(), self._streaming():  # (a remote file: chunks fetched ahead)
+        self.f.problems = [p for p in self.f.problems if p.kind is not ProblemKind.DATA_CRC]
+        check, self.f.check_crc = self.f.check_crc, True
+        n = len(self.f.index)
+        if self.f.compression is Compression.NONE and self.f.file_size:
+            with self.f.holding(), self.f.streaming():  # (a remote file: chunks fetched ahead)
                 yield from self._verify_plain(n, every)
                 if not keep_rows and self._hidden_in_damage():
                     yield from self._index_again()
             n = 0  # done: skip the per-record loop below
         for i in range(n):
-            status = self.index.status(i)
+            status = self.f.index.status(i)
             if status in (RecordStatus.UNCHECKED, RecordStatus.OK, RecordStatus.DATA_CRC):
-                self.index.set_status(i, RecordStatus.UNCHECKED)
-                self._read(i, RecordStatus.UNCHECKED)  # records a data_crc problem if it fails
+                self.f.index.set_status(i, RecordStatus.UNCHECKED)
+                self.f.read(i)  # checks it again (it is unchecked now); records a data_crc problem if it fails
             if i % every == every - 1:
-                yield IndexProgress(i + 1, self.index.offset(i), self._data_end(), len(self.problems))
+                yield IndexProgress(i + 1, self.f.index.offset(i), self.f.data_end, len(self.f.problems))
         if n and not keep_rows and self._hidden_in_damage():
             yield from self._index_again()
-        self.check_crc = check
-        self.verified = True
-        if self.use_cache:
-            self._save_cache()
-        yield IndexProgress(len(self.index), self._data_end(), self._data_end(), len(self.problems), True)
+        self.f.check_crc = check
+        self.f.verified = True
+        if self.f.use_cache:
+            self.f.save_index()
+        yield IndexProgress(len(self.f.index), self.f.data_end, self.f.data_end, len(self.f.problems), True)
 
     def _hidden_in_damage(self) -> bool:
         """Does a record failing its data CRC hide an intact record inside the span its header
         claims? (Bytes deleted or inserted in it can put its claimed end on the next header
         exactly: an index pass that does not verify steps over it by that header.)"""
-        bad = np.flatnonzero(self.index.statuses() == RecordStatus.DATA_CRC)
+        bad = np.flatnonzero(self.f.index.statuses() == RecordStatus.DATA_CRC)
         if not bad.shape[0]:
             return False
         source = self._records_source()
         scanner = Scanner(source, RecordIndex(), [], source.size)
         for i in bad.tolist():
-            start = self.index.offset(i)
+            start = self.f.index.offset(i)
             (length,) = LENGTH.unpack(source.read(start, LENGTH.size))
             if scanner.intact_record_in(start + 1, min(start + OVERHEAD + length, source.size)):
                 return True
@@ -84,9 +132,9 @@ class Verification:
 
     def _records_source(self) -> PlainSource:
         """The records' bytes (a compressed file's through its checkpoints) for a scan by random reads."""
-        if self.compression is Compression.NONE:
-            return PlainSource(self._read_at, self.file_size)
-        return PlainSource(self._bytes, self._stream_end)
+        if self.f.compression is Compression.NONE:
+            return PlainSource(self._read_at, self.f.file_size)
+        return PlainSource(self.f.read_bytes, self.f.data_end)
 
     def _index_again(self) -> Iterator[IndexProgress]:
         """A verifying index pass into a new index, which replaces the old one when it is done.
@@ -94,11 +142,10 @@ class Verification:
         index: RecordIndex = RecordIndex()
         problems: list[Problem] = []
         source = self._records_source()
-        yield from Scanner(source, index, problems, self.file_size, verify=True).run()
-        broken = [p for p in self.problems if p.compressed_offset is not None]
+        yield from Scanner(source, index, problems, self.f.file_size, verify=True).run()
+        broken = [p for p in self.f.problems if p.compressed_offset is not None]
         problems = [p for p in problems if not any(b.offset == p.offset for b in broken)] + broken
-        with self._lock:
-            self.index, self.problems = index, sorted(problems, key=lambda p: p.offset)
+        self.f.replace_index(index, problems)
 
     def _verify_plain(self, n: int, every: int) -> Iterator[IndexProgress]:
         """Batch verification of a plain file (records whose data CRC is checkable).
@@ -109,10 +156,10 @@ class Verification:
         The length CRCs are checked too (a cached index was made without
         reading them again).
         """
-        offsets = self.index.offsets().astype(np.int64)
-        statuses = self.index.statuses()
+        offsets = self.f.index.offsets().astype(np.int64)
+        statuses = self.f.index.statuses()
         # No checkable record reaches past the start of the next one (or the end of the file).
-        bounds = np.append(offsets[1:], np.int64(self.file_size))
+        bounds = np.append(offsets[1:], np.int64(self.f.file_size))
         checkable = np.flatnonzero(statuses <= RecordStatus.DATA_CRC)
         checkable = checkable[statuses[checkable] != RecordStatus.LENGTH_CRC]
         starts, ends = offsets[checkable], bounds[checkable]
@@ -142,17 +189,17 @@ class Verification:
                     status[ok & ~length_ok] = RecordStatus.LENGTH_CRC
                     for j in np.flatnonzero(~length_ok).tolist():
                         found.append(self._length_problem(int(idx[j]), int(offsets[idx[j]]), bool(ok[j])))
-                self.index.set_statuses(idx, status)
+                self.f.index.set_statuses(idx, status)
                 for j in np.flatnonzero(~ok).tolist():
                     i = int(idx[j])
                     found.append(data_crc_problem(i, int(offsets[i]), int(stored[j]), int(computed[j])))
                 last = int(idx[-1])
-                yield IndexProgress(last + 1, int(offsets[last]), self.file_size, len(self.problems) + len(found))
+                yield IndexProgress(last + 1, int(offsets[last]), self.f.file_size, len(self.f.problems) + len(found))
                 a = b
 
         m = checkable.shape[0]
-        half = m // 2 if self.fork_halves and self.file_size >= SPLIT_BYTES else m
-        child = beside(_second_half, windows, half, m, self.index, checkable, found) if half < m else None
+        half = m // 2 if self.f.fork_halves and self.f.file_size >= SPLIT_BYTES else m
+        child = beside(_second_half, windows, half, m, self.f.index, checkable, found) if half < m else None
         try:
             yield from windows(0, half if child is not None else m)
         except BaseException:
@@ -162,14 +209,11 @@ class Verification:
         if child is not None:
             done, rest = child.result()
             if done:
-                self.index.set_statuses(checkable[half:], rest[0])
+                self.f.index.set_statuses(checkable[half:], rest[0])
                 found += rest[1]
             else:  # the child failed (the file changed?): check its half here, which says why
                 yield from windows(half, m)
-        with self._lock:
-            known = {(p.offset, p.kind) for p in self.problems}
-            fresh = [p for p in found if (p.offset, p.kind) not in known]
-            self.problems = sorted(self.problems + fresh, key=lambda p: p.offset)
+        self.f.add_problems(found)
 
     def _length_problem(self, i: int, offset: int, data_ok: bool) -> Problem:
         head = self._read_at(offset, HEADER_SIZE)
@@ -208,8 +252,8 @@ class Verification:
             head = self._read_at(offset, HEADER_SIZE)
         length, length_crc = HEADER.unpack(head.ljust(HEADER_SIZE, b"\0"))
         start = offset + HEADER_SIZE
-        if start + length + 4 > self.file_size:
-            raise FileChangedError(f"the file changed while reading: {self.path}: "
+        if start + length + 4 > self.f.file_size:
+            raise FileChangedError(f"the file changed while reading: {self.f.path}: "
                                    f"record {i} at offset {offset} no longer fits in it")
         if length <= CRC_PIECE:
             crc = google_crc32c.value(self._read_at(start, length))
@@ -220,11 +264,6 @@ class Verification:
         tail = self._read_at(start + length, 4 + HEADER_SIZE)
         (stored,) = CRC.unpack_from(tail)
         return stored, mask(crc), masked_crc(head[:8]) == length_crc, tail[4:], start + length + 4
-
-    def verify(self) -> list[Problem]:
-        for _ in self.verify_iter():
-            pass
-        return self.problems
 
 
 def _second_half(windows, a: int, m: int, index: RecordIndex, checkable: np.ndarray, found: list) -> tuple:

@@ -297,23 +297,3 @@ class Handle:
             os.close(self.fd)
         except OSError:
             pass
-
-
-class Pin:
-    """:meth:`TFRecordFile._pinned`: the file open, and not released, while the block runs."""
-
-    __slots__ = ("_tfile",)
-
-    def __init__(self, tfile) -> None:
-        self._tfile = tfile
-
-    def __enter__(self) -> None:
-        tfile = self._tfile
-        with tfile._lock:
-            tfile._acquire()
-            tfile._pins += 1
-
-    def __exit__(self, *exc) -> None:
-        tfile = self._tfile
-        with tfile._lock:
-            tfile._pins -= 1

@@ -17,8 +17,6 @@ pytestmark = pytest.mark.gui
 from PySide6.QtCore import QTimer  # noqa: E402
 
 from codec.decode.decoder import RecordKind  # noqa: E402
-from codec.editing.document import Document  # noqa: E402
-from codec.editing.edited import EditedFile  # noqa: E402
 from codec.sources.tfrecord_file import TFRecordFile  # noqa: E402
 from codec.sources.shard_set import ShardSet  # noqa: E402
 from codec.storage.writer import write_records  # noqa: E402
@@ -29,7 +27,7 @@ from app.models.shard_set_table_model import ShardSetTableModel  # noqa: E402
 from app.models.records_owner import HeldRecords  # noqa: E402
 from app.workers import row_fetcher, row_loader  # noqa: E402
 from app.workers.row_fetcher import RowFetcher  # noqa: E402
-from app.workers.row_loader import RowLoader, is_remote_source  # noqa: E402
+from app.workers.row_loader import RowLoader  # noqa: E402
 from tests.builders import FIXTURES, example  # noqa: E402
 from tests.gui_helpers import open_done, open_remote  # noqa: E402
 from tests.remote_servers import copy_into, range_server  # noqa: E402
@@ -281,16 +279,3 @@ def test_the_loader_reads_the_newest_batch_first_and_drops_the_oldest(qtbot, mon
     assert read[4:] == [6] and got[4:] == [(1, 6, 60)]
     loader.close()
     assert loader.want(3, [9], load) == [9] and not loader.is_busy()
-
-
-@pytest.mark.network
-def test_which_sources_are_remote(served):
-    with range_server(served) as srv:
-        local = TFRecordFile(os.fspath(served / "structured.tfrecord")).build_index()
-        remote = TFRecordFile(srv.url_for("structured.tfrecord")).build_index()
-        assert not is_remote_source(local) and is_remote_source(remote)
-        assert is_remote_source(EditedFile(Document(remote))) and not is_remote_source(EditedFile(Document(local)))
-        assert is_remote_source(ShardSet([srv.url_for("structured.tfrecord")]))
-        assert not is_remote_source(ShardSet([os.fspath(served / "structured.tfrecord")]))
-        local.close()
-        remote.close()

@@ -8,6 +8,7 @@ import pytest
 
 from codec.errors import FollowStopped, TruncatedRecordError
 from codec.format.framing import HEADER_SIZE, OVERHEAD, Compression, ProblemKind, RecordStatus, encode_record
+from codec.sources.byte_sources import LocalBytes
 from codec.sources.tfrecord_file import TFRecordFile
 
 
@@ -186,13 +187,13 @@ def test_a_stream_is_inflated_on_not_read_again(tmp_path, compression, monkeypat
     half = len(data) // 2
     f = followed(path, data[:half])
     reads = []
-    real = TFRecordFile._read_at
+    real = LocalBytes.read_at
 
     def spy(self, pos, n):
         reads.append(pos)
         return real(self, pos, n)
 
-    monkeypatch.setattr(TFRecordFile, "_read_at", spy)
+    monkeypatch.setattr(LocalBytes, "read_at", spy)
     append(path, data[half:])
     assert f.grow() == 40 and f.problems == []
     assert min(reads) >= half - 64  # the mark before the old end, then only the new bytes
@@ -213,8 +214,10 @@ def test_another_gzip_member_appended_is_followed(tmp_path):
 def test_a_remote_file_is_not_followed():
     from codec.errors import UsageError
 
+    from types import SimpleNamespace
+
     f = TFRecordFile.__new__(TFRecordFile)
-    f.remote, f.path, f._follow = object(), "s3://bucket/x.tfrecord", None
+    f.byte_source, f.path, f._follower = SimpleNamespace(is_remote=True), "s3://bucket/x.tfrecord", None
     with pytest.raises(UsageError, match="only a local file"):
         f.start_follow()
 
@@ -244,7 +247,7 @@ def test_a_compressed_file_whose_index_came_from_the_cache_is_followed_too(tmp_p
     TFRecordFile(path).build_index().close()  # writes the cache entry
     f = TFRecordFile(path)
     f.build_index()
-    assert f._stream_state is None  # loaded from the cache: no decompressor to go on with
+    assert f.stream_state is None  # loaded from the cache: no decompressor to go on with
     f.start_follow()  # inflates the file once to find where its stream stopped
     append(path, data[len(data) // 2:])
     assert f.grow() == 30 and complete(f) == records and f.problems == []

@@ -91,12 +91,12 @@ def test_cached_file_reads_every_record_in_random_order_without_a_full_pass(tmp_
     with TFRecordFile(path) as f:
         assert f._load_cache()
         assert f[-1] == big_records[-1]
-        assert isinstance(f._inflate, ZranReader)
+        assert isinstance(f.stream_reader, ZranReader)
         for i in order:
             assert f[i] == big_records[i]
         assert f.release()  # no handle held; reads reopen as needed
         if compression == "zlib":
-            assert f._inflate._view._f is None  # release() closed the ZLIB view's handle too
+            assert f.stream_reader._view._f is None  # release() closed the ZLIB view's handle too
         assert f[order[0]] == big_records[order[0]]
         assert [r for r in f] == big_records
 
@@ -154,7 +154,7 @@ def test_changing_the_file_invalidates_the_zran_index_with_the_record_index(tmp_
         assert f._load_cache()
         assert [f[i] for i in random.Random(4).sample(range(len(new)), 200)] == \
             [new[i] for i in random.Random(4).sample(range(len(new)), 200)]
-        assert isinstance(f._inflate, ZranReader)
+        assert isinstance(f.stream_reader, ZranReader)
     index_cache.invalidate(os.fspath(path))
     assert not os.path.exists(index_cache.zran_path(os.fspath(path)))
 
@@ -166,7 +166,7 @@ def assert_cached_reads_fall_back(path, first: list[bytes], monkeypatch) -> None
         assert f._load_cache()
         for i in random.Random(8).sample(range(len(f)), len(f)):
             assert f.read(i).data == first[i]
-        assert not isinstance(f._inflate, ZranReader)
+        assert not isinstance(f.stream_reader, ZranReader)
     assert calls[0] == 1
 
 
@@ -186,7 +186,7 @@ def test_without_indexed_gzip_everything_still_works(tmp_path, monkeypatch, comp
     with TFRecordFile(path) as f:
         f.build_index()
         assert f[-1] == recs[-1]
-        assert not isinstance(f._inflate, ZranReader)
+        assert not isinstance(f.stream_reader, ZranReader)
 
 
 @needs_zran
@@ -223,7 +223,7 @@ def test_an_unreadable_zran_index_is_a_miss(tmp_path, monkeypatch):
     with TFRecordFile(path) as f:  # a miss: the zran index is built again (C speed) and cached
         f.build_index()
         assert f[-1] == recs[-1]
-        assert isinstance(f._inflate, ZranReader)
+        assert isinstance(f.stream_reader, ZranReader)
     st = os.stat(path)
     assert _zran_cached(os.fspath(path), st.st_size, st, _stream_end(path))
 
@@ -239,7 +239,7 @@ def test_a_cache_entry_without_a_zran_index_gets_one_on_the_first_random_read(tm
     with TFRecordFile(path) as f:
         assert f._load_cache()
         assert f[1500] == recs[1500]
-        assert isinstance(f._inflate, ZranReader)
+        assert isinstance(f.stream_reader, ZranReader)
     assert os.path.exists(index_cache.zran_path(os.fspath(path)))
 
 
@@ -249,6 +249,6 @@ def test_an_uncached_gzip_pass_builds_no_zran_index(tmp_path):
     write_records(path, recs, "gzip")
     with TFRecordFile(path, use_cache=False) as f:
         f.build_index()
-        assert f._zran_job is None
+        assert f._zran.job is None
         assert [f[i] for i in range(len(f))] == recs
     assert not os.path.exists(index_cache.zran_path(os.fspath(path)))

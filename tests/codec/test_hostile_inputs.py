@@ -22,7 +22,7 @@ from codec import TFRecordFile, sniff_compression, write_records
 from codec.storage import opening
 from codec.sources import verification
 from codec.storage import opening as opening_module
-from codec.sources import tfrecord_file as reader_module
+from codec.sources import byte_sources as reader_module  # where a local file is read with pread
 from codec.cli.main import main
 from codec.errors import FileAccessError, FileChangedError
 from codec.format.framing import Compression, ProblemKind, RecordStatus, encode_record

@@ -31,7 +31,7 @@ def test_random_order_equals_sequential_over_many_checkpoints(tmp_path, compress
     write_records(path, recs, compression)
     with TFRecordFile(path, use_cache=False) as f:
         f.build_index()
-        assert len(f._inflate.checkpoints) >= 5, "the file should span several checkpoints"
+        assert len(f.stream_reader.checkpoints) >= 5, "the file should span several checkpoints"
         sequential = list(f)
         assert sequential == recs
         order = list(range(len(recs)))
@@ -47,7 +47,7 @@ def test_reading_the_last_record_does_not_start_from_the_beginning(tmp_path, mon
     write_records(path, recs, "gzip")
     with TFRecordFile(path, use_cache=False) as f:
         f.build_index()
-        reader = f._inflate
+        reader = f.stream_reader
         decoded = []
         original = reader._block
 
@@ -70,7 +70,7 @@ def test_random_access_after_a_cached_open(tmp_path):
         f.build_index()
     with TFRecordFile(path) as f:
         f.build_index()
-        assert f._inflate is None  # came from the cache
+        assert f.stream_reader is None  # came from the cache
         assert f[500] == recs[500] and f[3] == recs[3]
 
 
@@ -110,7 +110,7 @@ def test_checkpoints_keep_only_zlib_state_and_stay_evenly_spaced(tmp_path, make,
         tracemalloc.start()
         try:
             f.build_index()
-            reader = f._inflate
+            reader = f.stream_reader
             count = len(reader.checkpoints)
             assert all(not c.state.unconsumed_tail for c in reader.checkpoints)  # no copy of input kept
             held = tracemalloc.get_traced_memory()[0]
@@ -154,7 +154,7 @@ def test_after_damage_random_reads_give_what_the_pass_saw(tmp_path, flush, monke
         damage = [p for p in f.problems if p.compressed_offset is not None]
         assert damage and damage[0].compressed_offset >= mid - 4  # zeros may inflate for a while
         seen = [f.read(i).data for i in range(len(f))]
-        reader = f._inflate
+        reader = f.stream_reader
         reader._blocks.clear()  # read again from the checkpoints, in another order
         order = list(range(len(f)))
         random.Random(2).shuffle(order)
@@ -192,7 +192,7 @@ def test_a_read_inflates_only_as_far_as_it_needs_and_the_next_one_goes_on(tmp_pa
     monkeypatch.setattr(inflate, "_Inflating", Counting)
     with TFRecordFile(path, use_cache=False) as f:
         f.build_index()
-        reader = f._inflate
+        reader = f.stream_reader
         reader._blocks.clear()
         started.clear()
         assert f[0] == recs[0]

@@ -138,3 +138,69 @@ def test_only_stored_statuses_are_kept_by_a_verify_pass(sources):
     assert sources["file"].mtime_ns == os.stat(sources["file"].path).st_mtime_ns
     assert sources["edited"].mtime_ns == sources["file"].mtime_ns
     assert sources["shards"].mtime_ns is None
+
+
+def test_each_source_declares_what_the_app_would_otherwise_probe(sources):
+    one, shards, edited = sources["file"], sources["shards"], sources["edited"]
+    for source in (one, shards, edited):
+        assert not source.is_remote and source.bytes_fetched is None
+        assert source.pinned(2).is_remote is False
+        assert source.unusable == []
+    assert (one.is_set, shards.is_set, edited.is_set) == (False, True, False)
+    assert (one.numbered_out_of_order, shards.numbered_out_of_order, edited.numbered_out_of_order) == \
+        (False, True, False)
+    assert one.files == edited.files == [one.path] and shards.files == [s.path for s in shards.shards]
+    assert one.publish() == edited.publish() == [] and shards.publish() == []  # verify() numbered them all
+
+
+def test_each_source_finds_the_row_of_a_files_record(sources):
+    one, shards, edited = sources["file"], sources["shards"], sources["edited"]
+    assert [one.file_row(0, j) for j in (0, 11, 12, -1)] == [0, 11, None, None]
+    assert one.file_row(1, 0) is None
+    assert [shards.file_row(1, j) for j in (0, 7, 8)] == [4, 11, None]
+    assert shards.file_row(0, 3) == 3
+    assert edited.file_row(0, 0) is None and edited.file_row(0, 1) == 1  # record 0 was edited away
+
+
+def test_only_an_edited_row_says_it_is_edited(sources):
+    assert [sources["edited"].is_edited(i) for i in (0, 1)] == [True, False]
+    assert sources["edited"].index.offset(0) == NO_OFFSET
+    assert not any(sources[k].is_edited(0) for k in ("file", "shards"))
+
+
+def test_a_shard_set_publishes_shards_indexed_out_of_order(tmp_path):
+    paths = [str(tmp_path / f"s-0000{k}-of-00002.tfrecord") for k in range(2)]
+    write_records(paths[0], RECORDS[:3])
+    write_records(paths[1], RECORDS[3:])
+    with ShardSet(paths, use_cache=False) as shards:
+        shards.prioritize(1)
+        published = []
+        for _ in shards.index_iter(publish=False):
+            if not published:
+                assert len(shards) == 0 and shards.file_row(1, 0) is None  # nothing numbered until published
+            published += shards.publish()
+        # the second shard was indexed first; the first one lands before its rows
+        assert published == [(0, len(RECORDS) - 3), (0, 3)]
+        assert shards.file_row(1, 0) == 3
+
+
+def test_a_url_and_what_is_built_on_it_are_remote(tmp_path):
+    pytest.importorskip("fsspec")
+    pytest.importorskip("aiohttp")
+    from tests.remote_servers import range_server
+
+    local = str(tmp_path / "one.tfrecord")
+    write_records(local, RECORDS)
+    with range_server(tmp_path) as srv:
+        remote = TFRecordFile(srv.url_for("one.tfrecord"), use_cache=False).build_index()
+        assert remote.is_remote and remote.bytes_fetched and remote.bytes_fetched >= os.path.getsize(local)
+        assert remote.files == [remote.path] and remote.pinned(0).is_remote
+        edited = EditedFile(Document(remote))
+        assert edited.is_remote and edited.bytes_fetched == remote.bytes_fetched
+        with ShardSet([srv.url_for("one.tfrecord")], use_cache=False) as shards:
+            assert shards.is_remote and shards.bytes_fetched == 0  # nothing read yet
+            shards.build_index()
+            assert shards.bytes_fetched and shards.pinned(0).is_remote
+        remote.close()
+    with ShardSet([local], use_cache=False) as shards:
+        assert not shards.is_remote and shards.bytes_fetched is None

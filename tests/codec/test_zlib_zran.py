@@ -40,7 +40,7 @@ def test_a_zlib_cache_entry_without_a_zran_index_gets_one_on_the_first_random_re
     with TFRecordFile(path) as f:
         assert f._load_cache()
         assert f[1500] == recs[1500]
-        assert isinstance(f._inflate, ZranReader)
+        assert isinstance(f.stream_reader, ZranReader)
     assert calls[0] == 0
     assert os.path.exists(index_cache.zran_path(os.fspath(path)))
 

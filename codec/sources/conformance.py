@@ -1,0 +1,21 @@
+"""Each record source is what :mod:`codec.sources.protocol` declares: checked by mypy, nothing at run time.
+
+A class that lacks a declared fact, or gives it another type, fails the type
+check here (CI runs mypy), not in the app when it asks.
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from codec.editing.edited import EditedFile
+    from codec.sources.pinned import PinnedRecord
+    from codec.sources.protocol import RecordReader, RecordSource
+    from codec.sources.shard_set import ShardRecord, ShardSet
+    from codec.sources.tfrecord_file import TFRecordFile
+
+    def _sources(file: TFRecordFile, shards: ShardSet, edited: EditedFile) -> list[RecordSource]:
+        return [file, shards, edited]
+
+    def _readers(pinned: PinnedRecord, shard_record: ShardRecord) -> list[RecordReader]:
+        return [pinned, shard_record]
