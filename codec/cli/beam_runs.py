@@ -5,6 +5,10 @@ from __future__ import annotations
 
 import os
 import sys
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from codec.beam.ranges import Plan
 
 __all__ = ["run_repair", "run_verify"]
 
@@ -25,7 +29,7 @@ def run_verify(args) -> int:
 
         check_not_input(args.out, [path for path, _ in found], "the report")
     plans = plan_files(found, not args.no_cache, args.runner)
-    tasks = []
+    tasks: list[dict] = []
     for (path, info), plan in zip(found, plans):
         whole = [{"path": path, "info": info, "use_cache": not args.no_cache}]
         tasks.extend(whole if plan is None else plan.tasks)
@@ -93,7 +97,8 @@ def run_repair(args) -> int:
     if to_folder:
         make_output_folder(out)
     plans = plan_files(found, not args.no_cache, args.runner)
-    tasks, jobs = [], []
+    tasks: list[dict] = []
+    jobs: list[tuple[dict, Plan | None]] = []  # (task, its plan or None)
     for (path, info), plan in zip(found, plans):
         target = output_join(out, os.path.basename(path)) if to_folder else out
         if to_folder and args.compression is not None:

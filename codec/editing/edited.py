@@ -10,7 +10,7 @@ moment, for a detail view reading it on another thread while edits go on.
 from __future__ import annotations
 
 import dataclasses
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
 import numpy as np
 
@@ -210,3 +210,10 @@ class EditedFile:
         """Row ``i`` as it is now, safe to read on another thread while edits go on."""
         j = self.document.origin(i)
         return PinnedRecord(self.source, i, j, self.document.data(i) if j is None else None)
+
+
+if TYPE_CHECKING:  # mypy holds the edited records to the protocol (codec.sources.conformance: the other sources)
+    from codec.sources.protocol import RecordSource
+
+    def _conforms(edited: EditedFile) -> RecordSource:
+        return edited

@@ -1,4 +1,5 @@
-"""Each record source is what :mod:`codec.sources.protocol` declares: checked by mypy, nothing at run time.
+"""Each record source is what :mod:`codec.sources.protocol` declares: checked by mypy, nothing at run time
+(the edited records of a document: at the end of :mod:`codec.editing.edited`).
 
 A class that lacks a declared fact, or gives it another type, fails the type
 check here (CI runs mypy), not in the app when it asks.
@@ -8,14 +9,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from codec.editing.edited import EditedFile
     from codec.sources.pinned import PinnedRecord
     from codec.sources.protocol import RecordReader, RecordSource
     from codec.sources.shard_set import ShardRecord, ShardSet
     from codec.sources.tfrecord_file import TFRecordFile
 
-    def _sources(file: TFRecordFile, shards: ShardSet, edited: EditedFile) -> list[RecordSource]:
-        return [file, shards, edited]
+    def _sources(file: TFRecordFile, shards: ShardSet) -> list[RecordSource]:
+        return [file, shards]
 
     def _readers(pinned: PinnedRecord, shard_record: ShardRecord) -> list[RecordReader]:
         return [pinned, shard_record]

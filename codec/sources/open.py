@@ -8,16 +8,13 @@ an index pass is the caller's (the command line's at once, the app's on a worker
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Callable, Sequence
+from typing import Any, Callable, Sequence
 
 from codec.datasets.payload_choice import Choice, apply, choose_for
 from codec.errors import UsageError
 from codec.sources.shard_set import ShardSet, looks_like_shard_set
 from codec.sources.tfrecord_file import TFRecordFile
 from codec.storage.listing import expand_entries
-
-if TYPE_CHECKING:
-    from codec.sources.protocol import RecordSource
 
 __all__ = ["Opened", "default_choice", "open_paths", "opens_as_set"]
 
@@ -35,7 +32,7 @@ class Opened:
 
     @property
     def is_set(self) -> bool:
-        return isinstance(self.source, ShardSet)
+        return self.source.is_set
 
 
 def default_choice(name: str, paths: Sequence[str]) -> Choice:
@@ -64,7 +61,8 @@ def open_paths(paths: Sequence[str], choose: Chooser = default_choice, *, as_set
     paths = [str(p) for p in paths]
     choice = choose(paths[0], paths) if len(paths) == 1 else None
     files = choice.files if choice is not None else paths
-    options = {"check_crc": check_crc, "use_cache": use_cache}
+    options: dict[str, Any] = {"check_crc": check_crc, "use_cache": use_cache}
+    source: TFRecordFile | ShardSet
     dataset = choice is not None and choice.dataset is not None
     notes: list[str] = []
     if as_set is False and _is_url(files[0]):
@@ -97,7 +95,7 @@ def _is_url(path: str) -> bool:
     return is_url(path)
 
 
-def _one_url(url: str, options: dict) -> RecordSource:
+def _one_url(url: str, options: dict[str, Any]) -> TFRecordFile | ShardSet:
     """The object ``url`` names; a folder named without its trailing slash opens as the set of its objects."""
     from codec.storage.remote_errors import RemoteFolderError
 

@@ -68,6 +68,7 @@ def _expand_local(arg: str, notes: list[str]) -> list[str]:
     if not os.path.isdir(arg):
         return [arg]
     paths = []
+    found: list[tuple[str, os.DirEntry[str] | None]]
     try:  # one listing, its entries' types and sizes from it (a folder may hold 100,000 shards)
         with os.scandir(arg) as listing:
             found = sorted((e.name, e) for e in listing if not e.name.startswith("."))
