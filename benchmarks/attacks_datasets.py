@@ -30,8 +30,8 @@ sys.path.insert(0, HERE)
 
 from attacks import CLI, ROOT, _hwm_mb, one_line, report, run_attacks  # noqa: E402
 
-from codec.index import cache as index_cache
 from codec.format.framing import encode_record  # noqa: E402
+from codec.index import cache as index_cache  # noqa: E402
 
 EXAMPLE = b"\n\x0c\n\n\n\x01x\x12\x05\x1a\x03\n\x01\x07"  # an Example: x = [7]
 RECORD = encode_record(EXAMPLE)

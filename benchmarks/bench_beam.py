@@ -27,7 +27,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from benchmarks.common import data_path  # noqa: E402
+from benchmarks.common import data_path
 
 CLI = [sys.executable, "-m", "codec.cli.main"]
 
@@ -81,7 +81,7 @@ def tfdv_seconds(folder: str, python: str | None) -> tuple[float, float, float] 
     if not python:
         try:
             import tensorflow_data_validation  # noqa: F401
-        except Exception:
+        except Exception:  # noqa: BLE001 — an optional comparison: any failure to import means it is skipped
             return None
         python = sys.executable
     start = time.perf_counter()

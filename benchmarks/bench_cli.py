@@ -205,8 +205,9 @@ def bench_help(cli: list[str], env: dict, repeat: int) -> None:
     out = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True).stdout.split()
     row("heavy modules imported for --help", ", ".join(out) or "none")
     for what, code in (("import codec", "import codec"), ("import codec.cli.main", "import codec.cli.main"),
-                       ("what `cat` imports without the cache", "import codec.sources.tfrecord_file, codec.decode.decoder, codec.sources.shard_set\n"
-                                                                  "from google.protobuf import text_format")):
+                       ("what `cat` imports without the cache",
+                        "import codec.sources.tfrecord_file, codec.decode.decoder, codec.sources.shard_set\n"
+                        "from google.protobuf import text_format")):
         importtime_row(f"-X importtime: {what}", importtime(["-c", code], env))
 
 

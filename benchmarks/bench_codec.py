@@ -15,8 +15,8 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from benchmarks.common import ensure_file, row, rss_mb, small_records, tf_iterate_seconds  # noqa: E402
-from codec import TFRecordFile  # noqa: E402
+from benchmarks.common import ensure_file, row, rss_mb, small_records, tf_iterate_seconds
+from codec import TFRecordFile
 
 
 def bench_file(label: str, path: str, n: int) -> None:

@@ -40,7 +40,7 @@ from dataclasses import dataclass, field
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from codec import NotTFRecordError, RecordStatus, TFRecordFile, encode_record  # noqa: E402
+from codec import NotTFRecordError, TFRecordFile, encode_record
 
 COMPRESSIONS = ("none", "gzip", "zlib")
 DAMAGES = ("flip", "delete", "insert", "truncate", "zero", "duplicate")

@@ -19,8 +19,8 @@ import zlib
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from benchmarks.common import data_path, row  # noqa: E402
-from codec import TFRecordFile, encode_record  # noqa: E402
+from benchmarks.common import data_path, row
+from codec import TFRecordFile, encode_record
 
 RECORD = 1000  # bytes of data per record
 LOOKS = 20

@@ -27,11 +27,11 @@ import time
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from PIL import Image, ImageDraw  # noqa: E402
+from PIL import Image, ImageDraw
 
-from benchmarks.common import ensure_file, row  # noqa: E402
-from codec import TFRecordFile  # noqa: E402
-from codec.decode.example_proto import Example  # noqa: E402
+from benchmarks.common import ensure_file, row
+from codec import TFRecordFile
+from codec.decode.example_proto import Example
 
 SIDE = 128
 CLASSES = (b"cat", b"dog", b"bird", b"car", b"tree")
@@ -87,10 +87,10 @@ def main() -> None:
     from PySide6.QtCore import QAbstractTableModel, QCoreApplication, QModelIndex, Qt, QThread
     from PySide6.QtWidgets import QApplication
 
-    from app.workers import thumbnail_loader
     from app.models.filtered_table_model import FilteredTableModel
-    from app.views.gallery import Gallery
     from app.models.tiles import ThumbRequest
+    from app.views.gallery import Gallery
+    from app.workers import thumbnail_loader
     from app.workers.thumbnail_loader import ThumbnailLoader, make_thumbnail
 
     app = QApplication.instance() or QApplication([])

@@ -21,7 +21,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-from benchmarks.common import data_path, row, rss_mb  # noqa: E402
+from benchmarks.common import data_path, row, rss_mb
 
 
 def make_file(n: int, compression: str = "none") -> str:

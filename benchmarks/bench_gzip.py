@@ -19,10 +19,10 @@ import zlib
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from benchmarks.common import data_path, row, tf_iterate_seconds  # noqa: E402
+from benchmarks.common import data_path, row, tf_iterate_seconds
 from codec import TFRecordFile, write_records
 from codec.index import cache as index_cache
-from codec.storage.inflate import READ_CHUNK, wbits_for  # noqa: E402
+from codec.storage.inflate import READ_CHUNK, wbits_for
 
 
 def records(n: int):

@@ -22,9 +22,9 @@ from itertools import chain
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from benchmarks.common import data_path  # noqa: E402
-from codec.format.framing import CRC, LENGTH, encode_record  # noqa: E402
-from codec.format.crc import masked_crc  # noqa: E402
+from benchmarks.common import data_path
+from codec.format.crc import masked_crc
+from codec.format.framing import CRC, LENGTH, encode_record
 
 MIB = 1 << 20
 HUGE = (1 << 31) - 1

@@ -28,13 +28,13 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from benchmarks.bench_qa import best_of, qa_examples  # noqa: E402
-from benchmarks.common import data_path, ensure_file, tensorflow  # noqa: E402
-from codec import TFRecordFile  # noqa: E402
-from codec.decode.decoder import decode_record  # noqa: E402
-from codec.ops.export import json_line  # noqa: E402
-from codec.format.framing import RecordStatus  # noqa: E402
-from codec.stats.file_stats import compute_stats  # noqa: E402
+from benchmarks.bench_qa import best_of, qa_examples
+from benchmarks.common import data_path, ensure_file, tensorflow
+from codec import TFRecordFile
+from codec.decode.decoder import decode_record
+from codec.format.framing import RecordStatus
+from codec.ops.export import json_line
+from codec.stats.file_stats import compute_stats
 
 FRAME_DESC = "bench_frame.desc"
 
@@ -155,9 +155,9 @@ def main() -> None:
             records = [bytes(f.read(i).data) for i in range(len(f))]
             f.payload = payload
             kind = decode_record(records[0], payload).kind.value
-            decode = best_us(lambda: [decode_record(r, payload) for r in records], n, args.runs)
+            decode = best_us(lambda: [decode_record(r, payload) for r in records], n, args.runs)  # noqa: B023
             ok = RecordStatus.OK
-            line = best_us(lambda: [json_line(i, r, ok, payload=payload) for i, r in enumerate(records)], n,
+            line = best_us(lambda: [json_line(i, r, ok, payload=payload) for i, r in enumerate(records)], n,  # noqa: B023
                            args.runs)
             stats = best_us(lambda: compute_stats(f), n, args.runs)
         size = sum(map(len, records)) / n

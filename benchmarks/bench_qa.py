@@ -21,12 +21,12 @@ from array import array
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from benchmarks.common import ensure_file, row  # noqa: E402
-from codec import TFRecordFile  # noqa: E402
-from codec.decode.example_proto import Example  # noqa: E402
-from codec.query.filter import compile_filter, filter_iter  # noqa: E402
-from codec.stats.schema import infer_schema  # noqa: E402
-from codec.stats.file_stats import compute_stats  # noqa: E402
+from benchmarks.common import ensure_file, row
+from codec import TFRecordFile
+from codec.decode.example_proto import Example
+from codec.query.filter import compile_filter, filter_iter
+from codec.stats.file_stats import compute_stats
+from codec.stats.schema import infer_schema
 
 NAMES = [n.encode() for n in ("cat", "dog", "bird", "fish", "horse", "sheep", "cow", "lion", "bear", "zebra")]
 FILTERS = ("label == 3", "score > 0.5 and name == \"dog\"", "\"cat\" in name or len(bbox) > 2",
@@ -88,7 +88,7 @@ def main() -> None:
         assert report["records"] == n and report["features"]["label"]["distinct"] == 10
         row("stats, whole file", f"{n / t:,.0f} rec/s", f"{t:.2f} s")
         for count in (n // 10, n):
-            peak = heap_peak(lambda: compute_stats(f, range(count)))
+            peak = heap_peak(lambda: compute_stats(f, range(count)))  # noqa: B023
             row(f"stats heap peak over {count:,} records", f"{peak:.1f} MiB", "(tracemalloc)")
         t, _ = best_of(lambda: infer_schema(f), args.runs)
         row("schema inference, whole file", f"{n / t:,.0f} rec/s", f"{t:.2f} s")
@@ -97,7 +97,7 @@ def main() -> None:
 
             def run() -> array:
                 out = array("Q")
-                for _ in filter_iter(f, flt, out):
+                for _ in filter_iter(f, flt, out):  # noqa: B023
                     pass
                 return out
             t, hits = best_of(run, args.runs)

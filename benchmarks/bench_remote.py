@@ -36,8 +36,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
 from benchmarks.common import peak_rss_mb  # noqa: E402
-from codec import TFRecordFile, write_records
-from codec.index import cache as index_cache
+from codec import TFRecordFile, write_records  # noqa: E402
+from codec.index import cache as index_cache  # noqa: E402
 from tests.remote_servers import RangeServer  # noqa: E402
 
 MiB = 1 << 20
@@ -135,7 +135,7 @@ def run(srv: ServerProcess, name: str, path: str, latency: float) -> dict:
     passing.close()
 
     best = float("inf")
-    for run in range(RUNS):
+    for _run in range(RUNS):
         index_cache.invalidate(url)
         srv.call("reset")
         start = time.perf_counter()

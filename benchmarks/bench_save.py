@@ -19,7 +19,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from benchmarks.common import data_path, ensure_file, row, small_records  # noqa: E402
+from benchmarks.common import data_path, ensure_file, row, small_records
 
 
 def save_once(path: str, check_crc: bool) -> float:

@@ -22,7 +22,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from benchmarks.common import data_path, row, small_records, tensorflow  # noqa: E402
+from benchmarks.common import data_path, row, small_records, tensorflow
 
 _TF_SCRIPT = """
 import glob, os, sys, time
@@ -80,7 +80,7 @@ def main() -> None:
     row("open the folder as a set (nothing read)", f"{time.perf_counter() - t:.3f} s", f"{s.open_files} files open")
     peak = 0
     t = time.perf_counter()
-    for p in s.index_iter():
+    for _p in s.index_iter():
         peak = max(peak, s.open_files)
     seconds = time.perf_counter() - t
     assert len(s) == total

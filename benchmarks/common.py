@@ -54,10 +54,10 @@ def tensorflow():
     """TensorFlow's module if it happens to be installed (never a dependency)."""
     try:
         os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
-        import tensorflow as tf  # noqa: F401
+        import tensorflow as tf
 
         return tf
-    except Exception:
+    except Exception:  # noqa: BLE001 — an optional comparison: any failure to import means it is skipped
         return None
 
 

@@ -70,24 +70,43 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:  # what type checkers and IDEs see
-    from codec.decode.decoder import (DecodedRecord, RecordKind, TreeNode, build_tree, decode_record, detect_kind,
-                         feature_cell, feature_keys, format_value, record_json_value)
-    from codec.editing.document import Document, SaveReport
-    from codec.editing.record_editor import RecordEditor, parse_value, parse_values
-    from codec.errors import (CorruptRecordError, FileAccessError, ImageDecodeError, NotTFRecordError, RecordIndexError,
-                         TensorDecodeError, TFRecordError, TruncatedRecordError, UsageError)
-    from codec.ops.export import ExportReport, export, export_iter, parse_records_spec
-    from codec.format.framing import Compression, Problem, ProblemKind, RecordInfo, RecordStatus, encode_record
+    from codec.decode.decoder import (
+        DecodedRecord,
+        RecordKind,
+        TreeNode,
+        build_tree,
+        decode_record,
+        detect_kind,
+        feature_cell,
+        feature_keys,
+        format_value,
+        record_json_value,
+    )
     from codec.decode.image_sniff import sniff_image
     from codec.decode.images import BoundingBox, ImageRef, decode_image, find_boxes, find_images
+    from codec.editing.document import Document, SaveReport
+    from codec.editing.record_editor import RecordEditor, parse_value, parse_values
+    from codec.errors import (
+        CorruptRecordError,
+        FileAccessError,
+        ImageDecodeError,
+        NotTFRecordError,
+        RecordIndexError,
+        TensorDecodeError,
+        TFRecordError,
+        TruncatedRecordError,
+        UsageError,
+    )
+    from codec.format.framing import Compression, Problem, ProblemKind, RecordInfo, RecordStatus, encode_record
     from codec.index.cache import write_index
-    from codec.query.filter import ExprError, Filter, compile_filter, filter_iter, format_error, matching_indices
-    from codec.storage.opening import sniff_compression
-    from codec.sources.tfrecord_file import TFRecordFile, open_tfrecord
-    from codec.sources.protocol import RecordData, RecordSource
-    from codec.ops.repair import RepairReport, repair, repair_iter
     from codec.index.scan import IndexProgress
-    from codec.stats.schema import FileSchema, infer_schema, schema_iter
+    from codec.ops.export import ExportReport, export, export_iter, parse_records_spec
+    from codec.ops.repair import RepairReport, repair, repair_iter
+    from codec.query.filter import ExprError, Filter, compile_filter, filter_iter, format_error, matching_indices
+    from codec.sources.protocol import RecordData, RecordSource
     from codec.sources.shard_set import ShardSet
+    from codec.sources.tfrecord_file import TFRecordFile, open_tfrecord
     from codec.stats.file_stats import FileStats, compute_stats, stats_iter
+    from codec.stats.schema import FileSchema, infer_schema, schema_iter
+    from codec.storage.opening import sniff_compression
     from codec.storage.writer import TFRecordWriter, write_records

@@ -8,8 +8,8 @@ import json
 import os
 from pathlib import Path
 
-from codec.decode.example_proto import BytesList, Example, Feature, FloatList, Int64List, SequenceExample
 from codec.decode.decoder import DecodedRecord, decode_record
+from codec.decode.example_proto import BytesList, Example, Feature, FloatList, Int64List, SequenceExample
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 MANIFEST: dict = json.loads((FIXTURES / "MANIFEST.json").read_text())

@@ -85,8 +85,8 @@ def never_block_on_unsaved_prompt(monkeypatch) -> None:
 @pytest.fixture
 def window(qtbot):
     """The real main window, shown (offscreen in CI)."""
-    from app.shell.main_window import MainWindow
     from app.models.settings import Settings
+    from app.shell.main_window import MainWindow
 
     w = MainWindow(Settings())
     qtbot.addWidget(w)

@@ -7,21 +7,20 @@ import pytest
 
 pytest.importorskip("PySide6.QtWidgets")
 
-from PySide6.QtCore import QMimeData, QPointF, Qt, QTimer, QUrl  # noqa: E402
-from PySide6.QtGui import QDropEvent  # noqa: E402
-from PySide6.QtWidgets import QApplication, QInputDialog, QMenu  # noqa: E402
+from PySide6.QtCore import QMimeData, QPointF, Qt, QTimer, QUrl
+from PySide6.QtGui import QDropEvent
+from PySide6.QtWidgets import QApplication, QInputDialog, QMenu
 
-from codec.storage.writer import write_records  # noqa: E402
-
-from app.__main__ import build_window, parse_args  # noqa: E402
-from app.models.record_table_model import STATUS_ROLE, Column  # noqa: E402
-from app.models.settings import Settings  # noqa: E402
-from app.shell.file_tab import FileTab  # noqa: E402
-from app.shell.main_window import MainWindow  # noqa: E402
-from app.shell.tab_state import parse_goto  # noqa: E402
-from app.views.record_detail import RecordDetail  # noqa: E402
-from tests.gui_helpers import open_done, wait_done  # noqa: E402
-from resources import demo_path  # noqa: E402
+from app.__main__ import build_window, parse_args
+from app.models.record_table_model import STATUS_ROLE, Column
+from app.models.settings import Settings
+from app.shell.file_tab import FileTab
+from app.shell.main_window import MainWindow
+from app.shell.tab_state import parse_goto
+from app.views.record_detail import RecordDetail
+from codec.storage.writer import write_records
+from resources import demo_path
+from tests.gui_helpers import open_done, wait_done
 
 pytestmark = pytest.mark.gui
 

@@ -17,16 +17,28 @@ import os
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QFontDatabase
-from PySide6.QtWidgets import (QButtonGroup, QDialog, QDialogButtonBox, QFileDialog, QHBoxLayout, QLabel,
-                               QLineEdit, QListWidget, QListWidgetItem, QPlainTextEdit, QPushButton, QRadioButton,
-                               QVBoxLayout, QWidget)
-
-from codec.decode.decoder import RecordKind, decode_record, record_json_value
-from codec.errors import TFRecordError
+from PySide6.QtWidgets import (
+    QButtonGroup,
+    QDialog,
+    QDialogButtonBox,
+    QFileDialog,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QListWidget,
+    QListWidgetItem,
+    QPlainTextEdit,
+    QPushButton,
+    QRadioButton,
+    QVBoxLayout,
+    QWidget,
+)
 
 from app.models.labels import kind_text
 from app.style.palette import ERROR_COLOR, MUTED_COLOR
 from app.workers.worker import one_line
+from codec.decode.decoder import RecordKind, decode_record, record_json_value
+from codec.errors import TFRecordError
 
 SCHEMA_FILTERS = ("Protobuf schemas (*.desc *.pb *.protoset *.proto);;"
                   "Descriptor sets (*.desc *.pb *.protoset);;Proto sources (*.proto);;All files (*)")

@@ -14,20 +14,33 @@ from dataclasses import dataclass
 from typing import Any, Sequence
 
 from PySide6.QtGui import QFontDatabase
-from PySide6.QtWidgets import (QButtonGroup, QComboBox, QDialog, QDialogButtonBox, QFileDialog, QFormLayout,
-                               QHBoxLayout, QLabel, QLineEdit, QMessageBox, QPlainTextEdit, QPushButton,
-                               QRadioButton, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (
+    QButtonGroup,
+    QComboBox,
+    QDialog,
+    QDialogButtonBox,
+    QFileDialog,
+    QFormLayout,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QMessageBox,
+    QPlainTextEdit,
+    QPushButton,
+    QRadioButton,
+    QVBoxLayout,
+    QWidget,
+)
 
+from app.dialogs.save_names import CompressionFollower, ask_choice, settle_name
+from app.dialogs.url_dialogs import writable_url
+from app.models.value_text import edit_text
+from app.style.palette import ERROR_STYLE, HINT_STYLE
 from codec.decode.decoder import is_text
 from codec.editing.record_editor import DTYPES, parse_value, parse_values
 from codec.errors import UsageError
 from codec.format.framing import Compression
 from codec.storage.remote import is_url
-
-from app.dialogs.url_dialogs import writable_url
-from app.dialogs.save_names import CompressionFollower, ask_choice, settle_name
-from app.models.value_text import edit_text
-from app.style.palette import ERROR_STYLE, HINT_STYLE
 
 SHOWN_BYTES_MAX = 256 << 10  # a file's bytes are shown as hex up to this size, else only counted
 LIST_EDIT_MAX = 10_000  # longer lists are not edited as one text

@@ -13,20 +13,33 @@ import os
 from typing import Iterator, Sequence
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import (QButtonGroup, QCheckBox, QComboBox, QDialog, QDialogButtonBox, QFileDialog,
-                               QFormLayout, QHBoxLayout, QLabel, QLineEdit, QProgressBar, QPushButton, QRadioButton,
-                               QVBoxLayout, QWidget)
-
-from codec.ops.export import ExportReport, export_iter
-from codec.format.framing import Compression
-from codec.index.cache import write_index
-from codec.sources.tfrecord_file import TFRecordFile
-from codec.index.scan import IndexProgress
+from PySide6.QtWidgets import (
+    QButtonGroup,
+    QCheckBox,
+    QComboBox,
+    QDialog,
+    QDialogButtonBox,
+    QFileDialog,
+    QFormLayout,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QProgressBar,
+    QPushButton,
+    QRadioButton,
+    QVBoxLayout,
+    QWidget,
+)
 
 from app.dialogs.edit_dialogs import COMPRESSIONS
 from app.dialogs.save_names import CompressionFollower, settle_name, with_compression_suffix
 from app.style.palette import ERROR_STYLE, HINT_STYLE
 from app.workers.worker import GeneratorWorker
+from codec.format.framing import Compression
+from codec.index.cache import write_index
+from codec.index.scan import IndexProgress
+from codec.ops.export import ExportReport, export_iter
+from codec.sources.tfrecord_file import TFRecordFile
 
 # (key, label, file suffix; None: a folder)
 FORMATS = (

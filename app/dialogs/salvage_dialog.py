@@ -15,18 +15,31 @@ from dataclasses import dataclass
 from typing import Iterator
 
 from PySide6.QtCore import QEvent, QObject, Qt, Signal
-from PySide6.QtWidgets import (QCheckBox, QComboBox, QDialog, QDialogButtonBox, QFileDialog, QFormLayout,
-                               QHBoxLayout, QLabel, QLayout, QLineEdit, QMessageBox, QProgressBar, QPushButton,
-                               QVBoxLayout, QWidget)
-
-from codec.format.framing import Compression
-from codec.sources.tfrecord_file import TFRecordFile
-from codec.ops.repair import RepairReport, repair_iter
-from codec.index.scan import IndexProgress
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QDialog,
+    QDialogButtonBox,
+    QFileDialog,
+    QFormLayout,
+    QHBoxLayout,
+    QLabel,
+    QLayout,
+    QLineEdit,
+    QMessageBox,
+    QProgressBar,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
 
 from app.dialogs.save_names import CompressionFollower, settle_name
 from app.style.palette import BAD_COLOR, MUTED_COLOR, OK_COLOR
 from app.workers.worker import GeneratorWorker
+from codec.format.framing import Compression
+from codec.index.scan import IndexProgress
+from codec.ops.repair import RepairReport, repair_iter
+from codec.sources.tfrecord_file import TFRecordFile
 
 COMPRESSION_CHOICES = ((Compression.NONE, "None (plain TFRecord)"), (Compression.GZIP, "GZIP"),
                        (Compression.ZLIB, "ZLIB"))

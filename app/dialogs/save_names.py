@@ -13,9 +13,8 @@ from typing import Any, Callable, Sequence
 from PySide6.QtCore import QObject
 from PySide6.QtWidgets import QComboBox, QLabel, QLineEdit, QMessageBox, QWidget
 
-from codec.format.framing import Compression, name_disagrees
-
 from app.style.palette import ERROR_STYLE, HINT_STYLE
+from codec.format.framing import Compression, name_disagrees
 
 COMPRESSED_SUFFIXES = (".gz", ".gzip", ".zz", ".zlib")
 NAME_SUFFIX = {Compression.NONE: "", Compression.GZIP: ".gz", Compression.ZLIB: ".zlib"}

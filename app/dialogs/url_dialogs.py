@@ -12,11 +12,10 @@ from typing import Sequence
 
 from PySide6.QtWidgets import QComboBox, QDialog, QDialogButtonBox, QLabel, QMessageBox, QVBoxLayout, QWidget
 
+from app.style.palette import ERROR_STYLE, HINT_STYLE
 from codec.errors import TFRecordError, UsageError
 from codec.storage.remote import is_url
 from codec.storage.remote_write import check_writable_url
-
-from app.style.palette import ERROR_STYLE, HINT_STYLE
 
 PROMPT = "URL of a TFRecord file, a glob of shards, or a prefix:"
 HINT = ("A file or a dataset: s3://bucket/train.tfrecord, gs://bucket/data/train-*-of-01024, "

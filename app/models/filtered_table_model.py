@@ -26,9 +26,8 @@ from typing import Any, Sequence
 import numpy as np
 from PySide6.QtCore import QAbstractProxyModel, QModelIndex, QPersistentModelIndex, Qt, Signal
 
-from codec.editing.document import sorted_unique
-
 from app.models.record_table_model import RecordTableModel
+from codec.editing.document import sorted_unique
 
 _Index = QModelIndex | QPersistentModelIndex
 

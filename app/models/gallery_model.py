@@ -17,14 +17,13 @@ from typing import Callable
 from PySide6.QtCore import QAbstractListModel, QModelIndex, QPersistentModelIndex, Qt, QTimer, Signal
 from PySide6.QtGui import QImage
 
-from codec.format.framing import RecordStatus
-from codec.decode.images import BoundingBox, RawShape
-
 from app.models.filtered_table_model import FilteredTableModel
 from app.models.labels import STATUS_TEXT
 from app.models.record_table_model import RECORD_ROLE, STATUS_ROLE
 from app.models.stretch_preference import stretch_mode
 from app.models.tiles import ThumbRequest, ThumbResult, TileLoading
+from codec.decode.images import BoundingBox, RawShape
+from codec.format.framing import RecordStatus
 
 TILE_ROLE = Qt.ItemDataRole.UserRole + 40  # a Tile: what the delegate paints
 DEFAULT_SIDE = 128  # the longest side of a thumbnail, in pixels, until the view sets its own

@@ -12,11 +12,10 @@ from typing import Any
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QObject, QPersistentModelIndex, Qt
 from PySide6.QtGui import QColor
 
+from app.style.palette import MUTED_TEXT
 from codec.format.crc import masked_crc
 from codec.format.framing import CRC, FOOTER_SIZE, HEADER, HEADER_SIZE, LENGTH, Compression
 from codec.sources.protocol import RecordReader
-
-from app.style.palette import MUTED_TEXT
 
 BYTES_PER_ROW = 16
 OFFSET_COLUMN = 0

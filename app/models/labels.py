@@ -2,8 +2,8 @@
 from __future__ import annotations
 
 from codec.decode.decoder import DecodedRecord, RecordKind
-from codec.format.framing import RecordStatus
 from codec.decode.images import ImageRef
+from codec.format.framing import RecordStatus
 
 KIND_TEXT = {RecordKind.EXAMPLE: "Example", RecordKind.SEQUENCE_EXAMPLE: "SequenceExample", RecordKind.RAW: "raw",
              RecordKind.TENSOR: "Tensor", RecordKind.MESSAGE: "Message", RecordKind.PROTOBUF: "Protobuf (no schema)"}

@@ -14,12 +14,11 @@ from typing import Any
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
 
-from codec.format.framing import HEADER_SIZE, Compression, Problem, ProblemKind
-from codec.sources.protocol import RecordSource
-
 from app.models.records_owner import RecordsOwner
 from app.style import icons
 from app.style.palette import DAMAGED_TEXT, RECOVERED_TEXT
+from codec.format.framing import HEADER_SIZE, Compression, Problem, ProblemKind
+from codec.sources.protocol import RecordSource
 
 PROBLEM_ROLE = Qt.ItemDataRole.UserRole  # the codec Problem of a row
 

@@ -25,11 +25,6 @@ import numpy as np
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, Qt, Signal, SignalInstance
 from PySide6.QtGui import QColor, QFont
 
-from codec.decode.decoder import decode_record
-from codec.errors import FileChangedError
-from codec.format.framing import RecordStatus
-from codec.sources.protocol import RecordSource
-
 from app.models.column_choice import DEFAULT_FEATURE_COLUMNS, SAMPLE_RECORDS, SampleRows
 from app.models.labels import KIND_TEXT, STATUS_TEXT
 from app.models.problem_notes import ProblemNotes, renumbered_note
@@ -38,6 +33,10 @@ from app.models.row_cache import RowCache
 from app.models.table_rows import LOADING_ROW, MAX_DECODE_BYTES, RowJob, TableRow, build_row, cell_text
 from app.style import icons
 from app.style.palette import ACCENT_TEXT, DAMAGED_TEXT, MUTED_TEXT, RECOVERED_TEXT
+from codec.decode.decoder import decode_record
+from codec.errors import FileChangedError
+from codec.format.framing import RecordStatus
+from codec.sources.protocol import RecordSource
 
 
 class RowFetching(Protocol):

@@ -23,12 +23,11 @@ from typing import Any
 from PySide6.QtCore import QAbstractItemModel, QModelIndex, QObject, QPersistentModelIndex, Qt, Signal
 from PySide6.QtGui import QFont, QFontDatabase
 
+from app.models.value_text import LabelSource, edit_text, json_value, node_json, type_text, value_name, value_text
+from app.style.palette import ACCENT_TEXT, MUTED_TEXT
 from codec.decode.decoder import DecodedRecord, RecordKind, TreeNode, is_text, value_count, value_node
 from codec.editing.record_editor import parse_value
 from codec.errors import UsageError
-
-from app.models.value_text import LabelSource, edit_text, json_value, node_json, type_text, value_name, value_text
-from app.style.palette import ACCENT_TEXT, MUTED_TEXT
 
 FIRST_CHUNK = 20
 NEXT_CHUNK = 200
@@ -248,7 +247,7 @@ class RecordTreeModel(QAbstractItemModel):
         b = bytes(node.values[0])
         return len(b) <= INLINE_EDIT_MAX and b"\n" not in b and b"\r" not in b and (not b or is_text(b))
 
-    def setData(self, index: _Index, value: Any, role: int = Qt.ItemDataRole.EditRole) -> bool:  # noqa: N802
+    def setData(self, index: _Index, value: Any, role: int = Qt.ItemDataRole.EditRole) -> bool:
         target = self.value_target(index) if self.editable else None
         if role != Qt.ItemDataRole.EditRole or target is None:
             return False

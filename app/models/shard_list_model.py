@@ -14,9 +14,8 @@ from typing import Any
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, Qt
 from PySide6.QtGui import QColor
 
-from codec.sources.shard_set import ShardSet
-
 from app.style import icons
+from codec.sources.shard_set import ShardSet
 
 HEADERS = ("Shard", "Records", "State", "Split")
 NAME, RECORDS, STATE, SPLIT = range(4)  # column ids; a TFDS set shows SPLIT first (see ShardListModel.columns)

@@ -7,13 +7,12 @@ from typing import Any
 
 from PySide6.QtCore import QModelIndex, Qt
 
-from codec.format.framing import RecordStatus
-from codec.sources.shard_set import ShardSet
-
 from app.models.problem_notes import ShardProblemNotes
 from app.models.record_table_model import BASE_COLUMNS, RecordTableModel
 from app.models.records_owner import RecordsOwner
 from app.models.shard_list_model import tfds_shard_text
+from codec.format.framing import RecordStatus
+from codec.sources.shard_set import ShardSet
 
 SHARD_HEADER = "Shard"
 

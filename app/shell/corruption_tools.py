@@ -24,11 +24,9 @@ from __future__ import annotations
 
 import bisect
 import html
+
 from PySide6.QtCore import QEvent, QObject, Qt, Signal
 from PySide6.QtWidgets import QHBoxLayout, QSplitter, QWidget
-
-from codec.format.framing import HEADER_SIZE, Compression, Problem, ProblemKind, RecordStatus
-from codec.sources.protocol import RecordSource
 
 from app.models.hex_model import FramedRecord
 from app.models.problem_list_model import ProblemListModel, is_recovered, problem_title, record_before
@@ -41,6 +39,8 @@ from app.views.problems_panel import ProblemsPanel
 from app.views.record_detail import HEX_TAB, RecordDetail
 from app.views.record_table_view import RecordTableView
 from app.workers.background import PoolJobs
+from codec.format.framing import HEADER_SIZE, Compression, Problem, ProblemKind, RecordStatus
+from codec.sources.protocol import RecordSource
 
 # Skipped bytes shown in the hex view at most (a garbage run may be huge).
 SPAN_LIMIT = 64 << 10

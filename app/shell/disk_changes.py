@@ -17,11 +17,10 @@ from typing import Callable
 
 from PySide6.QtCore import QObject, Signal
 
-from codec.errors import TFRecordError
-from codec.storage.file_identity import Change, FileIdentity, describe_change, identity_at
-
 from app.shell.session import TabSession
 from app.views.message_bar import MessageBar
+from codec.errors import TFRecordError
+from codec.storage.file_identity import Change, FileIdentity, describe_change, identity_at
 
 
 class DiskChanges(QObject):

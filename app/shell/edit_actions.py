@@ -18,15 +18,14 @@ from PySide6.QtGui import QAction, QKeySequence, QUndoGroup
 from PySide6.QtWidgets import QLabel, QMainWindow, QMenu, QTabWidget
 from shiboken6 import isValid as shiboken_valid
 
-from codec.errors import TFRecordError
-from codec.storage.remote import is_url
-
 from app.dialogs import edit_dialogs
 from app.dialogs.export_dialog import ExportDialog
 from app.models.settings import Settings, full_path
 from app.shell.file_tab import FileTab
 from app.shell.remote_saving import RemoteSaves
 from app.views.undo_history import UndoHistoryDock
+from codec.errors import TFRecordError
+from codec.storage.remote import is_url
 
 MESSAGE_MS = 10000
 

@@ -12,15 +12,26 @@ from typing import Callable
 from PySide6.QtCore import QObject
 from PySide6.QtWidgets import QWidget
 
-from codec.decode.decoder import RecordKind, decode_record, feature_values, record_features
-from codec.errors import UsageError
-
 from app.dialogs import edit_dialogs
 from app.shell.record_edits import RecordEdits, value_name
 from app.shell.row_selection import RowSelection
-from app.views.tree_edit_requests import (AddFeature, ChangeType, DeleteFeature, EditValue, EditValues, InsertStep,
-                                         InsertValue, ReadOnly, RemoveStep, RemoveValue, RenameFeature,
-                                         ReplaceRecord, TreeEditRequest)
+from app.views.tree_edit_requests import (
+    AddFeature,
+    ChangeType,
+    DeleteFeature,
+    EditValue,
+    EditValues,
+    InsertStep,
+    InsertValue,
+    ReadOnly,
+    RemoveStep,
+    RemoveValue,
+    RenameFeature,
+    ReplaceRecord,
+    TreeEditRequest,
+)
+from codec.decode.decoder import RecordKind, decode_record, feature_values, record_features
+from codec.errors import UsageError
 
 
 class EditPrompts(QObject):

@@ -18,18 +18,11 @@ from PySide6.QtCore import QItemSelectionModel, QModelIndex, QPoint, Qt, Signal
 from PySide6.QtGui import QAction, QGuiApplication
 from PySide6.QtWidgets import QMenu, QSplitter, QVBoxLayout, QWidget
 
-from codec.decode.decoder import decode_record, record_json_value
-from codec.errors import PayloadDecodeError, TFRecordError
-from codec.datasets.payload_choice import apply
-from codec.sources.tfrecord_file import TFRecordFile
-from codec.storage.remote import is_url
-from codec.storage.url_secrets import shown_path
-
+from app.dialogs import edit_dialogs
 from app.models.filtered_table_model import FilteredTableModel, window_rows_for
 from app.models.record_table_model import REMOTE_CACHE_ROWS, RecordTableModel
 from app.models.records_owner import RecordsOwner
 from app.models.settings import Settings, columns_signature, full_path
-from app.dialogs import edit_dialogs
 from app.shell.corruption_tools import CorruptionTools
 from app.shell.disk_changes import DiskChanges
 from app.shell.payload_choice import opening_choice
@@ -39,14 +32,19 @@ from app.shell.session import OpenedSource, PassProgress, TabSession
 from app.shell.tab_editing import TabEditing
 from app.shell.tab_follow import TabFollow
 from app.shell.tab_state import GoTarget, TabState, parse_goto
+from app.views.column_sizing import ColumnSizing
 from app.views.message_bar import MessageBar
 from app.views.page_bar import PageBar
 from app.views.record_detail import RecordDetail
-from app.views.column_sizing import ColumnSizing
 from app.views.record_table_view import RecordTableView
 from app.workers.row_fetcher import RowFetcher
-
 from app.workers.worker import GeneratorWorker, call_on_worker, one_line
+from codec.datasets.payload_choice import apply
+from codec.decode.decoder import decode_record, record_json_value
+from codec.errors import PayloadDecodeError, TFRecordError
+from codec.sources.tfrecord_file import TFRecordFile
+from codec.storage.remote import is_url
+from codec.storage.url_secrets import shown_path
 
 # Files up to this size get every data CRC checked right after indexing, so
 # damaged records are marked without asking; larger files on request.
@@ -186,7 +184,7 @@ class FileTab(QWidget):
         return RecordTableModel(owner, self)
 
     @classmethod
-    def from_source(cls, source: TFRecordFile, settings: Settings, parent: QWidget | None = None) -> "FileTab":
+    def from_source(cls, source: TFRecordFile, settings: Settings, parent: QWidget | None = None) -> FileTab:
         """A tab over an opened file (a URL's is opened on a worker); the file is closed if the tab fails.
 
         Its records decode as chosen for it before, else as

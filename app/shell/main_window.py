@@ -16,22 +16,26 @@ import os
 
 from PySide6.QtCore import QEvent, QSize, Qt, QTimer
 from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QGuiApplication, QKeySequence
-from PySide6.QtWidgets import (QInputDialog, QLabel, QMainWindow,
-                               QMessageBox, QProgressBar, QStackedWidget, QTabWidget, QToolButton, QVBoxLayout,
-                               QWidget)
-
-from codec.errors import TFRecordError
-from codec.sources.open import opens_as_set
-from codec.storage.remote import is_url
-from codec.storage.url_secrets import shown_path
+from PySide6.QtWidgets import (
+    QInputDialog,
+    QLabel,
+    QMainWindow,
+    QMessageBox,
+    QProgressBar,
+    QStackedWidget,
+    QTabWidget,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
 
 from app.dialogs import url_dialogs
 from app.models.settings import Settings
+from app.shell import opening
 from app.shell.check_actions import CheckActions
 from app.shell.damage_actions import DamageActions
 from app.shell.disk_watch import DiskWatch
 from app.shell.edit_actions import EditActions
-from app.shell import opening
 from app.shell.file_tab import FileTab
 from app.shell.payload_actions import PayloadActions
 from app.shell.qa_docks import QaDocks, TabQa
@@ -44,6 +48,10 @@ from app.style import icons
 from app.views.message_bar import MessageBar
 from app.views.start_page import StartPage, human_size
 from app.workers.worker import PAINT_GATE
+from codec.errors import TFRecordError
+from codec.sources.open import opens_as_set
+from codec.storage.remote import is_url
+from codec.storage.url_secrets import shown_path
 from resources import demo_path
 
 APP_NAME = "TFRecord Lens"

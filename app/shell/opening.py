@@ -11,11 +11,10 @@ import os
 
 from PySide6.QtWidgets import QFileDialog, QWidget
 
-from codec.sources.open import open_paths
-
 from app.models.settings import Settings
 from app.shell.file_tab import FileTab
 from app.shell.payload_choice import SettingsChoice
+from codec.sources.open import open_paths
 
 FILE_FILTERS = "All files (*);;TFRecord files (*.tfrecord *.tfrecords *.tfrec *.record *.gz *.zlib)"
 

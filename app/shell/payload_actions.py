@@ -16,12 +16,11 @@ from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QFileDialog, QMainWindow, QMenu
 
-from codec.datasets.payload_choice import choose_for
-
 from app.dialogs.decode_as_dialog import DecodeAsDialog
 from app.models.settings import Settings
 from app.shell.payload_choice import CHOICE_ERRORS
 from app.workers.worker import one_line
+from codec.datasets.payload_choice import choose_for
 
 if TYPE_CHECKING:
     from app.shell.file_tab import FileTab

@@ -12,11 +12,10 @@ from __future__ import annotations
 import os
 from typing import Sequence
 
-from codec.errors import TFRecordError
-from codec.datasets.payload_choice import Choice, choose_for
-
 from app.models.settings import Settings
 from app.workers.worker import one_line
+from codec.datasets.payload_choice import Choice, choose_for
+from codec.errors import TFRecordError
 
 CHOICE_ERRORS = (TFRecordError, OSError, ValueError)  # what choose_for raises, each with one line
 

@@ -14,6 +14,7 @@ from typing import Callable, Protocol
 from PySide6.QtCore import QObject, Qt
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QDockWidget, QLabel, QMainWindow, QMenu, QStackedWidget, QWidget
+
 from app.style.palette import MUTED_COLOR
 
 DOCK_SHARE = 0.35  # of the window's height, when a dock first opens

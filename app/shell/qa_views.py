@@ -12,9 +12,6 @@ from __future__ import annotations
 from PySide6.QtCore import QModelIndex, QObject, Signal
 from PySide6.QtWidgets import QTableView, QTabWidget, QVBoxLayout, QWidget
 
-from codec.format.framing import RecordStatus
-from codec.sources.protocol import RecordData, RecordSource
-
 from app.models.filtered_table_model import FilteredTableModel, window_rows_for
 from app.models.settings import Settings
 from app.shell.row_selection import RowSelection
@@ -24,6 +21,8 @@ from app.views.gallery import Gallery
 from app.views.record_detail import IMAGES_TAB, RecordDetail
 from app.views.schema_view import SchemaView
 from app.views.stats_panel import StatsPanel
+from codec.format.framing import RecordStatus
+from codec.sources.protocol import RecordData, RecordSource
 
 # Qt's list view lays out every tile it holds (6-15 µs each, in the background, in row order), and a
 # selected tile can be scrolled to only once its row is laid out: the top of the page shows until then

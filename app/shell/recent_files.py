@@ -15,12 +15,11 @@ from typing import Callable
 from PySide6.QtCore import QObject
 from PySide6.QtWidgets import QMenu
 
-from codec.storage.remote import is_url
-from codec.storage.temp_files import sweep_stale_temps
-
 from app.models.settings import Settings
 from app.style import icons
 from app.views.start_page import StartPage, display_name
+from codec.storage.remote import is_url
+from codec.storage.temp_files import sweep_stale_temps
 
 
 def sweep_stale_temps_in(folders: list[str]) -> threading.Thread:

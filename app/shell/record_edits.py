@@ -12,17 +12,16 @@ from typing import Callable, Iterator, Sequence
 
 from PySide6.QtCore import QObject, Signal
 
-from codec.decode.decoder import RecordKind, decode_record, feature_values
-from codec.editing.record_editor import RecordEditor, empty_example
-from codec.editing.edited import EditedFile
-from codec.errors import UsageError
-from codec.index.scan import IndexProgress
-
 from app.dialogs.edit_dialogs import BatchEdit
 from app.models.commands import DeleteRecords, DuplicateRecords, InsertRecords, MoveRecords, ReplaceRecords
 from app.shell.progress_worker import ProgressWorker
 from app.shell.row_selection import RowSelection
 from app.shell.session import TabSession
+from codec.decode.decoder import RecordKind, decode_record, feature_values
+from codec.editing.edited import EditedFile
+from codec.editing.record_editor import RecordEditor, empty_example
+from codec.errors import UsageError
+from codec.index.scan import IndexProgress
 
 INLINE_EDIT_ROWS = 2000  # edits of more records are built on a worker thread, with progress
 

@@ -14,10 +14,9 @@ from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import QWidget
 from shiboken6 import isValid as shiboken_valid
 
-from codec.storage.writer import output_exists
-
 from app.dialogs import url_dialogs
 from app.workers.worker import GeneratorWorker, call_on_worker
+from codec.storage.writer import output_exists
 
 if TYPE_CHECKING:
     from app.shell.file_tab import FileTab

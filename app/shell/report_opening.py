@@ -19,12 +19,6 @@ from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QFileDialog, QMainWindow, QMenu, QTabWidget, QWidget
 
-from codec.decode.decoder import decode_record
-from codec.errors import TFRecordError
-from codec.sources.tfrecord_file import TFRecordFile, open_tfrecord
-from codec.storage.remote import is_url
-from codec.ops.reports import JSON_NAMES, RunReport, load_report, local_path
-
 from app.dialogs import url_dialogs
 from app.models.findings_model import check_title, ref_text
 from app.models.settings import Settings
@@ -33,6 +27,11 @@ from app.views.finding_compare import MAX_COMPARED, ComparedRecord
 from app.views.opening_page import OpeningPage
 from app.views.run_report_view import RunReportView
 from app.workers.worker import GeneratorWorker, call_on_worker, one_line
+from codec.decode.decoder import decode_record
+from codec.errors import TFRecordError
+from codec.ops.reports import JSON_NAMES, RunReport, load_report, local_path
+from codec.sources.tfrecord_file import TFRecordFile, open_tfrecord
+from codec.storage.remote import is_url
 
 REPORT_FILTERS = "Run reports (*.json *.jsonl *.ndjson);;All files (*)"
 URL_PROMPT = "URL of a report written by tfrlens-cli verify, stats, schema, check or repair with --out:"

@@ -13,10 +13,9 @@ from typing import Sequence
 from PySide6.QtCore import QItemSelection, QItemSelectionModel, QModelIndex
 from PySide6.QtWidgets import QAbstractItemView, QTableView
 
-from codec.editing.document import sorted_unique
-
 from app.models.filtered_table_model import FilteredTableModel
 from app.models.record_table_model import RecordTableModel
+from codec.editing.document import sorted_unique
 
 SELECT_ROWS_MAX = 100_000  # at most this many rows are selected again after an edit
 

@@ -12,13 +12,12 @@ from typing import Callable, Iterator
 
 from PySide6.QtCore import QObject, Signal
 
-from codec.editing.document import SaveReport
-from codec.sources.tfrecord_file import TFRecordFile
-from codec.storage.remote import is_url
-
 from app.shell.progress_worker import ProgressWorker
 from app.shell.session import TabSession
 from app.workers.worker import one_line
+from codec.editing.document import SaveReport
+from codec.sources.tfrecord_file import TFRecordFile
+from codec.storage.remote import is_url
 
 
 def _unchanged(name: str, existed: bool) -> str:

@@ -18,20 +18,18 @@ from typing import Iterator, NamedTuple
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QUndoStack
 
-from codec.editing.document import Document
-from codec.editing.edited import EditedFile
-from codec.errors import FileChangedError, TFRecordError
-from codec.storage.file_identity import identity_at
-from codec.datasets.payload_choice import Choice, apply
-from codec.sources.tfrecord_file import TFRecordFile
-from codec.sources.protocol import RecordSource
-from codec.index.scan import IndexProgress
-from codec.sources.shard_set import ShardSet
-
 from app.models.commands import DocumentChange, EditTarget
 from app.shell.fetch_meter import FetchMeter
 from app.workers.worker import PAINT_GATE, GeneratorWorker, one_line
-
+from codec.datasets.payload_choice import Choice, apply
+from codec.editing.document import Document
+from codec.editing.edited import EditedFile
+from codec.errors import FileChangedError, TFRecordError
+from codec.index.scan import IndexProgress
+from codec.sources.protocol import RecordSource
+from codec.sources.shard_set import ShardSet
+from codec.sources.tfrecord_file import TFRecordFile
+from codec.storage.file_identity import identity_at
 
 # What a tab opens: a source that also indexes and verifies itself (index_iter, verify_iter) and closes.
 OpenedSource = TFRecordFile | ShardSet

@@ -18,13 +18,6 @@ from typing import Any, Iterator, Sequence
 from PySide6.QtCore import QModelIndex, Qt, Signal
 from PySide6.QtWidgets import QSplitter, QWidget
 
-from codec.errors import TFRecordError
-from codec.storage.opening import sniff_compression
-from codec.datasets.payload_choice import Choice, apply
-from codec.sources.protocol import RecordSource
-from codec.sources.open import open_paths
-from codec.sources.shard_set import ShardSet
-
 from app.models.record_table_model import RecordTableModel
 from app.models.settings import Settings
 from app.models.shard_set_table_model import SHARD_HEADER, ShardSetTableModel
@@ -33,6 +26,12 @@ from app.shell.payload_choice import SettingsChoice, opening_choice
 from app.shell.session import OpenedSource, PassProgress, TabSession
 from app.shell.tab_state import TabState, parse_goto
 from app.views.shards_panel import ShardsPanel
+from codec.datasets.payload_choice import Choice, apply
+from codec.errors import TFRecordError
+from codec.sources.open import open_paths
+from codec.sources.protocol import RecordSource
+from codec.sources.shard_set import ShardSet
+from codec.storage.opening import sniff_compression
 
 SHARD_NAMES_MEASURED = 500
 SHARD_COLUMN_MAX = 320
@@ -112,7 +111,7 @@ class ShardSetTab(FileTab):
         self._outer_moved = False  # the user moved the divider: the shards list keeps the width they chose
         outer.splitterMoved.connect(lambda *_: setattr(self, "_outer_moved", True))
 
-    def resizeEvent(self, event) -> None:  # noqa: N802 - Qt override
+    def resizeEvent(self, event) -> None:
         """The shards list keeps its preferred width (up to half the tab) until the user moves the divider."""
         super().resizeEvent(event)
         width = sum(self.outer_splitter.sizes())
@@ -121,7 +120,7 @@ class ShardSetTab(FileTab):
             self.outer_splitter.setSizes([panel, width - panel])
 
     @classmethod
-    def open_set(cls, args: Sequence[str], settings: Settings, parent: QWidget | None = None) -> "ShardSetTab":
+    def open_set(cls, args: Sequence[str], settings: Settings, parent: QWidget | None = None) -> ShardSetTab:
         """Files, a folder or a glob as one set, opened by :func:`codec.sources.open.open_paths` (raises
         codec.errors.TFRecordError, one line).
 
@@ -135,7 +134,7 @@ class ShardSetTab(FileTab):
 
     @classmethod
     def from_set(cls, shard_set: ShardSet, args: Sequence[str], settings: Settings,
-                 parent: QWidget | None = None) -> "ShardSetTab":
+                 parent: QWidget | None = None) -> ShardSetTab:
         """A tab over a set already listed (a URL glob or prefix, on a worker); the set is closed if it fails."""
         args = list(args)
         try:
@@ -147,7 +146,7 @@ class ShardSetTab(FileTab):
 
     @classmethod
     def _over(cls, shard_set: ShardSet, args: list[str], choice: Choice, note: str | None, settings: Settings,
-              parent: QWidget | None) -> "ShardSetTab":
+              parent: QWidget | None) -> ShardSetTab:
         apply(choice, shard_set)
         skipped = skipped_in_folders(args, [s.path for s in shard_set.shards], dataset=choice.dataset is not None)
         tab = cls(shard_set, settings, parent, skipped=skipped, dataset=choice.dataset)

@@ -24,12 +24,6 @@ from typing import TYPE_CHECKING, Iterable, Sequence
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import QFileDialog, QWidget
 
-from codec.decode.decoder import decode_record
-from codec.errors import TFRecordError
-from codec.sources.tfrecord_file import TFRecordFile, open_tfrecord
-from codec.storage.remote import is_url
-from codec.storage.writer import OutputFile
-
 from app.models.commands import DeleteRecords
 from app.models.findings_model import check_title, ref_text
 from app.models.settings import Settings
@@ -37,6 +31,11 @@ from app.views.check_panel import CheckPanel
 from app.views.finding_compare import MAX_COMPARED, ComparedRecord
 from app.workers.pass_runner import PassRunner
 from app.workers.worker import one_line
+from codec.decode.decoder import decode_record
+from codec.errors import TFRecordError
+from codec.sources.tfrecord_file import TFRecordFile, open_tfrecord
+from codec.storage.remote import is_url
+from codec.storage.writer import OutputFile
 
 if TYPE_CHECKING:
     from app.shell.file_tab import FileTab

@@ -18,9 +18,6 @@ from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QUndoStack
 from PySide6.QtWidgets import QWidget
 
-from codec.editing.document import Document
-from codec.editing.edited import EditedFile
-
 from app.dialogs.edit_dialogs import BatchEdit
 from app.models.commands import DocumentChange, EditTarget
 from app.models.record_table_model import RecordTableModel
@@ -31,6 +28,8 @@ from app.shell.row_selection import RowSelection
 from app.shell.saving import DocumentSaver
 from app.shell.session import TabSession
 from app.views.record_detail import RecordDetail
+from codec.editing.document import Document
+from codec.editing.edited import EditedFile
 
 
 class TabEditing(QObject):

@@ -17,7 +17,6 @@ from typing import Callable, Iterator
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
-
 from app.shell.session import TabSession
 from app.workers.worker import GeneratorWorker
 

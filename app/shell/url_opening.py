@@ -15,18 +15,17 @@ from typing import Iterator, Sequence
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import QTabWidget, QWidget
 
-from codec.errors import TFRecordError
-from codec.sources.open import open_paths
-from codec.sources.tfrecord_file import TFRecordFile
-from codec.sources.shard_set import ShardSet
-from codec.storage.url_secrets import redact_text, shown_path
-
 from app.models.settings import Settings
 from app.shell.file_tab import FileTab
 from app.shell.shard_set_tab import ShardSetTab
 from app.style import icons
 from app.views.opening_page import OpeningPage
 from app.workers.worker import GeneratorWorker, one_line
+from codec.errors import TFRecordError
+from codec.sources.open import open_paths
+from codec.sources.shard_set import ShardSet
+from codec.sources.tfrecord_file import TFRecordFile
+from codec.storage.url_secrets import redact_text, shown_path
 
 
 def open_remote_source(urls: Sequence[str], as_set: bool) -> TFRecordFile | ShardSet:

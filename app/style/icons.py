@@ -1,7 +1,7 @@
 """The app's icons, drawn as SVG in ``resources/icons``."""
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 
 from PySide6.QtCore import QSize
 from PySide6.QtGui import QIcon, QPixmap
@@ -9,7 +9,7 @@ from PySide6.QtGui import QIcon, QPixmap
 from resources import icon_path
 
 
-@lru_cache(maxsize=None)
+@cache
 def icon(name: str) -> QIcon:
     """The icon ``name`` (``resources/icons/NAME.svg``); an empty icon if its file is missing."""
     return QIcon(icon_path(name))

@@ -14,11 +14,10 @@ from typing import Callable
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QTableView
 
-from codec.format.framing import RecordStatus
-from codec.sources.protocol import RecordSource
-
 from app.models.labels import STATUS_TEXT
 from app.models.record_table_model import BASE_COLUMNS, Column, RecordTableModel
+from codec.format.framing import RecordStatus
+from codec.sources.protocol import RecordSource
 
 CELL_PADDING = 18  # a cell's text margins and focus frame, in pixels
 HEADER_SORT_ROOM = 6  # a header section's own margins beyond a cell's

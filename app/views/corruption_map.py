@@ -19,8 +19,8 @@ from PySide6.QtCore import QEvent, QRect, QSize, Qt, Signal
 from PySide6.QtGui import QBrush, QColor, QMouseEvent, QPainter, QPaintEvent, QPalette, QPen
 from PySide6.QtWidgets import QToolTip, QWidget
 
-from codec.format.framing import Problem
 from app.style.palette import DAMAGED_TEXT
+from codec.format.framing import Problem
 
 STRIP_WIDTH = 16
 MARGIN = 2  # pixels above the first and below the last byte

@@ -20,17 +20,24 @@ from typing import Callable
 
 from PySide6.QtCore import QEvent, QObject, Qt, Signal
 from PySide6.QtGui import QFontDatabase, QKeyEvent
-from PySide6.QtWidgets import (QComboBox, QHBoxLayout, QLabel, QProgressBar, QSizePolicy, QToolButton, QVBoxLayout,
-                               QWidget)
-
-from codec.stats.filter_pool import pooled_filter_iter
-from codec.query.filter import ExprError, FeatureCheck, MissingFeature, compile_filter, format_error
-from codec.index.scan import IndexProgress
+from PySide6.QtWidgets import (
+    QComboBox,
+    QHBoxLayout,
+    QLabel,
+    QProgressBar,
+    QSizePolicy,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
 
 from app.models.filtered_table_model import FilteredTableModel
 from app.style import icons
 from app.style.palette import ERROR_COLOR, MUTED_COLOR, NOTE_COLOR
 from app.workers.pass_runner import PassRunner
+from codec.index.scan import IndexProgress
+from codec.query.filter import ExprError, FeatureCheck, MissingFeature, compile_filter, format_error
+from codec.stats.filter_pool import pooled_filter_iter
 
 MAX_HISTORY = 25
 SETTINGS_HISTORY = "filter/history"

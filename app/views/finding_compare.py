@@ -16,13 +16,21 @@ from typing import Any, Sequence
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QBrush, QColor, QFont
-from PySide6.QtWidgets import (QCheckBox, QHBoxLayout, QHeaderView, QLabel, QSplitter, QTreeWidget,
-                               QTreeWidgetItem, QVBoxLayout, QWidget)
-
-from codec.decode.decoder import DecodedRecord, feature_cell, feature_values, record_feature_lists, record_features
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QSplitter,
+    QTreeWidget,
+    QTreeWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
 
 from app.style.palette import CAPTION_COLOR, ERROR_COLOR, MUTED_COLOR, MUTED_TEXT
 from app.views.image_preview import ImagePreview
+from codec.decode.decoder import DecodedRecord, feature_cell, feature_values, record_feature_lists, record_features
 
 MAX_COMPARED = 4  # records shown side by side; a larger finding says how many more it has
 CELL_CHARS = 60

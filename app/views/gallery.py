@@ -12,12 +12,22 @@ from typing import Any, Callable
 
 from PySide6.QtCore import QItemSelectionModel, QModelIndex, QPoint, QRect, QRectF, QSize, Qt, Signal
 from PySide6.QtGui import QColor, QFont, QFontMetrics, QPainter, QPainterPath, QPen
-from PySide6.QtWidgets import (QAbstractItemView, QCheckBox, QComboBox, QHBoxLayout, QInputDialog, QLabel, QListView,
-                               QMessageBox, QSlider, QStyle, QStyledItemDelegate, QStyleOptionViewItem, QVBoxLayout,
-                               QWidget)
-
-from codec.format.framing import RecordStatus
-from codec.decode.images import RawShape, parse_raw_shape
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QCheckBox,
+    QComboBox,
+    QHBoxLayout,
+    QInputDialog,
+    QLabel,
+    QListView,
+    QMessageBox,
+    QSlider,
+    QStyle,
+    QStyledItemDelegate,
+    QStyleOptionViewItem,
+    QVBoxLayout,
+    QWidget,
+)
 
 from app.models.filtered_table_model import FilteredTableModel
 from app.models.gallery_model import DEFAULT_SIDE, TILE_ROLE, GalleryModel, Tile
@@ -28,6 +38,8 @@ from app.views.image_preview import STRETCH_TIP, paint_boxes
 from app.workers.background import PoolJobs
 from app.workers.thumbnail_loader import SAMPLE_RECORDS, ThumbnailLoader, sample_keys
 from app.workers.worker import PAINT_GATE
+from codec.decode.images import RawShape, parse_raw_shape
+from codec.format.framing import RecordStatus
 
 MIN_SIDE, MAX_SIDE = 48, 320
 PAD = 6

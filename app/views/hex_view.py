@@ -10,11 +10,29 @@ import html
 
 from PySide6.QtCore import QModelIndex, QRect, Qt
 from PySide6.QtGui import QFontDatabase, QPainter, QPalette, QTextDocumentFragment
-from PySide6.QtWidgets import (QAbstractItemView, QHeaderView, QLabel, QStyle, QStyledItemDelegate,
-                               QStyleOptionViewItem, QTableView, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QHeaderView,
+    QLabel,
+    QStyle,
+    QStyledItemDelegate,
+    QStyleOptionViewItem,
+    QTableView,
+    QVBoxLayout,
+    QWidget,
+)
 
-from app.models.hex_model import (ASCII_COLUMN, BYTES_PER_ROW, CRC_BAD_BG, CRC_OK_BG, LENGTH_BG, OFFSET_COLUMN,
-                                  ROW_COLORS_ROLE, FramedRecord, HexModel)
+from app.models.hex_model import (
+    ASCII_COLUMN,
+    BYTES_PER_ROW,
+    CRC_BAD_BG,
+    CRC_OK_BG,
+    LENGTH_BG,
+    OFFSET_COLUMN,
+    ROW_COLORS_ROLE,
+    FramedRecord,
+    HexModel,
+)
 from app.style.palette import BAD_COLOR, MUTED_COLOR, OK_COLOR
 
 

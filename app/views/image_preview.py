@@ -13,20 +13,36 @@ every preview and gallery, see :mod:`app.models.stretch_preference`).
 from __future__ import annotations
 
 import zlib
-from dataclasses import dataclass, field
 from collections import Counter
+from dataclasses import dataclass, field
 from itertools import groupby
 from typing import Any, NamedTuple
 
 from PySide6.QtCore import QEvent, QObject, QPointF, QRectF, QSize, Qt, Signal
-from PySide6.QtGui import (QAction, QColor, QFont, QFontMetrics, QImage, QPainter, QPaintEvent, QPen, QPixmap,
-                           QResizeEvent, QWheelEvent)
-from PySide6.QtWidgets import (QButtonGroup, QFrame, QHBoxLayout, QLabel, QScrollArea, QSizePolicy, QToolButton,
-                               QVBoxLayout, QWidget)
-
-from codec.decode.decoder import DecodedRecord
-from codec.errors import ImageDecodeError
-from codec.decode.images import STRETCH_MINMAX, BoundingBox, ImageRef, find_boxes, find_images, main_image
+from PySide6.QtGui import (
+    QAction,
+    QColor,
+    QFont,
+    QFontMetrics,
+    QImage,
+    QPainter,
+    QPaintEvent,
+    QPen,
+    QPixmap,
+    QResizeEvent,
+    QWheelEvent,
+)
+from PySide6.QtWidgets import (
+    QButtonGroup,
+    QFrame,
+    QHBoxLayout,
+    QLabel,
+    QScrollArea,
+    QSizePolicy,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
 
 from app.models.labels import caption_text, image_dims
 from app.models.qimage import Decode, decode_to_qimage
@@ -34,6 +50,9 @@ from app.models.stretch_preference import stretch_mode, stretch_preference
 from app.style.palette import CANVAS_BG, CAPTION_COLOR, ERROR_BG, ERROR_TEXT
 from app.workers.background import PoolJobs
 from app.workers.worker import one_line
+from codec.decode.decoder import DecodedRecord
+from codec.decode.images import STRETCH_MINMAX, BoundingBox, ImageRef, find_boxes, find_images, main_image
+from codec.errors import ImageDecodeError
 
 INLINE_DECODE_BYTES = 1 << 20  # one image bigger than this is decoded on the pool
 INLINE_BUDGET_BYTES = 2 << 20  # and so is everything after this much inline decoding
@@ -245,10 +264,10 @@ class _Strip(NamedTuple):
 class _ElidedLabel(QLabel):
     """A one-line label that elides its text when narrow: the toolbar must not hold the detail (and the tab) wide."""
 
-    def minimumSizeHint(self) -> QSize:  # noqa: N802 - Qt override
+    def minimumSizeHint(self) -> QSize:
         return QSize(0, super().minimumSizeHint().height())
 
-    def paintEvent(self, event: QPaintEvent) -> None:  # noqa: N802 - Qt override
+    def paintEvent(self, event: QPaintEvent) -> None:
         painter = QPainter(self)
         rect = self.contentsRect()
         text = self.fontMetrics().elidedText(self.text(), Qt.TextElideMode.ElideRight, rect.width())
@@ -469,7 +488,7 @@ class ImagePreview(QWidget):
         singles = [(i, s) for i, s in enumerate(self._shown) if s.ref.step is None]
         steps = [(i, s) for i, s in enumerate(self._shown) if s.ref.step is not None]
         several = Counter(s.ref.key for _, s in singles)
-        for i, shown in singles:
+        for _i, shown in singles:
             text = caption_text(shown.ref, len(shown.boxes), several[shown.ref.key] > 1)
             card = _Card(shown, text, self._tooltip(shown.ref))
             self._cards.append(card)

@@ -9,10 +9,9 @@ from __future__ import annotations
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QPushButton, QVBoxLayout, QWidget
 
-from codec.storage.url_secrets import shown_path
-
 from app.style import icons
 from app.views.start_page import display_name
+from codec.storage.url_secrets import shown_path
 
 
 class OpeningPage(QWidget):

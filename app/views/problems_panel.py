@@ -7,13 +7,21 @@ selects elsewhere is decided by :mod:`app.shell.corruption_tools`.
 from __future__ import annotations
 
 from PySide6.QtCore import QModelIndex, Qt, Signal
-from PySide6.QtWidgets import (QAbstractItemView, QHBoxLayout, QHeaderView, QLabel, QPushButton, QTableView,
-                               QToolButton, QVBoxLayout, QWidget)
-
-from codec.format.framing import Problem
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QPushButton,
+    QTableView,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
 
 from app.models.problem_list_model import ProblemColumn, ProblemListModel, problems_summary
 from app.style.palette import MUTED_COLOR
+from codec.format.framing import Problem
 
 
 class ProblemsTable(QTableView):

@@ -19,12 +19,6 @@ from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QFontDatabase, QTextDocumentFragment
 from PySide6.QtWidgets import QLabel, QPlainTextEdit, QSplitter, QStackedWidget, QTabWidget, QVBoxLayout, QWidget
 
-from codec.decode.decoder import DecodedRecord, RecordKind, TreeNode, build_tree, decode_record, is_text
-from codec.errors import FileChangedError
-from codec.format.framing import Compression, RecordInfo, RecordStatus
-from codec.decode.images import ImageRef, find_images
-from codec.sources.protocol import RecordReader
-
 from app.models.hex_model import FramedRecord, framed_record
 from app.models.labels import STATUS_TEXT, kind_text
 from app.models.record_tree_model import RecordTreeModel
@@ -36,6 +30,11 @@ from app.views.record_tree_view import RecordTreeView
 from app.views.tensor_view import TensorGrid
 from app.workers.background import PoolJobs
 from app.workers.worker import one_line
+from codec.decode.decoder import DecodedRecord, RecordKind, TreeNode, build_tree, decode_record, is_text
+from codec.decode.images import ImageRef, find_images
+from codec.errors import FileChangedError
+from codec.format.framing import Compression, RecordInfo, RecordStatus
+from codec.sources.protocol import RecordReader
 
 INLINE_RECORD_BYTES = 2 << 20  # bigger records load on the pool
 # In a GZIP/ZLIB file a read inflates from the checkpoint before it (2 MiB apart: a few ms):

@@ -6,10 +6,9 @@ from PySide6.QtCore import QModelIndex, Qt, Signal
 from PySide6.QtGui import QGuiApplication, QKeySequence
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableView, QWidget
 
-from codec.editing.document import sorted_unique
-
 from app.models.filtered_table_model import FilteredTableModel
 from app.workers.worker import PAINT_GATE
+from codec.editing.document import sorted_unique
 
 COPY_ROWS_MAX = 10_000  # rows Ctrl+C puts on the clipboard (more: File > Export)
 

@@ -3,13 +3,31 @@ from __future__ import annotations
 
 from PySide6.QtCore import QModelIndex, QPoint, Qt, Signal
 from PySide6.QtGui import QAction, QGuiApplication, QKeyEvent, QKeySequence
-from PySide6.QtWidgets import (QAbstractItemView, QHeaderView, QMenu, QStyledItemDelegate, QStyleOptionViewItem,
-                               QTreeView, QWidget)
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QHeaderView,
+    QMenu,
+    QStyledItemDelegate,
+    QStyleOptionViewItem,
+    QTreeView,
+    QWidget,
+)
 
 from app.models.record_tree_model import RecordTreeModel
-from app.views.tree_edit_requests import (AddFeature, ChangeType, DeleteFeature, EditValue, EditValues, InsertStep,
-                                         InsertValue, ReadOnly, RemoveStep, RemoveValue, RenameFeature,
-                                         ReplaceRecord)
+from app.views.tree_edit_requests import (
+    AddFeature,
+    ChangeType,
+    DeleteFeature,
+    EditValue,
+    EditValues,
+    InsertStep,
+    InsertValue,
+    ReadOnly,
+    RemoveStep,
+    RemoveValue,
+    RenameFeature,
+    ReplaceRecord,
+)
 
 DTYPES = ("int64", "float", "bytes")
 EXPAND_LISTS_UP_TO = 8  # feature lists opened when a SequenceExample is shown
@@ -21,7 +39,7 @@ VALUE_ROOM = 110  # the value column keeps at least this much when names are siz
 class _NameDelegate(QStyledItemDelegate):
     """Names elided on the left: ``…bbox/xmin`` and ``…bbox/xmax`` stay apart in a narrow column."""
 
-    def initStyleOption(self, option: QStyleOptionViewItem, index: QModelIndex) -> None:  # noqa: N802 - Qt
+    def initStyleOption(self, option: QStyleOptionViewItem, index: QModelIndex) -> None:
         super().initStyleOption(option, index)
         option.textElideMode = Qt.TextElideMode.ElideLeft
 
@@ -75,7 +93,7 @@ class RecordTreeView(QTreeView):
         self.copy_json_action = QAction("Copy as JSON", self)
         self.copy_json_action.triggered.connect(self.copy_json)
 
-    def setModel(self, model) -> None:  # noqa: N802 - Qt override
+    def setModel(self, model) -> None:
         old = self.model()
         if isinstance(old, RecordTreeModel):
             old.rowsInserted.disconnect(self._span_more_row)
@@ -126,7 +144,7 @@ class RecordTreeView(QTreeView):
         finally:
             self._fitting = False
 
-    def resizeEvent(self, event) -> None:  # noqa: N802 - Qt override
+    def resizeEvent(self, event) -> None:
         super().resizeEvent(event)
         if not self._user_sized and self.tree_model() is not None and self.tree_model().root_index().isValid():
             self._fit_columns()

@@ -18,12 +18,16 @@ import os
 
 from PySide6.QtCore import QModelIndex, Qt, Signal
 from PySide6.QtGui import QFont, QStandardItem, QStandardItemModel
-from PySide6.QtWidgets import (QAbstractItemView, QHeaderView, QLabel, QTabWidget, QToolButton, QTreeView,
-                               QVBoxLayout, QWidget)
-
-from codec.doctor.report import CHECKS
-from codec.format.framing import ProblemKind
-from codec.ops.reports import RunReport, schema_python
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QHeaderView,
+    QLabel,
+    QTabWidget,
+    QToolButton,
+    QTreeView,
+    QVBoxLayout,
+    QWidget,
+)
 
 from app.models.problem_list_model import KIND_WORDS, problem_title
 from app.style import icons
@@ -31,6 +35,9 @@ from app.style.palette import DAMAGED_TEXT, MUTED_COLOR, MUTED_TEXT
 from app.views.check_panel import CheckPanel
 from app.views.schema_view import CodePage
 from app.views.stats_panel import records_text, show_stats, stats_tree
+from codec.doctor.report import CHECKS
+from codec.format.framing import ProblemKind
+from codec.ops.reports import RunReport, schema_python
 
 TARGET_ROLE = Qt.ItemDataRole.UserRole + 80  # (path, go-to target) of a row of the files tree
 KIND_TITLES = {"verify": "Verify", "stats": "Statistics", "schema": "Feature spec", "check": "Dataset check",

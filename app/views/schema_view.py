@@ -15,13 +15,12 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QFontDatabase, QGuiApplication
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPlainTextEdit, QTabWidget, QToolButton, QVBoxLayout, QWidget
 
-from codec.stats.schema import FileSchema, schema_from_stats, schema_iter
-from codec.index.scan import IndexProgress
-
 from app.models.filtered_table_model import FilteredTableModel
 from app.style.palette import MUTED_COLOR
 from app.views.stats_panel import SCOPE_SHOWN, PassBar
 from app.workers.pass_runner import PassRunner, RecomputesWhenShown
+from codec.index.scan import IndexProgress
+from codec.stats.schema import FileSchema, schema_from_stats, schema_iter
 
 
 class CodePage(QWidget):

@@ -14,9 +14,8 @@ from typing import Any
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QLabel, QTableView, QVBoxLayout, QWidget
 
-from codec.sources.shard_set import ShardSet
-
 from app.models.shard_list_model import HEADERS, INDEXING, NAME, RECORDS, SPLIT, STATE, ShardListModel
+from codec.sources.shard_set import ShardSet
 
 NAMES_MEASURED = 2000  # shard names measured for the name column's width
 CELL_PADDING = 20  # a cell's text margins and focus frame, in pixels

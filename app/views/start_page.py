@@ -5,12 +5,19 @@ import glob
 import os
 
 from PySide6.QtCore import QSize, Qt, Signal
-from PySide6.QtWidgets import (QFrame, QHBoxLayout, QLabel, QListWidget, QListWidgetItem, QPushButton,
-                               QVBoxLayout, QWidget)
-
-from codec.storage.remote import is_url
+from PySide6.QtWidgets import (
+    QFrame,
+    QHBoxLayout,
+    QLabel,
+    QListWidget,
+    QListWidgetItem,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
 
 from app.style import icons
+from codec.storage.remote import is_url
 
 
 def display_name(path: str) -> str:

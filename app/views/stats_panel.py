@@ -16,14 +16,22 @@ from typing import Any, Callable
 
 from PySide6.QtCore import QModelIndex, QRectF, QSize, Qt, Signal
 from PySide6.QtGui import QColor, QFont, QPainter, QStandardItem, QStandardItemModel
-from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QHBoxLayout, QHeaderView, QLabel, QProgressBar,
-                               QStackedWidget, QStyle, QStyledItemDelegate, QStyleOptionViewItem, QToolButton,
-                               QTreeView, QVBoxLayout, QWidget)
-
-from codec.decode.decoder import RecordKind
-from codec.index.scan import IndexProgress
-from codec.stats.file_stats import FileStats, stats_iter
-from codec.stats.pool import pooled_stats_iter
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QComboBox,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QProgressBar,
+    QStackedWidget,
+    QStyle,
+    QStyledItemDelegate,
+    QStyleOptionViewItem,
+    QToolButton,
+    QTreeView,
+    QVBoxLayout,
+    QWidget,
+)
 
 from app.models.filtered_table_model import FilteredTableModel
 from app.models.labels import KIND_TEXT
@@ -31,6 +39,10 @@ from app.style import icons
 from app.style.palette import BAD_TEXT, MUTED_COLOR, MUTED_TEXT, WARN_TEXT
 from app.views import charts
 from app.workers.pass_runner import PassRunner, RecomputesWhenShown
+from codec.decode.decoder import RecordKind
+from codec.index.scan import IndexProgress
+from codec.stats.file_stats import FileStats, stats_iter
+from codec.stats.pool import pooled_stats_iter
 
 NAME_ROLE = Qt.ItemDataRole.UserRole + 60  # the feature's name (feature rows)
 CHART_ROLE = Qt.ItemDataRole.UserRole + 62  # what the chart column paints: (kind, ...)

@@ -5,10 +5,9 @@ from typing import Any
 
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QLabel, QTableView, QVBoxLayout, QWidget
 
-from codec.decode.tensor_view import tensor_label
-
 from app.models.tensor_table_model import MAX_CELLS, TensorTableModel, grid_shaped
 from app.style.palette import MUTED_COLOR
+from codec.decode.tensor_view import tensor_label
 
 
 class TensorGrid(QWidget):

@@ -20,7 +20,6 @@ from typing import Any, Callable, Iterable
 
 from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
 
-
 from app.workers.worker import GUI_SWITCH_INTERVAL
 
 MAX_QUEUED_ROWS = 2048  # rows asked longest ago are dropped past this (scrolled away long since)

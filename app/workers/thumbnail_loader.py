@@ -20,20 +20,28 @@ from typing import Any, Callable, Iterable
 
 from PySide6.QtCore import QObject, QRunnable, QThread, QThreadPool, Signal
 
-from codec.decode.decoder import (DecodedRecord, RecordKind, decode_record, feature_cell, feature_values, format_value,
-                          is_text, record_feature_lists, record_features, shown_values)
-from codec.errors import ImageDecodeError
-from codec.format.framing import RecordStatus
-from codec.decode.images import (BoundingBox, ImageRef, RawShape, find_boxes, find_images,
-                          main_image, thumbnail)
-from codec.sources.protocol import RecordData
-from codec.decode.tensor_view import tensor_label
-from codec.decode.tensors import tensor_of
-
 from app.models.labels import STATUS_TEXT, caption_text
 from app.models.qimage import to_qimage
 from app.models.tiles import ThumbRequest, ThumbResult
 from app.workers.worker import GUI_SWITCH_INTERVAL, one_line
+from codec.decode.decoder import (
+    DecodedRecord,
+    RecordKind,
+    decode_record,
+    feature_cell,
+    feature_values,
+    format_value,
+    is_text,
+    record_feature_lists,
+    record_features,
+    shown_values,
+)
+from codec.decode.images import BoundingBox, ImageRef, RawShape, find_boxes, find_images, main_image, thumbnail
+from codec.decode.tensor_view import tensor_label
+from codec.decode.tensors import tensor_of
+from codec.errors import ImageDecodeError
+from codec.format.framing import RecordStatus
+from codec.sources.protocol import RecordData
 
 # Tiles whose record is larger than this are not read for the gallery (the detail view still shows it).
 MAX_RECORD_BYTES = 64 << 20

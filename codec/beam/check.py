@@ -253,8 +253,8 @@ def _build(p, plan, threshold: int):
 def check_iter(paths: list[str], options: CheckOptions, runner: str,
                beam_options: list[str] | None) -> Iterator[CheckProgress | CheckReport]:
     """:func:`codec.doctor.check_iter` on a Beam ``runner``: progress, then the report the local run gives."""
-    from codec.doctor.engine import prepare
     from codec.beam.pipeline import run_pipeline
+    from codec.doctor.engine import prepare
 
     plan = yield from prepare(list(paths), options)
     yield CheckProgress("check", 0, plan.counted or 0)

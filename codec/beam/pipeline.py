@@ -103,7 +103,7 @@ def run_pipeline(build: Callable[[Any], Any], runner: str, beam_options: list[st
                 _ = (build(p)
                      | "Pickle" >> beam.Map(_pickled_line)
                      | "Results" >> beam.io.WriteToText(prefix, file_name_suffix=".txt"))
-        except Exception as exc:  # noqa: BLE001 - the runner's own failure, in one line
+        except Exception as exc:
             if _raised_by_codec(exc):
                 raise  # a bug in the work itself: its traceback is what helps
             raise TFRecordError(f"the {runner} runner failed: {_last_line(exc)}") from None

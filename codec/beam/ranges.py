@@ -91,9 +91,9 @@ def plan_file(path: str, info: dict | None, use_cache: bool) -> Plan | None:
     size = _size(path, info)
     if size is None or size <= RANGE_BYTES:
         return None
-    from codec.index import cache as index_cache
     from codec.errors import TFRecordError
     from codec.format.framing import Compression
+    from codec.index import cache as index_cache
     from codec.sources.tfrecord_file import TFRecordFile
 
     try:
@@ -303,7 +303,7 @@ def stitch(plan: Plan, results: list[dict], repairing: bool = False) -> Stitched
             if f is None:
                 f = _open(plan)
             with f.holding(), f.streaming():
-                gap = walk(f, stop, lambda new: _first_in(new, keys))
+                gap = walk(f, stop, lambda new: _first_in(new, keys))  # noqa: B023
             _add(done, len(gap.offsets), labels(gap.statuses), gap.problems, gap)
             k = None if gap.stop is None else joins[gap.stop]
     finally:

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import os
 
-
 __all__ = ["join_parts", "joinable", "part_name", "ranged_report", "remove_parts", "repair_task", "repair_work"]
 
 PIECE = 8 << 20  # bytes copied at a time when parts are joined
@@ -30,8 +29,8 @@ def repair_task(task: dict) -> dict:
     would stop on gives ``fatal``.
     """
     from codec.errors import TFRecordError
-    from codec.sources.tfrecord_file import TFRecordFile
     from codec.ops.repair import repair
+    from codec.sources.tfrecord_file import TFRecordFile
 
     try:
         f = TFRecordFile(task["path"], check_crc=True, use_cache=task["use_cache"], info=task.get("info"))
@@ -70,9 +69,9 @@ def joinable(target: str, source: str) -> bool:
 def ranged_report(task: dict, plan, results: list[dict]) -> dict:
     """The file's report, its parts (and any gap between ranges, written here) joined into its target;
     a failed range or a missing part leaves the target unwritten (``fatal``, one line)."""
+    from codec.beam.ranges import gap_part, stitch
     from codec.errors import TFRecordError
     from codec.ops.repair import RepairReport
-    from codec.beam.ranges import gap_part, stitch
 
     for result in results:
         if "fatal" in result or "error" in result:
@@ -118,9 +117,9 @@ def part_name(target: str, k: int) -> str:
 def join_parts(target: str, parts: list[tuple[str, int]]) -> None:
     """Write the ``(part, size)`` files one after another into ``target`` (a temporary file renamed, or
     one upload); FileAccessError, with ``target`` untouched, when a part is missing or not its size."""
+    from codec.beam.ranges import part_size
     from codec.errors import FileAccessError
     from codec.storage.writer import OutputFile
-    from codec.beam.ranges import part_size
 
     for part, size in parts:
         found = part_size(part)

@@ -20,8 +20,8 @@ def verify_task(task: dict) -> dict:
     A file that cannot be opened gives ``error``; a failure the local command
     would stop on gives ``fatal``; both carry the one-line message.
     """
-    from codec.ops.verify import status_counts, verify_data
     from codec.errors import TFRecordError
+    from codec.ops.verify import status_counts, verify_data
     from codec.sources.tfrecord_file import TFRecordFile
 
     try:

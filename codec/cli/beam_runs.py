@@ -17,11 +17,12 @@ def run_verify(args) -> int:
     """The ``verify`` command with ``--runner``/``--out``: the local command's output and exit code."""
     from collections import Counter
 
-    from codec.cli.report import EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE, out as _out, task_failed, verify_report
-    from codec.cli.sources import entries
     from codec.beam.pipeline import run
     from codec.beam.ranges import plan_files, verify_result
     from codec.beam.verify import verify_work
+    from codec.cli.report import EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE, task_failed, verify_report
+    from codec.cli.report import out as _out
+    from codec.cli.sources import entries
 
     found, single = entries(args)
     if args.out is not None:
@@ -80,14 +81,21 @@ def run_repair(args) -> int:
     """The ``repair`` command with ``--runner``/``--out``: the local command's output and exit code."""
     import dataclasses
 
-    from codec.cli.report import EXIT_OK, EXIT_USAGE, out as _out, task_failed
-    from codec.cli.sources import entries
-    from codec.format.framing import Compression
-    from codec.storage.writer import (check_not_input, make_output_folder, output_is_folder, output_join,
-                          resolve_output_compression, with_compression_suffix)
     from codec.beam.pipeline import run
     from codec.beam.ranges import plan_files
     from codec.beam.repair import joinable, part_name, ranged_report, remove_parts, repair_work
+    from codec.cli.report import EXIT_OK, EXIT_USAGE, task_failed
+    from codec.cli.report import out as _out
+    from codec.cli.sources import entries
+    from codec.format.framing import Compression
+    from codec.storage.writer import (
+        check_not_input,
+        make_output_folder,
+        output_is_folder,
+        output_join,
+        resolve_output_compression,
+        with_compression_suffix,
+    )
 
     found, single = entries(args)
     out = args.output

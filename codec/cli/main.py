@@ -229,7 +229,7 @@ def _run(args, argv: list[str]) -> int:
             sys.modules["codec.storage.remote"].stop_requests()
         sys.stderr.write("tfrlens-cli: interrupted\n")
         return 130
-    except Exception as exc:  # noqa: BLE001 - only a storage client's own error, as one line; others propagate
+    except Exception as exc:
         from codec.cli.sources import remote_failure
 
         line = remote_failure(argv, exc)

@@ -37,7 +37,7 @@ def cmd_info(args) -> int:
         features: dict[str, Counter] = {}
         present: Counter = Counter()
         sample = _sample_size(f)
-        for i, data, *_ in _records(f, range(sample)):  # read a run at a time: a URL's records are fetched again
+        for _i, data, *_ in _records(f, range(sample)):  # read a run at a time: a URL's records are fetched again
             decoded = decode_record(data, f.payload)
             kinds[decoded.kind.value] += 1
             for key, dtype in feature_types(decoded).items():

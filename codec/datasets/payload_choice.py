@@ -111,8 +111,8 @@ def _labels(path: str | None, files: Sequence[str], choice: Choice):
     if path is None and choice.dataset is None and len(files) == 1:
         found = _beside(files[0], LABEL_MAP_NAME)
         if found is not None:
-            from codec.errors import SchemaError
             from codec.datasets.label_maps import LabelNames, load_label_map
+            from codec.errors import SchemaError
 
             try:
                 return LabelNames.for_map(load_label_map(found))

@@ -15,11 +15,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from codec.datasets.tfds_features import (
+    FeatureSpec,
+    FeatureValue,
+    Leaf,
+    decode_features,
+    feature_json,
+    flat_values,
+    parse_spec,
+)
+from codec.datasets.tfds_features import leaves as spec_leaves
 from codec.decode.decoder import DecodedRecord, RecordKind, decode_record
 from codec.errors import SchemaError, UsageError
-from codec.datasets.tfds_features import (FeatureSpec, FeatureValue, Leaf, decode_features, feature_json, flat_values,
-                            parse_spec)
-from codec.datasets.tfds_features import leaves as spec_leaves
 
 __all__ = ["TfdsDataset", "TfdsPayload", "TfdsSplit", "boxes", "decoded_image", "find_tfds_dir"]
 
@@ -446,7 +453,7 @@ def boxes(decoded: DecodedRecord) -> list[tuple[float, float, float, float, str 
     ClassLabel beside it in the same Sequence (``objects/label`` for ``objects/bbox``)."""
     values = decoded.value if isinstance(decoded.value, dict) else {}
     out: list[tuple[float, float, float, float, str | None]] = []
-    for key, value in sorted(values.items()):
+    for _key, value in sorted(values.items()):
         if value.leaf.spec.kind != "bbox" or value.array is None or value.note is not None:
             continue
         rows = value.array.reshape(-1, 4).tolist()

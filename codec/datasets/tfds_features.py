@@ -403,7 +403,7 @@ def decode_image_bytes(data: bytes, spec: FeatureSpec, key: str = "image") -> np
             pixels = _pillow_pixels(data)
     except ImageTooLargeError as exc:
         raise _Bad(f"{key!r}: {exc}; showing the Example's values") from None
-    except Exception as exc:  # Pillow raises OSError, SyntaxError, ValueError... on bad bytes
+    except Exception as exc:  # noqa: BLE001 — Pillow raises OSError, SyntaxError, ValueError... on bad bytes
         raise _Bad(f"{key!r}: the image does not decode ({exc})") from None
     pixels = _convert(_set_channels(pixels, channels, key), want, key)
     if spec.dtype == "float32":

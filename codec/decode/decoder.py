@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import base64
 import math
-from typing import Any, Union, cast
+from typing import Any, cast
 
 from google.protobuf.message import DecodeError
 
-from codec.decode.example_proto import Example, SequenceExample
 from codec.decode.decoded import DecodedRecord, RecordKind, TreeNode, is_text, read_varint, scalar_of
+from codec.decode.example_proto import Example, SequenceExample
 
 __all__ = [
     "DecodedRecord",
@@ -41,7 +41,7 @@ __all__ = [
     "value_node",
 ]
 
-Value = Union[int, float, bytes]
+Value = int | float | bytes
 
 _WIRE_LENGTH_DELIMITED = 2
 _ONE_LINE_ESCAPES = str.maketrans({"\n": "\\n", "\r": "\\r", "\t": "\\t"})

@@ -102,7 +102,7 @@ def probe_image(data: bytes) -> ImageInfo | None:
     try:
         with open_image(data, formats) as image:
             name, (width, height), mode = image.format or formats[0], image.size, image.mode
-    except Exception:  # Pillow raises many types (incl. DecompressionBombError) on bad headers
+    except Exception:  # noqa: BLE001 — Pillow raises many types (incl. DecompressionBombError) on bad headers
         return None
     return ImageInfo(name, width, height, _mode_channels(mode))
 

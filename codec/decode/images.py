@@ -28,9 +28,9 @@ from codec.decode.decoder import (
     record_feature_lists,
     record_features,
 )
-from codec.errors import ImageDecodeError, ImageTooLargeError, UsageError
 from codec.decode.image_sniff import candidate_formats, check_pixels, open_image, probe_image
 from codec.decode.tensor_view import image_shaped
+from codec.errors import ImageDecodeError, ImageTooLargeError, UsageError
 
 __all__ = [
     "BoundingBox",

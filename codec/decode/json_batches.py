@@ -15,8 +15,20 @@ import struct
 from binascii import b2a_base64
 from operator import itemgetter
 
-from codec.decode.example_text import _TAG_1, _TAG_2, _TAG_3, _Declined, _field, _fields, _float_json, _json_string, \
-    _packed_ints, _values, line_fields, line_format
+from codec.decode.example_text import (
+    _TAG_1,
+    _TAG_2,
+    _TAG_3,
+    _Declined,
+    _field,
+    _fields,
+    _float_json,
+    _json_string,
+    _packed_ints,
+    _values,
+    line_fields,
+    line_format,
+)
 from codec.decode.json_lines import json_line_text
 
 __all__ = ["JsonLinesWriter", "float32_json", "json_lines"]

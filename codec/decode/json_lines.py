@@ -10,8 +10,8 @@ from __future__ import annotations
 import base64
 import json
 
-from codec.errors import PayloadDecodeError
 from codec.decode.example_text import example_json_line
+from codec.errors import PayloadDecodeError
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:

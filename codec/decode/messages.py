@@ -20,14 +20,12 @@ import sys
 from typing import Any
 
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
-from google.protobuf.message import Message
-from google.protobuf.message import DecodeError, EncodeError
+from google.protobuf.message import DecodeError, EncodeError, Message
 from google.protobuf.unknown_fields import UnknownFieldSet
 
 from codec.decode.decoded import DecodedRecord, RecordKind, is_text, read_varint
+from codec.decode.message_view import is_repeated_field, is_required_field, message_fields, message_json, message_tree
 from codec.errors import SchemaError
-from codec.decode.message_view import (is_repeated_field, is_required_field, message_fields, message_json,
-                                message_tree)
 
 __all__ = [
     "MessageType",

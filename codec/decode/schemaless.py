@@ -33,10 +33,10 @@ from __future__ import annotations
 import base64
 import re
 from dataclasses import dataclass
-from typing import Union
 
 from codec.decode.decoded import TreeNode, is_text
-from codec.format.varints import U64 as _U64, varint64 as _varint
+from codec.format.varints import U64 as _U64
+from codec.format.varints import varint64 as _varint
 
 __all__ = [
     "GROUP_DEPTH",
@@ -78,7 +78,7 @@ class WireField:
 
     number: int
     wire_type: int
-    value: Union[int, bytes, tuple]
+    value: int | bytes | tuple
 
 
 # The parser makes many fields: setting the slots directly skips the frozen class's checked __init__.

@@ -24,8 +24,8 @@ from google.protobuf.message import DecodeError
 from google.protobuf.unknown_fields import UnknownFieldSet
 
 from codec.decode.decoded import read_varint
-from codec.errors import TensorDecodeError, TensorLimitError
 from codec.decode.example_proto import FIELD, PACKAGE, REPEATED, add_field, message_class
+from codec.errors import TensorDecodeError, TensorLimitError
 
 __all__ = [
     "DATA_TYPES",

@@ -9,8 +9,18 @@ its last item is the :class:`CheckReport`. The app's Dataset Check panel and
 """
 from __future__ import annotations
 
-from codec.doctor.report import (CHECKS, ERROR, NEAR_THRESHOLD, SHUFFLE_BUFFER, WARNING, CheckOptions, CheckProgress,
-                     CheckReport, Finding, RecordRef)
+from codec.doctor.report import (
+    CHECKS,
+    ERROR,
+    NEAR_THRESHOLD,
+    SHUFFLE_BUFFER,
+    WARNING,
+    CheckOptions,
+    CheckProgress,
+    CheckReport,
+    Finding,
+    RecordRef,
+)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

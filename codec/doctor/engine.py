@@ -4,8 +4,8 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from codec.errors import TFRecordError, UsageError
 from codec.doctor.report import CHECKS, ERROR, CheckOptions, CheckProgress, CheckReport, Finding, RecordRef
+from codec.errors import TFRecordError, UsageError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -69,9 +69,9 @@ def _size(path: str, info: dict | None) -> int:
 def _plan(found: list[tuple[str, dict | None]], workers: int) -> tuple[list, list[Finding], int | None]:
     """The tasks; damage the parent found while indexing a file it cut into ranges; the record count when
     every file was indexed here (else None)."""
+    from codec.doctor.per_record import Task, problem_findings
     from codec.format.framing import Compression
     from codec.sources.tfrecord_file import TFRecordFile
-    from codec.doctor.per_record import Task, problem_findings
 
     sizes = [_size(p, info) for p, info in found]
     total = sum(sizes)
@@ -121,9 +121,9 @@ def prepare(paths: list[str], options: CheckOptions) -> Generator[CheckProgress,
     """Validate the options, find the files and plan the tasks; yields progress, returns the :class:`Plan`
     (``plan = yield from prepare(...)``). Shared by the local run and Beam's (:mod:`codec.beam.check`)."""
     from codec.datasets.payload_choice import choose_for
-    from codec.storage.listing import expand_entries
     from codec.doctor.pool import available_cores
     from codec.doctor.splits import split_of
+    from codec.storage.listing import expand_entries
 
     checks = _validate(options)
     if not paths:

@@ -13,12 +13,12 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from codec.decode.decoder import decode_record, feature_values, record_features
-from codec.errors import ImageTooLargeError, TFRecordError
-from codec.format.framing import RecordStatus
 from codec.decode.image_sniff import MAX_PIXELS, candidate_formats, open_image
 from codec.doctor import checks as rules
 from codec.doctor.hashing import DIGEST_BYTES, digest, perceptual_hash, pixel_digest
 from codec.doctor.keys import BBOX_KEYS, Roles, resolve_roles
+from codec.errors import ImageTooLargeError, TFRecordError
+from codec.format.framing import RecordStatus
 
 __all__ = ["HAS_IMAGE", "MAX_FINDINGS", "SKIPPED", "Inspector", "Task", "TaskResult", "problem_findings"]
 
@@ -135,7 +135,7 @@ class Inspector:
         out.kept[check] += 1
         out.findings.append((check, severity, index, detail))
 
-    def _record(self, f, i: int, k: int, out: TaskResult, state: "_TaskState") -> None:
+    def _record(self, f, i: int, k: int, out: TaskResult, state: _TaskState) -> None:
         rec = f.read(i)
         if rec.status is RecordStatus.DATA_CRC:
             self._find(out, "damage", "error", i, f"data CRC: stored {rec.stored_crc:#010x}, "

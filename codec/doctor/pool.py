@@ -2,7 +2,8 @@
 record ranges of a big file, each run by a :class:`~codec.doctor.per_record.Inspector`."""
 from __future__ import annotations
 
-from codec.parallel.pool import available_cores, run_tasks as _run_tasks
+from codec.parallel.pool import available_cores
+from codec.parallel.pool import run_tasks as _run_tasks
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -16,12 +16,12 @@ from typing import Iterable, Iterator, Sequence
 
 import numpy as np
 
-from codec.format.crc import masked_crc
 from codec.errors import CorruptRecordError, FileChangedError, RecordIndexError, TargetChangedError, UsageError
-from codec.storage.file_identity import FileIdentity, describe_change, identity_at
+from codec.format.crc import masked_crc
 from codec.format.framing import CRC, HEADER, HEADER_SIZE, OVERHEAD, Compression, RecordInfo, RecordStatus
-from codec.sources.tfrecord_file import TFRecordFile
 from codec.index.scan import IndexProgress
+from codec.sources.tfrecord_file import TFRecordFile
+from codec.storage.file_identity import FileIdentity, describe_change, identity_at
 from codec.storage.writer import TFRecordWriter, same_file
 
 

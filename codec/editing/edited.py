@@ -14,12 +14,12 @@ from typing import TYPE_CHECKING, Iterator
 
 import numpy as np
 
-from codec.format.crc import masked_crc
 from codec.editing.document import Document
+from codec.format.crc import masked_crc
 from codec.format.framing import Compression, Problem, RecordInfo, RecordStatus
 from codec.sources.pinned import PinnedRecord
-from codec.sources.tfrecord_file import TFRecordFile
 from codec.sources.protocol import NO_OFFSET, RecordData
+from codec.sources.tfrecord_file import TFRecordFile
 
 
 class _RowIndex:

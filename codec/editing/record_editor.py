@@ -15,8 +15,8 @@ import struct
 from typing import Any, Sequence
 
 from codec.decode.decoder import RecordKind, decode_record, feature_values
-from codec.errors import UsageError
 from codec.decode.example_proto import Example, Feature
+from codec.errors import UsageError
 
 DTYPES = ("int64", "float", "bytes")
 INT64_MIN, INT64_MAX = -(1 << 63), (1 << 63) - 1

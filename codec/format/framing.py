@@ -17,7 +17,7 @@ class Compression(str, Enum):
     ZLIB = "zlib"
 
     @classmethod
-    def parse(cls, text: str | "Compression" | None) -> "Compression":
+    def parse(cls, text: str | Compression | None) -> Compression:
         from codec.errors import UsageError
 
         if isinstance(text, Compression):
@@ -30,7 +30,7 @@ class Compression(str, Enum):
             raise UsageError(f"unknown compression {text!r}: expected none, gzip or zlib") from None
 
     @classmethod
-    def for_name(cls, path: str) -> "Compression":
+    def for_name(cls, path: str) -> Compression:
         """What a file's name says it holds: ``.gz`` GZIP, ``.zz``/``.zlib`` ZLIB, else NONE.
 
         Writers follow the name unless the user chose otherwise (see
@@ -44,7 +44,7 @@ class Compression(str, Enum):
         return cls.NONE
 
 
-def name_disagrees(path: str, compression: "Compression") -> str | None:
+def name_disagrees(path: str, compression: Compression) -> str | None:
     """One line saying why ``path`` is a misleading name for ``compression``; None when it fits.
 
     A compressed suffix with other data, or GZIP/ZLIB data under a plain

@@ -327,7 +327,7 @@ class Entry:
     def close(self) -> None:
         self._f.close()
 
-    def __enter__(self) -> "Entry":
+    def __enter__(self) -> Entry:
         return self
 
     def __exit__(self, *exc) -> None:

@@ -17,12 +17,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from codec.parallel.forked import beside, can_fork
 from codec.format.framing import HEADER, HEADER_SIZE, OVERHEAD, Problem
-from codec.index.record_index import RecordIndex
 from codec.format.header_search import candidate_headers
+from codec.index.record_index import RecordIndex
 from codec.index.scan import MAX_RECORD, Scanner
 from codec.index.scan_sources import PlainSource
+from codec.parallel.forked import beside, can_fork
 
 SPLIT_BYTES = 32 << 20  # smaller files are walked in one process: a fork costs more than it saves
 SYNC_WINDOW = 1 << 20  # bytes searched after the middle for the child's first header

@@ -20,8 +20,8 @@ import stat
 import google_crc32c
 
 from codec.format.crc import mask
-from codec.parallel.forked import beside
 from codec.format.layout import CRC, HEADER, HEADER_SIZE, OVERHEAD
+from codec.parallel.forked import beside
 
 MIN_AVERAGE = 16 << 10  # records smaller than this on average: left to the reader
 SAMPLE = 1024  # records hopped before the average is judged

@@ -135,7 +135,7 @@ class RecordIndex:
         return lo - 1
 
     @classmethod
-    def of(cls, offsets: list[int], status: RecordStatus) -> "RecordIndex":
+    def of(cls, offsets: list[int], status: RecordStatus) -> RecordIndex:
         """An index of ``offsets`` all with ``status``, sized to them (a one-record shard holds one entry)."""
         n = len(offsets)
         if n > CHUNK:
@@ -149,7 +149,7 @@ class RecordIndex:
         return index
 
     @classmethod
-    def from_arrays(cls, offsets: np.ndarray, statuses: np.ndarray) -> "RecordIndex":
+    def from_arrays(cls, offsets: np.ndarray, statuses: np.ndarray) -> RecordIndex:
         """Wrap loaded arrays without copying the full chunks."""
         index = cls()
         offsets = np.ascontiguousarray(offsets, dtype=np.uint64)

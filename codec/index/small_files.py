@@ -17,8 +17,8 @@ from dataclasses import dataclass
 import google_crc32c
 
 from codec.format.crc import mask
-from codec.storage.file_identity import FileIdentity
 from codec.format.layout import CRC, HEADER, HEADER_SIZE, OVERHEAD
+from codec.storage.file_identity import FileIdentity
 
 SMALL_BYTES = 256 << 10  # files up to this size are read whole (below the index cache's threshold)
 

@@ -16,14 +16,28 @@ import os
 from dataclasses import dataclass, field
 from typing import Iterator, Sequence
 
-from codec.decode.decoder import RecordKind, decode_record, feature_values, is_text, record_feature_lists, record_features
+from codec.decode.decoded import scalar_of
+from codec.decode.decoder import (
+    RecordKind,
+    decode_record,
+    feature_values,
+    is_text,
+    record_feature_lists,
+    record_features,
+)
+from codec.decode.images import ImageDecodeError, decode_image, find_images
+from codec.decode.json_lines import json_line  # noqa: F401 (part of this module's API)
 from codec.errors import UsageError
 from codec.format.framing import Compression, RecordStatus
-from codec.decode.images import ImageDecodeError, decode_image, find_images
-from codec.decode.decoded import scalar_of
-from codec.decode.json_lines import json_line  # noqa: F401 (part of this module's API)
 from codec.index.scan import IndexProgress
-from codec.storage.writer import OutputFile, TFRecordWriter, atomic_write_bytes, check_not_input, make_output_folder, output_join
+from codec.storage.writer import (
+    OutputFile,
+    TFRecordWriter,
+    atomic_write_bytes,
+    check_not_input,
+    make_output_folder,
+    output_join,
+)
 
 FORMATS = ("tfrecord", "jsonl", "csv", "images")
 CSV_FORMULAS = ("escape", "keep")

@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from typing import Iterator
 
 from codec.format.framing import Compression
-from codec.sources.tfrecord_file import TFRecordFile
 from codec.index.scan import IndexProgress
+from codec.sources.tfrecord_file import TFRecordFile
 from codec.storage.writer import TFRecordWriter, check_not_input
 
 

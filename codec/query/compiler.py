@@ -19,12 +19,12 @@ import operator
 import struct
 from typing import TYPE_CHECKING, Any, Callable
 
+from codec.decode.decoded import scalar_of
 from codec.decode.decoder import DecodedRecord, RecordKind, record_features
 from codec.query.lexer import ExprError
 from codec.query.parser import Always, And, Compare, Feature, Has, Len, ListLit, Lit, Match, Not, Or, Prop
 from codec.query.regex import regex_search
 from codec.sources.record_pass import quick_decode
-from codec.decode.decoded import scalar_of
 
 if TYPE_CHECKING:
     from codec.datasets.label_maps import LabelMap, LabelNames

@@ -94,11 +94,11 @@ from typing import TYPE_CHECKING, Iterator, Sequence
 
 from codec.decode.decoder import DecodedRecord
 from codec.format.framing import RecordStatus
+from codec.index.scan import IndexProgress
 from codec.query.compiler import Compiler, RecordView, feature_maps
 from codec.query.lexer import ExprError
 from codec.query.parser import PROPERTIES, Always, parse
 from codec.sources.record_pass import iter_records, quick_decode
-from codec.index.scan import IndexProgress
 
 if TYPE_CHECKING:
     from codec.datasets.label_maps import LabelNames

@@ -14,6 +14,7 @@ import stat
 from codec.errors import UsageError
 from codec.storage.file_identity import FileIdentity
 
+
 def parse_range(text: str | None, n: int) -> range:
     """``A:B`` with Python slice rules (either side may be empty or negative)."""
     if not text:

@@ -25,16 +25,25 @@ from typing import Callable, Iterator, Protocol
 import numpy as np
 
 from codec.errors import FileChangedError, FollowStopped, TFRecordError
-from codec.index.record_index import RecordIndex
-from codec.sources.byte_sources import LocalBytes
-from codec.storage.file_identity import open_same_file
-from codec.storage.zran import ZranReader
 from codec.format.framing import Compression, Problem, ProblemKind, RecordInfo, RecordStatus
-from codec.storage.inflate import CHECKPOINT_EVERY, GZIP_MAGIC, OUT_CAP, READ_BLOCK, Checkpoint, InflateReader, InflateScanner, \
-    StreamDamage, wbits_for
-from codec.storage.opening import open_file, sniff
+from codec.index.record_index import RecordIndex
 from codec.index.scan import IndexProgress, Scanner
 from codec.index.scan_sources import PlainSource
+from codec.sources.byte_sources import LocalBytes
+from codec.storage.file_identity import open_same_file
+from codec.storage.inflate import (
+    CHECKPOINT_EVERY,
+    GZIP_MAGIC,
+    OUT_CAP,
+    READ_BLOCK,
+    Checkpoint,
+    InflateReader,
+    InflateScanner,
+    StreamDamage,
+    wbits_for,
+)
+from codec.storage.opening import open_file, sniff
+from codec.storage.zran import ZranReader
 
 MARK = 64  # bytes before the end of what was read, compared at each growth: a rewritten file differs there
 
@@ -45,7 +54,7 @@ class _FollowState:
     held: bool  # the index's last entry is the record at ``resume`` (WRITING): the next pass updates it
     identity: tuple[int, int]  # (st_dev, st_ino) of the file followed
     mark: tuple[int, bytes]  # (offset, bytes) of the file just before the end of what was read
-    stream: "StreamGrowth | None" = None  # a GZIP or ZLIB file's decompressor at the end of its stream
+    stream: StreamGrowth | None = None  # a GZIP or ZLIB file's decompressor at the end of its stream
     rescan: bool = True  # look at the end again even if the size has not changed (just started)
 
 

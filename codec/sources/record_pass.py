@@ -12,17 +12,16 @@ from __future__ import annotations
 from typing import Callable, Iterator, Sequence
 
 from google.protobuf.message import DecodeError
-
 from google_crc32c import value as crc32c
 
-from codec.format.crc import MASK_DELTA, masked_crc
 from codec.decode.decoder import EMPTY_MESSAGE_SIZE, DecodedRecord, RecordKind, decode_record
+from codec.decode.example_proto import Example
 from codec.errors import FileChangedError
+from codec.format.crc import MASK_DELTA, masked_crc
 from codec.format.framing import CRC, HEADER_SIZE, LENGTH, Compression, RecordStatus
 from codec.index.record_index import _STATUSES
-from codec.decode.example_proto import Example
-from codec.sources.tfrecord_file import TFRecordFile
 from codec.index.scan import IndexProgress
+from codec.sources.tfrecord_file import TFRecordFile
 
 PROGRESS_EVERY = 2048
 RUN_BYTES = 1 << 20  # bytes read at once by a pass over a plain file's consecutive records

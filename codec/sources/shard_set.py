@@ -29,13 +29,13 @@ import numpy as np
 
 from codec.errors import FileAccessError, RecordIndexError, TFRecordError, UsageError
 from codec.format.framing import Compression, Problem, RecordInfo, RecordStatus
-from codec.sources.pinned import PinnedRecord
-from codec.sources.tfrecord_file import TFRecordFile, walked_file
-from codec.sources.protocol import RecordData
-from codec.storage.listing import expand_entries
 from codec.index.record_index import RecordIndex
 from codec.index.scan import IndexProgress
 from codec.index.small_files import SMALL_BYTES
+from codec.sources.pinned import PinnedRecord
+from codec.sources.protocol import RecordData
+from codec.sources.tfrecord_file import TFRecordFile, walked_file
+from codec.storage.listing import expand_entries
 
 MAX_OPEN = 64
 _SHARD_PATTERN = re.compile(r"-\d{5}-of-\d{5}")
@@ -83,7 +83,7 @@ def shard_pattern(path: str) -> str:
 class _SetIndex:
     """The per-record view the codec's passes use (``status`` etc.) across shards."""
 
-    def __init__(self, owner: "ShardSet") -> None:
+    def __init__(self, owner: ShardSet) -> None:
         self._owner = owner
 
     def __len__(self) -> int:
@@ -185,7 +185,7 @@ class ShardSet:
         self.verified = False
 
     @classmethod
-    def from_args(cls, args: Sequence[str], **kwargs) -> "ShardSet":
+    def from_args(cls, args: Sequence[str], **kwargs) -> ShardSet:
         """Files, folders, globs and URLs of them (see :func:`codec.storage.listing.expand_entries`) as one set."""
         entries, notes = expand_entries(list(args))
         if not entries:
@@ -449,7 +449,7 @@ class ShardSet:
         self.verified = verify or self.verified
         yield IndexProgress(records, self.file_size, self.file_size, problems, True)
 
-    def build_index(self, *, verify: bool = False) -> "ShardSet":
+    def build_index(self, *, verify: bool = False) -> ShardSet:
         for _ in self.index_iter(verify=verify):
             pass
         return self
@@ -600,7 +600,7 @@ class ShardSet:
                     s.file.close()
             self._open.clear()
 
-    def __enter__(self) -> "ShardSet":
+    def __enter__(self) -> ShardSet:
         return self
 
     def __exit__(self, *exc) -> None:

@@ -13,27 +13,32 @@ import os
 import threading
 from typing import Iterator
 
-from codec.index import cache as index_cache
+from codec.errors import (
+    CorruptRecordError,
+    FileAccessError,
+    FileChangedError,
+    RecordIndexError,
+    TruncatedRecordError,
+    UsageError,
+)
 from codec.format.crc import masked_crc
-from codec.storage.file_identity import FileIdentity
-from codec.errors import (CorruptRecordError, FileAccessError, FileChangedError, RecordIndexError, TruncatedRecordError,
-                          UsageError)
-from codec.sources.following import Follower
 from codec.format.framing import CRC, HEADER_SIZE, LENGTH, Compression, Problem, ProblemKind, RecordInfo, RecordStatus
+from codec.index import cache as index_cache
 from codec.index.halves import scan_halves
-from codec.storage.inflate import InflateReader, InflateScanner, StreamDamage, prefetch
-from codec.storage.opening import SNIFF_WINDOW, io_errors, plain_records, sniff
-from codec.sources.pinned import PinnedRecord
 from codec.index.record_index import RecordIndex
-from codec.sources.protocol import RecordData
-from codec.sources.byte_sources import ByteSource, LocalBytes, RemoteBytes
 from codec.index.scan import PROGRESS_BYTES, IndexProgress, Scanner, data_crc_problem
 from codec.index.scan_sources import PlainSource, StreamSource
 from codec.index.small_files import SMALL_BYTES, WalkedFile, walk_small_file
+from codec.sources.byte_sources import ByteSource, LocalBytes, RemoteBytes
+from codec.sources.following import Follower
+from codec.sources.pinned import PinnedRecord
+from codec.sources.protocol import RecordData
 from codec.sources.verification import Verifier
-from codec.storage.zran import ZranReader, zran_available
 from codec.sources.zran_reads import ZranIndexes
-
+from codec.storage.file_identity import FileIdentity
+from codec.storage.inflate import InflateReader, InflateScanner, StreamDamage, prefetch
+from codec.storage.opening import SNIFF_WINDOW, io_errors, plain_records, sniff
+from codec.storage.zran import ZranReader, zran_available
 
 
 class TFRecordFile:
@@ -163,7 +168,7 @@ class TFRecordFile:
             if self.stream_reader is not None:
                 self.stream_reader.close()
 
-    def __enter__(self) -> "TFRecordFile":
+    def __enter__(self) -> TFRecordFile:
         return self
 
     def __exit__(self, *exc) -> None:
@@ -189,7 +194,7 @@ class TFRecordFile:
             return
         yield from self._scan(verify)
 
-    def build_index(self, *, verify: bool = False) -> "TFRecordFile":
+    def build_index(self, *, verify: bool = False) -> TFRecordFile:
         for _ in self.index_iter(verify=verify):
             pass
         return self

@@ -14,15 +14,25 @@ from typing import TYPE_CHECKING, Any, ContextManager, Iterator, Protocol
 import google_crc32c
 import numpy as np
 
-from codec.format.crc import mask, masked_crc
 from codec.errors import FileChangedError
-from codec.parallel.forked import beside
-from codec.format.framing import CRC, HEADER, HEADER_SIZE, LENGTH, OVERHEAD, Compression, Problem, ProblemKind, RecordStatus
+from codec.format.crc import mask, masked_crc
+from codec.format.framing import (
+    CRC,
+    HEADER,
+    HEADER_SIZE,
+    LENGTH,
+    OVERHEAD,
+    Compression,
+    Problem,
+    ProblemKind,
+    RecordStatus,
+)
+from codec.format.header_search import verify_spans
 from codec.index.halves import SPLIT_BYTES
 from codec.index.record_index import RecordIndex
-from codec.format.header_search import verify_spans
 from codec.index.scan import IndexProgress, Scanner, data_crc_problem
 from codec.index.scan_sources import PlainSource
+from codec.parallel.forked import beside
 
 VERIFY_WINDOW = 16 << 20  # bytes of a plain file the verify pass reads at a time
 LARGE_RECORD = 64 << 10  # the verify pass reads a record at least this large by itself

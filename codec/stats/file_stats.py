@@ -43,14 +43,15 @@ import heapq
 import zlib
 from typing import Iterator, Sequence
 
-from codec.decode.decoder import RecordKind, is_text
-from codec.decode.payloads import record_fields
-from codec.decode.image_sniff import probe_image
-from codec.sources.record_pass import PassCounts, quick_decode, record_pass
-from codec.index.scan import IndexProgress
 from codec.decode.decoded import scalar_of
-from codec.stats.numbers import FLUSH_VALUES, MAX_TRACKED, TOP_N, IntPending, Numbers as _Numbers, Pending as _Pending
-from codec.stats.numbers import EXACT_VALUES, Histogram as _Histogram  # noqa: F401 - tests/codec/test_stats.py's names
+from codec.decode.decoder import RecordKind, is_text
+from codec.decode.image_sniff import probe_image
+from codec.decode.payloads import record_fields
+from codec.index.scan import IndexProgress
+from codec.sources.record_pass import PassCounts, quick_decode, record_pass
+from codec.stats.numbers import EXACT_VALUES, FLUSH_VALUES, MAX_TRACKED, TOP_N, IntPending  # noqa: F401 - tests/codec/test_stats.py's names
+from codec.stats.numbers import Numbers as _Numbers
+from codec.stats.numbers import Pending as _Pending
 
 __all__ = ["FeatureStats", "FileStats", "compute_stats", "stats_iter"]
 

@@ -21,8 +21,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Iterator
 
-    from codec.query.filter import FeatureCheck, Filter
     from codec.index.scan import IndexProgress
+    from codec.query.filter import FeatureCheck, Filter
 
 __all__ = ["FilterRunner", "Matches", "filter_tasks", "pool_filter_iter", "pooled_filter_iter"]
 
@@ -61,8 +61,8 @@ def filter_tasks(source, flt: Filter, workers: int | None) -> list[StatsTask]:
     """The pool's tasks for filtering ``source`` (an indexed file or shard set) with ``flt``;
     [] where one process is the way (see :func:`codec.stats.pool.plan_stats`), or the
     expression needs no record data (the index alone answers it, faster here)."""
-    from codec.sources.tfrecord_file import TFRecordFile
     from codec.sources.shard_set import ShardSet
+    from codec.sources.tfrecord_file import TFRecordFile
     from codec.stats.pool import plan_stats
 
     if flt.is_empty or not flt.needs_data or not isinstance(source, (TFRecordFile, ShardSet)):

@@ -118,8 +118,8 @@ class StatsRunner:
 
     def _pass(self, f, indices: range, base: int, result: FileStats):
         """Records done, as the pass goes; with a filter, only matching records are counted."""
-        from codec.sources.record_pass import iter_records, quick_decode, record_pass
         from codec.index.scan import IndexProgress
+        from codec.sources.record_pass import iter_records, quick_decode, record_pass
 
         if self.filter is None:
             for item in record_pass(f, result.add, indices, result.counts):
@@ -271,8 +271,8 @@ def pool_merge_iter(source, result, runner, tasks: list[StatsTask], setup: dict,
     The caller yields the last, ``done`` progress once its result is complete.
     """
     from codec.errors import TFRecordError
-    from codec.parallel.pool import available_cores, run_tasks
     from codec.index.scan import IndexProgress
+    from codec.parallel.pool import available_cores, run_tasks
 
     total, done, problems = len(source), 0, False
     known = len(source.problems)  # (unchanged here until the workers are done: a set may have 100,000 shards)
@@ -316,7 +316,7 @@ def pooled_stats_iter(source, result: FileStats, workers: int | None = None) -> 
 def pool_decodes_alike(source) -> bool:
     """Can workers set up from file names alone read ``source``'s records as it does? (An indexed
     plain file or shard set, read as Examples: no payload or class names chosen for it here.)"""
-    from codec.sources.tfrecord_file import TFRecordFile
     from codec.sources.shard_set import ShardSet
+    from codec.sources.tfrecord_file import TFRecordFile
 
     return isinstance(source, (TFRecordFile, ShardSet)) and source.payload is None and source.labels is None

@@ -30,8 +30,8 @@ from typing import Iterator, Sequence
 
 from codec.decode.decoder import RecordKind
 from codec.decode.payloads import record_fields
-from codec.sources.record_pass import PassCounts, quick_decode, record_pass
 from codec.index.scan import IndexProgress
+from codec.sources.record_pass import PassCounts, quick_decode, record_pass
 
 __all__ = ["FeatureSpec", "FileSchema", "infer_schema", "schema_from_stats", "schema_iter"]
 

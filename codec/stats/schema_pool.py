@@ -33,8 +33,8 @@ def pool_schema(source, tasks: list[StatsTask], setup: dict, workers: int | None
 
     ``setup`` is :func:`codec.stats.pool.stats_setup`'s: the same arguments as for statistics.
     """
-    from codec.stats.schema import FileSchema
     from codec.stats.pool import pool_merge
+    from codec.stats.schema import FileSchema
 
     result = FileSchema(payload=source.payload)
     return result, pool_merge(source, result, SchemaRunner, tasks, setup, workers, run)

@@ -54,7 +54,7 @@ def looks_like_zlib(head: bytes) -> bool:
 class Checkpoint:
     in_pos: int  # compressed bytes consumed before this state
     out_pos: int  # uncompressed bytes produced before this state
-    state: "zlib._Decompress"
+    state: zlib._Decompress
 
 
 class ChunkStream:
@@ -69,7 +69,7 @@ class ChunkStream:
         self._items = items
         self.reread = reread
 
-    def __iter__(self) -> "ChunkStream":
+    def __iter__(self) -> ChunkStream:
         return self
 
     def __next__(self):
@@ -111,7 +111,7 @@ def _prefetch(items, depth: int):
             for item in items:
                 if not put(item):
                     return
-        except BaseException as exc:  # handed to the consumer
+        except BaseException as exc:  # noqa: BLE001 — handed to the consumer
             errors.append(exc)
         put(end)
 

@@ -16,8 +16,8 @@ from contextlib import contextmanager
 from codec.errors import FileAccessError, NotTFRecordError, TFRecordError
 from codec.format.crc import masked_crc
 from codec.format.framing import CRC, HEADER, HEADER_SIZE, LENGTH, OVERHEAD, Compression
-from codec.storage.inflate import GZIP_MAGIC, looks_like_zlib, next_gzip_member
 from codec.format.header_search import candidate_headers
+from codec.storage.inflate import GZIP_MAGIC, looks_like_zlib, next_gzip_member
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:

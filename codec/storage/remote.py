@@ -9,13 +9,28 @@ import re
 import threading
 import time
 
-from codec.storage import http_direct
 from codec.errors import FileAccessError, FileChangedError, UsageError
-from codec.storage.http_direct import BadAnswer as _BadAnswer, Changed as _Changed, DeadlinePassed as _DeadlinePassed, \
-    RangeIgnored as _RangeIgnored
-from codec.storage.remote_errors import (SCHEME, TIMEOUT_NAMES, BadAnswerError, RangeNotSupportedError, RemoteFolderError,
-                                         RemoteTimeoutError, access_error, class_names, deadline_for, http_status,
-                                         is_transient, one_line, real_cause, timeouts)
+from codec.storage import http_direct
+from codec.storage.http_direct import BadAnswer as _BadAnswer
+from codec.storage.http_direct import Changed as _Changed
+from codec.storage.http_direct import DeadlinePassed as _DeadlinePassed
+from codec.storage.http_direct import RangeIgnored as _RangeIgnored
+from codec.storage.remote_errors import (
+    SCHEME,
+    TIMEOUT_NAMES,
+    BadAnswerError,
+    RangeNotSupportedError,
+    RemoteFolderError,
+    RemoteTimeoutError,
+    access_error,
+    class_names,
+    deadline_for,
+    http_status,
+    is_transient,
+    one_line,
+    real_cause,
+    timeouts,
+)
 from codec.storage.url_secrets import redact, redact_text
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing

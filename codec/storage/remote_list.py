@@ -14,10 +14,10 @@ from typing import Any
 
 from codec.errors import FileAccessError
 from codec.format.framing import HEADER_SIZE
+from codec.format.names import looks_like_tfrecord_name
 from codec.storage import http_direct
 from codec.storage.remote import direct_info, remote_filesystem
 from codec.storage.remote_errors import RemoteFolderError, access_error
-from codec.format.names import looks_like_tfrecord_name
 from codec.storage.url_secrets import redact
 
 GLOB_CHARS = "*?["

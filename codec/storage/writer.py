@@ -419,7 +419,7 @@ class OutputFile:
                 pass
             _unregister(tmp)
 
-    def __enter__(self) -> "OutputFile":
+    def __enter__(self) -> OutputFile:
         return self
 
     def __exit__(self, exc_type, exc, tb) -> None:
@@ -485,7 +485,7 @@ class TFRecordWriter:
         """Drop everything written; the target is untouched."""
         self._out.abort()
 
-    def __enter__(self) -> "TFRecordWriter":
+    def __enter__(self) -> TFRecordWriter:
         return self
 
     def __exit__(self, exc_type, exc, tb) -> None:

@@ -8,8 +8,6 @@ from __future__ import annotations
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QWidget
 
-from codec.sources.tfrecord_file import TFRecordFile
-
 from app.models.filtered_table_model import FilteredTableModel
 from app.models.hex_model import HIGHLIGHT_BG
 from app.models.record_table_model import RecordTableModel
@@ -17,6 +15,7 @@ from app.shell.row_selection import RowSelection
 from app.shell.session import TabSession
 from app.views.record_detail import RecordDetail
 from app.views.record_table_view import RecordTableView
+from codec.sources.tfrecord_file import TFRecordFile
 
 TIMEOUT = 20000
 

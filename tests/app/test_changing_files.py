@@ -8,15 +8,14 @@ import pytest
 
 pytest.importorskip("PySide6.QtWidgets")
 
-from PySide6.QtCore import Qt, QTimer  # noqa: E402
-from PySide6.QtGui import QGuiApplication, QKeySequence  # noqa: E402
-from PySide6.QtWidgets import QApplication, QMessageBox  # noqa: E402
+from PySide6.QtCore import Qt, QTimer
+from PySide6.QtGui import QGuiApplication, QKeySequence
+from PySide6.QtWidgets import QApplication, QMessageBox
 
-from codec.format.framing import encode_record  # noqa: E402
-from codec.sources.tfrecord_file import open_tfrecord  # noqa: E402
-from codec.storage.writer import write_records  # noqa: E402
-
-from app.dialogs import edit_dialogs  # noqa: E402
+from app.dialogs import edit_dialogs
+from codec.format.framing import encode_record
+from codec.sources.tfrecord_file import open_tfrecord
+from codec.storage.writer import write_records
 
 pytestmark = pytest.mark.gui
 

@@ -15,13 +15,12 @@ pytestmark = pytest.mark.gui
 
 from PySide6.QtCore import Qt  # noqa: E402
 
-from codec.decode.example_proto import Example  # noqa: E402
-from codec.sources.tfrecord_file import TFRecordFile  # noqa: E402
-from codec.storage.writer import write_records  # noqa: E402
-
 from app.models.findings_model import SEVERITY_ROLE, FindingsModel, check_title  # noqa: E402
 from app.shell.shard_set_tab import READ_ONLY_REASON, ShardSetTab  # noqa: E402
 from app.shell.tab_check import TabCheck, records_list  # noqa: E402
+from codec.decode.example_proto import Example  # noqa: E402
+from codec.sources.tfrecord_file import TFRecordFile  # noqa: E402
+from codec.storage.writer import write_records  # noqa: E402
 from tests.builders import FIXTURES  # noqa: E402
 from tests.gui_helpers import open_done, wait_done  # noqa: E402
 

@@ -14,15 +14,9 @@ import pytest
 
 pytest.importorskip("PySide6.QtGui")
 
-from PySide6.QtGui import QUndoStack  # noqa: E402
+from PySide6.QtGui import QUndoStack
 
-from codec.editing.document import Document  # noqa: E402
-from codec.errors import UsageError  # noqa: E402
-from codec.decode.example_proto import Example  # noqa: E402
-from codec.sources.tfrecord_file import open_tfrecord  # noqa: E402
-from codec.storage.writer import write_records  # noqa: E402
-
-from app.models.commands import (  # noqa: E402
+from app.models.commands import (
     DeleteRecords,
     DocumentChange,
     DuplicateRecords,
@@ -31,7 +25,12 @@ from app.models.commands import (  # noqa: E402
     MoveRecords,
     ReplaceRecords,
 )
-from tests.builders import example  # noqa: E402
+from codec.decode.example_proto import Example
+from codec.editing.document import Document
+from codec.errors import UsageError
+from codec.sources.tfrecord_file import open_tfrecord
+from codec.storage.writer import write_records
+from tests.builders import example
 
 pytestmark = pytest.mark.gui
 

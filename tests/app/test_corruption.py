@@ -12,19 +12,18 @@ pytestmark = pytest.mark.gui
 
 from PySide6.QtCore import QPoint, Qt  # noqa: E402
 
-from codec.format.framing import Compression, Problem, ProblemKind, encode_record  # noqa: E402
-from codec.sources.tfrecord_file import TFRecordFile  # noqa: E402
-from codec.storage.writer import write_records  # noqa: E402
-
 from app.dialogs.salvage_dialog import SalvageDialog, default_output  # noqa: E402
 from app.models.problem_list_model import ProblemColumn, ProblemListModel, expected_found, problem_title  # noqa: E402
-from app.models.records_owner import HeldRecords  # noqa: E402
 from app.models.record_table_model import Column  # noqa: E402
+from app.models.records_owner import HeldRecords  # noqa: E402
 from app.shell.corruption_tools import merge_marks  # noqa: E402
 from app.shell.file_tab import FileTab  # noqa: E402
 from app.shell.main_window import MainWindow  # noqa: E402
 from app.views.corruption_map import CorruptionMap, Mark  # noqa: E402
 from app.views.record_detail import HEX_TAB  # noqa: E402
+from codec.format.framing import Compression, Problem, ProblemKind, encode_record  # noqa: E402
+from codec.sources.tfrecord_file import TFRecordFile  # noqa: E402
+from codec.storage.writer import write_records  # noqa: E402
 from tests.app.tab_parts import highlighted  # noqa: E402
 from tests.gui_helpers import open_done, wait_done  # noqa: E402
 

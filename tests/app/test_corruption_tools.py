@@ -6,12 +6,11 @@ import pytest
 
 pytest.importorskip("PySide6.QtWidgets")
 
-from codec.format.framing import ProblemKind  # noqa: E402
-
-from app.models.problem_list_model import ProblemColumn  # noqa: E402
-from app.shell.corruption_tools import CorruptionTools  # noqa: E402
-from tests.app.tab_parts import TIMEOUT, TabParts, highlighted  # noqa: E402
-from tests.builders import MANIFEST  # noqa: E402
+from app.models.problem_list_model import ProblemColumn
+from app.shell.corruption_tools import CorruptionTools
+from codec.format.framing import ProblemKind
+from tests.app.tab_parts import TIMEOUT, TabParts, highlighted
+from tests.builders import MANIFEST
 
 pytestmark = pytest.mark.gui
 

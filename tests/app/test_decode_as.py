@@ -14,16 +14,15 @@ import pytest
 
 pytest.importorskip("PySide6.QtWidgets")
 
-from PySide6.QtWidgets import QDialog  # noqa: E402
+from PySide6.QtWidgets import QDialog
 
-from codec.decode.decoder import RecordKind, decode_record, feature_values, record_features  # noqa: E402
-from codec.sources.tfrecord_file import TFRecordFile  # noqa: E402
-
-from app.models.record_table_model import KIND_ROLE, Column  # noqa: E402
-from app.models.settings import Settings  # noqa: E402
-from app.shell import payload_actions  # noqa: E402
-from tests.builders import FIXTURES  # noqa: E402
-from tests.gui_helpers import open_done  # noqa: E402
+from app.models.record_table_model import KIND_ROLE, Column
+from app.models.settings import Settings
+from app.shell import payload_actions
+from codec.decode.decoder import RecordKind, decode_record, feature_values, record_features
+from codec.sources.tfrecord_file import TFRecordFile
+from tests.builders import FIXTURES
+from tests.gui_helpers import open_done
 
 pytestmark = pytest.mark.gui
 TIMEOUT = 10000

@@ -8,16 +8,15 @@ import pytest
 pytest.importorskip("PySide6.QtWidgets")
 
 
-from codec.decode.decoder import decode_record, feature_values, record_features  # noqa: E402
-from codec.storage.writer import write_records  # noqa: E402
-
-from app.dialogs import edit_dialogs  # noqa: E402
-from app.shell.edit_prompts import EditPrompts  # noqa: E402
-from app.shell.progress_worker import ProgressWorker  # noqa: E402
-from app.shell.record_edits import RecordEdits  # noqa: E402
-from app.views import tree_edit_requests as requests  # noqa: E402
-from tests.app.tab_parts import TabParts  # noqa: E402
-from tests.builders import example  # noqa: E402
+from app.dialogs import edit_dialogs
+from app.shell.edit_prompts import EditPrompts
+from app.shell.progress_worker import ProgressWorker
+from app.shell.record_edits import RecordEdits
+from app.views import tree_edit_requests as requests
+from codec.decode.decoder import decode_record, feature_values, record_features
+from codec.storage.writer import write_records
+from tests.app.tab_parts import TabParts
+from tests.builders import example
 
 pytestmark = pytest.mark.gui
 TIMEOUT = 10000

@@ -9,15 +9,14 @@ import pytest
 
 pytest.importorskip("PySide6.QtWidgets")
 
-from PySide6.QtCore import Qt  # noqa: E402
-from PySide6.QtWidgets import QLineEdit  # noqa: E402
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QLineEdit
 
-from codec.storage.writer import write_records  # noqa: E402
-
-from app.dialogs import edit_dialogs  # noqa: E402
-from app.models.settings import Settings  # noqa: E402
-from app.shell.main_window import MainWindow  # noqa: E402
-from tests.builders import FIXTURES  # noqa: E402
+from app.dialogs import edit_dialogs
+from app.models.settings import Settings
+from app.shell.main_window import MainWindow
+from codec.storage.writer import write_records
+from tests.builders import FIXTURES
 
 pytestmark = pytest.mark.gui
 

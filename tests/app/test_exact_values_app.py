@@ -6,13 +6,12 @@ import pytest
 
 pytest.importorskip("PySide6.QtWidgets")
 
-from codec.decode.decoded import RecordKind  # noqa: E402
-
-from app.models.record_table_model import BASE_COLUMNS, KIND_ROLE, Column  # noqa: E402
-from tests.app.test_decode_as import decode_as  # noqa: E402
-from tests.codec.test_exact_values import present, value_text  # noqa: E402
-from tests.gui_helpers import open_done  # noqa: E402
-from tests.scalar_messages import write_scalar_files  # noqa: E402
+from app.models.record_table_model import BASE_COLUMNS, KIND_ROLE, Column
+from codec.decode.decoded import RecordKind
+from tests.app.test_decode_as import decode_as
+from tests.codec.test_exact_values import present, value_text
+from tests.gui_helpers import open_done
+from tests.scalar_messages import write_scalar_files
 
 pytestmark = pytest.mark.gui
 TIMEOUT = 20000
@@ -40,7 +39,7 @@ def test_table_and_tree_show_each_scalar_the_same_exact_way(window, qtbot, tmp_p
         if tab.current_record() != record:
             with qtbot.waitSignal(tab.detail.record_shown, timeout=TIMEOUT):
                 tab.select_record(record)
-        qtbot.waitUntil(lambda: tab.detail.current_record() == record and tab.detail.loaded() is not None,
+        qtbot.waitUntil(lambda: tab.detail.current_record() == record and tab.detail.loaded() is not None,  # noqa: B023
                         timeout=TIMEOUT)
         tree = tab.detail.tree_model
         root = tree.root_index()

@@ -5,12 +5,11 @@ import pytest
 
 pytest.importorskip("PySide6.QtWidgets")
 
-from PySide6.QtCore import Qt  # noqa: E402
+from PySide6.QtCore import Qt
 
-from codec.decode.example_proto import Example  # noqa: E402
-from codec.storage.writer import write_records  # noqa: E402
-
-from tests.gui_helpers import open_done  # noqa: E402
+from codec.decode.example_proto import Example
+from codec.storage.writer import write_records
+from tests.gui_helpers import open_done
 
 TIMEOUT = 20000
 

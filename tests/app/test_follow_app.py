@@ -5,11 +5,10 @@ import pytest
 
 pytest.importorskip("PySide6.QtWidgets")
 
-from codec.format.framing import HEADER_SIZE, RecordStatus, encode_record  # noqa: E402
-
-from app.models.record_table_model import STATUS_ROLE, Column  # noqa: E402
-from tests.gui_helpers import open_done  # noqa: E402
-from tests.builders import example  # noqa: E402
+from app.models.record_table_model import STATUS_ROLE, Column
+from codec.format.framing import HEADER_SIZE, RecordStatus, encode_record
+from tests.builders import example
+from tests.gui_helpers import open_done
 
 pytestmark = pytest.mark.gui
 

@@ -6,14 +6,13 @@ import pytest
 
 pytest.importorskip("PySide6.QtWidgets")
 
-from PySide6.QtCore import Qt  # noqa: E402
+from PySide6.QtCore import Qt
 
-from codec.decode.decoder import decode_record, feature_values, record_features  # noqa: E402
-
-from app.models.gallery_model import DEFAULT_SIDE, TILE_ROLE, GalleryModel  # noqa: E402
-from app.models.record_table_model import RECORD_ROLE  # noqa: E402
-from app.workers.thumbnail_loader import ThumbnailLoader  # noqa: E402
-from tests.app.tab_parts import TIMEOUT, TabParts  # noqa: E402
+from app.models.gallery_model import DEFAULT_SIDE, TILE_ROLE, GalleryModel
+from app.models.record_table_model import RECORD_ROLE
+from app.workers.thumbnail_loader import ThumbnailLoader
+from codec.decode.decoder import decode_record, feature_values, record_features
+from tests.app.tab_parts import TIMEOUT, TabParts
 
 pytestmark = pytest.mark.gui
 

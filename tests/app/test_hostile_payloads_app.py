@@ -8,12 +8,12 @@ import pytest
 
 pytest.importorskip("PySide6.QtWidgets")
 
-from app.models.settings import Settings  # noqa: E402
-from app.shell.main_window import MainWindow  # noqa: E402
-from benchmarks.attacks_payloads import FORMULA, formula_file, png_chunk, splat_file  # noqa: E402
-from codec.decode.example_proto import Example  # noqa: E402
-from codec.storage.writer import write_records  # noqa: E402
-from tests.gui_helpers import open_done  # noqa: E402
+from app.models.settings import Settings
+from app.shell.main_window import MainWindow
+from benchmarks.attacks_payloads import FORMULA, formula_file, png_chunk, splat_file
+from codec.decode.example_proto import Example
+from codec.storage.writer import write_records
+from tests.gui_helpers import open_done
 
 pytestmark = pytest.mark.gui
 TIMEOUT = 20000

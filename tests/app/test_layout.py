@@ -7,25 +7,23 @@ skipped bytes, and which detail tab a damaged record opens on.
 """
 from __future__ import annotations
 
-
 import pytest
 
 pytest.importorskip("PySide6.QtWidgets")
 
-from PySide6.QtCore import Qt  # noqa: E402
-from PySide6.QtWidgets import QStyle  # noqa: E402
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QStyle
 
-from codec.format.framing import RecordStatus  # noqa: E402
-from codec.storage.writer import write_records  # noqa: E402
-
-from app.models.problem_list_model import ProblemColumn  # noqa: E402
-from app.models.record_table_model import BASE_COLUMNS, GAP_TINT, Column  # noqa: E402
-from app.models.settings import Settings  # noqa: E402
-from app.shell.main_window import MainWindow  # noqa: E402
-from app.shell.shard_set_tab import ShardSetTab  # noqa: E402
-from app.views.record_detail import HEX_TAB, TREE_TAB  # noqa: E402
-from tests.builders import FIXTURES  # noqa: E402
-from tests.gui_helpers import wait_done  # noqa: E402
+from app.models.problem_list_model import ProblemColumn
+from app.models.record_table_model import BASE_COLUMNS, GAP_TINT, Column
+from app.models.settings import Settings
+from app.shell.main_window import MainWindow
+from app.shell.shard_set_tab import ShardSetTab
+from app.views.record_detail import HEX_TAB, TREE_TAB
+from codec.format.framing import RecordStatus
+from codec.storage.writer import write_records
+from tests.builders import FIXTURES
+from tests.gui_helpers import wait_done
 
 pytestmark = pytest.mark.gui
 
@@ -171,7 +169,7 @@ def test_damaged_records_open_on_hex_and_good_ones_on_the_tree(window, qtbot):
 
 def test_binary_raw_records_open_on_hex_and_text_ones_on_text(window, qtbot, tmp_path):
     path = tmp_path / "raw.tfrecord"
-    write_records(str(path), [b"\x00\xff\x10binary\x01\x02", "plain words".encode()])
+    write_records(str(path), [b"\x00\xff\x10binary\x01\x02", b"plain words"])
     tab = open_done(window, qtbot, path)
     detail = tab.detail
     if detail.current_record() != 0 or detail.loaded() is None:

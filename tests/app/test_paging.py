@@ -18,16 +18,15 @@ pytestmark = pytest.mark.gui
 from PySide6.QtCore import QPersistentModelIndex, Qt  # noqa: E402
 from PySide6.QtGui import QStandardItem, QStandardItemModel  # noqa: E402
 
-from codec.sources.tfrecord_file import TFRecordFile  # noqa: E402
-from codec.storage.writer import write_records  # noqa: E402
-
 from app.models.filtered_table_model import DEFAULT_WINDOW_ROWS, FilteredTableModel, window_rows_for  # noqa: E402
 from app.models.record_table_model import RecordTableModel  # noqa: E402
 from app.models.records_owner import HeldRecords  # noqa: E402
 from app.shell.file_tab import FileTab  # noqa: E402
 from app.views.page_bar import PageBar  # noqa: E402
-from tests.gui_helpers import open_done  # noqa: E402
+from codec.sources.tfrecord_file import TFRecordFile  # noqa: E402
+from codec.storage.writer import write_records  # noqa: E402
 from tests.builders import example  # noqa: E402
+from tests.gui_helpers import open_done  # noqa: E402
 
 TIMEOUT = 20000
 WINDOW = 1000

@@ -6,7 +6,7 @@ import pytest
 
 pytest.importorskip("PySide6.QtCore")
 
-from app.workers.pass_runner import PassRunner  # noqa: E402
+from app.workers.pass_runner import PassRunner
 
 pytestmark = pytest.mark.gui
 TIMEOUT = 10000

@@ -18,12 +18,6 @@ pytestmark = pytest.mark.gui
 
 from PySide6.QtCore import QModelIndex, Qt  # noqa: E402
 
-from codec.decode.decoder import DecodedRecord, RecordKind, TreeNode, build_tree, decode_record  # noqa: E402
-from codec.decode.example_proto import Example, Feature, Int64List  # noqa: E402
-from codec.sources.tfrecord_file import TFRecordFile  # noqa: E402
-from codec.decode.tensors import DATA_TYPES, TensorProto  # noqa: E402
-from codec.storage.writer import write_records  # noqa: E402
-
 from app.models.labels import kind_text  # noqa: E402
 from app.models.record_table_model import Column, RecordTableModel  # noqa: E402
 from app.models.record_tree_model import FIRST_CHUNK, RecordTreeModel  # noqa: E402
@@ -34,6 +28,11 @@ from app.models.value_text import summarize  # noqa: E402
 from app.views.record_detail import IMAGES_TAB, TREE_TAB, RecordDetail  # noqa: E402
 from app.views.tree_edit_requests import ReadOnly  # noqa: E402
 from app.workers.thumbnail_loader import make_thumbnail  # noqa: E402
+from codec.decode.decoder import DecodedRecord, RecordKind, TreeNode, build_tree, decode_record  # noqa: E402
+from codec.decode.example_proto import Example, Feature, Int64List  # noqa: E402
+from codec.decode.tensors import DATA_TYPES, TensorProto  # noqa: E402
+from codec.sources.tfrecord_file import TFRecordFile  # noqa: E402
+from codec.storage.writer import write_records  # noqa: E402
 from tests.builders import FIXTURES  # noqa: E402
 from tests.gui_helpers import open_done  # noqa: E402
 
@@ -425,9 +424,9 @@ def test_schema_less_records_render_from_the_codec(qtbot):
 def test_a_batch_edit_skips_tensor_and_protobuf_records():
     """Selecting every row of a mixed file: the Examples change, the tensor and protobuf records are left alone."""
     from app.shell.record_edits import change_iter
-    from codec.editing.record_editor import RecordEditor
     from codec.decode.example_proto import Example
     from codec.decode.tensors import DATA_TYPES, TensorProto
+    from codec.editing.record_editor import RecordEditor
 
     example = Example()
     example.features.feature["label"].int64_list.value.append(1)

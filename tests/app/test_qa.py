@@ -12,10 +12,6 @@ from PySide6.QtCore import QModelIndex, Qt  # noqa: E402
 from PySide6.QtGui import QStandardItemModel  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
-from codec.decode.example_proto import Example, Feature, Features  # noqa: E402
-from codec.sources.tfrecord_file import TFRecordFile  # noqa: E402
-from codec.storage.writer import write_records  # noqa: E402
-
 from app.models.filtered_table_model import FilteredTableModel  # noqa: E402
 from app.models.gallery_model import TILE_ROLE  # noqa: E402
 from app.models.record_table_model import RECORD_ROLE, RecordTableModel  # noqa: E402
@@ -25,9 +21,12 @@ from app.shell.file_tab import FileTab  # noqa: E402
 from app.shell.qa_views import GALLERY_VIEW, TABLE_VIEW  # noqa: E402
 from app.views.stats_panel import CHART, PRESENT, TOP_ROLE, TYPE  # noqa: E402
 from app.workers.thumbnail_loader import caption_for, make_thumbnail  # noqa: E402
-from tests.gui_helpers import open_done  # noqa: E402
+from codec.decode.example_proto import Example, Feature, Features  # noqa: E402
+from codec.sources.tfrecord_file import TFRecordFile  # noqa: E402
+from codec.storage.writer import write_records  # noqa: E402
 from resources import demo_path  # noqa: E402
 from tests.builders import FIXTURES, example  # noqa: E402
+from tests.gui_helpers import open_done  # noqa: E402
 
 TIMEOUT = 20000
 

@@ -13,15 +13,14 @@ pytestmark = pytest.mark.gui
 from PIL import Image  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
-from codec.decode.example_proto import BytesList, Feature, Int64List  # noqa: E402
-from codec.storage.writer import write_records  # noqa: E402
-
 from app.models.settings import Settings  # noqa: E402
 from app.models.stretch_preference import StretchPreference, stretch_preference  # noqa: E402
 from app.views.record_detail import IMAGES_TAB  # noqa: E402
 from app.views.stats_panel import SUMMARY  # noqa: E402
-from tests.gui_helpers import open_done, wait_done  # noqa: E402
+from codec.decode.example_proto import BytesList, Feature, Int64List  # noqa: E402
+from codec.storage.writer import write_records  # noqa: E402
 from tests.builders import example  # noqa: E402
+from tests.gui_helpers import open_done, wait_done  # noqa: E402
 
 TIMEOUT = 20000
 FLAT = 24200

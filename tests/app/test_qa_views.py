@@ -6,11 +6,11 @@ import pytest
 
 pytest.importorskip("PySide6.QtWidgets")
 
-from PySide6.QtWidgets import QVBoxLayout  # noqa: E402
+from PySide6.QtWidgets import QVBoxLayout
 
-from app.models.settings import Settings  # noqa: E402
-from app.shell.qa_views import QaViews  # noqa: E402
-from tests.app.tab_parts import TIMEOUT, TabParts  # noqa: E402
+from app.models.settings import Settings
+from app.shell.qa_views import QaViews
+from tests.app.tab_parts import TIMEOUT, TabParts
 
 pytestmark = pytest.mark.gui
 

@@ -18,18 +18,15 @@ from PySide6.QtCore import QPoint, QPointF, Qt  # noqa: E402
 from PySide6.QtGui import QWheelEvent  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
-from codec.format.crc import masked_crc  # noqa: E402
-from codec.decode.example_proto import Feature  # noqa: E402
-from codec.sources.tfrecord_file import TFRecordFile  # noqa: E402
-from codec.storage.writer import write_records  # noqa: E402
-
-from app.models.hex_model import (ASCII_COLUMN, CRC_BAD_BG, CRC_OK_BG, HIGHLIGHT_BG, LENGTH_BG,  # noqa: E402
-                                  ROW_COLORS_ROLE)
+from app.models.hex_model import ASCII_COLUMN, CRC_BAD_BG, CRC_OK_BG, HIGHLIGHT_BG, LENGTH_BG, ROW_COLORS_ROLE  # noqa: E402
 from app.models.record_tree_model import FIRST_CHUNK, KIND_ROLE, NEXT_CHUNK  # noqa: E402
 from app.views import image_preview, record_detail  # noqa: E402
 from app.views.record_detail import HEX_TAB, IMAGES_TAB, TEXT_TAB, TREE_TAB, RecordDetail  # noqa: E402
+from codec.decode.example_proto import Feature  # noqa: E402
+from codec.format.crc import masked_crc  # noqa: E402
+from codec.sources.tfrecord_file import TFRecordFile  # noqa: E402
+from codec.storage.writer import write_records  # noqa: E402
 from tests.builders import FIXTURES, MANIFEST, example  # noqa: E402
-
 
 
 @pytest.fixture

@@ -5,17 +5,15 @@ import pytest
 
 pytest.importorskip("PySide6.QtWidgets")
 
-from PySide6.QtCore import QModelIndex, Qt  # noqa: E402
+from PySide6.QtCore import QModelIndex, Qt
 
-from codec.decode.decoder import decode_record, feature_cell  # noqa: E402
-from codec.format.framing import RecordStatus  # noqa: E402
-from codec.sources.tfrecord_file import TFRecordFile  # noqa: E402
-from codec.storage.writer import write_records  # noqa: E402
-
-from app.models.record_table_model import (BASE_COLUMNS, DAMAGED_TINT, KIND_ROLE, STATUS_ROLE, Column,  # noqa: E402
-                                           RecordTableModel)
-from app.models.records_owner import HeldRecords  # noqa: E402
-from app.workers.worker import GeneratorWorker  # noqa: E402
+from app.models.record_table_model import BASE_COLUMNS, DAMAGED_TINT, KIND_ROLE, STATUS_ROLE, Column, RecordTableModel
+from app.models.records_owner import HeldRecords
+from app.workers.worker import GeneratorWorker
+from codec.decode.decoder import decode_record, feature_cell
+from codec.format.framing import RecordStatus
+from codec.sources.tfrecord_file import TFRecordFile
+from codec.storage.writer import write_records
 
 pytestmark = pytest.mark.gui
 

@@ -17,18 +17,17 @@ pytestmark = pytest.mark.gui
 from PySide6.QtCore import QMimeData, QPointF, Qt, QTimer, QUrl  # noqa: E402
 from PySide6.QtGui import QDropEvent  # noqa: E402
 
-from codec.sources.tfrecord_file import TFRecordFile  # noqa: E402
-from codec.storage.writer import write_records  # noqa: E402
-
 from app.__main__ import build_window, parse_args  # noqa: E402
 from app.dialogs import edit_dialogs, url_dialogs  # noqa: E402
 from app.dialogs.url_dialogs import OpenUrlDialog  # noqa: E402
 from app.models.settings import Settings  # noqa: E402
-from app.shell.file_tab import FileTab  # noqa: E402
 from app.shell.fetch_meter import FetchMeter  # noqa: E402
+from app.shell.file_tab import FileTab  # noqa: E402
 from app.shell.main_window import MainWindow  # noqa: E402
 from app.shell.shard_set_tab import ShardSetTab  # noqa: E402
 from app.views.opening_page import OpeningPage  # noqa: E402
+from codec.sources.tfrecord_file import TFRecordFile  # noqa: E402
+from codec.storage.writer import write_records  # noqa: E402
 from tests.builders import FIXTURES  # noqa: E402
 from tests.gui_helpers import open_done, open_remote, wait_done  # noqa: E402
 from tests.remote_servers import copy_into, make_bucket, range_server, use_s3_env  # noqa: E402

@@ -16,18 +16,17 @@ pytestmark = pytest.mark.gui
 
 from PySide6.QtCore import QTimer  # noqa: E402
 
-from codec.decode.decoder import RecordKind  # noqa: E402
-from codec.sources.tfrecord_file import TFRecordFile  # noqa: E402
-from codec.sources.shard_set import ShardSet  # noqa: E402
-from codec.storage.writer import write_records  # noqa: E402
-
 from app.models.labels import KIND_TEXT  # noqa: E402
 from app.models.record_table_model import LOADING_TEXT, Column, RecordTableModel  # noqa: E402
-from app.models.shard_set_table_model import ShardSetTableModel  # noqa: E402
 from app.models.records_owner import HeldRecords  # noqa: E402
+from app.models.shard_set_table_model import ShardSetTableModel  # noqa: E402
 from app.workers import row_fetcher, row_loader  # noqa: E402
 from app.workers.row_fetcher import RowFetcher  # noqa: E402
 from app.workers.row_loader import RowLoader  # noqa: E402
+from codec.decode.decoder import RecordKind  # noqa: E402
+from codec.sources.shard_set import ShardSet  # noqa: E402
+from codec.sources.tfrecord_file import TFRecordFile  # noqa: E402
+from codec.storage.writer import write_records  # noqa: E402
 from tests.builders import FIXTURES, example  # noqa: E402
 from tests.gui_helpers import open_done, open_remote  # noqa: E402
 from tests.remote_servers import copy_into, range_server  # noqa: E402

@@ -15,16 +15,15 @@ import pytest
 
 pytest.importorskip("PySide6.QtWidgets")
 
-from codec.format.framing import Compression  # noqa: E402
-from codec.storage.opening import sniff_compression  # noqa: E402
-from codec.sources.tfrecord_file import TFRecordFile  # noqa: E402
-from codec.storage.temp_files import temp_name  # noqa: E402
-
-from app.dialogs import save_names  # noqa: E402
-from app.dialogs.edit_dialogs import SaveAsDialog  # noqa: E402
-from app.models.settings import Settings  # noqa: E402
-from app.shell.main_window import MainWindow  # noqa: E402
-from tests.builders import FIXTURES  # noqa: E402
+from app.dialogs import save_names
+from app.dialogs.edit_dialogs import SaveAsDialog
+from app.models.settings import Settings
+from app.shell.main_window import MainWindow
+from codec.format.framing import Compression
+from codec.sources.tfrecord_file import TFRecordFile
+from codec.storage.opening import sniff_compression
+from codec.storage.temp_files import temp_name
+from tests.builders import FIXTURES
 
 pytestmark = pytest.mark.gui
 

@@ -5,17 +5,16 @@ import pytest
 
 pytest.importorskip("PySide6.QtCore")
 
-from codec.editing.record_editor import empty_example  # noqa: E402
-from codec.editing.edited import EditedFile  # noqa: E402
-from codec.format.framing import RecordStatus  # noqa: E402
-from codec.sources.tfrecord_file import TFRecordFile  # noqa: E402
-from codec.sources.shard_set import ShardSet  # noqa: E402
-from codec.storage.writer import write_records  # noqa: E402
-
-from app.models.commands import DeleteRecords, DocumentChange, ReplaceRecords  # noqa: E402
-from app.shell.session import PassProgress, TabSession  # noqa: E402
-from app.shell.shard_set_tab import ShardSetSession  # noqa: E402
-from tests.builders import example  # noqa: E402
+from app.models.commands import DeleteRecords, DocumentChange, ReplaceRecords
+from app.shell.session import PassProgress, TabSession
+from app.shell.shard_set_tab import ShardSetSession
+from codec.editing.edited import EditedFile
+from codec.editing.record_editor import empty_example
+from codec.format.framing import RecordStatus
+from codec.sources.shard_set import ShardSet
+from codec.sources.tfrecord_file import TFRecordFile
+from codec.storage.writer import write_records
+from tests.builders import example
 
 pytestmark = pytest.mark.gui
 TIMEOUT = 10000

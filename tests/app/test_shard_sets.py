@@ -11,15 +11,14 @@ pytestmark = pytest.mark.gui
 from PySide6.QtCore import QMimeData, QPointF, Qt, QUrl  # noqa: E402
 from PySide6.QtGui import QDropEvent  # noqa: E402
 
-from codec.sources.tfrecord_file import TFRecordFile  # noqa: E402
-from codec.sources.shard_set import MAX_OPEN  # noqa: E402
-from codec.storage.writer import write_records  # noqa: E402
-
 from app.__main__ import build_window, parse_args  # noqa: E402
 from app.models.shard_set_table_model import SHARD_HEADER  # noqa: E402
 from app.shell.main_window import MainWindow  # noqa: E402
 from app.shell.shard_set_tab import READ_ONLY_REASON, ShardSetTab  # noqa: E402
 from app.views.stats_panel import CHART, TOP_ROLE  # noqa: E402
+from codec.sources.shard_set import MAX_OPEN  # noqa: E402
+from codec.sources.tfrecord_file import TFRecordFile  # noqa: E402
+from codec.storage.writer import write_records  # noqa: E402
 from tests.builders import FIXTURES, example  # noqa: E402
 from tests.gui_helpers import wait_done  # noqa: E402
 

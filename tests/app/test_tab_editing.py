@@ -9,14 +9,13 @@ import pytest
 
 pytest.importorskip("PySide6.QtWidgets")
 
-from codec.decode.decoder import decode_record, feature_values, record_features  # noqa: E402
-from codec.sources.tfrecord_file import TFRecordFile  # noqa: E402
-from codec.storage.writer import write_records  # noqa: E402
-
-from app.dialogs.edit_dialogs import BatchEdit  # noqa: E402
-from app.shell.tab_editing import TabEditing  # noqa: E402
-from tests.app.tab_parts import TIMEOUT, TabParts  # noqa: E402
-from tests.builders import example  # noqa: E402
+from app.dialogs.edit_dialogs import BatchEdit
+from app.shell.tab_editing import TabEditing
+from codec.decode.decoder import decode_record, feature_values, record_features
+from codec.sources.tfrecord_file import TFRecordFile
+from codec.storage.writer import write_records
+from tests.app.tab_parts import TIMEOUT, TabParts
+from tests.builders import example
 
 pytestmark = pytest.mark.gui
 

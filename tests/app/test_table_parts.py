@@ -7,21 +7,20 @@ import pytest
 
 pytest.importorskip("PySide6.QtCore")
 
-from PySide6.QtCore import QObject, Signal  # noqa: E402
+from PySide6.QtCore import QObject, Signal
 
-from codec.decode.decoder import decode_record  # noqa: E402
-from codec.decode.example_proto import Example  # noqa: E402
-from codec.sources.tfrecord_file import TFRecordFile  # noqa: E402
-from codec.storage.writer import write_records  # noqa: E402
-
-from app.models.column_choice import SAMPLE_RECORDS, SampleRows  # noqa: E402
-from app.models.problem_list_model import ProblemListModel  # noqa: E402
-from app.models.record_table_model import RecordTableModel  # noqa: E402
-from app.models.row_cache import RowCache  # noqa: E402
-from app.models.table_rows import TableRow  # noqa: E402
-from app.shell.session import TabSession  # noqa: E402
-from app.workers import row_fetcher  # noqa: E402
-from app.workers.row_fetcher import RowFetcher  # noqa: E402
+from app.models.column_choice import SAMPLE_RECORDS, SampleRows
+from app.models.problem_list_model import ProblemListModel
+from app.models.record_table_model import RecordTableModel
+from app.models.row_cache import RowCache
+from app.models.table_rows import TableRow
+from app.shell.session import TabSession
+from app.workers import row_fetcher
+from app.workers.row_fetcher import RowFetcher
+from codec.decode.decoder import decode_record
+from codec.decode.example_proto import Example
+from codec.sources.tfrecord_file import TFRecordFile
+from codec.storage.writer import write_records
 
 pytestmark = pytest.mark.gui
 TIMEOUT = 10000

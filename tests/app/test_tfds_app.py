@@ -13,14 +13,13 @@ pytestmark = pytest.mark.gui
 
 from PySide6.QtCore import Qt  # noqa: E402
 
-from codec.decode.decoder import decode_record  # noqa: E402
-from codec.datasets.payload_choice import Choice, choose_for  # noqa: E402
-from codec.datasets.tfds import TfdsPayload  # noqa: E402
-
 from app.models.gallery_model import TILE_ROLE  # noqa: E402
 from app.models.shard_list_model import NAME, SPLIT  # noqa: E402
 from app.shell.shard_set_tab import ShardSetTab  # noqa: E402
 from app.views.record_detail import IMAGES_TAB, TREE_TAB  # noqa: E402
+from codec.datasets.payload_choice import Choice, choose_for  # noqa: E402
+from codec.datasets.tfds import TfdsPayload  # noqa: E402
+from codec.decode.decoder import decode_record  # noqa: E402
 from tests.builders import FIXTURES  # noqa: E402
 from tests.gui_helpers import open_done, wait_done  # noqa: E402
 

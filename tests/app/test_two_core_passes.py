@@ -8,15 +8,14 @@ import pytest
 
 pytest.importorskip("PySide6.QtWidgets")
 
-import codec.stats.filter_pool  # noqa: E402
-import codec.parallel.pool  # noqa: E402
-import codec.stats.pool  # noqa: E402
-from codec import TFRecordFile  # noqa: E402
-from codec.query.filter import compile_filter, matching_indices  # noqa: E402
-from codec.stats.file_stats import compute_stats  # noqa: E402
-
-from tests.codec.test_parallel_stats import _big_file  # noqa: E402
-from tests.gui_helpers import open_done  # noqa: E402
+import codec.parallel.pool
+import codec.stats.filter_pool
+import codec.stats.pool
+from codec import TFRecordFile
+from codec.query.filter import compile_filter, matching_indices
+from codec.stats.file_stats import compute_stats
+from tests.codec.test_parallel_stats import _big_file
+from tests.gui_helpers import open_done
 
 TIMEOUT = 60000
 

@@ -16,8 +16,8 @@ import sys
 import pytest
 
 from codec.cli.main import main
-
 from tests.builders import fixture_path
+
 from .conftest import ROOT
 
 pytest.importorskip("apache_beam")

@@ -18,8 +18,8 @@ from PIL import Image, ImageDraw
 
 from codec.cli.main import main
 from codec.storage.writer import write_records
-
 from tests.builders import example, fixture_path
+
 from .test_doctor_dataset import _picture
 
 DIRECT = ["--runner", "direct", "--beam-option", "direct_num_workers=1"]

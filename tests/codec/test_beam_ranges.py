@@ -229,8 +229,8 @@ def test_repair_ranges_equal_local(capsys, tmp_path, damaged, seen_segments):
 def test_cached_index_cuts_at_its_offsets(capsys, tmp_path, monkeypatch):
     """With an index in the cache, ranges start at its record offsets; bit rot found since (the cache
     still applies: same size and mtime) is reported and repaired as the local commands do."""
-    from codec.index import cache as index_cache
     from codec.beam.ranges import plan_file
+    from codec.index import cache as index_cache
     from codec.sources.tfrecord_file import TFRecordFile
 
     monkeypatch.setattr(index_cache, "MIN_CACHED_BYTES", 0)

@@ -14,7 +14,6 @@ from benchmarks.bench_damage import run as damage_run
 from codec import Compression, ProblemKind, RecordStatus, TFRecordFile, encode_record
 from codec.cli.main import main
 from codec.storage.opening import sniff_compression
-
 from tests.builders import fixture_path
 
 

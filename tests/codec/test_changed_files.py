@@ -11,13 +11,13 @@ import sys
 
 import pytest
 
-from codec.index import cache as index_cache
 from codec.cli.main import main
 from codec.editing.document import Document
 from codec.errors import CorruptRecordError, FileChangedError, TargetChangedError
-from codec.storage.file_identity import Change, FileIdentity, identity_at
 from codec.format.framing import HEADER_SIZE
+from codec.index import cache as index_cache
 from codec.sources.tfrecord_file import TFRecordFile, open_tfrecord
+from codec.storage.file_identity import Change, FileIdentity, identity_at
 from codec.storage.writer import write_records
 
 from .conftest import ROOT, flip_in_place, record_offset

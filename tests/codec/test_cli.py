@@ -10,7 +10,6 @@ import sys
 import pytest
 
 from codec.cli.main import main
-
 from tests.builders import MANIFEST, fixture_path
 
 
@@ -111,7 +110,7 @@ def test_dali_index_matches_the_records(capsys, tmp_path):
     data = open(fixture_path("flowers_jpeg.tfrecord"), "rb").read()
     assert len(rows) == 25 and rows[0][0] == 0
     assert sum(size for _, size in rows) == len(data)
-    for (off, size), rec in zip(rows, MANIFEST["flowers_jpeg.tfrecord"]["records"]):
+    for (_off, size), rec in zip(rows, MANIFEST["flowers_jpeg.tfrecord"]["records"]):
         assert size == rec["length"] + 16
 
 

@@ -19,7 +19,6 @@ import zlib
 import pytest
 
 from codec.format.framing import OVERHEAD, encode_record
-
 from tests.builders import example
 
 from .conftest import ROOT

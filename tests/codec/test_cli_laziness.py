@@ -12,16 +12,16 @@ import sys
 import pytest
 
 from codec import TFRecordFile
-from codec.index import cache as index_cache
-from codec.sources.cached_records import range_stop
 from codec.cli.main import main
-from codec.ops.export import records_stop
-from codec.storage.file_identity import FileIdentity
-from codec.format.framing import HEADER_SIZE, Compression
 from codec.decode.example_proto import Example, Feature, Int64List
+from codec.format.framing import Compression
+from codec.index import cache as index_cache
+from codec.ops.export import records_stop
+from codec.sources.cached_records import range_stop
+from codec.storage.file_identity import FileIdentity
 from codec.storage.writer import write_records
-
 from tests.builders import fixture_path
+
 from .conftest import ROOT, flip_in_place, record_offset
 
 

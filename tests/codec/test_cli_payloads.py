@@ -9,7 +9,6 @@ import shutil
 import pytest
 
 from codec.cli.main import main
-
 from tests.builders import FIXTURES, fixture_path
 
 PAYLOADS = FIXTURES / "payloads"

@@ -6,7 +6,6 @@ import json
 import pytest
 
 from codec.cli.main import main
-
 from tests.builders import fixture_path
 
 

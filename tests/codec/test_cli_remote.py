@@ -14,9 +14,9 @@ pytest.importorskip("s3fs")
 pytest.importorskip("moto")
 pytest.importorskip("flask")
 
-from codec.cli.main import main  # noqa: E402
-from tests.builders import FIXTURES, MANIFEST  # noqa: E402
-from tests.remote_servers import S3_UNSET, make_bucket, moto_server, range_server, s3_env  # noqa: E402
+from codec.cli.main import main
+from tests.builders import FIXTURES, MANIFEST
+from tests.remote_servers import S3_UNSET, make_bucket, moto_server, range_server, s3_env
 
 FILES = ["structured.tfrecord", "corrupt_length.tfrecord", "garbage_middle.tfrecord", "truncated.tfrecord.gz",
          "structured.zlib.tfrecord", "empty.tfrecord"]

@@ -12,10 +12,10 @@ import sys
 import pytest
 
 import codec
-from codec.index import cache as index_cache
 from codec.cli.main import main
-from codec.storage.file_identity import FileIdentity
 from codec.format.framing import HEADER_SIZE
+from codec.index import cache as index_cache
+from codec.storage.file_identity import FileIdentity
 from codec.storage.writer import write_records
 
 from .conftest import flip_in_place, record_offset, run_fresh
@@ -279,8 +279,8 @@ def test_cat_of_a_cached_gzip_file_reads_through_the_cache_alone(capsys, tmp_pat
         expected[spec] = out
     assert expected["-1:"].startswith("# record 1199  offset ")
     assert 'key: "label"' in expected["-1:"] and "value: 1199" in expected["-1:"]
-    from codec.decode.decoder import decode_record
     from codec.datasets.payload_choice import record_text
+    from codec.decode.decoder import decode_record
 
     # the text protobuf's text_format gives the record cached_gzip_file wrote last
     assert expected["-1:"].split("\n", 1)[1] == record_text(decode_record(example_records(1200, 1000)[-1])) + "\n"

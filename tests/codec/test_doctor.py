@@ -16,7 +16,6 @@ from codec.doctor.hashing import near_pairs
 from codec.doctor.splits import parse_split_args, split_of
 from codec.errors import UsageError
 from codec.storage.writer import write_records
-
 from tests.builders import FIXTURES, example, fixture_path
 
 DOCTOR = FIXTURES / "doctor"

@@ -16,10 +16,9 @@ import pytest
 from PIL import Image, ImageDraw
 
 from codec.cli.main import main
-from codec.doctor import CheckOptions, run_check
 from codec.decode.example_proto import Example
+from codec.doctor import CheckOptions, run_check
 from codec.storage.writer import write_records
-
 from tests.builders import FIXTURES
 
 DOCTOR = FIXTURES / "doctor"

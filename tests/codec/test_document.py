@@ -11,7 +11,6 @@ from hypothesis import strategies as st
 
 from codec import FileAccessError, TFRecordFile, open_tfrecord, write_records
 from codec.editing.document import Document
-
 from tests.builders import fixture_path
 
 

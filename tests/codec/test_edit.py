@@ -8,7 +8,6 @@ from google.protobuf import json_format
 
 from codec import UsageError, decode_record, open_tfrecord
 from codec.editing.record_editor import RecordEditor, convert_values, empty_example, parse_value, parse_values
-
 from tests.builders import fixture_path
 
 

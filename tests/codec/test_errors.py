@@ -8,10 +8,16 @@ import struct
 
 import pytest
 
-from codec.format.crc import masked_crc
 from codec.editing.document import Document
-from codec.errors import (CorruptRecordError, ImageDecodeError, RecordIndexError, TFRecordError,
-                          TruncatedRecordError, UsageError)
+from codec.errors import (
+    CorruptRecordError,
+    ImageDecodeError,
+    RecordIndexError,
+    TFRecordError,
+    TruncatedRecordError,
+    UsageError,
+)
+from codec.format.crc import masked_crc
 from codec.format.framing import HEADER_SIZE
 from codec.sources.tfrecord_file import open_tfrecord
 from codec.storage.writer import write_records

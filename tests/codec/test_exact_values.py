@@ -25,7 +25,7 @@ from codec.decode.decoder import decode_record, feature_cell
 from codec.decode.message_view import is_repeated_field
 from codec.decode.messages import load_message_type
 from codec.query.filter import compile_filter
-from tests.scalar_messages import ENUM_NAMES, INTEGER_FIELDS, INT64, UINT64, write_scalar_files
+from tests.scalar_messages import ENUM_NAMES, INT64, INTEGER_FIELDS, UINT64, write_scalar_files
 
 OPS = {"==": operator.eq, "!=": operator.ne, "<": operator.lt, "<=": operator.le, ">": operator.gt,
        ">=": operator.ge}

@@ -9,8 +9,8 @@ import struct
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
 from google.protobuf.message import DecodeError
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from codec.decode import example_columns

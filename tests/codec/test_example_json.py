@@ -17,14 +17,24 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from codec.decode.decoder import decode_record, record_json_value
+from codec.decode.example_proto import Example
 from codec.decode.example_text import _float_json, example_json, example_json_line
-from codec.format.framing import RecordStatus
 from codec.decode.json_batches import JsonLinesWriter, float32_json, json_lines
 from codec.decode.json_lines import json_line, json_line_text
-from codec.decode.example_proto import Example
+from codec.format.framing import RecordStatus
 
-from .test_example_columns import FAST, bytes_feature, entry, example, features, float_feature, int_feature, ld, \
-    serialize, varint
+from .test_example_columns import (
+    FAST,
+    bytes_feature,
+    entry,
+    example,
+    features,
+    float_feature,
+    int_feature,
+    ld,
+    serialize,
+    varint,
+)
 from .test_example_text import feature_lists, mutate, mutations, sequence_example
 
 

@@ -13,13 +13,27 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from codec.decode.decoder import decode_record
-from codec.decode.example_text import _float_text, example_text
 from codec.datasets.payload_choice import record_text
+from codec.decode.decoder import decode_record
 from codec.decode.example_proto import Example, SequenceExample
+from codec.decode.example_text import _float_text, example_text
 
-from .test_example_columns import (FAST, bytes_feature, bytes_lists, entry, example, features, float_feature,
-                                   float_lists, int_feature, int_lists, keys, ld, serialize, varint)
+from .test_example_columns import (
+    FAST,
+    bytes_feature,
+    bytes_lists,
+    entry,
+    example,
+    features,
+    float_feature,
+    float_lists,
+    int_feature,
+    int_lists,
+    keys,
+    ld,
+    serialize,
+    varint,
+)
 
 
 def reference(data: bytes) -> tuple[str, str]:

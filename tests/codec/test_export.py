@@ -12,7 +12,6 @@ from codec import TFRecordFile, UsageError, open_tfrecord
 from codec.cli.main import main
 from codec.editing.document import Document
 from codec.ops.export import export, parse_records_spec
-
 from tests.builders import MANIFEST, fixture_path
 
 

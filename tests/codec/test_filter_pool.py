@@ -9,9 +9,9 @@ import pytest
 
 from codec import TFRecordFile
 from codec.cli.main import main
-from codec.stats.filter_pool import filter_tasks, pool_filter_iter
 from codec.query.filter import compile_filter, matching_indices
 from codec.sources.shard_set import ShardSet
+from codec.stats.filter_pool import filter_tasks, pool_filter_iter
 from codec.stats.pool import MIN_RANGE
 
 from .test_parallel_stats import SHARDS, _big_file

@@ -212,9 +212,9 @@ def test_another_gzip_member_appended_is_followed(tmp_path):
 
 
 def test_a_remote_file_is_not_followed():
-    from codec.errors import UsageError
-
     from types import SimpleNamespace
+
+    from codec.errors import UsageError
 
     f = TFRecordFile.__new__(TFRecordFile)
     f.byte_source, f.path, f._follower = SimpleNamespace(is_remote=True), "s3://bucket/x.tfrecord", None

@@ -136,8 +136,8 @@ def test_thousands_of_split_templates_match_each_file_to_its_split(tmp_path):
 
 
 def test_metadata_over_the_cap_is_one_line_and_exit_2(tmp_path, monkeypatch, capsys):
-    from codec.datasets import tfds
     from codec.cli.main import main
+    from codec.datasets import tfds
 
     folder = tmp_path / "ds"
     _tfds_folder(folder, 2, 1, EXAMPLE, description="x" * 2000)

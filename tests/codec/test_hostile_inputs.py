@@ -19,15 +19,15 @@ from pathlib import Path
 import pytest
 
 from codec import TFRecordFile, sniff_compression, write_records
-from codec.storage import opening
-from codec.sources import verification
-from codec.storage import opening as opening_module
-from codec.sources import byte_sources as reader_module  # where a local file is read with pread
 from codec.cli.main import main
 from codec.errors import FileAccessError, FileChangedError
 from codec.format.framing import Compression, ProblemKind, RecordStatus, encode_record
 from codec.ops.repair import repair
+from codec.sources import byte_sources as reader_module  # where a local file is read with pread
+from codec.sources import verification
 from codec.sources.shard_set import ShardSet
+from codec.storage import opening
+from codec.storage import opening as opening_module
 
 needs_fifo = pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs here")
 
@@ -65,7 +65,7 @@ class FifoWatchdog:
             except OSError:
                 pass
 
-    def __enter__(self) -> "FifoWatchdog":
+    def __enter__(self) -> FifoWatchdog:
         self._thread.start()
         return self
 

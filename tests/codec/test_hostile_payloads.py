@@ -23,22 +23,32 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from benchmarks.attacks_payloads import (FORMULA, formula_file, image_dataset, label_map_json,
-                                         nested_field_two, nested_proto, png16_dataset, png_bytes, png_chunk,
-                                         splat_file, tensor_bytes, zero_dims_file)
+from benchmarks.attacks_payloads import (
+    FORMULA,
+    formula_file,
+    image_dataset,
+    label_map_json,
+    nested_field_two,
+    nested_proto,
+    png16_dataset,
+    png_chunk,
+    splat_file,
+    tensor_bytes,
+    zero_dims_file,
+)
 from codec.cli.main import main
-from codec.decode.decoder import RecordKind, decode_record
-from codec.errors import ImageTooLargeError, SchemaError, TensorLimitError
-from codec.ops.export import export
-from codec.decode.image_sniff import MAX_PIXELS, check_pixels, probe_image
-from codec.decode.images import ImageRef, decode_image
 from codec.datasets.label_maps import load_label_map
-from codec.decode.messages import MAX_DEPTH, load_message_type
-from codec.decode.example_proto import Example
-from codec.sources.tfrecord_file import open_tfrecord
-from codec.decode.tensors import MAX_SPLAT, MAX_SPLAT_BYTES, decode_tensor, parse_tensor
 from codec.datasets.tfds import TfdsDataset, decoded_image
 from codec.datasets.tfds_features import FeatureSpec, decode_image_bytes
+from codec.decode.decoder import RecordKind, decode_record
+from codec.decode.example_proto import Example
+from codec.decode.image_sniff import MAX_PIXELS, check_pixels, probe_image
+from codec.decode.images import ImageRef, decode_image
+from codec.decode.messages import MAX_DEPTH, load_message_type
+from codec.decode.tensors import MAX_SPLAT, MAX_SPLAT_BYTES, decode_tensor, parse_tensor
+from codec.errors import ImageTooLargeError, SchemaError, TensorLimitError
+from codec.ops.export import export
+from codec.sources.tfrecord_file import open_tfrecord
 from codec.storage.writer import write_records
 
 from .conftest import ROOT

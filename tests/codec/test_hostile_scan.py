@@ -16,9 +16,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import codec.format.header_search as header_search
-import codec.storage.inflate as inflate
 import codec.index.scan as scan
 import codec.index.scan_sources as scan_sources
+import codec.storage.inflate as inflate
 from codec import ProblemKind, RecordStatus, TFRecordFile, encode_record
 from codec.format.crc import masked_crc
 from codec.format.framing import CRC, LENGTH

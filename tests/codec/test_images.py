@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from PIL import Image, JpegImagePlugin
 
 from codec.decode.decoder import DecodedRecord, decode_record
-from codec.errors import ImageDecodeError
+from codec.decode.example_proto import SequenceExample
 from codec.decode.image_sniff import probe_image, sniff_image
 from codec.decode.images import (
     BoundingBox,
@@ -22,14 +22,12 @@ from codec.decode.images import (
     find_boxes,
     find_images,
     guess_raw_shape,
-    parse_raw_shape,
     main_image,
+    parse_raw_shape,
     thumbnail,
 )
-from codec.decode.example_proto import SequenceExample
+from codec.errors import ImageDecodeError
 from tests.builders import FIXTURES, MANIFEST, bytestrings, decoded_example, floats, ints
-
-
 
 # ---------------------------------------------------------------- helpers
 

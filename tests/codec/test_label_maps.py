@@ -8,12 +8,18 @@ import shutil
 import pytest
 
 from codec import TFRecordFile
-from codec.errors import SchemaError
-from codec.datasets.label_maps import (LabelMap, LabelNames, find_label_map, is_label_key, label_keys, load_label_map,
-                              names_text)
+from codec.datasets.label_maps import (
+    LabelMap,
+    LabelNames,
+    find_label_map,
+    is_label_key,
+    label_keys,
+    load_label_map,
+    names_text,
+)
 from codec.decode.example_proto import Example
+from codec.errors import SchemaError
 from codec.query.filter import ExprError, compile_filter, matching_indices
-
 from tests.builders import FIXTURES, MANIFEST, fixture_path
 
 LABEL_MAPS = FIXTURES / "payloads" / "label_maps"

@@ -17,9 +17,15 @@ import pytest
 from google.protobuf import descriptor_pb2, json_format
 
 from codec.decode.decoder import RecordKind
+from codec.decode.messages import (
+    MessageType,
+    load_message_type,
+    message_fields,
+    message_json,
+    message_tree,
+    message_types,
+)
 from codec.errors import PayloadDecodeError, SchemaError
-from codec.decode.messages import (MessageType, load_message_type, message_fields, message_json, message_tree,
-                            message_types)
 from codec.sources.tfrecord_file import open_tfrecord
 from tests.builders import FIXTURES
 

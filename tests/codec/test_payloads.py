@@ -10,14 +10,14 @@ import pytest
 
 from codec.cli.main import main
 from codec.decode.decoder import RecordKind, build_tree, decode_record, feature_values, record_features
+from codec.decode.example_proto import Example
 from codec.decode.images import decode_image, find_images
 from codec.decode.payloads import array_values, record_fields
-from codec.decode.example_proto import Example
-from codec.sources.tfrecord_file import open_tfrecord
 from codec.decode.tensors import DATA_TYPES, TensorProto, canonical_tensor, tensor_array
+from codec.sources.tfrecord_file import open_tfrecord
 from codec.storage.writer import write_records
-
 from tests.builders import FIXTURES
+
 from .test_tensors import tensor_bytes
 
 PAYLOADS = FIXTURES / "payloads"

@@ -9,10 +9,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from codec import TFRecordFile, UsageError
+from codec.index.scan import IndexProgress
 from codec.query.filter import ExprError, compile_filter, filter_iter, format_error, matching_indices
 from codec.query.parser import And, Compare, Feature, Has, Len, ListLit, Lit, Match, Not, Or, Prop
-from codec.index.scan import IndexProgress
-
 from tests.builders import MANIFEST, example, fixture_path, sequence_example
 
 

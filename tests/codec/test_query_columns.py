@@ -5,13 +5,14 @@ from __future__ import annotations
 import math
 
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from codec import TFRecordFile, write_records
 from codec.decode.example_proto import Example
-from codec.query.filter import compile_filter, matching_indices
 from codec.query.columns import BatchFeatures, ColumnView
 from codec.query.compiler import RecordView
+from codec.query.filter import compile_filter, matching_indices
 
 EXPRESSIONS = [
     "label == 3", "label in [1, 2, -5]", "label > 0 and label < 1000", "score > 0.5", "score == 0.1",

@@ -17,7 +17,6 @@ from codec.query.filter import ExprError, FeatureCheck, compile_filter, filter_i
 from codec.query.parser import MAX_DEPTH
 from codec.query.regex import regex_search
 from codec.storage.writer import write_records
-
 from tests.builders import example, fixture_path
 
 

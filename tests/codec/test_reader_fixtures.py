@@ -6,10 +6,18 @@ import hashlib
 import pytest
 from google.protobuf import json_format
 
-from codec import (Compression, FileAccessError, NotTFRecordError, ProblemKind, RecordStatus, TFRecordFile,
-                   decode_record, open_tfrecord)
-
+from codec import (
+    Compression,
+    FileAccessError,
+    NotTFRecordError,
+    ProblemKind,
+    RecordStatus,
+    TFRecordFile,
+    decode_record,
+    open_tfrecord,
+)
 from tests.builders import MANIFEST, fixture_path
+
 from .conftest import expected_intact
 
 READABLE = [name for name, e in MANIFEST.items() if not e.get("corruption", {}).get("not_a_tfrecord")]

@@ -11,8 +11,8 @@ from codec.editing.document import Document
 from codec.editing.edited import EditedFile
 from codec.format.framing import HEADER_SIZE, OVERHEAD, RecordStatus
 from codec.sources.protocol import NO_OFFSET, RecordReader, RecordSource
-from codec.sources.tfrecord_file import TFRecordFile
 from codec.sources.shard_set import ShardSet
+from codec.sources.tfrecord_file import TFRecordFile
 from codec.storage.writer import write_records
 
 from .conftest import flip_in_place, record_offset

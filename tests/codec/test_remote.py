@@ -16,11 +16,11 @@ import pytest
 pytest.importorskip("fsspec")
 pytest.importorskip("aiohttp")
 
-from codec.errors import FileAccessError, UsageError  # noqa: E402
-from codec.storage.remote import CLOUD_EXTRA, RemoteFile, is_url, remote_filesystem  # noqa: E402
-from codec.storage.remote_errors import RangeNotSupportedError, access_error, is_transient  # noqa: E402
-from codec.storage.writer import write_records  # noqa: E402
-from tests.remote_servers import copy_into, make_bucket, range_server, use_s3_env  # noqa: E402
+from codec.errors import FileAccessError, UsageError
+from codec.storage.remote import CLOUD_EXTRA, RemoteFile, is_url, remote_filesystem
+from codec.storage.remote_errors import RangeNotSupportedError, access_error, is_transient
+from codec.storage.writer import write_records
+from tests.remote_servers import copy_into, make_bucket, range_server, use_s3_env
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 N = 2000

@@ -11,12 +11,12 @@ pytest.importorskip("fsspec")
 pytest.importorskip("gcsfs")
 pytest.importorskip("gcp_storage_emulator")
 
-from codec.cli.main import main  # noqa: E402
-from codec.errors import FileAccessError  # noqa: E402
-from codec.sources.tfrecord_file import TFRecordFile  # noqa: E402
-from codec.storage.remote_list import expand_remote  # noqa: E402
-from codec.sources.shard_set import ShardSet  # noqa: E402
-from tests.builders import FIXTURES  # noqa: E402
+from codec.cli.main import main
+from codec.errors import FileAccessError
+from codec.sources.shard_set import ShardSet
+from codec.sources.tfrecord_file import TFRecordFile
+from codec.storage.remote_list import expand_remote
+from tests.builders import FIXTURES
 
 pytestmark = pytest.mark.network
 

@@ -19,11 +19,11 @@ import pytest
 pytest.importorskip("fsspec")
 pytest.importorskip("aiohttp")
 
-from benchmarks.attacks import CLI, ROOT, run  # noqa: E402
-from benchmarks.attacks_remote import interruptible  # noqa: E402
-from codec import TFRecordWriter  # noqa: E402
-from codec.storage.url_secrets import carries_credentials, redact, redact_text, without_credentials  # noqa: E402
-from tests.remote_servers import RangeServer  # noqa: E402
+from benchmarks.attacks import CLI, ROOT, run
+from benchmarks.attacks_remote import interruptible
+from codec import TFRecordWriter
+from codec.storage.url_secrets import carries_credentials, redact, redact_text, without_credentials
+from tests.remote_servers import RangeServer
 
 SECRET = "S3CR3TSIG0123456789"
 QUERY = f"?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=AKIDEXAMPLE&X-Amz-Signature={SECRET}"

@@ -14,11 +14,11 @@ pytest.importorskip("s3fs")
 pytest.importorskip("moto")
 pytest.importorskip("flask")
 
-from codec.errors import FileChangedError, TFRecordError  # noqa: E402
-from codec.sources.tfrecord_file import TFRecordFile  # noqa: E402
-from codec.storage.writer import write_records  # noqa: E402
-from tests.builders import FIXTURES  # noqa: E402
-from tests.remote_servers import make_bucket, use_s3_env  # noqa: E402
+from codec.errors import FileChangedError, TFRecordError
+from codec.sources.tfrecord_file import TFRecordFile
+from codec.storage.writer import write_records
+from tests.builders import FIXTURES
+from tests.remote_servers import make_bucket, use_s3_env
 
 pytestmark = pytest.mark.network
 

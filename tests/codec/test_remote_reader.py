@@ -15,13 +15,13 @@ import pytest
 pytest.importorskip("fsspec")
 pytest.importorskip("aiohttp")
 
-from codec.errors import FileAccessError, FileChangedError  # noqa: E402
-from codec.format.framing import Compression  # noqa: E402
-from codec.sources.tfrecord_file import TFRecordFile  # noqa: E402
-from codec.storage.remote import RemoteFile  # noqa: E402
-from codec.storage.remote_io import AHEAD_RAMP, CHUNK, FIRST_CHUNK  # noqa: E402
-from codec.storage.writer import write_records  # noqa: E402
-from tests.remote_servers import range_server  # noqa: E402
+from codec.errors import FileAccessError, FileChangedError
+from codec.format.framing import Compression
+from codec.sources.tfrecord_file import TFRecordFile
+from codec.storage.remote import RemoteFile
+from codec.storage.remote_io import AHEAD_RAMP, CHUNK, FIRST_CHUNK
+from codec.storage.writer import write_records
+from tests.remote_servers import range_server
 
 pytestmark = pytest.mark.network
 

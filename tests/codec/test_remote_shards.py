@@ -15,12 +15,12 @@ pytest.importorskip("s3fs")
 pytest.importorskip("moto")
 pytest.importorskip("flask")
 
-from codec.errors import FileAccessError  # noqa: E402
-from codec.storage.remote_list import expand_remote, is_remote_glob  # noqa: E402
-from codec.storage.listing import expand_entries, expand_inputs  # noqa: E402
-from codec.sources.shard_set import ShardSet, looks_like_shard_set  # noqa: E402
-from tests.builders import FIXTURES  # noqa: E402
-from tests.remote_servers import S3_UNSET, s3_env  # noqa: E402
+from codec.errors import FileAccessError
+from codec.sources.shard_set import ShardSet, looks_like_shard_set
+from codec.storage.listing import expand_entries, expand_inputs
+from codec.storage.remote_list import expand_remote, is_remote_glob
+from tests.builders import FIXTURES
+from tests.remote_servers import S3_UNSET, s3_env
 
 SHARDS = sorted((FIXTURES / "shards").iterdir())
 MANY = 1100  # more than one ListObjectsV2 page (1,000 keys)

@@ -17,21 +17,29 @@ pytest.importorskip("s3fs")
 pytest.importorskip("moto")
 pytest.importorskip("flask")
 
+from codec.cli.main import main
+from codec.editing.document import Document
+from codec.errors import FileAccessError, TargetChangedError
+from codec.format.framing import Compression, RecordStatus
+from codec.ops.export import export, export_iter
+from codec.ops.repair import repair
+from codec.sources.tfrecord_file import TFRecordFile
 from codec.storage import remote_write
-from codec.cli.main import main  # noqa: E402
-from codec.editing.document import Document  # noqa: E402
-from codec.errors import FileAccessError, TargetChangedError  # noqa: E402
-from codec.ops.export import export, export_iter  # noqa: E402
-from codec.format.framing import Compression, RecordStatus  # noqa: E402
-from codec.sources.tfrecord_file import TFRecordFile  # noqa: E402
-from codec.ops.repair import repair  # noqa: E402
-from codec.storage.temp_files import is_temp_name, sweep_stale_temps  # noqa: E402
-from codec.storage.writer import (check_not_input, make_output_folder, output_exists, output_is_folder,  # noqa: E402
-                          output_join, resolve_output_compression, same_file, write_records)
-from tests.builders import fixture_path  # noqa: E402
-from tests.remote_servers import moto_server, use_s3_env  # noqa: E402
+from codec.storage.temp_files import is_temp_name, sweep_stale_temps
+from codec.storage.writer import (
+    check_not_input,
+    make_output_folder,
+    output_exists,
+    output_is_folder,
+    output_join,
+    resolve_output_compression,
+    same_file,
+    write_records,
+)
+from tests.builders import fixture_path
+from tests.remote_servers import moto_server, use_s3_env
 
-from .conftest import expected_intact  # noqa: E402
+from .conftest import expected_intact
 
 RECORDS = [hashlib.sha256(str(i).encode()).digest() * (1 + i % 40) for i in range(500)]
 

@@ -10,8 +10,8 @@ import pytest
 from codec import TFRecordFile, encode_record, write_records
 from codec.cli.main import main
 from codec.ops.repair import repair
-
 from tests.builders import MANIFEST, fixture_path
+
 from .conftest import expected_intact
 
 DAMAGED = [n for n, e in MANIFEST.items() if "problems" in e.get("corruption", {})]

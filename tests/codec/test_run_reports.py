@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from codec.ops import reports as run_reports
 from codec.errors import FileAccessError, TFRecordError, UsageError
 from codec.format.framing import ProblemKind
-from codec.sources.tfrecord_file import TFRecordFile
+from codec.ops import reports as run_reports
 from codec.ops.reports import load_report, local_path, parse_report, schema_python
+from codec.sources.tfrecord_file import TFRecordFile
 from tests.builders import FIXTURES, MANIFEST
 from tests.codec.conftest import ROOT
 

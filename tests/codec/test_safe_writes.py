@@ -18,18 +18,30 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
-from codec import (Compression, Document, FileAccessError, TFRecordFile, TFRecordWriter, encode_record, export, repair,
-                   write_records)
-from codec.storage import temp_files
-from codec.storage import writer
+from codec import (
+    Compression,
+    Document,
+    FileAccessError,
+    TFRecordFile,
+    TFRecordWriter,
+    encode_record,
+    export,
+    repair,
+    write_records,
+)
 from codec.cli.main import main
-from codec.ops.export import image_file_name
-from codec.index.cache import write_index
 from codec.decode.example_proto import BytesList, Example, Feature
+from codec.index.cache import write_index
+from codec.ops.export import image_file_name
+from codec.storage import temp_files, writer
 from codec.storage.temp_files import is_temp_name, sweep_stale_temps, temp_name
-from codec.storage.writer import (atomic_write_bytes, current_umask, new_file_mode, resolve_output_compression,
-                          with_compression_suffix)
-
+from codec.storage.writer import (
+    atomic_write_bytes,
+    current_umask,
+    new_file_mode,
+    resolve_output_compression,
+    with_compression_suffix,
+)
 from tests.builders import fixture_path
 
 ROOT = Path(__file__).resolve().parents[2]

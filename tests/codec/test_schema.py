@@ -9,10 +9,10 @@ from types import SimpleNamespace
 import pytest
 
 from codec import TFRecordFile, write_records
-from codec.stats.schema import FileSchema, infer_schema, schema_from_stats, schema_iter
 from codec.stats.file_stats import compute_stats
-
+from codec.stats.schema import FileSchema, infer_schema, schema_from_stats, schema_iter
 from tests.builders import MANIFEST, fixture_path
+
 from .test_query import example, sequence_example
 
 READABLE = [name for name, entry in MANIFEST.items() if not entry.get("corruption", {}).get("not_a_tfrecord")]

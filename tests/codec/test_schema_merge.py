@@ -12,10 +12,9 @@ from hypothesis import strategies as st
 
 from codec.cli.main import main
 from codec.decode.example_proto import Example, SequenceExample
-from codec.stats.schema import FileSchema
 from codec.sources.shard_set import ShardSet
 from codec.stats.pool import plan_stats
-
+from codec.stats.schema import FileSchema
 from tests.builders import fixture_path
 
 NAMES = ("a", "b", "c")

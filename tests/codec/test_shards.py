@@ -14,7 +14,6 @@ from codec.ops.export import export
 from codec.query.filter import compile_filter, matching_indices
 from codec.sources.shard_set import ShardSet, looks_like_shard_set, shard_pattern
 from codec.stats.file_stats import compute_stats
-
 from tests.builders import MANIFEST, fixture_path
 
 SHARDS = [f"shards/train-0000{k}-of-00004.tfrecord" for k in range(4)]

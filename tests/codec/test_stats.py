@@ -9,12 +9,12 @@ import numpy as np
 import pytest
 
 from codec import TFRecordFile, write_records
-from codec.query.filter import compile_filter, matching_indices
-from codec.index.scan import IndexProgress
-from codec.stats.file_stats import EXACT_VALUES, MAX_TRACKED, FileStats, _Histogram, compute_stats, stats_iter
 from codec.cli.stats_text import sparkline, stats_text
-
+from codec.index.scan import IndexProgress
+from codec.query.filter import compile_filter, matching_indices
+from codec.stats.file_stats import EXACT_VALUES, MAX_TRACKED, FileStats, _Histogram, compute_stats, stats_iter
 from tests.builders import MANIFEST, fixture_path
+
 from .test_query import example, sequence_example
 
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import json
 
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import codec.stats.file_stats
 from codec.stats.file_stats import FileStats

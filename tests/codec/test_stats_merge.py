@@ -11,13 +11,14 @@ from unittest import mock
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from PIL import Image
 
 from codec import ShardSet, TFRecordFile, write_records
+from codec.decode.example_proto import Example
 from codec.stats import file_stats as stats_module
 from codec.stats import numbers as stats_numbers
-from codec.decode.example_proto import Example
 from codec.stats.file_stats import FileStats, compute_stats
 from codec.stats.numbers import EXACT_VALUES, Numbers
 

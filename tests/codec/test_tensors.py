@@ -17,10 +17,10 @@ import sys
 import numpy as np
 import pytest
 
-from codec.errors import TensorDecodeError, TFRecordError
 from codec.decode.example_proto import Example, Feature, Features, FloatList, Int64List, SequenceExample
-from codec.sources.tfrecord_file import open_tfrecord
 from codec.decode.tensors import DATA_TYPES, MAX_ELEMENTS, TensorProto, decode_tensor, tensor_json
+from codec.errors import TensorDecodeError, TFRecordError
+from codec.sources.tfrecord_file import open_tfrecord
 from tests.builders import FIXTURES
 
 PAYLOADS = FIXTURES / "payloads"
@@ -370,6 +370,6 @@ def test_json_sha256_is_of_c_order_little_endian_bytes():
 
 
 def test_json_is_serializable_for_every_round_trip_case():
-    for dtype, expected in CONTENT_CASES:
+    for _dtype, expected in CONTENT_CASES:
         result = tensor_json(expected)
         assert json.loads(json.dumps(result, allow_nan=False)) == result

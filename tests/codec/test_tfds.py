@@ -14,12 +14,11 @@ import numpy as np
 import pytest
 from PIL import Image
 
+from codec.datasets.tfds import TfdsDataset, boxes, decoded_image, find_tfds_dir
 from codec.decode.decoder import RecordKind
 from codec.errors import SchemaError
 from codec.sources.tfrecord_file import open_tfrecord
-from codec.datasets.tfds import TfdsDataset, boxes, decoded_image, find_tfds_dir
 from codec.storage.writer import write_records
-
 from tests.builders import FIXTURES, example
 
 DEMO = FIXTURES / "payloads" / "tfds" / "lens_tfds_demo" / "1.2.0"

@@ -10,12 +10,11 @@ import sys
 import numpy as np
 import pytest
 
-from codec.parallel import forked
-from codec.index import halves
-from codec.index import quick_verify
-from codec.sources import verification
 from codec.cli.main import main
 from codec.format.framing import HEADER_SIZE, encode_record
+from codec.index import halves, quick_verify
+from codec.parallel import forked
+from codec.sources import verification
 from codec.sources.tfrecord_file import TFRecordFile
 from codec.storage.writer import write_records
 

@@ -15,13 +15,23 @@ import pytest
 
 from codec.decode.decoder import RecordKind, decode_record
 from codec.decode.example_proto import Example, SequenceExample
-from codec.sources.tfrecord_file import open_tfrecord
+from codec.decode.schemaless import (
+    GROUP_DEPTH,
+    MESSAGE_DEPTH,
+    WireField,
+    encode_wire,
+    looks_like_protobuf,
+    parse_wire,
+    protobuf_fields,
+    wire_features,
+    wire_from_json,
+    wire_json,
+    wire_text,
+    wire_tree,
+)
 from codec.decode.tensors import TensorProto
-from codec.decode.schemaless import (GROUP_DEPTH, MESSAGE_DEPTH, WireField, encode_wire, looks_like_protobuf,
-                               parse_wire, protobuf_fields, wire_features, wire_from_json, wire_json, wire_text,
-                               wire_tree)
-from tests.builders import MANIFEST, fixture_path
-from tests.builders import example
+from codec.sources.tfrecord_file import open_tfrecord
+from tests.builders import MANIFEST, example, fixture_path
 
 # ---------------------------------------------------------------- building wire bytes
 

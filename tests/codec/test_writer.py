@@ -8,7 +8,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from codec import Compression, FileAccessError, TFRecordWriter, open_tfrecord, write_records
-
 from tests.builders import fixture_path
 
 records_st = st.lists(st.binary(max_size=300), max_size=30)

@@ -4,13 +4,12 @@ from __future__ import annotations
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLineEdit
 
-from codec.decode.decoder import decode_record, feature_values, record_features
-from codec.editing.record_editor import RecordEditor
-from codec.sources.tfrecord_file import TFRecordFile
-
 from app.dialogs import edit_dialogs
 from app.shell.file_tab import FileTab
 from app.shell.main_window import MainWindow
+from codec.decode.decoder import decode_record, feature_values, record_features
+from codec.editing.record_editor import RecordEditor
+from codec.sources.tfrecord_file import TFRecordFile
 
 TIMEOUT = 20000
 

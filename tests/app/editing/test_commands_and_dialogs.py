@@ -5,11 +5,10 @@ import pytest
 
 pytest.importorskip("PySide6.QtWidgets")
 
-from codec.sources.tfrecord_file import TFRecordFile  # noqa: E402
-
-from app.dialogs import edit_dialogs  # noqa: E402
-from app.dialogs.edit_dialogs import BatchEdit, ValuesDialog  # noqa: E402
-from app.models.record_table_model import Column  # noqa: E402
+from app.dialogs import edit_dialogs
+from app.dialogs.edit_dialogs import BatchEdit, ValuesDialog
+from app.models.record_table_model import Column
+from codec.sources.tfrecord_file import TFRecordFile
 
 pytestmark = pytest.mark.gui
 
@@ -35,8 +34,14 @@ def test_values_dialog_checks_input_with_the_codec(qtbot):
 def test_commands_undo_and_redo_change_only_the_document(qapp, fixture_file):
     from PySide6.QtGui import QUndoStack
 
-    from app.models.commands import (DeleteRecords, DuplicateRecords, EditTarget, InsertRecords, MoveRecords,
-                                     ReplaceRecords)
+    from app.models.commands import (
+        DeleteRecords,
+        DuplicateRecords,
+        EditTarget,
+        InsertRecords,
+        MoveRecords,
+        ReplaceRecords,
+    )
     from codec.editing.document import Document
 
     with TFRecordFile(fixture_file("structured.tfrecord"), use_cache=False) as f:

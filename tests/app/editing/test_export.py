@@ -9,12 +9,20 @@ import pytest
 
 pytest.importorskip("PySide6.QtWidgets")
 
-from codec.format.framing import Compression  # noqa: E402
-from codec.sources.tfrecord_file import TFRecordFile  # noqa: E402
-from codec.storage.writer import write_records  # noqa: E402
-
-from tests.app.editing.helpers import (  # noqa: E402
-    TIMEOUT, feature_of, open_editable, original, read_back, run_export, select_rows, show, tree_index)
+from codec.format.framing import Compression
+from codec.sources.tfrecord_file import TFRecordFile
+from codec.storage.writer import write_records
+from tests.app.editing.helpers import (
+    TIMEOUT,
+    feature_of,
+    open_editable,
+    original,
+    read_back,
+    run_export,
+    select_rows,
+    show,
+    tree_index,
+)
 
 pytestmark = pytest.mark.gui
 

@@ -5,18 +5,28 @@ import pytest
 
 pytest.importorskip("PySide6.QtWidgets")
 
-from PySide6.QtCore import Qt  # noqa: E402
+from PySide6.QtCore import Qt
 
-from codec.decode.decoder import RecordKind, decode_record, feature_values, record_features  # noqa: E402
-from codec.editing.record_editor import RecordEditor  # noqa: E402
-
-from app.dialogs.edit_dialogs import BytesEditor  # noqa: E402
-from app.models.record_table_model import Column  # noqa: E402
-from app.views.tree_edit_requests import AddFeature, ChangeType, InsertStep, RenameFeature, ReplaceRecord  # noqa: E402
-
-from tests.app.editing.helpers import (  # noqa: E402
-    TIMEOUT, answer, feature_of, open_editable, original, press, read_back, redo, save, show,
-    tree_index, undo, values)
+from app.dialogs.edit_dialogs import BytesEditor
+from app.models.record_table_model import Column
+from app.views.tree_edit_requests import AddFeature, ChangeType, InsertStep, RenameFeature, ReplaceRecord
+from codec.decode.decoder import RecordKind, decode_record, feature_values, record_features
+from codec.editing.record_editor import RecordEditor
+from tests.app.editing.helpers import (
+    TIMEOUT,
+    answer,
+    feature_of,
+    open_editable,
+    original,
+    press,
+    read_back,
+    redo,
+    save,
+    show,
+    tree_index,
+    undo,
+    values,
+)
 
 pytestmark = pytest.mark.gui
 

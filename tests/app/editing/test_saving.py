@@ -9,13 +9,22 @@ import pytest
 
 pytest.importorskip("PySide6.QtWidgets")
 
-from codec.editing.record_editor import empty_example  # noqa: E402
-from codec.format.framing import Compression  # noqa: E402
-from codec.sources.tfrecord_file import TFRecordFile  # noqa: E402
-from codec.storage.writer import write_records  # noqa: E402
-
-from tests.app.editing.helpers import (  # noqa: E402
-    TIMEOUT, answer, feature_of, open_editable, original, read_back, save, select_rows, show, tree_index)
+from codec.editing.record_editor import empty_example
+from codec.format.framing import Compression
+from codec.sources.tfrecord_file import TFRecordFile
+from codec.storage.writer import write_records
+from tests.app.editing.helpers import (
+    TIMEOUT,
+    answer,
+    feature_of,
+    open_editable,
+    original,
+    read_back,
+    save,
+    select_rows,
+    show,
+    tree_index,
+)
 
 pytestmark = pytest.mark.gui
 

@@ -5,18 +5,29 @@ import pytest
 
 pytest.importorskip("PySide6.QtWidgets")
 
-from PySide6.QtCore import Qt  # noqa: E402
+from PySide6.QtCore import Qt
 
-from codec.decode.decoder import decode_record, record_features  # noqa: E402
-from codec.editing.record_editor import empty_example  # noqa: E402
-
-from app.dialogs.edit_dialogs import BatchEdit  # noqa: E402
-from app.models.record_table_model import Column  # noqa: E402
-from app.shell import record_edits  # noqa: E402
-
-from tests.app.editing.helpers import (  # noqa: E402
-    TIMEOUT, answer, feature_of, open_editable, original, press, read_back, redo, save, select_rows,
-    show, tree_index, undo, values)
+from app.dialogs.edit_dialogs import BatchEdit
+from app.models.record_table_model import Column
+from app.shell import record_edits
+from codec.decode.decoder import decode_record, record_features
+from codec.editing.record_editor import empty_example
+from tests.app.editing.helpers import (
+    TIMEOUT,
+    answer,
+    feature_of,
+    open_editable,
+    original,
+    press,
+    read_back,
+    redo,
+    save,
+    select_rows,
+    show,
+    tree_index,
+    undo,
+    values,
+)
 
 pytestmark = pytest.mark.gui
 

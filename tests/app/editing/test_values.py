@@ -5,15 +5,27 @@ import pytest
 
 pytest.importorskip("PySide6.QtWidgets")
 
-from PySide6.QtCore import Qt  # noqa: E402
+from PySide6.QtCore import Qt
 
-from app.dialogs.edit_dialogs import BytesEditor  # noqa: E402
-from app.models.record_table_model import Column  # noqa: E402
-from app.views.tree_edit_requests import EditValues, InsertValue  # noqa: E402
-
-from tests.app.editing.helpers import (  # noqa: E402
-    TIMEOUT, answer, feature_of, open_editable, original, press, read_back, redo, save, show,
-    tree_index, type_into_editor, undo, values)
+from app.dialogs.edit_dialogs import BytesEditor
+from app.models.record_table_model import Column
+from app.views.tree_edit_requests import EditValues, InsertValue
+from tests.app.editing.helpers import (
+    TIMEOUT,
+    answer,
+    feature_of,
+    open_editable,
+    original,
+    press,
+    read_back,
+    redo,
+    save,
+    show,
+    tree_index,
+    type_into_editor,
+    undo,
+    values,
+)
 
 pytestmark = pytest.mark.gui
 
