@@ -15,6 +15,7 @@ STATUS_TEXT = {
     RecordStatus.TRUNCATED: "truncated",
     RecordStatus.WRITING: "being written",
 }
+COMPRESSION_TEXT = {"none": "plain", "gzip": "GZIP", "zlib": "ZLIB"}  # a Compression's value, as shown
 
 
 def kind_text(decoded: DecodedRecord) -> str:

@@ -285,8 +285,7 @@ class EditActions(QObject):
         selected = editing.selected_records() if tab.table.selectionModel().hasSelection() else []
         if self.export_dialog is not None:
             self.export_dialog.deleteLater()
-        matches = getattr(tab.table.model(), "matches", None)  # app.models.filtered_table_model: the filter's records
-        shown = matches() if callable(matches) else None
+        shown = tab.proxy.matches()  # the filter's records (None: no filter)
         filtered = None if shown is None else shown.tolist()
         dialog = ExportDialog(records, tab.path, selected, self.window, modified=editing.modified, filtered=filtered)
         dialog.export_finished.connect(lambda result: self._exported(dialog, result))

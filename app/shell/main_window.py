@@ -14,17 +14,14 @@ from __future__ import annotations
 
 import os
 
-from PySide6.QtCore import QEvent, QSize, Qt, QTimer
+from PySide6.QtCore import QEvent, QSize, Qt
 from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QGuiApplication, QKeySequence
 from PySide6.QtWidgets import (
     QInputDialog,
-    QLabel,
     QMainWindow,
     QMessageBox,
-    QProgressBar,
     QStackedWidget,
     QTabWidget,
-    QToolButton,
     QVBoxLayout,
     QWidget,
 )
@@ -42,11 +39,12 @@ from app.shell.qa_docks import QaDocks, TabQa
 from app.shell.recent_files import RecentFiles, sweep_stale_temps_in
 from app.shell.report_opening import ReportOpenings, is_report_name
 from app.shell.shard_set_tab import ShardSetTab
+from app.shell.status_bar import TabStatusBar
 from app.shell.tab_state import TabState
 from app.shell.url_opening import UrlOpening, UrlOpenings
 from app.style import icons
 from app.views.message_bar import MessageBar
-from app.views.start_page import StartPage, human_size
+from app.views.start_page import StartPage
 from app.workers.worker import PAINT_GATE
 from codec.errors import TFRecordError
 from codec.sources.open import opens_as_set
@@ -58,9 +56,6 @@ APP_NAME = "TFRecord Lens"
 MESSAGE_MS = 10000
 DEFAULT_SIZE = (1200, 780)  # a first start's window, when the screen has room
 SCREEN_SHARE = 0.85  # of a larger screen
-COMPRESSION_TEXT = {"none": "plain", "gzip": "GZIP", "zlib": "ZLIB"}
-FETCH_REFRESH_MS = 500  # the status bar's fetched bytes and throughput, while a URL is read
-URL_SHOWN_CHARS = 60  # longer URLs are elided in the middle in the status bar
 
 
 class MainWindow(QMainWindow):
@@ -118,33 +113,14 @@ class MainWindow(QMainWindow):
 
     # -- building ---------------------------------------------------------
     def _make_status_bar(self) -> None:
-        bar = self.statusBar()
-        self.progress = QProgressBar()
-        self.progress.setRange(0, 1000)
-        self.progress.setMaximumWidth(160)
-        self.progress.setMaximumHeight(16)
-        self.progress.setTextVisible(False)
-        self.records_label = QLabel()
-        self.problems_label = QLabel()
-        self.compression_label = QLabel()
-        self.payload_label = QLabel()
-        self.payload_label.setToolTip("How the records decode: File > Decode As…")
-        self.size_label = QLabel()
-        self.fetch_label = QLabel()  # a URL's bytes fetched and throughput
-        self.fetch_timer = QTimer(self)
-        self.fetch_timer.setInterval(FETCH_REFRESH_MS)
-        self.fetch_timer.timeout.connect(self._refresh_status)
-        self.cancel_button = QToolButton()
-        self.cancel_button.setIcon(icons.icon("cancel"))
-        self.cancel_button.setText("Cancel")
-        self.cancel_button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
-        self.cancel_button.setAutoRaise(True)
-        self.cancel_button.setToolTip("Stop indexing (Esc); the records found so far stay")
-        self.cancel_button.clicked.connect(self.cancel_current)
-        for widget in (self.progress, self.records_label, self.fetch_label, self.problems_label,
-                       self.payload_label, self.compression_label, self.size_label, self.cancel_button):
-            bar.addPermanentWidget(widget)
-        self.compression_label.setToolTip("Compression, decided from the file's first bytes")
+        self.status = TabStatusBar(self.statusBar(), self, refresh=self._refresh_status)
+        self.status.cancel_button.clicked.connect(self.cancel_current)
+        status = self.status  # its widgets by their names here too (tests and the actions read them)
+        self.progress, self.records_label, self.problems_label = status.progress, status.records_label, \
+            status.problems_label
+        self.compression_label, self.payload_label, self.size_label = status.compression_label, \
+            status.payload_label, status.size_label
+        self.fetch_label, self.cancel_button = status.fetch_label, status.cancel_button
 
     def _action(self, text: str, slot, shortcut=None, icon: str | None = None, tip: str = "") -> QAction:
         action = QAction(text, self)
@@ -506,58 +482,14 @@ class MainWindow(QMainWindow):
         sender = self.sender()
         if isinstance(sender, FileTab) and sender is not tab:
             return
-        widgets = (self.progress, self.records_label, self.fetch_label, self.problems_label, self.payload_label,
-                   self.compression_label, self.size_label, self.cancel_button)
         if tab is None:
-            for widget in widgets:
-                widget.hide()
-            self.fetch_timer.stop()
+            self.status.clear()
             self.follow_action.setChecked(False)
             return
         s = tab.state()
-        self._show_fetched(s)
-        running = s.running
-        self.progress.setVisible(running)
-        self.cancel_button.setVisible(running)
-        self.cancel_action.setEnabled(running)
-        self.progress.setValue(int(s.fraction * 1000))
-        records = f"{s.records:,} record" + ("" if s.records == 1 else "s")
+        self.cancel_action.setEnabled(s.running)
         self._show_follow(s)
-        if s.following:
-            done = s.records - s.writing
-            records = f"following · {done:,} record" + ("" if done == 1 else "s") + \
-                (" · 1 being written" if s.writing else "")
-        elif running and s.phase == "index":
-            records += " so far…"
-        elif running and s.phase == "verify":
-            records += f", checking CRCs… {s.fraction:.0%}"
-        elif s.phase == "cancelled":
-            records += " (stopped)"
-        elif s.phase == "failed":
-            records += " (indexing failed)"
-        if s.shards is not None:  # a shard set
-            records += f" · shards {s.shards[0]:,} of {s.shards[1]:,} indexed"
-        self.records_label.setText(records)
-        self.records_label.setToolTip(s.error or "")
-        if s.problems:
-            text = f"⚠ {s.problems:,} problem" + ("" if s.problems == 1 else "s")
-            style = "color: rgb(211, 47, 47); font-weight: bold;"
-            tip = "Damaged records are marked in the table (F8: next damaged record)"
-        else:
-            text = "✓ all CRCs ok" if s.verified else "✓ headers ok"
-            style = "color: rgb(46, 158, 91);"
-            tip = "" if s.verified else "Data CRCs not checked yet: File > Verify Checksums"
-        self.problems_label.setText(text)
-        self.problems_label.setToolTip(tip)
-        if self.problems_label.styleSheet() != style:  # restyling costs milliseconds: only on change
-            self.problems_label.setStyleSheet(style)
-        self.compression_label.setText(COMPRESSION_TEXT.get(s.compression, s.compression))
-        self.size_label.setText(human_size(s.file_size))
-        self.size_label.setToolTip(f"{s.file_size:,} bytes")
-        self.payload_label.setText(f"as {s.decoded_as}" if s.decoded_as else "")
-        self.payload_label.setVisible(bool(s.decoded_as))
-        for widget in (self.records_label, self.problems_label, self.compression_label, self.size_label):
-            widget.show()
+        self.status.show_state(s)
 
     def _toggle_follow(self, on: bool) -> None:
         tab = self.current_tab()
@@ -573,25 +505,6 @@ class MainWindow(QMainWindow):
         """View > Follow: checked while the tab follows its file; enabled where following makes sense."""
         self.follow_action.setChecked(s.following)
         self.follow_action.setEnabled(s.can_follow)
-
-    def _show_fetched(self, s: TabState) -> None:
-        """A URL's bytes fetched (and throughput while a pass reads it), refreshed by a timer meanwhile."""
-        self.fetch_label.setVisible(s.fetched is not None)
-        if s.fetched is None:
-            self.fetch_timer.stop()
-            return
-        fetched = f"{human_size(s.fetched)} fetched"
-        if s.running:
-            url = s.path if len(s.path) <= URL_SHOWN_CHARS else \
-                f"{s.path[:URL_SHOWN_CHARS // 2 - 1]}…{s.path[-(URL_SHOWN_CHARS // 2):]}"
-            doing = "Checking" if s.phase == "verify" else "Indexing"
-            self.fetch_label.setText(f"{doing} {url} — {fetched}, {human_size(int(s.rate))}/s")
-            if not self.fetch_timer.isActive():
-                self.fetch_timer.start()
-        else:
-            self.fetch_label.setText(fetched)
-            self.fetch_timer.stop()
-        self.fetch_label.setToolTip(f"{s.fetched:,} bytes read from {s.path}")
 
     def _saved(self, path: str) -> None:
         """A tab was written to ``path``: a recent file now, and the tab's title may have changed."""

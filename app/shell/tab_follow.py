@@ -44,6 +44,7 @@ class TabFollow(QObject):
         self.timer.timeout.connect(self._poll)
         self._worker: GeneratorWorker | None = None
         self._stopping = False
+        self._last: GeneratorWorker | None = None  # the pass that ends following (stop_follow)
         session.about_to_reopen.connect(self._dropped)  # another file (or the same, reopened) comes
 
     def why_not(self) -> str | None:
@@ -89,6 +90,7 @@ class TabFollow(QObject):
         if self._worker is not None:
             self._worker.stop()
         self._run(self.session.source.stop_follow)
+        self._last = self._worker  # only its end ends following: a grow pass may still end after stop()
 
     def _poll(self) -> None:
         """Has the file changed size or time? Then index what was appended, on a worker."""
@@ -115,7 +117,7 @@ class TabFollow(QObject):
         worker.deleteLater()
         if self._worker is worker:
             self._worker = None
-        if self._stopping and not worker.cancelled:  # the last pass (stop_follow) has ended
+        if self._stopping and worker is self._last and not worker.cancelled:  # the last pass (stop_follow) ended
             self._finish(None)
         elif error is not None and not self._stopping:
             self._finish(error)

@@ -34,7 +34,8 @@ from app.models.gallery_model import DEFAULT_SIDE, TILE_ROLE, GalleryModel, Tile
 from app.models.stretch_preference import stretch_mode, stretch_preference
 from app.style import icons
 from app.style.palette import CANVAS_BG, DAMAGED_TEXT, ERROR_BG, ERROR_TEXT, MUTED_TEXT
-from app.views.image_preview import STRETCH_TIP, paint_boxes
+from app.views.box_painting import paint_boxes
+from app.views.image_preview import STRETCH_TIP
 from app.workers.background import PoolJobs
 from app.workers.thumbnail_loader import SAMPLE_RECORDS, ThumbnailLoader, sample_keys
 from app.workers.worker import PAINT_GATE

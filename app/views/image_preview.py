@@ -12,18 +12,16 @@ every preview and gallery, see :mod:`app.models.stretch_preference`).
 """
 from __future__ import annotations
 
-import zlib
 from collections import Counter
 from dataclasses import dataclass, field
 from itertools import groupby
 from typing import Any, NamedTuple
 
-from PySide6.QtCore import QEvent, QObject, QPointF, QRectF, QSize, Qt, Signal
+from PySide6.QtCore import QEvent, QObject, QRectF, QSize, Qt, Signal
 from PySide6.QtGui import (
     QAction,
     QColor,
     QFont,
-    QFontMetrics,
     QImage,
     QPainter,
     QPaintEvent,
@@ -48,6 +46,7 @@ from app.models.labels import caption_text, image_dims
 from app.models.qimage import Decode, decode_to_qimage
 from app.models.stretch_preference import stretch_mode, stretch_preference
 from app.style.palette import CANVAS_BG, CAPTION_COLOR, ERROR_BG, ERROR_TEXT
+from app.views.box_painting import paint_boxes
 from app.workers.background import PoolJobs
 from app.workers.worker import one_line
 from codec.decode.decoder import DecodedRecord
@@ -65,36 +64,11 @@ STRIP_SPACING = 8
 CARD_SPACING = 4  # between an image and its caption
 MARGIN = 10
 
-# Saturated colours that stay distinct from each other on photos and on white.
-BOX_COLORS = tuple(QColor(c) for c in (
-    "#e6194b", "#3cb44b", "#4363d8", "#f58231", "#911eb4", "#00a3c4", "#f032e6", "#9a6324",
-    "#469990", "#000075", "#808000", "#800000", "#bfef45", "#ff6f91"))
-BOX_SHADOW = QColor(0, 0, 0, 120)
 
 
 STRETCH_TEXT = "Stretch contrast"
 STRETCH_TIP = ("Stretch contrast to the image's own range (16-bit and float images; otherwise they are scaled "
                "by their type's range, 0–65535 for 16-bit)")
-
-
-def label_colors(labels: list[str | None]) -> dict[str | None, QColor]:
-    """A colour per label: stable across records (by hash), distinct within one."""
-    colors: dict[str | None, QColor] = {}
-    used: set[int] = set()
-    for label in dict.fromkeys(labels):
-        k = zlib.crc32((label or "").encode("utf-8")) % len(BOX_COLORS)
-        for _ in range(len(BOX_COLORS)):
-            if k not in used:
-                break
-            k = (k + 1) % len(BOX_COLORS)
-        used.add(k)
-        colors[label] = BOX_COLORS[k]
-    return colors
-
-
-def _readable_text_color(bg: QColor) -> QColor:
-    luminance = 0.299 * bg.red() + 0.587 * bg.green() + 0.114 * bg.blue()
-    return QColor("black") if luminance > 150 else QColor("white")
 
 
 @dataclass
@@ -204,55 +178,6 @@ class ImageCanvas(QWidget):
         size = self.natural_size()
         paint_boxes(painter, self.shown.boxes, QRectF(self.rect()), self.width() / size.width(),
                     self.height() / size.height(), self._label_font)
-
-
-def paint_boxes(painter: QPainter, boxes: list[BoundingBox], area: QRectF, sx: float, sy: float,
-                label_font: QFont | None, rim: float = 4, line: float = 2) -> None:
-    """Draw ``boxes`` scaled by ``sx``, ``sy`` into ``area``, with their labels as chips.
-
-    Also used by the gallery's thumbnails; ``label_font`` None draws no labels.
-    """
-    painter.save()
-    painter.setRenderHint(QPainter.RenderHint.Antialiasing)
-    colors = label_colors([box.label for box in boxes])
-    metrics = QFontMetrics(label_font) if label_font is not None else None
-    if label_font is not None:
-        painter.setFont(label_font)
-    ox, oy = area.left(), area.top()
-    placed: list[QRectF] = []  # chips drawn so far: boxes sharing a corner keep every label readable
-    for box in boxes:
-        color = colors[box.label]
-        r = QRectF(QPointF(ox + box.xmin * sx, oy + box.ymin * sy),
-                   QPointF(ox + box.xmax * sx, oy + box.ymax * sy)).normalized()
-        painter.setPen(QPen(BOX_SHADOW, rim))  # a dark rim keeps light colours visible on light images
-        painter.drawRect(r)
-        painter.setPen(QPen(color, line))
-        painter.drawRect(r)
-        if not box.label or metrics is None:
-            continue
-        tw, th = metrics.horizontalAdvance(box.label) + 8, metrics.height() + 2
-        top = r.top() - th if r.top() - th >= area.top() else r.top()
-        left = min(max(area.left(), r.left()), max(area.left(), area.right() - tw))
-        chip = _free_spot(QRectF(left, top, tw, th), placed, area)
-        placed.append(chip)
-        painter.fillRect(chip, color)
-        painter.setPen(_readable_text_color(color))
-        painter.drawText(chip, Qt.AlignmentFlag.AlignCenter, box.label)
-    painter.restore()
-
-
-def _free_spot(chip: QRectF, placed: list[QRectF], area: QRectF) -> QRectF:
-    """``chip`` moved right (then down a line) until it covers no chip in ``placed``, within ``area`` if it can."""
-    start = chip.left()
-    for _ in range(4 * len(placed) + 1):
-        hit = next((p for p in placed if p.intersects(chip)), None)
-        if hit is None:
-            return chip
-        if hit.right() + 1 + chip.width() <= area.right():
-            chip.moveLeft(hit.right() + 1)
-        else:
-            chip.moveTo(start, chip.top() + chip.height())
-    return chip
 
 
 class _Strip(NamedTuple):

@@ -29,6 +29,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.models.labels import COMPRESSION_TEXT
 from app.models.problem_list_model import KIND_WORDS, problem_title
 from app.style import icons
 from app.style.palette import DAMAGED_TEXT, MUTED_COLOR, MUTED_TEXT
@@ -45,7 +46,6 @@ KIND_TITLES = {"verify": "Verify", "stats": "Statistics", "schema": "Feature spe
 VERIFY_COLUMNS = ("File", "Records", "OK", "Problems", "Compression")
 REPAIR_COLUMNS = ("Source", "Kept", "Dropped", "Damaged kept", "Output")
 STATUS_WORDS = {k.value: w for k, w in KIND_WORDS.items()}
-COMPRESSION_TEXT = {"none": "plain", "gzip": "GZIP", "zlib": "ZLIB"}
 HINTS = {"check": "double-click a finding to open its first record's file at that record",
          "verify": "double-click a file, or a problem to open its file there",
          "repair": "double-click a file, or a dropped record to open the source file there"}

@@ -49,7 +49,7 @@ from codec.decode.image_sniff import probe_image
 from codec.decode.payloads import record_fields
 from codec.index.scan import IndexProgress
 from codec.sources.record_pass import PassCounts, quick_decode, record_pass
-from codec.stats.numbers import EXACT_VALUES, FLUSH_VALUES, MAX_TRACKED, TOP_N, IntPending  # noqa: F401 - tests/codec/test_stats.py's names
+from codec.stats.numbers import FLUSH_VALUES, MAX_TRACKED, TOP_N, IntPending
 from codec.stats.numbers import Numbers as _Numbers
 from codec.stats.numbers import Pending as _Pending
 

@@ -11,8 +11,7 @@ from codec.errors import TFRecordError
 from codec.sources.open import open_paths, opens_as_set
 from codec.sources.shard_set import ShardSet
 from codec.sources.tfrecord_file import TFRecordFile
-
-from .conftest import FIXTURES, MANIFEST, fixture_path
+from tests.builders import FIXTURES, MANIFEST, fixture_path
 
 SHARDS = [fixture_path(f"shards/train-0000{k}-of-00004.tfrecord") for k in range(4)]
 TFDS_DEMO = str(FIXTURES / "payloads" / "tfds" / "lens_tfds_demo" / "1.2.0")

@@ -12,7 +12,9 @@ from codec import TFRecordFile, write_records
 from codec.cli.stats_text import sparkline, stats_text
 from codec.index.scan import IndexProgress
 from codec.query.filter import compile_filter, matching_indices
-from codec.stats.file_stats import EXACT_VALUES, MAX_TRACKED, FileStats, _Histogram, compute_stats, stats_iter
+from codec.stats.file_stats import FileStats, compute_stats, stats_iter
+from codec.stats.numbers import EXACT_VALUES, MAX_TRACKED
+from codec.stats.numbers import Histogram as _Histogram
 from tests.builders import MANIFEST, fixture_path
 
 from .test_query import example, sequence_example

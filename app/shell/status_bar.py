@@ -1,0 +1,118 @@
+"""The window's status bar: the current tab's progress, records, problems, compression, size and,
+for a URL, the bytes fetched, filled from its :class:`~app.shell.tab_state.TabState`."""
+from __future__ import annotations
+
+from typing import Callable
+
+from PySide6.QtCore import QObject, Qt, QTimer
+from PySide6.QtWidgets import QLabel, QProgressBar, QStatusBar, QToolButton
+
+from app.models.labels import COMPRESSION_TEXT
+from app.shell.tab_state import TabState
+from app.style import icons
+from app.views.start_page import human_size
+
+FETCH_REFRESH_MS = 500  # the fetched bytes and throughput, while a URL is read
+URL_SHOWN_CHARS = 60  # longer URLs are elided in the middle
+
+
+class TabStatusBar(QObject):
+    """The permanent widgets of ``bar``; ``refresh`` is called on a timer while a URL is read."""
+
+    def __init__(self, bar: QStatusBar, parent: QObject, *, refresh: Callable[[], None]) -> None:
+        super().__init__(parent)
+        self.progress = QProgressBar()
+        self.progress.setRange(0, 1000)
+        self.progress.setMaximumWidth(160)
+        self.progress.setMaximumHeight(16)
+        self.progress.setTextVisible(False)
+        self.records_label = QLabel()
+        self.problems_label = QLabel()
+        self.compression_label = QLabel()
+        self.compression_label.setToolTip("Compression, decided from the file's first bytes")
+        self.payload_label = QLabel()
+        self.payload_label.setToolTip("How the records decode: File > Decode As…")
+        self.size_label = QLabel()
+        self.fetch_label = QLabel()  # a URL's bytes fetched and throughput
+        self.fetch_timer = QTimer(self)
+        self.fetch_timer.setInterval(FETCH_REFRESH_MS)
+        self.fetch_timer.timeout.connect(refresh)
+        self.cancel_button = QToolButton()
+        self.cancel_button.setIcon(icons.icon("cancel"))
+        self.cancel_button.setText("Cancel")
+        self.cancel_button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
+        self.cancel_button.setAutoRaise(True)
+        self.cancel_button.setToolTip("Stop indexing (Esc); the records found so far stay")
+        self.widgets = (self.progress, self.records_label, self.fetch_label, self.problems_label,
+                        self.payload_label, self.compression_label, self.size_label, self.cancel_button)
+        for widget in self.widgets:
+            bar.addPermanentWidget(widget)
+
+    def clear(self) -> None:
+        """No tab: nothing to say."""
+        for widget in self.widgets:
+            widget.hide()
+        self.fetch_timer.stop()
+
+    def show_state(self, s: TabState) -> None:
+        """Say what ``s`` holds."""
+        self._show_fetched(s)
+        running = s.running
+        self.progress.setVisible(running)
+        self.cancel_button.setVisible(running)
+        self.progress.setValue(int(s.fraction * 1000))
+        records = f"{s.records:,} record" + ("" if s.records == 1 else "s")
+        if s.following:
+            done = s.records - s.writing
+            records = f"following · {done:,} record" + ("" if done == 1 else "s") + \
+                (" · 1 being written" if s.writing else "")
+        elif running and s.phase == "index":
+            records += " so far…"
+        elif running and s.phase == "verify":
+            records += f", checking CRCs… {s.fraction:.0%}"
+        elif s.phase == "cancelled":
+            records += " (stopped)"
+        elif s.phase == "failed":
+            records += " (indexing failed)"
+        if s.shards is not None:  # a shard set
+            records += f" · shards {s.shards[0]:,} of {s.shards[1]:,} indexed"
+        self.records_label.setText(records)
+        self.records_label.setToolTip(s.error or "")
+        if s.problems:
+            text = f"⚠ {s.problems:,} problem" + ("" if s.problems == 1 else "s")
+            style = "color: rgb(211, 47, 47); font-weight: bold;"
+            tip = "Damaged records are marked in the table (F8: next damaged record)"
+        else:
+            text = "✓ all CRCs ok" if s.verified else "✓ headers ok"
+            style = "color: rgb(46, 158, 91);"
+            tip = "" if s.verified else "Data CRCs not checked yet: File > Verify Checksums"
+        self.problems_label.setText(text)
+        self.problems_label.setToolTip(tip)
+        if self.problems_label.styleSheet() != style:  # restyling costs milliseconds: only on change
+            self.problems_label.setStyleSheet(style)
+        self.compression_label.setText(COMPRESSION_TEXT.get(s.compression, s.compression))
+        self.size_label.setText(human_size(s.file_size))
+        self.size_label.setToolTip(f"{s.file_size:,} bytes")
+        self.payload_label.setText(f"as {s.decoded_as}" if s.decoded_as else "")
+        self.payload_label.setVisible(bool(s.decoded_as))
+        for widget in (self.records_label, self.problems_label, self.compression_label, self.size_label):
+            widget.show()
+
+    def _show_fetched(self, s: TabState) -> None:
+        """A URL's bytes fetched (and throughput while a pass reads it), refreshed by the timer meanwhile."""
+        self.fetch_label.setVisible(s.fetched is not None)
+        if s.fetched is None:
+            self.fetch_timer.stop()
+            return
+        fetched = f"{human_size(s.fetched)} fetched"
+        if s.running:
+            url = s.path if len(s.path) <= URL_SHOWN_CHARS else \
+                f"{s.path[:URL_SHOWN_CHARS // 2 - 1]}…{s.path[-(URL_SHOWN_CHARS // 2):]}"
+            doing = "Checking" if s.phase == "verify" else "Indexing"
+            self.fetch_label.setText(f"{doing} {url} — {fetched}, {human_size(int(s.rate))}/s")
+            if not self.fetch_timer.isActive():
+                self.fetch_timer.start()
+        else:
+            self.fetch_label.setText(fetched)
+            self.fetch_timer.stop()
+        self.fetch_label.setToolTip(f"{s.fetched:,} bytes read from {s.path}")
