@@ -38,10 +38,22 @@ def complete(f: TFRecordFile) -> list[bytes]:
     return [f.read(i).data for i in range(f.complete_records)]
 
 
+_FOLLOWED: list[TFRecordFile] = []
+
+
+@pytest.fixture(autouse=True)
+def _close_followed():
+    """Every file a test followed is closed after it (its readers' file handles too)."""
+    yield
+    while _FOLLOWED:
+        _FOLLOWED.pop().close()
+
+
 def followed(path, head: bytes) -> TFRecordFile:
     """``path`` holding ``head``, opened, indexed and followed."""
     path.write_bytes(head)
     f = TFRecordFile(path, use_cache=False)
+    _FOLLOWED.append(f)
     f.build_index()
     f.start_follow()
     return f
