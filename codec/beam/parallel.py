@@ -22,13 +22,14 @@ class _Run:
     def __init__(self, factory: Callable[..., Any], setup: dict) -> None:
         self.factory = factory
         self.setup = setup
-        self._runner = None
+        self._runner: Any = None  # what factory builds: any object with run(task, progress=...)
 
     def __getstate__(self) -> dict:
         return {"factory": self.factory, "setup": self.setup}
 
     def __setstate__(self, state: dict) -> None:
-        self.__init__(state["factory"], state["setup"])
+        # Unpickled: built as the constructor builds it (_Run has no subclasses).
+        self.__init__(state["factory"], state["setup"])  # type: ignore[misc]
 
     def __call__(self, task) -> tuple[int, Any]:
         if self._runner is None:

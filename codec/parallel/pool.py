@@ -101,7 +101,9 @@ def run_tasks(tasks: list, factory: Callable[..., Any], setup: dict, workers: in
     except BaseException:
         _release_sigint(held)
         raise
-    seen = list(pool._pool)  # every worker started, kept to read its exit code after the pool drops it
+    # Every worker started (pool._pool: multiprocessing's worker list, not in its typed API), kept to read
+    # its exit code after the pool drops it.
+    seen = list(pool._pool)  # type: ignore[attr-defined]
     try:
         _release_sigint(held)
         pending = [pool.apply_async(_run, (task,)) for task in tasks]
@@ -118,7 +120,7 @@ def run_tasks(tasks: list, factory: Callable[..., Any], setup: dict, workers: in
                 else:
                     still.append(job)
             pending = still
-            seen += [proc for proc in pool._pool if proc not in seen]
+            seen += [proc for proc in pool._pool if proc not in seen]  # type: ignore[attr-defined]
             if pending and any(proc.exitcode not in (None, 0) for proc in seen):
                 raise WorkerLostError("a worker process ended unexpectedly (out of memory, or killed?)")
         yield from _drain(progress)
