@@ -52,7 +52,7 @@ from codec.doctor.report import CheckOptions, CheckProgress, CheckReport
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Iterable, Iterator
+    from typing import Generator, Iterable, Iterator
 
 __all__ = ["assemble", "band_keys", "band_pairs", "band_plan", "check_iter"]
 
@@ -251,7 +251,7 @@ def _build(p, plan, threshold: int):
 
 # ---------------------------------------------------------------- the driver
 def check_iter(paths: list[str], options: CheckOptions, runner: str,
-               beam_options: list[str] | None) -> Iterator[CheckProgress | CheckReport]:
+               beam_options: list[str] | None) -> Generator[CheckProgress | CheckReport, None, None]:
     """:func:`codec.doctor.check_iter` on a Beam ``runner``: progress, then the report the local run gives."""
     from codec.beam.pipeline import run_pipeline
     from codec.doctor.engine import prepare

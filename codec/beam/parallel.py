@@ -11,7 +11,7 @@ from __future__ import annotations
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, Callable, Iterator
+    from typing import Any, Callable, Generator
 
 __all__ = ["run_tasks", "task_runner"]
 
@@ -40,7 +40,7 @@ class _Run:
 
 
 def run_tasks(tasks: list, factory: Callable[..., Any], setup: dict, runner: str,
-              beam_options: list[str] | None) -> Iterator[Any]:
+              beam_options: list[str] | None) -> Generator[Any, None, None]:
     """Like :func:`codec.parallel.pool.run_tasks`: yields records done (ints) and each task's result, here in
     task order once the pipeline has finished."""
     from codec.beam.pipeline import run_tasks as on_beam
@@ -50,10 +50,10 @@ def run_tasks(tasks: list, factory: Callable[..., Any], setup: dict, runner: str
         yield result
 
 
-def task_runner(runner: str, beam_options: list[str] | None) -> Callable[..., Iterator[Any]]:
+def task_runner(runner: str, beam_options: list[str] | None) -> Callable[..., Generator[Any, None, None]]:
     """A function with :func:`codec.parallel.pool.run_tasks`'s signature that runs the tasks on ``runner``
     (its ``workers`` argument is left to the runner)."""
-    def run(tasks: list, factory: Callable[..., Any], setup: dict, workers: int) -> Iterator[Any]:
+    def run(tasks: list, factory: Callable[..., Any], setup: dict, workers: int) -> Generator[Any, None, None]:
         return run_tasks(tasks, factory, setup, runner, beam_options)
 
     return run

@@ -18,7 +18,7 @@ from codec.errors import TFRecordError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, Callable, Iterator
+    from typing import Any, Callable, Generator, Iterator
 
 __all__ = ["WorkerLostError", "available_cores", "run_tasks"]
 
@@ -76,7 +76,7 @@ def _run(task):
     return _runner.run(task, progress=_progress.put)
 
 
-def run_tasks(tasks: list, factory: Callable[..., Any], setup: dict, workers: int) -> Iterator[Any]:
+def run_tasks(tasks: list, factory: Callable[..., Any], setup: dict, workers: int) -> Generator[Any, None, None]:
     """Run ``tasks``; yields records done (ints, as they are done) and each task's result (in the order they finish).
 
     ``workers`` <= 1: in this process (no start-up cost, progress per task).
