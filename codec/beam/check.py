@@ -52,7 +52,7 @@ from codec.doctor.report import CheckOptions, CheckProgress, CheckReport
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Iterable, Iterator
+    from typing import Any, Generator, Iterable, Iterator
 
 __all__ = ["assemble", "band_keys", "band_pairs", "band_plan", "check_iter"]
 
@@ -126,7 +126,8 @@ class _Inspect:
         return {"setup": self.setup, "records": self.records, "images": self.images}
 
     def __setstate__(self, state: dict) -> None:
-        self.__init__(**state)
+        # Unpickled: built as the constructor builds it (no subclasses).
+        self.__init__(**state)  # type: ignore[misc]
 
     def __call__(self, item):
         import numpy as np
@@ -251,7 +252,7 @@ def _build(p, plan, threshold: int):
 
 # ---------------------------------------------------------------- the driver
 def check_iter(paths: list[str], options: CheckOptions, runner: str,
-               beam_options: list[str] | None) -> Iterator[CheckProgress | CheckReport]:
+               beam_options: list[str] | None) -> Generator[CheckProgress | CheckReport, None, None]:
     """:func:`codec.doctor.check_iter` on a Beam ``runner``: progress, then the report the local run gives."""
     from codec.beam.pipeline import run_pipeline
     from codec.doctor.engine import prepare
@@ -295,8 +296,9 @@ def assemble(plan, options: CheckOptions, items: list, runner: str = "beam") -> 
         records += add_task_findings(result, plan.file_paths, findings, dropped)
         results.append(result)
     # Rows: each group's members in (file, index) order, as the local rows of an in-process run.
+    file: list[int]  # file ids
     file, index, label, digests, texts = [], [], [], [], {}
-    spans: list[tuple[str, int, int, object]] = []
+    spans: list[tuple[str, int, int, Any]] = []  # (kind, first row, end row, what the kind's group takes)
 
     def lay_out(kind: str, members: list, extra) -> None:
         start = len(file)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, Callable, Iterator
+    from typing import Any, Callable, Generator
 
 __all__ = ["run_tasks", "task_runner"]
 
@@ -22,13 +22,14 @@ class _Run:
     def __init__(self, factory: Callable[..., Any], setup: dict) -> None:
         self.factory = factory
         self.setup = setup
-        self._runner = None
+        self._runner: Any = None  # what factory builds: any object with run(task, progress=...)
 
     def __getstate__(self) -> dict:
         return {"factory": self.factory, "setup": self.setup}
 
     def __setstate__(self, state: dict) -> None:
-        self.__init__(state["factory"], state["setup"])
+        # Unpickled: built as the constructor builds it (_Run has no subclasses).
+        self.__init__(state["factory"], state["setup"])  # type: ignore[misc]
 
     def __call__(self, task) -> tuple[int, Any]:
         if self._runner is None:
@@ -39,7 +40,7 @@ class _Run:
 
 
 def run_tasks(tasks: list, factory: Callable[..., Any], setup: dict, runner: str,
-              beam_options: list[str] | None) -> Iterator[Any]:
+              beam_options: list[str] | None) -> Generator[Any, None, None]:
     """Like :func:`codec.parallel.pool.run_tasks`: yields records done (ints) and each task's result, here in
     task order once the pipeline has finished."""
     from codec.beam.pipeline import run_tasks as on_beam
@@ -49,10 +50,10 @@ def run_tasks(tasks: list, factory: Callable[..., Any], setup: dict, runner: str
         yield result
 
 
-def task_runner(runner: str, beam_options: list[str] | None) -> Callable[..., Iterator[Any]]:
+def task_runner(runner: str, beam_options: list[str] | None) -> Callable[..., Generator[Any, None, None]]:
     """A function with :func:`codec.parallel.pool.run_tasks`'s signature that runs the tasks on ``runner``
     (its ``workers`` argument is left to the runner)."""
-    def run(tasks: list, factory: Callable[..., Any], setup: dict, workers: int) -> Iterator[Any]:
+    def run(tasks: list, factory: Callable[..., Any], setup: dict, workers: int) -> Generator[Any, None, None]:
         return run_tasks(tasks, factory, setup, runner, beam_options)
 
     return run

@@ -78,7 +78,7 @@ def ranged_report(task: dict, plan, results: list[dict]) -> dict:
             return result
     target = task["target"]
     report = RepairReport(task["path"], target)
-    pieces = []
+    pieces: list[tuple[str, int | None]] = []  # (part, its size; None: removed, not joined)
     try:
         done = stitch(plan, results, repairing=True)
         first = 0

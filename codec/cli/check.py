@@ -130,7 +130,8 @@ def cmd_check(args) -> int:
     finally:
         generator.close()
         progress.clear()
-    text = json.dumps(report.to_json(), ensure_ascii=False)
+    # The generator's last item is always its report (it raises otherwise), so report is set here.
+    text = json.dumps(report.to_json(), ensure_ascii=False)  # type: ignore[union-attr]
     if getattr(args, "out", None):
         from codec.storage.writer import atomic_write_bytes
 
@@ -139,4 +140,4 @@ def cmd_check(args) -> int:
         sys.stdout.write(text + "\n")
     else:
         sys.stdout.write(report_text(report) + "\n")
-    return report.exit_code
+    return report.exit_code  # type: ignore[union-attr]  # set: see above

@@ -34,7 +34,7 @@ import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Mapping, Sequence
+from typing import Iterable, Mapping, Sequence, cast
 
 from codec.errors import SchemaError
 
@@ -400,6 +400,7 @@ def _json_entries(where: Path, text: str) -> list[tuple[int, str, str]]:
     except RecursionError:
         raise SchemaError(f"label map {where}: nested too deeply") from None
     what = 'expected {"1": "name", ...}, a list of names, or a list of {"id": 1, "name": "..."}'
+    entries: list[tuple[int, str, str]]
     if isinstance(value, dict):
         entries = []
         for key, name in value.items():
@@ -410,7 +411,7 @@ def _json_entries(where: Path, text: str) -> list[tuple[int, str, str]]:
             _check_id(where, f"key {_short(repr(key))}", id_)
             if not isinstance(name, str):
                 raise SchemaError(f"label map {where}: the name of id {id_} is not a string; {what}")
-            entries.append((id_, name, ""))
+            entries.append((cast(int, id_), name, ""))  # _check_id refused a _LongNumber
         return entries
     if isinstance(value, list) and all(isinstance(v, str) for v in value):
         return [(i, name, "") for i, name in enumerate(value)]

@@ -59,8 +59,8 @@ def candidate_formats(data: bytes) -> list[str]:
     return [name for name, offset, magic in _SIGNATURES if data.startswith(magic, offset)]
 
 
-def open_image(data: bytes, formats: list[str]) -> Image.Image:
-    """A lazy Pillow image of ``data``, tried as ``formats`` only; Pillow's errors pass through.
+def open_image(data: bytes, formats: list[str] | None) -> Image.Image:
+    """A lazy Pillow image of ``data``, tried as ``formats`` only (None: every format); Pillow's errors pass through.
 
     Pillow's decompression-bomb warning is not printed (:func:`check_pixels` is the limit here), and its
     bomb error becomes :class:`ImageTooLargeError`.

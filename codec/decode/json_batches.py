@@ -134,6 +134,7 @@ def _match(data) -> tuple[_Template, tuple] | None:
     """(template, the values' bytes) of a record of a known layout; a layout seen twice is learnt."""
     if not isinstance(data, bytes):
         return None
+    template: _Template | None
     n = len(data)
     for template in _TEMPLATES.get(n, ()):
         m = template.pattern.fullmatch(data)

@@ -15,6 +15,8 @@ from codec.errors import PayloadDecodeError
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
+    from typing import Any
+
     from codec.format.framing import RecordStatus
 
 __all__ = ["json_line", "json_line_text", "label_names"]
@@ -43,7 +45,7 @@ def json_line(index: int, data: bytes, status: RecordStatus, offset: int | None 
     from codec.decode.decoder import decode_record, record_json_value
 
     decoded = decode_record(data, payload)
-    obj = {"index": index}
+    obj: dict[str, Any] = {"index": index}
     if offset is not None:
         obj["offset"] = offset
     try:
@@ -73,7 +75,8 @@ def label_names(decoded, labels) -> dict[str, list]:
     out = {}
     for key in sorted(features or ()):
         if labels.get(key) is not None:
-            dtype, values = feature_values(features[key])
+            # features is set: the loop runs over it.
+            dtype, values = feature_values(features[key])  # type: ignore[index]
             if dtype == "int64":
                 out[key] = [labels.name(key, v) for v in values]
     return out

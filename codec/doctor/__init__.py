@@ -24,13 +24,13 @@ from codec.doctor.report import (
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Iterator
+    from typing import Generator
 
 __all__ = ["CHECKS", "ERROR", "NEAR_THRESHOLD", "SHUFFLE_BUFFER", "WARNING", "CheckOptions", "CheckProgress",
            "CheckReport", "Finding", "RecordRef", "check_iter", "run_check"]
 
 
-def check_iter(paths: list[str], options: CheckOptions | None = None) -> Iterator[CheckProgress | CheckReport]:
+def check_iter(paths: list[str], options: CheckOptions | None = None) -> Generator[CheckProgress | CheckReport, None, None]:
     """Check the records of ``paths`` (files, folders, globs, URLs), yielding progress; the last item is
     the :class:`CheckReport`. Closing the generator cancels: its worker processes are stopped.
 

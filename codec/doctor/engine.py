@@ -9,7 +9,7 @@ from codec.errors import TFRecordError, UsageError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Generator, Iterator
+    from typing import Generator
 
 __all__ = ["Plan", "add_task_findings", "finish", "min_run", "prepare", "run"]
 
@@ -76,6 +76,8 @@ def _plan(found: list[tuple[str, dict | None]], workers: int) -> tuple[list, lis
     sizes = [_size(p, info) for p, info in found]
     total = sum(sizes)
     piece = max(SPLIT_BYTES, total // max(1, workers * TASKS_PER_WORKER))
+    tasks: list[Task]
+    counted: int | None  # None: a file was not indexed here
     tasks, damage, counted = [], [], 0
     for file_id, ((path, info), size) in enumerate(zip(found, sizes)):
         f = None
@@ -152,7 +154,7 @@ def min_run(options: CheckOptions) -> int:
     return max(MIN_RUN, options.shuffle_buffer // 2)
 
 
-def run(paths: list[str], options: CheckOptions) -> Iterator[CheckProgress | CheckReport]:
+def run(paths: list[str], options: CheckOptions) -> Generator[CheckProgress | CheckReport, None, None]:
     from codec.doctor.grouping import Store
     from codec.doctor.pool import run_tasks
 

@@ -66,7 +66,8 @@ def near_pairs(hashes: np.ndarray, threshold: int) -> tuple[np.ndarray, np.ndarr
     distance: three int64 arrays. Memory: the hashes, one band table and one probe's candidates."""
     hashes = np.ascontiguousarray(hashes, dtype=np.uint64)
     n = hashes.shape[0]
-    found_i, found_j = [], []
+    found_i: list[np.ndarray] = []
+    found_j: list[np.ndarray] = []
     if n >= 2 and threshold >= 0:
         m = _bands(n, threshold)
         r = threshold // m

@@ -7,14 +7,14 @@ from codec.parallel.pool import run_tasks as _run_tasks
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Iterator
+    from typing import Generator
 
     from codec.doctor.per_record import Task, TaskResult
 
 __all__ = ["available_cores", "run_tasks"]
 
 
-def run_tasks(tasks: list[Task], setup: dict, workers: int) -> Iterator[int | TaskResult]:
+def run_tasks(tasks: list[Task], setup: dict, workers: int) -> Generator[int | TaskResult, None, None]:
     """Run ``tasks`` (``setup``: the Inspector's arguments); yields records done (ints) and each task's result."""
     from codec.doctor.per_record import Inspector
 

@@ -6,6 +6,10 @@ from dataclasses import dataclass, field
 
 from codec.storage.url_secrets import shown_path
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from typing import Any, Callable, Generator
+
 __all__ = ["CHECKS", "ERROR", "NEAR_THRESHOLD", "SHUFFLE_BUFFER", "WARNING", "CheckOptions", "CheckProgress",
            "CheckReport", "Finding", "RecordRef"]
 
@@ -87,7 +91,8 @@ class CheckOptions:
     near_threshold: int = NEAR_THRESHOLD
     shuffle_buffer: int = SHUFFLE_BUFFER
     workers: int = 0
-    task_runner: object = None  # in place of codec.parallel.pool.run_tasks (Beam's, from --runner); None: the local pool
+    # In place of codec.parallel.pool.run_tasks (Beam's, from --runner); None: the local pool.
+    task_runner: Callable[..., Generator[Any, None, None]] | None = None
 
 
 @dataclass(frozen=True)

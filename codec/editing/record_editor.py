@@ -31,6 +31,7 @@ def parse_value(text: str, dtype: str) -> int | float | bytes:
     ``base64:iVBORw==`` for binary.
     """
     s = text.strip() if dtype != "bytes" else text
+    value: int | float
     if dtype == "int64":
         try:
             value = int(s, 0) if s.lower().startswith(("0x", "-0x", "0o", "0b")) else int(s)

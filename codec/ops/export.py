@@ -84,7 +84,7 @@ def as_source(obj):
     return obj if hasattr(obj, "data") else FileSource(obj)
 
 
-def source_paths(source) -> list[str]:
+def source_paths(source) -> list[str | os.PathLike]:
     """The files a record source reads (a document's file, each shard of a set)."""
     obj = source.tfile if isinstance(source, FileSource) else source
     obj = getattr(obj, "source", obj)  # a Document reads its source file
@@ -101,6 +101,7 @@ def parse_records_spec(spec: str | None, n: int) -> list[int]:
         return list(range(n))
     out: list[int] = []
     seen: set[int] = set()
+    items: range | list[int] | None
     for part in spec.split(","):
         part = part.strip()
         try:
@@ -309,10 +310,10 @@ def _csv(source, out, indices, report, escape: bool) -> Iterator[IndexProgress]:
                 raw += 1
                 writer.writerow([i] + [""] * (len(columns) + len(named)))
             else:
-                features = record_features(decoded)
+                features = record_features(decoded)  # not None: the record is not raw
                 row = [i]
                 for key in columns:
-                    row.append(_feature_cell(features[key], counters, escape) if key in features else "")
+                    row.append(_feature_cell(features[key], counters, escape) if key in features else "")  # type: ignore[index, operator]
                 for key in named:
                     row.append(_names_cell(key, features, labels, counters, escape))
                 writer.writerow(row)

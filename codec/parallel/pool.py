@@ -18,7 +18,7 @@ from codec.errors import TFRecordError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, Callable, Iterator
+    from typing import Any, Callable, Generator, Iterator
 
 __all__ = ["WorkerLostError", "available_cores", "run_tasks"]
 
@@ -76,7 +76,7 @@ def _run(task):
     return _runner.run(task, progress=_progress.put)
 
 
-def run_tasks(tasks: list, factory: Callable[..., Any], setup: dict, workers: int) -> Iterator[Any]:
+def run_tasks(tasks: list, factory: Callable[..., Any], setup: dict, workers: int) -> Generator[Any, None, None]:
     """Run ``tasks``; yields records done (ints, as they are done) and each task's result (in the order they finish).
 
     ``workers`` <= 1: in this process (no start-up cost, progress per task).
@@ -101,7 +101,9 @@ def run_tasks(tasks: list, factory: Callable[..., Any], setup: dict, workers: in
     except BaseException:
         _release_sigint(held)
         raise
-    seen = list(pool._pool)  # every worker started, kept to read its exit code after the pool drops it
+    # Every worker started (pool._pool: multiprocessing's worker list, not in its typed API), kept to read
+    # its exit code after the pool drops it.
+    seen = list(pool._pool)  # type: ignore[attr-defined]
     try:
         _release_sigint(held)
         pending = [pool.apply_async(_run, (task,)) for task in tasks]
@@ -118,7 +120,7 @@ def run_tasks(tasks: list, factory: Callable[..., Any], setup: dict, workers: in
                 else:
                     still.append(job)
             pending = still
-            seen += [proc for proc in pool._pool if proc not in seen]
+            seen += [proc for proc in pool._pool if proc not in seen]  # type: ignore[attr-defined]
             if pending and any(proc.exitcode not in (None, 0) for proc in seen):
                 raise WorkerLostError("a worker process ended unexpectedly (out of memory, or killed?)")
         yield from _drain(progress)

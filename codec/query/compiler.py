@@ -125,7 +125,8 @@ def _flat_groups(feature: tuple) -> list[tuple[str, Any]]:
     if scalar == "double":
         return [("double", feature[1])]
     if scalar == "enum":
-        return [("bytes", feature[1]), ("int64", feature.numbers)]
+        # scalar "enum" is only ever a FlatValues's, which has numbers.
+        return [("bytes", feature[1]), ("int64", feature.numbers)]  # type: ignore[attr-defined]
     return [(feature[0], feature[1])]
 
 
@@ -144,6 +145,8 @@ class _Lit:
     """A literal prepared for each kind of value it may meet (None: can never equal one)."""
 
     __slots__ = ("value", "for_bytes", "for_str", "for_int", "for_float", "for_double")
+    for_bytes: bytes | None
+    for_str: str | None
 
     def __init__(self, value) -> None:
         self.value = value
@@ -353,6 +356,8 @@ class Compiler:
 
     def _literals(self, operand, literal: Lit | ListLit) -> list[_Lit]:
         """The literal(s) ``operand`` is compared with for equality; strings become class ids where named."""
+        values: tuple
+        positions: tuple[int, ...]
         if isinstance(literal, Lit):
             values, positions = (literal.value,), (literal.pos,)
         else:

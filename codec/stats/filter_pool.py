@@ -19,7 +19,7 @@ from codec.stats.pool import StatsRunner, StatsTask
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Iterator
+    from typing import Generator, Iterator
 
     from codec.index.scan import IndexProgress
     from codec.query.filter import FeatureCheck, Filter
@@ -45,10 +45,13 @@ class Matches:
 class FilterRunner(StatsRunner):
     """A worker's filter: the payload and expression decided once (as for statistics), then one task at a time."""
 
+    filter: Filter  # built with where= (the filter's text, see pool_filter_iter's setup): never None
+
     def _new_result(self) -> Matches:
         return Matches()
 
-    def _pass(self, f, indices: range, base: int, result: Matches):
+    # result is what _new_result made: a Matches here, where StatsRunner's is a FileStats.
+    def _pass(self, f, indices: range, base: int, result: Matches):  # type: ignore[override]
         from codec.query.filter import filter_iter
 
         found = array("Q")
@@ -71,7 +74,7 @@ def filter_tasks(source, flt: Filter, workers: int | None) -> list[StatsTask]:
 
 
 def pool_filter_iter(source, flt: Filter, matches: array, tasks: list[StatsTask], setup: dict,
-                     workers: int | None, run=None) -> Iterator[IndexProgress]:
+                     workers: int | None, run=None) -> Generator[IndexProgress, None, bool]:
     """Append to ``matches`` the records of ``source`` that ``flt`` matches, from ``tasks`` on the pool
     (or ``run``, a stand-in for codec.parallel.pool.run_tasks), yielding progress as
     :func:`codec.query.filter.filter_iter` does. ``setup`` is

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, Iterator
+    from typing import Any, Generator, Iterator
 
     from codec.index.scan import IndexProgress
     from codec.stats.file_stats import FileStats
@@ -261,7 +261,7 @@ def pool_merge(source, result, runner, tasks: list[StatsTask], setup: dict, work
 
 
 def pool_merge_iter(source, result, runner, tasks: list[StatsTask], setup: dict,
-                    workers: int | None, run=None) -> Iterator[IndexProgress]:
+                    workers: int | None, run=None) -> Generator[IndexProgress, None, bool]:
     """Merge into ``result`` the result of each part ``runner`` makes of a task (on the pool,
     or ``run``), yielding progress (records of ``source`` done); returns (StopIteration's value)
     whether a worker met problems in the data.

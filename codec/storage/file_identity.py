@@ -77,7 +77,7 @@ def identity_at(path: str | os.PathLike) -> FileIdentity | None:
 def describe_change(path: str, before: FileIdentity, now: FileIdentity | None) -> str:
     """One line saying how the file at ``path`` changed since ``before`` was taken."""
     change = before.change_to(now)
-    if change is Change.DELETED:
+    if change is Change.DELETED or now is None:  # DELETED is now None
         return f"{path} was deleted since it was opened"
     if change is Change.REPLACED:
         return f"{path} was replaced by another file since it was opened ({_sizes(before, now)})"

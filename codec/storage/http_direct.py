@@ -70,8 +70,8 @@ def changed(headers, version: dict) -> bool:
     return bool(mtime and headers.get("Last-Modified") and headers.get("Last-Modified") != mtime)
 
 
-def short(text: str, n: int) -> str:
-    """``text`` on one line, at most ``n`` characters."""
+def short(text: object, n: int) -> str:
+    """``text`` (or an exception's message) on one line, at most ``n`` characters."""
     return " ".join(str(text).split())[:n]
 
 
@@ -98,7 +98,7 @@ class _Deadline:
     read ends; ``check()`` then raises DeadlinePassed."""
 
     def __init__(self, seconds: float) -> None:
-        self.conn = None
+        self.conn: http.client.HTTPConnection | None = None
         self._expired = threading.Event()
         self._timer = threading.Timer(seconds, self._expire)
         self._timer.daemon = True
@@ -155,6 +155,7 @@ class DirectHttp:
                 return idle.pop(), True
         import http.client
 
+        conn: http.client.HTTPConnection
         if scheme == "https":
             import ssl
             conn = http.client.HTTPSConnection(netloc, timeout=self.connect_timeout,

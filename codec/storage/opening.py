@@ -148,7 +148,7 @@ def sniff(source: int | Callable[[int, int], bytes], path: str) -> Compression:
         read = source
     head = read(0, SNIFF_FIRST)
     kind, certain = _sniff_start(head, path)
-    if certain:
+    if certain and kind is not None:  # certain always comes with a kind
         return kind
     if len(head) == SNIFF_FIRST:
         head += read(SNIFF_FIRST, SNIFF_WINDOW - SNIFF_FIRST)

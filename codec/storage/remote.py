@@ -481,7 +481,8 @@ class RemoteFile:
             blocks = [self._blocks.get(k) for k in range(first, last + 1)]
         if any(b is None for b in blocks):
             return None
-        data = blocks[0] if len(blocks) == 1 else b"".join(blocks)
+        # No block is None here (returned above), which mypy cannot follow through the list.
+        data: bytes = blocks[0] if len(blocks) == 1 else b"".join(blocks)  # type: ignore[assignment, arg-type]
         base = first * self.BLOCK
         return data[offset - base:end - base]
 

@@ -102,7 +102,7 @@ def _pid_alive(pid: int) -> bool:
     return True
 
 
-def sweep_stale_temps(folder: str | os.PathLike, max_age: float = STALE_AGE) -> list[str]:
+def sweep_stale_temps(folder: str | os.PathLike[str], max_age: float = STALE_AGE) -> list[str]:
     """Remove temporary files of ours in ``folder`` that no running writer owns; return their paths.
 
     Ours: a regular file, owned by this user, named exactly as

@@ -28,7 +28,7 @@ import os
 import stat
 import threading
 import zlib
-from typing import BinaryIO, Callable, Iterable
+from typing import BinaryIO, Callable, Iterable, TypeGuard
 
 from codec.errors import FileAccessError, UsageError
 from codec.format.framing import Compression, encode_record, name_disagrees
@@ -39,8 +39,8 @@ from codec.storage.temp_files import _register, _sweep_once, _unregister, temp_n
 COMPRESSION_LEVEL = 6
 
 
-def is_url_output(path: str | os.PathLike) -> bool:
-    """True when ``path`` is a URL (``s3://...``); fsspec is imported only then."""
+def is_url_output(path: str | os.PathLike) -> TypeGuard[str]:
+    """True when ``path`` is a URL (``s3://...``, always a str); fsspec is imported only then."""
     if not isinstance(path, str) or "://" not in path:
         return False
     from codec.storage.remote import is_url

@@ -160,7 +160,8 @@ class ZlibAsGzip(SeekableReader):
                 k = min(n - done, len(_GZIP_HEADER) - p)
                 out[done:done + k] = _GZIP_HEADER[p:p + k]
             elif p < self._body_end:
-                k = self._file(p).readinto(out[done:min(n, done + self._body_end - p)])
+                # typing.BinaryIO omits readinto; the files opened here (open(path, "rb"), fsspec's) have it.
+                k = self._file(p).readinto(out[done:min(n, done + self._body_end - p)])  # type: ignore[attr-defined]
                 if not k:
                     break  # the file shrank under us
             else:
@@ -181,6 +182,7 @@ def _zran_file(path: str, compression: Compression, total_out: int, auto_build: 
     cls = _zran_class()
     if cls is None:
         raise OSError("indexed_gzip is not available")
+    view: ZlibAsGzip | BinaryIO
     if compression is Compression.ZLIB:
         view = ZlibAsGzip(path, total_out, opener)
         return cls(fileobj=view, spacing=ZRAN_SPACING, auto_build=auto_build, skip_crc_check=True), view
