@@ -12,7 +12,7 @@ from app.shell.tab_state import TabState
 from app.style import icons
 from app.views.start_page import human_size
 
-FETCH_REFRESH_MS = 500  # the fetched bytes and throughput, while a URL is read
+FETCH_REFRESH_MS = 500  # the fetched bytes and throughput, while the tab shown reads a URL
 URL_SHOWN_CHARS = 60  # longer URLs are elided in the middle
 
 
@@ -99,7 +99,8 @@ class TabStatusBar(QObject):
             widget.show()
 
     def _show_fetched(self, s: TabState) -> None:
-        """A URL's bytes fetched (and throughput while a pass reads it), refreshed by the timer meanwhile."""
+        """A URL's bytes fetched (and throughput while a pass reads it), refreshed by the timer while the
+        tab reads a URL: rows, a record's detail and passes all fetch bytes."""
         self.fetch_label.setVisible(s.fetched is not None)
         if s.fetched is None:
             self.fetch_timer.stop()
@@ -110,9 +111,8 @@ class TabStatusBar(QObject):
                 f"{s.path[:URL_SHOWN_CHARS // 2 - 1]}…{s.path[-(URL_SHOWN_CHARS // 2):]}"
             doing = "Checking" if s.phase == "verify" else "Indexing"
             self.fetch_label.setText(f"{doing} {url} — {fetched}, {human_size(int(s.rate))}/s")
-            if not self.fetch_timer.isActive():
-                self.fetch_timer.start()
         else:
             self.fetch_label.setText(fetched)
-            self.fetch_timer.stop()
+        if not self.fetch_timer.isActive():
+            self.fetch_timer.start()
         self.fetch_label.setToolTip(f"{s.fetched:,} bytes read from {s.path}")
