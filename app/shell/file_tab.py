@@ -90,9 +90,7 @@ class FileTab(QWidget):
         session = self.session
         self.model = self._make_model(session)
         if source.is_remote:  # its rows are read in the background, never while painting
-            fetcher = RowFetcher(self.model.row_job, self.model, capacity=REMOTE_CACHE_ROWS)
-            self.model.fetch_with(fetcher)
-            fetcher.arrived.connect(lambda _rows: self.state_changed.emit())  # bytes fetched for rows count too
+            self.model.fetch_with(RowFetcher(self.model.row_job, self.model, capacity=REMOTE_CACHE_ROWS))
         self.model.failed.connect(self.message)
         self.model.samples_ready.connect(self._samples_ready)  # a URL's first rows came from the background
         self.change_bar = MessageBar(self, action="Reload")

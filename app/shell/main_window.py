@@ -113,7 +113,7 @@ class MainWindow(QMainWindow):
 
     # -- building ---------------------------------------------------------
     def _make_status_bar(self) -> None:
-        self.status = TabStatusBar(self.statusBar(), self, refresh=self._refresh_status)
+        self.status = TabStatusBar(self.statusBar(), self, refresh=self._refresh_status, fetched=self._fetched_now)
         self.status.cancel_button.clicked.connect(self.cancel_current)
         status = self.status  # its widgets by their names here too (tests and the actions read them)
         self.progress, self.records_label, self.problems_label = status.progress, status.records_label, \
@@ -476,6 +476,10 @@ class MainWindow(QMainWindow):
             self.setWindowFilePath(tab.path)
         self.edit_actions.current_changed(tab)  # its undo stack becomes the active one; the modified mark
         self._refresh_status()
+
+    def _fetched_now(self) -> int | None:
+        tab = self.current_tab()
+        return None if tab is None else tab.session.fetched
 
     def _refresh_status(self) -> None:
         tab = self.current_tab()

@@ -2,6 +2,7 @@
 for a URL, the bytes fetched, filled from its :class:`~app.shell.tab_state.TabState`."""
 from __future__ import annotations
 
+import dataclasses
 from typing import Callable
 
 from PySide6.QtCore import QObject, Qt, QTimer
@@ -17,10 +18,14 @@ URL_SHOWN_CHARS = 60  # longer URLs are elided in the middle
 
 
 class TabStatusBar(QObject):
-    """The permanent widgets of ``bar``; ``refresh`` is called on a timer while a URL is read."""
+    """The permanent widgets of ``bar``. While the tab shown reads a URL a timer keeps its bytes
+    fetched current: ``refresh`` (everything) while a pass runs, else only ``fetched()``'s count."""
 
-    def __init__(self, bar: QStatusBar, parent: QObject, *, refresh: Callable[[], None]) -> None:
+    def __init__(self, bar: QStatusBar, parent: QObject, *, refresh: Callable[[], None],
+                 fetched: Callable[[], int | None]) -> None:
         super().__init__(parent)
+        self._refresh, self._fetched = refresh, fetched
+        self._shown: TabState | None = None  # the state last shown
         self.progress = QProgressBar()
         self.progress.setRange(0, 1000)
         self.progress.setMaximumWidth(160)
@@ -36,7 +41,7 @@ class TabStatusBar(QObject):
         self.fetch_label = QLabel()  # a URL's bytes fetched and throughput
         self.fetch_timer = QTimer(self)
         self.fetch_timer.setInterval(FETCH_REFRESH_MS)
-        self.fetch_timer.timeout.connect(refresh)
+        self.fetch_timer.timeout.connect(self._tick)
         self.cancel_button = QToolButton()
         self.cancel_button.setIcon(icons.icon("cancel"))
         self.cancel_button.setText("Cancel")
@@ -50,12 +55,14 @@ class TabStatusBar(QObject):
 
     def clear(self) -> None:
         """No tab: nothing to say."""
+        self._shown = None
         for widget in self.widgets:
             widget.hide()
         self.fetch_timer.stop()
 
     def show_state(self, s: TabState) -> None:
         """Say what ``s`` holds."""
+        self._shown = s
         self._show_fetched(s)
         running = s.running
         self.progress.setVisible(running)
@@ -97,6 +104,15 @@ class TabStatusBar(QObject):
         self.payload_label.setVisible(bool(s.decoded_as))
         for widget in (self.records_label, self.problems_label, self.compression_label, self.size_label):
             widget.show()
+
+    def _tick(self) -> None:
+        s = self._shown
+        if s is None or s.running:
+            self._refresh()  # a pass: its progress and rate move too
+            return
+        fetched = self._fetched()
+        if fetched is not None and fetched != s.fetched:  # rows and the record shown read bytes too
+            self.show_state(dataclasses.replace(s, fetched=fetched))
 
     def _show_fetched(self, s: TabState) -> None:
         """A URL's bytes fetched (and throughput while a pass reads it), refreshed by the timer while the
