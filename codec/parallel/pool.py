@@ -51,10 +51,18 @@ def _start(factory, setup: dict, progress) -> None:
 
 def _hold_sigint() -> list | None:
     """Note SIGINT instead of raising it (main thread only): a KeyboardInterrupt inside
-    ``Pool()`` would leave workers started half-way that nothing terminates."""
+    ``Pool()`` would leave workers started half-way that nothing terminates.
+
+    SIGINT is also blocked in this thread while workers start: a blocked signal stays blocked
+    through ``exec``, so a worker still starting Python (before :func:`_start` ignores SIGINT)
+    cannot be interrupted half-way, which would print "Fatal Python error" beside the parent's
+    one line. multiprocessing's own resource tracker is started the same way.
+    """
     import signal
     import threading
 
+    if hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
     if threading.current_thread() is not threading.main_thread():
         return None
     seen: list = []
@@ -63,9 +71,11 @@ def _hold_sigint() -> list | None:
 
 
 def _release_sigint(held: list | None) -> None:
-    """Undo :func:`_hold_sigint`; a Ctrl-C noted meanwhile is raised now."""
+    """Undo :func:`_hold_sigint`; a Ctrl-C noted or blocked meanwhile is raised now."""
     import signal
 
+    if hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})  # a pending Ctrl-C reaches the handler now
     if held is not None:
         signal.signal(signal.SIGINT, held[0])
         if len(held) > 1:
