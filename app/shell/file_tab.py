@@ -457,7 +457,8 @@ class FileTab(QWidget):
 
     # -- the row menu -------------------------------------------------------
     def row_menu(self, index: QModelIndex) -> QMenu:
-        """The menu of a right-click on ``index`` (its row is current): copy the rows, the cell, the record."""
+        """The menu of a right-click on ``index`` (its row is current): copy the rows, the cell, the record,
+        show it in the gallery, then the actions the window put on the table (edits of the row)."""
         menu = QMenu(self)
         menu.addAction("Copy", self.table.copy_rows).setShortcut(QKeySequence(QKeySequence.StandardKey.Copy))
         menu.addAction("Copy Cell", lambda: self.table.copy_cell(index))
@@ -469,6 +470,9 @@ class FileTab(QWidget):
             offset.setToolTip("an edited record has no offset until it is saved")
         menu.addSeparator()
         menu.addAction("Show in Gallery", self.qa.show_gallery)
+        if self.table.actions():  # the window's edits of the row (EditActions)
+            menu.addSeparator()
+            menu.addActions(self.table.actions())
         return menu
 
     def _row_menu(self, pos: QPoint) -> None:
