@@ -60,11 +60,6 @@ def schema_of(samples: list) -> dict[str, FeatureFacts]:
     return dict(sorted(facts.items()))
 
 
-def sample_keys_of(samples: list) -> list[str]:
-    """Feature keys of decoded records (None: skipped), sorted; a sequence's lists too."""
-    return list(schema_of(samples))
-
-
 def schema_signature(schema: dict[str, FeatureFacts]) -> str:
     """A short key for a schema (its features' keys and kinds, sorted): shards with the same features share columns."""
     lines = sorted(f"{key}\t{fact.kind}" for key, fact in schema.items())
@@ -154,12 +149,3 @@ class SampleRows:
         if samples is self._samples:  # all of them (a remote source's may not all have come)
             self._schema = (n, schema)
         return schema
-
-    def known_keys(self, n: int) -> list[str] | None:
-        """The keys of the first ``n`` rows when worked out before, else None."""
-        schema = self.known_schema(n)
-        return None if schema is None else list(schema)
-
-    def keys(self, n: int, samples: list) -> list[str]:
-        """The keys of ``samples`` (the first ``n`` rows), sorted, kept when they are all of them."""
-        return list(self.schema(n, samples))
