@@ -120,7 +120,7 @@ class FileTab(QWidget):
         self.page_bar = PageBar(self.proxy, self)
         self.page_bar.step_requested.connect(self.step_page)
         self.table.horizontalHeader().customContextMenuRequested.connect(self._header_menu)
-        self.table.resized.connect(self._table_resized)
+        self.table.resized.connect(self._fit_columns)  # until the user chooses columns
         self.table.customContextMenuRequested.connect(self._row_menu)
         self.table.selectionModel().currentRowChanged.connect(self._current_row_changed)
         self.detail = RecordDetail(self)
@@ -395,9 +395,6 @@ class FileTab(QWidget):
         """Choose the default columns again for the table's width, unless the user chose columns."""
         if self._columns_ready and self._columns_fitted:
             self._set_columns(self.sizing.fitting(self.model.default_feature_columns()), save=False)
-
-    def _table_resized(self) -> None:
-        self._fit_columns()
 
     def _set_columns(self, keys: list[str], *, save: bool = True) -> None:
         self.model.set_feature_columns(keys)
