@@ -15,6 +15,9 @@ STATUS_TEXT = {
     RecordStatus.TRUNCATED: "truncated",
     RecordStatus.WRITING: "being written",
 }
+EDITED_STATUS = "edited"  # a record's Status while it is new or changed and not saved
+GAP_STATUS = "ok, after skipped bytes"  # the Status of the first record found after damage
+UNREADABLE_KIND, LARGE_KIND, NO_KIND = "unreadable", "large", "—"  # the Kind of a record not decoded, and why
 COMPRESSION_TEXT = {"none": "plain", "gzip": "GZIP", "zlib": "ZLIB"}  # a Compression's value, as shown
 
 

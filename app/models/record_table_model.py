@@ -25,8 +25,8 @@ import numpy as np
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, Qt, Signal, SignalInstance
 from PySide6.QtGui import QColor, QFont
 
-from app.models.column_choice import DEFAULT_FEATURE_COLUMNS, SAMPLE_RECORDS, SampleRows
-from app.models.labels import KIND_TEXT, STATUS_TEXT
+from app.models.column_choice import SAMPLE_RECORDS, FeatureFacts, SampleRows, ranked_keys
+from app.models.labels import EDITED_STATUS, GAP_STATUS, KIND_TEXT, LARGE_KIND, NO_KIND, STATUS_TEXT, UNREADABLE_KIND
 from app.models.problem_notes import ProblemNotes, renumbered_note
 from app.models.records_owner import RecordsOwner
 from app.models.row_cache import RowCache
@@ -239,14 +239,18 @@ class RecordTableModel(QAbstractTableModel):
             return self._samples.fetched(n, self._ask)
         return self._samples.read(n, self._decoded)
 
-    def sample_keys(self, limit: int = SAMPLE_RECORDS) -> list[str]:
-        """Feature keys of the first ``limit`` rows, in order of first appearance."""
+    def sample_schema(self, limit: int = SAMPLE_RECORDS) -> dict[str, FeatureFacts]:
+        """Each feature of the first ``limit`` rows with its facts, sorted by key (see :mod:`column_choice`)."""
         self._check_payload()
         n = min(limit, self._rows)
-        known = self._samples.known_keys(n)
+        known = self._samples.known_schema(n)
         if known is not None:
             return known
-        return self._samples.keys(n, self._sample_records(limit))
+        return self._samples.schema(n, self._sample_records(limit))
+
+    def sample_keys(self, limit: int = SAMPLE_RECORDS) -> list[str]:
+        """Feature keys of the first ``limit`` rows, sorted."""
+        return list(self.sample_schema(limit))
 
     def sample_kinds(self) -> list[str]:
         """The kinds (as the Kind column words them) of the first rows: for sizing the column."""
@@ -257,7 +261,9 @@ class RecordTableModel(QAbstractTableModel):
         return [self._cell(d, key) for d in self._sample_records() if d is not None]
 
     def default_feature_columns(self) -> list[str]:
-        return self.sample_keys()[:DEFAULT_FEATURE_COLUMNS]
+        """The features worth a column, best first (labels and class names, then single values, then short
+        lists); the tab shows as many as fit."""
+        return ranked_keys(self.sample_schema())
 
     def feature_columns(self) -> list[str]:
         return list(self._features)
@@ -402,16 +408,16 @@ class RecordTableModel(QAbstractTableModel):
             return "?" if row.length is None else f"{row.length:,}"
         if col == Column.KIND:
             if row.error:
-                return "unreadable"
+                return UNREADABLE_KIND
             if row.note:
-                return "large"
-            return "—" if row.kind is None else KIND_TEXT[row.kind]
+                return LARGE_KIND
+            return NO_KIND if row.kind is None else KIND_TEXT[row.kind]
         if col == Column.STATUS:
             if self.is_edited(i):
-                return "edited"
+                return EDITED_STATUS
             status = self.records.index.status(i)
             if not status.damaged and self._gap_before(i):
-                return "ok, after skipped bytes"
+                return GAP_STATUS
             return STATUS_TEXT[status]
         return row.cells.get(self._features[col - BASE_COLUMNS], "")
 

@@ -18,11 +18,6 @@ APPLICATION = "tfrlens"
 MAX_RECENT = 10
 
 
-def columns_signature(keys: list[str]) -> str:
-    """A short key for a dataset's schema: shards with the same features share columns."""
-    return hashlib.sha1("\n".join(sorted(keys)).encode("utf-8")).hexdigest()[:16]
-
-
 def full_path(path: str) -> str:
     """A local path made absolute; a URL (``s3://``, ``https://``...) as it is."""
     return path if is_url(path) else os.path.abspath(path)
@@ -128,7 +123,12 @@ class Settings:
         return [str(k) for k in self._q.value(key, [], type=list)]
 
     def set_feature_columns(self, signature: str, keys: list[str]) -> None:
+        """Remember the feature columns chosen for a schema (``column_choice.schema_signature``)."""
         self._q.setValue(f"columns/{signature}", list(keys))
+
+    def forget_feature_columns(self, signature: str) -> None:
+        """A schema's columns are chosen to fit again (View > Feature Columns > Default Columns)."""
+        self._q.remove(f"columns/{signature}")
 
     # -- images -----------------------------------------------------------
     def stretch_contrast(self) -> bool:

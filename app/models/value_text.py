@@ -3,7 +3,9 @@
 The record tree (:mod:`app.models.record_tree_model`) shows these texts;
 :func:`summarize` makes them on a worker for large records, so formatting a
 huge value does not happen on the GUI thread. Class ids show their names
-(``1 (cat)``) when a :class:`LabelSource` knows them.
+(``1 (cat)``) when a :class:`LabelSource` knows them. Text shows on one line with every
+control or invisible character escaped (``\\t``, ``\\x1c``, ``\\u2028``: the codec's ``one_line_text``);
+an editor gets the exact text.
 """
 from __future__ import annotations
 
@@ -12,7 +14,7 @@ import datetime as dt
 import math
 from typing import Any, Protocol
 
-from codec.decode.decoder import DecodedRecord, TreeNode, format_value, is_text, value_at, value_count
+from codec.decode.decoder import DecodedRecord, TreeNode, format_value, is_text, one_line_text, value_at, value_count
 from codec.decode.image_sniff import probe_image
 from codec.decode.payloads import flat_key
 
@@ -86,8 +88,9 @@ def _float_text(value: float, dtype: str | None) -> str:
 
 
 def _quoted(text: str, max_len: int) -> str:
-    one_line = text.replace("\n", "\\n").replace("\r", "\\r").replace("\t", "\\t")
-    if len(one_line) + 2 <= max_len:
+    """A message's text quoted on one line, control characters escaped as a feature's text is (``\\x1c``)."""
+    one_line = one_line_text(text[:max_len])
+    if len(text) <= max_len and len(one_line) + 2 <= max_len:
         return f'"{one_line}"'
     return f'"{one_line[:max(1, max_len - 16)]}…" ({len(text):,} chars)'
 

@@ -153,8 +153,7 @@ class EditActions(QObject):
         editing.stack.indexChanged.connect(lambda *_, t=tab: t is self._tab() and self.error_cleared.emit())
         tab.state_changed.connect(self.refresh)
         tab.table.selectionModel().selectionChanged.connect(lambda *_: self.refresh())
-        table = tab.table
-        table.setContextMenuPolicy(Qt.ContextMenuPolicy.ActionsContextMenu)
+        table = tab.table  # its actions end the tab's row menu (FileTab.row_menu)
         for action in self._table_actions:
             table.addAction(action)
         separator = QAction(table)

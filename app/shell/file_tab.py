@@ -15,14 +15,15 @@ import json
 import os
 
 from PySide6.QtCore import QItemSelectionModel, QModelIndex, QPoint, Qt, Signal
-from PySide6.QtGui import QAction, QGuiApplication
+from PySide6.QtGui import QAction, QGuiApplication, QKeySequence
 from PySide6.QtWidgets import QMenu, QSplitter, QVBoxLayout, QWidget
 
 from app.dialogs import edit_dialogs
+from app.models.column_choice import schema_signature
 from app.models.filtered_table_model import FilteredTableModel, window_rows_for
 from app.models.record_table_model import REMOTE_CACHE_ROWS, RecordTableModel
 from app.models.records_owner import RecordsOwner
-from app.models.settings import Settings, columns_signature, full_path
+from app.models.settings import Settings, full_path
 from app.shell.corruption_tools import CorruptionTools
 from app.shell.disk_changes import DiskChanges
 from app.shell.payload_choice import opening_choice
@@ -84,6 +85,7 @@ class FileTab(QWidget):
         self.open_note: str | None = None  # why the file does not decode as it did last time, if so
         self._reopening_from: str | None = None  # the path shown before a save reopened the tab
         self._columns_ready = False
+        self._columns_fitted = False  # the feature columns shown are the default ones, fitted to the width
         self._closed = False
         self._reopen_worker: GeneratorWorker | None = None  # a URL opened again after it changed
 
@@ -118,6 +120,8 @@ class FileTab(QWidget):
         self.page_bar = PageBar(self.proxy, self)
         self.page_bar.step_requested.connect(self.step_page)
         self.table.horizontalHeader().customContextMenuRequested.connect(self._header_menu)
+        self.table.resized.connect(self._fit_columns)  # until the user chooses columns
+        self.table.customContextMenuRequested.connect(self._row_menu)
         self.table.selectionModel().currentRowChanged.connect(self._current_row_changed)
         self.detail = RecordDetail(self)
         self.detail.file_changed.connect(self.file_changed)
@@ -216,7 +220,6 @@ class FileTab(QWidget):
         """The records decode differently (Decode As, a label map): rows, feature columns and the detail again."""
         self.model.records_replaced()
         self._columns_ready = False
-        self.sizing.fitted_widths = {}
         self._rows_arrived()
         current = self.table.currentIndex()
         if current.isValid():
@@ -311,7 +314,6 @@ class FileTab(QWidget):
     def _samples_ready(self) -> None:
         """The first rows of a remote source were read in the background: choose the feature columns now."""
         self._columns_ready = False
-        self.sizing.fitted_widths = {}
         self._rows_arrived()
 
     def _rows_arrived(self) -> None:
@@ -374,27 +376,46 @@ class FileTab(QWidget):
         self.change_bar.hide()
 
     # -- columns ----------------------------------------------------------
+    def _schema_signature(self) -> str:
+        return schema_signature(self.model.sample_schema())
+
     def _init_columns(self) -> None:
+        """The columns remembered for this schema, else the default ones that fit."""
         self._columns_ready = True
-        keys = self.model.sample_keys()
-        chosen = self.settings.feature_columns(columns_signature(keys))
+        chosen = self.settings.feature_columns(self._schema_signature())
         self.sizing.size_fixed()
+        self._columns_fitted = chosen is None
         if chosen is None:
             chosen = self.sizing.fitting(self.model.default_feature_columns())
+        else:
+            self.sizing.fitted_widths = {}
         self._set_columns(chosen, save=False)
+
+    def _fit_columns(self) -> None:
+        """Choose the default columns again for the table's width, unless the user chose columns."""
+        if self._columns_ready and self._columns_fitted:
+            self._set_columns(self.sizing.fitting(self.model.default_feature_columns()), save=False)
 
     def _set_columns(self, keys: list[str], *, save: bool = True) -> None:
         self.model.set_feature_columns(keys)
         if save:
-            self.settings.set_feature_columns(columns_signature(self.model.sample_keys()), keys)
+            self._columns_fitted = False
+            self.sizing.fitted_widths = {}
+            self.settings.set_feature_columns(self._schema_signature(), keys)
         self.sizing.size_features()
+
+    def default_columns(self) -> None:
+        """Forget the columns chosen for this schema: show the default ones that fit, as on first open."""
+        self.settings.forget_feature_columns(self._schema_signature())
+        self._columns_fitted = True
+        self._fit_columns()
 
     def _cell_width(self, text: str) -> int:
         return self.sizing.cell_width(text)
 
     def _widen_for_damage(self) -> None:
-        if self._columns_ready:
-            self.sizing.widen_for_damage()
+        if self._columns_ready and self.sizing.widen_for_damage():
+            self._fit_columns()
 
     def _extra_columns_width(self) -> int:
         """Width of columns a subclass adds to the fixed ones (a shard set's Shard column)."""
@@ -412,12 +433,14 @@ class FileTab(QWidget):
             action.toggled.connect(lambda on, k=key: self.toggle_column(k, on))
             menu.addAction(action)
         menu.addSeparator()
-        menu.addAction("Default Columns", lambda: self._set_columns(self.model.default_feature_columns()))
+        menu.addAction("Default Columns", self.default_columns).setToolTip(
+            "Labels and class names first, then single values, as many as fit (forgets the columns chosen)")
 
     def toggle_column(self, key: str, on: bool) -> None:
+        """Show or hide feature ``key``'s column: the columns shown are remembered for this schema."""
         shown = self.model.feature_columns()
-        if on and key not in shown:
-            order = list(dict.fromkeys(self.model.sample_keys() + shown))
+        if on and key not in shown:  # in its place: the default columns' order, then by key
+            order = dict.fromkeys(self.model.default_feature_columns() + self.model.sample_keys() + shown)
             shown = [k for k in order if k in shown or k == key]
         elif not on:
             shown = [k for k in shown if k != key]
@@ -427,6 +450,34 @@ class FileTab(QWidget):
         menu = QMenu(self)
         self.fill_column_menu(menu)
         menu.exec(self.table.horizontalHeader().mapToGlobal(pos))
+        menu.deleteLater()
+
+    # -- the row menu -------------------------------------------------------
+    def row_menu(self, index: QModelIndex) -> QMenu:
+        """The menu of a right-click on ``index`` (its row is current): copy the rows, the cell, the record,
+        show it in the gallery, then the actions the window put on the table (edits of the row)."""
+        menu = QMenu(self)
+        menu.addAction("Copy", self.table.copy_rows).setShortcut(QKeySequence(QKeySequence.StandardKey.Copy))
+        menu.addAction("Copy Cell", lambda: self.table.copy_cell(index))
+        menu.addAction("Copy Record as JSON", self.copy_record_json).setShortcut(QKeySequence("Ctrl+Shift+C"))
+        offset = menu.addAction("Copy Offset", self.copy_offset)
+        record = self.current_record()
+        if record >= 0 and self.model.is_edited(record):
+            offset.setEnabled(False)
+            offset.setToolTip("an edited record has no offset until it is saved")
+        menu.addSeparator()
+        menu.addAction("Show in Gallery", self.qa.show_gallery)
+        if self.table.actions():  # the window's edits of the row (EditActions)
+            menu.addSeparator()
+            menu.addActions(self.table.actions())
+        return menu
+
+    def _row_menu(self, pos: QPoint) -> None:
+        index = self.table.indexAt(pos)
+        if not index.isValid():
+            return
+        menu = self.row_menu(index)
+        menu.exec(self.table.viewport().mapToGlobal(pos))
         menu.deleteLater()
 
     # -- navigation -------------------------------------------------------

@@ -180,11 +180,16 @@ class ShardSetTab(FileTab):
 
     # -- what differs from a single file ---------------------------------------
     def _set_columns(self, keys: list[str], *, save: bool = True) -> None:
-        """Feature columns as usual; the Shard column stays shown right after "#"."""
+        """Feature columns as usual; the fixed columns first, the Shard column right after "#"."""
         super()._set_columns(keys, save=save)
         header = self.table.horizontalHeader()
-        header.moveSection(header.visualIndex(self.model.shard_column), 1)
-        self.table.setColumnWidth(self.model.shard_column, self._extra_columns_width())
+        shard = self.model.shard_column
+        # Qt puts columns inserted before a moved one where that one is shown: put each back in its place
+        order = [0, shard, *(c for c in range(1, self.model.columnCount()) if c != shard)]
+        for visual, logical in enumerate(order):
+            if header.visualIndex(logical) != visual:
+                header.moveSection(header.visualIndex(logical), visual)
+        self.table.setColumnWidth(shard, self._extra_columns_width())
 
     def _extra_columns_width(self) -> int:
         """The Shard column: as wide as the longest shard name (a few hundred shards are measured)."""

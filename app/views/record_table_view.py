@@ -1,4 +1,5 @@
-"""The record table's view: fixed row height, Home/End to the first/last record, keys that page, Ctrl+C."""
+"""The record table's view: fixed row height, Home/End to the first/last record, keys that page, Ctrl+C,
+and a right-click that asks its tab for the row menu."""
 from __future__ import annotations
 
 import numpy as np
@@ -19,11 +20,14 @@ class RecordTableView(QTableView):
     Over a paged :class:`FilteredTableModel` the keys cross page edges: Home /
     End, Up at the first row and Down at the last ask for another matching
     position with ``position_requested(int)`` (the tab moves the window there).
+    A right-click on a row emits ``customContextMenuRequested`` (viewport
+    coordinates); the tab shows its row menu.
     """
 
     copied = Signal(str)
     message = Signal(str)  # a one-line note for the status bar
     position_requested = Signal(int)
+    resized = Signal()  # the viewport's size changed (the tab fits its default columns again)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -36,6 +40,7 @@ class RecordTableView(QTableView):
         self.setHorizontalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
         self.setVerticalScrollMode(QAbstractItemView.ScrollMode.ScrollPerItem)
         self.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         vh = self.verticalHeader()
         vh.setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
         vh.setDefaultSectionSize(self.fontMetrics().height() + 8)
@@ -54,6 +59,11 @@ class RecordTableView(QTableView):
             column = max(0, self.currentIndex().column())
             return model.index(row, column)
         return super().moveCursor(action, modifiers)
+
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        if event.size().width() != event.oldSize().width():
+            self.resized.emit()
 
     def paintEvent(self, event) -> None:
         with PAINT_GATE.painting():
@@ -115,4 +125,12 @@ class RecordTableView(QTableView):
         n = rows.shape[0]
         self.copied.emit(f"copied {n:,} row(s)" if n <= COPY_ROWS_MAX else
                          f"copied the first {COPY_ROWS_MAX:,} of {n:,} selected rows (File > Export writes them all)")
+        return text
+
+    def copy_cell(self, index: QModelIndex) -> str:
+        """Copy one cell's text as the table shows it (never elided)."""
+        text = str(index.data() or "") if index.isValid() else ""
+        QGuiApplication.clipboard().setText(text)
+        header = str(self.model().headerData(index.column(), Qt.Orientation.Horizontal)) if index.isValid() else ""
+        self.copied.emit(f"copied the {header} cell" if header else "copied the cell")
         return text

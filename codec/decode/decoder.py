@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import base64
 import math
+import unicodedata
 from typing import Any, cast
 
 from google.protobuf.message import DecodeError
@@ -31,6 +32,7 @@ __all__ = [
     "feature_values",
     "format_value",
     "is_text",
+    "one_line_text",
     "read_varint",
     "record_feature_lists",
     "record_features",
@@ -44,7 +46,7 @@ __all__ = [
 Value = int | float | bytes
 
 _WIRE_LENGTH_DELIMITED = 2
-_ONE_LINE_ESCAPES = str.maketrans({"\n": "\\n", "\r": "\\r", "\t": "\\t"})
+_SHORT_ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 
 
 # ---------------------------------------------------------------- detection
@@ -363,13 +365,33 @@ def _format_float(value: float) -> str:
     return str(single)
 
 
+def _escaped(c: str) -> str:
+    """One character ``one_line_text`` does not show as it is: ``\\t``, ``\\x1c``, ``\\u2028`` or ``\\U000e0001``."""
+    if c in _SHORT_ESCAPES:
+        return _SHORT_ESCAPES[c]
+    if c.isprintable() or unicodedata.category(c) == "Zs":
+        return c
+    n = ord(c)
+    return f"\\x{n:02x}" if n < 0x100 else f"\\u{n:04x}" if n < 0x10000 else f"\\U{n:08x}"
+
+
+def one_line_text(text: str) -> str:
+    """``text`` on one line with nothing hidden: tab, newline and carriage return as ``\\t \\n \\r``, other
+    control and invisible characters (C0, DEL, C1, U+2028, zero-width and direction marks) as Python's
+    ``repr`` writes them (``\\x1c``, ``\\u2028``); letters, marks, symbols and spaces as they are."""
+    if text.isprintable():
+        return text
+    return "".join(map(_escaped, text))
+
+
 def _format_text(b: bytes, max_len: int) -> str:
-    text = b.decode("utf-8").translate(_ONE_LINE_ESCAPES)
-    if len(text) + 2 <= max_len:
-        return f'"{text}"'
+    text = b.decode("utf-8")
+    shown = one_line_text(text[:max_len])  # (an escape is never shorter than its character)
+    if len(text) <= max_len and len(shown) + 2 <= max_len:
+        return f'"{shown}"'
     suffix = f" ({len(b)} bytes)"
     keep = max(1, max_len - len(suffix) - 3)
-    return f'"{text[:keep]}…"{suffix}'
+    return f'"{shown[:keep]}…"{suffix}'
 
 
 def _format_binary(b: bytes, max_len: int) -> str:

@@ -177,15 +177,19 @@ def test_length_crc_recovered_record(tmp_path, open_model):
 
 
 # -- feature columns -------------------------------------------------------
-def test_default_feature_columns_are_the_first_keys(open_model):
+def test_default_feature_columns_put_labels_first_and_never_images(open_model):
     model = open_model("detection.tfrecord")
     keys = model.sample_keys()
-    assert "image/encoded" in keys and "image/object/bbox/xmin" in keys
-    assert model.default_feature_columns() == keys[:4]
-    model.set_feature_columns(model.default_feature_columns())
+    assert keys == sorted(keys) and "image/encoded" in keys and "image/object/bbox/xmin" in keys
+    ranked = model.default_feature_columns()
+    assert ranked[:2] == ["image/object/class/text", "image/object/class/label"]  # class names, then their ids
+    assert ranked[2:7] == ["image/filename", "image/format", "image/source_id", "image/height", "image/width"]
+    assert "image/encoded" not in ranked  # an image is never a default column
+    model.set_feature_columns(ranked[:4])
     assert model.columnCount() == BASE_COLUMNS + 4
-    assert model.headerData(BASE_COLUMNS, Qt.Orientation.Horizontal) == keys[0].split("/")[-1] or \
-        keys[0] in model.headerData(BASE_COLUMNS, Qt.Orientation.Horizontal, Qt.ItemDataRole.ToolTipRole)
+    assert model.headerData(BASE_COLUMNS, Qt.Orientation.Horizontal) == "…/class/text"
+    assert "image/object/class/text" in model.headerData(BASE_COLUMNS, Qt.Orientation.Horizontal,
+                                                         Qt.ItemDataRole.ToolTipRole)
 
 
 def test_feature_cells_match_the_codec(open_model, qtmodeltester):

@@ -9,7 +9,7 @@ pytest.importorskip("PySide6.QtCore")
 
 from PySide6.QtCore import QObject, Signal
 
-from app.models.column_choice import SAMPLE_RECORDS, SampleRows
+from app.models.column_choice import SAMPLE_RECORDS, SampleRows, names_labels, ranked_keys, schema_of, schema_signature
 from app.models.problem_list_model import ProblemListModel
 from app.models.record_table_model import RecordTableModel
 from app.models.row_cache import RowCache
@@ -21,6 +21,7 @@ from codec.decode.decoder import decode_record
 from codec.decode.example_proto import Example
 from codec.sources.tfrecord_file import TFRecordFile
 from codec.storage.writer import write_records
+from tests.builders import example as any_example
 
 pytestmark = pytest.mark.gui
 TIMEOUT = 10000
@@ -147,7 +148,7 @@ def test_a_row_the_network_failed_shows_failed_until_it_is_asked_again(qtbot, fe
 
 
 # -- choosing feature columns ----------------------------------------------------
-def test_sample_rows_are_decoded_once_and_give_keys_in_order_of_first_appearance():
+def test_sample_rows_are_decoded_once_and_give_their_schema_sorted_by_key():
     decoded = [decode_record(example({"b": 1, "a": 2})), None, decode_record(example({"c": 3, "a": 4}))]
     calls = []
 
@@ -158,10 +159,27 @@ def test_sample_rows_are_decoded_once_and_give_keys_in_order_of_first_appearance
     samples = SampleRows()
     rows = samples.read(3, decode)
     assert samples.read(3, decode) is rows and calls == [0, 1, 2]
-    assert samples.known_keys(3) is None
-    assert samples.keys(3, rows) == ["a", "b", "c"] and samples.known_keys(3) == ["a", "b", "c"]
+    assert samples.known_schema(3) is None
+    assert list(samples.schema(3, rows)) == ["a", "b", "c"] and list(samples.known_schema(3)) == ["a", "b", "c"]
     samples.forget()
-    assert samples.known_keys(3) is None and samples.read(2, decode) == decoded[:2] and calls == [0, 1, 2, 0, 1]
+    assert samples.known_schema(3) is None and samples.read(2, decode) == decoded[:2] and calls == [0, 1, 2, 0, 1]
+
+
+def test_default_columns_rank_labels_then_single_values_then_short_lists_whatever_the_order():
+    rows = [{"image/encoded": b"\x89PNG\r\n\x1a\n" + bytes(400), "blob": b"\x00\x01", "score": 0.5, "id": "a1",
+             "image/object/class/text": [b"cat", b"dog"], "image/object/class/label": [1, 2], "xs": [1.0, 2.0],
+             "long": list(range(40)), "category_id": 3},
+            {"xs": [0.5], "id": "b2", "category_id": 1, "score": 0.25, "long": list(range(9)),
+             "image/object/class/label": [4], "image/object/class/text": [b"owl"], "blob": b"\x02",
+             "image/encoded": bytes(300)}]
+    forward = schema_of([decode_record(any_example(r)) for r in rows])
+    backward = schema_of([decode_record(any_example(dict(reversed(r.items())))) for r in reversed(rows)])
+    ranked = ranked_keys(forward)
+    assert ranked == ["image/object/class/text", "category_id", "image/object/class/label", "id", "score", "xs"]
+    assert ranked_keys(backward) == ranked and schema_signature(backward) == schema_signature(forward)
+    assert schema_signature(schema_of([decode_record(any_example({"score": 1}))])) != \
+        schema_signature(schema_of([decode_record(any_example({"score": 1.0}))]))  # the kind counts, not only the key
+    assert names_labels("label") and names_labels("objects/category_id") and not names_labels("image/filename")
 
 
 def test_remote_sample_rows_are_asked_and_kept_only_once_all_have_come():
@@ -173,10 +191,10 @@ def test_remote_sample_rows_are_asked_and_kept_only_once_all_have_come():
     samples.came(SAMPLE_RECORDS, first)  # past the samples: ignored
     partial = samples.fetched(2, asked.append)
     assert partial == [first] and asked[SAMPLE_RECORDS:] == [1] and not samples.all_came(2)
-    assert samples.keys(2, partial) == ["x"] and samples.known_keys(2) is None  # partial: not kept
+    assert list(samples.schema(2, partial)) == ["x"] and samples.known_schema(2) is None  # partial: not kept
     samples.came(1, None)
     assert samples.all_came(2) and samples.fetched(2, asked.append) == [first, None]
-    assert samples.keys(2, samples.fetched(2, asked.append)) == ["x"] and samples.known_keys(2) == ["x"]
+    assert list(samples.schema(2, samples.fetched(2, asked.append))) == ["x"] and list(samples.known_schema(2)) == ["x"]
 
 
 # -- the session owns what the table and the problems list show ----------------------------

@@ -26,6 +26,7 @@ from codec.decode.decoder import (
     feature_keys,
     format_value,
     is_text,
+    one_line_text,
     record_json_value,
     value_at,
     value_count,
@@ -418,6 +419,12 @@ def test_value_node_addresses_one_value():
         ("ünï".encode(), "bytes", '"ünï"'),
         (b"", "bytes", '"" (0 bytes)'),
         (b"\x00\x01", "bytes", "hex: 00 01 (2 bytes)"),
+        # every control or invisible character of text escaped alike, never drawn as a box
+        (b"a\x1cb\x1dc\x1e\x1f", "bytes", '"a\\x1cb\\x1dc\\x1e\\x1f"'),
+        (b"\x0b\x0c\tx\r", "bytes", '"\\x0b\\x0c\\tx\\r"'),
+        ("a\u2028b\u2029c\x85".encode(), "bytes", '"a\\u2028b\\u2029c\\x85"'),
+        ("zero\u200bwidth".encode(), "bytes", "hex: 7a 65 72 6f e2 80 8b 77 69 64 74 68 (12 bytes)"),  # not text: hex
+        ("no\u00a0break\u3000wide".encode(), "bytes", '"no\u00a0break\u3000wide"'),  # spaces stay spaces
     ],
 )
 def test_format_value(value, dtype, text):
@@ -430,6 +437,15 @@ def test_format_value_floats_read_back_as_the_same_float32():
         shown = format_value(single, "float")
         assert struct.unpack("<f", struct.pack("<f", float(shown)))[0] == single
         assert len(shown) <= 15
+
+
+def test_one_line_text_escapes_like_python_repr_but_keeps_spaces():
+    for c in [*map(chr, range(0x20)), "\x7f", *map(chr, range(0x80, 0xa0)), "\u2028", "\ufeff", "\U000e0001"]:
+        shown = one_line_text(f"a{c}b")
+        assert shown == "a" + repr(c)[1:-1] + "b" and shown.isprintable(), repr(c)
+    assert one_line_text("tab\there") == "tab\\there" and one_line_text("ünï 猫") == "ünï 猫"
+    long = format_value(b"\x1c" * 100, "bytes", max_len=40)  # escaped, then cut
+    assert long.startswith('"\\x1c\\x1c') and long.endswith('…" (100 bytes)') and len(long) <= 40
 
 
 def test_format_value_elides_long_bytes_and_says_the_length():
