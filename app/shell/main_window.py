@@ -19,7 +19,6 @@ from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QGu
 from PySide6.QtWidgets import (
     QInputDialog,
     QMainWindow,
-    QMessageBox,
     QStackedWidget,
     QTabWidget,
     QVBoxLayout,
@@ -34,6 +33,7 @@ from app.shell.damage_actions import DamageActions
 from app.shell.disk_watch import DiskWatch
 from app.shell.edit_actions import EditActions
 from app.shell.file_tab import FileTab
+from app.shell.help_actions import HelpActions
 from app.shell.payload_actions import PayloadActions
 from app.shell.qa_docks import QaDocks, TabQa
 from app.shell.recent_files import RecentFiles, sweep_stale_temps_in
@@ -168,8 +168,6 @@ class MainWindow(QMainWindow):
                                  "damaged")
         self.prev_bad_action = a("&Previous Damaged Record",
                                  lambda: self._tab_call(lambda t: t.next_damaged(backwards=True)), "Shift+F8")
-        self.about_action = a("&About TFRecord Lens", self._about)
-        self.about_action.setMenuRole(QAction.MenuRole.AboutRole)
         self._tab_actions = [self.verify_action, self.cancel_action, self.close_action, self.copy_rows_action,
                              self.copy_json_action, self.copy_offset_action, self.goto_action, self.first_action,
                              self.last_action, self.next_bad_action, self.prev_bad_action, self.follow_action]
@@ -215,8 +213,7 @@ class MainWindow(QMainWindow):
         go_menu.addSeparator()
         for action in (self.first_action, self.last_action, self.next_bad_action, self.prev_bad_action):
             go_menu.addAction(action)
-        help_menu = mb.addMenu("&Help")
-        help_menu.addAction(self.about_action)
+        self.help = HelpActions(self, mb.addMenu("&Help"))  # guide, shortcuts, About
         self.payloads = PayloadActions(self, self.settings, self.current_tab, file_menu, before=self.verify_action)
         self.payloads.failed.connect(self.show_error)
         self.payloads.message.connect(lambda text: self.statusBar().showMessage(text, MESSAGE_MS))
@@ -523,11 +520,6 @@ class MainWindow(QMainWindow):
 
     def _toggle_full_screen(self) -> None:
         self.setWindowState(self.windowState() ^ Qt.WindowState.WindowFullScreen)
-
-    def _about(self) -> None:
-        QMessageBox.about(self, f"About {APP_NAME}",
-                          f"<h3>{APP_NAME}</h3><p>Open, inspect and debug TensorFlow TFRecord files "
-                          "of any size, without TensorFlow.</p>")
 
     # -- Qt events --------------------------------------------------------
     def dragEnterEvent(self, event: QDragEnterEvent) -> None:
