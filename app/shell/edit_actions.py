@@ -67,7 +67,6 @@ class EditActions(QObject):
         history_action.setText("Undo &History")
         history_action.setShortcut(QKeySequence("Ctrl+Shift+H"))
         history_action.setStatusTip("The current file's edits, in order: click one to go back to it")
-        self._history_aside = False  # the history dock was hidden when the last file closed: shown with the next
         view_menu.addSeparator()
         view_menu.addAction(history_action)
         self.mode_label = QLabel()
@@ -198,20 +197,10 @@ class EditActions(QObject):
         set_enabled(self.export_action, indexed and not (editing and editing.busy),
                     "open a file first" if tab is None else "wait until indexing has finished" if not indexed
                     else reason or "wait until the edit under way has finished")
-        self._show_history(tab is not None)
+        set_enabled(self.history_action, tab is not None, "open a file first")  # an open dock stays, empty
         self.mode_label.setText("read-only" if reason else "")
         self.mode_label.setToolTip(reason)
         self.mode_label.setVisible(bool(reason))
-
-    def _show_history(self, file_open: bool) -> None:
-        """Undo History needs a file: with none it is off (and its dock steps aside until the next file)."""
-        set_enabled(self.history_action, file_open, "open a file first")
-        if not file_open and not self.history.isHidden():
-            self._history_aside = True
-            self.history.hide()
-        elif file_open and self._history_aside:
-            self._history_aside = False
-            self.history.show()
 
     def _update_marks(self) -> None:
         """The title bar's [*], and a * on each modified tab."""

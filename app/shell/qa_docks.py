@@ -150,11 +150,11 @@ class QaDocks(QObject):
         if qa is None:
             self.stats_dock.show_panel(None)
             self.spec_dock.show_panel(None)
-            # the file docks step aside (a page gets the whole window; with no file they have nothing to show)
-            for dock in (self.stats_dock, self.spec_dock):
-                if dock.isVisible():
-                    self._stepped_aside.append(dock)
-                    dock.hide()
+            if self._page_shown():  # the file docks step aside: the page gets the whole window
+                for dock in (self.stats_dock, self.spec_dock):
+                    if dock.isVisible():
+                        self._stepped_aside.append(dock)
+                        dock.hide()
             return
         for dock in self._stepped_aside:
             dock.show()
