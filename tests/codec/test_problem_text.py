@@ -74,3 +74,14 @@ def test_damaged_files_page_holds_the_table():
     rows = re.findall(r"^\| \*\*(.+?)\*\* \| (.+?) \| (.+?) \|$", page, re.M)
     assert rows == [(t.name, t.happened[0].upper() + t.happened[1:] + ".", f"`DataLossError` ({t.tensorflow})")
                     for t in DAMAGE.values()]
+
+
+def test_info_says_what_the_problems_mean_and_where_tensorflow_stops(capsys):
+    from codec.cli.main import main
+
+    assert main(["info", fixture_path("garbage_middle.tfrecord")]) == 1
+    out = capsys.readouterr().out.splitlines()
+    at = out.index("meaning:")
+    assert out[at + 1] == f"  length_crc: {DAMAGE['length_crc'].happened}"
+    assert out[at + 2] == 'tensorflow:  tf.data stops with DataLossError ("corrupted record") at record 10, ' \
+                          "after yielding records 0–9"
