@@ -43,6 +43,7 @@ from app.shell.status_bar import TabStatusBar
 from app.shell.tab_state import TabState
 from app.shell.url_opening import UrlOpening, UrlOpenings
 from app.style import icons
+from app.views.action_state import set_enabled
 from app.views.message_bar import MessageBar
 from app.views.start_page import StartPage
 from app.workers.worker import PAINT_GATE
@@ -460,7 +461,7 @@ class MainWindow(QMainWindow):
         tab = self.current_tab()
         self.stack.setCurrentWidget(self.tabs if self.tabs.count() else self.start_page)
         for action in self._tab_actions:
-            action.setEnabled(tab is not None)
+            set_enabled(action, tab is not None, "open a file first")
         if tab is None and self.tabs.count():  # a URL opening: Esc and Ctrl+W stop it
             self.cancel_action.setEnabled(True)
             self.close_action.setEnabled(True)
@@ -488,8 +489,8 @@ class MainWindow(QMainWindow):
             self.follow_action.setChecked(False)
             return
         s = tab.state()
-        self.cancel_action.setEnabled(s.running)
-        self._show_follow(s)
+        set_enabled(self.cancel_action, s.running, "nothing is running")
+        self._show_follow(s, tab.follow.why_not() or "")
         self.status.show_state(s)
 
     def _toggle_follow(self, on: bool) -> None:
@@ -502,10 +503,10 @@ class MainWindow(QMainWindow):
             tab.stop_follow()
         self._refresh_status()
 
-    def _show_follow(self, s: TabState) -> None:
+    def _show_follow(self, s: TabState, why_not: str) -> None:
         """View > Follow: checked while the tab follows its file; enabled where following makes sense."""
         self.follow_action.setChecked(s.following)
-        self.follow_action.setEnabled(s.can_follow)
+        set_enabled(self.follow_action, s.can_follow, why_not)
 
     def _saved(self, path: str) -> None:
         """A tab was written to ``path``: a recent file now, and the tab's title may have changed."""

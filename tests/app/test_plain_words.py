@@ -82,3 +82,14 @@ def test_recent_shows_a_tfds_folder_by_its_dataset_name(window, qtbot):
     first = window.start_page.recent_list.item(0)
     assert first.text().splitlines()[0] == "lens_tfds_demo 1.2.0 · TFDS dataset"
     assert first.toolTip() == str(TFDS)
+
+
+def test_window_actions_say_why_they_are_off(window, qtbot):
+    assert window.goto_action.toolTip() == "Go to Record…: open a file first"
+    tab = wait_done(qtbot, window.open_set([str(FIXTURES / "shards")]))
+    assert window.goto_action.isEnabled() and window.goto_action.toolTip() == "Jump to a record number or a byte offset"
+    assert not window.follow_action.isEnabled()
+    assert window.follow_action.toolTip() == "Follow: only a single file can be followed, not a set of shards"
+    assert not window.cancel_action.isEnabled() and window.cancel_action.toolTip() == "Stop: nothing is running"
+    window.close_tab(window.tabs.indexOf(tab))
+    assert window.follow_action.toolTip().endswith(": open a file first")
