@@ -24,7 +24,6 @@ from codec.sources.protocol import RecordSource
 PROBLEM_ROLE = Qt.ItemDataRole.UserRole  # the codec Problem of a row
 
 
-
 class ProblemColumn(IntEnum):
     RECORD = 0
     OFFSET = 1
