@@ -18,17 +18,10 @@ from app.models.records_owner import RecordsOwner
 from app.style import icons
 from app.style.palette import DAMAGED_TEXT, RECOVERED_TEXT
 from codec.format.framing import HEADER_SIZE, Compression, Problem, ProblemKind
+from codec.format.problem_text import KIND_WORDS, explain_problem
 from codec.sources.protocol import RecordSource
 
 PROBLEM_ROLE = Qt.ItemDataRole.UserRole  # the codec Problem of a row
-
-KIND_WORDS = {
-    ProblemKind.LENGTH_CRC: "length CRC",
-    ProblemKind.DATA_CRC: "data CRC",
-    ProblemKind.TRUNCATED: "truncated",
-    ProblemKind.GARBAGE: "garbage",
-    ProblemKind.DECOMPRESS: "decompression error",
-}
 
 
 class ProblemColumn(IntEnum):
@@ -259,4 +252,13 @@ class ProblemListModel(QAbstractTableModel):
             elif before >= 0:
                 lines.append(f"no record left here: the last record before it is #{before:,}")
         lines.append(p.detail)
+        lines.append(explain_problem(p, p.index if p.index is not None else record_before(self.records, p) + 1,
+                                     self._first_stop()))
         return "\n".join(lines)
+
+    def _first_stop(self) -> int | None:
+        """The record where TensorFlow stops: the first problem's (the problems are in file order)."""
+        if not self._problems:
+            return None
+        p = self._problems[0]
+        return p.index if p.index is not None else record_before(self.records, p) + 1

@@ -11,7 +11,8 @@ from typing import Callable
 
 import numpy as np
 
-from codec.format.framing import RecordStatus
+from codec.format.framing import Problem, RecordStatus
+from codec.format.problem_text import KIND_WORDS, damage_key, damage_line, explain, status_key
 from codec.sources.protocol import RecordSource
 
 
@@ -28,6 +29,8 @@ class ProblemNotes:
         self._records = records
         self._details: dict[int, str] = {}
         self._gaps: dict[int, str] = {}  # record -> what was skipped just before it
+        self._lines: dict[int, str] = {}  # record -> its damage (or the damage just before it) in one line
+        self._first: int | None = None  # the record where TensorFlow stops: the first damage's
         self._seen: tuple = ()
 
     def forget(self) -> None:
@@ -35,9 +38,17 @@ class ProblemNotes:
         self._seen = ()
 
     def detail(self, i: int) -> str | None:
-        """Row ``i``'s own problem (``data_crc: ...``), if any."""
+        """Row ``i``'s own problem (``data CRC: stored ..., computed ...``, then what it means), if any."""
         self._map()
         return self._details.get(i)
+
+    def status_line(self, i: int, status: RecordStatus) -> str | None:
+        """One line for the status bar when row ``i`` is shown: its damage, or the damage just before it."""
+        self._map()
+        line = self._lines.get(i)
+        if line is None and (key := status_key(status)) is not None:  # no problem of its own (being written)
+            line = f"record {i:,}: {damage_line(key, i, self._first)}"
+        return line
 
     def gap_before(self, i: int) -> str | None:
         """The damage skipped just before record ``i`` (garbage, a lost header...), if any."""
@@ -65,18 +76,32 @@ class ProblemNotes:
             return
         records = self._records()
         problems = records.problems
-        self._details = {p.index: f"{p.kind.value}: {p.detail}" for p in problems if p.index is not None}
+        stops: list[tuple[int, Problem]] = []  # (the record TensorFlow stops at, the problem)
         self._gaps = {}
         for p in problems:
-            if p.index is None:
-                nxt, text = self._after_gap(records, p)
-                if nxt is not None:
-                    self._gaps[nxt] = text
+            if p.index is not None:
+                stops.append((p.index, p))
+                continue
+            nxt, text = self._after_gap(records, p)
+            if nxt is not None:
+                self._gaps[nxt] = text
+                stops.append((nxt, p))
+        self._first = min((i for i, _ in stops), default=None)
+        self._details, self._lines = {}, {}
+        for i, p in stops:
+            damage = damage_key(p)
+            meaning, line = explain(damage, i, self._first), damage_line(damage, i, self._first)
+            if p.index is not None:
+                self._details[i] = f"{KIND_WORDS[p.kind]}: {p.detail}\n{meaning}"
+                self._lines[i] = f"record {i:,}: {line}"
+            else:
+                self._gaps[i] += f"\n{meaning}"
+                self._lines.setdefault(i, f"before record {i:,}: {line}")
         self._seen = key
 
     def _after_gap(self, records: RecordSource, p) -> tuple[int | None, str]:
         nxt = records.find_record(p.offset) + 1
-        return (nxt if nxt < len(records) else None), f"{p.kind.value} at byte {p.offset:,}: {p.detail}"
+        return (nxt if nxt < len(records) else None), f"{KIND_WORDS[p.kind]} at byte {p.offset:,}: {p.detail}"
 
 
 class ShardProblemNotes(ProblemNotes):
@@ -108,4 +133,4 @@ class ShardProblemNotes(ProblemNotes):
     def _after_gap(self, records: RecordSource, p) -> tuple[int | None, str]:
         nxt = records.record_before(p) + 1
         return ((nxt if 0 < nxt < len(records) else None),
-                f"{p.kind.value} at byte {p.offset:,} of {os.path.basename(p.path)}: {p.detail}")
+                f"{KIND_WORDS[p.kind]} at byte {p.offset:,} of {os.path.basename(p.path)}: {p.detail}")

@@ -443,6 +443,12 @@ class RecordTableModel(QAbstractTableModel):
     def _problem_detail(self, i: int) -> str | None:
         return self._notes.detail(i)
 
+    def problem_line(self, i: int) -> str | None:
+        """Record ``i``'s damage (or the damage just before it) in plain words, for the status bar; None if sound."""
+        if not 0 <= i < self._rows or self.is_edited(i):
+            return None
+        return self._notes.status_line(i, self.records.index.status(i))
+
     def flagged_rows(self) -> np.ndarray:
         """Rows to look at: damaged records and records right after skipped bytes (sorted)."""
         return self._notes.flagged(self._rows)

@@ -23,6 +23,7 @@ from app.dialogs.export_dialog import ExportDialog
 from app.models.settings import Settings, full_path
 from app.shell.file_tab import FileTab
 from app.shell.remote_saving import RemoteSaves
+from app.views.action_state import set_enabled
 from app.views.undo_history import UndoHistoryDock
 from codec.errors import TFRecordError
 from codec.storage.remote import is_url
@@ -62,14 +63,16 @@ class EditActions(QObject):
         self.history = UndoHistoryDock(self.group, window)
         window.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, self.history)
         self.history.hide()
-        history_action = self.history.toggleViewAction()
+        self.history_action = history_action = self.history.toggleViewAction()
         history_action.setText("Undo &History")
         history_action.setShortcut(QKeySequence("Ctrl+Shift+H"))
+        history_action.setStatusTip("The current file's edits, in order: click one to go back to it")
         view_menu.addSeparator()
         view_menu.addAction(history_action)
         self.mode_label = QLabel()
         self.mode_label.setStyleSheet("color: rgb(100, 116, 139);")
         window.statusBar().addPermanentWidget(self.mode_label)
+        self.refresh()  # no file yet: the actions are off, saying why
 
     # -- building ---------------------------------------------------------
     def _action(self, text: str, slot, shortcut=None, tip: str = "", *, table: bool = False) -> QAction:
@@ -180,12 +183,20 @@ class EditActions(QObject):
         editing = tab.editing if tab is not None else None
         editable = editing is not None and editing.editable
         rows = editing.has_rows() if editable else False
-        for action in self._edit_actions:
-            action.setEnabled(editable and (rows or action is self.insert_action))
-        self.save_action.setEnabled(editable and editing.modified and not tab.is_running())
-        self.save_as_action.setEnabled(editable and not tab.is_running())
-        self.export_action.setEnabled(tab is not None and tab.session.source.indexed and not (editing and editing.busy))
         reason = editing.read_only_reason() if editing is not None else ""
+        why = "open a file first" if tab is None else reason
+        for action in self._edit_actions:
+            set_enabled(action, editable and (rows or action is self.insert_action), why or "select records first")
+        running = tab is not None and tab.is_running()
+        set_enabled(self.save_action, editable and editing.modified and not running,
+                    why or ("wait until indexing or checking has finished" if running else "no unsaved edits"))
+        set_enabled(self.save_as_action, editable and not running,
+                    why or "wait until indexing or checking has finished")
+        indexed = tab is not None and tab.session.source.indexed
+        set_enabled(self.export_action, indexed and not (editing and editing.busy),
+                    "open a file first" if tab is None else "wait until indexing has finished" if not indexed
+                    else reason or "wait until the edit under way has finished")
+        set_enabled(self.history_action, tab is not None, "open a file first")  # an open dock stays, empty
         self.mode_label.setText("read-only" if reason else "")
         self.mode_label.setToolTip(reason)
         self.mode_label.setVisible(bool(reason))

@@ -518,6 +518,9 @@ class FileTab(QWidget):
             self.message.emit(f"cannot read record {record:,}: {one_line(exc)}")
             return
         self.detail.show_record(pinned, record)
+        damage = self.model.problem_line(record)  # a damaged row says in words what happened, and what TF does
+        if damage:
+            self.message.emit(damage)
 
     def go_to(self, text: str) -> str | None:
         """Jump to a record number or byte offset (see :func:`parse_goto`).

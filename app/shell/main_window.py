@@ -19,7 +19,6 @@ from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QGu
 from PySide6.QtWidgets import (
     QInputDialog,
     QMainWindow,
-    QMessageBox,
     QStackedWidget,
     QTabWidget,
     QVBoxLayout,
@@ -34,6 +33,7 @@ from app.shell.damage_actions import DamageActions
 from app.shell.disk_watch import DiskWatch
 from app.shell.edit_actions import EditActions
 from app.shell.file_tab import FileTab
+from app.shell.help_actions import HelpActions
 from app.shell.payload_actions import PayloadActions
 from app.shell.qa_docks import QaDocks, TabQa
 from app.shell.recent_files import RecentFiles, sweep_stale_temps_in
@@ -43,6 +43,7 @@ from app.shell.status_bar import TabStatusBar
 from app.shell.tab_state import TabState
 from app.shell.url_opening import UrlOpening, UrlOpenings
 from app.style import icons
+from app.views.action_state import set_enabled
 from app.views.message_bar import MessageBar
 from app.views.start_page import StartPage
 from app.workers.worker import PAINT_GATE
@@ -168,8 +169,6 @@ class MainWindow(QMainWindow):
                                  "damaged")
         self.prev_bad_action = a("&Previous Damaged Record",
                                  lambda: self._tab_call(lambda t: t.next_damaged(backwards=True)), "Shift+F8")
-        self.about_action = a("&About TFRecord Lens", self._about)
-        self.about_action.setMenuRole(QAction.MenuRole.AboutRole)
         self._tab_actions = [self.verify_action, self.cancel_action, self.close_action, self.copy_rows_action,
                              self.copy_json_action, self.copy_offset_action, self.goto_action, self.first_action,
                              self.last_action, self.next_bad_action, self.prev_bad_action, self.follow_action]
@@ -215,8 +214,7 @@ class MainWindow(QMainWindow):
         go_menu.addSeparator()
         for action in (self.first_action, self.last_action, self.next_bad_action, self.prev_bad_action):
             go_menu.addAction(action)
-        help_menu = mb.addMenu("&Help")
-        help_menu.addAction(self.about_action)
+        self.help = HelpActions(self, mb.addMenu("&Help"))  # guide, shortcuts, About
         self.payloads = PayloadActions(self, self.settings, self.current_tab, file_menu, before=self.verify_action)
         self.payloads.failed.connect(self.show_error)
         self.payloads.message.connect(lambda text: self.statusBar().showMessage(text, MESSAGE_MS))
@@ -463,7 +461,7 @@ class MainWindow(QMainWindow):
         tab = self.current_tab()
         self.stack.setCurrentWidget(self.tabs if self.tabs.count() else self.start_page)
         for action in self._tab_actions:
-            action.setEnabled(tab is not None)
+            set_enabled(action, tab is not None, "open a file first")
         if tab is None and self.tabs.count():  # a URL opening: Esc and Ctrl+W stop it
             self.cancel_action.setEnabled(True)
             self.close_action.setEnabled(True)
@@ -491,8 +489,8 @@ class MainWindow(QMainWindow):
             self.follow_action.setChecked(False)
             return
         s = tab.state()
-        self.cancel_action.setEnabled(s.running)
-        self._show_follow(s)
+        set_enabled(self.cancel_action, s.running, "nothing is running")
+        self._show_follow(s, tab.follow.why_not() or "")
         self.status.show_state(s)
 
     def _toggle_follow(self, on: bool) -> None:
@@ -505,10 +503,10 @@ class MainWindow(QMainWindow):
             tab.stop_follow()
         self._refresh_status()
 
-    def _show_follow(self, s: TabState) -> None:
+    def _show_follow(self, s: TabState, why_not: str) -> None:
         """View > Follow: checked while the tab follows its file; enabled where following makes sense."""
         self.follow_action.setChecked(s.following)
-        self.follow_action.setEnabled(s.can_follow)
+        set_enabled(self.follow_action, s.can_follow, why_not)
 
     def _saved(self, path: str) -> None:
         """A tab was written to ``path``: a recent file now, and the tab's title may have changed."""
@@ -523,11 +521,6 @@ class MainWindow(QMainWindow):
 
     def _toggle_full_screen(self) -> None:
         self.setWindowState(self.windowState() ^ Qt.WindowState.WindowFullScreen)
-
-    def _about(self) -> None:
-        QMessageBox.about(self, f"About {APP_NAME}",
-                          f"<h3>{APP_NAME}</h3><p>Open, inspect and debug TensorFlow TFRecord files "
-                          "of any size, without TensorFlow.</p>")
 
     # -- Qt events --------------------------------------------------------
     def dragEnterEvent(self, event: QDragEnterEvent) -> None:

@@ -14,9 +14,16 @@ from PySide6.QtWidgets import QFileDialog, QWidget
 from app.models.settings import Settings
 from app.shell.file_tab import FileTab
 from app.shell.payload_choice import SettingsChoice
+from codec.format.names import name_globs
 from codec.sources.open import open_paths
 
-FILE_FILTERS = "All files (*);;TFRecord files (*.tfrecord *.tfrecords *.tfrec *.record *.gz *.zlib)"
+
+def file_filters() -> str:
+    """The Open dialog's name filters: TFRecord files first (the default), then all files.
+
+    The names the codec takes for TFRecord files, and ``*.record`` (the Object Detection API's habit).
+    """
+    return f"TFRecord files ({' '.join([*name_globs(), '*.record'])});;All files (*)"
 
 
 def open_file_tab(path: str, settings: Settings, parent: QWidget | None = None) -> FileTab:
@@ -35,7 +42,7 @@ def open_file_tab(path: str, settings: Settings, parent: QWidget | None = None) 
 
 def ask_files(parent: QWidget, settings: Settings, title: str) -> list[str]:
     """Files chosen in a file dialog (none when cancelled); their folder is the next dialog's."""
-    paths, _ = QFileDialog.getOpenFileNames(parent, title, settings.last_directory(), FILE_FILTERS)
+    paths, _ = QFileDialog.getOpenFileNames(parent, title, settings.last_directory(), file_filters())
     if paths:
         settings.set_last_directory(os.path.dirname(paths[0]))
     return paths

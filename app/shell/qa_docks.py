@@ -16,6 +16,7 @@ from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QDockWidget, QLabel, QMainWindow, QMenu, QStackedWidget, QWidget
 
 from app.style.palette import MUTED_COLOR
+from app.views.action_state import set_enabled
 
 DOCK_SHARE = 0.35  # of the window's height, when a dock first opens
 
@@ -143,8 +144,9 @@ class QaDocks(QObject):
     def refresh(self, *_) -> None:
         """Show the current tab's panels in the docks (making them when a dock is visible)."""
         qa = self._current_qa()
-        for action in self.actions:
-            action.setEnabled(qa is not None)
+        why = "a report or a URL still opening is shown, not a file" if self._page_shown() else "open a file first"
+        for action in (*self.actions, self.stats_action, self.spec_action):
+            set_enabled(action, qa is not None, why)
         if qa is None:
             self.stats_dock.show_panel(None)
             self.spec_dock.show_panel(None)

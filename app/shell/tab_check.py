@@ -298,7 +298,7 @@ class TabCheck(QObject):
             return
         panel = self.panel
         findings = panel.selected_findings() if self.report is not None else []
-        none = "select findings first"
+        none = "select findings first" if self.report is not None else "run the check first (Run)"
         shown = bool(findings) and any(self.row_of(r) is not None for f in findings for r in f.records)
         panel.set_action(panel.show_action, shown, none if not findings else "none of these records is in this tab")
         panel.set_action(panel.export_action, bool(findings), none)

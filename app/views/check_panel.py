@@ -29,6 +29,7 @@ from PySide6.QtWidgets import (
 from app.models.findings_model import FindingsModel, check_title
 from app.style import icons
 from app.style.palette import ERROR_COLOR, MUTED_COLOR, OK_COLOR
+from app.views.action_state import set_enabled
 from app.views.finding_compare import FindingCompare
 
 FINDING_SHARE = 0.58  # of the tree's width, for the findings' text beside their records
@@ -178,7 +179,6 @@ class CheckPanel(QWidget):
         action = QAction(text, self)
         action.setToolTip(tip)
         action.setStatusTip(tip)
-        action.setData(tip)  # the tooltip while it is enabled (see set_action)
         action.triggered.connect(lambda *_: signal.emit(self.selected_findings()))
         return action
 
@@ -236,9 +236,8 @@ class CheckPanel(QWidget):
         self._say(f"{summary} · {text}" if summary else text, color)
 
     def set_action(self, action: QAction, enabled: bool, why_not: str = "") -> None:
-        """Enable ``action``, or disable it with ``why_not`` as its tooltip."""
-        action.setEnabled(enabled)
-        action.setToolTip(action.data() if enabled or not why_not else why_not)
+        """Enable ``action``, or disable it with ``Name: why_not`` as its tooltip and status tip."""
+        set_enabled(action, enabled, why_not)
 
     # -- the findings -----------------------------------------------------------
     def selected_findings(self) -> list:

@@ -17,13 +17,15 @@ from PySide6.QtWidgets import (
 )
 
 from app.style import icons
+from codec.datasets.tfds import dataset_title
 from codec.storage.remote import is_url
 
 
 def display_name(path: str) -> str:
-    """A short name for a file: its base name; a URL's last part (the whole URL for a bare bucket)."""
+    """A short name for a file: its base name (a TFDS folder's dataset: ``mnist 1.2.0``); a URL's last part
+    (the whole URL for a bare bucket)."""
     if not is_url(path):
-        return os.path.basename(path) or path
+        return dataset_title(path) or os.path.basename(path) or path
     rest = path.split("://", 1)[1].rstrip("/")
     return rest.rsplit("/", 1)[1] if "/" in rest else path
 
@@ -139,9 +141,11 @@ class StartPage(QWidget):
                 self.recent_list.addItem(item)
                 continue
             exists = os.path.isfile(path) or os.path.isdir(path) or bool(glob.glob(path))  # a dataset: folder, glob
+            tfds = dataset_title(path) if exists else None
             size = f" · {human_size(os.path.getsize(path))}" if os.path.isfile(path) else \
-                (" · dataset" if exists else " · missing")
-            item = QListWidgetItem(icons.icon("file"), f"{os.path.basename(path)}{size}\n{os.path.dirname(path)}")
+                (" · TFDS dataset" if tfds else " · dataset" if exists else " · missing")
+            item = QListWidgetItem(icons.icon("file"), f"{tfds or os.path.basename(path)}{size}\n"
+                                   f"{os.path.dirname(path) if not tfds else os.path.dirname(os.path.dirname(path))}")
             item.setData(Qt.ItemDataRole.UserRole, path)
             item.setToolTip(path)
             if not exists:

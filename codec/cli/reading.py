@@ -120,6 +120,15 @@ def _print_problems(f: TFRecordFile) -> None:
     _out(f"problems:    {len(f.problems)} ({kinds_summary(f.problems)})")
     for p in f.problems:
         _out(problem_line(p))
+    from codec.format.problem_text import DAMAGE, damage_key, tensorflow_stops
+
+    keys = list(dict.fromkeys(damage_key(p) for p in f.problems))
+    _out("meaning:")
+    for key in keys:
+        _out(f"  {key.replace('_recovered', ' (recovered)')}: {DAMAGE[key].happened}")
+    first = f.problems[0]
+    record = first.index if first.index is not None else f.record_before(first) + 1
+    _out(f"tensorflow:  {tensorflow_stops(damage_key(first), record)}")
 
 
 def cmd_cat(args) -> int:

@@ -47,6 +47,26 @@ def find_tfds_dir(path: str | os.PathLike) -> Path | None:
     return None
 
 
+def dataset_title(path: str | os.PathLike) -> str | None:
+    """``mnist 1.2.0`` for a TFDS dataset folder (its name and version, as :class:`TfdsDataset` says them); None
+    for any other path. Reads the small ``dataset_info.json`` only (no feature spec, no listing)."""
+    folder = Path(path)
+    if not folder.is_dir() or find_tfds_dir(folder) != folder:
+        return None
+    info: Any = {}
+    if (folder / INFO_FILE).is_file():
+        try:
+            info = _read_json(folder / INFO_FILE)
+        except SchemaError:
+            info = {}
+    return " ".join(_name_version(folder, info if isinstance(info, dict) else {}))
+
+
+def _name_version(folder: Path, info: dict) -> tuple[str, str]:
+    """A dataset's name and version: its ``dataset_info.json``'s, else its folders' (``NAME/VERSION/``)."""
+    return str(info.get("name") or folder.parent.name), str(info.get("version") or folder.name)
+
+
 @dataclass
 class TfdsSplit:
     """One split: its shard files in shard order, and what ``dataset_info.json`` says it holds."""
@@ -90,8 +110,7 @@ class TfdsDataset:
         self.folder = folder
         self.info = info
         self.features = spec
-        self.name = str(info.get("name") or folder.parent.name)
-        self.version = str(info.get("version") or folder.name)
+        self.name, self.version = _name_version(folder, info)
         self.file_format = str(info.get("fileFormat") or "tfrecord")
         self.splits: dict[str, TfdsSplit] = {}
         # A listed split's files by its own template with its name filled in; any other split's

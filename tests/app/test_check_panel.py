@@ -129,7 +129,7 @@ def test_the_panel_lists_every_planted_check_with_its_count(window, qtbot):
     assert check.panel.select_finding("exact_duplicate", 0)
     for action in (check.panel.delete_duplicates_action, check.panel.delete_eval_action):
         assert not action.isEnabled()
-        assert action.toolTip() == READ_ONLY_REASON
+        assert action.toolTip() == action.statusTip() == f"{action.text()}: {READ_ONLY_REASON}"
 
 
 def test_a_leak_shows_its_records_side_by_side_and_becomes_a_filter_and_a_list(window, qtbot, monkeypatch,

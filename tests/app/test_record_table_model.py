@@ -139,7 +139,8 @@ def test_verified_damage_has_its_problem_as_tooltip(open_model, fixture_file):
     model = RecordTableModel(HeldRecords(f))
     model.sync()
     tip = cell(model, 5, Column.STATUS, Qt.ItemDataRole.ToolTipRole)
-    assert "data_crc" in tip and "data CRC stored" in tip
+    assert tip.startswith("data CRC: data CRC stored") and "data_crc" not in tip
+    assert "bit rot" in tip and "tf.data stops with DataLossError" in tip
     f.close()
 
 
