@@ -397,14 +397,18 @@ class MatchStream:
         self._parts: list[np.ndarray] = []
         self._lock = threading.Lock()
         self.count = 0  # matches put so far
+        self.through = 0  # every match among the records before this one has been put
 
-    def put(self, records) -> None:
-        """Add a batch: record numbers after every one put before, in order."""
+    def put(self, records, through: int | None = None) -> None:
+        """Add a batch: record numbers after every one put before, in order; ``through``: the
+        records before it are done (their matches are all in)."""
         batch = np.array(records, dtype=np.int64)
-        if batch.size:
-            with self._lock:
+        with self._lock:
+            if batch.size:
                 self._parts.append(batch)
                 self.count += int(batch.size)
+            if through is not None:
+                self.through = max(self.through, through)
 
     def take(self) -> np.ndarray:
         """Every match put since the last take, in record order (an empty array when none)."""
@@ -419,12 +423,9 @@ def streamed(steps: Iterable[IndexProgress], matches: array, stream: MatchStream
     """Relay a pass's progress; before each step, put on ``stream`` what the pass appended to ``matches`` since."""
     sent = len(matches)
     for step in steps:
-        if len(matches) > sent:
-            stream.put(matches[sent:])  # a copy: numpy viewing the array would stop it growing
-            sent = len(matches)
+        stream.put(matches[sent:], step.records)  # a copy: numpy viewing the array would stop it growing
+        sent = len(matches)
         yield step
-    if len(matches) > sent:
-        stream.put(matches[sent:])
 
 
 def matching_indices(tfile, flt: Filter, indices: Sequence[int] | None = None) -> array:

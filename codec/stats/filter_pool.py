@@ -66,18 +66,22 @@ class InOrder:
         other.collect(found)
         self.waiting[min(first for first, _ in other.parts)] = found
         while self.next < len(self.firsts) and self.firsts[self.next] in self.waiting:
-            self._hand_on(self.waiting.pop(self.firsts[self.next]))
             self.next += 1
+            through = self.firsts[self.next] if self.next < len(self.firsts) else None
+            self._hand_on(self.waiting.pop(self.firsts[self.next - 1]), through)
 
-    def flush(self) -> None:
-        """Hand on whatever still waits, in record order (nothing, once every task has finished)."""
+    def flush(self, total: int) -> None:
+        """Hand on whatever still waits, in record order (nothing, once every task has finished);
+        the ``total`` records are done."""
         for first in sorted(self.waiting):
-            self._hand_on(self.waiting.pop(first))
+            self._hand_on(self.waiting.pop(first), None)
+        if self.stream is not None:
+            self.stream.put((), total)
 
-    def _hand_on(self, found: array) -> None:
+    def _hand_on(self, found: array, through: int | None) -> None:
         self.matches.extend(found)
         if self.stream is not None:
-            self.stream.put(found)
+            self.stream.put(found, through)
 
 
 def _first_record(task: StatsTask | StatsBatch) -> int:
@@ -146,7 +150,7 @@ def pool_filter_iter(source, flt: Filter, matches: array, tasks: list[StatsTask]
 
     found = InOrder(tasks, matches, stream)
     problems = yield from pool_merge_iter(source, found, FilterRunner, tasks, setup, workers, run)
-    found.flush()
+    found.flush(len(source))
     n = len(source)
     yield IndexProgress(n, n, n, len(source.problems), True)
     return problems

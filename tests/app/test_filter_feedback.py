@@ -30,7 +30,7 @@ def test_a_misspelt_key_is_named_with_the_closest_key(window, qtbot):
     messages = []
     bar.message.connect(messages.append)
     type_and_run(qtbot, bar, "image/object/clas/label == 3")
-    assert bar.count_text() == "0 of 12 records"
+    assert bar.count_text() == "0 of 12 records match"
     note = bar.error_text()
     assert "no record has feature 'image/object/clas/label' \N{EM DASH} did you mean " \
            "'image/object/class/label'?" in note
@@ -41,7 +41,7 @@ def test_a_misspelt_key_is_named_with_the_closest_key(window, qtbot):
     type_and_run(qtbot, bar, "image/object/class/label == 1")
     assert bar.error_text() == ""
     shown = tab.table.model().rowCount()
-    assert 0 < shown < 12 and bar.count_text() == f"{shown} of 12 records"
+    assert 0 < shown < 12 and bar.count_text() == f"{shown} of 12 records match"
 
 
 def test_the_caret_points_at_the_unknown_name_not_the_known_one(window, qtbot):
@@ -50,7 +50,7 @@ def test_the_caret_points_at_the_unknown_name_not_the_known_one(window, qtbot):
     type_and_run(qtbot, bar, "image/width > 0 and xmin < 0.5")
     note = bar.error_text().splitlines()
     assert note[1] == " " * 20 + "^ no record has feature 'xmin' \N{EM DASH} did you mean 'image/object/bbox/xmin'?"
-    assert bar.count_text() == "0 of 12 records"
+    assert bar.count_text() == "0 of 12 records match"
 
 
 def test_no_note_for_a_key_only_the_last_record_has(window, qtbot, tmp_path):
@@ -67,10 +67,10 @@ def test_no_note_for_a_key_only_the_last_record_has(window, qtbot, tmp_path):
     tab = open_done(window, qtbot, str(path))
     bar = tab.qa.filter_bar
     type_and_run(qtbot, bar, "rare == 7")
-    assert bar.count_text() == "1 of 1,200 records" and bar.error_text() == ""
+    assert bar.count_text() == "1 of 1,200 records match" and bar.error_text() == ""
     type_and_run(qtbot, bar, "raer == 7")
     assert "no record has feature 'raer'" in bar.error_text()
     # a missing feature the expression is right to ask about still gets the note, and its matches
     type_and_run(qtbot, bar, "not has(lable) and label == 1")
     assert "no record has feature 'lable' \N{EM DASH} did you mean 'label'?" in bar.error_text()
-    assert bar.count_text() == "400 of 1,200 records"
+    assert bar.count_text() == "400 of 1,200 records match"

@@ -19,9 +19,9 @@ from .test_query import example
 WHERE = "label == 3 or index < 10 or name == 'n7'"
 
 
-def _batches(steps, stream: MatchStream, matches: array) -> list[np.ndarray]:
+def _batches(steps, stream: MatchStream, matches: array, expected: array) -> list[np.ndarray]:
     """Run ``steps``, taking the stream's new matches at every step; each time, what came so far
-    is exactly the prefix of ``matches`` the pass has appended."""
+    is exactly the prefix of ``matches`` the pass has appended, and holds every match before ``through``."""
     batches = []
     for _ in steps:
         batch = stream.take()
@@ -29,6 +29,8 @@ def _batches(steps, stream: MatchStream, matches: array) -> list[np.ndarray]:
             batches.append(batch)
         so_far = np.concatenate(batches) if batches else np.zeros(0, dtype=np.int64)
         assert so_far.tolist() == matches[:len(so_far)].tolist()
+        assert so_far.tolist()[:len([m for m in expected if m < stream.through])] == \
+            [m for m in expected if m < stream.through]
     last = stream.take()
     if last.size:
         batches.append(last)
@@ -50,9 +52,9 @@ def test_in_this_process_matches_come_with_each_progress_step(tmp_path):
         f.build_index()
         expected = matching_indices(f, flt)
         found, stream = array("Q"), MatchStream()
-        batches = _batches(pooled_filter_iter(f, flt, found, workers=1, stream=stream), stream, found)
+        batches = _batches(pooled_filter_iter(f, flt, found, workers=1, stream=stream), stream, found, expected)
     _check(batches, expected)
-    assert len(batches) >= 3 and stream.count == len(expected) and found == expected
+    assert len(batches) >= 3 and stream.count == len(expected) and found == expected and stream.through == len(f)
 
 
 def test_streamed_puts_nothing_for_no_matches(tmp_path):
@@ -80,12 +82,13 @@ def test_pool_tasks_finishing_out_of_order_are_handed_on_as_a_prefix(tmp_path):
         f.build_index()
         expected = matching_indices(f, flt)
         tasks = finer(filter_tasks(f, flt, 2), 2)
-        assert len(tasks) == 3 * MIN_RANGE // MIN_RANGE  # at least MIN_RANGE records each
+        assert len(tasks) == 3  # at least MIN_RANGE records each
         found, stream = array("Q"), MatchStream()
         steps = pool_filter_iter(f, flt, found, tasks, _setup(WHERE), 2, run=_out_of_order([1, 0, 2]), stream=stream)
         seen = []  # how many matches had come at each step
         for _ in steps:
             seen.append(stream.count)
+            assert stream.through in (0, MIN_RANGE, 2 * MIN_RANGE, 3 * MIN_RANGE)  # task 0 done: 2 waited
         batches = [stream.take()]
     _check(batches, expected)
     assert found == expected
@@ -93,6 +96,7 @@ def test_pool_tasks_finishing_out_of_order_are_handed_on_as_a_prefix(tmp_path):
     first_part = sum(1 for m in expected if m < MIN_RANGE)
     assert seen[0] == 0 and first_part < len(expected)
     assert first_part not in seen  # task 0 never came alone: 1 was waiting, both went on together
+    assert stream.through == 3 * MIN_RANGE
 
 
 def test_a_shard_set_on_the_pool_streams_in_order():
@@ -106,7 +110,7 @@ def test_a_shard_set_on_the_pool_streams_in_order():
         order = list(range(len(tasks)))[::-1]
         found, stream = array("Q"), MatchStream()
         batches = _batches(pool_filter_iter(shards, flt, found, tasks, _setup(where), 2, run=_out_of_order(order),
-                                            stream=stream), stream, found)
+                                            stream=stream), stream, found, expected)
     _check(batches, expected)
 
 
