@@ -95,6 +95,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Iterable, Iterator, Sequence
 
 import numpy as np
+
 from codec.decode.decoder import DecodedRecord
 from codec.format.framing import RecordStatus
 from codec.index.scan import IndexProgress
