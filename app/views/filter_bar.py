@@ -61,6 +61,14 @@ class FilterPass:
     stream: MatchStream
     check: FeatureCheck
     scanned: float = 0.0  # the fraction of the records checked, as last reported
+    total: int = 0  # records to check, as last reported
+
+    def stop_at(self, last: IndexProgress | None) -> None:
+        """Stopped (Cancel, a failure): ``scanned`` becomes the part whose matches are all shown."""
+        if last is not None:
+            self.total = last.total
+        if self.total:
+            self.scanned = min(self.scanned, self.stream.through / self.total)
 
     def stopped_text(self) -> str:
         """What Cancel leaves: "stopped: 12 matches in the first 37%"."""
@@ -279,6 +287,7 @@ class FilterBar(QWidget):
             return
         self.progress.setValue(int(p.fraction * 1000))
         run.scanned = p.fraction if not p.done else 1.0
+        run.total = p.total
         self._take(run)
         self._show_so_far()
 
@@ -307,8 +316,8 @@ class FilterBar(QWidget):
         self._active = None
         if last is not None:
             run.scanned = 1.0 if last.done else last.fraction
-            if cancelled and last.total:  # the matches shown are those of the records before stream.through
-                run.scanned = min(run.scanned, run.stream.through / last.total)
+        if cancelled:
+            run.stop_at(last)
         self._take(run)
         text = run.flt.text
         if self._rows.matching_count() != len(run.matches):  # the records changed under the pass: show its result
@@ -329,7 +338,11 @@ class FilterBar(QWidget):
 
     def _failed(self, error: str) -> None:
         self._show_running(False)
-        self._active = None
+        run, self._active = self._active, None
+        if run is not None:  # the matches found before it failed stay, said to be partial
+            self._take(run)
+            run.stop_at(None)
+            self._stopped = run
         self._update_count()
         self.error_label.setText(f"<span style='color:{ERROR_COLOR}'>filter failed: {html.escape(error)}</span>")
         self.error_label.show()

@@ -190,3 +190,36 @@ def test_the_help_menu_puts_an_example_in_the_box(window, qtbot):
     dialog.close()
     for text in all_examples():  # every example is the language as it is
         compile_filter(text)
+
+
+def test_append_matches_inserts_rows_at_the_end_of_the_window(qtbot):
+    import numpy as np
+
+    from app.models.filtered_table_model import FilteredTableModel
+    from app.models.record_table_model import RecordTableModel
+    from app.models.records_owner import HeldRecords
+    from codec.sources.tfrecord_file import TFRecordFile
+    from tests.builders import FIXTURES
+
+    with TFRecordFile(str(FIXTURES / "structured.tfrecord")) as f:
+        f.build_index()
+        source = RecordTableModel(HeldRecords(f))
+        source.sync()
+        rows = FilteredTableModel(source)
+        rows.set_window_rows(4)
+        rows.set_matches([], "x")
+        inserted, resets = [], []
+        rows.rowsInserted.connect(lambda _p, a, b: inserted.append((a, b)))
+        rows.modelReset.connect(lambda: resets.append(1))
+        rows.append_matches(np.array([3, 10, 50]))
+        rows.append_matches(np.array([10, 60, 70, 200]))  # one already shown, and past the file: dropped
+        assert inserted == [(0, 2), (3, 3)] and not resets  # the window (4 rows) is full: 70 only counts
+        assert rows.matching_count() == 5 and rows.rowCount() == 4 and rows.is_paged()
+        assert rows.matches().tolist() == [3, 10, 50, 60, 70] and rows.expression == "x"
+        assert rows.row_for_record(60) == 3 and rows.position_of(70) == 4
+        for k in range(80, 100):  # many batches grow one buffer, and keep every match
+            rows.append_matches(np.array([k]))
+        assert rows.matches().tolist() == [3, 10, 50, 60, 70, *range(80, 100)]
+        rows.clear_filter()
+        rows.append_matches(np.array([1]))  # unfiltered: nothing to append to
+        assert rows.matches() is None
