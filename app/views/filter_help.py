@@ -17,22 +17,22 @@ from PySide6.QtWidgets import QDialog, QMenu, QTextBrowser, QVBoxLayout, QWidget
 EXAMPLES: list[tuple[str, list[tuple[str, str]]]] = [
     ("Compare: == != < <= > >=", [
         ("label == 3", "some value of label is 3"),
-        ("label != 3", "no value is 3 (records without label too)"),
+        ("label != 3", "no value is 3 (or no label)"),
         ("image/height > 100 and image/width > 100", "both sides are large"),
         ('name == "cat"', "text in double or single quotes"),
     ]),
     ("Membership: in, not in", [
-        ("label in [1, 2]", "some value of label is 1 or 2 (not a substring test)"),
-        ('"cat" in image/object/class/text', "some box is a cat"),
+        ("label in [1, 2]", "membership: label has 1 or 2"),
+        ('"cat" in image/object/class/text', "membership: some box is a cat"),
         ("label not in [0, 1]", "no value of label is 0 or 1"),
     ]),
     ("Regular expression: ~", [
-        ('text ~ "(?i)rose"', "a text value contains rose, in any case (RE2)"),
-        ('filename ~ "^train_"', "a value starts with train_"),
+        ('text ~ "(?i)rose"', "regex search for rose, any case"),
+        ('filename ~ "^train_"', "regex: starts with train_"),
     ]),
     ("Functions: len(), has()", [
         ("len(image/object/bbox/xmin) >= 5", "five or more values (boxes)"),
-        ("has(image/encoded)", "the record has the feature, even empty"),
+        ("has(image/encoded)", "has the feature, even empty"),
         ("not has(image/encoded)", "the record lacks it"),
     ]),
     ("Logic: and, or, not, ( )", [
@@ -40,16 +40,16 @@ EXAMPLES: list[tuple[str, list[tuple[str, str]]]] = [
         ("not (label == 0 or score < 0.5)", "neither"),
     ]),
     ("Record fields", [
-        ('status != "ok"', 'damaged records: "length_crc", "data_crc", "truncated"'),
-        ('kind == "sequence_example"', 'kind is "example", "sequence_example" or "raw"'),
-        ("size > 1e5", "more than 100,000 bytes of data"),
+        ('status != "ok"', "damaged records (see the rules)"),
+        ('kind == "sequence_example"', "also example, raw"),
+        ("size > 1e5", "over 100,000 bytes of data"),
         ("index < 100", "the first 100 records"),
-        ("offset >= 1000000", "records whose header starts past 1 MB"),
+        ("offset >= 1000000", "header past the first 1 MB"),
     ]),
     ("Feature names", [
-        ("image/object/class/label == 1", "keys with slashes are written as they are"),
-        ('`my feature` == "x"', "other names, or names like status, in backquotes"),
-        ("is_crowd", "a feature alone means is_crowd == true"),
+        ("image/object/class/label == 1", "keys with slashes, as they are"),
+        ('`my feature` == "x"', "other names in backquotes"),
+        ("is_crowd", "means is_crowd == true"),
     ]),
 ]
 
@@ -58,6 +58,9 @@ RULES = [
     "<code>x != 3</code> is <code>not (x == 3)</code>, so it holds for records without <code>x</code> too.",
     "<code>in</code> is membership in a list or a feature's values, never a substring test; "
     "<code>~</code> is an unanchored RE2 search (no backreferences or lookaround).",
+    "<code>status</code> is <code>\"ok\"</code>, <code>\"length_crc\"</code>, <code>\"data_crc\"</code> or "
+    "<code>\"truncated\"</code>; <code>kind</code> is <code>\"example\"</code>, "
+    "<code>\"sequence_example\"</code> or <code>\"raw\"</code>; <code>size</code> is the data's length in bytes.",
     "Numbers: <code>3</code>, <code>-2</code>, <code>0.5</code>, <code>1e5</code>; "
     "<code>true</code> and <code>false</code> are 1 and 0.",
     "<code>not</code> binds tighter than <code>and</code>, <code>and</code> tighter than <code>or</code>; "
@@ -91,16 +94,16 @@ def reference_html() -> str:
 
 
 def help_menu(parent: QWidget, insert: Callable[[str], None]) -> QMenu:
-    """The examples by topic (choosing one calls ``insert`` with it) and "Filter Language…"."""
+    """The examples by topic, each with what it selects (choosing one calls ``insert`` with it; it is
+    the action's ``data()``), and "Filter Language…"."""
     menu = QMenu("Filter Language", parent)
     for topic, examples in EXAMPLES:
         menu.addSection(topic)
         for text, what in examples:
-            action = menu.addAction(text)
-            action.setToolTip(what)
+            action = menu.addAction(f"{text}\t{what}")  # the meaning in the shortcut column, beside it
+            action.setData(text)
             action.setStatusTip(what)
             action.triggered.connect(lambda _=False, t=text: insert(t))
-    menu.setToolTipsVisible(True)
     menu.addSeparator()
     menu.addAction("Filter Language…").triggered.connect(lambda: show_reference(parent, insert))
     return menu

@@ -178,8 +178,8 @@ def test_the_help_menu_puts_an_example_in_the_box(window, qtbot):
 
     tab = open_done(window, qtbot, "detection.tfrecord")
     bar = tab.qa.filter_bar
-    examples = [a for a in bar.help_menu.actions() if a.text() == "label in [1, 2]"]
-    assert len(examples) == 1 and examples[0].toolTip() == "some value of label is 1 or 2 (not a substring test)"
+    examples = [a for a in bar.help_menu.actions() if a.data() == "label in [1, 2]"]
+    assert len(examples) == 1 and examples[0].text() == "label in [1, 2]\tmembership: label has 1 or 2"
     examples[0].trigger()
     assert bar.text() == "label in [1, 2]"
     sections = [a.text() for a in bar.help_menu.actions() if a.isSeparator() and a.text()]
