@@ -45,7 +45,15 @@ from app.style.palette import ERROR_COLOR, MUTED_COLOR, NOTE_COLOR
 from app.views.filter_help import TOOLTIP, help_menu
 from app.workers.pass_runner import PassRunner
 from codec.index.scan import IndexProgress
-from codec.query.filter import ExprError, FeatureCheck, MatchStream, MissingFeature, compile_filter, format_error
+from codec.query.filter import (
+    ExprError,
+    FeatureCheck,
+    Filter,
+    MatchStream,
+    MissingFeature,
+    compile_filter,
+    format_error,
+)
 from codec.stats.filter_pool import pooled_filter_iter
 
 MAX_HISTORY = 25
@@ -56,7 +64,7 @@ SETTINGS_HISTORY = "filter/history"
 class FilterPass:
     """One run of an expression: what the pass fills (all matches, the stream of new ones, the key check)."""
 
-    flt: object  # the compiled codec.query.filter.Filter
+    flt: Filter
     matches: array
     stream: MatchStream
     check: FeatureCheck

@@ -65,7 +65,8 @@ RULES = [
     "<code>true</code> and <code>false</code> are 1 and 0.",
     "<code>not</code> binds tighter than <code>and</code>, <code>and</code> tighter than <code>or</code>; "
     "comparisons do not chain: write <code>1 &lt; x and x &lt; 5</code>.",
-    "With class names (a label map, TFDS), <code>label == \"cat\"</code> compares a class-id feature by name.",
+    "With class names (a label map, TFDS), <code>label == \"cat\"</code> compares a class-id feature by name; "
+    "a message's enum compares by name or number (<code>state == \"ACTIVE\"</code>, <code>state == 2</code>).",
 ]
 
 TOOLTIP = ("<b>Filter records</b> (Enter to run, Esc to stop)<br>"
