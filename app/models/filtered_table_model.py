@@ -91,6 +91,36 @@ class FilteredTableModel(QAbstractProxyModel):
         self.counts_changed.emit()
         self.window_changed.emit()
 
+    def append_matches(self, records: np.ndarray) -> None:
+        """Add a running filter's next matches (sorted record numbers after those shown) at the end.
+
+        Rows are inserted (no reset: the selection and scroll stay) while the window has room;
+        the matches are kept in a buffer that doubles as it fills, so a pass's many batches
+        cost no more than one array.
+        """
+        if self._matches is None:
+            return
+        n = int(self._matches.shape[0])
+        values = np.asarray(records, dtype=np.int64)
+        low = int(self._matches[-1]) + 1 if n else 0
+        values = values[(values >= low) & (values < self._source_rows())]
+        if not values.size:
+            return
+        buffer = getattr(self, "_growing", None)  # the matches are its start while only appends change them
+        if buffer is None or self._matches.base is not buffer or buffer.shape[0] < n + values.size:
+            buffer = np.empty(max(1024, 2 * (n + values.size)), dtype=np.int64)
+            buffer[:n] = self._matches
+            self._growing = buffer
+        buffer[n:n + values.size] = values
+        self._matches = buffer[:n + values.size]
+        length = self._window_length()
+        if length > self._rows:
+            self.beginInsertRows(QModelIndex(), self._rows, length - 1)
+            self._rows = length
+            self.endInsertRows()
+        self.counts_changed.emit()
+        self.window_changed.emit()
+
     def clear_filter(self) -> None:
         if self._matches is not None:
             self.set_matches(None)

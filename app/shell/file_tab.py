@@ -551,6 +551,7 @@ class FileTab(QWidget):
             i = target.value + n if target.value < 0 else target.value
             if 0 <= i < n and (target.value >= 0 or final):
                 self.select_record(i)
+                note = self._filtered_out(i)
             elif final:
                 note = f"no record {target.value:,}: {self.title} has {n:,} records"
             else:
@@ -570,10 +571,25 @@ class FileTab(QWidget):
                 info = records.record_info(i)
                 where = "in" if offset < info.end else "past the end of"
                 note = f"byte {offset:,} is {where} record {i:,}, which starts at byte {info.offset:,}"
+                note = "; ".join(filter(None, [note, self._filtered_out(i)]))
         self._pending = None
         if note and announce:
             self.message.emit(note)
         return note
+
+    def _filtered_out(self, record: int) -> str | None:
+        """Say so when go-to's ``record`` is not among the filter's matches (the nearest match is shown instead)."""
+        rows = self.proxy
+        if not rows.is_filtered or rows.position_of(record) >= 0:
+            return None
+        if self.qa.filter_bar.is_running():
+            what = f"record {record:,} is not among the matches of `{rows.expression}` found so far"
+        else:
+            what = f"record {record:,} does not match the filter `{rows.expression}`"
+        nearest = rows.matching_record(rows.position_of(record, nearest=True))
+        if nearest < 0:
+            return f"{what}, and no record does yet: Show All clears the filter"
+        return f"{what}; showing the nearest match, {nearest:,} (Show All clears the filter)"
 
     def next_damaged(self, backwards: bool = False) -> int:
         """Select the next (or previous) damaged record, or record after skipped bytes; -1 if none."""

@@ -63,7 +63,13 @@ class QaViews(QObject):
         layout.addWidget(self.views, 1)
 
         self.filter_bar.message.connect(self.message)
+        for view in (table, self.gallery.view):  # "No records match …" over both
+            self.filter_bar.attach_empty_state(view)
         self.filter_bar.filter_applied.connect(self._filter_applied)
+        self.filter_bar.filter_started.connect(self._filter_started)
+        self.filter_bar.matches_found.connect(self._matches_found)
+        self.gallery.model.rowsInserted.connect(self._gallery_rows_added)
+        self._kept = -1  # the record shown when a filter started: current again when it comes among the matches
         self.gallery.record_activated.connect(selection.select_record)
         self.gallery.open_requested.connect(self._open_images)
         table.selectionModel().currentRowChanged.connect(self._table_current)
@@ -176,8 +182,24 @@ class QaViews(QObject):
         if current.isValid():
             self.gallery.set_current_record(self.rows.record_at(current.row()))
 
+    def _filter_started(self) -> None:
+        self._kept = self.detail.current_record()
+
+    def _matches_found(self, _count: int) -> None:
+        """A filter's matches came: the record shown before it started is current again once among them."""
+        if self._kept >= 0 and self.selection.current_record() < 0 and self.rows.row_for_record(self._kept) >= 0:
+            self.selection.select_record(self._kept)
+            self._kept = -1
+
+    def _gallery_rows_added(self, *_) -> None:
+        """Tiles came after the table's current record did (they reach the grid in batches): make it current there."""
+        record = self.selection.current_record()
+        if record >= 0 and self.gallery.current_record() != record:
+            self.gallery.set_current_record(record)
+
     def _filter_applied(self) -> None:
         """The rows changed wholesale: keep the record in view if it is still shown, else the first."""
+        self._kept = -1
         rows = self.rows
         shown = self.detail.current_record()
         if rows.rowCount() == 0:

@@ -74,7 +74,8 @@ expected there, as does one nested more than ``query_parser.MAX_DEPTH``
 deep or with more than ``query_lexer.MAX_CONDITIONS`` conditions. Compiling
 is linear in the length.
 Evaluation (:meth:`Filter.matches`) never raises.
-``filter_iter`` runs a filter over a whole file as a generator of progress.
+``filter_iter`` runs a filter over a whole file as a generator of progress;
+``streamed`` hands its matches over as they are found (a :class:`MatchStream`).
 A feature name no record has is most likely misspelt: :class:`FeatureCheck`
 (fed by ``filter_iter(..., check=)``) and :func:`missing_features` find such
 names over a whole file and suggest the closest keys.
@@ -88,9 +89,12 @@ from __future__ import annotations
 
 import difflib
 import gc
+import threading
 from array import array
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Iterator, Sequence
+from typing import TYPE_CHECKING, Iterable, Iterator, Sequence
+
+import numpy as np
 
 from codec.decode.decoder import DecodedRecord
 from codec.format.framing import RecordStatus
@@ -104,7 +108,8 @@ if TYPE_CHECKING:
     from codec.datasets.label_maps import LabelNames
 
 __all__ = ["ExprError", "FeatureCheck", "Filter", "MissingFeature", "PROPERTIES", "compile_filter",
-           "feature_check_iter", "filter_iter", "format_error", "missing_features"]
+           "MatchStream", "feature_check_iter", "filter_iter", "format_error", "missing_features",
+           "streamed"]
 
 PROGRESS_EVERY = 4096
 _LABELS = {status: status.label for status in RecordStatus}
@@ -382,6 +387,46 @@ def _filter_batches(tfile, flt: Filter, append, indices, every: int, check: Feat
             test_batch()
     if batch:
         test_batch()
+
+
+class MatchStream:
+    """Matches handed over while a pass runs: batches of record numbers (int64 arrays), in record
+    order, each batch after the one before. The pass puts them; a reader on another thread (the
+    app's) takes what came since it last looked."""
+
+    def __init__(self) -> None:
+        self._parts: list[np.ndarray] = []
+        self._lock = threading.Lock()
+        self.count = 0  # matches put so far
+        self.through = 0  # every match among the records before this one has been put
+
+    def put(self, records, through: int | None = None) -> None:
+        """Add a batch: record numbers after every one put before, in order; ``through``: the
+        records before it are done (their matches are all in)."""
+        batch = np.array(records, dtype=np.int64)
+        with self._lock:
+            if batch.size:
+                self._parts.append(batch)
+                self.count += int(batch.size)
+            if through is not None:
+                self.through = max(self.through, through)
+
+    def take(self) -> np.ndarray:
+        """Every match put since the last take, in record order (an empty array when none)."""
+        with self._lock:
+            parts, self._parts = self._parts, []
+        if not parts:
+            return np.zeros(0, dtype=np.int64)
+        return parts[0] if len(parts) == 1 else np.concatenate(parts)
+
+
+def streamed(steps: Iterable[IndexProgress], matches: array, stream: MatchStream) -> Iterator[IndexProgress]:
+    """Relay a pass's progress; before each step, put on ``stream`` what the pass appended to ``matches`` since."""
+    sent = len(matches)
+    for step in steps:
+        stream.put(matches[sent:], step.records)  # a copy: numpy viewing the array would stop it growing
+        sent = len(matches)
+        yield step
 
 
 def matching_indices(tfile, flt: Filter, indices: Sequence[int] | None = None) -> array:

@@ -188,7 +188,7 @@ def test_a_leak_shows_its_records_side_by_side_and_becomes_a_filter_and_a_list(w
     tab.qa.filter_bar.clear()
     panel.show_action.trigger()
     assert tab.proxy.matches().tolist() == every
-    assert tab.qa.filter_bar.count_text() == f"{len(every)} of {tab.proxy.total()} records"
+    assert tab.qa.filter_bar.count_text() == f"{len(every)} of {tab.proxy.total()} records match"
     assert tab.qa.filter_bar.text() == ""
 
     # Export List…: the records as CSV, then JSON

@@ -135,7 +135,7 @@ def test_a_filter_with_more_matches_than_the_window_pages_over_the_matches(windo
     with qtbot.waitSignal(bar.filter_applied, timeout=TIMEOUT):
         assert bar.run("n >= 300")
     matches = RECORDS - 300
-    assert bar.count_text() == "2,200 of 2,500 records"  # the full count, not the window's
+    assert bar.count_text() == "2,200 of 2,500 records match"  # the full count, not the window's
     assert tab.proxy.matching_count() == tab.proxy.shown() == matches and tab.proxy.matches().size == matches
     # the record shown before still matches: the window went to its page (match 1,800 = record 2,100)
     assert tab.current_record() == 2100 and window_of(tab) == (1000, WINDOW)

@@ -354,7 +354,7 @@ def test_filter_asked_for_while_indexing_runs_when_indexing_ends(window, qtbot):
     bar = tab.qa.filter_bar
     with qtbot.waitSignal(bar.filter_applied, timeout=TIMEOUT):
         assert bar.run("label == 3 or label == 4")
-    assert bar.count_text() == "10 of 25 records"
+    assert bar.count_text() == "10 of 25 records match"
     assert tab.table.model().rowCount() == 10
 
 

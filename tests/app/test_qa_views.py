@@ -57,7 +57,8 @@ def test_the_gallery_follows_the_table_and_holds_the_same_rows(qtbot, qa_over):
     parts.select(9)
     assert qa.gallery.current_record() == 9
     filtered(qtbot, qa, "label == 3")
-    assert qa.gallery.model.rowCount() == parts.rows.rowCount() == 5
+    # matches reach the grid in batches as they are found (APPEND_DELAY_MS apart at most)
+    qtbot.waitUntil(lambda: qa.gallery.model.rowCount() == parts.rows.rowCount() == 5, timeout=TIMEOUT)
     assert [qa.gallery.model.record_at(r) for r in range(5)] == [parts.rows.record_at(r) for r in range(5)]
     assert qa.gallery.current_record() == parts.selection.current_record()
 

@@ -53,7 +53,7 @@ def test_filter_and_statistics_on_the_pool_equal_one_process(window, qtbot, tmp_
         assert bar.run(where)
     assert pooled == ["FilterRunner"]
     model = tab.table.model()
-    assert model.rowCount() == len(matches) and bar.count_text() == f"{len(matches):,} of {n:,} records"
+    assert model.rowCount() == len(matches) and bar.count_text() == f"{len(matches):,} of {n:,} records match"
     assert [model.mapToSource(model.index(r, 0)).row() for r in (0, len(matches) - 1)] == [matches[0], matches[-1]]
     # The damaged record a worker met is one of the file's problems in the app too.
     damaged = [p for p in tab.corruption.model.problems() if p.kind == "data_crc"]
