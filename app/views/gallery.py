@@ -319,7 +319,8 @@ class Gallery(QWidget):
         self._sampler.finished.connect(self._sampled_keys)
 
         self.image_combo = QComboBox(self)
-        self.image_combo.setToolTip("Which image feature to show (Auto: image/encoded, else the first image; "
+        self.image_combo.setToolTip("Which image feature to show (Auto: the picture the boxes are on: image/encoded, "
+                                    "a feature named image or in colour, never a depth map or mask; "
                                     "the first step of a SequenceExample)")
         self.image_combo.addItem("Auto", None)
         self.image_combo.addItem(RAW_TEXT, RAW_CHOICE)

@@ -62,6 +62,9 @@ _DTYPE_KEYS = ("dtype", "data_type", "pixel_type")
 # Words in a feature's name that say its bytes are pixels: only such features get a square guess.
 _IMAGE_WORDS = frozenset({"image", "images", "img", "imgs", "pixels", "pixel", "frame", "frames", "mask",
                           "masks", "depth", "thumbnail", "picture", "photo"})
+# Words that say an image is a map beside the picture, never the picture boxes are drawn on.
+_AUXILIARY_WORDS = frozenset({"depth", "disparity", "mask", "masks", "segmentation", "seg", "segmentations",
+                              "heatmap", "normals", "flow", "alpha", "label", "labels", "panoptic", "instance"})
 _GENERIC_WORDS = frozenset({"raw", "data", "bytes", "buffer", "encoded", "values", "array"})
 
 STRETCH_DTYPE = "dtype"  # 16-bit pixels scaled by 255/65535, float by 0..1
@@ -325,17 +328,32 @@ def _tensor_image(array: np.ndarray) -> list[ImageRef]:
     return [ImageRef("tensor", 0, None, "raw", "RAW", width, height, channels, data, dtype)]
 
 
+def _auxiliary(key: str) -> bool:
+    """Whether a key names a map beside the picture (``depth``, ``mask``, ``segmentation``...)."""
+    return bool(_AUXILIARY_WORDS.intersection(_words(key)))
+
+
+def _main_rank(ref: ImageRef) -> tuple[bool, int]:
+    """Lower is the likelier main image: not a depth map or mask, then by name, then in colour."""
+    if ref.key == "image/encoded":
+        tier = 0
+    elif ref.key.startswith("image/"):
+        tier = 1
+    elif ref.key == "image" or ref.key.endswith("/image"):
+        tier = 2
+    elif ref.channels in (3, 4):
+        tier = 3
+    else:
+        tier = 4
+    return _auxiliary(ref.key), tier
+
+
 def main_image(refs: list[ImageRef]) -> ImageRef | None:
-    """The record's main image: ``image/encoded``, else the first ``image/...``,
-    else the first image outside feature lists."""
+    """The record's main image, the one its boxes are on: outside feature lists, not a depth map, mask
+    or segmentation; then ``image/encoded``, the first ``image/...``, a feature named ``image`` (TFDS),
+    the first image in colour, the first image (in key order among equals)."""
     plain = [ref for ref in refs if ref.step is None]
-    for ref in plain:
-        if ref.key == "image/encoded":
-            return ref
-    for ref in plain:
-        if ref.key.startswith("image/"):
-            return ref
-    return plain[0] if plain else None
+    return min(plain, key=_main_rank) if plain else None
 
 
 # ---------------------------------------------------------------- decoding

@@ -425,3 +425,20 @@ def test_parse_raw_shape(text, shape):
 def test_parse_raw_shape_rejects(text):
     with pytest.raises(ValueError, match="not a shape"):
         parse_raw_shape(text)
+
+
+def test_the_main_image_is_the_picture_not_a_depth_map_or_mask():
+    """TFDS-style keys: ``depth`` (16-bit) and ``mask`` sort before ``image``, which gets the boxes."""
+    rgb = _encode(_gradient(32, 24), "PNG")
+    depth = _encode(Image.fromarray(np.arange(32 * 24, dtype=np.uint16).reshape(24, 32) * 50), "PNG")
+    mask = _encode(_gradient(32, 24, "L"), "PNG")
+    box = dict(image__object__bbox__xmin=floats(0.25), image__object__bbox__ymin=floats(0.5),
+               image__object__bbox__xmax=floats(0.75), image__object__bbox__ymax=floats(1.0))
+    decoded = decoded_example(depth=bytestrings(depth), image=bytestrings(rgb), mask=bytestrings(mask), **box)
+    refs = find_images(decoded)
+    assert [r.key for r in refs] == ["depth", "image", "mask"]
+    assert main_image(refs) is refs[1]
+    assert [len(find_boxes(decoded, r)) for r in refs] == [0, 1, 0]
+    # a colour image beats a grey one when nothing is named image; a depth map is chosen only when alone
+    assert main_image(find_images(decoded_example(aaa=bytestrings(mask), photo=bytestrings(rgb)))).key == "photo"
+    assert main_image(find_images(decoded_example(depth=bytestrings(depth)))).key == "depth"
