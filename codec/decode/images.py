@@ -660,6 +660,24 @@ def thumbnail(ref: ImageRef, max_side: int, stretch: str = STRETCH_DTYPE) -> Ima
     return image
 
 
+def needs_frame(ref: ImageRef, image: Image.Image) -> bool:
+    """Whether ``image`` (``ref`` decoded, e.g. a thumbnail) may vanish into a plain background: a 1-bit
+    image (mostly white, often) or one of a single colour (all white, all black...)."""
+    extrema = image.getextrema()
+    bands = extrema if isinstance(extrema[0], tuple) else (extrema,)
+    if all(low == high for low, high in bands):
+        return True
+    if ref.kind != "encoded":
+        return False
+    if png_bit_depth(ref.data) == 1:
+        return True
+    try:  # the header says the mode; the pixels are not decoded again
+        with open_image(ref.data, candidate_formats(ref.data) or [ref.format]) as opened:
+            return opened.mode == "1"
+    except Exception:  # noqa: BLE001 - it decoded once already; a header that does not open again is no 1-bit image
+        return False
+
+
 # ---------------------------------------------------------------- boxes
 
 

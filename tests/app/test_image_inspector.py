@@ -11,8 +11,11 @@ pytest.importorskip("PySide6.QtWidgets")
 pytestmark = pytest.mark.gui
 
 from PIL import Image  # noqa: E402
-from PySide6.QtCore import QPoint, QPointF  # noqa: E402
+from PySide6.QtCore import QPoint, QPointF, QRect  # noqa: E402
+from PySide6.QtGui import QColor, QImage, QPainter  # noqa: E402
+from PySide6.QtWidgets import QStyleOptionViewItem  # noqa: E402
 
+from app.models.gallery_model import TILE_ROLE  # noqa: E402
 from app.style import palette  # noqa: E402
 from app.views.box_painting import INVALID_NOTE, box_rect  # noqa: E402
 from app.views.record_detail import IMAGES_TAB  # noqa: E402
@@ -104,3 +107,37 @@ def test_hovering_a_box_says_what_it_is_and_an_invalid_box_is_marked(window, qtb
     assert len(solid) == 1 and len(dashed) > 1
     warm = palette.WARN_TEXT
     assert any(r - b > (warm.red() - warm.blue()) // 3 for r, _g, b in dashed)  # the warning colour shows
+
+
+def test_one_bit_and_one_colour_thumbnails_get_a_frame(window, qtbot, tmp_path):
+    bilevel = Image.new("1", (40, 30), 1)
+    bilevel.paste(0, (5, 5, 12, 12))  # mostly white, a few black pixels
+    gradient = Image.fromarray(np.tile(np.linspace(0, 255, 40, dtype=np.uint8), (30, 1)))
+    path = tmp_path / "plain.tfrecord"
+    write_records(path, [example(image__encoded=bytestrings(_png(im))) for im in
+                         (bilevel, Image.new("RGB", (40, 30), "white"), Image.new("L", (40, 30), 0), gradient)])
+    tab = open_done(window, qtbot, str(path))
+    gallery = tab.qa.gallery
+    gallery.set_side(96)
+    tab.qa.show_gallery()
+    model = gallery.model
+    qtbot.waitUntil(lambda: model.rowCount() == 4 and model.pending() == 0
+                    and all(model.cached_tile(r) is not None for r in range(4)), timeout=TIMEOUT)
+    tiles = [model.index(r, 0).data(TILE_ROLE) for r in range(4)]
+    assert [t.state for t in tiles] == ["ok"] * 4
+    assert [t.framed for t in tiles] == [True, True, True, False]
+
+    # painted: a white image on a white cell shows a frame in the palette's mid tone
+    delegate = gallery.delegate
+    option = QStyleOptionViewItem()
+    option.rect = QRect(QPoint(0, 0), delegate.cell_size())
+    option.palette = gallery.palette()
+    shot = QImage(option.rect.size(), QImage.Format.Format_RGB32)
+    for r, framed in ((1, True), (3, False)):
+        shot.fill(QColor("white"))
+        painter = QPainter(shot)
+        delegate.paint(painter, option, model.index(r, 0))
+        painter.end()
+        frame = delegate.frame_color().rgb()
+        has_frame = any(shot.pixel(x, y) == frame for x in range(shot.width()) for y in range(shot.height()))
+        assert has_frame == framed
