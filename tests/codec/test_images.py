@@ -23,6 +23,7 @@ from codec.decode.images import (
     find_images,
     guess_raw_shape,
     main_image,
+    needs_frame,
     parse_raw_shape,
     thumbnail,
 )
@@ -466,3 +467,16 @@ def test_boxes_carry_their_class_score_stored_coordinates_and_problems():
     inside, wrong = find_boxes(pixels, find_images(pixels)[0])
     assert not inside.normalised and inside.problem is None and inside.score is None
     assert wrong.problem == "ymin 5 > ymax 4; outside the image"
+
+
+def test_thumbnails_that_need_a_frame():
+    def ref_of(image: Image.Image) -> ImageRef:
+        return find_images(decoded_example(image=bytestrings(_encode(image, "PNG"))))[0]
+
+    bilevel = Image.new("1", (20, 20), 1)
+    bilevel.paste(0, (2, 2, 6, 6))
+    assert needs_frame(ref_of(bilevel), decode_image(ref_of(bilevel)))  # 1-bit, though not one colour
+    white = Image.new("RGB", (20, 20), "white")
+    assert needs_frame(ref_of(white), decode_image(ref_of(white)))
+    photo = _gradient(20, 20)
+    assert not needs_frame(ref_of(photo), decode_image(ref_of(photo)))
