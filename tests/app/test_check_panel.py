@@ -22,7 +22,7 @@ from app.shell.tab_check import TabCheck, records_list  # noqa: E402
 from codec.decode.example_proto import Example  # noqa: E402
 from codec.sources.tfrecord_file import TFRecordFile  # noqa: E402
 from codec.storage.writer import write_records  # noqa: E402
-from tests.builders import FIXTURES  # noqa: E402
+from tests.builders import FIXTURES, listed_check  # noqa: E402
 from tests.gui_helpers import open_done, wait_done  # noqa: E402
 
 DOCTOR = FIXTURES / "doctor"
@@ -103,14 +103,6 @@ def test_findings_are_grouped_by_check_in_the_codecs_order_with_counts(qtbot):
     assert json.loads(records_list([report.findings[0]], "json")) == [{"path": a.path, "index": 3, "check": "bbox"}]
 
 
-def _listed_under(planted: dict) -> dict:
-    """A planted problem as the panel lists it: near-duplicates in two splits are leaks (docs/doctor.md)."""
-    splits = {r["path"].split("-")[0] for r in planted["records"]}
-    if planted["check"] == "near_duplicate" and len(splits) > 1:
-        return {**planted, "check": "split_leak"}
-    return planted
-
-
 def test_the_panel_lists_every_planted_check_with_its_count(window, qtbot):
     open_doctor(window, qtbot)
     check = run_check(window, qtbot)
@@ -119,7 +111,7 @@ def test_the_panel_lists_every_planted_check_with_its_count(window, qtbot):
     assert window.checks.dock.stack.currentWidget() is check.panel
 
     # a near-duplicate pair across train and eval is listed once, under Leaks, saying "near-duplicate"
-    planted = [_listed_under(p) for p in manifest()["planted"]]
+    planted = [{**p, "check": listed_check(p)} for p in manifest()["planted"]]
     near_leaks = [f for f in model.findings() if f.check == "split_leak" and "near-duplicate" in f.detail]
     assert near_leaks and not any(refs(f) & refs(g) for f in near_leaks for g in model.findings()
                                   if g.check == "near_duplicate")

@@ -162,7 +162,8 @@ def test_closing_check_iter_stops_the_workers(tmp_path):
     assert isinstance(full[-1], CheckReport) and full[-1].records == 150
     assert all(isinstance(i, CheckProgress) for i in full[:-1])
     assert multiprocessing.active_children() == []
-    assert {f.check for f in full[-1].findings} == set(CHECKS) - {"damage", "label_order"}
+    # the dataset's near-duplicates are all across train and eval: listed as leaks
+    assert {f.check for f in full[-1].findings} == set(CHECKS) - {"damage", "label_order", "near_duplicate"}
 
 
 def test_progress_line_only_on_a_terminal(tmp_path, monkeypatch, capsys):

@@ -19,7 +19,7 @@ from codec.cli.main import main
 from codec.decode.example_proto import Example
 from codec.doctor import CheckOptions, run_check
 from codec.storage.writer import write_records
-from tests.builders import FIXTURES
+from tests.builders import FIXTURES, listed_check
 
 DOCTOR = FIXTURES / "doctor"
 LABELS = {1: "cat", 2: "dog", 3: "bird"}
@@ -36,13 +36,9 @@ def _key(path: str, index: int) -> tuple[str, int]:
 def assert_property(findings: list[dict], planted: list[dict]) -> None:
     """``findings`` as in the JSON report; ``planted`` as in MANIFEST.json."""
     found = [(f["check"], f["severity"], {_key(r["path"], r["index"]) for r in f["records"]}) for f in findings]
-    # near-duplicates across splits are listed once, as a leak that says so (docs/doctor.md)
-    near_leaks = [{_key(r["path"], r["index"]) for r in f["records"]} for f in findings
-                  if f["check"] == "split_leak" and f["detail"].startswith("near-duplicate images")]
     for p in planted:
         want = {_key(r["path"], r["index"]) for r in p["records"]}
-        assert any(check == p["check"] and want <= records for check, _, records in found) \
-            or (p["check"] == "near_duplicate" and any(want <= records for records in near_leaks)), p
+        assert any(check == listed_check(p) and want <= records for check, _, records in found), p
     for check, severity, records in found:
         if severity == "error":
             assert any(check == p["check"] and records & {_key(r["path"], r["index"]) for r in p["records"]}
