@@ -45,6 +45,7 @@ class Tile:
     caption: str
     note: str
     status: RecordStatus
+    framed: bool = False  # a 1-bit or one-colour image: drawn with a frame to show against the background
 
 
 class GalleryModel(QAbstractListModel):
@@ -294,7 +295,8 @@ class GalleryModel(QAbstractListModel):
         status = self._live_status(record, result)
         if result is None:
             return Tile(record, "pending", None, [], caption or "", "", status)
-        return Tile(record, result.state, result.image, result.boxes, caption or "", result.note, status)
+        return Tile(record, result.state, result.image, result.boxes, caption or "", result.note, status,
+                    result.framed)
 
     def _live_status(self, record: int, result: ThumbResult | None) -> RecordStatus:
         if self._status is not None:

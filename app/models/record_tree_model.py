@@ -4,7 +4,8 @@ Columns: Name, Type, Value. An Example shows feature -> values; a
 SequenceExample shows its context features, then each feature list with its
 steps -> values. A tensor shows its dtype and shape, then its values; a
 message or schema-less protobuf its fields, nested messages, repeated items
-and map entries. Class ids show their names (``1 (cat)``) when the record's
+and map entries; a TFDS record's ZLIB- or BYTES-encoded tensors show as the tensors they hold
+(``uint8 [6, 6] zlib``), not their stored bytes. Class ids show their names (``1 (cat)``) when the record's
 source knows them. Only Examples, SequenceExamples and raw records are
 editable. A feature, step, field or tensor with one value shows it on its own row;
 longer lists get one row per value, the first ``FIRST_CHUNK`` of them, then a
@@ -25,6 +26,7 @@ from PySide6.QtGui import QFont, QFontDatabase
 
 from app.models.value_text import LabelSource, edit_text, json_value, node_json, type_text, value_name, value_text
 from app.style.palette import ACCENT_TEXT, MUTED_TEXT
+from codec.datasets.tfds import with_decoded_tensors
 from codec.decode.decoder import DecodedRecord, RecordKind, TreeNode, is_text, value_count, value_node
 from codec.editing.record_editor import parse_value
 from codec.errors import UsageError
@@ -88,6 +90,7 @@ class RecordTreeModel(QAbstractItemModel):
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
+        self._decoded_tensors: dict[int, str] = {}  # id(node) -> "uint8 [6, 6] zlib", shown as the Type
         self._editable = False
         self._decoded: DecodedRecord | None = None
         self._tree: TreeNode | None = None
@@ -109,6 +112,9 @@ class RecordTreeModel(QAbstractItemModel):
         self.beginResetModel()
         self._decoded = decoded
         self._labels = labels
+        self._decoded_tensors: dict[int, str] = {}
+        if decoded is not None and tree is not None:  # a TFDS record's ZLIB tensors: the tensor, not its bytes
+            tree, self._decoded_tensors = with_decoded_tensors(decoded, tree)
         self._tree = tree  # keeps the nodes the cache is keyed by alive
         self._summaries = dict(summaries or {})
         self._root = _Entry(None, None, -1, 0 if tree is None else 1)
@@ -225,9 +231,11 @@ class RecordTreeModel(QAbstractItemModel):
         """(dtype, feature or step path, value index) of a row that shows one value, else None."""
         if self.row_kind(index) == "value":
             holder: TreeNode = index.internalPointer().node
+            if id(holder) in self._decoded_tensors:  # decoded from the stored bytes: not edited in place
+                return None
             return (holder.dtype, holder.path, index.row()) if holder.dtype else None
         node = self.node(index)
-        if node is not None and node.role in _VALUE_HOLDERS and node.dtype and not node.children \
+        if node is not None and id(node) not in self._decoded_tensors and node.role in _VALUE_HOLDERS and node.dtype and not node.children \
                 and value_count(node) == 1:
             return node.dtype, node.path, 0
         return None
@@ -349,7 +357,7 @@ class RecordTreeModel(QAbstractItemModel):
         if column == 0:
             return node.name
         if column == 1:
-            return type_text(node, self._decoded)
+            return self._decoded_tensors.get(id(node)) or type_text(node, self._decoded)
         text = self._summaries.get(id(node))
         if text is None:
             text = self._summaries[id(node)] = value_text(node, self._decoded, labels=self._labels)

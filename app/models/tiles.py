@@ -41,6 +41,7 @@ class ThumbResult:
     caption: str = ""
     note: str = ""  # one line for the tooltip: what the image is, or why there is none
     status: RecordStatus = RecordStatus.UNCHECKED
+    framed: bool = False  # a 1-bit or one-colour image: drawn with a frame so it shows on the background
 
     @property
     def nbytes(self) -> int:

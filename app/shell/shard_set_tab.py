@@ -31,6 +31,7 @@ from codec.errors import TFRecordError
 from codec.sources.open import open_paths
 from codec.sources.protocol import RecordSource
 from codec.sources.shard_set import ShardSet
+from codec.storage.listing import is_sidecar
 from codec.storage.opening import sniff_compression
 
 SHARD_NAMES_MEASURED = 500
@@ -52,8 +53,8 @@ def skipped_in_folders(args: Sequence[str], kept: Sequence[str], *, dataset: boo
             path = os.path.join(arg, name)
             if os.path.normpath(path) in kept_paths or name.startswith(".") or not os.path.isfile(path):
                 continue
-            if dataset and name.endswith(TFDS_METADATA):
-                continue
+            if is_sidecar(name) or (dataset and name.endswith(TFDS_METADATA)):
+                continue  # a label map, dataset_info.json, a README...: read beside the set, not left out
             try:
                 sniff_compression(path)
                 reason = "shorter than one record header"

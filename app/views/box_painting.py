@@ -1,4 +1,8 @@
-"""Bounding boxes drawn over an image, each label a coloured chip: the preview's and the gallery's."""
+"""Bounding boxes drawn over an image, each label a coloured chip: the preview's and the gallery's.
+
+An invalid box (min > max, outside the image, zero area: the codec's ``BoundingBox.problem``) is
+drawn dashed in the warning colour with an "invalid box" chip; ``box_tooltip`` says what a box is.
+"""
 from __future__ import annotations
 
 import zlib
@@ -6,6 +10,7 @@ import zlib
 from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QColor, QFont, QFontMetrics, QPainter, QPen
 
+from app.style import palette
 from codec.decode.images import BoundingBox
 
 # Saturated colours that stay distinct from each other on photos and on white.
@@ -13,6 +18,7 @@ BOX_COLORS = tuple(QColor(c) for c in (
     "#e6194b", "#3cb44b", "#4363d8", "#f58231", "#911eb4", "#00a3c4", "#f032e6", "#9a6324",
     "#469990", "#000075", "#808000", "#800000", "#bfef45", "#ff6f91"))
 BOX_SHADOW = QColor(0, 0, 0, 120)
+INVALID_NOTE = "invalid box"  # the chip and tooltip of a box with min > max, outside the image or no area
 
 
 def label_colors(labels: list[str | None]) -> dict[str | None, QColor]:
@@ -47,27 +53,57 @@ def paint_boxes(painter: QPainter, boxes: list[BoundingBox], area: QRectF, sx: f
     metrics = QFontMetrics(label_font) if label_font is not None else None
     if label_font is not None:
         painter.setFont(label_font)
-    ox, oy = area.left(), area.top()
     placed: list[QRectF] = []  # chips drawn so far: boxes sharing a corner keep every label readable
     for box in boxes:
-        color = colors[box.label]
-        r = QRectF(QPointF(ox + box.xmin * sx, oy + box.ymin * sy),
-                   QPointF(ox + box.xmax * sx, oy + box.ymax * sy)).normalized()
+        invalid = box.problem is not None
+        color = palette.WARN_TEXT if invalid else colors[box.label]
+        r = box_rect(box, area, sx, sy)
         painter.setPen(QPen(BOX_SHADOW, rim))  # a dark rim keeps light colours visible on light images
         painter.drawRect(r)
-        painter.setPen(QPen(color, line))
+        pen = QPen(color, line)
+        if invalid:  # not like the others: dashed, in the warning colour, and said in its chip
+            pen.setStyle(Qt.PenStyle.DashLine)
+        painter.setPen(pen)
         painter.drawRect(r)
-        if not box.label or metrics is None:
+        text = f"{INVALID_NOTE}: {box.label}" if invalid and box.label else INVALID_NOTE if invalid else box.label
+        if not text or metrics is None:
             continue
-        tw, th = metrics.horizontalAdvance(box.label) + 8, metrics.height() + 2
+        tw, th = metrics.horizontalAdvance(text) + 8, metrics.height() + 2
         top = r.top() - th if r.top() - th >= area.top() else r.top()
         left = min(max(area.left(), r.left()), max(area.left(), area.right() - tw))
         chip = _free_spot(QRectF(left, top, tw, th), placed, area)
         placed.append(chip)
         painter.fillRect(chip, color)
         painter.setPen(_readable_text_color(color))
-        painter.drawText(chip, Qt.AlignmentFlag.AlignCenter, box.label)
+        painter.drawText(chip, Qt.AlignmentFlag.AlignCenter, text)
     painter.restore()
+
+
+def box_rect(box: BoundingBox, area: QRectF, sx: float, sy: float) -> QRectF:
+    """Where ``box`` is drawn in ``area`` at scale ``sx``, ``sy`` (an inverted box spans its corners)."""
+    ox, oy = area.left(), area.top()
+    return QRectF(QPointF(ox + box.xmin * sx, oy + box.ymin * sy),
+                  QPointF(ox + box.xmax * sx, oy + box.ymax * sy)).normalized()
+
+
+def box_tooltip(box: BoundingBox) -> str:
+    """What a box is: its class (name and label id), score, coordinates as stored and in pixels, and why it
+    is invalid."""
+    if box.class_id is None:
+        head = box.label or "no class"
+    elif box.label and box.label != str(box.class_id):
+        head = f"{box.label} (label {box.class_id})"
+    else:
+        head = f"label {box.class_id}"
+    if box.score is not None:
+        head += f" · score {box.score:.3g}"
+    lines = [head]
+    if box.stored is not None and box.normalised:
+        lines.append("xmin {:.4g}, ymin {:.4g}, xmax {:.4g}, ymax {:.4g} (normalised)".format(*box.stored))
+    lines.append(f"x {box.xmin:.0f}–{box.xmax:.0f}, y {box.ymin:.0f}–{box.ymax:.0f} px")
+    if box.problem:
+        lines.append(f"{INVALID_NOTE}: {box.problem}")
+    return "\n".join(lines)
 
 
 def _free_spot(chip: QRectF, placed: list[QRectF], area: QRectF) -> QRectF:

@@ -33,6 +33,7 @@ from app.views.action_state import set_enabled
 from app.views.finding_compare import FindingCompare
 
 FINDING_SHARE = 0.58  # of the tree's width, for the findings' text beside their records
+COMPARE_MIN_WIDTH = 160  # the findings list and the compare, each at least
 EXPAND_UP_TO = 50  # a check with at most this many findings is shown open
 HINT = ("Look for duplicates, leaks between splits, bad boxes and images, unknown labels, missing features "
         "and unshuffled shards: Run Check.")
@@ -149,6 +150,13 @@ class CheckPanel(QWidget):
         self.splitter.setStretchFactor(0, 2)
         self.splitter.setStretchFactor(1, 3)
         self.splitter.setChildrenCollapsible(False)
+        # The records shown set no minimum of their own: without this the divider jumps to make room for
+        # each finding's columns; the sizes the user gives stay (restored after every finding shown).
+        left.setMinimumWidth(COMPARE_MIN_WIDTH)
+        self.compare.setMinimumWidth(COMPARE_MIN_WIDTH)
+        self._split_sizes: list[int] | None = None
+        self.splitter.splitterMoved.connect(lambda *_: setattr(self, "_split_sizes", self.splitter.sizes()))
+        self.compare.shown.connect(self._keep_split)
 
         top = QHBoxLayout()
         top.setContentsMargins(8, 4, 4, 2)
@@ -272,6 +280,11 @@ class CheckPanel(QWidget):
         self._fit_columns()
         self.compare.clear()
         self.findings_selected.emit([])
+
+    def _keep_split(self) -> None:
+        """Put the list/compare divider back where the user left it, whatever the finding shown needs."""
+        if self._split_sizes is not None and self.splitter.sizes() != self._split_sizes:
+            self.splitter.setSizes(self._split_sizes)
 
     def current_findings(self) -> list:
         """The current row's finding, or every finding of the current check row."""

@@ -188,6 +188,7 @@ class FindingCompare(QWidget):
             column.hide()
         self.heading.setText(text)
         self.table.clear()
+        self.table.setColumnCount(1)  # setHeaderLabels only ever adds columns: the last finding's would stay
         self.table.setHeaderLabels(["Feature"])
         self.diff_label.setText("")
         self.splitter.setVisible(False)
@@ -224,6 +225,7 @@ class FindingCompare(QWidget):
         decoded = [r.decoded for r in records]
         keys, differ = differing_keys(decoded)
         self._differ = differ
+        self.table.setColumnCount(1 + len(records))
         self.table.setHeaderLabels(["Feature", *(r.title for r in records)])
         items = []
         for key in keys:

@@ -14,6 +14,7 @@ from PySide6.QtCore import QItemSelectionModel, QModelIndex, QPoint, QRect, QRec
 from PySide6.QtGui import QColor, QFont, QFontMetrics, QPainter, QPainterPath, QPen
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QApplication,
     QCheckBox,
     QComboBox,
     QHBoxLayout,
@@ -144,10 +145,19 @@ class GalleryDelegate(QStyledItemDelegate):
         target = QRectF(box.left() + (box.width() - w) / 2, box.bottom() - h, w, h)
         painter.setRenderHint(QPainter.RenderHint.SmoothPixmapTransform)
         painter.drawImage(target, image)
+        if tile.framed:  # a 1-bit or one-colour image would vanish into the background
+            painter.setPen(QPen(self.frame_color(), 1))
+            painter.setBrush(Qt.BrushStyle.NoBrush)
+            painter.drawRect(target.adjusted(-0.5, -0.5, 0.5, 0.5))
         if self.show_boxes and tile.boxes:
             thin = self.side < LABELS_FROM_SIDE
             paint_boxes(painter, tile.boxes, target, scale, scale, None if thin else self._chip_font,
                         rim=3 if thin else 4, line=1.5 if thin else 2)
+
+    def frame_color(self) -> QColor:
+        """The frame around a plain thumbnail: the palette's mid tone, seen on light and dark backgrounds."""
+        parent = self.parent()
+        return (parent.palette() if isinstance(parent, QWidget) else QApplication.palette()).mid().color()
 
     def _paint_placeholder(self, painter: QPainter, box: QRectF, tile: Tile) -> None:
         painter.setRenderHint(QPainter.RenderHint.Antialiasing)
@@ -319,7 +329,8 @@ class Gallery(QWidget):
         self._sampler.finished.connect(self._sampled_keys)
 
         self.image_combo = QComboBox(self)
-        self.image_combo.setToolTip("Which image feature to show (Auto: image/encoded, else the first image; "
+        self.image_combo.setToolTip("Which image feature to show (Auto: the picture the boxes are on: image/encoded, "
+                                    "a feature named image or in colour, never a depth map or mask; "
                                     "the first step of a SequenceExample)")
         self.image_combo.addItem("Auto", None)
         self.image_combo.addItem(RAW_TEXT, RAW_CHOICE)

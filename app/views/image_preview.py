@@ -9,20 +9,28 @@ on screen (decoded or replaced by a "cannot decode" note). 16-bit and float
 images are scaled to 8 bits by their type's range, or stretched over their
 own min..max when the user turns on "Stretch contrast" (a choice shared by
 every preview and gallery, see :mod:`app.models.stretch_preference`).
+
+The pixel inspector, a line under the images, gives the pixel under the pointer: its coordinates
+and the decoded value of every channel (0–65535 for 16-bit, floats as stored; the codec's
+``pixel_values``), with the image's bit depth and value range. Hovering a box shows what it is.
 """
 from __future__ import annotations
 
+import math
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from itertools import groupby
 from typing import Any, NamedTuple
 
-from PySide6.QtCore import QEvent, QObject, QRectF, QSize, Qt, Signal
+from PySide6.QtCore import QEvent, QObject, QPoint, QRectF, QSize, Qt, Signal
 from PySide6.QtGui import (
     QAction,
     QColor,
     QFont,
+    QHelpEvent,
     QImage,
+    QMouseEvent,
     QPainter,
     QPaintEvent,
     QPen,
@@ -38,6 +46,7 @@ from PySide6.QtWidgets import (
     QScrollArea,
     QSizePolicy,
     QToolButton,
+    QToolTip,
     QVBoxLayout,
     QWidget,
 )
@@ -46,11 +55,20 @@ from app.models.labels import caption_text, image_dims
 from app.models.qimage import Decode, decode_to_qimage
 from app.models.stretch_preference import stretch_mode, stretch_preference
 from app.style.palette import CANVAS_BG, CAPTION_COLOR, ERROR_BG, ERROR_TEXT
-from app.views.box_painting import paint_boxes
+from app.views.box_painting import box_rect, box_tooltip, paint_boxes
 from app.workers.background import PoolJobs
 from app.workers.worker import one_line
 from codec.decode.decoder import DecodedRecord
-from codec.decode.images import STRETCH_MINMAX, BoundingBox, ImageRef, find_boxes, find_images, main_image
+from codec.decode.images import (
+    STRETCH_MINMAX,
+    BoundingBox,
+    ImageRef,
+    PixelValues,
+    find_boxes,
+    find_images,
+    main_image,
+    pixel_values,
+)
 from codec.errors import ImageDecodeError
 
 INLINE_DECODE_BYTES = 1 << 20  # one image bigger than this is decoded on the pool
@@ -80,6 +98,17 @@ class _Shown:
     image: QImage | None = None
     error: str | None = None
     pending: bool = False
+    values: PixelValues | None = None  # the decoded samples, for the pixel inspector (None: not known)
+
+
+def _decode_with_values(job: Decode) -> tuple[QImage, PixelValues | None]:
+    """The image as shown and its samples at full depth (None when only the shown image could be made)."""
+    image = decode_to_qimage(job)
+    try:
+        values = pixel_values(job.ref)
+    except Exception:  # noqa: BLE001 - the inspector then shows coordinates only
+        values = None
+    return image, values
 
 
 class ImageCanvas(QWidget):
@@ -97,6 +126,52 @@ class ImageCanvas(QWidget):
         font.setPointSizeF(max(7.0, font.pointSizeF() * 0.9))
         font.setBold(True)
         self._label_font = font
+        self.pointed: Callable[[_Shown, int, int], None] | None = None  # the pixel under the pointer
+        self.left: Callable[[], None] | None = None
+        self.setMouseTracking(True)
+
+    def pixel_at(self, pos: QPoint) -> tuple[int, int] | None:
+        """The image pixel (x, y) under a point of the canvas, None off the image."""
+        size = self.natural_size()
+        if self.shown.image is None or self.width() < 1 or self.height() < 1:
+            return None
+        x, y = math.floor(pos.x() * size.width() / self.width()), math.floor(pos.y() * size.height() / self.height())
+        return (x, y) if 0 <= x < size.width() and 0 <= y < size.height() else None
+
+    def boxes_at(self, pos: QPoint) -> list[BoundingBox]:
+        """The boxes drawn under a point of the canvas (none while boxes are hidden)."""
+        if not self.show_boxes or self.shown.image is None:
+            return []
+        size = self.natural_size()
+        sx, sy = self.width() / size.width(), self.height() / size.height()
+        area = QRectF(self.rect())
+        return [box for box in self.shown.boxes if box_rect(box, area, sx, sy).adjusted(-2, -2, 2, 2).contains(pos)]
+
+    def tooltip_at(self, pos: QPoint) -> str | None:
+        """What the boxes under ``pos`` are (class, score, coordinates, why invalid); None over no box."""
+        boxes = self.boxes_at(pos)
+        return "\n\n".join(box_tooltip(box) for box in boxes) if boxes else None
+
+    def mouseMoveEvent(self, event: QMouseEvent) -> None:
+        pixel = self.pixel_at(event.position().toPoint())
+        if pixel is not None and self.pointed is not None:
+            self.pointed(self.shown, *pixel)
+        elif pixel is None and self.left is not None:
+            self.left()
+        super().mouseMoveEvent(event)
+
+    def leaveEvent(self, event: QEvent) -> None:
+        if self.left is not None:
+            self.left()
+        super().leaveEvent(event)
+
+    def event(self, event: QEvent) -> bool:
+        if event.type() == QEvent.Type.ToolTip and isinstance(event, QHelpEvent):
+            text = self.tooltip_at(event.pos())
+            if text:
+                QToolTip.showText(event.globalPos(), text, self)
+                return True
+        return super().event(event)
 
     def natural_size(self) -> QSize:
         image = self.shown.image
@@ -290,11 +365,17 @@ class ImagePreview(QWidget):
         self.scroll.setWidget(self.content)
         self.scroll.viewport().installEventFilter(self)
 
+        self.pixel_line = _ElidedLabel(self)  # the pixel inspector: the pixel under the pointer, the image's depth
+        self.pixel_line.setStyleSheet(f"color: {CAPTION_COLOR};")
+        self.pixel_line.setContentsMargins(6, 2, 6, 3)
+        self.pixel_line.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(0)
         layout.addLayout(bar)
         layout.addWidget(self.scroll, 1)
+        layout.addWidget(self.pixel_line)
         self._update_zoom_label()
 
     def _tool_button(self, text: str, tip: str) -> QToolButton:
@@ -330,6 +411,20 @@ class ImagePreview(QWidget):
         """Decoded image ``i`` as shown (None until decoded or when it cannot be)."""
         return self._shown[i].image
 
+    def pixel_values(self, i: int) -> PixelValues | None:
+        """Image ``i``'s decoded samples (bit depth, range, each pixel's values); None until decoded."""
+        return self._shown[i].values
+
+    def pixel_text(self) -> str:
+        """The pixel inspector's line: the pixel under the pointer, else the first image's depth and range."""
+        return self.pixel_line.text()
+
+    def canvas(self, i: int) -> ImageCanvas:
+        """The canvas image ``i`` is drawn on."""
+        card = self._card_for(self._shown[i])
+        assert card is not None
+        return card.canvas
+
     def stretch(self) -> str:
         """How high-depth images are scaled now: ``"dtype"`` or ``"minmax"``."""
         return self._stretch
@@ -355,6 +450,7 @@ class ImagePreview(QWidget):
                 widget.hide()
                 widget.deleteLater()
         self.summary.setText("")
+        self.pixel_line.setText("")
 
     def set_record(self, decoded: DecodedRecord | None, refs: list[ImageRef] | None = None,
                    labels: Any = None) -> int:
@@ -379,11 +475,11 @@ class ImagePreview(QWidget):
                 self._pending += 1
                 job = Decode(shown.ref, stretch)
                 self._jobs.submit((generation, i), lambda job=job: (
-                    decode_to_qimage(job) if generation == self._generation else None))  # skip when stale
+                    _decode_with_values(job) if generation == self._generation else None))  # skip when stale
             else:
                 budget -= size
                 try:
-                    shown.image = decode_to_qimage(Decode(shown.ref, stretch))
+                    shown.image, shown.values = _decode_with_values(Decode(shown.ref, stretch))
                 except ImageDecodeError as exc:
                     shown.error = str(exc)
                 except Exception as exc:  # noqa: BLE001 - a note on the card, never a traceback
@@ -415,9 +511,7 @@ class ImagePreview(QWidget):
         several = Counter(s.ref.key for _, s in singles)
         for _i, shown in singles:
             text = caption_text(shown.ref, len(shown.boxes), several[shown.ref.key] > 1)
-            card = _Card(shown, text, self._tooltip(shown.ref))
-            self._cards.append(card)
-            self._add_section(card, Qt.AlignmentFlag.AlignLeft)
+            self._add_section(self._new_card(shown, text), Qt.AlignmentFlag.AlignLeft)
         for key, group in groupby(steps, key=lambda item: item[1].ref.key):
             self._add_section(self._strip(key, list(group)))
 
@@ -446,9 +540,8 @@ class ImagePreview(QWidget):
         for _, shown in members:
             ref = shown.ref
             text = f"step {ref.step}" + (f" · value {ref.value_index}" if ref.value_index else "")
-            card = _Card(shown, text, self._tooltip(ref), frames)
+            card = self._new_card(shown, text, frames)
             cards.append(card)
-            self._cards.append(card)
             row.addWidget(card, 0, Qt.AlignmentFlag.AlignTop)
         row.addStretch(1)
         scroller = QScrollArea(strip)
@@ -463,6 +556,13 @@ class ImagePreview(QWidget):
     @staticmethod
     def _tooltip(ref: ImageRef) -> str:
         return f"{caption_text(ref, 0, True)} · {len(ref.data):,} bytes"
+
+    def _new_card(self, shown: _Shown, caption: str, parent: QWidget | None = None) -> _Card:
+        card = _Card(shown, caption, self._tooltip(shown.ref), parent)
+        card.canvas.pointed = self._pointed
+        card.canvas.left = self._pointer_left
+        self._cards.append(card)
+        return card
 
     def _card_for(self, shown: _Shown) -> _Card | None:
         for card in self._cards:
@@ -481,9 +581,41 @@ class ImagePreview(QWidget):
             text += f" · {bad} cannot be decoded"
         self.summary.setText(text if n else "")
         self.boxes_button.setEnabled(boxes > 0)
+        self._pointer_left()
+
+    # -- the pixel inspector ----------------------------------------------
+    @staticmethod
+    def _depth_text(shown: _Shown) -> str:
+        """``PNG 64×48 · 16-bit · values 0–65,535``: the image and its samples."""
+        ref, values = shown.ref, shown.values
+        what = f"raw {ref.dtype}" if ref.kind == "raw" else ref.format
+        text = f"{what} {image_dims(ref)}"
+        if values is not None:
+            text += f" · {values.depth_text()} · {values.range_text()}"
+        return text
+
+    def _pointed(self, shown: _Shown, x: int, y: int) -> None:
+        value = shown.values.value_text(x, y) if shown.values is not None else None
+        several = len(self._shown) > 1
+        where = f"{shown.ref.key}{f' step {shown.ref.step}' if shown.ref.step is not None else ''}: " \
+            if several else ""
+        self.pixel_line.setText(f"{where}x {x}, y {y}" + (f" · {value}" if value is not None else "")
+                                + f" · {self._depth_text(shown)}")
+
+    def _pointer_left(self) -> None:
+        """Off the images: the first decoded image's depth and range, and how to read a pixel."""
+        first = next((s for s in self._shown if s.image is not None), None)
+        self.pixel_line.setText("" if first is None else
+                                f"{self._depth_text(first)} · point at a pixel to read its values")
 
     # -- decoding results -------------------------------------------------
-    def _decoded(self, ticket: tuple[int, int], image: QImage) -> None:
+    def _decoded(self, ticket: tuple[int, int], result: tuple[QImage, PixelValues | None] | None) -> None:
+        if result is None:  # a stale job, skipped
+            return
+        image, values = result
+        generation, i = ticket
+        if generation == self._generation and i < len(self._shown):
+            self._shown[i].values = values
         self._finish(ticket, image, None)
 
     def _decode_failed(self, ticket: tuple[int, int], message: str) -> None:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import sys
 import threading
 from collections import deque
+from dataclasses import replace
 from typing import Any, Callable, Iterable
 
 from PySide6.QtCore import QObject, QRunnable, QThread, QThreadPool, Signal
@@ -36,7 +37,7 @@ from codec.decode.decoder import (
     record_features,
     shown_values,
 )
-from codec.decode.images import BoundingBox, ImageRef, RawShape, find_boxes, find_images, main_image, thumbnail
+from codec.decode.images import ImageRef, RawShape, find_boxes, find_images, main_image, needs_frame, thumbnail
 from codec.decode.tensor_view import tensor_label
 from codec.decode.tensors import tensor_of
 from codec.errors import ImageDecodeError
@@ -183,8 +184,9 @@ def make_thumbnail(read: Callable[[int], RecordData], request: ThumbRequest, sou
                            note=str(exc) if isinstance(exc, ImageDecodeError) else f"cannot decode: {one_line(exc)}")
     sx = image.width / ref.width if ref.width else 1.0
     sy = image.height / ref.height if ref.height else 1.0
-    scaled = [BoundingBox(b.xmin * sx, b.ymin * sy, b.xmax * sx, b.ymax * sy, b.label) for b in boxes]
-    return ThumbResult(request, "ok", to_qimage(image, request.stretch), scaled, caption, caption_text(ref, len(boxes)), status)
+    scaled = [replace(b, xmin=b.xmin * sx, ymin=b.ymin * sy, xmax=b.xmax * sx, ymax=b.ymax * sy) for b in boxes]
+    return ThumbResult(request, "ok", to_qimage(image, request.stretch), scaled, caption, caption_text(ref, len(boxes)),
+                       status, framed=needs_frame(ref, image))
 
 
 def sample_keys(read: Callable[[int], RecordData], records: Iterable[int],

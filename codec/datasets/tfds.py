@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from codec.datasets.tfds_features import (
     FeatureSpec,
     FeatureValue,
@@ -25,10 +27,11 @@ from codec.datasets.tfds_features import (
     parse_spec,
 )
 from codec.datasets.tfds_features import leaves as spec_leaves
-from codec.decode.decoder import DecodedRecord, RecordKind, decode_record
+from codec.decode.decoder import DecodedRecord, RecordKind, TreeNode, decode_record
 from codec.errors import SchemaError, UsageError
 
-__all__ = ["TfdsDataset", "TfdsPayload", "TfdsSplit", "boxes", "decoded_image", "find_tfds_dir"]
+__all__ = ["TfdsDataset", "TfdsPayload", "TfdsSplit", "boxes", "decoded_image", "encoded_tensors", "find_tfds_dir",
+           "with_decoded_tensors"]
 
 FEATURES_FILE = "features.json"
 INFO_FILE = "dataset_info.json"
@@ -454,6 +457,36 @@ def decoded_image(decoded: DecodedRecord, key: str, index: int = 0):
             raise UsageError(f"image {key!r} has {len(value.array)} elements, not {index + 1}")
         return value.array[index]
     return value.array
+
+
+def encoded_tensors(decoded: DecodedRecord) -> dict[str, Any]:
+    """Tensor features the Example stores as bytes (ZLIB or BYTES encoding), decoded: key -> array, as
+    ``cat --json`` reads them; empty for a record not decoded by a TFDS spec."""
+    values = decoded.value if isinstance(decoded.value, dict) else {}
+    return {key: value.array for key, value in values.items()
+            if isinstance(value, FeatureValue) and value.leaf.spec.kind == "tensor" and value.note is None
+            and value.leaf.spec.encoding != "none" and value.array is not None}
+
+
+def with_decoded_tensors(decoded: DecodedRecord, tree: TreeNode) -> tuple[TreeNode, dict[int, str]]:
+    """``tree`` (an Example's, from ``build_tree``) with each encoded tensor feature's bytes replaced by
+    the tensor (role "tensor", its array as ``detail``), and {id(node): ``uint8 [6, 6] zlib``} of them."""
+    arrays = encoded_tensors(decoded)
+    if not arrays or tree.role != "example":
+        return tree, {}
+    from codec.decode.tensor_view import tensor_label, tensor_tree
+
+    kinds: dict[int, str] = {}
+    children = []
+    for child in tree.children:
+        array = arrays.get(child.name)
+        if array is not None:
+            node = tensor_tree(np.asarray(array))
+            node.name, node.path = child.name, child.path
+            kinds[id(node)] = f"{tensor_label(node.detail)} {decoded.value[child.name].leaf.spec.encoding}"
+            child = node
+        children.append(child)
+    return TreeNode(tree.name, tree.role, tree.dtype, tree.values, children, tree.path, tree.detail), kinds
 
 
 def _yxyx(coords: list[float], fmt: str) -> tuple[float, float, float, float]:

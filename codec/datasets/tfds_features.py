@@ -13,13 +13,13 @@ from __future__ import annotations
 
 import hashlib
 import reprlib
-import struct
 import zlib
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
+from codec.decode.png_samples import png16_colour, png_bit_depth
 from codec.errors import ImageTooLargeError, SchemaError
 
 __all__ = ["FeatureSpec", "FeatureValue", "Leaf", "decode_features", "feature_json", "flat_values",
@@ -33,7 +33,6 @@ _CONTENT_KINDS = {"featuresDict": "dict", "tensor": "tensor", "classLabel": "cla
                   "boundingBox": "bbox", "text": "text", "sequence": "sequence"}
 _CLASS_KINDS = {"Scalar": "scalar", "BBoxFeature": "bbox", "ClassLabel": "class_label", "Text": "text",
                 "Image": "image", "Tensor": "tensor", "Sequence": "sequence", "FeaturesDict": "dict"}
-_PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
 
 @dataclass
@@ -398,7 +397,7 @@ def decode_image_bytes(data: bytes, spec: FeatureSpec, key: str = "image") -> np
     if want == "float32":
         channels, want = 4, "uint8"
     try:
-        pixels = _png16(data) if data[:8] == _PNG_SIGNATURE and _png_depth(data) == 16 else None
+        pixels = png16_colour(data) if png_bit_depth(data) == 16 else None
         if pixels is None:
             pixels = _pillow_pixels(data)
     except ImageTooLargeError as exc:
@@ -470,66 +469,6 @@ def _convert(pixels: np.ndarray, want: str, key: str) -> np.ndarray:
     if want == "uint8" and pixels.dtype == np.uint16:
         return (pixels >> 8).astype(np.uint8)
     raise _Bad(f"{key!r}: {pixels.dtype.name} pixels for a {want} image")
-
-
-def _png_depth(data: bytes) -> int:
-    return data[24] if len(data) > 25 and data[12:16] == b"IHDR" else 0
-
-
-def _png16(data: bytes) -> np.ndarray | None:
-    """16-bit colour PNG samples in full (Pillow keeps only 8 bits of 16-bit colour); None for greyscale,
-    which Pillow reads in full.
-
-    Pillow's own compiled PNG decoder does the work, through :func:`PIL.Image.frombytes` on the IDAT
-    stream: colour twice, once keeping each sample's high byte and once its low byte (the unfiltering works
-    on whole pixels, so both are exact), grey with alpha once, as one big-endian 32-bit int per pixel.
-    """
-    from PIL import Image
-
-    from codec.decode.image_sniff import check_pixels
-
-    width, height, depth, colour, interlace, stream = _png_stream(data)
-    if colour not in (2, 4, 6):
-        return None
-    check_pixels(width, height)
-    if not width or not height:
-        raise ValueError(f"a {width}x{height} PNG is empty")
-    if colour == 4:
-        packed = np.asarray(Image.frombytes("I", (width, height), stream, "zip", "I;32B", interlace))
-        out = np.empty((height, width, 2), np.uint16)
-        out[..., 0] = packed >> 16
-        out[..., 1] = packed & 0xFFFF
-        return out
-    mode = "RGB" if colour == 2 else "RGBA"
-    out = np.asarray(Image.frombytes(mode, (width, height), stream, "zip", mode + ";16B", interlace), np.uint16)
-    out <<= 8
-    out |= np.asarray(Image.frombytes(mode, (width, height), stream, "zip", mode + ";16L", interlace))
-    return out
-
-
-def _png_stream(data: bytes) -> tuple[int, int, int, int, int, bytes]:
-    """A PNG's width, height, bit depth, colour type and interlace method, and its IDAT chunks joined;
-    each chunk's CRC checked, as Pillow checks them."""
-    pos, header, parts = 8, None, []
-    while pos + 12 <= len(data):
-        length, kind = struct.unpack(">I4s", data[pos:pos + 8])
-        body = data[pos + 8:pos + 8 + length]
-        if len(body) < length or pos + 12 + length > len(data):
-            break
-        stored = struct.unpack(">I", data[pos + 8 + length:pos + 12 + length])[0]
-        if kind in (b"IHDR", b"IDAT") and zlib.crc32(body, zlib.crc32(kind)) != stored:
-            raise ValueError(f"the PNG's {kind.decode()} chunk fails its CRC")
-        if kind == b"IHDR" and length == 13:
-            header = struct.unpack(">IIBBBBB", body)
-        elif kind == b"IDAT":
-            parts.append(body)
-        elif kind == b"IEND":
-            break
-        pos += 12 + length
-    if header is None:
-        raise ValueError("the PNG has no IHDR chunk")
-    width, height, depth, colour, _, _, interlace = header
-    return width, height, depth, colour, interlace, b"".join(parts)
 
 
 # ---------------------------------------------------------------- views

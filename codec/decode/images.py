@@ -29,12 +29,14 @@ from codec.decode.decoder import (
     record_features,
 )
 from codec.decode.image_sniff import candidate_formats, check_pixels, open_image, probe_image
+from codec.decode.png_samples import png16_colour, png_bit_depth
 from codec.decode.tensor_view import image_shaped
 from codec.errors import ImageDecodeError, ImageTooLargeError, UsageError
 
 __all__ = [
     "BoundingBox",
     "ImageRef",
+    "PixelValues",
     "RawShape",
     "SQUARE_GUESS_MIN_SIDE",
     "STRETCH_DTYPE",
@@ -45,7 +47,9 @@ __all__ = [
     "find_images",
     "guess_raw_shape",
     "main_image",
+    "box_issues",
     "parse_raw_shape",
+    "pixel_values",
     "thumbnail",
 ]
 
@@ -62,6 +66,9 @@ _DTYPE_KEYS = ("dtype", "data_type", "pixel_type")
 # Words in a feature's name that say its bytes are pixels: only such features get a square guess.
 _IMAGE_WORDS = frozenset({"image", "images", "img", "imgs", "pixels", "pixel", "frame", "frames", "mask",
                           "masks", "depth", "thumbnail", "picture", "photo"})
+# Words that say an image is a map beside the picture, never the picture boxes are drawn on.
+_AUXILIARY_WORDS = frozenset({"depth", "disparity", "mask", "masks", "segmentation", "seg", "segmentations",
+                              "heatmap", "normals", "flow", "alpha", "label", "labels", "panoptic", "instance"})
 _GENERIC_WORDS = frozenset({"raw", "data", "bytes", "buffer", "encoded", "values", "array"})
 
 STRETCH_DTYPE = "dtype"  # 16-bit pixels scaled by 255/65535, float by 0..1
@@ -71,7 +78,7 @@ _STRETCHES = (STRETCH_DTYPE, STRETCH_MINMAX)
 _BBOX_KEYS = tuple(f"image/object/bbox/{side}" for side in ("xmin", "ymin", "xmax", "ymax"))
 _CLASS_TEXT_KEY = "image/object/class/text"
 _CLASS_LABEL_KEY = "image/object/class/label"
-_NORMALISED_MAX = 1.0001
+_SCORE_KEYS = ("image/object/score", "image/object/bbox/score", "image/object/scores")
 
 
 @dataclass
@@ -105,13 +112,72 @@ class RawShape(NamedTuple):
 
 @dataclass
 class BoundingBox:
-    """A box in pixel coordinates of its image, with its class if known."""
+    """A box in pixel coordinates of its image, with its class if known.
+
+    ``class_id`` and ``score`` when the record has them; ``stored``: the coordinates as the record holds
+    them (xmin, ymin, xmax, ymax), ``normalised`` whether those are fractions of the image; ``problem``
+    says why the box is invalid (min > max, outside the image, zero area), None for a good one.
+    """
 
     xmin: float
     ymin: float
     xmax: float
     ymax: float
     label: str | None = None
+    # what a tooltip tells of the box; boxes compare by place and class
+    class_id: int | None = field(default=None, compare=False)
+    score: float | None = field(default=None, compare=False)
+    stored: tuple[float, float, float, float] | None = field(default=None, compare=False)
+    normalised: bool = field(default=True, compare=False)
+    problem: str | None = field(default=None, compare=False)
+
+
+@dataclass
+class PixelValues:
+    """An image's samples as decoded, at their full depth (0-65535 for 16-bit, floats as they are).
+
+    ``pixels`` is H x W x C; ``channels`` names them (("R", "G", "B"), ("L",)...); ``bits``
+    is the depth of one sample as stored (1, 8, 16, 32) and ``kind`` "uint", "int" or "float";
+    ``low``..``high`` the range of the image's (finite) samples.
+    """
+
+    pixels: np.ndarray = field(repr=False)
+    channels: tuple[str, ...]
+    bits: int
+    kind: str
+    low: float
+    high: float
+
+    def at(self, x: int, y: int) -> list[float | int] | None:
+        """The samples of pixel (x, y) from the top left, None outside the image."""
+        height, width = self.pixels.shape[:2]
+        if not (0 <= x < width and 0 <= y < height):
+            return None
+        return self.pixels[y, x].tolist()
+
+    def depth_text(self) -> str:
+        """``16-bit`` (``32-bit float``, ``1-bit``): the samples' type as a person says it."""
+        return f"{self.bits}-bit" + (" float" if self.kind == "float" else " signed" if self.kind == "int" else "")
+
+    def range_text(self) -> str:
+        """``values 12–60,000`` over the whole image (every channel)."""
+        return f"values {_number_text(self.low, self.kind)}–{_number_text(self.high, self.kind)}"
+
+    def value_text(self, x: int, y: int) -> str | None:
+        """``R 12 G 200 B 65,535`` for pixel (x, y), one grey value alone (``0.25``); None outside the image."""
+        values = self.at(x, y)
+        if values is None:
+            return None
+        if len(values) == 1:
+            return _number_text(values[0], self.kind)
+        names = self.channels if len(self.channels) == len(values) else tuple(str(i) for i in range(len(values)))
+        return " ".join(f"{name} {_number_text(v, self.kind)}" for name, v in zip(names, values))
+
+
+def _number_text(value: float, kind: str) -> str:
+    if kind == "float":
+        return f"{value:.6g}"
+    return f"{int(value):,}"
 
 
 # ---------------------------------------------------------------- finding
@@ -325,17 +391,32 @@ def _tensor_image(array: np.ndarray) -> list[ImageRef]:
     return [ImageRef("tensor", 0, None, "raw", "RAW", width, height, channels, data, dtype)]
 
 
+def _auxiliary(key: str) -> bool:
+    """Whether a key names a map beside the picture (``depth``, ``mask``, ``segmentation``...)."""
+    return bool(_AUXILIARY_WORDS.intersection(_words(key)))
+
+
+def _main_rank(ref: ImageRef) -> tuple[bool, int]:
+    """Lower is the likelier main image: not a depth map or mask, then by name, then in colour."""
+    if ref.key == "image/encoded":
+        tier = 0
+    elif ref.key.startswith("image/"):
+        tier = 1
+    elif ref.key == "image" or ref.key.endswith("/image"):
+        tier = 2
+    elif ref.channels in (3, 4):
+        tier = 3
+    else:
+        tier = 4
+    return _auxiliary(ref.key), tier
+
+
 def main_image(refs: list[ImageRef]) -> ImageRef | None:
-    """The record's main image: ``image/encoded``, else the first ``image/...``,
-    else the first image outside feature lists."""
+    """The record's main image, the one its boxes are on: outside feature lists, not a depth map, mask
+    or segmentation; then ``image/encoded``, the first ``image/...``, a feature named ``image`` (TFDS),
+    the first image in colour, the first image (in key order among equals)."""
     plain = [ref for ref in refs if ref.step is None]
-    for ref in plain:
-        if ref.key == "image/encoded":
-            return ref
-    for ref in plain:
-        if ref.key.startswith("image/"):
-            return ref
-    return plain[0] if plain else None
+    return min(plain, key=_main_rank) if plain else None
 
 
 # ---------------------------------------------------------------- decoding
@@ -469,7 +550,8 @@ def _where(ref: ImageRef) -> str:
     return f"{ref.format} image in {ref.key!r}{step} value {ref.value_index}"
 
 
-def _decode_raw(ref: ImageRef, stretch: str) -> Image.Image:
+def _raw_layout(ref: ImageRef) -> tuple[str, np.dtype]:
+    """The Pillow mode and numpy dtype of a raw buffer; ImageDecodeError when its size does not fit them."""
     mode = _RAW_MODES.get(ref.channels or 0)
     if mode is None:
         raise ImageDecodeError(f"cannot show {_where(ref)}: {ref.channels} channels")
@@ -482,10 +564,58 @@ def _decode_raw(ref: ImageRef, stretch: str) -> Image.Image:
         raise ImageDecodeError(
             f"cannot decode {_where(ref)}: expected {expected} bytes for "
             f"{ref.width}x{ref.height}x{ref.channels}{of}, found {len(ref.data)}")
+    return mode, dtype
+
+
+def _decode_raw(ref: ImageRef, stretch: str) -> Image.Image:
+    mode, dtype = _raw_layout(ref)
     if dtype.itemsize == 1:
         return display_image(Image.frombytes(mode, (ref.width, ref.height), ref.data), stretch)
     pixels = np.frombuffer(ref.data, dtype).reshape(ref.height, ref.width, ref.channels)
     return display_image(pixels, stretch)
+
+
+def _encoded_samples(ref: ImageRef) -> tuple[np.ndarray, tuple[str, ...], int]:
+    """(H x W x C samples, channel names, bits per sample) of an encoded image, at its full depth."""
+    full = png16_colour(ref.data) if png_bit_depth(ref.data) == 16 else None
+    if full is not None:
+        return full, {2: ("L", "A"), 3: ("R", "G", "B"), 4: ("R", "G", "B", "A")}[full.shape[2]], 16
+    with open_image(ref.data, candidate_formats(ref.data) or [ref.format]) as image:
+        check_pixels(*image.size)
+        image.load()
+        if image.mode in ("P", "PA"):  # a palette's entries are 8-bit colours
+            image = image.convert("RGBA" if "transparency" in image.info or image.mode == "PA" else "RGB")
+        pixels = np.asarray(image, dtype=np.uint8) if image.mode == "1" else np.asarray(image)
+        bands = image.getbands()
+    depth = png_bit_depth(ref.data)
+    bits = 1 if image.mode == "1" else depth if depth in (2, 4, 16) else pixels.dtype.itemsize * 8
+    names = ("L",) if len(bands) == 1 else tuple(bands)
+    return pixels, names, bits
+
+
+def pixel_values(ref: ImageRef) -> PixelValues:
+    """The image's samples as decoded, at full depth (16-bit colour PNGs too), with their range.
+
+    For the pixel inspector: what a pixel holds, not the 8 bits shown. Raises ImageDecodeError (or
+    ImageTooLargeError) as ``decode_image`` does.
+    """
+    if ref.kind == "raw":
+        _mode, dtype = _raw_layout(ref)
+        pixels = np.frombuffer(ref.data, dtype).reshape(ref.height, ref.width, ref.channels)
+        names, bits = tuple(_RAW_MODES[ref.channels]), dtype.itemsize * 8
+    else:
+        try:
+            pixels, names, bits = _encoded_samples(ref)
+        except ImageTooLargeError as exc:
+            raise ImageTooLargeError(f"{_where(ref)}: {exc}") from None
+        except Exception as exc:  # Pillow raises OSError, SyntaxError, struct.error, ...
+            raise ImageDecodeError(f"cannot decode {_where(ref)}: {exc}") from exc
+    if pixels.ndim == 2:
+        pixels = pixels[:, :, None]
+    kind = {"f": "float", "i": "int"}.get(pixels.dtype.kind, "uint")
+    finite = pixels[np.isfinite(pixels)] if kind == "float" else pixels
+    low, high = (float(finite.min()), float(finite.max())) if finite.size else (0.0, 0.0)
+    return PixelValues(pixels, names, bits, kind, low, high)
 
 
 def _decode_encoded(ref: ImageRef, max_side: int | None, stretch: str) -> Image.Image:
@@ -530,6 +660,24 @@ def thumbnail(ref: ImageRef, max_side: int, stretch: str = STRETCH_DTYPE) -> Ima
     return image
 
 
+def needs_frame(ref: ImageRef, image: Image.Image) -> bool:
+    """Whether ``image`` (``ref`` decoded, e.g. a thumbnail) may vanish into a plain background: a 1-bit
+    image (mostly white, often) or one of a single colour (all white, all black...)."""
+    extrema = image.getextrema()
+    bands = extrema if isinstance(extrema[0], tuple) else (extrema,)
+    if all(low == high for low, high in bands):
+        return True
+    if ref.kind != "encoded":
+        return False
+    if png_bit_depth(ref.data) == 1:
+        return True
+    try:  # the header says the mode; the pixels are not decoded again
+        with open_image(ref.data, candidate_formats(ref.data) or [ref.format]) as opened:
+            return opened.mode == "1"
+    except Exception:  # noqa: BLE001 - it decoded once already; a header that does not open again is no 1-bit image
+        return False
+
+
 # ---------------------------------------------------------------- boxes
 
 
@@ -564,14 +712,72 @@ def _is_main(decoded: DecodedRecord, ref: ImageRef) -> bool:
         ref.key, ref.value_index, ref.step)
 
 
+def _fmt(v: float) -> str:
+    return f"{v:.6g}"
+
+
+def box_issues(xmin: float, ymin: float, xmax: float, ymax: float) -> list[str]:
+    """What is wrong with one normalised box, one line per kind: a coordinate that is not finite, or outside
+    [0, 1], a min above its max, zero area; empty for a good box. The doctor's ``bbox`` check says the same."""
+    named = {"xmin": xmin, "ymin": ymin, "xmax": xmax, "ymax": ymax}
+    bad = [f"{k} {_fmt(v)}" for k, v in named.items() if not math.isfinite(v)]
+    if bad:
+        return [", ".join(bad)]
+    out = []
+    outside = [f"{k} {_fmt(v)}" for k, v in named.items() if not 0.0 <= v <= 1.0]
+    if outside:
+        out.append(f"{', '.join(outside)} outside [0, 1]")
+    for lo, hi in (("xmin", "xmax"), ("ymin", "ymax")):
+        if named[lo] > named[hi]:
+            out.append(f"{lo} {_fmt(named[lo])} > {hi} {_fmt(named[hi])}")
+        elif named[lo] == named[hi]:
+            out.append(f"zero area ({lo} = {hi} = {_fmt(named[lo])})")
+    return out
+
+
+def _normalised(coords: list[tuple[float, float, float, float]]) -> bool:
+    """Coordinates are fractions of the image when all lie within [-1, 2] (a box a little outside [0, 1] is
+    an invalid normalised box, not a box of pixels); otherwise they are pixels."""
+    return all(-1.0 <= v <= 2.0 for box in coords for v in box if math.isfinite(v))
+
+
+def _placed(coords: list[tuple[float, float, float, float]], ref: ImageRef, labels: list[str | None],
+            ids: list[int | None], scores: list[float | None]) -> list[BoundingBox]:
+    """Boxes (xmin, ymin, xmax, ymax as stored) in pixels of ``ref``, each with its class, score and problem."""
+    normalised = _normalised(coords)
+    width, height = max(1, ref.width), max(1, ref.height)
+    sx, sy = (width, height) if normalised else (1, 1)
+    out = []
+    for (xmin, ymin, xmax, ymax), label, class_id, score in zip(coords, labels, ids, scores):
+        issues = box_issues(xmin, ymin, xmax, ymax)
+        if not normalised:  # pixels: said in the record's numbers, "outside" against the image's size
+            inside = not any("outside" in i for i in box_issues(xmin / width, ymin / height,
+                                                                  xmax / width, ymax / height))
+            issues = [i for i in issues if "outside" not in i] + ([] if inside else ["outside the image"])
+        out.append(BoundingBox(xmin * sx, ymin * sy, xmax * sx, ymax * sy, label, class_id, score,
+                               (xmin, ymin, xmax, ymax), normalised, "; ".join(issues) or None))
+    return out
+
+
+def _per_box(features: Any, key: str, count: int, kind: type) -> list:
+    """``key``'s values, one per box (None where the record has fewer, or another type)."""
+    if key not in features:
+        return [None] * count
+    dtype, values = feature_values(features[key])
+    wanted = "int64" if kind is int else "float"
+    values = [kind(v) for v in values] if dtype == wanted else []
+    return [values[i] if i < len(values) else None for i in range(count)]
+
+
 def find_boxes(decoded: DecodedRecord, ref: ImageRef, labels=None) -> list[BoundingBox]:
     """Object Detection API boxes of the record (or its payload's, a TFDS BBoxFeature's), in pixels of ``ref``.
 
     Only the record's main image (see ``main_image``) has boxes. Coordinates
-    all within [0, 1.0001] are normalised and scaled by the image size;
+    all within [-1, 2] are normalised and scaled by the image size (those outside [0, 1] are invalid);
     otherwise they are taken as pixels already. Boxes need the same number of
     xmin, ymin, xmax and ymax values; otherwise there are none. ``labels`` (a
-    :class:`codec.datasets.label_maps.LabelNames`) names the class ids.
+    :class:`codec.datasets.label_maps.LabelNames`) names the class ids; ``image/object/score`` gives
+    scores. A box with min > max, outside the image or of zero area has its ``problem``.
     """
     if decoded.boxes is not None:
         return _payload_boxes(decoded, ref)
@@ -583,13 +789,11 @@ def find_boxes(decoded: DecodedRecord, ref: ImageRef, labels=None) -> list[Bound
         return []
     if not _is_main(decoded, ref):
         return []
-    normalised = all(0.0 <= v <= _NORMALISED_MAX for c in coords for v in c)
-    sx, sy = (ref.width, ref.height) if normalised else (1, 1)
-    labels = _box_labels(features, len(coords[0]), labels)
-    return [
-        BoundingBox(xmin * sx, ymin * sy, xmax * sx, ymax * sy, label)
-        for xmin, ymin, xmax, ymax, label in zip(*coords, labels)
-    ]
+    count = len(coords[0])
+    return _placed(list(zip(*coords)), ref, _box_labels(features, count, labels),
+                   _per_box(features, _CLASS_LABEL_KEY, count, int),
+                   next((_per_box(features, key, count, float) for key in _SCORE_KEYS if key in features),
+                        [None] * count))
 
 
 def _payload_boxes(decoded: DecodedRecord, ref: ImageRef) -> list[BoundingBox]:
@@ -597,7 +801,5 @@ def _payload_boxes(decoded: DecodedRecord, ref: ImageRef) -> list[BoundingBox]:
     found = decoded.boxes()
     if not found or not _is_main(decoded, ref):
         return []
-    normalised = all(0.0 <= v <= _NORMALISED_MAX for box in found for v in box[:4])
-    sx, sy = (ref.width, ref.height) if normalised else (1, 1)
-    return [BoundingBox(xmin * sx, ymin * sy, xmax * sx, ymax * sy, label)
-            for ymin, xmin, ymax, xmax, label in found]
+    coords = [(xmin, ymin, xmax, ymax) for ymin, xmin, ymax, xmax, _ in found]
+    return _placed(coords, ref, [box[4] for box in found], [None] * len(found), [None] * len(found))

@@ -7,9 +7,8 @@ decoded only as far as the checks and the hashes need.
 """
 from __future__ import annotations
 
-import math
-
 from codec.decode.image_sniff import MAX_PIXELS  # larger images are not decoded (a decompression bomb is a few KB)
+from codec.decode.images import box_issues
 
 __all__ = ["MAX_PIXELS", "bbox_problems", "box_problems", "declared_format", "format_problem", "label_problems",
            "size_problem"]
@@ -22,28 +21,9 @@ _FORMAT_NAMES = {"jpg": "JPEG", "jpeg": "JPEG", "jpe": "JPEG", "jfif": "JPEG", "
                  "qoi": "QOI", "avif": "AVIF", "raw": "RAW"}
 
 
-def _fmt(v: float) -> str:
-    return f"{v:.6g}"
-
-
 def box_problems(boxes: list[tuple[float, float, float, float]]) -> list[str]:
     """Problems of normalised (xmin, ymin, xmax, ymax) boxes: outside [0, 1], min > max, zero area, NaN."""
-    out = []
-    for n, (xmin, ymin, xmax, ymax) in enumerate(boxes):
-        named = {"xmin": xmin, "ymin": ymin, "xmax": xmax, "ymax": ymax}
-        bad = [f"{k} {_fmt(v)}" for k, v in named.items() if not math.isfinite(v)]
-        if bad:
-            out.append(f"box {n}: {', '.join(bad)}")
-            continue
-        outside = [f"{k} {_fmt(v)}" for k, v in named.items() if not 0.0 <= v <= 1.0]
-        if outside:
-            out.append(f"box {n}: {', '.join(outside)} outside [0, 1]")
-        for lo, hi in (("xmin", "xmax"), ("ymin", "ymax")):
-            if named[lo] > named[hi]:
-                out.append(f"box {n}: {lo} {_fmt(named[lo])} > {hi} {_fmt(named[hi])}")
-            elif named[lo] == named[hi]:
-                out.append(f"box {n}: zero area ({lo} = {hi} = {_fmt(named[lo])})")
-    return out
+    return [f"box {n}: {issue}" for n, box in enumerate(boxes) for issue in box_issues(*box)]
 
 
 def bbox_problems(lists: dict[str, list | None]) -> list[str]:

@@ -4,11 +4,12 @@ missing features and label order, over what the per-record pass kept (a few doze
 Decisions a user sees:
 
 - ``split_leak`` (error): the same pixels, or the same record, in two splits; near-duplicate images
-  in two splits are a ``split_leak`` warning beside their ``near_duplicate`` finding.
+  in two splits are a ``split_leak`` warning ("near-duplicate images ... in train (1) and eval (1)"),
+  listed once: not also under ``near_duplicate`` (unless ``split_leak`` is not checked).
 - ``label_conflict`` (error): one image (identical pixels) with different labels, in any split.
 - ``exact_duplicate`` (warning): identical records within a split, or one image in several records
   of a split that differ only in other features (boxes...). Training weighs them twice; nothing breaks.
-- ``near_duplicate`` (warning): distinct pixels whose pHashes are within the threshold.
+- ``near_duplicate`` (warning): distinct pixels whose pHashes are within the threshold, in one split.
 - ``missing_feature``: a feature at least 90% of records have; lacking it is a warning, holding it
   with another type is an error (``tf.io.parse_example`` fails on it).
 - ``label_order`` (warning): a run of one label at least half the shuffle buffer long (and 32).
@@ -25,11 +26,16 @@ from codec.doctor.per_record import HAS_IMAGE, SKIPPED, TaskResult
 from codec.doctor.report import ERROR, WARNING, Finding, RecordRef
 
 __all__ = ["COMMON_SHARE", "MAX_GROUP_RECORDS", "NEAR_CHECKS", "Store", "digest_order", "label_order_findings",
-           "missing_findings", "signature_summary"]
+           "missing_findings", "phash_text", "signature_summary"]
 
 COMMON_SHARE = 0.9  # a feature this share of records has is expected in every record
 MAX_GROUP_RECORDS = 1000  # records listed in one finding of a group; the detail gives the full count
 NEAR_CHECKS = frozenset({"near_duplicate", "split_leak"})  # the checks the near-duplicate search serves
+
+
+def phash_text(far: int) -> str:
+    """How close similar images are: "identical pHash" (0 bits apart), else "pHash within N bits"."""
+    return "identical pHash" if far == 0 else f"pHash within {far} bit{'s' if far != 1 else ''}"
 
 
 class Store:
@@ -101,7 +107,7 @@ class Store:
         for rows in _groups(self.pix_digest, has_image):
             out += self.pixel_group(rows)
         if checks & NEAR_CHECKS:
-            out += self._near(has_image, threshold)
+            out += self._near(has_image, threshold, "split_leak" in checks)
         if "missing_feature" in checks:
             out += self._missing(usable)
         if "label_order" in checks:
@@ -148,18 +154,18 @@ class Store:
                                      "in other features"))
         return out
 
-    def near_group(self, rows: np.ndarray, images: int, far: int) -> list[Finding]:
-        """The findings of one set of similar images: ``images`` distinct ones in the records ``rows``, the
-        farthest linked pair ``far`` bits apart."""
-        detail = (f"{images} similar images in {len(rows)} records (pHash within {far} bits)"
+    def near_group(self, rows: np.ndarray, images: int, far: int, leaks: bool = True) -> list[Finding]:
+        """The finding of one set of similar images: ``images`` distinct ones in the records ``rows``, the
+        farthest linked pair ``far`` bits apart. Across splits it is a leak (listed once, under
+        ``split_leak``) unless ``leaks`` is off (that check not asked for)."""
+        if leaks and self._splits(rows) >= 2:
+            return [self._finding("split_leak", WARNING, rows, f"near-duplicate images ({phash_text(far)}) "
+                                  f"in {self._split_text(rows)}")]
+        detail = (f"{images} similar images in {len(rows)} records ({phash_text(far)})"
                   + (f"; labels {self._labels_text(rows)}" if len(rows) <= 20 else ""))
-        out = [self._finding("near_duplicate", WARNING, rows, detail)]
-        if self._splits(rows) >= 2:
-            out.append(self._finding("split_leak", WARNING, rows,
-                                     f"similar images (pHash within {far} bits) in {self._split_text(rows)}"))
-        return out
+        return [self._finding("near_duplicate", WARNING, rows, detail)]
 
-    def _near(self, has_image: np.ndarray, threshold: int) -> list[Finding]:
+    def _near(self, has_image: np.ndarray, threshold: int, leaks: bool) -> list[Finding]:
         rows = np.flatnonzero(has_image)
         if len(rows) < 2:
             return []
@@ -184,7 +190,7 @@ class Store:
         for c in np.unique(component[linked]).tolist():
             group = rows[(member_component == c) & member_linked]
             reps = np.flatnonzero(component == c)
-            out += self.near_group(group, len(reps), int(worst[reps].max()))
+            out += self.near_group(group, len(reps), int(worst[reps].max()), leaks)
         return out
 
     def _missing(self, usable: np.ndarray) -> list[Finding]:

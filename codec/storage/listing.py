@@ -13,7 +13,22 @@ from codec.format.framing import HEADER_SIZE
 from codec.format.names import looks_like_tfrecord_name
 from codec.storage.opening import sniff_compression
 
-__all__ = ["expand_entries", "expand_inputs"]
+__all__ = ["expand_entries", "expand_inputs", "is_sidecar"]
+
+# Files that travel with a dataset and are read by it (label maps, a TFDS folder's metadata, notes):
+# a folder holding them is not a folder with a stray file in it.
+_SIDECAR_SUFFIXES = (".pbtxt", ".pbtext", ".prototxt", ".json", ".labels.txt", ".md", ".rst", ".yaml", ".yml",
+                     ".proto", ".desc")
+_SIDECAR_STEMS = frozenset({"readme", "license", "licence", "notice", "changelog", "labels", "label_map",
+                            "classes", "checksums"})
+
+
+def is_sidecar(name: str) -> bool:
+    """Whether a file name is a known companion of a dataset's shards: a label map (``*.pbtxt``,
+    ``labels.txt``), ``dataset_info.json``/``features.json`` or other JSON, a README or LICENSE, a
+    ``.proto``/descriptor set. A folder's sidecars are left out of a set without a note."""
+    lower = name.lower()
+    return lower.endswith(_SIDECAR_SUFFIXES) or lower.split(".", 1)[0] in _SIDECAR_STEMS
 
 
 def expand_inputs(args: list[str]) -> tuple[list[str], list[str]]:

@@ -13,7 +13,8 @@ import pytest
 pytest.importorskip("PySide6.QtWidgets")
 pytestmark = pytest.mark.gui
 
-from PySide6.QtCore import Qt  # noqa: E402
+from PySide6.QtCore import QPoint, Qt  # noqa: E402
+from PySide6.QtWidgets import QApplication  # noqa: E402
 
 from app.models.findings_model import SEVERITY_ROLE, FindingsModel, check_title  # noqa: E402
 from app.shell.shard_set_tab import READ_ONLY_REASON, ShardSetTab  # noqa: E402
@@ -21,7 +22,7 @@ from app.shell.tab_check import TabCheck, records_list  # noqa: E402
 from codec.decode.example_proto import Example  # noqa: E402
 from codec.sources.tfrecord_file import TFRecordFile  # noqa: E402
 from codec.storage.writer import write_records  # noqa: E402
-from tests.builders import FIXTURES  # noqa: E402
+from tests.builders import FIXTURES, listed_check  # noqa: E402
 from tests.gui_helpers import open_done, wait_done  # noqa: E402
 
 DOCTOR = FIXTURES / "doctor"
@@ -109,7 +110,11 @@ def test_the_panel_lists_every_planted_check_with_its_count(window, qtbot):
     assert window.checks.dock.isVisible()
     assert window.checks.dock.stack.currentWidget() is check.panel
 
-    planted = manifest()["planted"]
+    # a near-duplicate pair across train and eval is listed once, under Leaks, saying "near-duplicate"
+    planted = [{**p, "check": listed_check(p)} for p in manifest()["planted"]]
+    near_leaks = [f for f in model.findings() if f.check == "split_leak" and "near-duplicate" in f.detail]
+    assert near_leaks and not any(refs(f) & refs(g) for f in near_leaks for g in model.findings()
+                                  if g.check == "near_duplicate")
     for kind, n in Counter(p["check"] for p in planted).items():
         assert model.count(kind) >= n, f"{kind}: {model.count(kind)} findings for {n} planted"
         row = model.check_index(kind)
@@ -323,3 +328,37 @@ def test_cancel_stops_the_run_and_shows_no_findings(window, qtbot, monkeypatch):
     window.close_current()
     assert closed.is_set() and not check.runner.is_running()
     assert window.tabs.count() == 0 and window.checks.current_check() is None
+
+
+def _compare(panel, qtbot, check: str, k: int = 0) -> None:
+    with qtbot.waitSignal(panel.compare.shown, timeout=TIMEOUT):
+        assert panel.select_finding(check, k)
+
+
+def test_the_doctors_folder_opens_quietly_and_the_compare_keeps_its_place(window, qtbot):
+    window.resize(1600, 1000)
+    open_doctor(window, qtbot)
+    # the label map (and MANIFEST.json) beside the shards are the dataset's, not stray files
+    assert "label_map.pbtxt" not in window.message_bar.text()
+    assert "skipped" not in window.message_bar.text()
+    check = run_check(window, qtbot)
+    panel = check.panel
+    _compare(panel, qtbot, "split_leak")
+    assert panel.compare.table.columnCount() == 1 + len(panel.compare.records()) >= 3
+    handle = panel.splitter.handle(1)  # the user drags the divider 200 px left
+    middle = handle.rect().center()
+    qtbot.mousePress(handle, Qt.MouseButton.LeftButton, pos=middle)
+    qtbot.mouseMove(handle, middle - QPoint(200, 0))
+    qtbot.mouseRelease(handle, Qt.MouseButton.LeftButton, pos=middle - QPoint(200, 0))
+    sizes = panel.splitter.sizes()
+    assert panel._split_sizes == sizes
+    # a finding of one record: the table has its column only, not the last finding's second one
+    _compare(panel, qtbot, "bbox")
+    assert len(panel.compare.records()) == 1
+    assert panel.compare.table.columnCount() == 2
+    assert panel.compare.table.headerItem().text(1) == panel.compare.records()[0].title
+    QApplication.processEvents()  # layouts settle on the event loop: the divider must not have moved
+    assert panel.splitter.sizes() == sizes
+    _compare(panel, qtbot, "split_leak")
+    QApplication.processEvents()
+    assert panel.splitter.sizes() == sizes

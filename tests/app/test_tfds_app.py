@@ -2,11 +2,16 @@
 split, the set decoded per its features.json, and the gallery's thumbnails with their boxes and names."""
 from __future__ import annotations
 
+import hashlib
+import io
 import json
 import os
 import shutil
+from pathlib import Path
 
+import numpy as np
 import pytest
+from PIL import Image
 
 pytest.importorskip("PySide6.QtWidgets")
 pytestmark = pytest.mark.gui
@@ -17,9 +22,13 @@ from app.models.gallery_model import TILE_ROLE  # noqa: E402
 from app.models.shard_list_model import NAME, SPLIT  # noqa: E402
 from app.shell.shard_set_tab import ShardSetTab  # noqa: E402
 from app.views.record_detail import IMAGES_TAB, TREE_TAB  # noqa: E402
+from codec.cli.main import main  # noqa: E402
 from codec.datasets.payload_choice import Choice, choose_for  # noqa: E402
 from codec.datasets.tfds import TfdsPayload  # noqa: E402
 from codec.decode.decoder import decode_record  # noqa: E402
+from codec.decode.example_proto import Example  # noqa: E402
+from codec.sources.tfrecord_file import TFRecordFile  # noqa: E402
+from codec.storage.writer import write_records  # noqa: E402
 from tests.builders import FIXTURES  # noqa: E402
 from tests.gui_helpers import open_done, wait_done  # noqa: E402
 
@@ -199,3 +208,65 @@ def test_a_set_whose_remembered_schema_is_gone_opens_by_its_dataset_and_says_so(
     assert isinstance(tab.shard_set.payload, TfdsPayload) and tab.model.rowCount() == 22
     qtbot.waitUntil(lambda: window.message_bar.isVisible(), timeout=TIMEOUT)
     assert "gone.desc is gone" in window.message_bar.text() and "skipped" not in window.message_bar.text()
+
+
+def _with_depth(tmp_path) -> Path:
+    """The demo dataset with a 16-bit ``depth`` Image beside ``image`` in every record (sorting before it)."""
+    folder = tmp_path / "lens_tfds_demo" / "1.2.0"
+    shutil.copytree(DATASET, folder)
+    spec = json.loads((folder / "features.json").read_text())
+    spec["featuresDict"]["features"]["depth"] = {
+        "pythonClassName": "tensorflow_datasets.core.features.image_feature.Image",
+        "image": {"dtype": "uint16", "encodingFormat": "png", "shape": {"dimensions": ["24", "32", "1"]}}}
+    (folder / "features.json").write_text(json.dumps(spec))
+    depth = io.BytesIO()
+    Image.fromarray(np.arange(24 * 32, dtype=np.uint16).reshape(24, 32) * 80).save(depth, "PNG")
+    for shard in folder.glob("*.tfrecord-*"):
+        with TFRecordFile(os.fspath(shard)) as f:
+            messages = [Example.FromString(f.read(i).data) for i in range(len(f.build_index()))]
+        for message in messages:
+            message.features.feature["depth"].bytes_list.value.append(depth.getvalue())
+        write_records(shard, [m.SerializeToString() for m in messages])
+    return folder
+
+
+def test_auto_shows_the_picture_with_its_boxes_not_the_depth_map(window, qtbot, tmp_path):
+    tab = open_dataset(window, qtbot, _with_depth(tmp_path))
+    tiles = gallery_tiles(qtbot, tab)
+    expected = manifest_records(tab)
+    for i, (tile, (_split, record)) in enumerate(zip(tiles, expected)):
+        assert tile.state == "ok", f"record {i}: {tile.note}"
+        assert not tile.image.isGrayscale(), f"record {i}: the depth map was picked"
+        height, width = record["image"]["shape"][:2]
+        assert_boxes(as_tuples(tile.boxes, width / tile.image.width(), height / tile.image.height()),
+                     expected_boxes(record))
+    # the Images tab shows both; the boxes are on the picture only
+    record = next(i for i, (_s, r) in enumerate(expected) if r["objects/label"]["name"])
+    tab.select_record(record)
+    tab.detail.tabs.setCurrentIndex(IMAGES_TAB)
+    images = tab.detail.images
+    qtbot.waitUntil(lambda: tab.detail.current_record() == record and images.image_count() == 2, timeout=TIMEOUT)
+    assert [ref.key for ref in images.image_refs()] == ["depth", "image"]
+    assert images.box_count(0) == 0 and images.box_count(1) == len(expected_boxes(expected[record][1])) > 0
+
+
+def test_a_zlib_tensor_shows_in_the_tree_as_cat_json_reads_it(window, qtbot, capsys):
+    tab = open_dataset(window, qtbot)
+    tab.select_record(0)
+    tab.detail.tabs.setCurrentIndex(TREE_TAB)
+    model = tab.detail.tree_model
+    qtbot.waitUntil(lambda: tab.detail.current_record() == 0 and model.root_index().isValid(), timeout=TIMEOUT)
+    root = model.root_index()
+    rows = {model.index(r, 0, root).data(): model.index(r, 0, root) for r in range(model.rowCount(root))}
+    assert main(["cat", "--json", "--range", "0:1", os.fspath(DATASET)]) == 0
+    line = json.loads(capsys.readouterr().out)
+    assert rows["id"].siblingAtColumn(2).data() == str(line["features"]["id"]["values"][0])  # the same record
+    want = line["features"]["mask"]
+    mask = rows["mask"]
+    assert mask.siblingAtColumn(1).data() == f"{want['dtype']} [{', '.join(map(str, want['shape']))}] zlib"
+    assert not mask.siblingAtColumn(2).data().startswith("78 9c")
+    shown = json.loads(model.json_text(mask))
+    array = np.array(shown["values"], dtype=shown["dtype"]).reshape(want["shape"])
+    assert shown["dtype"] == want["dtype"] and hashlib.sha256(array.tobytes()).hexdigest() == want["sha256"]
+    assert model.index(7, 0, mask).data() == "[1, 1]"  # values by their place in the shape
+    assert not model.flags(model.index(7, 2, mask)) & Qt.ItemFlag.ItemIsEditable

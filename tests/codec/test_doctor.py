@@ -12,6 +12,7 @@ import pytest
 from codec.cli.main import main
 from codec.doctor import CHECKS, CheckOptions, CheckProgress, CheckReport, check_iter, engine, run_check
 from codec.doctor.checks import bbox_problems, box_problems, format_problem
+from codec.doctor.grouping import Store
 from codec.doctor.hashing import near_pairs
 from codec.doctor.splits import parse_split_args, split_of
 from codec.errors import UsageError
@@ -161,7 +162,8 @@ def test_closing_check_iter_stops_the_workers(tmp_path):
     assert isinstance(full[-1], CheckReport) and full[-1].records == 150
     assert all(isinstance(i, CheckProgress) for i in full[:-1])
     assert multiprocessing.active_children() == []
-    assert {f.check for f in full[-1].findings} == set(CHECKS) - {"damage", "label_order"}
+    # the dataset's near-duplicates are all across train and eval: listed as leaks
+    assert {f.check for f in full[-1].findings} == set(CHECKS) - {"damage", "label_order", "near_duplicate"}
 
 
 def test_progress_line_only_on_a_terminal(tmp_path, monkeypatch, capsys):
@@ -227,3 +229,32 @@ def test_digest_groups_tell_apart_digests_that_share_a_prefix():
     assert sorted(g.tolist() for g in _groups(digests, mask)) == [[3, 7, 40, 41], [100, 200]]
     mask[[7, 40, 41]] = False
     assert [g.tolist() for g in _groups(digests, mask)] == [[100, 200]]
+
+
+def _near_store() -> Store:
+    """Three records: two in train, one in eval (a near-duplicate group is drawn over their rows)."""
+    store = Store(["train.tfrecord", "eval.tfrecord"], ["train", "eval"])
+    store.set_rows(np.array([0, 0, 1]), np.array([3, 4, 5]), np.zeros(3, np.uint64),
+                   np.zeros((3, 16), np.uint8), {})
+    return store
+
+
+def test_near_duplicates_across_splits_are_one_leak_and_the_phash_reads_plainly():
+    store = _near_store()
+    across = store.near_group(np.array([0, 2]), 2, 0)
+    assert [(f.check, f.severity, f.detail) for f in across] == [
+        ("split_leak", "warning", "near-duplicate images (identical pHash) in eval (1) and train (1)")]
+    within = store.near_group(np.array([0, 1]), 2, 3)
+    assert [f.check for f in within] == ["near_duplicate"]
+    assert within[0].detail.startswith("2 similar images in 2 records (pHash within 3 bits)")
+    assert "pHash within 1 bit)" in store.near_group(np.array([0, 1]), 2, 1)[0].detail
+    # without the leak check, a pair across splits is still reported, as a near-duplicate
+    assert [f.check for f in store.near_group(np.array([0, 2]), 2, 2, leaks=False)] == ["near_duplicate"]
+
+
+def test_the_shared_datasets_near_duplicates_across_splits_are_listed_only_as_leaks():
+    findings = run_check([str(DOCTOR)], CheckOptions(workers=1)).findings
+    near = [f for f in findings if f.check == "near_duplicate"]
+    assert all(len({split_of(r.path) for r in f.records}) == 1 for f in near)
+    leaks = [f for f in findings if f.check == "split_leak" and f.detail.startswith("near-duplicate images")]
+    assert len(leaks) >= 2 and not any("within 0 bits" in f.detail for f in findings)

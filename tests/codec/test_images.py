@@ -23,6 +23,7 @@ from codec.decode.images import (
     find_images,
     guess_raw_shape,
     main_image,
+    needs_frame,
     parse_raw_shape,
     thumbnail,
 )
@@ -425,3 +426,57 @@ def test_parse_raw_shape(text, shape):
 def test_parse_raw_shape_rejects(text):
     with pytest.raises(ValueError, match="not a shape"):
         parse_raw_shape(text)
+
+
+def test_the_main_image_is_the_picture_not_a_depth_map_or_mask():
+    """TFDS-style keys: ``depth`` (16-bit) and ``mask`` sort before ``image``, which gets the boxes."""
+    rgb = _encode(_gradient(32, 24), "PNG")
+    depth = _encode(Image.fromarray(np.arange(32 * 24, dtype=np.uint16).reshape(24, 32) * 50), "PNG")
+    mask = _encode(_gradient(32, 24, "L"), "PNG")
+    box = dict(image__object__bbox__xmin=floats(0.25), image__object__bbox__ymin=floats(0.5),
+               image__object__bbox__xmax=floats(0.75), image__object__bbox__ymax=floats(1.0))
+    decoded = decoded_example(depth=bytestrings(depth), image=bytestrings(rgb), mask=bytestrings(mask), **box)
+    refs = find_images(decoded)
+    assert [r.key for r in refs] == ["depth", "image", "mask"]
+    assert main_image(refs) is refs[1]
+    assert [len(find_boxes(decoded, r)) for r in refs] == [0, 1, 0]
+    # a colour image beats a grey one when nothing is named image; a depth map is chosen only when alone
+    assert main_image(find_images(decoded_example(aaa=bytestrings(mask), photo=bytestrings(rgb)))).key == "photo"
+    assert main_image(find_images(decoded_example(depth=bytestrings(depth)))).key == "depth"
+
+
+def test_boxes_carry_their_class_score_stored_coordinates_and_problems():
+    jpeg = _encode(_gradient(100, 50), "JPEG")
+    decoded = decoded_example(
+        image__encoded=bytestrings(jpeg),
+        image__object__bbox__xmin=floats(0.1, 0.7, 0.2), image__object__bbox__ymin=floats(0.2, 0.1, 0.5),
+        image__object__bbox__xmax=floats(0.5, 0.3, 1.2), image__object__bbox__ymax=floats(0.6, 0.9, 0.5),
+        image__object__class__label=ints(3, 1, 2), image__object__class__text=bytestrings(b"cat", b"dog", b"owl"),
+        image__object__score=floats(0.9, 0.5, 0.25))
+    good, flipped, outside = find_boxes(decoded, find_images(decoded)[0])
+    assert (good.label, good.class_id, good.normalised, good.problem) == ("cat", 3, True, None)
+    assert good.score == pytest.approx(0.9)
+    assert good.stored == pytest.approx((0.1, 0.2, 0.5, 0.6))
+    assert (good.xmin, good.ymax) == pytest.approx((10, 30))
+    assert flipped.problem == "xmin 0.7 > xmax 0.3" and flipped.class_id == 1
+    assert outside.problem == "xmax 1.2 outside [0, 1]; zero area (ymin = ymax = 0.5)"
+    # boxes in pixels: outside is against the image's size
+    pixels = decoded_example(image__encoded=bytestrings(jpeg), image__object__bbox__xmin=floats(10, 60),
+                             image__object__bbox__ymin=floats(5, 5), image__object__bbox__xmax=floats(30, 140),
+                             image__object__bbox__ymax=floats(20, 4))
+    inside, wrong = find_boxes(pixels, find_images(pixels)[0])
+    assert not inside.normalised and inside.problem is None and inside.score is None
+    assert wrong.problem == "ymin 5 > ymax 4; outside the image"
+
+
+def test_thumbnails_that_need_a_frame():
+    def ref_of(image: Image.Image) -> ImageRef:
+        return find_images(decoded_example(image=bytestrings(_encode(image, "PNG"))))[0]
+
+    bilevel = Image.new("1", (20, 20), 1)
+    bilevel.paste(0, (2, 2, 6, 6))
+    assert needs_frame(ref_of(bilevel), decode_image(ref_of(bilevel)))  # 1-bit, though not one colour
+    white = Image.new("RGB", (20, 20), "white")
+    assert needs_frame(ref_of(white), decode_image(ref_of(white)))
+    photo = _gradient(20, 20)
+    assert not needs_frame(ref_of(photo), decode_image(ref_of(photo)))

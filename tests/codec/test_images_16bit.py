@@ -11,7 +11,7 @@ import pytest
 from PIL import Image
 
 from codec.decode.decoder import DecodedRecord
-from codec.decode.images import ImageRef, decode_image, display_image, find_images, thumbnail
+from codec.decode.images import ImageRef, decode_image, display_image, find_images, pixel_values, thumbnail
 from tests.builders import bytestrings, decoded_example, ints
 
 FLAT = 24200
@@ -195,3 +195,36 @@ def test_nan_and_inf_do_not_break_the_range():
     depth = np.array([[np.nan, 1.0], [3.0, np.inf]], np.float32)
     pixels = np.asarray(display_image(depth)).tolist()
     assert pixels[0][1] == 0 and pixels[1][0] == 255 and pixels[0][0] == 0 and pixels[1][1] == 255
+
+
+# ---------------------------------------------------------------- the pixel inspector's values
+
+
+@pytest.mark.parametrize("channels", [1, 2, 3, 4])
+def test_pixel_values_are_the_decoded_samples_at_full_depth(channels):
+    rng = np.random.default_rng(channels)
+    shape = (48, 64) if channels == 1 else (48, 64, channels)
+    pixels = rng.integers(0, 65536, shape, dtype=np.uint16)
+    values = pixel_values(_only(decoded_example(image=bytestrings(_png16(pixels)))))
+    assert values.bits == 16 and values.kind == "uint" and values.depth_text() == "16-bit"
+    assert np.array_equal(values.pixels.reshape(pixels.shape), pixels)  # not the 8 bits shown
+    assert (values.low, values.high) == (pixels.min(), pixels.max())
+    assert values.range_text() == f"values {pixels.min():,}–{pixels.max():,}"
+    assert values.at(5, 7) == np.atleast_1d(pixels[7, 5]).tolist()
+    assert values.at(64, 0) is None and values.value_text(0, 48) is None
+    names = {1: (), 2: ("L", "A"), 3: ("R", "G", "B"), 4: ("R", "G", "B", "A")}[channels]
+    want = " ".join(f"{n} {v:,}" for n, v in zip(names, np.atleast_1d(pixels[7, 5]).tolist())) \
+        if names else f"{int(pixels[7, 5]):,}"
+    assert values.value_text(5, 7) == want
+
+
+def test_pixel_values_of_raw_float_one_bit_and_eight_bit_images():
+    floats = np.linspace(-1.5, 2.5, 12, dtype=np.float32).reshape(3, 4)
+    ref = ImageRef("tensor", 0, None, "raw", "RAW", 4, 3, 1, floats.tobytes(), "float32")
+    values = pixel_values(ref)
+    assert values.depth_text() == "32-bit float" and values.range_text() == "values -1.5–2.5"
+    assert values.value_text(3, 2) == "2.5"
+    one_bit = pixel_values(_only(decoded_example(image=bytestrings(_pillow(Image.new("1", (9, 9), 1), "PNG")))))
+    assert (one_bit.bits, one_bit.low, one_bit.high, one_bit.value_text(0, 0)) == (1, 1, 1, "1")
+    rgb = pixel_values(_only(decoded_example(image=bytestrings(_pillow(Image.new("RGB", (9, 9), (1, 2, 3)), "PNG")))))
+    assert (rgb.depth_text(), rgb.value_text(4, 4), rgb.range_text()) == ("8-bit", "R 1 G 2 B 3", "values 1–3")

@@ -11,6 +11,7 @@ from codec.errors import TFRecordError
 from codec.sources.open import open_paths, opens_as_set
 from codec.sources.shard_set import ShardSet
 from codec.sources.tfrecord_file import TFRecordFile
+from codec.storage.listing import expand_inputs, is_sidecar
 from tests.builders import FIXTURES, MANIFEST, fixture_path
 
 SHARDS = [fixture_path(f"shards/train-0000{k}-of-00004.tfrecord") for k in range(4)]
@@ -83,3 +84,16 @@ def test_what_cannot_be_opened_is_one_line(tmp_path):
     with pytest.raises(TFRecordError) as err:
         open_paths([str(tmp_path / "nothing-*.tfrecord")])
     assert str(err.value) == f"no files match {tmp_path / 'nothing-*.tfrecord'}"
+
+
+def test_a_datasets_companion_files_are_sidecars_and_a_stray_file_is_not():
+    for name in ("label_map.pbtxt", "dataset_info.json", "features.json", "MANIFEST.json", "README", "README.md",
+                 "LICENSE.txt", "objects-label.labels.txt", "labels.txt", "frames.proto", "classes.yaml"):
+        assert is_sidecar(name), name
+    for name in ("train-00000-of-00004.tfrecord", "notes.bin", "image.jpg", "data.txt", "shard.gz"):
+        assert not is_sidecar(name), name
+    # the doctor's folder: its shards, nothing said of its label map or manifest
+    paths, notes = expand_inputs([os.fspath(FIXTURES / "doctor")])
+    assert [os.path.basename(p) for p in paths] == ["eval-00000-of-00001.tfrecord", "train-00000-of-00003.tfrecord",
+                                                     "train-00001-of-00003.tfrecord", "train-00002-of-00003.tfrecord"]
+    assert notes == []
