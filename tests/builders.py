@@ -88,12 +88,3 @@ def sequence_example(context: dict | None, lists: dict | None) -> bytes:
             fill(fl.feature.add(), step)
     return se.SerializeToString()
 
-
-def listed_check(planted: dict) -> str:
-    """The check a planted problem (a MANIFEST.json entry) is listed under: near-duplicates in two splits
-    are a leak, listed once under ``split_leak`` (docs/doctor.md)."""
-    from codec.doctor.splits import split_of
-
-    if planted["check"] == "near_duplicate" and len({split_of(r["path"]) for r in planted["records"]}) > 1:
-        return "split_leak"
-    return planted["check"]

@@ -337,7 +337,7 @@ def assemble(plan, options: CheckOptions, items: list, runner: str = "beam") -> 
             out += store.pixel_group(rows)
         else:
             images_count, far = extra
-            out += store.near_group(rows, images_count, far, "split_leak" in plan.checks)
+            out += store.near_group(rows, images_count, far, "near_duplicate" in plan.checks)
     if "missing_feature" in plan.checks:
         out += missing_findings([(plan.file_paths[r.file_id], tasks[k][1]) for k, r in enumerate(results) if r.count])
     if "label_order" in plan.checks:

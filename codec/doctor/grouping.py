@@ -3,13 +3,13 @@ missing features and label order, over what the per-record pass kept (a few doze
 
 Decisions a user sees:
 
-- ``split_leak`` (error): the same pixels, or the same record, in two splits; near-duplicate images
-  in two splits are a ``split_leak`` warning ("near-duplicate images ... in train (1) and eval (1)"),
-  listed once: not also under ``near_duplicate`` (unless ``split_leak`` is not checked).
+- ``split_leak`` (error): the same pixels, or the same record, in two splits.
 - ``label_conflict`` (error): one image (identical pixels) with different labels, in any split.
 - ``exact_duplicate`` (warning): identical records within a split, or one image in several records
   of a split that differ only in other features (boxes...). Training weighs them twice; nothing breaks.
-- ``near_duplicate`` (warning): distinct pixels whose pHashes are within the threshold, in one split.
+- ``near_duplicate`` (warning): distinct pixels whose pHashes are within the threshold. Listed once:
+  in two splits its detail says it is a leak too ("...; in eval (1) and train (1): a leak between
+  splits"); only when ``near_duplicate`` is not checked is such a group a ``split_leak`` warning.
 - ``missing_feature``: a feature at least 90% of records have; lacking it is a warning, holding it
   with another type is an error (``tf.io.parse_example`` fails on it).
 - ``label_order`` (warning): a run of one label at least half the shuffle buffer long (and 32).
@@ -107,7 +107,7 @@ class Store:
         for rows in _groups(self.pix_digest, has_image):
             out += self.pixel_group(rows)
         if checks & NEAR_CHECKS:
-            out += self._near(has_image, threshold, "split_leak" in checks)
+            out += self._near(has_image, threshold, "near_duplicate" in checks)
         if "missing_feature" in checks:
             out += self._missing(usable)
         if "label_order" in checks:
@@ -154,18 +154,20 @@ class Store:
                                      "in other features"))
         return out
 
-    def near_group(self, rows: np.ndarray, images: int, far: int, leaks: bool = True) -> list[Finding]:
+    def near_group(self, rows: np.ndarray, images: int, far: int, near: bool = True) -> list[Finding]:
         """The finding of one set of similar images: ``images`` distinct ones in the records ``rows``, the
-        farthest linked pair ``far`` bits apart. Across splits it is a leak (listed once, under
-        ``split_leak``) unless ``leaks`` is off (that check not asked for)."""
-        if leaks and self._splits(rows) >= 2:
+        farthest linked pair ``far`` bits apart. Listed once: a ``near_duplicate`` that names the splits
+        when it spans several, or, with ``near`` off (that check not asked for), a ``split_leak`` warning."""
+        across = self._splits(rows) >= 2
+        if not near:
             return [self._finding("split_leak", WARNING, rows, f"near-duplicate images ({phash_text(far)}) "
-                                  f"in {self._split_text(rows)}")]
+                                  f"in {self._split_text(rows)}")] if across else []
         detail = (f"{images} similar images in {len(rows)} records ({phash_text(far)})"
-                  + (f"; labels {self._labels_text(rows)}" if len(rows) <= 20 else ""))
+                  + (f"; labels {self._labels_text(rows)}" if len(rows) <= 20 else "")
+                  + (f"; in {self._split_text(rows)}: a leak between splits" if across else ""))
         return [self._finding("near_duplicate", WARNING, rows, detail)]
 
-    def _near(self, has_image: np.ndarray, threshold: int, leaks: bool) -> list[Finding]:
+    def _near(self, has_image: np.ndarray, threshold: int, near: bool) -> list[Finding]:
         rows = np.flatnonzero(has_image)
         if len(rows) < 2:
             return []
@@ -190,7 +192,7 @@ class Store:
         for c in np.unique(component[linked]).tolist():
             group = rows[(member_component == c) & member_linked]
             reps = np.flatnonzero(component == c)
-            out += self.near_group(group, len(reps), int(worst[reps].max()), leaks)
+            out += self.near_group(group, len(reps), int(worst[reps].max()), near)
         return out
 
     def _missing(self, usable: np.ndarray) -> list[Finding]:

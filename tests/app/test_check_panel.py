@@ -22,7 +22,7 @@ from app.shell.tab_check import TabCheck, records_list  # noqa: E402
 from codec.decode.example_proto import Example  # noqa: E402
 from codec.sources.tfrecord_file import TFRecordFile  # noqa: E402
 from codec.storage.writer import write_records  # noqa: E402
-from tests.builders import FIXTURES, listed_check  # noqa: E402
+from tests.builders import FIXTURES  # noqa: E402
 from tests.gui_helpers import open_done, wait_done  # noqa: E402
 
 DOCTOR = FIXTURES / "doctor"
@@ -110,11 +110,10 @@ def test_the_panel_lists_every_planted_check_with_its_count(window, qtbot):
     assert window.checks.dock.isVisible()
     assert window.checks.dock.stack.currentWidget() is check.panel
 
-    # a near-duplicate pair across train and eval is listed once, under Leaks, saying "near-duplicate"
-    planted = [{**p, "check": listed_check(p)} for p in manifest()["planted"]]
-    near_leaks = [f for f in model.findings() if f.check == "split_leak" and "near-duplicate" in f.detail]
-    assert near_leaks and not any(refs(f) & refs(g) for f in near_leaks for g in model.findings()
-                                  if g.check == "near_duplicate")
+    # a near-duplicate pair across train and eval is listed once, as a near-duplicate that says it leaks
+    planted = manifest()["planted"]
+    near = [f for f in model.findings() if f.check == "near_duplicate" and "a leak between splits" in f.detail]
+    assert near and not any(refs(f) & refs(g) for f in near for g in model.findings() if g.check == "split_leak")
     for kind, n in Counter(p["check"] for p in planted).items():
         assert model.count(kind) >= n, f"{kind}: {model.count(kind)} findings for {n} planted"
         row = model.check_index(kind)

@@ -162,8 +162,7 @@ def test_closing_check_iter_stops_the_workers(tmp_path):
     assert isinstance(full[-1], CheckReport) and full[-1].records == 150
     assert all(isinstance(i, CheckProgress) for i in full[:-1])
     assert multiprocessing.active_children() == []
-    # the dataset's near-duplicates are all across train and eval: listed as leaks
-    assert {f.check for f in full[-1].findings} == set(CHECKS) - {"damage", "label_order", "near_duplicate"}
+    assert {f.check for f in full[-1].findings} == set(CHECKS) - {"damage", "label_order"}
 
 
 def test_progress_line_only_on_a_terminal(tmp_path, monkeypatch, capsys):
@@ -239,22 +238,28 @@ def _near_store() -> Store:
     return store
 
 
-def test_near_duplicates_across_splits_are_one_leak_and_the_phash_reads_plainly():
+def test_near_duplicates_across_splits_are_listed_once_and_the_phash_reads_plainly():
     store = _near_store()
     across = store.near_group(np.array([0, 2]), 2, 0)
-    assert [(f.check, f.severity, f.detail) for f in across] == [
-        ("split_leak", "warning", "near-duplicate images (identical pHash) in eval (1) and train (1)")]
+    assert [(f.check, f.severity) for f in across] == [("near_duplicate", "warning")]
+    assert across[0].detail.startswith("2 similar images in 2 records (identical pHash)")
+    assert across[0].detail.endswith("; in eval (1) and train (1): a leak between splits")
     within = store.near_group(np.array([0, 1]), 2, 3)
     assert [f.check for f in within] == ["near_duplicate"]
     assert within[0].detail.startswith("2 similar images in 2 records (pHash within 3 bits)")
     assert "pHash within 1 bit)" in store.near_group(np.array([0, 1]), 2, 1)[0].detail
-    # without the leak check, a pair across splits is still reported, as a near-duplicate
-    assert [f.check for f in store.near_group(np.array([0, 2]), 2, 2, leaks=False)] == ["near_duplicate"]
+    assert "leak" not in within[0].detail
+    # without the near-duplicate check, a pair across splits is still reported, as a leak; one split: nothing
+    leak = store.near_group(np.array([0, 2]), 2, 2, near=False)
+    assert [(f.check, f.detail) for f in leak] == [
+        ("split_leak", "near-duplicate images (pHash within 2 bits) in eval (1) and train (1)")]
+    assert store.near_group(np.array([0, 1]), 2, 2, near=False) == []
 
 
-def test_the_shared_datasets_near_duplicates_across_splits_are_listed_only_as_leaks():
+def test_the_shared_datasets_near_duplicates_across_splits_are_listed_once_as_near_duplicates():
     findings = run_check([str(DOCTOR)], CheckOptions(workers=1)).findings
     near = [f for f in findings if f.check == "near_duplicate"]
-    assert all(len({split_of(r.path) for r in f.records}) == 1 for f in near)
-    leaks = [f for f in findings if f.check == "split_leak" and f.detail.startswith("near-duplicate images")]
-    assert len(leaks) >= 2 and not any("within 0 bits" in f.detail for f in findings)
+    across = [f for f in near if len({split_of(r.path) for r in f.records}) > 1]
+    assert len(across) >= 2 and all(f.detail.endswith(": a leak between splits") for f in across)
+    assert not any(f.check == "split_leak" and f.detail.startswith("near-duplicate images") for f in findings)
+    assert not any("within 0 bits" in f.detail for f in findings)
