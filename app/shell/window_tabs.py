@@ -15,21 +15,23 @@ from PySide6.QtWidgets import QMainWindow, QMenu, QTabBar, QTabWidget, QWidget
 
 from app.style import icons
 
-TAB_MAX_WIDTH = 220  # px: a tab's name elides in the middle past this
+TAB_MAX_WIDTH = 240  # px: a tab's name elides in the middle past this
+TAB_MIN_WIDTH = 170  # px: tabs shrink to this when many are open, then the strip scrolls
 NUMBERED_TABS = 9  # Alt+1 … Alt+9
 REMOTE_SUFFIX = " (remote)"
 
 
 class TabStrip(QTabBar):
-    """A tab bar whose tabs are never wider than :data:`TAB_MAX_WIDTH` (their text elides)."""
+    """A tab bar whose tabs are never wider than :data:`TAB_MAX_WIDTH` (their text elides), nor squeezed
+    under :data:`TAB_MIN_WIDTH` (Qt's own minimum leaves two letters of a name)."""
 
     def tabSizeHint(self, index: int) -> QSize:
         size = super().tabSizeHint(index)
         return QSize(min(size.width(), TAB_MAX_WIDTH), size.height())
 
     def minimumTabSizeHint(self, index: int) -> QSize:
-        size = super().minimumTabSizeHint(index)
-        return QSize(min(size.width(), TAB_MAX_WIDTH), size.height())
+        size = self.tabSizeHint(index)
+        return QSize(min(size.width(), TAB_MIN_WIDTH), size.height())
 
 
 class WindowTabs(QTabWidget):
