@@ -16,6 +16,7 @@ from shiboken6 import isValid as shiboken_valid
 from app.views.message_bar import MessageBar
 
 MESSAGE_MS = 10000  # how long a status message shows (time its tab is current)
+RESTORE_MIN_MS = 500  # a message wiped (a status tip came and went) with this much time left comes back
 
 
 @dataclass
@@ -44,6 +45,7 @@ class TabMessages(QObject):
         self._showing: Said | None = None  # whose status message the bar shows
         self._since = time.monotonic()
         message_bar.close_button.clicked.connect(self.dismiss)
+        bar.messageChanged.connect(self._bar_changed)
 
     # -- saying -------------------------------------------------------------
     def say(self, text: str, tab: QWidget | None = None, ms: int = MESSAGE_MS) -> None:
@@ -125,6 +127,14 @@ class TabMessages(QObject):
         if self._showing is not None:
             self._showing.left_ms -= int((now - self._since) * 1000)
         self._since = now
+
+    def _bar_changed(self, text: str) -> None:
+        """Hovering a menu or toolbar entry shows its status tip, then clears the bar: the message comes back."""
+        if text or self._showing is None:
+            return
+        self._settle()
+        if self._showing.left_ms >= RESTORE_MIN_MS:
+            self._bar.showMessage(self._showing.text, self._showing.left_ms)
 
     def _show(self) -> None:
         """The current tab's message (else the window's) in the status bar; both errors in the message bar."""

@@ -85,9 +85,6 @@ class WindowMenu(QObject):
         self.menu.clear()  # deletes the entries past the ninth: their parent is the menu
         self.menu.addAction(self.next_action)
         self.menu.addAction(self.previous_action)
-        several = self.tabs.count() > 1
-        self.next_action.setEnabled(several)
-        self.previous_action.setEnabled(several)
         if self.tabs.count():
             self.menu.addSeparator()
         for i in range(self.tabs.count()):

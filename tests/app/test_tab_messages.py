@@ -6,6 +6,7 @@ import pytest
 pytest.importorskip("PySide6.QtWidgets")
 pytestmark = pytest.mark.gui
 
+from PySide6.QtCore import Qt  # noqa: E402
 from PySide6.QtWidgets import QStyleOptionTab, QToolButton  # noqa: E402
 
 from app.shell.main_window import MainWindow  # noqa: E402
@@ -145,6 +146,7 @@ def test_a_remote_tab_is_marked(window, qtbot, tmp_path):
 
 
 def test_twenty_tabs_elide_and_the_first_stays_reachable(window, qtbot, tmp_path):
+    """The walk's twenty tabs (making them takes most of this test's 2–5 s)."""
     name = "a_rather_long_shard_name_from_a_training_run_{:02d}-of-00020.tfrecord"
     for i in range(20):
         write_records(tmp_path / name.format(i), [b"record"])
@@ -191,3 +193,31 @@ def test_every_start_page_button_has_an_icon(window):
     page = window.start_page
     assert not any(b.icon().isNull() for b in (page.open_button, page.url_button, page.demo_button))
 
+
+
+def test_a_status_tip_does_not_wipe_the_tabs_message(window, qtbot):
+    a = open_done(window, qtbot, "structured.tfrecord")
+    window.say("3 of 25 records match", a)
+    window.statusBar().showMessage("Open TFRecord files")  # hovering a toolbar button: its status tip…
+    window.statusBar().clearMessage()  # …and the pointer leaves it
+    assert status(window) == "3 of 25 records match"
+
+
+def test_ctrl_tab_and_alt_number_switch_tabs(window, qtbot):
+    a, b = two_tabs(window, qtbot)
+    window.activateWindow()
+    qtbot.keyClick(b.table, Qt.Key.Key_Tab, Qt.KeyboardModifier.ControlModifier)
+    assert window.current_tab() is a
+    qtbot.keyClick(a.table, Qt.Key.Key_2, Qt.KeyboardModifier.AltModifier)
+    assert window.current_tab() is b
+    qtbot.keyClick(b.table, Qt.Key.Key_Backtab, Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier)
+    assert window.current_tab() is a
+
+
+def test_a_new_filter_clears_the_tabs_old_note(window, qtbot):
+    a = open_done(window, qtbot, "structured.tfrecord")
+    window.say("an old note", a)
+    with qtbot.waitSignal(a.qa.filter_bar.runner.started, timeout=TIMEOUT):
+        a.qa.filter_bar.run("int_col >= 0")
+    assert status(window) != "an old note"
+    qtbot.waitUntil(lambda: "records match" in status(window), timeout=TIMEOUT)
