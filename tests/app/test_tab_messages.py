@@ -212,6 +212,8 @@ def test_ctrl_tab_and_alt_number_switch_tabs(window, qtbot):
     assert window.current_tab() is b
     qtbot.keyClick(b.table, Qt.Key.Key_Backtab, Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier)
     assert window.current_tab() is a
+    qtbot.keyClick(a.table, Qt.Key.Key_PageDown, Qt.KeyboardModifier.ControlModifier)
+    assert window.current_tab() is b
 
 
 def test_a_new_filter_clears_the_tabs_old_note(window, qtbot):
