@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 
 from PySide6.QtCore import QEvent, QSize, Qt
-from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QGuiApplication, QKeySequence
+from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QGuiApplication, QIcon, QKeySequence
 from PySide6.QtWidgets import (
     QInputDialog,
     QMainWindow,
@@ -351,7 +351,8 @@ class MainWindow(QMainWindow):
         self.damage.tab_opened(tab)
         self.edit_actions.tab_opened(tab)
         tab.reopened.connect(self.disk_watch.refresh)  # saved as another file: watch that one
-        index = self.tabs.insertTab(at, tab, icons.icon("remote" if is_url(path) else "file"), tab.title)
+        tab.reopened.connect(lambda t=tab: self.tabs.setTabIcon(self.tabs.indexOf(t), self._tab_icon(t.path)))
+        index = self.tabs.insertTab(at, tab, self._tab_icon(path), tab.title)
         self.tabs.setTabToolTip(index, shown_path(path))
         self.tabs.setCurrentIndex(index)
         if recent:
@@ -491,6 +492,11 @@ class MainWindow(QMainWindow):
     def _tab_clicked(self, index: int) -> None:
         if index >= 0 and index != self.tabs.currentIndex():
             self.messages.action_started()
+
+    @staticmethod
+    def _tab_icon(path: str) -> QIcon:
+        """A cloud for a tab that reads from the network, a file for the others."""
+        return icons.icon("remote" if is_url(path) else "file")
 
     def _is_remote(self, widget: QWidget) -> bool:
         """The tab reads from the network (a URL's, or a URL still opening)."""

@@ -1,7 +1,7 @@
 """The window's tabs: a strip that keeps every tab reachable, and the Window menu that lists them.
 
 Tab names are elided in the middle past :data:`TAB_MAX_WIDTH` (the tooltip has
-the full path); the strip scrolls with its arrow buttons. The Window menu lists
+the full path); many tabs keep their width and the strip scrolls with its arrow buttons. The Window menu lists
 every tab (a check on the current one, remote ones marked), with Next and
 Previous Tab (Ctrl+Tab, Ctrl+Shift+Tab) and Alt+1…9 for the first nine.
 """
@@ -15,23 +15,21 @@ from PySide6.QtWidgets import QMainWindow, QMenu, QTabBar, QTabWidget, QWidget
 
 from app.style import icons
 
-TAB_MAX_WIDTH = 240  # px: a tab's name elides in the middle past this
-TAB_MIN_WIDTH = 170  # px: tabs shrink to this when many are open, then the strip scrolls
+TAB_MAX_WIDTH = 260  # px: a tab's name elides in the middle past this (a shard's whole name fits)
 NUMBERED_TABS = 9  # Alt+1 … Alt+9
 REMOTE_SUFFIX = " (remote)"
 
 
 class TabStrip(QTabBar):
     """A tab bar whose tabs are never wider than :data:`TAB_MAX_WIDTH` (their text elides), nor squeezed
-    under :data:`TAB_MIN_WIDTH` (Qt's own minimum leaves two letters of a name)."""
+    when many are open (Qt's squeezing leaves "train-0…frecord" on every shard's tab): the strip scrolls."""
 
     def tabSizeHint(self, index: int) -> QSize:
         size = super().tabSizeHint(index)
         return QSize(min(size.width(), TAB_MAX_WIDTH), size.height())
 
     def minimumTabSizeHint(self, index: int) -> QSize:
-        size = self.tabSizeHint(index)
-        return QSize(min(size.width(), TAB_MIN_WIDTH), size.height())
+        return self.tabSizeHint(index)
 
 
 class WindowTabs(QTabWidget):
