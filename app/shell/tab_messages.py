@@ -100,11 +100,6 @@ class TabMessages(QObject):
             del self._said[tab]
         self._show()
 
-    # -- reading (tests, the window) ----------------------------------------------
-    def said(self, tab: QWidget) -> Said:
-        """What ``tab`` has to say (an empty :class:`Said` when nothing)."""
-        return self._said.get(tab, Said())
-
     # -- inside -------------------------------------------------------------
     def _entry(self, tab: QWidget | None) -> Said:
         key = tab if tab is not None else self._tabs.currentWidget()
