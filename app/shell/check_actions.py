@@ -28,11 +28,12 @@ DOCK_SHARE = 0.5  # of the window's height, when the dock first opens: images si
 class CheckActions(QObject):
     """View > Dataset Check… (Ctrl+Shift+D) and the Dataset Check dock, for the current tab.
 
-    ``message(str)`` a note for the status bar; ``failed(str)`` for the message bar.
+    ``message(str, FileTab)`` a note for the status bar; ``failed(str, FileTab)`` for the message bar;
+    each about the tab whose check said it (not always the current one: a check runs on).
     """
 
-    message = Signal(str)
-    failed = Signal(str)
+    message = Signal(str, object)
+    failed = Signal(str, object)
 
     def __init__(self, window: QMainWindow, view_menu: QMenu, current_tab: Callable[[], FileTab | None],
                  settings: Settings, beside: QDockWidget | None = None) -> None:
@@ -62,8 +63,8 @@ class CheckActions(QObject):
         check = self._checks.get(id(tab))
         if check is None:
             check = TabCheck(tab, self.settings, self.window)
-            check.message.connect(self.message)
-            check.failed.connect(self.failed)
+            check.message.connect(lambda text, t=tab: self.message.emit(text, t))
+            check.failed.connect(lambda text, t=tab: self.failed.emit(text, t))
             self._checks[id(tab)] = check
         return check
 

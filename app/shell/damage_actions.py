@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, Callable
 
-from PySide6.QtCore import QObject
+from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QMainWindow, QMenu
 
@@ -21,11 +21,14 @@ from app.models.settings import Settings
 if TYPE_CHECKING:
     from app.shell.file_tab import FileTab
 
-MESSAGE_MS = 10000
-
 
 class DamageActions(QObject):
-    """Salvage Intact Records… (File menu, after ``after``) and Problems Panel (first in the View menu)."""
+    """Salvage Intact Records… (File menu, after ``after``) and Problems Panel (first in the View menu).
+
+    ``message(str)``: a note for the status bar.
+    """
+
+    message = Signal(str)
 
     def __init__(self, window: QMainWindow, settings: Settings, current_tab: Callable[[], FileTab | None],
                  open_file: Callable[[str], object], file_menu: QMenu, view_menu: QMenu, after: QAction) -> None:
@@ -69,7 +72,7 @@ class DamageActions(QObject):
             tab.corruption.set_panel_visible(on)
 
     def _message(self, text: str) -> None:
-        self.window.statusBar().showMessage(text, MESSAGE_MS)
+        self.message.emit(text)
 
     def salvage_current(self) -> SalvageDialog | None:
         """Open the Salvage dialog for the current tab's file (non-modal: the window stays usable)."""

@@ -28,8 +28,6 @@ from app.views.undo_history import UndoHistoryDock
 from codec.errors import TFRecordError
 from codec.storage.remote import is_url
 
-MESSAGE_MS = 10000
-
 
 class EditActions(QObject):
     """Save, Save As, Export, Undo/Redo and the record edits, for the current tab.
@@ -40,6 +38,7 @@ class EditActions(QObject):
     """
 
     failed = Signal(str)  # something went wrong: for the window's message bar
+    message = Signal(str)  # a note for the status bar (about the current tab)
     error_cleared = Signal()  # an edit or a save went right: an earlier error no longer applies
     saved = Signal(str)  # a tab was written to this path (now a recent file)
 
@@ -226,7 +225,7 @@ class EditActions(QObject):
 
     # -- saving -------------------------------------------------------------
     def _message(self, text: str) -> None:
-        self.window.statusBar().showMessage(text, MESSAGE_MS)
+        self.message.emit(text)
 
     def save_current(self) -> bool:
         tab = self._tab()

@@ -15,12 +15,11 @@ from __future__ import annotations
 import os
 
 from PySide6.QtCore import QEvent, QSize, Qt
-from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QGuiApplication, QKeySequence
+from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QGuiApplication, QIcon, QKeySequence
 from PySide6.QtWidgets import (
     QInputDialog,
     QMainWindow,
     QStackedWidget,
-    QTabWidget,
     QVBoxLayout,
     QWidget,
 )
@@ -40,8 +39,11 @@ from app.shell.recent_files import RecentFiles, sweep_stale_temps_in
 from app.shell.report_opening import ReportOpenings, is_report_name
 from app.shell.shard_set_tab import ShardSetTab
 from app.shell.status_bar import TabStatusBar
+from app.shell.tab_messages import TabMessages
 from app.shell.tab_state import TabState
+from app.shell.toolbar import make_toolbar
 from app.shell.url_opening import UrlOpening, UrlOpenings
+from app.shell.window_tabs import WindowMenu, WindowTabs
 from app.style import icons
 from app.views.action_state import set_enabled
 from app.views.message_bar import MessageBar
@@ -54,7 +56,6 @@ from codec.storage.url_secrets import shown_path
 from resources import demo_path
 
 APP_NAME = "TFRecord Lens"
-MESSAGE_MS = 10000
 DEFAULT_SIZE = (1200, 780)  # a first start's window, when the screen has room
 SCREEN_SHARE = 0.85  # of a larger screen
 
@@ -70,18 +71,15 @@ class MainWindow(QMainWindow):
         self.setAcceptDrops(True)
         self.setMinimumSize(640, 400)  # explicit: opening a tab never resizes the window's limits
 
-        self.message_bar = MessageBar()
-        self._error_line = ""  # the status bar's copy of the message bar's first line
+        self.message_bar = MessageBar()  # the current tab's errors, and the window's (see TabMessages)
         self.start_page = StartPage()
         self.start_page.open_requested.connect(self.open_dialog)
         self.start_page.open_url_requested.connect(self.open_url_dialog)
         self.start_page.recent_requested.connect(self.open_file)
         self.start_page.demo_requested.connect(self.open_demo)
-        self.tabs = QTabWidget()
-        self.tabs.setTabsClosable(True)
-        self.tabs.setMovable(True)
-        self.tabs.setDocumentMode(True)
+        self.tabs = WindowTabs()
         self.tabs.tabCloseRequested.connect(self.close_tab)
+        self.tabs.tabBarClicked.connect(self._tab_clicked)
         self.tabs.currentChanged.connect(self._current_changed)
         self.stack = QStackedWidget()
         self.stack.addWidget(self.start_page)
@@ -95,8 +93,10 @@ class MainWindow(QMainWindow):
         self.setCentralWidget(central)
 
         self._make_status_bar()
+        self.messages = TabMessages(self.statusBar(), self.message_bar, self.tabs, self)  # each tab's own
         self._make_actions()
         self._make_menus()
+        self._make_toolbar()
         self._current_changed()
         geometry = self.settings.window_geometry()
         if geometry is None or not self.restoreGeometry(geometry):
@@ -107,7 +107,7 @@ class MainWindow(QMainWindow):
         self.sweep_thread = sweep_stale_temps_in(self.recent.written_folders())
         self.openings = UrlOpenings(self.tabs, self.settings, self)  # URLs opening on workers, each with a page
         self.openings.tab_ready.connect(self._url_tab_ready)
-        self.openings.failed.connect(self.show_error)
+        self.openings.failed.connect(self.show_open_error)
         self.openings.finished.connect(self._current_changed)
         self.disk_watch = DiskWatch(self.file_tabs, self)  # open files changing on disk: each tab's bar
         self.tabs.currentChanged.connect(lambda *_: self.disk_watch.check_all())
@@ -143,7 +143,7 @@ class MainWindow(QMainWindow):
                                     "Open every TFRecord file in a folder as one dataset, in one tab")
         self.open_set_action = a("Open Files as One &Dataset…", self.open_set_dialog, None, None,
                                  "Open several shards as one dataset, records numbered across them")
-        self.open_url_action = a("Open &URL…", self.open_url_dialog, "Ctrl+Shift+O", "open",
+        self.open_url_action = a("Open &URL…", self.open_url_dialog, "Ctrl+Shift+O", "remote",
                                  "Open a file, a glob of shards or a prefix from s3://, gs://, https://...")
         self.demo_action = a("Open &Demo Dataset", self.open_demo, None, "demo")
         self.verify_action = a("&Verify Checksums", self.verify_current, "Ctrl+Shift+V", "verify",
@@ -184,8 +184,8 @@ class MainWindow(QMainWindow):
         self.recent = RecentFiles(self.settings, self.recent_menu, self.start_page, self.open_file, self)
         file_menu.addAction(self.demo_action)
         self.reports = ReportOpenings(self, self.tabs, self.settings, self.open_file, self.open_url, file_menu)
-        self.reports.failed.connect(self.show_error)
-        self.reports.message.connect(lambda text: self.statusBar().showMessage(text, MESSAGE_MS))
+        self.reports.failed.connect(self.show_open_error)
+        self.reports.message.connect(self.say)
         self.reports.finished.connect(self._current_changed)
         file_menu.addSeparator()
         file_menu.addAction(self.verify_action)
@@ -202,32 +202,47 @@ class MainWindow(QMainWindow):
         self.qa = QaDocks(self, view_menu, self._current_qa, lambda: self.tabs.count() > 0)
         self.tabs.currentChanged.connect(self.qa.refresh)
         self.checks = CheckActions(self, view_menu, self.current_tab, self.settings, beside=self.qa.stats_dock)
-        self.checks.message.connect(lambda text: self.statusBar().showMessage(text, MESSAGE_MS))
+        self.checks.message.connect(self.say)  # (text, its tab)
         self.checks.failed.connect(self.show_error)
         self.tabs.currentChanged.connect(self.checks.refresh)
         self._tab_actions += self.checks.actions
         view_menu.addSeparator()
         view_menu.addAction(self.follow_action)
         view_menu.addAction(self.fullscreen_action)
+        self.view_menu = view_menu  # View > Toolbar joins it
         go_menu = mb.addMenu("&Go")
         go_menu.addAction(self.goto_action)
         go_menu.addSeparator()
         for action in (self.first_action, self.last_action, self.next_bad_action, self.prev_bad_action):
             go_menu.addAction(action)
+        self.window_menu = WindowMenu(self, mb.addMenu("&Window"), self.tabs, self.select_tab, self._is_remote)
         self.help = HelpActions(self, mb.addMenu("&Help"))  # guide, shortcuts, About
         self.payloads = PayloadActions(self, self.settings, self.current_tab, file_menu, before=self.verify_action)
         self.payloads.failed.connect(self.show_error)
-        self.payloads.message.connect(lambda text: self.statusBar().showMessage(text, MESSAGE_MS))
+        self.payloads.message.connect(self.say)
         self._tab_actions += self.payloads.actions
         self.damage = DamageActions(self, self.settings, self.current_tab, self.open_file, file_menu, view_menu,
                                     after=self.cancel_action)
+        self.damage.message.connect(self.say)
         self._tab_actions += self.damage.actions
         self.tabs.currentChanged.connect(self.damage.current_changed)
         self.edit_actions = EditActions(self, self.tabs, self.settings, self.current_tab, file_menu, edit_menu,
                                         view_menu, before=self.close_action)
         self.edit_actions.failed.connect(self.show_error)
+        self.edit_actions.message.connect(self.say)
         self.edit_actions.error_cleared.connect(self.clear_error)
         self.edit_actions.saved.connect(self._saved)
+
+    def _make_toolbar(self) -> None:
+        """The toolbar of the main actions (View > Toolbar hides it)."""
+        qa = self.qa
+        self.toolbar = make_toolbar(self, [
+            [(self.open_action, "open"), (self.open_url_action, "remote"), (self.edit_actions.save_action, "save")],
+            [(self.verify_action, "verify"), (self.cancel_action, "cancel")],
+            [(self.goto_action, "goto"), (qa.filter_action, "filter")],
+            [(qa.table_action, "table"), (qa.gallery_action, "gallery"), (qa.stats_action, "statistics")],
+        ])
+        self.view_menu.insertAction(self.fullscreen_action, self.toolbar.toggleViewAction())
 
     # -- tabs -------------------------------------------------------------
     def current_tab(self) -> FileTab | None:
@@ -250,6 +265,7 @@ class MainWindow(QMainWindow):
     def open_files(self, paths: list[str]) -> list[FileTab]:
         """Open each path in a tab; failures are listed together in the message bar."""
         opened, errors = [], []
+        self.messages.action_started()
         for path in paths:
             if is_report_name(path):  # a run report: read on a worker, says so itself if it fails
                 self.reports.open_report(path)
@@ -263,7 +279,7 @@ class MainWindow(QMainWindow):
             else:
                 errors.append(error)
         if errors:
-            self.show_error("\n".join(errors))
+            self.show_open_error("\n".join(errors))
         return opened
 
     def open_file(self, path: str) -> FileTab | None:
@@ -274,9 +290,10 @@ class MainWindow(QMainWindow):
         if is_url(path):
             self.open_url(path)
             return None
+        self.messages.action_started()
         tab, error = self._open_one(path)
         if error:
-            self.show_error(error)
+            self.show_open_error(error)
         return tab
 
     def _open_one(self, path: str) -> tuple[FileTab | None, str | None]:
@@ -294,7 +311,7 @@ class MainWindow(QMainWindow):
             return None, str(exc).splitlines()[0] if str(exc) else f"cannot open {path}"
         self._add_tab(tab, path)
         if tab.open_note:
-            self.show_error(tab.open_note)
+            self.show_error(tab.open_note, tab)
         return tab, None
 
     def open_set(self, paths: list[str]) -> FileTab | None:
@@ -305,9 +322,10 @@ class MainWindow(QMainWindow):
         if any(is_url(p) for p in paths):
             self._open_remote(list(paths), as_set=True)
             return None
+        self.messages.action_started()
         tab, error = self._open_set([os.path.abspath(os.path.expanduser(p)) for p in paths])
         if error:
-            self.show_error(error)
+            self.show_open_error(error)
         return tab
 
     def _open_set(self, paths: list[str]) -> tuple[FileTab | None, str | None]:
@@ -320,20 +338,21 @@ class MainWindow(QMainWindow):
             tab = ShardSetTab.open_set(paths, self.settings, self)
         except (TFRecordError, OSError, ValueError) as exc:
             return None, str(exc).splitlines()[0] if str(exc) else f"cannot open {paths[0]}"
-        tab.unusable.connect(self.show_error)
+        tab.unusable.connect(lambda text, t=tab: self.show_error(text, t))
         return self._add_tab(tab, paths[0], recent=len(paths) == 1), None
 
     def _add_tab(self, tab: FileTab, path: str, *, recent: bool = True, at: int = -1) -> FileTab:
         """Wire a new tab in (at index ``at``, else last), show it and start indexing it."""
         tab.state_changed.connect(self._refresh_status)
-        tab.message.connect(lambda text, t=tab: self._tab_message(t, text))
+        tab.message.connect(lambda text, t=tab: self.say(text, t))
+        tab.qa.filter_bar.runner.started.connect(lambda t=tab: self.messages.action_started(t))  # a new filter
         self.damage.tab_opened(tab)
         self.edit_actions.tab_opened(tab)
         tab.reopened.connect(self.disk_watch.refresh)  # saved as another file: watch that one
-        index = self.tabs.insertTab(at, tab, icons.icon("file"), tab.title)
+        tab.reopened.connect(lambda t=tab: self.tabs.setTabIcon(self.tabs.indexOf(t), self._tab_icon(t.path)))
+        index = self.tabs.insertTab(at, tab, self._tab_icon(path), tab.title)
         self.tabs.setTabToolTip(index, shown_path(path))
         self.tabs.setCurrentIndex(index)
-        self.message_bar.hide()
         if recent:
             self.recent.add(path)
         self.disk_watch.refresh()
@@ -352,6 +371,7 @@ class MainWindow(QMainWindow):
         return self.open_url(url) if url else None
 
     def _open_remote(self, urls: list[str], *, as_set: bool) -> UrlOpening | None:
+        self.messages.action_started()  # the last URL's error goes
         for tab in self.file_tabs():
             shown = [s.path for s in tab.shard_set.shards] if tab.is_set and len(urls) > 1 \
                 else [tab.path]
@@ -366,10 +386,10 @@ class MainWindow(QMainWindow):
 
     def _url_tab_ready(self, tab: FileTab, url: str, recent: bool, index: int) -> None:
         if tab.is_set:
-            tab.unusable.connect(self.show_error)
+            tab.unusable.connect(lambda text, t=tab: self.show_error(text, t))
         self._add_tab(tab, url, recent=recent, at=index)
         if tab.open_note and not tab.is_set:  # a set says it with its unusable shards
-            self.show_error(tab.open_note)
+            self.show_error(tab.open_note, tab)
 
     def open_demo(self) -> FileTab | None:
         return self.open_file(demo_path())
@@ -413,8 +433,11 @@ class MainWindow(QMainWindow):
 
     def verify_current(self) -> None:
         tab = self.current_tab()
-        if tab is not None and not tab.verify():
-            self.statusBar().showMessage("busy: wait for indexing to finish, or stop it first", MESSAGE_MS)
+        if tab is None:
+            return
+        self.messages.action_started(tab)
+        if not tab.verify():
+            self.say("busy: wait for indexing to finish, or stop it first", tab)
 
     # -- go to ------------------------------------------------------------
     def go_to(self, text: str) -> str | None:
@@ -422,9 +445,10 @@ class MainWindow(QMainWindow):
         tab = self.current_tab()
         if tab is None:
             return None
+        self.messages.action_started(tab)
         note = tab.go_to(text)
         if note:
-            self.statusBar().showMessage(note, MESSAGE_MS)
+            self.say(note, tab)
         return note
 
     def go_to_dialog(self) -> None:
@@ -439,26 +463,46 @@ class MainWindow(QMainWindow):
         if dialog.exec():
             self.go_to(dialog.textValue())
 
-    # -- state ------------------------------------------------------------
-    def show_error(self, text: str) -> None:
-        """Tell the user something went wrong, in one line per problem."""
-        self.message_bar.show_message(text)
-        self._error_line = text.splitlines()[0]
-        self.statusBar().showMessage(self._error_line, MESSAGE_MS)
+    # -- messages: each tab's own (see TabMessages) ---------------------------
+    def say(self, text: str, tab: QWidget | None = None) -> None:
+        """A note in the status bar from or about ``tab`` (None: the current tab), shown while it is current."""
+        self.messages.say(text, tab)
+
+    def show_error(self, text: str, tab: QWidget | None = None) -> None:
+        """Something went wrong on ``tab`` (None: the current tab): the message bar, one line per problem,
+        shown while that tab is current."""
+        self.messages.error(text, tab)
+
+    def show_open_error(self, text: str) -> None:
+        """An open that failed (no tab to show it on): shown over every tab until the next action."""
+        self.messages.window_error(text)
 
     def clear_error(self) -> None:
         """Something the user did went right (an edit, a save): the last error no longer applies."""
-        self.message_bar.hide()
-        if self._error_line and self.statusBar().currentMessage() == self._error_line:
-            self.statusBar().clearMessage()
-        self._error_line = ""
+        self.messages.clear_error()
 
-    def _tab_message(self, tab: FileTab, text: str) -> None:
-        if tab is self.current_tab():
-            self.statusBar().showMessage(text, MESSAGE_MS)
+    # -- switching tabs -------------------------------------------------------
+    def select_tab(self, index: int) -> None:
+        """Show tab ``index`` as the user asked (Window menu): an action, so an error of no tab's goes."""
+        self.messages.action_started()
+        self.tabs.setCurrentIndex(index)
+
+    def _tab_clicked(self, index: int) -> None:
+        if index >= 0 and index != self.tabs.currentIndex():
+            self.messages.action_started()
+
+    @staticmethod
+    def _tab_icon(path: str) -> QIcon:
+        """A cloud for a tab that reads from the network, a file for the others."""
+        return icons.icon("remote" if is_url(path) else "file")
+
+    def _is_remote(self, widget: QWidget) -> bool:
+        """The tab reads from the network (a URL's, or a URL still opening)."""
+        return is_url(widget.path) if isinstance(widget, FileTab) else self.openings.is_page(widget)
 
     def _current_changed(self, *_) -> None:
         tab = self.current_tab()
+        self.messages.current_changed()
         self.stack.setCurrentWidget(self.tabs if self.tabs.count() else self.start_page)
         for action in self._tab_actions:
             set_enabled(action, tab is not None, "open a file first")

@@ -143,11 +143,15 @@ class UrlOpenings(QObject):
         opening.source_ready.connect(lambda source: self._opened(opening, source))
         opening.failed.connect(lambda text: self._end(opening, text))
         opening.cancelled.connect(lambda: self._end(opening, None))
-        index = self.tabs.addTab(opening.page, icons.icon("file"), opening.page.title)
+        index = self.tabs.addTab(opening.page, icons.icon("remote"), opening.page.title)
         self.tabs.setTabToolTip(index, "\n".join(opening.urls))
         self.tabs.setCurrentIndex(index)
         opening.start()
         return opening
+
+    def is_page(self, widget: QWidget) -> bool:
+        """``widget`` is the page of a URL opening now."""
+        return any(widget is opening.page for opening in self.pending)
 
     def cancel_page(self, widget: QWidget) -> bool:
         """Cancel the opening ``widget`` is the page of (its tab's close button); False if it is none."""

@@ -72,7 +72,7 @@ class StartPage(QWidget):
 
         self.open_button = QPushButton(icons.icon("open"), "  Open a File…")
         self.open_button.setToolTip("Open a .tfrecord file (Ctrl+O); you can also drop files on the window")
-        self.url_button = QPushButton("Open a URL…")
+        self.url_button = QPushButton(icons.icon("remote"), "  Open a URL…")
         self.url_button.setToolTip("A file or a dataset in a bucket or on a web server: s3://, gs://, https://… "
                                    "(Ctrl+Shift+O)")
         self.demo_button = QPushButton(icons.icon("demo"), "  Open the Demo Dataset")
@@ -135,7 +135,7 @@ class StartPage(QWidget):
         self.recent_list.clear()
         for path in paths:
             if is_url(path):  # not looked up: that is a network round trip
-                item = QListWidgetItem(icons.icon("file"), f"{display_name(path)} · remote\n{path}")
+                item = QListWidgetItem(icons.icon("remote"), f"{display_name(path)} · remote\n{path}")
                 item.setData(Qt.ItemDataRole.UserRole, path)
                 item.setToolTip(path)
                 self.recent_list.addItem(item)

@@ -87,7 +87,9 @@ def test_recent_shows_a_tfds_folder_by_its_dataset_name(window, qtbot):
 def test_window_actions_say_why_they_are_off(window, qtbot):
     assert window.goto_action.toolTip() == "Go to Record…: open a file first"
     tab = wait_done(qtbot, window.open_set([str(FIXTURES / "shards")]))
-    assert window.goto_action.isEnabled() and window.goto_action.toolTip() == "Jump to a record number or a byte offset"
+    goto = window.goto_action
+    assert goto.isEnabled() and goto.statusTip() == "Jump to a record number or a byte offset"
+    assert goto.toolTip() == "Go to Record (Ctrl+G)\nJump to a record number or a byte offset"  # the toolbar's own
     assert not window.follow_action.isEnabled()
     assert window.follow_action.toolTip() == "Follow: only a single file can be followed, not a set of shards"
     assert not window.cancel_action.isEnabled() and window.cancel_action.toolTip() == "Stop: nothing is running"
