@@ -35,7 +35,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.models.labels import kind_text
-from app.style.palette import ERROR_COLOR, MUTED_COLOR
+from app.style import palette
 from app.workers.worker import one_line
 from codec.decode.decoder import RecordKind, decode_record, record_json_value
 from codec.errors import TFRecordError
@@ -264,7 +264,7 @@ class DecodeAsDialog(QDialog):
 
     def _set_error(self, text: str) -> None:
         self._error = text
-        self.error_label.setText(f"<span style='color:{ERROR_COLOR}'>{html.escape(text)}</span>")
+        self.error_label.setText(f"<span style='color:{palette.ERROR_COLOR}'>{html.escape(text)}</span>")
         self.error_label.setToolTip(text)
         self.error_label.setVisible(bool(text))
 
@@ -281,7 +281,7 @@ class DecodeAsDialog(QDialog):
             body = ""
         else:
             headline, body = preview_text(self._record, self._payload)
-        color = ERROR_COLOR if headline.startswith("does not parse") else MUTED_COLOR
+        color = palette.ERROR_COLOR if headline.startswith("does not parse") else palette.MUTED_COLOR
         self.preview_title.setText(f"<b>{where}</b> · <span style='color:{color}'>{html.escape(headline)}</span>")
         self.preview_title.setToolTip(headline)
         self.preview.setPlainText(body)

@@ -33,7 +33,7 @@ from app.models.problem_list_model import ProblemListModel, is_recovered, proble
 from app.models.record_table_model import RECORD_ROLE
 from app.shell.row_selection import RowSelection
 from app.shell.session import TabSession
-from app.style.palette import BAD_COLOR, MUTED_COLOR
+from app.style import palette
 from app.views.corruption_map import CorruptionMap, Mark
 from app.views.problems_panel import ProblemsPanel
 from app.views.record_detail import HEX_TAB, RecordDetail
@@ -413,13 +413,13 @@ class CorruptionTools(QObject):
 
     def _skipped_html(self, problem: Problem, row: int, shown: int, where: str) -> str:
         last = problem.offset + problem.size - 1
-        lines = [(f"<b style='color:{BAD_COLOR}'>Damaged bytes {problem.offset:,}–{last:,}</b> "
+        lines = [(f"<b style='color:{palette.BAD_COLOR}'>Damaged bytes {problem.offset:,}–{last:,}</b> "
                   f"({problem.size:,} bytes that belong to no record, {html.escape(where)})"),
                  html.escape(problem.detail)]
         if problem.compressed_offset is not None:
             lines.append(f"The compressed stream broke at byte {problem.compressed_offset:,} of the file.")
         if shown < problem.size:
-            lines.append(f"<span style='color:{MUTED_COLOR}'>first {shown:,} bytes shown</span>")
-        lines.append(f"<span style='color:{MUTED_COLOR}'>The table shows record {row:,}, the nearest record "
+            lines.append(f"<span style='color:{palette.MUTED_COLOR}'>first {shown:,} bytes shown</span>")
+        lines.append(f"<span style='color:{palette.MUTED_COLOR}'>The table shows record {row:,}, the nearest record "
                      "found; click it there to see its own bytes.</span>")
         return "<br>".join(lines)

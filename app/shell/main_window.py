@@ -41,6 +41,7 @@ from app.shell.report_opening import ReportOpenings, is_report_name
 from app.shell.shard_set_tab import ShardSetTab
 from app.shell.status_bar import TabStatusBar
 from app.shell.tab_state import TabState
+from app.shell.theme_actions import ThemeActions
 from app.shell.url_opening import UrlOpening, UrlOpenings
 from app.style import icons
 from app.views.message_bar import MessageBar
@@ -210,6 +211,7 @@ class MainWindow(QMainWindow):
         view_menu.addSeparator()
         view_menu.addAction(self.follow_action)
         view_menu.addAction(self.fullscreen_action)
+        self.theme = ThemeActions(self, self.settings, view_menu, refresh=self._refresh_status)
         go_menu = mb.addMenu("&Go")
         go_menu.addAction(self.goto_action)
         go_menu.addSeparator()

@@ -32,8 +32,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.models.filtered_table_model import FilteredTableModel
-from app.style import icons
-from app.style.palette import ERROR_COLOR, MUTED_COLOR, NOTE_COLOR
+from app.style import icons, palette
 from app.workers.pass_runner import PassRunner
 from codec.index.scan import IndexProgress
 from codec.query.filter import ExprError, FeatureCheck, MissingFeature, compile_filter, format_error
@@ -103,7 +102,7 @@ class FilterBar(QWidget):
         self.progress.setMaximumWidth(110)
         self.progress.setMaximumHeight(14)
         self.count_label = QLabel(self)
-        self.count_label.setStyleSheet(f"color: {MUTED_COLOR};")
+        palette.follow(self.count_label, lambda: palette.HINT_STYLE)
         self.count_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.error_label = QLabel(self)
         self.error_label.setTextFormat(Qt.TextFormat.RichText)
@@ -243,7 +242,7 @@ class FilterBar(QWidget):
     def _failed(self, error: str) -> None:
         self._show_running(False)
         self._update_count()
-        self.error_label.setText(f"<span style='color:{ERROR_COLOR}'>filter failed: {html.escape(error)}</span>")
+        self.error_label.setText(f"<span style='color:{palette.ERROR_COLOR}'>filter failed: {html.escape(error)}</span>")
         self.error_label.show()
         self.message.emit(f"filter failed: {error}")
 
@@ -274,10 +273,10 @@ class FilterBar(QWidget):
         expression, caret = format_error(text, exc).split("\n")
         self.error_label.setText(
             f"<pre style='margin:0'>{html.escape(expression)}\n"
-            f"<span style='color:{ERROR_COLOR}'>{html.escape(caret)} {html.escape(str(exc))}</span></pre>")
+            f"<span style='color:{palette.ERROR_COLOR}'>{html.escape(caret)} {html.escape(str(exc))}</span></pre>")
         self.error_label.setToolTip(str(exc))
         self.error_label.show()
-        self.edit.setStyleSheet(f"QLineEdit {{ border: 1px solid {ERROR_COLOR}; }}")
+        self.edit.setStyleSheet(f"QLineEdit {{ border: 1px solid {palette.ERROR_COLOR}; }}")
         self.edit.setCursorPosition(min(exc.position, len(text)))
         self.message.emit(f"filter: {exc}")
 
@@ -293,7 +292,7 @@ class FilterBar(QWidget):
         caret = " " * min(max(first.position, 0), len(line)) + "^"
         self.error_label.setText(
             f"<pre style='margin:0'>{html.escape(line)}\n"
-            f"<span style='color:{NOTE_COLOR}'>{html.escape(caret)} {html.escape(note)}</span></pre>")
+            f"<span style='color:{palette.NOTE_COLOR}'>{html.escape(caret)} {html.escape(note)}</span></pre>")
         self.error_label.setToolTip(note)
         self.error_label.show()
         self.message.emit(f"filter: {note}")

@@ -20,7 +20,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.models.problem_list_model import ProblemColumn, ProblemListModel, problems_summary
-from app.style.palette import MUTED_COLOR
+from app.style import palette
 from codec.format.framing import Problem
 
 
@@ -76,7 +76,7 @@ class ProblemsPanel(QWidget):
         self._note = ""
         self.title = QLabel("<b>Problems</b>", self)
         self.summary = QLabel(self)
-        self.summary.setStyleSheet(f"color: {MUTED_COLOR};")
+        palette.follow(self.summary, lambda: palette.HINT_STYLE)
         self.summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.salvage_button = QPushButton("Salvage Intact Records…", self)
         self.salvage_button.setToolTip("Write a clean copy with every record that can be trusted")
