@@ -46,8 +46,9 @@ from codec.sources.protocol import RecordSource
 SPAN_LIMIT = 64 << 10
 # More marks than this are merged with their neighbours (a map is ~1000 pixels tall).
 MAP_RESOLUTION = 4000
-PANEL_HEIGHT = 170
-PANEL_MIN_ROWS = 3  # rows the panel opens with at least
+PANEL_MIN_ROWS = 3  # rows the panel opens with at least...
+PANEL_MAX_ROWS = 12  # ...and at most, within PANEL_SHARE of the tab's height
+PANEL_SHARE = 0.3
 
 
 def merge_marks(marks: list[Mark], extent: int, resolution: int = MAP_RESOLUTION) -> list[Mark]:
@@ -167,10 +168,10 @@ class CorruptionTools(QObject):
         if on and self.splitter is not None:
             total = sum(self.splitter.sizes()) or self.splitter.height()
             table = self.panel.table
-            rows = max(self.model.rowCount(), PANEL_MIN_ROWS)  # a few problems: a short panel
+            rows = min(max(self.model.rowCount(), PANEL_MIN_ROWS), PANEL_MAX_ROWS)  # a few problems: a short panel
             needed = (self.panel.sizeHint().height() - table.sizeHint().height() + table.horizontalHeader().height()
                       + rows * table.verticalHeader().defaultSectionSize() + 2 * table.frameWidth() + 4)
-            height = min(PANEL_HEIGHT, needed, max(80, total // 3))
+            height = min(needed, max(80, int(total * PANEL_SHARE)))
             self.splitter.setSizes([max(1, total - height), height])
         self.panel_visibility_changed.emit(on)
 

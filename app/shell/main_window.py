@@ -33,6 +33,7 @@ from app.shell.check_actions import CheckActions
 from app.shell.damage_actions import DamageActions
 from app.shell.disk_watch import DiskWatch
 from app.shell.edit_actions import EditActions
+from app.shell.file_dialogs import FileDialogSizer
 from app.shell.file_tab import FileTab
 from app.shell.payload_actions import PayloadActions
 from app.shell.qa_docks import QaDocks, TabQa
@@ -212,6 +213,7 @@ class MainWindow(QMainWindow):
         view_menu.addAction(self.follow_action)
         view_menu.addAction(self.fullscreen_action)
         self.theme = ThemeActions(self, self.settings, view_menu, refresh=self._refresh_status)
+        self.file_dialogs = FileDialogSizer(self)  # Qt's own file dialogs: a sensible size, dates in full
         go_menu = mb.addMenu("&Go")
         go_menu.addAction(self.goto_action)
         go_menu.addSeparator()

@@ -11,7 +11,7 @@ from PySide6.QtWidgets import QLabel, QProgressBar, QStatusBar, QToolButton
 from app.models.labels import COMPRESSION_TEXT
 from app.shell.tab_state import TabState
 from app.style import icons, palette
-from app.views.elided_label import ElidedLabel
+from app.style.elided_label import ElidedLabel
 from app.views.start_page import human_size
 
 FETCH_REFRESH_MS = 500  # the fetched bytes and throughput, while the tab shown reads a URL

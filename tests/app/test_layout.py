@@ -86,7 +86,7 @@ def test_tree_shows_full_feature_names(sized_window, qtbot):
         {i.data() for i in names}
     for index in names:
         rect = tree.visualRect(index)
-        assert rect.width() > 0 and shows_in_full(tree, index.data(), rect.width(), Qt.TextElideMode.ElideLeft), \
+        assert rect.width() > 0 and shows_in_full(tree, index.data(), rect.width(), Qt.TextElideMode.ElideMiddle), \
             f"{index.data()} is cut in a {rect.width()} px cell"
 
 
