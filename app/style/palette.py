@@ -30,7 +30,7 @@ COLORS: dict[str, tuple[str, str]] = {
     "NOTE_TEXT": ("#b45309", "#fbbf24"),  # a remark about input that still works
     "CAPTION_TEXT": ("#475569", "#cbd5e1"),  # captions under images
     "DAMAGED_TEXT": ("#d32f2f", "#ef5350"),  # damaged records in tables, the map and the gallery
-    "RECOVERED_TEXT": ("#cd7800", "#ffa726"),
+    "RECOVERED_TEXT": ("#b86b00", "#ffa726"),
     "ACCENT_TEXT": ("#2563eb", "#60a5fa"),  # rows edited and not saved; "more…" rows to click
     # backgrounds
     "CANVAS_BG": ("#f1f5f9", "#15181c"),  # behind images
@@ -60,6 +60,16 @@ COLORS: dict[str, tuple[str, str]] = {
     "CHART_AXIS": ("#94a3b8", "#64748b"),
     "CHART_LABEL": ("#475569", "#cbd5e1"),
     "CHART_TRACK": ("#2d94a3b8", "#3894a3b8"),
+    # chart series, in order (the image formats' bar)
+    "SERIES_1": ("#3b82f6", "#60a5fa"),
+    "SERIES_2": ("#10b981", "#34d399"),
+    "SERIES_3": ("#f59e0b", "#fbbf24"),
+    "SERIES_4": ("#8b5cf6", "#a78bfa"),
+    "SERIES_5": ("#ef4444", "#f87171"),
+    "SERIES_6": ("#64748b", "#94a3b8"),
+    # the message bar over the tabs: a red wash and a rule under it
+    "MESSAGE_BG": ("#1ee53935", "#40e53935"),
+    "MESSAGE_RULE": ("#78e53935", "#a0ef5350"),
     # the gallery's frames
     "TILE_FRAME": ("#cbd5e1", "#4b5563"),  # a tile without an image
     "TILE_LABEL_BG": ("#dcffffff", "#dc1e2126"),  # behind a tile's number
@@ -142,6 +152,7 @@ NOTE_COLOR: str
 CAPTION_COLOR: str
 ERROR_STYLE: str
 HINT_STYLE: str
+SERIES: tuple[QColor, ...]
 
 
 class _Changes(QObject):
@@ -186,6 +197,12 @@ def _apply(which: str) -> None:
 
 
 _apply(LIGHT)
+SERIES = tuple(globals()[f"SERIES_{k}"] for k in range(1, 7))  # the same objects: they follow the theme
+
+
+def rgba(c: QColor) -> str:
+    """``c`` for a style sheet, with its alpha: ``rgba(229, 57, 53, 30)``."""
+    return f"rgba({c.red()}, {c.green()}, {c.blue()}, {c.alpha()})"
 
 
 def use(which: str) -> None:

@@ -53,7 +53,7 @@ ROW_HEIGHT = 62  # room for a chart
 BAR_ROWS = 5  # most common values drawn as bars
 CHART_MAX_WIDTH = 440
 COLUMN_CATEGORIES = 12  # int features with at most this many distinct values get one column each
-FORMAT_COLORS = tuple(QColor(c) for c in ("#3b82f6", "#10b981", "#f59e0b", "#8b5cf6", "#ef4444", "#64748b"))
+FORMAT_COLORS = palette.SERIES  # the palette's QColors: they follow the theme in place
 SCOPE_SHOWN, SCOPE_ALL = "shown", "all"
 NUMERIC = ("int64", "float32", "float64")  # statistics dtypes with min, max, mean and a histogram
 
