@@ -23,6 +23,8 @@ from app.models.problem_list_model import ProblemColumn, ProblemListModel, probl
 from app.style import palette
 from codec.format.framing import Problem
 
+DETAIL_HINT = "Pick a problem to read what happened there."
+
 
 class ProblemsTable(QTableView):
     """The panel's table: whole rows, compact, read-only."""
@@ -98,6 +100,7 @@ class ProblemsPanel(QWidget):
         self.detail.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.detail.setContentsMargins(8, 3, 8, 3)
         self.detail.hide()
+        palette.changes.changed.connect(self._show_current_detail)  # the hint's colour
         self._size_columns()
         self._show_compressed_column()
         model.modelReset.connect(self._show_compressed_column)
@@ -105,6 +108,7 @@ class ProblemsPanel(QWidget):
         self.table.clicked.connect(self._clicked)
         model.modelReset.connect(self._update_summary)
         model.modelReset.connect(self._show_current_detail)
+        model.rowsInserted.connect(self._show_current_detail)
         model.rowsInserted.connect(self._update_summary)
 
         top = QHBoxLayout()
@@ -159,10 +163,11 @@ class ProblemsPanel(QWidget):
 
     def _show_detail(self, row: int) -> None:
         text = self.model.index(row, ProblemColumn.DETAIL).data() if row >= 0 else None
-        self.detail.setText(text or "")
-        self.detail.setVisible(bool(text))
+        self.detail.setText(text or DETAIL_HINT)
+        self.detail.setStyleSheet("" if text else palette.HINT_STYLE)
+        self.detail.setVisible(self.model.rowCount() > 0)
 
-    def _show_current_detail(self) -> None:
+    def _show_current_detail(self, *_) -> None:
         self._show_detail(self.table.currentIndex().row())
 
     def _current_changed(self, current: QModelIndex, previous: QModelIndex) -> None:

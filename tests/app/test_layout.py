@@ -27,18 +27,7 @@ from tests.gui_helpers import wait_done
 
 pytestmark = pytest.mark.gui
 
-SIZES = [(1024, 700), (1600, 1000)]
 TIMEOUT = 30000
-
-
-@pytest.fixture(params=SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
-def sized_window(request, qtbot) -> MainWindow:
-    w = MainWindow(Settings())
-    qtbot.addWidget(w)
-    w.resize(*request.param)
-    w.show()
-    qtbot.waitExposed(w)
-    return w
 
 
 def open_done(window: MainWindow, qtbot, path) -> object:

@@ -23,28 +23,18 @@ from app.models.settings import Settings
 from app.models.shard_list_model import NAME, RECORDS, SPLIT, STATE
 from app.shell.file_dialogs import DATE_COLUMN, fit_file_dialog
 from app.shell.main_window import MainWindow
+from app.views.problems_panel import DETAIL_HINT
 from codec.storage.writer import write_records
 from tests.builders import FIXTURES
 from tests.gui_helpers import open_done, wait_done
 
 pytestmark = pytest.mark.gui
 
-SIZES = [(1024, 700), (1600, 1000)]
 TIMEOUT = 30000
 TFDS = FIXTURES / "payloads" / "tfds" / "lens_tfds_demo" / "1.2.0"
 LONG_MESSAGE = ("wrote /data/a/very/long/folder/of/datasets/imagenet2012_subset/validation/with/more/folders/"
                 "below/it/than/anyone/would/like/to/type/again/and/again/imagenet2012_subset-validation."
                 "tfrecord-00003-of-00016: 12,345 records, 3 problems found")
-
-
-@pytest.fixture(params=SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
-def sized_window(request, qtbot) -> MainWindow:
-    w = MainWindow(Settings())
-    qtbot.addWidget(w)
-    w.resize(*request.param)
-    w.show()
-    qtbot.waitExposed(w)
-    return w
 
 
 def fits(view, text: str, width: int) -> bool:
@@ -139,7 +129,7 @@ def test_problems_panel_opens_with_rows_and_says_the_current_problem_below(qtbot
     assert rows >= 8, f"the panel shows {rows} rows"
     assert table.isColumnHidden(ProblemColumn.DETAIL)  # Expected and Found are columns; the sentence is below
     assert not table.isColumnHidden(ProblemColumn.EXPECTED) and not table.isColumnHidden(ProblemColumn.FOUND)
-    assert not panel.detail.isVisibleTo(panel)
+    assert panel.detail.isVisibleTo(panel) and panel.detail.text() == DETAIL_HINT
     table.selectRow(3)
     sentence = tools.model.index(3, ProblemColumn.DETAIL).data()
     assert sentence and panel.detail.text() == sentence and panel.detail.isVisibleTo(panel)
