@@ -104,6 +104,7 @@ DARK_ROLES: dict[QPalette.ColorRole, str] = {
     QPalette.ColorRole.LinkVisited: "#a78bfa",
 }
 DARK_DISABLED_TEXT = "#6b7280"
+DARK_DISABLED_HIGHLIGHT = "#3a3f48"
 
 _theme = LIGHT
 
@@ -225,7 +226,7 @@ def qt_palette(which: str, light: QPalette) -> QPalette:
     disabled = QColor(DARK_DISABLED_TEXT)
     for role in (QPalette.ColorRole.WindowText, QPalette.ColorRole.Text, QPalette.ColorRole.ButtonText):
         qp.setColor(QPalette.ColorGroup.Disabled, role, disabled)
-    qp.setColor(QPalette.ColorGroup.Disabled, QPalette.ColorRole.Highlight, QColor("#3a3f48"))
+    qp.setColor(QPalette.ColorGroup.Disabled, QPalette.ColorRole.Highlight, QColor(DARK_DISABLED_HIGHLIGHT))
     return qp
 
 
