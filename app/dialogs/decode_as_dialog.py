@@ -35,7 +35,8 @@ from PySide6.QtWidgets import (
 )
 
 from app.models.labels import kind_text
-from app.style.palette import ERROR_COLOR, MUTED_COLOR
+from app.style import palette
+from app.style.elided_label import ElidedLabel
 from app.workers.worker import one_line
 from codec.decode.decoder import RecordKind, decode_record, record_json_value
 from codec.errors import TFRecordError
@@ -45,6 +46,7 @@ SCHEMA_FILTERS = ("Protobuf schemas (*.desc *.pb *.protoset *.proto);;"
 AUTOMATIC_TEXT = "Automatic (Example / tensor / schema-less)"
 PREVIEW_LINES = 14  # of the record's JSON
 PREVIEW_LINE_CHARS = 160  # a base64 image field is one very long line
+DIALOG_SIZE = (640, 560)  # its width stays as types are chosen: long names elide
 PREVIEW_MAX_BYTES = 256 << 10  # larger records are not decoded for a preview (it runs on the GUI thread)
 
 
@@ -114,14 +116,22 @@ class DecodeAsDialog(QDialog):
         self.filter_edit.setClearButtonEnabled(True)
         self.filter_edit.textChanged.connect(self._filter_types)
         self.type_list = QListWidget()
+        self.type_list.setTextElideMode(Qt.TextElideMode.ElideMiddle)  # "lens.demo.…Frame": package and name
+        self.type_list.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.type_list.currentItemChanged.connect(lambda *_: self._type_picked())
         self.type_list.itemDoubleClicked.connect(lambda *_: self.accept())
         self.error_label = QLabel()
         self.error_label.setWordWrap(True)  # one message; a long one (a list of types) wraps
         self.error_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.error_label.hide()
-        self.preview_title = QLabel()
-        self.preview_title.setTextFormat(Qt.TextFormat.RichText)
+        # "Record 12 · Message lens.demo.Frame": one line, elided (a long type name must not widen the
+        # dialog and move OK from under the pointer), the whole headline in its tooltip
+        self.preview_where = QLabel()
+        self.preview_where.setTextFormat(Qt.TextFormat.PlainText)
+        font = self.preview_where.font()
+        font.setBold(True)
+        self.preview_where.setFont(font)
+        self.preview_title = ElidedLabel(mode=Qt.TextElideMode.ElideRight)
         self.preview = QPlainTextEdit()
         self.preview.setReadOnly(True)
         self.preview.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
@@ -145,10 +155,13 @@ class DecodeAsDialog(QDialog):
         types.addWidget(self.type_list, 1)
         types.addWidget(self.error_label)
         layout.addLayout(types, 1)
-        layout.addWidget(self.preview_title)
+        title = QHBoxLayout()
+        title.addWidget(self.preview_where)
+        title.addWidget(self.preview_title, 1)
+        layout.addLayout(title)
         layout.addWidget(self.preview, 1)
         layout.addWidget(self.buttons)
-        self.resize(640, 560)
+        self.resize(DIALOG_SIZE[0], DIALOG_SIZE[1])
 
         if current is not None:
             self.load_schema(current[0])
@@ -264,7 +277,7 @@ class DecodeAsDialog(QDialog):
 
     def _set_error(self, text: str) -> None:
         self._error = text
-        self.error_label.setText(f"<span style='color:{ERROR_COLOR}'>{html.escape(text)}</span>")
+        self.error_label.setText(f"<span style='color:{palette.ERROR_COLOR}'>{html.escape(text)}</span>")
         self.error_label.setToolTip(text)
         self.error_label.setVisible(bool(text))
 
@@ -281,7 +294,8 @@ class DecodeAsDialog(QDialog):
             body = ""
         else:
             headline, body = preview_text(self._record, self._payload)
-        color = ERROR_COLOR if headline.startswith("does not parse") else MUTED_COLOR
-        self.preview_title.setText(f"<b>{where}</b> · <span style='color:{color}'>{html.escape(headline)}</span>")
-        self.preview_title.setToolTip(headline)
+        color = palette.ERROR_COLOR if headline.startswith("does not parse") else palette.MUTED_COLOR
+        self.preview_where.setText(f"{where} ·")
+        self.preview_title.setText(headline)
+        self.preview_title.setStyleSheet(f"color: {color};")
         self.preview.setPlainText(body)

@@ -35,7 +35,7 @@ from PySide6.QtWidgets import (
 from app.dialogs.save_names import CompressionFollower, ask_choice, settle_name
 from app.dialogs.url_dialogs import writable_url
 from app.models.value_text import edit_text
-from app.style.palette import ERROR_STYLE, HINT_STYLE
+from app.style import palette
 from codec.decode.decoder import is_text
 from codec.editing.record_editor import DTYPES, parse_value, parse_values
 from codec.errors import UsageError
@@ -88,7 +88,7 @@ class _CheckedDialog(QDialog):
     def __init__(self, parent: QWidget | None, title: str) -> None:
         super().__init__(parent)
         self.setWindowTitle(title)
-        self.error_label = _label(ERROR_STYLE)
+        self.error_label = _label(palette.ERROR_STYLE)
         self.buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel)
         self.buttons.accepted.connect(self.accept)
         self.buttons.rejected.connect(self.reject)
@@ -127,7 +127,7 @@ class BytesEditor(QWidget):
         self.edit = QPlainTextEdit()
         self.edit.setFont(_mono())
         self.edit.setTabChangesFocus(True)
-        self.info = _label(HINT_STYLE)
+        self.info = _label(palette.HINT_STYLE)
         top = QHBoxLayout()
         top.addWidget(QLabel("As:"))
         top.addWidget(self.mode)
@@ -246,7 +246,7 @@ class BytesValueDialog(_CheckedDialog):
         self.editor.mode.currentIndexChanged.connect(self.check)
         layout = QVBoxLayout(self)
         if note:
-            note_label = _label(HINT_STYLE)
+            note_label = _label(palette.HINT_STYLE)
             note_label.setText(note)
             layout.addWidget(note_label)
         layout.addWidget(self.editor, 1)
@@ -289,10 +289,10 @@ class ValuesDialog(_CheckedDialog):
         self.values = QPlainTextEdit(values_text(values, dtype) if dtype else "")
         self.values.setFont(_mono())
         self.values.setTabChangesFocus(True)
-        self.hint = _label(HINT_STYLE)
+        self.hint = _label(palette.HINT_STYLE)
         form = QFormLayout(self)
         if note:
-            note_label = _label(HINT_STYLE)
+            note_label = _label(palette.HINT_STYLE)
             note_label.setText(note)
             form.addRow(note_label)
         if self.name is not None:
@@ -353,8 +353,8 @@ class ApplyToSelectionDialog(_CheckedDialog):
         self.values.setFont(_mono())
         self.values.setTabChangesFocus(True)
         self.values.setMaximumHeight(90)
-        self.hint = _label(HINT_STYLE)
-        note = _label(HINT_STYLE)
+        self.hint = _label(palette.HINT_STYLE)
+        note = _label(palette.HINT_STYLE)
         note.setText(f"Applies to {count:,} selected record{'s' if count != 1 else ''}, as one undoable step. "
                      "Raw records are skipped; setting replaces the feature where it exists.")
         radios = QHBoxLayout()
@@ -414,7 +414,7 @@ class SaveAsDialog(_CheckedDialog):
             self.compression.addItem(text, value)
         self.compression.setCurrentIndex(max(0, [v for v, _ in COMPRESSIONS].index(compression)
                                              if compression in dict(COMPRESSIONS) else 0))
-        self.compression_note = _label(HINT_STYLE)
+        self.compression_note = _label(palette.HINT_STYLE)
         row = QHBoxLayout()
         row.addWidget(self.path, 1)
         row.addWidget(browse)

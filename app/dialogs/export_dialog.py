@@ -33,7 +33,7 @@ from PySide6.QtWidgets import (
 
 from app.dialogs.edit_dialogs import COMPRESSIONS
 from app.dialogs.save_names import CompressionFollower, settle_name, with_compression_suffix
-from app.style.palette import ERROR_STYLE, HINT_STYLE
+from app.style import palette
 from app.workers.worker import GeneratorWorker
 from codec.format.framing import Compression
 from codec.index.cache import write_index
@@ -141,7 +141,7 @@ class ExportDialog(QDialog):
             button.toggled.connect(self._format_changed)
         self.note = QLabel()
         self.note.setWordWrap(True)
-        self.note.setStyleSheet(HINT_STYLE)
+        self.note.setStyleSheet(palette.HINT_STYLE)
         self.progress = QProgressBar()
         self.progress.setRange(0, 1000)
         self.progress.setValue(0)
@@ -240,7 +240,7 @@ class ExportDialog(QDialog):
                 button is self.scope_filtered and self.filtered is not None)))
         problem = self._problem()
         mismatch = self.follower.disagreement() if fmt == "tfrecord" else None
-        self.note.setStyleSheet(ERROR_STYLE if problem or mismatch else HINT_STYLE)
+        self.note.setStyleSheet(palette.ERROR_STYLE if problem or mismatch else palette.HINT_STYLE)
         self.note.setText(problem or (mismatch and f"{mismatch}: TensorFlow readers pick the compression by the name")
                           or {
             "tfrecord": "Records as shown, edits included; TensorFlow reads the file as is.",
@@ -316,7 +316,7 @@ class ExportDialog(QDialog):
         worker, self.worker = self.worker, None
         _dispose(worker)
         self.message = f"export failed: {message}"
-        self.status.setText(f"<span style='{ERROR_STYLE}'>{self.message}</span>")
+        self.status.setText(f"<span style='{palette.ERROR_STYLE}'>{self.message}</span>")
         self._update()
         self.export_finished.emit(None)
 

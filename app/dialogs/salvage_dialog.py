@@ -34,7 +34,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.dialogs.save_names import CompressionFollower, settle_name
-from app.style.palette import BAD_COLOR, MUTED_COLOR, OK_COLOR
+from app.style import palette
 from app.workers.worker import GeneratorWorker
 from codec.format.framing import Compression
 from codec.index.scan import IndexProgress
@@ -308,7 +308,7 @@ class SalvageDialog(QDialog):
             written = isinstance(last, SalvageStep) and last.phase == "write" and last.progress.done
             what = "the copy had already been written" if written else \
                 f"nothing was written ({html.escape(self.output_path())} is as it was)"
-            self.status.setText(f"<span style='color:{MUTED_COLOR}'>Cancelled: {what}.</span>")
+            self.status.setText(f"<span style='color:{palette.MUTED_COLOR}'>Cancelled: {what}.</span>")
             self._fit()
             self.salvage_finished.emit(None)
         self._maybe_close()
@@ -340,7 +340,7 @@ class SalvageDialog(QDialog):
 
     def _show_error(self, message: str) -> None:
         self.error = message
-        self.status.setText(f"<span style='color:{BAD_COLOR}'>{html.escape(message)}</span>")
+        self.status.setText(f"<span style='color:{palette.BAD_COLOR}'>{html.escape(message)}</span>")
         self._fit()
 
     @staticmethod
@@ -348,18 +348,18 @@ class SalvageDialog(QDialog):
         """The report: kept, dropped, included on request, and what was not records at all."""
         r = result.report
         kind = "plain" if result.compression is Compression.NONE else result.compression.value.upper()
-        lines = [f"<b style='color:{OK_COLOR}'>✓ Wrote {html.escape(r.output)}</b> ({kind})",
+        lines = [f"<b style='color:{palette.OK_COLOR}'>✓ Wrote {html.escape(r.output)}</b> ({kind})",
                  f"Kept <b>{r.kept:,}</b> record{'' if r.kept == 1 else 's'}, dropped <b>{len(r.dropped):,}</b>."]
         if r.dropped:
             lines.append("Dropped: " + html.escape(_listing(r.dropped)))
         if r.included_damaged:
-            lines.append(f"<span style='color:{BAD_COLOR}'>Included {len(r.included_damaged):,} damaged "
+            lines.append(f"<span style='color:{palette.BAD_COLOR}'>Included {len(r.included_damaged):,} damaged "
                          f"record{'' if len(r.included_damaged) == 1 else 's'} on request: "
                          f"{html.escape(_listing(r.included_damaged))}</span>")
         if result.source_problems:
             lost = f"; {result.lost_bytes:,} bytes belonged to no record and were not copied" \
                 if result.lost_bytes else ""
-            lines.append(f"<span style='color:{MUTED_COLOR}'>The source has {result.source_problems:,} "
+            lines.append(f"<span style='color:{palette.MUTED_COLOR}'>The source has {result.source_problems:,} "
                          f"problem{'' if result.source_problems == 1 else 's'}{lost}.</span>")
         return "<br>".join(lines)
 

@@ -13,7 +13,7 @@ from typing import Any, Callable, Sequence
 from PySide6.QtCore import QObject
 from PySide6.QtWidgets import QComboBox, QLabel, QLineEdit, QMessageBox, QWidget
 
-from app.style.palette import ERROR_STYLE, HINT_STYLE
+from app.style import palette
 from codec.format.framing import Compression, name_disagrees
 
 COMPRESSED_SUFFIXES = (".gz", ".gzip", ".zz", ".zlib")
@@ -83,7 +83,7 @@ class CompressionFollower(QObject):
         if self.note is None:
             return
         problem = self.disagreement()
-        self.note.setStyleSheet(ERROR_STYLE if problem else HINT_STYLE)
+        self.note.setStyleSheet(palette.ERROR_STYLE if problem else palette.HINT_STYLE)
         self.note.setText(problem + ": TensorFlow readers pick the compression by the name" if problem else
                           ("" if self.chosen else FOLLOW_HINT))
 

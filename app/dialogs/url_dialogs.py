@@ -12,7 +12,7 @@ from typing import Sequence
 
 from PySide6.QtWidgets import QComboBox, QDialog, QDialogButtonBox, QLabel, QMessageBox, QVBoxLayout, QWidget
 
-from app.style.palette import ERROR_STYLE, HINT_STYLE
+from app.style import palette
 from codec.errors import TFRecordError, UsageError
 from codec.storage.remote import is_url
 from codec.storage.remote_write import check_writable_url
@@ -61,9 +61,9 @@ class OpenUrlDialog(QDialog):
         self.combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
         hint_label = QLabel(hint)
         hint_label.setWordWrap(True)
-        hint_label.setStyleSheet(HINT_STYLE)
+        hint_label.setStyleSheet(palette.HINT_STYLE)
         self.error_label = QLabel()
-        self.error_label.setStyleSheet(ERROR_STYLE)
+        self.error_label.setStyleSheet(palette.ERROR_STYLE)
         self.error_label.setWordWrap(True)
         self.buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Open | QDialogButtonBox.StandardButton.Cancel)
         self.buttons.accepted.connect(self.accept)

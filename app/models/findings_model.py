@@ -14,8 +14,7 @@ from typing import Any, Sequence
 from PySide6.QtCore import QAbstractItemModel, QModelIndex, QPersistentModelIndex, Qt
 from PySide6.QtGui import QFont
 
-from app.style import icons
-from app.style.palette import ERROR_TEXT, MUTED_TEXT, WARN_TEXT
+from app.style import icons, palette
 
 _Index = QModelIndex | QPersistentModelIndex
 
@@ -211,7 +210,7 @@ class FindingsModel(QAbstractItemModel):
                 lines.append(f"… {len(refs) - TIP_REFS:,} more")
             return "\n".join(lines)
         if role == Qt.ItemDataRole.ForegroundRole and column == RECORDS_COLUMN:
-            return MUTED_TEXT
+            return palette.MUTED_TEXT
         return None
 
     def _group_data(self, group: _Group, column: int, role: int) -> Any:
@@ -227,7 +226,7 @@ class FindingsModel(QAbstractItemModel):
         if role == Qt.ItemDataRole.DecorationRole and column == FINDING_COLUMN:
             return icons.icon("damaged" if group.severity == "error" else "warning")
         if role == Qt.ItemDataRole.ForegroundRole and column == FINDING_COLUMN:
-            return ERROR_TEXT if group.severity == "error" else WARN_TEXT
+            return palette.ERROR_TEXT if group.severity == "error" else palette.WARN_TEXT
         if role == Qt.ItemDataRole.ToolTipRole:
             return f"{group.check}: {n:,} finding" + ("" if n == 1 else "s") + \
                 f" naming {group.records:,} record" + ("" if group.records == 1 else "s")

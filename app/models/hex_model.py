@@ -12,7 +12,7 @@ from typing import Any
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QObject, QPersistentModelIndex, Qt
 from PySide6.QtGui import QColor
 
-from app.style.palette import MUTED_TEXT
+from app.style import palette
 from codec.format.crc import masked_crc
 from codec.format.framing import CRC, FOOTER_SIZE, HEADER, HEADER_SIZE, LENGTH, Compression
 from codec.sources.protocol import RecordReader
@@ -25,12 +25,12 @@ ROW_COLORS_ROLE = Qt.ItemDataRole.UserRole + 2  # per-byte (text, background, fo
 
 # Bands on a light theme: blue length, green CRC fields that hold, red ones
 # that do not, amber for a highlighted range; data bytes stay plain.
-LENGTH_BG = QColor(219, 234, 254)
-CRC_OK_BG = QColor(209, 250, 229)
-CRC_BAD_BG = QColor(254, 202, 202)
-CRC_UNKNOWN_BG = QColor(226, 232, 240)
-HIGHLIGHT_BG = QColor(253, 224, 130)
-ZERO_FG = QColor(160, 170, 184)
+LENGTH_BG = palette.HEX_LENGTH_BG  # the palette's QColors: they follow the theme in place
+CRC_OK_BG = palette.HEX_CRC_OK_BG
+CRC_BAD_BG = palette.HEX_CRC_BAD_BG
+CRC_UNKNOWN_BG = palette.HEX_CRC_UNKNOWN_BG
+HIGHLIGHT_BG = palette.HEX_HIGHLIGHT_BG
+ZERO_FG = palette.HEX_ZERO_FG
 
 
 @dataclass(frozen=True)
@@ -191,7 +191,7 @@ class HexModel(QAbstractTableModel):
             if role == Qt.ItemDataRole.DisplayRole:
                 return f"{self._rec.offset + start:,}"
             if role == Qt.ItemDataRole.ForegroundRole:
-                return MUTED_TEXT
+                return palette.MUTED_TEXT
             if role == Qt.ItemDataRole.TextAlignmentRole:
                 return Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
             if role == Qt.ItemDataRole.ToolTipRole:

@@ -15,8 +15,7 @@ from typing import Any
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
 
 from app.models.records_owner import RecordsOwner
-from app.style import icons
-from app.style.palette import DAMAGED_TEXT, RECOVERED_TEXT
+from app.style import icons, palette
 from codec.format.framing import HEADER_SIZE, Compression, Problem, ProblemKind
 from codec.format.problem_text import KIND_WORDS, explain_problem
 from codec.sources.protocol import RecordSource
@@ -200,7 +199,7 @@ class ProblemListModel(QAbstractTableModel):
         if role == Qt.ItemDataRole.TextAlignmentRole:
             return _RIGHT if col in (ProblemColumn.RECORD, ProblemColumn.OFFSET, ProblemColumn.COMPRESSED) else _LEFT
         if role == Qt.ItemDataRole.ForegroundRole and col == ProblemColumn.KIND:
-            return RECOVERED_TEXT if is_recovered(p) else DAMAGED_TEXT
+            return palette.RECOVERED_TEXT if is_recovered(p) else palette.DAMAGED_TEXT
         if role == Qt.ItemDataRole.DecorationRole and col == ProblemColumn.KIND:
             return icons.icon("warning" if is_recovered(p) else "damaged")
         return None

@@ -23,7 +23,7 @@ from typing import Any, Protocol
 
 import numpy as np
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, Qt, Signal, SignalInstance
-from PySide6.QtGui import QColor, QFont
+from PySide6.QtGui import QFont
 
 from app.models.column_choice import SAMPLE_RECORDS, FeatureFacts, SampleRows, ranked_keys
 from app.models.labels import EDITED_STATUS, GAP_STATUS, KIND_TEXT, LARGE_KIND, NO_KIND, STATUS_TEXT, UNREADABLE_KIND
@@ -31,8 +31,7 @@ from app.models.problem_notes import ProblemNotes, renumbered_note
 from app.models.records_owner import RecordsOwner
 from app.models.row_cache import RowCache
 from app.models.table_rows import LOADING_ROW, MAX_DECODE_BYTES, RowJob, TableRow, build_row, cell_text
-from app.style import icons
-from app.style.palette import ACCENT_TEXT, DAMAGED_TEXT, MUTED_TEXT, RECOVERED_TEXT
+from app.style import icons, palette
 from codec.decode.decoder import decode_record
 from codec.errors import FileChangedError
 from codec.format.framing import RecordStatus
@@ -71,9 +70,9 @@ STATUS_ROLE = Qt.ItemDataRole.UserRole + 1  # RecordStatus
 KIND_ROLE = Qt.ItemDataRole.UserRole + 2  # RecordKind, or None when unreadable/truncated
 
 # Translucent tints read on light and dark palettes alike.
-DAMAGED_TINT = QColor(229, 57, 53, 56)
-RECOVERED_TINT = QColor(251, 140, 0, 48)
-GAP_TINT = QColor(251, 192, 45, 40)  # the first record found after skipped bytes (numbered as found)
+DAMAGED_TINT = palette.DAMAGED_TINT  # the palette's QColors: they follow the theme in place
+RECOVERED_TINT = palette.RECOVERED_TINT
+GAP_TINT = palette.GAP_TINT  # the first record found after skipped bytes (numbered as found)
 
 REMOTE_CACHE_ROWS = 4096  # a remote source's rows cost a round trip each: more of them are kept
 LOADING_TEXT = "…"
@@ -372,12 +371,12 @@ class RecordTableModel(QAbstractTableModel):
             if col != Column.STATUS:
                 return None
             if self.is_edited(i) if edited is None else edited:
-                return ACCENT_TEXT
+                return palette.ACCENT_TEXT
             if status.damaged:
-                return RECOVERED_TEXT if status is RecordStatus.LENGTH_CRC else DAMAGED_TEXT
+                return palette.RECOVERED_TEXT if status is RecordStatus.LENGTH_CRC else palette.DAMAGED_TEXT
             if status is RecordStatus.WRITING:
-                return MUTED_TEXT
-            return RECOVERED_TEXT if gap else None
+                return palette.MUTED_TEXT
+            return palette.RECOVERED_TEXT if gap else None
         if role == Qt.ItemDataRole.DecorationRole:
             if col == Column.INDEX:  # the numbering jumps here: records lost in the damage are not counted
                 return icons.icon("warning") if gap else None

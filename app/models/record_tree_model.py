@@ -25,7 +25,7 @@ from PySide6.QtCore import QAbstractItemModel, QModelIndex, QObject, QPersistent
 from PySide6.QtGui import QFont, QFontDatabase
 
 from app.models.value_text import LabelSource, edit_text, json_value, node_json, type_text, value_name, value_text
-from app.style.palette import ACCENT_TEXT, MUTED_TEXT
+from app.style import palette
 from codec.datasets.tfds import with_decoded_tensors
 from codec.decode.decoder import DecodedRecord, RecordKind, TreeNode, is_text, value_count, value_node
 from codec.editing.record_editor import parse_value
@@ -338,7 +338,7 @@ class RecordTreeModel(QAbstractItemModel):
         if role == Qt.ItemDataRole.FontRole and column == 2:
             return self._mono
         if role == Qt.ItemDataRole.ForegroundRole and column == 1:
-            return MUTED_TEXT
+            return palette.MUTED_TEXT
         return None
 
     def _more_data(self, index: _Index, column: int, role: int) -> Any:
@@ -346,7 +346,7 @@ class RecordTreeModel(QAbstractItemModel):
         if role == Qt.ItemDataRole.DisplayRole:
             return f"… {hidden:,} more  (click to show {min(hidden, NEXT_CHUNK):,})" if column == 0 else None
         if role == Qt.ItemDataRole.ForegroundRole:
-            return ACCENT_TEXT
+            return palette.ACCENT_TEXT
         if role == Qt.ItemDataRole.FontRole:
             return self._italic
         if role == Qt.ItemDataRole.ToolTipRole:

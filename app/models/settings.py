@@ -90,6 +90,14 @@ class Settings:
     def save_splitter(self, state: QByteArray) -> None:
         self._q.setValue("window/splitter", state)
 
+    def theme(self) -> str:
+        """View > Theme: "system" (the default), "light" or "dark"."""
+        value = str(self._q.value("view/theme", "system", type=str))
+        return value if value in ("system", "light", "dark") else "system"
+
+    def set_theme(self, theme: str) -> None:
+        self._q.setValue("view/theme", theme)
+
     def last_directory(self) -> str:
         return str(self._q.value("recent/directory", "", type=str))
 

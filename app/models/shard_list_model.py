@@ -12,9 +12,8 @@ import re
 from typing import Any
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, Qt
-from PySide6.QtGui import QColor
 
-from app.style import icons
+from app.style import icons, palette
 from codec.sources.shard_set import ShardSet
 
 HEADERS = ("Shard", "Records", "State", "Split")
@@ -22,7 +21,7 @@ NAME, RECORDS, STATE, SPLIT = range(4)  # column ids; a TFDS set shows SPLIT fir
 WAITING, INDEXING, INDEXED, UNUSABLE, NEXT = "waiting", "indexing…", "indexed", "unusable", "next"
 SEPARATORS = "-_."
 _RIGHT = Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
-WAITING_TEXT = QColor(128, 128, 128)
+WAITING_TEXT = palette.MUTED_TEXT
 _SHARD_NUMBER = re.compile(r"\d{5}-of-\d{5}$")  # TFDS shard names end so: NAME-SPLIT.tfrecord-00003-of-00016
 
 

@@ -33,7 +33,7 @@ from app.models.problem_list_model import ProblemListModel, is_recovered, proble
 from app.models.record_table_model import RECORD_ROLE
 from app.shell.row_selection import RowSelection
 from app.shell.session import TabSession
-from app.style.palette import BAD_COLOR, MUTED_COLOR
+from app.style import palette
 from app.views.corruption_map import CorruptionMap, Mark
 from app.views.problems_panel import ProblemsPanel
 from app.views.record_detail import HEX_TAB, RecordDetail
@@ -46,8 +46,9 @@ from codec.sources.protocol import RecordSource
 SPAN_LIMIT = 64 << 10
 # More marks than this are merged with their neighbours (a map is ~1000 pixels tall).
 MAP_RESOLUTION = 4000
-PANEL_HEIGHT = 170
-PANEL_MIN_ROWS = 3  # rows the panel opens with at least
+PANEL_MIN_ROWS = 3  # rows the panel opens with at least...
+PANEL_MAX_ROWS = 12  # ...and at most, within PANEL_SHARE of the tab's height
+PANEL_SHARE = 0.3
 
 
 def merge_marks(marks: list[Mark], extent: int, resolution: int = MAP_RESOLUTION) -> list[Mark]:
@@ -167,10 +168,10 @@ class CorruptionTools(QObject):
         if on and self.splitter is not None:
             total = sum(self.splitter.sizes()) or self.splitter.height()
             table = self.panel.table
-            rows = max(self.model.rowCount(), PANEL_MIN_ROWS)  # a few problems: a short panel
+            rows = min(max(self.model.rowCount(), PANEL_MIN_ROWS), PANEL_MAX_ROWS)  # a few problems: a short panel
             needed = (self.panel.sizeHint().height() - table.sizeHint().height() + table.horizontalHeader().height()
                       + rows * table.verticalHeader().defaultSectionSize() + 2 * table.frameWidth() + 4)
-            height = min(PANEL_HEIGHT, needed, max(80, total // 3))
+            height = min(needed, max(80, int(total * PANEL_SHARE)))
             self.splitter.setSizes([max(1, total - height), height])
         self.panel_visibility_changed.emit(on)
 
@@ -413,13 +414,13 @@ class CorruptionTools(QObject):
 
     def _skipped_html(self, problem: Problem, row: int, shown: int, where: str) -> str:
         last = problem.offset + problem.size - 1
-        lines = [(f"<b style='color:{BAD_COLOR}'>Damaged bytes {problem.offset:,}–{last:,}</b> "
+        lines = [(f"<b style='color:{palette.BAD_COLOR}'>Damaged bytes {problem.offset:,}–{last:,}</b> "
                   f"({problem.size:,} bytes that belong to no record, {html.escape(where)})"),
                  html.escape(problem.detail)]
         if problem.compressed_offset is not None:
             lines.append(f"The compressed stream broke at byte {problem.compressed_offset:,} of the file.")
         if shown < problem.size:
-            lines.append(f"<span style='color:{MUTED_COLOR}'>first {shown:,} bytes shown</span>")
-        lines.append(f"<span style='color:{MUTED_COLOR}'>The table shows record {row:,}, the nearest record "
+            lines.append(f"<span style='color:{palette.MUTED_COLOR}'>first {shown:,} bytes shown</span>")
+        lines.append(f"<span style='color:{palette.MUTED_COLOR}'>The table shows record {row:,}, the nearest record "
                      "found; click it there to see its own bytes.</span>")
         return "<br>".join(lines)

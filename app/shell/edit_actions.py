@@ -23,6 +23,7 @@ from app.dialogs.export_dialog import ExportDialog
 from app.models.settings import Settings, full_path
 from app.shell.file_tab import FileTab
 from app.shell.remote_saving import RemoteSaves
+from app.style import palette
 from app.views.action_state import set_enabled
 from app.views.undo_history import UndoHistoryDock
 from codec.errors import TFRecordError
@@ -69,7 +70,7 @@ class EditActions(QObject):
         view_menu.addSeparator()
         view_menu.addAction(history_action)
         self.mode_label = QLabel()
-        self.mode_label.setStyleSheet("color: rgb(100, 116, 139);")
+        palette.follow(self.mode_label, lambda: palette.HINT_STYLE)
         window.statusBar().addPermanentWidget(self.mode_label)
         self.refresh()  # no file yet: the actions are off, saying why
 

@@ -31,6 +31,7 @@ from app.shell.check_actions import CheckActions
 from app.shell.damage_actions import DamageActions
 from app.shell.disk_watch import DiskWatch
 from app.shell.edit_actions import EditActions
+from app.shell.file_dialogs import FileDialogSizer
 from app.shell.file_tab import FileTab
 from app.shell.help_actions import HelpActions
 from app.shell.payload_actions import PayloadActions
@@ -41,6 +42,7 @@ from app.shell.shard_set_tab import ShardSetTab
 from app.shell.status_bar import TabStatusBar
 from app.shell.tab_messages import TabMessages
 from app.shell.tab_state import TabState
+from app.shell.theme_actions import ThemeActions
 from app.shell.toolbar import make_toolbar
 from app.shell.url_opening import UrlOpening, UrlOpenings
 from app.shell.window_tabs import WindowMenu, WindowTabs
@@ -210,6 +212,8 @@ class MainWindow(QMainWindow):
         view_menu.addAction(self.follow_action)
         view_menu.addAction(self.fullscreen_action)
         self.view_menu = view_menu  # View > Toolbar joins it
+        self.theme = ThemeActions(self, self.settings, view_menu, refresh=self._refresh_status)
+        self.file_dialogs = FileDialogSizer(self)  # Qt's own file dialogs: a sensible size, dates in full
         go_menu = mb.addMenu("&Go")
         go_menu.addAction(self.goto_action)
         go_menu.addSeparator()

@@ -15,7 +15,7 @@ from PySide6.QtCore import QObject, Qt
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QDockWidget, QLabel, QMainWindow, QMenu, QStackedWidget, QWidget
 
-from app.style.palette import MUTED_COLOR
+from app.style import palette
 from app.views.action_state import set_enabled
 
 DOCK_SHARE = 0.35  # of the window's height, when a dock first opens
@@ -31,7 +31,7 @@ class PanelDock(QDockWidget):
         self.stack = QStackedWidget(self)
         self.hint = QLabel(hint, self.stack)
         self.hint.setAlignment(Qt.AlignmentFlag.AlignCenter)
-        self.hint.setStyleSheet(f"color: {MUTED_COLOR};")
+        palette.follow(self.hint, lambda: palette.HINT_STYLE)
         self.stack.addWidget(self.hint)
         self.setWidget(self.stack)
 

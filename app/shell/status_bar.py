@@ -10,7 +10,8 @@ from PySide6.QtWidgets import QLabel, QProgressBar, QStatusBar, QToolButton
 
 from app.models.labels import COMPRESSION_TEXT
 from app.shell.tab_state import TabState
-from app.style import icons
+from app.style import icons, palette
+from app.style.elided_label import ElidedLabel
 from app.views.start_page import human_size
 
 FETCH_REFRESH_MS = 500  # the fetched bytes and throughput, while the tab shown reads a URL
@@ -48,6 +49,11 @@ class TabStatusBar(QObject):
         self.cancel_button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
         self.cancel_button.setAutoRaise(True)
         self.cancel_button.setToolTip("Stop indexing (Esc); the records found so far stay")
+        # The bar's message in a label of its own, first and stretching: elided, never under the fields
+        # beside it (QStatusBar paints a message only left of its first permanent widget: no room here).
+        self.message_label = ElidedLabel()
+        bar.addPermanentWidget(self.message_label, 1)
+        bar.messageChanged.connect(self.message_label.setText)
         self.widgets = (self.progress, self.records_label, self.fetch_label, self.problems_label,
                         self.payload_label, self.compression_label, self.size_label, self.cancel_button)
         for widget in self.widgets:
@@ -87,11 +93,11 @@ class TabStatusBar(QObject):
         self.records_label.setToolTip(s.error or "")
         if s.problems:
             text = f"⚠ {s.problems:,} problem" + ("" if s.problems == 1 else "s")
-            style = "color: rgb(211, 47, 47); font-weight: bold;"
+            style = f"color: {palette.DAMAGED_TEXT.name()}; font-weight: bold;"
             tip = "Damaged records are marked in the table (F8: next damaged record)"
         else:
             text = "✓ all CRCs ok" if s.verified else "✓ headers ok"
-            style = "color: rgb(46, 158, 91);"
+            style = f"color: {palette.OK_COLOR};"
             tip = "" if s.verified else "Data CRCs not checked yet: File > Verify Checksums"
         self.problems_label.setText(text)
         self.problems_label.setToolTip(tip)

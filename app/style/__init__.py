@@ -1,1 +1,1 @@
-"""How the app looks: its colours and icons, shared by models and views."""
+"""How the app looks: its colours (light and dark) and icons, shared by models and views, and a label that elides."""

@@ -13,26 +13,36 @@ from PySide6.QtGui import QColor, QFont, QFontMetrics, QPainter, QPen
 from app.style import palette
 from codec.decode.images import BoundingBox
 
-# Saturated colours that stay distinct from each other on photos and on white.
+# Saturated colours that stay distinct from each other on photos and on white...
 BOX_COLORS = tuple(QColor(c) for c in (
     "#e6194b", "#3cb44b", "#4363d8", "#f58231", "#911eb4", "#00a3c4", "#f032e6", "#9a6324",
     "#469990", "#000075", "#808000", "#800000", "#bfef45", "#ff6f91"))
+# ...and in the dark theme the same hues lighter, the darkest (navy, maroon) traded for pale ones.
+DARK_BOX_COLORS = tuple(QColor(c) for c in (
+    "#ff4d6d", "#4cd964", "#6b8cff", "#ff9a4d", "#c77dff", "#22d3ee", "#f472f0", "#b07a3a",
+    "#5ec9bd", "#aaffc3", "#9ad0ff", "#ffd8b1", "#bfef45", "#ff9bb3"))
 BOX_SHADOW = QColor(0, 0, 0, 120)
 INVALID_NOTE = "invalid box"  # the chip and tooltip of a box with min > max, outside the image or no area
+
+
+def box_colors() -> tuple[QColor, ...]:
+    """The theme's box colours."""
+    return DARK_BOX_COLORS if palette.is_dark() else BOX_COLORS
 
 
 def label_colors(labels: list[str | None]) -> dict[str | None, QColor]:
     """A colour per label: stable across records (by hash), distinct within one."""
     colors: dict[str | None, QColor] = {}
     used: set[int] = set()
+    choices = box_colors()
     for label in dict.fromkeys(labels):
-        k = zlib.crc32((label or "").encode("utf-8")) % len(BOX_COLORS)
-        for _ in range(len(BOX_COLORS)):
+        k = zlib.crc32((label or "").encode("utf-8")) % len(choices)
+        for _ in range(len(choices)):
             if k not in used:
                 break
-            k = (k + 1) % len(BOX_COLORS)
+            k = (k + 1) % len(choices)
         used.add(k)
-        colors[label] = BOX_COLORS[k]
+        colors[label] = choices[k]
     return colors
 
 

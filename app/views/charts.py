@@ -9,11 +9,14 @@ from __future__ import annotations
 from PySide6.QtCore import QRectF, Qt
 from PySide6.QtGui import QColor, QFont, QFontMetricsF, QPainter, QPen
 
-BAR_COLOR = QColor("#3b82f6")
-BAR_ALT_COLOR = QColor("#f59e0b")
-AXIS_COLOR = QColor("#94a3b8")
-LABEL_COLOR = QColor("#475569")
-TRACK_COLOR = QColor(148, 163, 184, 45)
+from app.style import palette
+
+# The palette's own QColors, changed in place when the theme changes.
+BAR_COLOR = palette.CHART_BAR
+BAR_ALT_COLOR = palette.CHART_BAR_ALT
+AXIS_COLOR = palette.CHART_AXIS
+LABEL_COLOR = palette.CHART_LABEL
+TRACK_COLOR = palette.CHART_TRACK
 MIN_BAR_PX = 1.5  # a non-zero count is always visible
 
 

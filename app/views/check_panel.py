@@ -27,8 +27,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.models.findings_model import FindingsModel, check_title
-from app.style import icons
-from app.style.palette import ERROR_COLOR, MUTED_COLOR, OK_COLOR
+from app.style import icons, palette
 from app.views.action_state import set_enabled
 from app.views.finding_compare import FindingCompare
 
@@ -60,7 +59,7 @@ class CheckPanel(QWidget):
         self.checks = checks
         self.model = FindingsModel(self)
         self.summary = QLabel(HINT, self)
-        self.summary.setStyleSheet(f"color: {MUTED_COLOR};")
+        self.summary.setStyleSheet(f"color: {palette.MUTED_COLOR};")
         self.summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.run_button = self._button("Run Check", "Run every chosen check over the whole dataset",
                                        self.run_requested.emit)
@@ -201,13 +200,13 @@ class CheckPanel(QWidget):
         for button in (self.run_button, self.checks_button, self.others_button):
             button.setEnabled(not running)
 
-    def _say(self, text: str, color: str = MUTED_COLOR) -> None:
+    def _say(self, text: str, color: str | None = None) -> None:
         self.summary.setText(text)
-        self.summary.setStyleSheet(f"color: {color};")
+        self.summary.setStyleSheet(f"color: {color or palette.MUTED_COLOR};")
 
     def set_idle(self, text: str = HINT) -> None:
         """Nothing found yet (or the findings were dropped): the hint, or why."""
-        self._summary = ("", MUTED_COLOR)  # of the findings shown
+        self._summary = ("", palette.MUTED_COLOR)  # of the findings shown
         self._show_running(False)
         self.model.clear()
         self._say(text)
@@ -228,15 +227,15 @@ class CheckPanel(QWidget):
         self._show_running(False)
         self.model.set_report(report, order)
         findings = self.model.findings()
-        color = OK_COLOR if not findings else (ERROR_COLOR if any(f.severity == "error" for f in findings)
-                                               else MUTED_COLOR)
+        color = palette.OK_COLOR if not findings else (palette.ERROR_COLOR if any(f.severity == "error" for f in findings)
+                                               else palette.MUTED_COLOR)
         self._summary = (("✓ " if not findings else "") + self.model.summary(), color)
         self._say(*self._summary)
 
     def set_stopped(self, text: str) -> None:
         """The run was cancelled or failed: no findings are shown (a part of them would mislead)."""
         self.set_idle(text)
-        self._say(text, ERROR_COLOR if text.startswith("check failed") else MUTED_COLOR)
+        self._say(text, palette.ERROR_COLOR if text.startswith("check failed") else palette.MUTED_COLOR)
 
     def set_note(self, text: str) -> None:
         """A remark after the last check's summary (what it did not see...)."""

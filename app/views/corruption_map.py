@@ -19,7 +19,7 @@ from PySide6.QtCore import QEvent, QRect, QSize, Qt, Signal
 from PySide6.QtGui import QBrush, QColor, QMouseEvent, QPainter, QPaintEvent, QPalette, QPen
 from PySide6.QtWidgets import QToolTip, QWidget
 
-from app.style.palette import DAMAGED_TEXT
+from app.style import palette
 from codec.format.framing import Problem
 
 STRIP_WIDTH = 16
@@ -27,10 +27,11 @@ MARGIN = 2  # pixels above the first and below the last byte
 SNAP_PIXELS = 4  # a click this close to a mark picks the mark
 MIN_MARK_PIXELS = 3
 
-GROOVE = QColor(148, 163, 184, 40)
-KNOWN = QColor(34, 197, 94, 45)
-RECOVERED = QColor(234, 140, 0)
-CURRENT = QColor(30, 41, 59)
+# The palette's own QColors, changed in place when the theme changes.
+GROOVE = palette.MAP_GROOVE
+KNOWN = palette.MAP_KNOWN
+RECOVERED = palette.MAP_RECOVERED
+CURRENT = palette.MAP_CURRENT
 
 
 @dataclass(frozen=True)
@@ -164,7 +165,7 @@ class CorruptionMap(QWidget):
                 p.setPen(QPen(band, 1))
                 p.drawRect(rect.adjusted(0, 0, -1, -1))
             for mark in self._marks:
-                p.fillRect(self._mark_rect(mark), RECOVERED if mark.recovered else DAMAGED_TEXT)
+                p.fillRect(self._mark_rect(mark), RECOVERED if mark.recovered else palette.DAMAGED_TEXT)
             if self._current is not None:
                 y = self.y_for_offset(self._current[0])
                 p.fillRect(QRect(0, max(0, y - 1), w, 3), CURRENT)

@@ -40,8 +40,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.models.filtered_table_model import FilteredTableModel
-from app.style import icons
-from app.style.palette import ERROR_COLOR, MUTED_COLOR, NOTE_COLOR
+from app.style import icons, palette
 from app.views.filter_help import TOOLTIP, help_menu
 from app.workers.pass_runner import PassRunner
 from codec.index.scan import IndexProgress
@@ -144,7 +143,7 @@ class FilterBar(QWidget):
         self.progress.setMaximumWidth(110)
         self.progress.setMaximumHeight(14)
         self.count_label = QLabel(self)
-        self.count_label.setStyleSheet(f"color: {MUTED_COLOR};")
+        palette.follow(self.count_label, lambda: palette.HINT_STYLE)
         self.count_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.error_label = QLabel(self)
         self.error_label.setTextFormat(Qt.TextFormat.RichText)
@@ -352,7 +351,7 @@ class FilterBar(QWidget):
             run.stop_at(None)
             self._stopped = run
         self._update_count()
-        self.error_label.setText(f"<span style='color:{ERROR_COLOR}'>filter failed: {html.escape(error)}</span>")
+        self.error_label.setText(f"<span style='color:{palette.ERROR_COLOR}'>filter failed: {html.escape(error)}</span>")
         self.error_label.show()
         self.message.emit(f"filter failed: {error}")
 
@@ -383,10 +382,10 @@ class FilterBar(QWidget):
         expression, caret = format_error(text, exc).split("\n")
         self.error_label.setText(
             f"<pre style='margin:0'>{html.escape(expression)}\n"
-            f"<span style='color:{ERROR_COLOR}'>{html.escape(caret)} {html.escape(str(exc))}</span></pre>")
+            f"<span style='color:{palette.ERROR_COLOR}'>{html.escape(caret)} {html.escape(str(exc))}</span></pre>")
         self.error_label.setToolTip(str(exc))
         self.error_label.show()
-        self.edit.setStyleSheet(f"QLineEdit {{ border: 1px solid {ERROR_COLOR}; }}")
+        self.edit.setStyleSheet(f"QLineEdit {{ border: 1px solid {palette.ERROR_COLOR}; }}")
         self.edit.setCursorPosition(min(exc.position, len(text)))
         self.message.emit(f"filter: {exc}")
 
@@ -402,7 +401,7 @@ class FilterBar(QWidget):
         caret = " " * min(max(first.position, 0), len(line)) + "^"
         self.error_label.setText(
             f"<pre style='margin:0'>{html.escape(line)}\n"
-            f"<span style='color:{NOTE_COLOR}'>{html.escape(caret)} {html.escape(note)}</span></pre>")
+            f"<span style='color:{palette.NOTE_COLOR}'>{html.escape(caret)} {html.escape(note)}</span></pre>")
         self.error_label.setToolTip(note)
         self.error_label.show()
         self.message.emit(f"filter: {note}")
@@ -511,7 +510,7 @@ class EmptyState(QLabel):
         self.setTextFormat(Qt.TextFormat.RichText)
         self.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.setWordWrap(True)
-        self.setStyleSheet(f"color: {MUTED_COLOR}; padding: 24px;")
+        self.setStyleSheet(f"color: {palette.MUTED_COLOR}; padding: 24px;")
         self.setTextInteractionFlags(Qt.TextInteractionFlag.LinksAccessibleByMouse
                                      | Qt.TextInteractionFlag.TextSelectableByMouse)
         self.linkActivated.connect(lambda _link: bar.clear())

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Sequence
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QBrush, QColor, QFont
+from PySide6.QtGui import QBrush, QFont
 from PySide6.QtWidgets import (
     QCheckBox,
     QHBoxLayout,
@@ -28,13 +28,13 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.style.palette import CAPTION_COLOR, ERROR_COLOR, MUTED_COLOR, MUTED_TEXT
+from app.style import palette
 from app.views.image_preview import ImagePreview
 from codec.decode.decoder import DecodedRecord, feature_cell, feature_values, record_feature_lists, record_features
 
 MAX_COMPARED = 4  # records shown side by side; a larger finding says how many more it has
 CELL_CHARS = 60
-DIFF_BG = QColor(254, 243, 199)  # a feature whose values differ between the records
+DIFF_BG = palette.DIFF_BG  # a feature whose values differ between the records
 ABSENT_TEXT = "—"
 IMAGES_SHARE = 0.66  # of the height, for the images over the feature table
 
@@ -104,7 +104,7 @@ class _RecordColumn(QWidget):
         self.title.setText(f"<b>{html.escape(record.title)}</b>")
         note = record.error or record.note
         self.note.setText(note or "")
-        self.note.setStyleSheet(f"color: {ERROR_COLOR if record.error else MUTED_COLOR};")
+        self.note.setStyleSheet(f"color: {palette.ERROR_COLOR if record.error else palette.MUTED_COLOR};")
         self.note.setVisible(bool(note))
         self.images.set_record(record.decoded, labels=record.labels)
 
@@ -121,7 +121,7 @@ class FindingCompare(QWidget):
         self._waiting: set[int] = set()
         self._differ: set[str] = set()
         self.heading = QLabel(self)
-        self.heading.setStyleSheet(f"color: {CAPTION_COLOR};")
+        palette.follow(self.heading, lambda: f"color: {palette.CAPTION_COLOR};")
         self.heading.setWordWrap(True)
         self.row = QWidget(self)
         self.row_layout = QHBoxLayout(self.row)
@@ -131,7 +131,7 @@ class FindingCompare(QWidget):
         self.only_differences.setToolTip("Hide the features that are the same in every record shown")
         self.only_differences.toggled.connect(self._filter_rows)
         self.diff_label = QLabel(self)
-        self.diff_label.setStyleSheet(f"color: {MUTED_COLOR};")
+        palette.follow(self.diff_label, lambda: palette.HINT_STYLE)
         self.table = QTreeWidget(self)
         self.table.setRootIsDecorated(False)
         self.table.setUniformRowHeights(True)
@@ -236,7 +236,7 @@ class FindingCompare(QWidget):
             for c, text in enumerate(cells, start=1):
                 item.setToolTip(c, text)
                 if text == ABSENT_TEXT:
-                    item.setForeground(c, QBrush(MUTED_TEXT))
+                    item.setForeground(c, QBrush(palette.MUTED_TEXT))
             if key in differ:
                 for c in range(len(cells) + 1):
                     item.setBackground(c, QBrush(DIFF_BG))

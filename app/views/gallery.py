@@ -33,8 +33,7 @@ from PySide6.QtWidgets import (
 from app.models.filtered_table_model import FilteredTableModel
 from app.models.gallery_model import DEFAULT_SIDE, TILE_ROLE, GalleryModel, Tile
 from app.models.stretch_preference import stretch_mode, stretch_preference
-from app.style import icons
-from app.style.palette import CANVAS_BG, DAMAGED_TEXT, ERROR_BG, ERROR_TEXT, MUTED_TEXT
+from app.style import icons, palette
 from app.views.box_painting import paint_boxes
 from app.views.image_preview import STRETCH_TIP
 from app.workers.background import PoolJobs
@@ -113,16 +112,16 @@ class GalleryDelegate(QStyledItemDelegate):
         cell = QRectF(tile_rect).adjusted(1, 1, -1, -1)
         selected = bool(option.state & QStyle.StateFlag.State_Selected)
         hovered = bool(option.state & QStyle.StateFlag.State_MouseOver)
-        palette = option.palette
+        qpal = option.palette
         if selected:
-            highlight = QColor(palette.highlight().color())
+            highlight = QColor(qpal.highlight().color())
             highlight.setAlpha(70)
             painter.setRenderHint(QPainter.RenderHint.Antialiasing)
-            painter.setPen(QPen(palette.highlight().color(), 2))
+            painter.setPen(QPen(qpal.highlight().color(), 2))
             painter.setBrush(highlight)
             painter.drawRoundedRect(cell, 6, 6)
         elif hovered:
-            hover = QColor(palette.highlight().color())
+            hover = QColor(qpal.highlight().color())
             hover.setAlpha(25)
             painter.setPen(Qt.PenStyle.NoPen)
             painter.setBrush(hover)
@@ -163,20 +162,20 @@ class GalleryDelegate(QStyledItemDelegate):
         painter.setRenderHint(QPainter.RenderHint.Antialiasing)
         inner = box.adjusted(4, 4, -4, -4)
         if tile.state in ("error", "unreadable") or (tile.state == "none" and tile.status.damaged):
-            painter.setPen(QPen(ERROR_TEXT, 1.2, Qt.PenStyle.DashLine))
-            painter.setBrush(ERROR_BG)
+            painter.setPen(QPen(palette.ERROR_TEXT, 1.2, Qt.PenStyle.DashLine))
+            painter.setBrush(palette.ERROR_BG)
             painter.drawRoundedRect(inner, 4, 4)
-            painter.setPen(ERROR_TEXT)
+            painter.setPen(palette.ERROR_TEXT)
             text = {"error": "cannot decode", "unreadable": "cannot read"}.get(tile.state, "damaged record")
         elif tile.state == "none":
-            painter.setPen(QPen(QColor(203, 213, 225), 1.2, Qt.PenStyle.DashLine))
+            painter.setPen(QPen(palette.TILE_FRAME, 1.2, Qt.PenStyle.DashLine))
             painter.setBrush(Qt.BrushStyle.NoBrush)
             painter.drawRoundedRect(inner, 4, 4)
-            painter.setPen(MUTED_TEXT)
+            painter.setPen(palette.MUTED_TEXT)
             text = "no image"
         else:
             painter.setPen(Qt.PenStyle.NoPen)
-            painter.setBrush(CANVAS_BG)
+            painter.setBrush(palette.CANVAS_BG)
             painter.drawRoundedRect(inner, 4, 4)
             return
         painter.setFont(self._small)
@@ -189,7 +188,7 @@ class GalleryDelegate(QStyledItemDelegate):
         painter.setFont(self._small)
         small = QFontMetrics(self._small)
         nw = small.horizontalAdvance(number) + 6
-        painter.setPen(DAMAGED_TEXT if tile.status.damaged else MUTED_TEXT)
+        painter.setPen(palette.DAMAGED_TEXT if tile.status.damaged else palette.MUTED_TEXT)
         painter.drawText(rect, Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter, number)
         if not tile.caption:
             return
@@ -201,14 +200,14 @@ class GalleryDelegate(QStyledItemDelegate):
 
     def _paint_damage(self, painter: QPainter, box: QRectF, status: RecordStatus) -> None:
         painter.setRenderHint(QPainter.RenderHint.Antialiasing)
-        painter.setPen(QPen(DAMAGED_TEXT, 2.5))
+        painter.setPen(QPen(palette.DAMAGED_TEXT, 2.5))
         painter.setBrush(Qt.BrushStyle.NoBrush)
         painter.drawRoundedRect(box.adjusted(1, 1, -1, -1), 4, 4)
         size = max(14, min(22, int(self.side / 6)))
         badge = QRect(int(box.right()) - size - 3, int(box.top()) + 3, size, size)
         path = QPainterPath()
         path.addEllipse(QRectF(badge).adjusted(-2, -2, 2, 2))
-        painter.fillPath(path, QColor(255, 255, 255, 220))
+        painter.fillPath(path, palette.TILE_LABEL_BG)
         icons.icon("warning" if status is RecordStatus.LENGTH_CRC else "damaged").paint(painter, badge)
 
 

@@ -33,7 +33,7 @@ from app.models.hex_model import (
     FramedRecord,
     HexModel,
 )
-from app.style.palette import BAD_COLOR, MUTED_COLOR, OK_COLOR
+from app.style import palette
 
 
 class _AsciiDelegate(QStyledItemDelegate):
@@ -102,15 +102,22 @@ class HexView(QWidget):
         layout.setSpacing(2)
         layout.addWidget(self.summary)
         layout.addWidget(self.table, 1)
+        self._record: FramedRecord | None = None
+        palette.changes.changed.connect(self._restyle)  # the summary's colours are in its text
 
     def set_record(self, rec: FramedRecord | None) -> None:
         """Show ``rec`` (see :func:`framed_record`); None empties the view."""
+        self._record = rec
         self.model.set_record(rec)
         self.summary.setText(self.summary_html(rec) if rec is not None else "")
         self.table.scrollToTop()
 
     def clear(self) -> None:
         self.set_record(None)
+
+    def _restyle(self, _theme: str) -> None:
+        if self._record is not None:
+            self.summary.setText(self.summary_html(self._record))
 
     def highlight(self, start: int, end: int) -> bool:
         """Mark bytes [start, end) (offsets as in the Offset column) and scroll to them.
@@ -134,23 +141,23 @@ class HexView(QWidget):
         parts = []
         length = rec.length
         if length is None:
-            return f'<span style="color:{BAD_COLOR}">header cut short: {len(rec.header)} of 12 bytes</span>'
+            return f'<span style="color:{palette.BAD_COLOR}">header cut short: {len(rec.header)} of 12 bytes</span>'
         parts.append(f"length <b>{length:,}</b>")
         stored = rec.stored_length_crc
         if rec.length_crc_ok:
-            parts.append(f'length CRC {stored:#010x} <span style="color:{OK_COLOR}">ok</span>')
+            parts.append(f'length CRC {stored:#010x} <span style="color:{palette.OK_COLOR}">ok</span>')
         else:
             parts.append(f"length CRC {stored:#010x} stored, {rec.computed_length_crc:#010x} computed: "
-                         f'<b style="color:{BAD_COLOR}">MISMATCH</b>')
+                         f'<b style="color:{palette.BAD_COLOR}">MISMATCH</b>')
         ok = rec.data_crc_ok
         if ok is None:
-            parts.append(f'<span style="color:{BAD_COLOR}">truncated: {len(rec.data):,} of {length:,} data bytes, '
+            parts.append(f'<span style="color:{palette.BAD_COLOR}">truncated: {len(rec.data):,} of {length:,} data bytes, '
                          f"no data CRC</span>")
         elif ok:
-            parts.append(f'data CRC {rec.stored_data_crc:#010x} <span style="color:{OK_COLOR}">ok</span>')
+            parts.append(f'data CRC {rec.stored_data_crc:#010x} <span style="color:{palette.OK_COLOR}">ok</span>')
         else:
             parts.append(f"data CRC {rec.stored_data_crc:#010x} stored, {rec.computed_data_crc:#010x} computed: "
-                         f'<b style="color:{BAD_COLOR}">MISMATCH</b>')
+                         f'<b style="color:{palette.BAD_COLOR}">MISMATCH</b>')
         line = " · ".join(parts[:2]) + "<br>" + parts[2]
         crc_bad = not rec.length_crc_ok or ok is False
         legend = [("length", LENGTH_BG), ("CRC ok", CRC_OK_BG)]
@@ -163,4 +170,4 @@ class HexView(QWidget):
         else:
             stream = "decompressed stream" if rec.stream_offsets else "file"
             where = f"{rec.size:,} bytes framed at {stream} offset {rec.offset:,}"
-        return f"{line}<br><span style='color:{MUTED_COLOR}'>{where}</span>&nbsp;&nbsp;{chips}"
+        return f"{line}<br><span style='color:{palette.MUTED_COLOR}'>{where}</span>&nbsp;&nbsp;{chips}"

@@ -26,7 +26,6 @@ from typing import Any, NamedTuple
 from PySide6.QtCore import QEvent, QObject, QPoint, QRectF, QSize, Qt, Signal
 from PySide6.QtGui import (
     QAction,
-    QColor,
     QFont,
     QHelpEvent,
     QImage,
@@ -54,7 +53,7 @@ from PySide6.QtWidgets import (
 from app.models.labels import caption_text, image_dims
 from app.models.qimage import Decode, decode_to_qimage
 from app.models.stretch_preference import stretch_mode, stretch_preference
-from app.style.palette import CANVAS_BG, CAPTION_COLOR, ERROR_BG, ERROR_TEXT
+from app.style import palette
 from app.views.box_painting import box_rect, box_tooltip, paint_boxes
 from app.workers.background import PoolJobs
 from app.workers.worker import one_line
@@ -220,7 +219,7 @@ class ImageCanvas(QWidget):
         if image is None:
             self._paint_placeholder(painter)
             return
-        painter.fillRect(event.rect(), CANVAS_BG)
+        painter.fillRect(event.rect(), palette.CANVAS_BG)
         pixmap = self._scaled_pixmap()
         if pixmap is not None:
             painter.drawPixmap(0, 0, pixmap)
@@ -237,14 +236,14 @@ class ImageCanvas(QWidget):
     def _paint_placeholder(self, painter: QPainter) -> None:
         rect = self.rect()
         if self.shown.error:
-            painter.fillRect(rect, ERROR_BG)
-            painter.setPen(QPen(ERROR_TEXT, 1, Qt.PenStyle.DashLine))
+            painter.fillRect(rect, palette.ERROR_BG)
+            painter.setPen(QPen(palette.ERROR_TEXT, 1, Qt.PenStyle.DashLine))
             painter.drawRect(rect.adjusted(0, 0, -1, -1))
-            painter.setPen(ERROR_TEXT)
+            painter.setPen(palette.ERROR_TEXT)
             text = self.shown.error
         else:
-            painter.fillRect(rect, CANVAS_BG)
-            painter.setPen(QColor(CAPTION_COLOR))
+            painter.fillRect(rect, palette.CANVAS_BG)
+            painter.setPen(palette.CAPTION_TEXT)
             text = "decoding…"
         painter.drawText(rect.adjusted(10, 8, -10, -8),
                          Qt.AlignmentFlag.AlignCenter | Qt.TextFlag.TextWordWrap, text)
@@ -282,7 +281,7 @@ class _Card(QWidget):
         super().__init__(parent)
         self.canvas = ImageCanvas(shown, self)
         self.caption = QLabel(caption, self)
-        self.caption.setStyleSheet(f"color: {CAPTION_COLOR};")
+        self.caption.setStyleSheet(f"color: {palette.CAPTION_COLOR};")
         self.caption.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.setToolTip(tooltip)
         layout = QVBoxLayout(self)
@@ -340,9 +339,9 @@ class ImagePreview(QWidget):
         self.stretch_button.setDefaultAction(self.stretch_action)
         self.stretch_button.setAutoRaise(True)
         self.zoom_label = _ElidedLabel(self)
-        self.zoom_label.setStyleSheet(f"color: {CAPTION_COLOR};")
+        self.zoom_label.setStyleSheet(f"color: {palette.CAPTION_COLOR};")
         self.summary = _ElidedLabel(self)
-        self.summary.setStyleSheet(f"color: {CAPTION_COLOR};")
+        self.summary.setStyleSheet(f"color: {palette.CAPTION_COLOR};")
 
         bar = QHBoxLayout()
         bar.setContentsMargins(6, 4, 6, 4)
@@ -366,7 +365,7 @@ class ImagePreview(QWidget):
         self.scroll.viewport().installEventFilter(self)
 
         self.pixel_line = _ElidedLabel(self)  # the pixel inspector: the pixel under the pointer, the image's depth
-        self.pixel_line.setStyleSheet(f"color: {CAPTION_COLOR};")
+        self.pixel_line.setStyleSheet(f"color: {palette.CAPTION_COLOR};")
         self.pixel_line.setContentsMargins(6, 2, 6, 3)
         self.pixel_line.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
 
@@ -530,7 +529,7 @@ class ImagePreview(QWidget):
         n = len({s.ref.step for _, s in members})
         title = QLabel(f"<b>{key}</b> · {n} step{'s' if n != 1 else ''} · "
                        f"{f'raw {first.dtype}' if first.kind == 'raw' else first.format} {image_dims(first)}", strip)
-        title.setStyleSheet(f"color: {CAPTION_COLOR};")
+        title.setStyleSheet(f"color: {palette.CAPTION_COLOR};")
         layout.addWidget(title)
         frames = QWidget()
         row = QHBoxLayout(frames)

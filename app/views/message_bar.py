@@ -4,7 +4,7 @@ from __future__ import annotations
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QToolButton, QWidget
 
-from app.style import icons
+from app.style import icons, palette
 
 
 class MessageBar(QFrame):
@@ -13,8 +13,8 @@ class MessageBar(QFrame):
     def __init__(self, parent: QWidget | None = None, action: str | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("MessageBar")
-        self.setStyleSheet("#MessageBar { background: rgba(229, 57, 53, 30); "
-                           "border-bottom: 1px solid rgba(229, 57, 53, 120); }")
+        palette.follow(self, lambda: f"#MessageBar {{ background: {palette.rgba(palette.MESSAGE_BG)}; "
+                                     f"border-bottom: 1px solid {palette.rgba(palette.MESSAGE_RULE)}; }}")
         icon = QLabel()
         icon.setPixmap(icons.pixmap("warning", 18))
         self._label = QLabel()

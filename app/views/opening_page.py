@@ -9,7 +9,7 @@ from __future__ import annotations
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QPushButton, QVBoxLayout, QWidget
 
-from app.style import icons
+from app.style import icons, palette
 from app.views.start_page import display_name
 from codec.storage.url_secrets import shown_path
 
@@ -27,7 +27,7 @@ class OpeningPage(QWidget):
         self.label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.label.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.note = QLabel("Asking the server about the file and reading its first bytes")
-        self.note.setStyleSheet("color: rgb(100, 116, 139);")
+        palette.follow(self.note, lambda: palette.HINT_STYLE)
         self.note.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.bar = QProgressBar()
         self.bar.setRange(0, 0)  # busy: there is no fraction to show until the file is open

@@ -20,8 +20,10 @@ from PySide6.QtWidgets import (
 )
 
 from app.models.problem_list_model import ProblemColumn, ProblemListModel, problems_summary
-from app.style.palette import MUTED_COLOR
+from app.style import palette
 from codec.format.framing import Problem
+
+DETAIL_HINT = "Pick a problem to read what happened there."
 
 
 class ProblemsTable(QTableView):
@@ -76,7 +78,7 @@ class ProblemsPanel(QWidget):
         self._note = ""
         self.title = QLabel("<b>Problems</b>", self)
         self.summary = QLabel(self)
-        self.summary.setStyleSheet(f"color: {MUTED_COLOR};")
+        palette.follow(self.summary, lambda: palette.HINT_STYLE)
         self.summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.salvage_button = QPushButton("Salvage Intact Records…", self)
         self.salvage_button.setToolTip("Write a clean copy with every record that can be trusted")
@@ -89,12 +91,24 @@ class ProblemsPanel(QWidget):
 
         self.table = ProblemsTable(self)
         self.table.setModel(model)
+        # Expected and Found have columns; the problem's whole sentence (which says them too, and how
+        # the numbering goes on) shows under the table for the current row, wrapped, not cut in a cell.
+        self.table.setColumnHidden(ProblemColumn.DETAIL, True)
+        self.detail = QLabel(self)
+        self.detail.setWordWrap(True)
+        self.detail.setTextFormat(Qt.TextFormat.PlainText)
+        self.detail.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.detail.setContentsMargins(8, 3, 8, 3)
+        self.detail.hide()
+        palette.changes.changed.connect(self._show_current_detail)  # the hint's colour
         self._size_columns()
         self._show_compressed_column()
         model.modelReset.connect(self._show_compressed_column)
         self.table.selectionModel().currentRowChanged.connect(self._current_changed)
         self.table.clicked.connect(self._clicked)
         model.modelReset.connect(self._update_summary)
+        model.modelReset.connect(self._show_current_detail)
+        model.rowsInserted.connect(self._show_current_detail)
         model.rowsInserted.connect(self._update_summary)
 
         top = QHBoxLayout()
@@ -109,6 +123,7 @@ class ProblemsPanel(QWidget):
         layout.setSpacing(0)
         layout.addLayout(top)
         layout.addWidget(self.table, 1)
+        layout.addWidget(self.detail)
         self._update_summary()
 
     def _size_columns(self) -> None:
@@ -146,7 +161,17 @@ class ProblemsPanel(QWidget):
             self._quiet = False
         self.table.scrollTo(self.model.index(row, 0))
 
+    def _show_detail(self, row: int) -> None:
+        text = self.model.index(row, ProblemColumn.DETAIL).data() if row >= 0 else None
+        self.detail.setText(text or DETAIL_HINT)
+        self.detail.setStyleSheet("" if text else palette.HINT_STYLE)
+        self.detail.setVisible(self.model.rowCount() > 0)
+
+    def _show_current_detail(self, *_) -> None:
+        self._show_detail(self.table.currentIndex().row())
+
     def _current_changed(self, current: QModelIndex, previous: QModelIndex) -> None:
+        self._show_detail(current.row() if current.isValid() else -1)
         if current.isValid() and not self._quiet:
             self.problem_activated.emit(self.model.problem(current.row()))
 

@@ -23,7 +23,7 @@ from app.models.hex_model import FramedRecord, framed_record
 from app.models.labels import STATUS_TEXT, kind_text
 from app.models.record_tree_model import RecordTreeModel
 from app.models.value_text import summarize
-from app.style.palette import BAD_COLOR, MUTED_COLOR, OK_COLOR, RECOVERED_COLOR
+from app.style import palette
 from app.views.hex_view import HexView
 from app.views.image_preview import ImagePreview
 from app.views.record_tree_view import RecordTreeView
@@ -128,6 +128,7 @@ class RecordDetail(QWidget):
         font = self.header.font()
         font.setPointSizeF(font.pointSizeF() * 1.1)
         self.header.setFont(font)
+        palette.changes.changed.connect(self._restyle)  # the header's colours are in its text
 
         self.tree_model = RecordTreeModel(self)
         self.tree = RecordTreeView(self)
@@ -159,7 +160,7 @@ class RecordDetail(QWidget):
         self.placeholder = QLabel(self)
         self.placeholder.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.placeholder.setWordWrap(True)
-        self.placeholder.setStyleSheet(f"color: {MUTED_COLOR};")
+        self.placeholder.setStyleSheet(f"color: {palette.MUTED_COLOR};")
         self.placeholder.setMargin(24)
         self.stack = QStackedWidget(self)
         self.stack.addWidget(self.placeholder)
@@ -170,7 +171,7 @@ class RecordDetail(QWidget):
         layout.setSpacing(0)
         self.note_line = QLabel(self)  # why a record is not what its payload expects (one line)
         self.note_line.setContentsMargins(8, 0, 8, 6)
-        self.note_line.setStyleSheet(f"color: {RECOVERED_COLOR};")
+        self.note_line.setStyleSheet(f"color: {palette.RECOVERED_COLOR};")
         self.note_line.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.note_line.hide()
 
@@ -217,7 +218,7 @@ class RecordDetail(QWidget):
             self._display(loaded)
             return
         size = f" ({_size_text(info.length)})" if info is not None else ""
-        self.header.setText(f"<b>Record {index:,}</b> · <span style='color:{MUTED_COLOR}'>loading…</span>")
+        self.header.setText(f"<b>Record {index:,}</b> · <span style='color:{palette.MUTED_COLOR}'>loading…</span>")
         self._loading_text = f"Loading record {index:,}{size}…"
         # the previous record stays up for a moment: no flicker when loads are quick
         self._loading_timer.start()
@@ -237,7 +238,7 @@ class RecordDetail(QWidget):
         self._index = -1
         self._loaded = None
         self._awaiting_images = False
-        self.header.setText(f"<span style='color:{MUTED_COLOR}'>No record selected</span>")
+        self.header.setText(f"<span style='color:{palette.MUTED_COLOR}'>No record selected</span>")
         self._show_placeholder("Select a record to see its features, images and bytes.")
         self._clear_tabs()
 
@@ -261,7 +262,7 @@ class RecordDetail(QWidget):
     def _show_failure(self, index: int, message: str, *, changed: bool = False) -> None:
         self._loading_timer.stop()
         self.header.setText(f"<b>Record {index:,}</b> · "
-                            f"<span style='color:{BAD_COLOR}'>cannot read: {html.escape(message)}</span>")
+                            f"<span style='color:{palette.BAD_COLOR}'>cannot read: {html.escape(message)}</span>")
         self._show_placeholder(f"Record {index:,} cannot be read:\n{message}")
         self._clear_tabs()
         self.record_failed.emit(index, message)
@@ -311,6 +312,10 @@ class RecordDetail(QWidget):
         count = self.images.set_record(loaded.decoded, loaded.images, loaded.labels)  # may emit images_shown now
         self._update_tabs(count, raw, hex_first=loaded.info.status.damaged or loaded.binary)
 
+    def _restyle(self, _theme: str) -> None:
+        if self._loaded is not None:
+            self.header.setText(self._header_html(self._loaded))
+
     def _images_shown(self, count: int) -> None:
         if self._awaiting_images and self._loaded is not None:
             self._awaiting_images = False
@@ -319,10 +324,10 @@ class RecordDetail(QWidget):
     def _header_html(self, loaded: LoadedRecord) -> str:
         info = loaded.info
         status = info.status
-        color = OK_COLOR if not status.damaged else (
-            RECOVERED_COLOR if status is RecordStatus.LENGTH_CRC else BAD_COLOR)
+        color = palette.OK_COLOR if not status.damaged else (
+            palette.RECOVERED_COLOR if status is RecordStatus.LENGTH_CRC else palette.BAD_COLOR)
         if status is RecordStatus.WRITING:
-            color = MUTED_COLOR  # its bytes are still arriving: neither ok nor damaged
+            color = palette.MUTED_COLOR  # its bytes are still arriving: neither ok nor damaged
         status_html = f"<span style='color:{color}'>{'&#9679; ' if status.damaged else ''}" \
                       f"{html.escape(STATUS_TEXT[status])}</span>"
         if status.damaged:
@@ -330,7 +335,7 @@ class RecordDetail(QWidget):
         where = html.escape(loaded.note) if loaded.note else f"at offset {info.offset:,}"
         kind = html.escape(kind_text(loaded.decoded))
         return (f"<b>Record {info.index:,}</b> · {kind} · {info.length:,} bytes · "
-                f"{status_html} <span style='color:{MUTED_COLOR}'>&nbsp;{where}</span>")
+                f"{status_html} <span style='color:{palette.MUTED_COLOR}'>&nbsp;{where}</span>")
 
     def _update_tabs(self, image_count: int, raw: bool, hex_first: bool = False) -> None:
         self._switching = True

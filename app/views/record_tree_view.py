@@ -33,15 +33,16 @@ DTYPES = ("int64", "float", "bytes")
 EXPAND_LISTS_UP_TO = 8  # feature lists opened when a SequenceExample is shown
 SHOW_ALL_LIMIT = 10_000  # the context menu shows at most this many more rows at once
 NAME_MIN_WIDTH = 160
-VALUE_ROOM = 110  # the value column keeps at least this much when names are sized
+VALUE_ROOM = 110  # the value column keeps at least this much when names are sized...
+NAME_SHARE = 0.45  # ...unless the names need it: they may have this share of a narrow view
 
 
 class _NameDelegate(QStyledItemDelegate):
-    """Names elided on the left: ``…bbox/xmin`` and ``…bbox/xmax`` stay apart in a narrow column."""
+    """Names elided in the middle: ``image/o…bbox/xmin`` keeps both the start and the end that tells it from xmax."""
 
     def initStyleOption(self, option: QStyleOptionViewItem, index: QModelIndex) -> None:
         super().initStyleOption(option, index)
-        option.textElideMode = Qt.TextElideMode.ElideLeft
+        option.textElideMode = Qt.TextElideMode.ElideMiddle
 
 
 class RecordTreeView(QTreeView):
@@ -129,16 +130,16 @@ class RecordTreeView(QTreeView):
         self._fit_columns()
 
     def _fit_columns(self) -> None:
-        """Names in full where the view has room (the values keep VALUE_ROOM).
+        """Names in full where the view has room (the values keep VALUE_ROOM, the names NAME_SHARE).
 
-        A name cut anyway loses its start, not the end that tells
-        image/object/bbox/xmin from .../xmax (see _NameDelegate).
+        A name cut anyway loses its middle, keeping its start and the end that
+        tells image/object/bbox/xmin from .../xmax (see _NameDelegate).
         """
         self._fitting = True
         try:
             type_width = max(self.sizeHintForColumn(1) + 16, 90)
             viewport = self.viewport().width()
-            room = max(viewport - type_width - VALUE_ROOM, min(NAME_MIN_WIDTH, int(viewport * 0.4)))
+            room = max(viewport - type_width - VALUE_ROOM, int(viewport * NAME_SHARE))
             self.setColumnWidth(0, min(max(self.sizeHintForColumn(0) + 24, NAME_MIN_WIDTH), room))
             self.setColumnWidth(1, type_width)
         finally:

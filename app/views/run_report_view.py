@@ -31,8 +31,7 @@ from PySide6.QtWidgets import (
 
 from app.models.labels import COMPRESSION_TEXT
 from app.models.problem_list_model import KIND_WORDS, problem_title
-from app.style import icons
-from app.style.palette import DAMAGED_TEXT, MUTED_COLOR, MUTED_TEXT
+from app.style import icons, palette
 from app.views.check_panel import CheckPanel
 from app.views.schema_view import CodePage
 from app.views.stats_panel import records_text, show_stats, stats_tree
@@ -99,8 +98,8 @@ class RunReportView(QWidget):
         layout.setSpacing(0)
         header = QWidget(self)
         header.setObjectName("reportHeader")
-        header.setStyleSheet("#reportHeader { background: rgb(241, 245, 249); border-bottom: 1px solid "
-                             "rgb(226, 232, 240); }")
+        palette.follow(header, lambda: f"#reportHeader {{ background: {palette.HEADER_BG.name()}; "
+                                       f"border-bottom: 1px solid {palette.HEADER_RULE.name()}; }}")
         header_layout = QVBoxLayout(header)
         header_layout.setContentsMargins(10, 6, 10, 6)
         header_layout.addWidget(self.header)
@@ -114,7 +113,7 @@ class RunReportView(QWidget):
         summary = "" if r.kind == "check" else f" · {html.escape(r.summary())}"  # the panel says it, in color
         hint = HINTS.get(r.kind, "")
         return (f"<b>{KIND_TITLES[r.kind]} report</b> · read-only{summary}<br>"
-                f"<span style='color: {MUTED_COLOR};'>from {html.escape(r.path)} — written by "
+                f"<span style='color: {palette.MUTED_COLOR};'>from {html.escape(r.path)} — written by "
                 f"<code>tfrlens-cli {r.kind} --out</code>{'; ' + hint if hint else ''}</span>")
 
     # -- the body per kind --------------------------------------------------------
@@ -216,7 +215,7 @@ class RunReportView(QWidget):
         cells = self._file_cells(entry.path, [f"{entry.records:,}", f"{entry.ok:,}", count, compression],
                                  bool(total))
         if total:
-            cells[3].setForeground(DAMAGED_TEXT)
+            cells[3].setForeground(palette.DAMAGED_TEXT)
         for p in entry.problems:
             where = f"record {p.index:,}" if p.index is not None else "no record"
             title = problem_title(p)
@@ -238,7 +237,7 @@ class RunReportView(QWidget):
                                                 f"{len(entry.included_damaged):,}", entry.output],
                                  bool(entry.dropped or entry.included_damaged))
         cells[4].setToolTip(entry.output)
-        cells[4].setForeground(MUTED_TEXT)
+        cells[4].setForeground(palette.MUTED_TEXT)
         for what, pairs in (("dropped", entry.dropped), ("kept though damaged", entry.included_damaged)):
             for index, status in pairs:
                 child = _item(f"record {index:,} {what}: {_status_text(status)}")

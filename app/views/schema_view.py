@@ -16,7 +16,7 @@ from PySide6.QtGui import QFontDatabase, QGuiApplication
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPlainTextEdit, QTabWidget, QToolButton, QVBoxLayout, QWidget
 
 from app.models.filtered_table_model import FilteredTableModel
-from app.style.palette import MUTED_COLOR
+from app.style import palette
 from app.views.stats_panel import SCOPE_SHOWN, PassBar
 from app.workers.pass_runner import PassRunner, RecomputesWhenShown
 from codec.index.scan import IndexProgress
@@ -40,7 +40,7 @@ class CodePage(QWidget):
         self.copy_button.setToolTip(f"Copy the spec as {what} to the clipboard")
         self.copy_button.clicked.connect(self.copy)
         self.note = QLabel(self)
-        self.note.setStyleSheet(f"color: {MUTED_COLOR};")
+        palette.follow(self.note, lambda: palette.HINT_STYLE)
         bar = QHBoxLayout()
         bar.setContentsMargins(6, 4, 6, 2)
         bar.addWidget(self.note, 1)

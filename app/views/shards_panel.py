@@ -12,13 +12,12 @@ from __future__ import annotations
 from typing import Any
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QLabel, QTableView, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QLabel, QStyle, QTableView, QVBoxLayout, QWidget
 
-from app.models.shard_list_model import HEADERS, INDEXING, NAME, RECORDS, SPLIT, STATE, ShardListModel
+from app.models.shard_list_model import HEADERS, NAME, RECORDS, SPLIT, STATE, ShardListModel
 from codec.sources.shard_set import ShardSet
 
 NAMES_MEASURED = 2000  # shard names measured for the name column's width
-CELL_PADDING = 20  # a cell's text margins and focus frame, in pixels
 
 
 class ShardsPanel(QWidget):
@@ -43,20 +42,23 @@ class ShardsPanel(QWidget):
         self.view.verticalHeader().hide()
         self.view.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
         self.view.verticalHeader().setDefaultSectionSize(self.fontMetrics().height() + 6)
-        # Widths from the text they hold, set once: sizing to contents would ask every row at every refresh.
+        # Records, State and Split as wide as what they show; the name takes the rest and elides in its
+        # middle, so a narrow panel never cuts the counts. Measured from the text, not sized to contents
+        # (that would ask every row at every refresh).
         header = self.view.horizontalHeader()
-        header.setStretchLastSection(True)
-        header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+        header.setStretchLastSection(False)
+        header.setMinimumSectionSize(self._cell_width("…"))
         measured = range(min(self.model.rowCount(), NAMES_MEASURED))
         names = [self.model.short_name(k) for k in measured]
         splits = [self.model.split_text(k) for k in measured]
-        for col, widest in ((NAME, max(names, key=self._text_width, default="")), (RECORDS, "999,999"),
-                            (STATE, INDEXING), (SPLIT, max(splits, key=self._text_width, default=""))):
-            section = self.model.section(col)
-            if section >= 0:
-                width = max(self._text_width(widest), header.fontMetrics().horizontalAdvance(HEADERS[col]))
-                self.view.setColumnWidth(section, width + CELL_PADDING)
-        self._counted = -1  # indexed shards when the Records column was last fitted
+        self._name_width = self._column_width(NAME, names)
+        for col in (RECORDS, STATE, SPLIT):
+            if self.model.section(col) >= 0:
+                header.setSectionResizeMode(self.model.section(col), QHeaderView.ResizeMode.Fixed)
+        header.setSectionResizeMode(self.model.section(NAME), QHeaderView.ResizeMode.Stretch)
+        if self.model.section(SPLIT) >= 0:
+            self.view.setColumnWidth(self.model.section(SPLIT), self._column_width(SPLIT, splits))
+        self._counted = -1  # indexed shards when Records and State were last fitted
         self.view.clicked.connect(lambda index: self.shard_activated.emit(index.row()))
         self.view.activated.connect(lambda index: self.shard_activated.emit(index.row()))
         layout = QVBoxLayout(self)
@@ -66,13 +68,24 @@ class ShardsPanel(QWidget):
         layout.addWidget(self.view)
         self.refresh()
 
-    def _text_width(self, text: str) -> int:
-        return self.view.fontMetrics().horizontalAdvance(text)
+    def _cell_width(self, text: str) -> int:
+        """A cell that shows ``text`` whole: the text, the view's margins each side and a pixel to spare."""
+        margin = self.view.style().pixelMetric(QStyle.PixelMetric.PM_FocusFrameHMargin, None, self.view) + 1
+        return self.view.fontMetrics().horizontalAdvance(text) + 2 * margin + 1
+
+    def _column_width(self, col: int, texts: list[str]) -> int:
+        """Room for ``texts`` and for the column's header."""
+        header = self.view.horizontalHeader()
+        margin = header.style().pixelMetric(QStyle.PixelMetric.PM_HeaderMargin, None, header)
+        title = header.fontMetrics().horizontalAdvance(HEADERS[col]) + 2 * margin + 4
+        return max([title, *(self._cell_width(t) for t in texts)])
 
     def preferred_width(self) -> int:
-        """Room for every column at its width, the frame and a vertical scroll bar."""
-        columns = sum(self.view.columnWidth(c) for c in range(self.model.columnCount()))
-        return columns + 2 * self.view.frameWidth() + self.view.verticalScrollBar().sizeHint().width() + 2
+        """Room for every column at its width (the name in full), the frame and a vertical scroll bar."""
+        name = self.model.section(NAME)
+        others = sum(self.view.columnWidth(c) for c in range(self.model.columnCount()) if c != name)
+        return self._name_width + others + 2 * self.view.frameWidth() + \
+            self.view.verticalScrollBar().sizeHint().width() + 2
 
     def refresh(self) -> None:
         s = self.model._set
@@ -89,16 +102,16 @@ class ShardsPanel(QWidget):
             self.summary.setText(text)
         if s.indexed_shards != self._counted:
             self._counted = s.indexed_shards
-            self._fit_records_column()
+            self._fit_counts()
         self.model.refresh()
 
-    def _fit_records_column(self) -> None:
-        """Widen the Records column when a shard's count turns out longer than it was sized for."""
+    def _fit_counts(self) -> None:
+        """Records and State as wide as the counts and states shown now (they change as shards are indexed)."""
+        n = min(self.model.rowCount(), NAMES_MEASURED)
         most = max((shard.count or 0 for shard in self.model._set.shards), default=0)
-        width = self._text_width(f"{most:,}") + CELL_PADDING
-        section = self.model.section(RECORDS)
-        if width > self.view.columnWidth(section):
-            self.view.setColumnWidth(section, width)
+        states = {self.model.state(k) for k in range(n)}
+        self.view.setColumnWidth(self.model.section(RECORDS), self._column_width(RECORDS, [f"{most:,}"]))
+        self.view.setColumnWidth(self.model.section(STATE), self._column_width(STATE, sorted(states)))
 
     def select_shard(self, k: int) -> None:
         """Highlight shard ``k`` in the list (without activating it)."""

@@ -35,8 +35,7 @@ from PySide6.QtWidgets import (
 
 from app.models.filtered_table_model import FilteredTableModel
 from app.models.labels import KIND_TEXT
-from app.style import icons
-from app.style.palette import BAD_TEXT, MUTED_COLOR, MUTED_TEXT, WARN_TEXT
+from app.style import icons, palette
 from app.views import charts
 from app.workers.pass_runner import PassRunner, RecomputesWhenShown
 from codec.decode.decoder import RecordKind
@@ -54,7 +53,7 @@ ROW_HEIGHT = 62  # room for a chart
 BAR_ROWS = 5  # most common values drawn as bars
 CHART_MAX_WIDTH = 440
 COLUMN_CATEGORIES = 12  # int features with at most this many distinct values get one column each
-FORMAT_COLORS = tuple(QColor(c) for c in ("#3b82f6", "#10b981", "#f59e0b", "#8b5cf6", "#ef4444", "#64748b"))
+FORMAT_COLORS = palette.SERIES  # the palette's QColors: they follow the theme in place
 SCOPE_SHOWN, SCOPE_ALL = "shown", "all"
 NUMERIC = ("int64", "float32", "float64")  # statistics dtypes with min, max, mean and a histogram
 
@@ -154,21 +153,21 @@ def _issues(f: dict, records: int, sequence: bool) -> tuple[str, QColor | None]:
     notes, color = [], None
     if f.get("nan"):
         notes.append(f"NaN {f['nan']:,}")
-        color = BAD_TEXT
+        color = palette.BAD_TEXT
     if f.get("inf"):
         notes.append(f"inf {f['inf']:,}")
-        color = BAD_TEXT
+        color = palette.BAD_TEXT
     if f.get("mixed_types"):
         notes.append("mixed types: " + ", ".join(f"{k} {v:,}" for k, v in f["dtypes"].items()))
-        color = color or WARN_TEXT
+        color = color or palette.WARN_TEXT
     none = f.get("dtypes", {}).get("none")
     if none:
         notes.append(f"{none:,} with no value list")
-        color = color or WARN_TEXT
+        color = color or palette.WARN_TEXT
     missing = records - f.get("present", 0)
     if missing > 0 and not sequence:
         notes.append(f"missing in {missing:,}")
-        color = color or WARN_TEXT
+        color = color or palette.WARN_TEXT
     return "\n".join(notes), color
 
 
@@ -232,10 +231,10 @@ def _feature_row(name: str, f: dict, records: int, sequence: bool) -> list[QStan
     row = [_item(name, name), _item(_dtype_text(f)), _item(f"{present:,}\n{share:.0%}"), None,
            _item(summary, summary or None), None, None]
     if f.get("mixed_types"):
-        row[TYPE].setForeground(WARN_TEXT)
+        row[TYPE].setForeground(palette.WARN_TEXT)
         row[FEATURE].setIcon(icons.icon("warning"))
     if present < records and not sequence:
-        row[PRESENT].setForeground(WARN_TEXT)
+        row[PRESENT].setForeground(palette.WARN_TEXT)
     if sequence:
         row[PER_RECORD] = _item("steps " + _range(f.get("length")),
                                 "steps per record (feature list length); values per step: " +
@@ -311,7 +310,7 @@ class ChartDelegate(QStyledItemDelegate):
             if index.column() == CHART and index.data(NAME_ROLE) is not None:
                 opt = QStyleOptionViewItem(option)
                 self.initStyleOption(opt, index)
-                opt.palette.setColor(opt.palette.ColorRole.Text, MUTED_TEXT)
+                opt.palette.setColor(opt.palette.ColorRole.Text, palette.MUTED_TEXT)
                 super().paint(painter, opt, index)
                 return
             super().paint(painter, option, index)
@@ -381,7 +380,7 @@ class PassBar(QWidget):
         self.cancel.setAutoRaise(True)
         self.cancel.clicked.connect(self.cancel_requested)
         self.summary = QLabel(self)
-        self.summary.setStyleSheet(f"color: {MUTED_COLOR};")
+        palette.follow(self.summary, lambda: palette.HINT_STYLE)
         self.summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         layout = QHBoxLayout(self)
         layout.setContentsMargins(8, 4, 8, 4)
@@ -443,7 +442,7 @@ class StatsPanel(RecomputesWhenShown, QWidget):
         self.tree = stats_tree(self)
         self.placeholder = QLabel("Statistics of every feature appear here.", self)
         self.placeholder.setAlignment(Qt.AlignmentFlag.AlignCenter)
-        self.placeholder.setStyleSheet(f"color: {MUTED_COLOR};")
+        palette.follow(self.placeholder, lambda: palette.HINT_STYLE)
         self.stack = QStackedWidget(self)
         self.stack.addWidget(self.placeholder)
         self.stack.addWidget(self.tree)

@@ -6,7 +6,7 @@ from typing import Any
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QLabel, QTableView, QVBoxLayout, QWidget
 
 from app.models.tensor_table_model import MAX_CELLS, TensorTableModel, grid_shaped
-from app.style.palette import MUTED_COLOR
+from app.style import palette
 from codec.decode.tensor_view import tensor_label
 
 
@@ -17,7 +17,7 @@ class TensorGrid(QWidget):
         super().__init__(parent)
         self.model = TensorTableModel(self)
         self.caption = QLabel(self)
-        self.caption.setStyleSheet(f"color: {MUTED_COLOR};")
+        palette.follow(self.caption, lambda: palette.HINT_STYLE)
         self.caption.setContentsMargins(6, 4, 6, 2)
         self.table = QTableView(self)
         self.table.setModel(self.model)

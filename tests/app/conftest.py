@@ -22,3 +22,17 @@ def tab_parts(qtbot):
     yield make
     for parts in made:
         parts.close()
+
+
+@pytest.fixture(params=[(1024, 700), (1600, 1000)], ids=lambda s: f"{s[0]}x{s[1]}")
+def sized_window(request, qtbot):
+    """The real main window at 1024×700 and at 1600×1000, shown."""
+    from app.models.settings import Settings
+    from app.shell.main_window import MainWindow
+
+    w = MainWindow(Settings())
+    qtbot.addWidget(w)
+    w.resize(*request.param)
+    w.show()
+    qtbot.waitExposed(w)
+    return w
