@@ -131,13 +131,41 @@ def test_no_match_yet_then_an_empty_state_with_a_clear_link(window, qtbot, big_f
     assert not over_table[0].isVisible() and bar.empty_text() == ""
 
 
-def test_cancel_keeps_the_matches_found_so_far(window, qtbot, big_file):
-    tab = open_done(window, qtbot, big_file)
+@pytest.fixture
+def padded_file(tmp_path):
+    """Like ``big_file`` with 100 bytes more a record (3.7 MB): its pass reads several 1 MB steps."""
+    from tests.builders import example
+
+    proto = [example(label=[k], pad=[b"x" * 100]) for k in range(5)]
+    path = tmp_path / "padded.tfrecord"
+    write_records(str(path), [proto[k % 5] for k in range(N_BIG)])
+    return str(path)
+
+
+def test_cancel_keeps_the_matches_found_so_far(window, qtbot, padded_file, monkeypatch):
+    import threading
+
+    import codec.query.filter as filter_module
+
+    # The pass waits after its first step until Cancel is pressed: however loaded the machine, the
+    # first matches are shown and the rest of the file is still to read when Cancel comes.
+    pressed = threading.Event()
+    relay = filter_module.streamed
+
+    def held(steps, matches, stream):
+        for n, step in enumerate(relay(steps, matches, stream)):
+            yield step
+            if n == 0:
+                pressed.wait(TIMEOUT / 1000)
+
+    monkeypatch.setattr(filter_module, "streamed", held)
+    tab = open_done(window, qtbot, padded_file)
     bar = tab.qa.filter_bar
     with qtbot.waitSignal(bar.matches_found, timeout=TIMEOUT):
         assert bar.run("label == 1")
     with qtbot.waitSignal(bar.filter_applied, timeout=TIMEOUT):
         bar.cancel()
+        pressed.set()
     shown = tab.proxy.matching_count()
     assert 0 < shown < N_BIG // 5 and tab.proxy.is_filtered
     assert bar.count_text().startswith(f"stopped: {shown:,} matches in the first ") and bar.count_text().endswith("%")
