@@ -78,25 +78,35 @@ def test_no_note_for_a_key_only_the_last_record_has(window, qtbot, tmp_path):
 
 
 # -- matches as they come ----------------------------------------------------
-N_BIG = 30_000  # 1.6 MB: filtered in this process, read 1 MB at a time: the first part's matches come first
+N_BIG = 30_000  # filtered in this process, read 1 MB at a time: the first part's matches come first
 
 
 @pytest.fixture
-def big_file(tmp_path):
-    """A file whose filter pass reports progress many times (labels 0..4, one record in 5 has each)."""
-    from tests.builders import example
+def first_step_held(monkeypatch):
+    """An Event the filter pass waits for after its first step: set it to let the pass go on."""
+    import threading
 
-    proto = [example(label=[k], score=[k / 10]) for k in range(5)]
-    path = tmp_path / "big.tfrecord"
-    write_records(str(path), [proto[k % 5] for k in range(N_BIG)])
-    return str(path)
+    import codec.query.filter as filter_module
+
+    go_on = threading.Event()
+    relay = filter_module.streamed
+
+    def held(steps, matches, stream):
+        for n, step in enumerate(relay(steps, matches, stream)):
+            yield step
+            if n == 0:
+                go_on.wait(TIMEOUT / 1000)
+
+    monkeypatch.setattr(filter_module, "streamed", held)
+    return go_on
 
 
-def test_matches_show_as_they_are_found(window, qtbot, big_file):
+def test_matches_show_as_they_are_found(window, qtbot, big_file, first_step_held):
     tab = open_done(window, qtbot, big_file)
     bar = tab.qa.filter_bar
     seen = []  # (rows shown, still running, the bar's text) at each batch
     bar.matches_found.connect(lambda n: seen.append((tab.proxy.matching_count(), bar.is_running(), bar.count_text())))
+    bar.matches_found.connect(lambda n: first_step_held.set())  # the first matches are shown: the pass goes on
     with qtbot.waitSignal(bar.filter_applied, timeout=TIMEOUT):
         assert bar.run("label == 3")
     final = N_BIG // 5
@@ -110,11 +120,12 @@ def test_matches_show_as_they_are_found(window, qtbot, big_file):
     assert [tab.proxy.record_at(r) for r in range(3)] == [3, 8, 13]
 
 
-def test_no_match_yet_then_an_empty_state_with_a_clear_link(window, qtbot, big_file):
+def test_no_match_yet_then_an_empty_state_with_a_clear_link(window, qtbot, big_file, first_step_held):
     tab = open_done(window, qtbot, big_file)
     bar = tab.qa.filter_bar
     texts = []
     bar.runner.progress.connect(lambda _p: texts.append((bar.count_text(), bar.empty_text())))
+    bar.runner.progress.connect(lambda _p: first_step_held.set())  # the text during the pass is read: go on
     with qtbot.waitSignal(bar.filter_applied, timeout=TIMEOUT):
         assert bar.run("label == 7")
     assert any(t.startswith("no matches yet · ") and t.endswith("% scanned") and e.startswith("No matches yet · ")
@@ -132,40 +143,25 @@ def test_no_match_yet_then_an_empty_state_with_a_clear_link(window, qtbot, big_f
 
 
 @pytest.fixture
-def padded_file(tmp_path):
-    """Like ``big_file`` with 100 bytes more a record (3.7 MB): its pass reads several 1 MB steps."""
+def big_file(tmp_path):
+    """A file whose filter pass reads several 1 MB steps (3.7 MB; labels 0..4, one record in 5 has each)."""
     from tests.builders import example
 
     proto = [example(label=[k], pad=[b"x" * 100]) for k in range(5)]
-    path = tmp_path / "padded.tfrecord"
+    path = tmp_path / "big.tfrecord"
     write_records(str(path), [proto[k % 5] for k in range(N_BIG)])
     return str(path)
 
 
-def test_cancel_keeps_the_matches_found_so_far(window, qtbot, padded_file, monkeypatch):
-    import threading
-
-    import codec.query.filter as filter_module
-
-    # The pass waits after its first step until Cancel is pressed: however loaded the machine, the
-    # first matches are shown and the rest of the file is still to read when Cancel comes.
-    pressed = threading.Event()
-    relay = filter_module.streamed
-
-    def held(steps, matches, stream):
-        for n, step in enumerate(relay(steps, matches, stream)):
-            yield step
-            if n == 0:
-                pressed.wait(TIMEOUT / 1000)
-
-    monkeypatch.setattr(filter_module, "streamed", held)
-    tab = open_done(window, qtbot, padded_file)
+def test_cancel_keeps_the_matches_found_so_far(window, qtbot, big_file, first_step_held):
+    # however loaded the machine, the first matches are shown and the rest is still to read when Cancel comes
+    tab = open_done(window, qtbot, big_file)
     bar = tab.qa.filter_bar
     with qtbot.waitSignal(bar.matches_found, timeout=TIMEOUT):
         assert bar.run("label == 1")
     with qtbot.waitSignal(bar.filter_applied, timeout=TIMEOUT):
         bar.cancel()
-        pressed.set()
+        first_step_held.set()
     shown = tab.proxy.matching_count()
     assert 0 < shown < N_BIG // 5 and tab.proxy.is_filtered
     assert bar.count_text().startswith(f"stopped: {shown:,} matches in the first ") and bar.count_text().endswith("%")
