@@ -17,6 +17,12 @@ record ``window_start + r``. Use :meth:`record_at` / :meth:`row_for_record`
 (or ``mapToSource`` / ``mapFromSource``) between view rows and records, and
 :meth:`matching_count` / :meth:`matches` for "all the records shown", never
 ``rowCount()`` (that is the window).
+
+Sorted (:meth:`set_order`), the matching records are shown in a given order:
+position ``p`` is the ``p``-th matching record of that order (the order's
+array, restricted to the matches, and made once needed its inverse: 4 bytes
+per record each below 2^31 records). Records added or removed return the view
+to file order (their keys are not known).
 """
 from __future__ import annotations
 
@@ -48,12 +54,14 @@ class FilteredTableModel(QAbstractProxyModel):
     Signals: ``filter_changed()`` when a filter is set or cleared;
     ``counts_changed()`` when :meth:`matching_count` or :meth:`total` may read
     differently (rows appended while indexing, edits); ``window_changed()``
-    when the window's start or length may have changed.
+    when the window's start or length may have changed; ``sort_changed()`` when the
+    order shown (:attr:`sort_column`, :attr:`sort_descending`) changed.
     """
 
     filter_changed = Signal()
     counts_changed = Signal()
     window_changed = Signal()
+    sort_changed = Signal()
 
     window_rows: int = DEFAULT_WINDOW_ROWS  # the most rows shown at once (tests lower it on the class)
 
@@ -66,6 +74,11 @@ class FilteredTableModel(QAbstractProxyModel):
         self._removing: tuple[int, int, int, int] | None = None  # (first, last, p, q) of a removal
         self._inserting = 0  # view rows a source insertion adds (between its begin and end)
         self._shift = 0  # records inserted before the window (its start moves by as many)
+        self._order: np.ndarray | None = None  # every record number once, in the order shown; None: file order
+        self._sort_column, self._descending = -1, False  # what the header's indicator shows (-1: none)
+        self._shown: np.ndarray | None = None  # sorted: the matching records in the order shown
+        self._rank: np.ndarray | None = None  # sorted: position of each record among _shown (-1: not shown)
+        self._unsorting = False  # a source insertion or removal returns to file order (a reset)
         self.setSourceModel(source)
 
     # -- the filter -------------------------------------------------------
@@ -84,6 +97,7 @@ class FilteredTableModel(QAbstractProxyModel):
             values = sorted_unique([values])  # sorted, once each (np.unique: 0.7 s for 1M matches)
             self._matches = values[(values >= 0) & (values < self._source_rows())]
             self._expression = expression
+        self._reshow()
         self._start = 0
         self._rows = self._window_length()
         self.endResetModel()
@@ -94,6 +108,60 @@ class FilteredTableModel(QAbstractProxyModel):
     def clear_filter(self) -> None:
         if self._matches is not None:
             self.set_matches(None)
+
+    # -- the order ------------------------------------------------------
+    def set_order(self, order: np.ndarray | None, column: int = -1, descending: bool = False) -> None:
+        """Show the matching records in ``order`` (every record number once), or in file order with
+        None; ``column`` and ``descending`` are what the header's indicator shows (-1: none). The
+        window goes to the start."""
+        if order is not None and order.shape[0] != self._source_rows():
+            order = None  # (records came or went since the order was made)
+            column = -1
+        self.beginResetModel()
+        self._order = order
+        self._sort_column, self._descending = column, descending
+        self._reshow()
+        self._start = 0
+        self._rows = self._window_length()
+        self.endResetModel()
+        self.sort_changed.emit()
+        self.window_changed.emit()
+
+    @property
+    def sort_column(self) -> int:
+        """The column the rows are sorted by (-1: file order)."""
+        return self._sort_column
+
+    @property
+    def sort_descending(self) -> bool:
+        return self._descending
+
+    def _reshow(self) -> None:
+        """The matching records in the order shown (the order restricted to the filter's matches)."""
+        self._rank = None
+        if self._order is None:
+            self._shown = None
+        elif self._matches is None:
+            self._shown = self._order
+        else:
+            chosen = np.zeros(self._source_rows(), dtype=bool)
+            chosen[self._matches] = True
+            self._shown = self._order[chosen[self._order]]
+
+    def _ranks(self) -> np.ndarray:
+        """Each record's position among the records shown (-1: not shown), made once asked for."""
+        if self._rank is None:
+            shown = self._shown
+            assert shown is not None
+            n = self._source_rows()
+            rank = np.full(n, -1, dtype=np.int32 if n < 2**31 else np.int64)
+            rank[shown] = np.arange(shown.shape[0], dtype=rank.dtype)
+            self._rank = rank
+        return self._rank
+
+    def _drop_order(self) -> None:
+        self._order = self._shown = self._rank = None
+        self._sort_column, self._descending = -1, False
 
     @property
     def is_filtered(self) -> bool:
@@ -114,6 +182,8 @@ class FilteredTableModel(QAbstractProxyModel):
 
     def matching_count(self) -> int:
         """How many records match: the filter's matches, or every record (all pages, not only the window)."""
+        if self._shown is not None:
+            return int(self._shown.shape[0])
         return self._source_rows() if self._matches is None else int(self._matches.shape[0])
 
     def shown(self) -> int:
@@ -128,6 +198,8 @@ class FilteredTableModel(QAbstractProxyModel):
         """The record number of the ``position``-th matching record (-1 when out of range)."""
         if position < 0:
             return -1
+        if self._shown is not None:
+            return int(self._shown[position]) if position < self._shown.shape[0] else -1
         if self._matches is None:
             return position if position < self._source_rows() else -1
         return int(self._matches[position]) if position < self._matches.shape[0] else -1
@@ -138,6 +210,8 @@ class FilteredTableModel(QAbstractProxyModel):
         hi = self._start + min(last, self._rows - 1) + 1
         if hi <= lo:
             return np.zeros(0, dtype=np.int64)
+        if self._shown is not None:
+            return self._shown[lo:hi].astype(np.int64)
         if self._matches is None:
             return np.arange(lo, min(hi, self._source_rows()), dtype=np.int64)
         return self._matches[lo:hi].astype(np.int64, copy=False)
@@ -147,6 +221,8 @@ class FilteredTableModel(QAbstractProxyModel):
         n = self.matching_count()
         if record < 0 or not n:
             return -1
+        if self._shown is not None:
+            return self._sorted_position(record, nearest)
         if self._matches is None:
             return record if record < n else (n - 1 if nearest else -1)
         k = int(np.searchsorted(self._matches, record))
@@ -159,6 +235,22 @@ class FilteredTableModel(QAbstractProxyModel):
         if k >= n:
             return n - 1
         return k if self._matches[k] - record < record - self._matches[k - 1] else k - 1
+
+    def _sorted_position(self, record: int, nearest: bool) -> int:
+        """:meth:`position_of` when sorted; the nearest is the nearest shown record by number."""
+        rank = self._ranks()
+        if record < rank.shape[0] and rank[record] >= 0:
+            return int(rank[record])
+        if not nearest:
+            return -1
+        if self._matches is None:
+            return int(rank[min(record, rank.shape[0] - 1)])
+        k = int(np.searchsorted(self._matches, record))
+        below = int(self._matches[k - 1]) if k else None
+        above = int(self._matches[k]) if k < self._matches.shape[0] else None
+        if above is None or (below is not None and record - below <= above - record):
+            return int(rank[below])
+        return int(rank[above])
 
     # -- the window -------------------------------------------------------
     @property
@@ -261,6 +353,7 @@ class FilteredTableModel(QAbstractProxyModel):
         super().setSourceModel(source)
         self._matches = None
         self._expression = ""
+        self._drop_order()
         self._start = 0
         self._rows = self._window_length()
         self.endResetModel()
@@ -369,11 +462,32 @@ class FilteredTableModel(QAbstractProxyModel):
     def _end_reset(self, *_) -> None:
         if self._matches is not None:
             self._matches = self._matches[self._matches < self._source_rows()]
+        unsorted = self._order is not None and self._order.shape[0] != self._source_rows()
+        if unsorted:
+            self._drop_order()
+        self._reshow()
         self._start = self._clamped_start(self._start)
         self._rows = self._window_length()
         self.endResetModel()
         self.counts_changed.emit()
         self.window_changed.emit()
+        if unsorted:
+            self.sort_changed.emit()
+
+    def _begin_unsort(self) -> None:
+        """Records are added or removed while sorted: back to file order, by a reset."""
+        self._unsorting = True
+        self.beginResetModel()
+        self._drop_order()
+
+    def _end_unsort(self) -> None:
+        self._unsorting = False
+        self._start = self._clamped_start(self._start)
+        self._rows = self._window_length()
+        self.endResetModel()
+        self.counts_changed.emit()
+        self.window_changed.emit()
+        self.sort_changed.emit()
 
     def _rows_about_to_be_inserted(self, parent: QModelIndex, first: int, last: int) -> None:
         """Unfiltered, new records are new matching positions: in the window, before it, or past its end.
@@ -384,6 +498,9 @@ class FilteredTableModel(QAbstractProxyModel):
         they only add to the count.
         """
         self._inserting = self._shift = 0
+        if self._order is not None:
+            self._begin_unsort()
+            return
         if self._matches is not None:
             return
         n = last - first + 1
@@ -406,6 +523,11 @@ class FilteredTableModel(QAbstractProxyModel):
         self._inserting = added
 
     def _rows_inserted(self, parent: QModelIndex, first: int, last: int) -> None:
+        if self._unsorting:
+            if self._matches is not None:
+                self._matches[self._matches >= first] += last - first + 1
+            self._end_unsort()
+            return
         if self._matches is None:
             if self._inserting:
                 self._rows += self._inserting
@@ -423,6 +545,9 @@ class FilteredTableModel(QAbstractProxyModel):
         self.window_changed.emit()
 
     def _rows_about_to_be_removed(self, parent: QModelIndex, first: int, last: int) -> None:
+        if self._order is not None:
+            self._begin_unsort()
+            return
         if self._matches is None:
             p, q = first, last + 1
         else:
@@ -435,6 +560,12 @@ class FilteredTableModel(QAbstractProxyModel):
 
     def _rows_removed(self, parent: QModelIndex, first: int, last: int) -> None:
         """Removed matching records leave the window; records before it move its start back; it fills up again."""
+        if self._unsorting:
+            if self._matches is not None:
+                kept = self._matches[(self._matches < first) | (self._matches > last)]
+                self._matches = np.where(kept > last, kept - (last - first + 1), kept)
+            self._end_unsort()
+            return
         _, _, p, q = self._removing or (first, last, 0, 0)
         self._removing = None
         start, rows = self._start, self._rows
@@ -465,6 +596,11 @@ class FilteredTableModel(QAbstractProxyModel):
 
     def _data_changed(self, top_left: QModelIndex, bottom_right: QModelIndex, roles: list = ()) -> None:
         first, last = top_left.row(), bottom_right.row()
+        if self._shown is not None:  # the records changed may be on any row: the window's rows
+            if self._rows:
+                self.dataChanged.emit(self.index(0, top_left.column()),
+                                      self.index(self._rows - 1, bottom_right.column()), list(roles))
+            return
         if self._matches is None:
             p, q = first, last + 1
         else:

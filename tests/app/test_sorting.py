@@ -1,0 +1,132 @@
+"""Sorting the record table through the real window: a header click sorts (a key pass on a worker),
+a second reverses, a third returns to file order; the indicator, the selection, a filter and Cancel."""
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("PySide6.QtWidgets")
+
+from PySide6.QtCore import Qt
+
+from app.models.record_table_model import BASE_COLUMNS, Column
+from app.models.settings import Settings
+from app.shell.main_window import MainWindow
+from codec.index.scan import IndexProgress
+from codec.storage.writer import write_records
+from tests.builders import example
+from tests.gui_helpers import open_done
+
+pytestmark = pytest.mark.gui
+
+TIMEOUT = 20000
+N = 40
+
+
+def _label(k: int) -> list[int]:
+    """Record k's labels: every 7th has none, some have two (they sort by the first)."""
+    if k % 7 == 3:
+        return []
+    return [(k * 13) % 10] + ([99] if k % 5 == 0 else [])
+
+
+@pytest.fixture
+def window(qtbot) -> MainWindow:
+    w = MainWindow(Settings())
+    qtbot.addWidget(w)
+    w.resize(1200, 780)
+    w.show()
+    return w
+
+
+@pytest.fixture
+def tab(window, qtbot, tmp_path):
+    path = tmp_path / "labels.tfrecord"
+    write_records(str(path), [example(label=_label(k), name=[f"n{(k * 7) % 12}".encode()]) for k in range(N)])
+    tab = open_done(window, qtbot, str(path))
+    tab._set_columns(["label", "name"], save=False)
+    return tab
+
+
+def shown(tab) -> list[int]:
+    return [tab.proxy.record_at(r) for r in range(tab.proxy.rowCount())]
+
+
+def click(qtbot, tab, column: int) -> None:
+    """Click ``column``'s header and wait until the rows show the order it asked for."""
+    with qtbot.waitSignal(tab.proxy.sort_changed, timeout=TIMEOUT):
+        tab.table.horizontalHeader().sectionClicked.emit(column)
+    assert not tab.sorter.is_running()
+
+
+def indicator(tab) -> tuple[int, Qt.SortOrder]:
+    header = tab.table.horizontalHeader()
+    return header.sortIndicatorSection(), header.sortIndicatorOrder()
+
+
+def test_clicks_sort_by_a_feature_reverse_then_return_to_file_order(qtbot, tab):
+    column = BASE_COLUMNS + tab.model.feature_columns().index("label")
+    keyed = [k for k in range(N) if _label(k)]
+    empty = [k for k in range(N) if not _label(k)]
+    tab.select_record(12)
+    click(qtbot, tab, column)
+    ascending = sorted(keyed, key=lambda k: _label(k)[0]) + empty  # stable: ties in record order
+    assert shown(tab) == ascending
+    assert indicator(tab) == (column, Qt.SortOrder.AscendingOrder)
+    assert tab.current_record() == 12 and tab.detail.current_record() == 12  # still selected, on its new row
+    assert tab.table.currentIndex().row() == ascending.index(12)
+
+    click(qtbot, tab, column)  # reversed: ties still in record order, the empty ones still last
+    assert shown(tab) == sorted(keyed, key=lambda k: -_label(k)[0]) + empty
+    assert indicator(tab) == (column, Qt.SortOrder.DescendingOrder)
+    assert tab.current_record() == 12
+
+    click(qtbot, tab, column)
+    assert shown(tab) == list(range(N))
+    assert indicator(tab)[0] == -1 and tab.proxy.sort_column == -1
+    assert tab.current_record() == 12
+
+
+def test_bytes_size_and_number_columns(qtbot, tab):
+    name = BASE_COLUMNS + tab.model.feature_columns().index("name")
+    click(qtbot, tab, name)
+    assert shown(tab) == sorted(range(N), key=lambda k: f"n{(k * 7) % 12}".encode())
+    click(qtbot, tab, Column.SIZE)
+    sizes = [tab.session.source.record_info(k).length for k in range(N)]
+    assert shown(tab) == sorted(range(N), key=lambda k: sizes[k])
+    assert indicator(tab) == (Column.SIZE, Qt.SortOrder.AscendingOrder)
+    click(qtbot, tab, Column.INDEX)  # no pass: file order, then reversed
+    assert shown(tab) == list(range(N)) and indicator(tab) == (Column.INDEX, Qt.SortOrder.AscendingOrder)
+    click(qtbot, tab, Column.INDEX)
+    assert shown(tab) == list(reversed(range(N)))
+
+
+def test_a_filter_shows_its_matches_in_the_sort_order(qtbot, tab):
+    column = BASE_COLUMNS + tab.model.feature_columns().index("label")
+    click(qtbot, tab, column)
+    click(qtbot, tab, column)  # descending
+    assert tab.qa.filter_bar.run("label >= 5")
+    qtbot.waitUntil(lambda: not tab.qa.filter_bar.is_running() and tab.proxy.is_filtered, timeout=TIMEOUT)
+    matching = [k for k in range(N) if _label(k) and max(_label(k)) >= 5]  # (the filter: any value)
+    assert shown(tab) == sorted(matching, key=lambda k: -_label(k)[0])
+    assert indicator(tab) == (column, Qt.SortOrder.DescendingOrder)
+    tab.qa.filter_bar.clear()
+    assert len(shown(tab)) == N and shown(tab)[:3] == sorted(range(N), key=lambda k: -(_label(k) or [-1])[0])[:3]
+
+
+def test_cancel_in_the_status_bar_stops_the_sort_and_keeps_the_rows(qtbot, window, tab, monkeypatch):
+    def endless(source, key, into, workers=None):
+        n = len(source)
+        while True:
+            yield IndexProgress(n // 2, n // 2, n, 0)
+
+    monkeypatch.setattr("app.workers.sort_runner.sort_iter", endless)
+    column = BASE_COLUMNS + tab.model.feature_columns().index("label")
+    tab.table.horizontalHeader().sectionClicked.emit(column)
+    qtbot.waitUntil(lambda: "sorting… 50%" in window.status.records_label.text(), timeout=TIMEOUT)
+    assert window.status.cancel_button.isVisible() and window.cancel_action.isEnabled()
+    with qtbot.waitSignal(tab.sorter.runner.finished, timeout=TIMEOUT) as done:
+        window.status.cancel_button.click()
+    assert done.args[2]  # cancelled
+    assert shown(tab) == list(range(N)) and tab.proxy.sort_column == -1 and indicator(tab)[0] == -1
+    qtbot.waitUntil(lambda: not window.status.cancel_button.isVisible(), timeout=TIMEOUT)
+    assert "sorting" not in window.status.records_label.text()
