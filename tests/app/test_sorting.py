@@ -8,6 +8,7 @@ pytest.importorskip("PySide6.QtWidgets")
 
 from PySide6.QtCore import Qt
 
+from app.models.filtered_table_model import FilteredTableModel
 from app.models.record_table_model import BASE_COLUMNS, Column
 from app.models.settings import Settings
 from app.shell.main_window import MainWindow
@@ -130,3 +131,35 @@ def test_cancel_in_the_status_bar_stops_the_sort_and_keeps_the_rows(qtbot, windo
     assert shown(tab) == list(range(N)) and tab.proxy.sort_column == -1 and indicator(tab)[0] == -1
     qtbot.waitUntil(lambda: not window.status.cancel_button.isVisible(), timeout=TIMEOUT)
     assert "sorting" not in window.status.records_label.text()
+
+
+def test_a_paged_table_pages_through_the_sort_order(qtbot, window, tmp_path, monkeypatch):
+    monkeypatch.setattr(FilteredTableModel, "window_rows", 8)
+    path = tmp_path / "paged.tfrecord"
+    write_records(str(path), [example(n=[(k * 11) % N]) for k in range(N)])  # a permutation of 0 .. N-1
+    tab = open_done(window, qtbot, str(path))
+    tab._set_columns(["n"], save=False)
+    column = BASE_COLUMNS
+    click(qtbot, tab, column)
+    click(qtbot, tab, column)  # descending: record k where (k * 11) % N == N - 1 first
+    order = sorted(range(N), key=lambda k: -((k * 11) % N))
+    assert tab.current_record() == 0  # selected when the file opened: still, on the last page now
+    assert tab.proxy.window_start == 32 and shown(tab) == order[32:] and tab.table.currentIndex().row() == 7
+    tab.select_record(order[29])  # on the fourth page
+    assert tab.proxy.window_start == 24 and tab.table.currentIndex().row() == 5
+    assert tab.current_record() == order[29]
+    tab.step_page(1)
+    assert shown(tab) == order[32:] and tab.current_record() == order[32]
+    tab.select_position(0)
+    assert tab.proxy.window_start == 0 and shown(tab) == order[:8] and tab.current_record() == order[0]
+
+
+def test_deleting_a_record_returns_to_file_order(qtbot, window, tab):
+    qtbot.waitUntil(lambda: tab.editing.editable, timeout=TIMEOUT)
+    column = BASE_COLUMNS + tab.model.feature_columns().index("label")
+    click(qtbot, tab, column)
+    tab.select_record(4)
+    with qtbot.waitSignal(tab.proxy.sort_changed, timeout=TIMEOUT):
+        assert tab.editing.delete_selected()
+    assert tab.proxy.sort_column == -1 and indicator(tab)[0] == -1
+    assert shown(tab) == list(range(N - 1))
