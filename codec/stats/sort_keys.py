@@ -20,11 +20,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from codec.format.framing import RecordStatus
 from codec.stats.pool import StatsRunner
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Iterator
+    from typing import Iterator, Sequence
 
     from codec.index.scan import IndexProgress
 
@@ -32,7 +33,7 @@ __all__ = ["KEY_BYTES", "SortKey", "SortKeys", "SortOrder", "SortRunner", "file_
            "sort_iter"]
 
 KEY_BYTES = 64  # bytes values compare on their first KEY_BYTES bytes (longer ones agreeing there tie)
-BATCH = 4096  # records decoded at once (Example columns)
+BATCH = 16384  # records decoded at once (Example columns), and between two progress reports
 # A key's class, in sort order: numbers, then bytes, then no value.
 INT, UINT, FLOAT, BYTES, EMPTY = 0, 1, 2, 3, 4
 _INT64_MIN, _UINT64_END = -(1 << 63), 1 << 64
@@ -156,8 +157,8 @@ class _KeyBuilder:
         self.bytes_len: list[int] = []
         self.count = 0
 
-    def add(self, datas: list[bytes], intact: list[bool], lengths: list[int]) -> None:
-        """One batch of consecutive records: their data, whether it is intact, their lengths."""
+    def add(self, datas: Sequence[bytes], intact: np.ndarray, lengths: Sequence[int]) -> None:
+        """One batch of consecutive records: their data, whether it is intact (bools), their lengths."""
         n = len(datas)
         cls = np.full(n, EMPTY, dtype=np.uint8)
         bits = np.zeros(n, dtype=np.uint64)
@@ -170,31 +171,30 @@ class _KeyBuilder:
             from codec.sources.record_pass import quick_decode
 
             rank = {kind: k for k, kind in enumerate(RecordKind)}  # the kinds in their declared order
-            for r in range(n):
-                if intact[r]:
-                    cls[r], bits[r] = INT, rank[quick_decode(datas[r], self.payload).kind]
+            for r in np.flatnonzero(intact).tolist():
+                cls[r], bits[r] = INT, rank[quick_decode(datas[r], self.payload).kind]
         else:
             self._features(datas, intact, cls, bits)
         self.cls.append(cls)
         self.bits.append(bits)
         self.count += n
 
-    def _features(self, datas: list[bytes], intact: list[bool], cls: np.ndarray, bits: np.ndarray) -> None:
-        rest = range(len(datas))
-        if self.payload is None:
-            rest = self._example_columns(datas, intact, cls, bits)
+    def _features(self, datas: Sequence[bytes], intact: np.ndarray, cls: np.ndarray, bits: np.ndarray) -> None:
         from codec.sources.record_pass import quick_decode
 
+        rest = np.flatnonzero(intact).tolist()
+        if self.payload is None:
+            rest = self._example_columns(datas, rest, cls, bits)
         for r in rest:
-            if intact[r]:
-                self._put(r, _first_value(quick_decode(datas[r], self.payload), self.key.name), cls, bits)
+            self._put(r, _first_value(quick_decode(datas[r], self.payload), self.key.name), cls, bits)
 
-    def _example_columns(self, datas: list[bytes], intact: list[bool], cls: np.ndarray, bits: np.ndarray) -> list[int]:
-        """Keys of the batch's canonical Examples from numpy columns; returns the records left to decode."""
+    def _example_columns(self, datas: Sequence[bytes], chosen: list[int], cls: np.ndarray,
+                         bits: np.ndarray) -> list[int]:
+        """Keys of the batch's canonical Examples among ``chosen`` from numpy columns; returns the
+        records left to decode."""
         from codec.decode.example_columns import KIND_BYTES, KIND_FLOAT, KIND_INT64, decode_examples
 
-        chosen = [r for r in range(len(datas)) if intact[r]]
-        records = [datas[r] for r in chosen]
+        records = [datas[r] for r in chosen] if len(chosen) < len(datas) else datas
         lengths = np.fromiter(map(len, records), dtype=np.int64, count=len(records))
         ends = np.cumsum(lengths)
         buf = b"".join(records)
@@ -335,7 +335,7 @@ class SortRunner(StatsRunner):
         from codec.sources.record_pass import iter_records
 
         builder = _KeyBuilder(self.key, self.payload)
-        for item in _batched_keys(iter_records(f, indices), builder):
+        for item in _batched_keys(iter_records(f, indices, every=BATCH), builder):
             yield item.records
         result.parts.append((base + indices.start, builder.finish()))
 
@@ -344,25 +344,31 @@ def _batched_keys(items, builder: _KeyBuilder) -> Iterator[IndexProgress]:
     """Feed ``items`` (:func:`codec.sources.record_pass.iter_records`) to ``builder`` in batches, yielding progress."""
     from codec.index.scan import IndexProgress
 
-    datas: list[bytes] = []
-    intact: list[bool] = []
-    lengths: list[int] = []
+    batch: list[tuple] = []
+    append = batch.append
     for item in items:
-        if isinstance(item, IndexProgress):
-            if datas:
-                builder.add(datas, intact, lengths)
-                datas, intact, lengths = [], [], []
+        if item.__class__ is tuple:  # (a record; the rest is progress)
+            append(item)
+            if len(batch) < BATCH:
+                continue
+            _add(builder, batch)
+        elif isinstance(item, IndexProgress):
+            _add(builder, batch)
             yield item
-            continue
-        _, data, status, _, length = item
-        datas.append(data)
-        intact.append(status.data_intact)
-        lengths.append(length)
-        if len(datas) >= BATCH:
-            builder.add(datas, intact, lengths)
-            datas, intact, lengths = [], [], []
-    if datas:
-        builder.add(datas, intact, lengths)
+    _add(builder, batch)
+
+
+_INTACT_BELOW = min(s for s in RecordStatus if not s.data_intact)  # statuses below it: data intact
+
+
+def _add(builder: _KeyBuilder, batch: list[tuple]) -> None:
+    """Hand ``batch`` (iter_records's tuples) to ``builder`` and empty it."""
+    if not batch:
+        return
+    datas = [item[1] for item in batch]
+    intact = np.fromiter([item[2] for item in batch], dtype=np.uint8, count=len(batch)) < _INTACT_BELOW
+    builder.add(datas, intact, [item[4] for item in batch])
+    batch.clear()
 
 
 def sort_iter(source, key: SortKey, into: list[SortOrder], workers: int | None = None,
@@ -390,7 +396,7 @@ def sort_iter(source, key: SortKey, into: list[SortOrder], workers: int | None =
             yield from pool_merge_iter(source, keys, SortRunner, tasks, setup, workers, run)
         else:
             builder = _KeyBuilder(key, source.payload)
-            yield from (p for p in _batched_keys(iter_records(source), builder) if not p.done)
+            yield from (p for p in _batched_keys(iter_records(source, every=BATCH), builder) if not p.done)
             keys.parts.append((0, builder.finish()))
         into.append(keys.order(n))
     yield IndexProgress(n, n, n, len(source.problems), True)
