@@ -21,8 +21,8 @@ record ``window_start + r``. Use :meth:`record_at` / :meth:`row_for_record`
 Sorted (:meth:`set_order`), the matching records are shown in a given order:
 position ``p`` is the ``p``-th matching record of that order (the order's
 array, restricted to the matches, and made once needed its inverse: 4 bytes
-per record each below 2^31 records). Records added or removed return the view
-to file order (their keys are not known).
+per record each below 2^31 records). Records added, removed or moved (a reset
+of the source) return the view to file order (their keys are not known).
 """
 from __future__ import annotations
 
@@ -462,7 +462,7 @@ class FilteredTableModel(QAbstractProxyModel):
     def _end_reset(self, *_) -> None:
         if self._matches is not None:
             self._matches = self._matches[self._matches < self._source_rows()]
-        unsorted = self._order is not None and self._order.shape[0] != self._source_rows()
+        unsorted = self._order is not None  # the records may have moved: their order is not known
         if unsorted:
             self._drop_order()
         self._reshow()
