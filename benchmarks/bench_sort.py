@@ -19,7 +19,7 @@ import struct
 import time
 import tracemalloc
 
-from benchmarks.common import data_path, peak_rss_mb
+from benchmarks.common import ensure_file, peak_rss_mb
 
 
 def _templates() -> dict[int, tuple[bytes, bytes, bytes, bool]]:
@@ -70,16 +70,6 @@ def _records(n: int):
             yield pre + pack(score) + mid + varint + post if score_first else pre + varint + mid + pack(score) + post
 
 
-def dataset(records: int) -> str:
-    path = data_path(f"sort_{records}.tfrecord")
-    if not os.path.exists(path):
-        from codec.storage.writer import write_records
-
-        write_records(path + ".part", _records(records))
-        os.replace(path + ".part", path)
-    return path
-
-
 def main() -> None:
     from codec.parallel.pool import available_cores
     from codec.sources.tfrecord_file import TFRecordFile
@@ -90,7 +80,7 @@ def main() -> None:
     parser.add_argument("--records", type=int, default=10_000_000)
     args = parser.parse_args()
     t = time.perf_counter()
-    path = os.path.abspath(dataset(args.records))
+    path = os.path.abspath(ensure_file(f"sort_{args.records}.tfrecord", lambda: _records(args.records)))
     made = time.perf_counter() - t
     cores = available_cores()
     size = os.path.getsize(path) / 2**20

@@ -145,7 +145,7 @@ class FileTab(QWidget):
         self.table.sort_requested.connect(self.sorter.header_clicked)
         self.sorter.message.connect(self.message)
         self.sorter.state_changed.connect(self.state_changed)
-        session.finished.connect(self.sorter.source_idle)
+        session.finished.connect(self.sorter.runner.source_idle)
         self.follow.grown.connect(self._follow_grown)
         self.follow.changed.connect(self._follow_changed)
         self.editing.modified_changed.connect(self._modified_changed)
@@ -267,7 +267,7 @@ class FileTab(QWidget):
 
     def cancel(self) -> None:
         self.session.cancel()
-        self.sorter.cancel()
+        self.sorter.runner.cancel()
 
     # -- following a file being written (View > Follow) ---------------------
     def start_follow(self) -> bool:
@@ -611,7 +611,7 @@ class FileTab(QWidget):
         self.session.close()
         self.editing.close()
         self.qa.close()
-        self.sorter.stop()
+        self.sorter.runner.stop()
         if self._reopen_worker is not None:
             self._reopen_worker.stop()  # a URL being opened again: its answer is dropped
         self._closed = True

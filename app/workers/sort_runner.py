@@ -30,7 +30,7 @@ class TableSorter(QObject):
     differently, ``message(str)`` a one-line note for the status bar.
     ``source()`` is what the pass reads (the records the table shows),
     ``busy()`` whether the file's own pass still runs (the sort then waits for
-    :meth:`source_idle`); ``current()`` / ``select(record)`` keep the current
+    ``runner.source_idle()``; ``runner.cancel()`` stops it); ``current()`` / ``select(record)`` keep the current
     record selected across a sort.
     """
 
@@ -84,15 +84,6 @@ class TableSorter(QObject):
             return
         source = self._source()
         self._start(lambda: _sorting(source, key), (column, key, False))
-
-    def cancel(self) -> None:
-        self.runner.cancel()
-
-    def source_idle(self) -> None:
-        self.runner.source_idle()
-
-    def stop(self) -> None:
-        self.runner.stop()
 
     def _start(self, make, payload) -> None:
         self.fraction = 0.0

@@ -10,8 +10,6 @@ from PySide6.QtCore import Qt
 
 from app.models.filtered_table_model import FilteredTableModel
 from app.models.record_table_model import BASE_COLUMNS, Column
-from app.models.settings import Settings
-from app.shell.main_window import MainWindow
 from codec.index.scan import IndexProgress
 from codec.storage.writer import write_records
 from tests.builders import example
@@ -28,15 +26,6 @@ def _label(k: int) -> list[int]:
     if k % 7 == 3:
         return []
     return [(k * 13) % 10] + ([99] if k % 5 == 0 else [])
-
-
-@pytest.fixture
-def window(qtbot) -> MainWindow:
-    w = MainWindow(Settings())
-    qtbot.addWidget(w)
-    w.resize(1200, 780)
-    w.show()
-    return w
 
 
 @pytest.fixture
