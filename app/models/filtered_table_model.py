@@ -127,6 +127,12 @@ class FilteredTableModel(QAbstractProxyModel):
         self.sort_changed.emit()
         self.window_changed.emit()
 
+    def set_sort_column(self, column: int) -> None:
+        """The sorted column moved to ``column`` (columns were shown or hidden): the order stays."""
+        if self._order is not None or self._sort_column >= 0:
+            self._sort_column = column
+            self.sort_changed.emit()
+
     @property
     def sort_column(self) -> int:
         """The column the rows are sorted by (-1: file order)."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Callable
 
-from PySide6.QtCore import QObject, Signal
+from PySide6.QtCore import QObject, QTimer, Signal
 
 from app.models.filtered_table_model import FilteredTableModel
 from app.models.record_table_model import BASE_COLUMNS, Column
@@ -44,12 +44,16 @@ class TableSorter(QObject):
         self._current, self._select = current, select
         self.fraction = 0.0
         self._ascending: SortOrder | None = None  # the shown column's ascending order (for its reverse)
+        self._key: SortKey | None = None  # what the order shown sorts by
+        self._following = False  # a check of where the sorted column went is due
         self.runner = PassRunner(busy, self)
         self.runner.started.connect(self.state_changed)
         self.runner.progress.connect(self._progress)
         self.runner.finished.connect(self._finished)
         self.runner.failed.connect(self._failed)
         rows.sort_changed.connect(self._sort_changed)
+        rows.columnsInserted.connect(self._columns_changed)
+        rows.columnsRemoved.connect(self._columns_changed)
 
     def is_running(self) -> bool:
         return self.runner.is_active()
@@ -69,7 +73,7 @@ class TableSorter(QObject):
         rows = self.rows
         if rows.sort_column == column and rows.sort_descending:
             self.runner.cancel()
-            self._show(None, -1, False)
+            self._show(None, -1, False, None)
             self.message.emit("rows in file order")
             return
         key = self.key_of(column)
@@ -80,7 +84,7 @@ class TableSorter(QObject):
         if key.what in ("number", "offset"):
             self.runner.cancel()
             self._ascending = file_order(rows.total())
-            self._show(self._ascending, column, False)
+            self._show(self._ascending, column, False, key)
             return
         source = self._source()
         self._start(lambda: _sorting(source, key), (column, key, False))
@@ -105,7 +109,7 @@ class TableSorter(QObject):
         order = last.order
         if not descending:
             self._ascending = order
-        self._show(order, column, descending)
+        self._show(order, column, descending, key)
         keyless = f" ({order.empty:,} without a value, last)" if order.empty else ""
         self.message.emit(f"sorted {len(order):,} records by {key}, {'descending' if descending else 'ascending'}"
                           f"{keyless}")
@@ -114,7 +118,8 @@ class TableSorter(QObject):
         self.state_changed.emit()
         self.message.emit(f"sort failed: {error}")
 
-    def _show(self, order: SortOrder | None, column: int, descending: bool) -> None:
+    def _show(self, order: SortOrder | None, column: int, descending: bool, key: SortKey | None) -> None:
+        self._key = key
         record = self._current()
         self.rows.set_order(None if order is None else order.order, column, descending)
         if record >= 0:
@@ -122,7 +127,25 @@ class TableSorter(QObject):
 
     def _sort_changed(self) -> None:
         if self.rows.sort_column < 0:  # file order again (asked for, or records came or went)
-            self._ascending = None
+            self._ascending = self._key = None
+
+    def _columns_changed(self, *_) -> None:
+        """Feature columns were shown or hidden: once they settle, the indicator follows the sorted column."""
+        if not self._following:
+            self._following = True
+            QTimer.singleShot(0, self._follow_column)
+
+    def _follow_column(self) -> None:
+        self._following = False
+        old, key = self.rows.sort_column, self._key
+        if old < BASE_COLUMNS or key is None:  # (the fixed columns stay where they are)
+            return
+        moved = [c for c in range(BASE_COLUMNS, self.rows.columnCount()) if self.key_of(c) == key]
+        if moved:
+            self.rows.set_sort_column(moved[0])
+            return
+        self._show(None, -1, False, None)
+        self.message.emit(f"the rows are in file order again: {key} is no longer shown")
 
 
 class _Done:

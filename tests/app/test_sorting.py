@@ -152,3 +152,14 @@ def test_deleting_a_record_returns_to_file_order(qtbot, window, tab):
         assert tab.editing.delete_selected()
     assert tab.proxy.sort_column == -1 and indicator(tab)[0] == -1
     assert shown(tab) == list(range(N - 1))
+
+
+def test_the_indicator_follows_its_feature_when_columns_change_and_hiding_it_unsorts(qtbot, tab):
+    click(qtbot, tab, BASE_COLUMNS + tab.model.feature_columns().index("name"))
+    sorted_rows = shown(tab)
+    tab._set_columns(["name"], save=False)  # label hidden: name moves one column left
+    qtbot.waitUntil(lambda: indicator(tab)[0] == BASE_COLUMNS, timeout=TIMEOUT)
+    assert shown(tab) == sorted_rows and tab.proxy.sort_column == BASE_COLUMNS
+    with qtbot.waitSignal(tab.proxy.sort_changed, timeout=TIMEOUT):
+        tab._set_columns(["label"], save=False)  # the sorted column hidden: file order
+    assert shown(tab) == list(range(N)) and indicator(tab)[0] == -1
