@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import struct
 import time
 import tracemalloc
@@ -94,14 +95,14 @@ def main() -> None:
         for key in (SortKey("feature", "score"), SortKey("feature", "label"), SortKey("size")):
             tasks = plan_stats(f, cores)
             keys = SortKeys()
-            t = time.perf_counter()
+            t, cpu = time.perf_counter(), _cpu()
             for _ in pool_merge_iter(f, keys, SortRunner, tasks, {"named": [], "key": key}, cores):
                 pass
-            passed = time.perf_counter() - t
+            passed, pass_cpu = time.perf_counter() - t, _cpu() - cpu
             tracemalloc.start()
-            t = time.perf_counter()
+            t, cpu = time.perf_counter(), time.process_time()
             order = keys.order(n)
-            sorted_in = time.perf_counter() - t
+            sorted_in, sort_cpu = time.perf_counter() - t, time.process_time() - cpu
             del keys
             peak = tracemalloc.get_traced_memory()[1]
             tracemalloc.stop()
@@ -109,13 +110,19 @@ def main() -> None:
             back = order.reversed()
             reversed_in = time.perf_counter() - t
             print(f"{key} ({len(tasks)} tasks on {cores} workers):")
-            print(f"  key pass {passed:6.2f} s ({n / passed:,.0f} records/s)   sort {sorted_in:5.2f} s   "
-                  f"reverse {reversed_in:5.2f} s")
+            print(f"  key pass {passed:6.2f} s wall, {pass_cpu:6.2f} s CPU ({n / passed:,.0f} records/s)   "
+                  f"sort {sorted_in:5.2f} s wall, {sort_cpu:5.2f} s CPU   reverse {reversed_in:5.2f} s")
             print(f"  order kept: {order.nbytes / n:.3f} bytes per record ({order.order.dtype}, "
                   f"{order.nbytes / 2**20:.0f} MiB; reversed too: {(order.nbytes + back.nbytes) / n:.3f})   "
                   f"sort's peak {peak / n:.1f} bytes per record ({peak / 2**20:.0f} MiB)")
             del order, back
     print(f"peak RSS of this process: {peak_rss_mb():.0f} MiB (the workers' own not included)")
+
+
+def _cpu() -> float:
+    """CPU seconds of this process and of its ended children (the pool's workers, once joined)."""
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
 
 
 if __name__ == "__main__":

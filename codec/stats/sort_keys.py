@@ -141,7 +141,8 @@ class SortKeys:
         keys = [p.bytes_key for _, p in parts if p.bytes_key.shape[0]]
         key = np.concatenate(keys) if keys else np.zeros(0, dtype="S1")
         length = np.concatenate([p.bytes_len for _, p in parts])
-        self.parts = []  # (their memory goes as the order is made)
+        del parts, keys
+        self.parts = []  # their memory goes before the sort's own
         return order_from_keys(cls, bits, at, key, length)
 
 
@@ -268,18 +269,25 @@ def order_from_keys(cls: np.ndarray, bits: np.ndarray, bytes_at: np.ndarray | No
     pieces: list[np.ndarray] = []
     runs: list[np.ndarray] = []
     number = np.flatnonzero(cls < BYTES)
-    if number.size:
+    if number.size == n:  # every record a number (the usual case): no copies of the keys
+        del number
+        by, keys = _number_order(cls, bits)
+        pieces.append(by.astype(dtype))
+        del by
+        runs.append(_run_starts(*(key[pieces[0]] for key in keys)))
+    elif number.size:
         by, keys = _number_order(cls[number], bits[number])
-        pieces.append(number[by])
+        pieces.append(number[by].astype(dtype))
         runs.append(_run_starts(*(key[by] for key in keys)))
+        del by, keys
     if bytes_at is not None and bytes_at.size:
         assert bytes_key is not None and bytes_len is not None
         length = np.minimum(bytes_len, KEY_BYTES + 1)  # past KEY_BYTES: ties (a prefix still sorts first)
         by = np.lexsort((length, bytes_key))
-        pieces.append(bytes_at[by])
+        pieces.append(bytes_at[by].astype(dtype))
         runs.append(_run_starts(bytes_key[by], length[by]))
-    empty = np.flatnonzero(cls == EMPTY)
-    order = np.concatenate([p.astype(dtype) for p in pieces] + [empty.astype(dtype)])
+    empty = np.flatnonzero(cls == EMPTY).astype(dtype)
+    order = pieces[0] if len(pieces) == 1 and not empty.size else np.concatenate(pieces + [empty])
     starts = np.concatenate(runs) if runs else np.zeros(0, dtype=bool)
     return SortOrder(order, np.packbits(starts), int(empty.size))
 
