@@ -12,8 +12,8 @@ import pytest
 from codec import TFRecordFile
 from codec.parallel.pool import run_tasks
 from codec.sources.shard_set import ShardSet
-from codec.stats.sort_keys import (BYTES, EMPTY, FLOAT, INT, KEY_BYTES, UINT, SortKey, SortOrder, order_from_keys,
-                                   sort_iter)
+from codec.stats import sort_keys
+from codec.stats.sort_keys import SortKey, SortOrder, order_from_keys, sort_iter
 from codec.storage.writer import write_records
 from tests.builders import example, fixture_path, sequence_example
 
@@ -71,7 +71,8 @@ def test_ints_sort_exactly_where_float64_would_tie(tmp_path):
 
 
 def test_uint64_int64_and_floats_compare_as_numbers_before_bytes_and_empty():
-    cls = np.array([UINT, INT, FLOAT, BYTES, EMPTY, INT, UINT, FLOAT, FLOAT], dtype=np.uint8)
+    k = sort_keys
+    cls = np.array([k.UINT, k.INT, k.FLOAT, k.BYTES, k.EMPTY, k.INT, k.UINT, k.FLOAT, k.FLOAT], dtype=np.uint8)
     bits = np.array([2**64 - 1, (-3) & (2**64 - 1), 0, 0, 0, 2**63 - 1, 2**63, 0, 0], dtype=np.uint64)
     bits[2] = np.float64(-2.5).view(np.uint64)
     bits[7] = np.float64(np.nan).view(np.uint64)
@@ -92,7 +93,7 @@ def test_bytes_sort_byte_by_byte_a_prefix_first(tmp_path):
 
 
 def test_long_bytes_compare_on_their_first_key_bytes_then_tie(tmp_path):
-    head = b"x" * KEY_BYTES
+    head = b"x" * sort_keys.KEY_BYTES
     names = [head + b"b", head + b"a", head, b"x"]
     path = tmp_path / "long.tfrecord"
     write_records(str(path), [example(name=[v]) for v in names])
@@ -178,3 +179,39 @@ def test_the_order_is_uint64_only_past_uint32():
     from codec.stats.sort_keys import _index_dtype
 
     assert _index_dtype(2**32 - 1) == np.uint32 and _index_dtype(2**32) == np.uint64
+
+
+def _labelled(path) -> list[int]:
+    labels = [(k * 7) % 5 for k in range(30)]
+    write_records(str(path), [example(label=[v]) for v in labels])
+    return sorted(range(30), key=lambda k: labels[k])
+
+
+def test_edited_records_sort_as_the_table_shows_them(tmp_path):
+    from codec.editing.document import Document
+    from codec.editing.edited import EditedFile
+
+    expected = _labelled(tmp_path / "e.tfrecord")
+    with TFRecordFile(tmp_path / "e.tfrecord") as f:
+        f.build_index()
+        doc = Document(f)
+        doc.replace(expected[0], example(label=[100]))  # the smallest becomes the largest
+        doc.delete([29])
+        edited = EditedFile(doc)
+        got = sort(edited, SortKey("feature", "label")).order.tolist()
+    kept = [k for k in expected[1:] if k != 29]
+    assert got == kept + [expected[0]]
+
+
+@pytest.mark.network
+def test_a_url_sorts_as_the_local_file(tmp_path):
+    pytest.importorskip("fsspec")
+    pytest.importorskip("aiohttp")
+    from tests.remote_servers import range_server
+
+    expected = _labelled(tmp_path / "r.tfrecord")
+    with range_server(tmp_path) as srv:
+        with TFRecordFile(srv.url_for("r.tfrecord"), use_cache=False) as remote:
+            remote.build_index()
+            assert remote.is_remote
+            assert sort(remote, SortKey("feature", "label"), workers=2).order.tolist() == expected
