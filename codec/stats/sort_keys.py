@@ -79,6 +79,8 @@ class SortOrder:
         """The other direction: runs of equal keys in reverse, each run and the keyless records
         still in record order (O(n), no pass)."""
         m = len(self) - self.empty
+        if not m:  # no record has a key: file order both ways
+            return SortOrder(self.order, self.starts, self.empty, not self.descending)
         starts = np.unpackbits(self.starts, count=m).astype(bool)
         first = np.flatnonzero(starts)
         end = np.append(first[1:], m)

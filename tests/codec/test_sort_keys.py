@@ -175,6 +175,13 @@ def test_on_two_worker_processes(tmp_path):
     assert multiprocessing.active_children() == []
 
 
+def test_no_records_or_no_keys_reverse_to_themselves():
+    for cls in (np.zeros(0, np.uint8), np.full(3, sort_keys.EMPTY, np.uint8)):
+        order = order_from_keys(cls, np.zeros(cls.shape[0], np.uint64))
+        back = order.reversed()
+        assert back.order.tolist() == order.order.tolist() == list(range(cls.shape[0])) and back.descending
+
+
 def test_the_order_is_uint64_only_past_uint32():
     from codec.stats.sort_keys import _index_dtype
 
