@@ -77,6 +77,7 @@ class FilteredTableModel(QAbstractProxyModel):
         self._order: np.ndarray | None = None  # every record number once, in the order shown; None: file order
         self._sort_column, self._descending = -1, False  # what the header's indicator shows (-1: none)
         self._shown: np.ndarray | None = None  # sorted: the matching records in the order shown
+        self._shown_of: np.ndarray | None = None  # the matches _shown was made from
         self._rank: np.ndarray | None = None  # sorted: position of each record among _shown (-1: not shown)
         self._unsorting = False  # a source insertion or removal returns to file order (a reset)
         self.setSourceModel(source)
@@ -145,6 +146,7 @@ class FilteredTableModel(QAbstractProxyModel):
     def _reshow(self) -> None:
         """The matching records in the order shown (the order restricted to the filter's matches)."""
         self._rank = None
+        self._shown_of = self._matches
         if self._order is None:
             self._shown = None
         elif self._matches is None:
@@ -154,10 +156,17 @@ class FilteredTableModel(QAbstractProxyModel):
             chosen[self._matches] = True
             self._shown = self._order[chosen[self._order]]
 
+    def _sorted(self) -> np.ndarray | None:
+        """The matching records in the order shown, None in file order; made again when the
+        matches are another array (a running filter's appended matches)."""
+        if self._order is not None and self._shown_of is not self._matches:
+            self._reshow()
+        return self._shown
+
     def _ranks(self) -> np.ndarray:
         """Each record's position among the records shown (-1: not shown), made once asked for."""
         if self._rank is None:
-            shown = self._shown
+            shown = self._sorted()
             assert shown is not None
             n = self._source_rows()
             rank = np.full(n, -1, dtype=np.int32 if n < 2**31 else np.int64)
@@ -166,7 +175,7 @@ class FilteredTableModel(QAbstractProxyModel):
         return self._rank
 
     def _drop_order(self) -> None:
-        self._order = self._shown = self._rank = None
+        self._order = self._shown = self._shown_of = self._rank = None
         self._sort_column, self._descending = -1, False
 
     @property
@@ -188,8 +197,9 @@ class FilteredTableModel(QAbstractProxyModel):
 
     def matching_count(self) -> int:
         """How many records match: the filter's matches, or every record (all pages, not only the window)."""
-        if self._shown is not None:
-            return int(self._shown.shape[0])
+        shown = self._sorted()
+        if shown is not None:
+            return int(shown.shape[0])
         return self._source_rows() if self._matches is None else int(self._matches.shape[0])
 
     def shown(self) -> int:
@@ -204,8 +214,9 @@ class FilteredTableModel(QAbstractProxyModel):
         """The record number of the ``position``-th matching record (-1 when out of range)."""
         if position < 0:
             return -1
-        if self._shown is not None:
-            return int(self._shown[position]) if position < self._shown.shape[0] else -1
+        shown = self._sorted()
+        if shown is not None:
+            return int(shown[position]) if position < shown.shape[0] else -1
         if self._matches is None:
             return position if position < self._source_rows() else -1
         return int(self._matches[position]) if position < self._matches.shape[0] else -1
@@ -216,8 +227,9 @@ class FilteredTableModel(QAbstractProxyModel):
         hi = self._start + min(last, self._rows - 1) + 1
         if hi <= lo:
             return np.zeros(0, dtype=np.int64)
-        if self._shown is not None:
-            return self._shown[lo:hi].astype(np.int64)
+        shown = self._sorted()
+        if shown is not None:
+            return shown[lo:hi].astype(np.int64)
         if self._matches is None:
             return np.arange(lo, min(hi, self._source_rows()), dtype=np.int64)
         return self._matches[lo:hi].astype(np.int64, copy=False)
@@ -227,7 +239,7 @@ class FilteredTableModel(QAbstractProxyModel):
         n = self.matching_count()
         if record < 0 or not n:
             return -1
-        if self._shown is not None:
+        if self._sorted() is not None:
             return self._sorted_position(record, nearest)
         if self._matches is None:
             return record if record < n else (n - 1 if nearest else -1)
@@ -602,7 +614,7 @@ class FilteredTableModel(QAbstractProxyModel):
 
     def _data_changed(self, top_left: QModelIndex, bottom_right: QModelIndex, roles: list = ()) -> None:
         first, last = top_left.row(), bottom_right.row()
-        if self._shown is not None:  # the records changed may be on any row: the window's rows
+        if self._order is not None:  # the records changed may be on any row: the window's rows
             if self._rows:
                 self.dataChanged.emit(self.index(0, top_left.column()),
                                       self.index(self._rows - 1, bottom_right.column()), list(roles))
