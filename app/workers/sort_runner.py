@@ -107,6 +107,9 @@ class TableSorter(QObject):
             self.message.emit(f"sort by {key} stopped: the rows stay as they were")
             return
         order = last.order
+        if len(order) != self.rows.total():
+            self.message.emit(f"the records changed while they were sorted by {key}: click again to sort them")
+            return
         if not descending:
             self._ascending = order
         self._show(order, column, descending, key)
@@ -133,7 +136,7 @@ class TableSorter(QObject):
         """Feature columns were shown or hidden: once they settle, the indicator follows the sorted column."""
         if not self._following:
             self._following = True
-            QTimer.singleShot(0, self._follow_column)
+            QTimer.singleShot(0, self, self._follow_column)
 
     def _follow_column(self) -> None:
         self._following = False
