@@ -12,8 +12,8 @@ from app.models.filtered_table_model import FilteredTableModel
 from app.models.record_table_model import BASE_COLUMNS, Column
 from codec.index.scan import IndexProgress
 from codec.storage.writer import write_records
-from tests.builders import example
-from tests.gui_helpers import open_done
+from tests.builders import FIXTURES, example
+from tests.gui_helpers import open_done, wait_done
 
 pytestmark = pytest.mark.gui
 
@@ -163,3 +163,17 @@ def test_the_indicator_follows_its_feature_when_columns_change_and_hiding_it_uns
     with qtbot.waitSignal(tab.proxy.sort_changed, timeout=TIMEOUT):
         tab._set_columns(["label"], save=False)  # the sorted column hidden: file order
     assert shown(tab) == list(range(N)) and indicator(tab)[0] == -1
+
+
+def test_a_shard_set_sorts_across_its_shards(qtbot, window):
+    tab = window.open_set([str(FIXTURES / "shards")])
+    wait_done(qtbot, tab)
+    tab._set_columns(["idx", "shard"], save=False)
+    n = tab.proxy.total()
+    click(qtbot, tab, BASE_COLUMNS)  # idx: each shard numbers its records from 0
+    keys = [int(tab.model.data(tab.model.index(k, BASE_COLUMNS))) for k in range(n)]
+    assert shown(tab) == sorted(range(n), key=lambda k: keys[k])
+    assert [keys[k] for k in shown(tab)][:4] == [0, 0, 0, 0]
+    shard = tab.model.shard_column
+    click(qtbot, tab, shard)  # the Shard column: file order, no pass
+    assert shown(tab) == list(range(n)) and indicator(tab) == (shard, Qt.SortOrder.AscendingOrder)
