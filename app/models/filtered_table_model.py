@@ -17,6 +17,12 @@ record ``window_start + r``. Use :meth:`record_at` / :meth:`row_for_record`
 (or ``mapToSource`` / ``mapFromSource``) between view rows and records, and
 :meth:`matching_count` / :meth:`matches` for "all the records shown", never
 ``rowCount()`` (that is the window).
+
+Sorted (:meth:`set_order`), the matching records are shown in a given order:
+position ``p`` is the ``p``-th matching record of that order (the order's
+array, restricted to the matches, and made once needed its inverse: 4 bytes
+per record each below 2^31 records). Records added, removed or moved (a reset
+of the source) return the view to file order (their keys are not known).
 """
 from __future__ import annotations
 
@@ -48,12 +54,14 @@ class FilteredTableModel(QAbstractProxyModel):
     Signals: ``filter_changed()`` when a filter is set or cleared;
     ``counts_changed()`` when :meth:`matching_count` or :meth:`total` may read
     differently (rows appended while indexing, edits); ``window_changed()``
-    when the window's start or length may have changed.
+    when the window's start or length may have changed; ``sort_changed()`` when the
+    order shown (:attr:`sort_column`, :attr:`sort_descending`) changed.
     """
 
     filter_changed = Signal()
     counts_changed = Signal()
     window_changed = Signal()
+    sort_changed = Signal()
 
     window_rows: int = DEFAULT_WINDOW_ROWS  # the most rows shown at once (tests lower it on the class)
 
@@ -66,6 +74,12 @@ class FilteredTableModel(QAbstractProxyModel):
         self._removing: tuple[int, int, int, int] | None = None  # (first, last, p, q) of a removal
         self._inserting = 0  # view rows a source insertion adds (between its begin and end)
         self._shift = 0  # records inserted before the window (its start moves by as many)
+        self._order: np.ndarray | None = None  # every record number once, in the order shown; None: file order
+        self._sort_column, self._descending = -1, False  # what the header's indicator shows (-1: none)
+        self._shown: np.ndarray | None = None  # sorted: the matching records in the order shown
+        self._shown_of: np.ndarray | None = None  # the matches _shown was made from
+        self._rank: np.ndarray | None = None  # sorted: position of each record among _shown (-1: not shown)
+        self._unsorting = False  # a source insertion or removal returns to file order (a reset)
         self.setSourceModel(source)
 
     # -- the filter -------------------------------------------------------
@@ -84,6 +98,7 @@ class FilteredTableModel(QAbstractProxyModel):
             values = sorted_unique([values])  # sorted, once each (np.unique: 0.7 s for 1M matches)
             self._matches = values[(values >= 0) & (values < self._source_rows())]
             self._expression = expression
+        self._reshow()
         self._start = 0
         self._rows = self._window_length()
         self.endResetModel()
@@ -111,6 +126,7 @@ class FilteredTableModel(QAbstractProxyModel):
             buffer = np.empty(max(1024, 2 * (n + values.size)), dtype=np.int64)
             buffer[:n] = self._matches
             self._growing = buffer
+        before = (self._sorted(), self._start, self._rows) if self._order is not None else None
         buffer[n:n + values.size] = values
         self._matches = buffer[:n + values.size]
         length = self._window_length()
@@ -118,12 +134,94 @@ class FilteredTableModel(QAbstractProxyModel):
             self.beginInsertRows(QModelIndex(), self._rows, length - 1)
             self._rows = length
             self.endInsertRows()
+        if before is not None:  # sorted: the new matches take their places among the rows, which move
+            self._move_persistent(*before)
         self.counts_changed.emit()
         self.window_changed.emit()
+
+    def _move_persistent(self, shown: np.ndarray, start: int, rows: int) -> None:
+        """A layout change: each persistent index (selection, current row) follows the record it showed
+        (row ``r`` < ``rows`` showed ``shown[start + r]``) to its row now, or goes when it left the window."""
+        self.layoutAboutToBeChanged.emit()
+        before = self.persistentIndexList()
+        after = []
+        for index in before:
+            row = self.row_for_record(int(shown[start + index.row()])) if 0 <= index.row() < rows else -1
+            after.append(self.index(row, index.column()) if row >= 0 else QModelIndex())
+        self.changePersistentIndexList(before, after)
+        self.layoutChanged.emit()
 
     def clear_filter(self) -> None:
         if self._matches is not None:
             self.set_matches(None)
+
+    # -- the order ------------------------------------------------------
+    def set_order(self, order: np.ndarray | None, column: int = -1, descending: bool = False) -> None:
+        """Show the matching records in ``order`` (every record number once), or in file order with
+        None; ``column`` and ``descending`` are what the header's indicator shows (-1: none). The
+        window goes to the start."""
+        if order is not None and order.shape[0] != self._source_rows():
+            order = None  # (records came or went since the order was made)
+            column = -1
+        self.beginResetModel()
+        self._order = order
+        self._sort_column, self._descending = column, descending
+        self._reshow()
+        self._start = 0
+        self._rows = self._window_length()
+        self.endResetModel()
+        self.sort_changed.emit()
+        self.window_changed.emit()
+
+    def set_sort_column(self, column: int) -> None:
+        """The sorted column moved to ``column`` (columns were shown or hidden): the order stays."""
+        if self._order is not None or self._sort_column >= 0:
+            self._sort_column = column
+            self.sort_changed.emit()
+
+    @property
+    def sort_column(self) -> int:
+        """The column the rows are sorted by (-1: file order)."""
+        return self._sort_column
+
+    @property
+    def sort_descending(self) -> bool:
+        return self._descending
+
+    def _reshow(self) -> None:
+        """The matching records in the order shown (the order restricted to the filter's matches)."""
+        self._rank = None
+        self._shown_of = self._matches
+        if self._order is None:
+            self._shown = None
+        elif self._matches is None:
+            self._shown = self._order
+        else:
+            chosen = np.zeros(self._source_rows(), dtype=bool)
+            chosen[self._matches] = True
+            self._shown = self._order[chosen[self._order]]
+
+    def _sorted(self) -> np.ndarray | None:
+        """The matching records in the order shown, None in file order; made again when the
+        matches are another array (a running filter's appended matches)."""
+        if self._order is not None and self._shown_of is not self._matches:
+            self._reshow()
+        return self._shown
+
+    def _ranks(self) -> np.ndarray:
+        """Each record's position among the records shown (-1: not shown), made once asked for."""
+        if self._rank is None:
+            shown = self._sorted()
+            assert shown is not None
+            n = self._source_rows()
+            rank = np.full(n, -1, dtype=np.int32 if n < 2**31 else np.int64)
+            rank[shown] = np.arange(shown.shape[0], dtype=rank.dtype)
+            self._rank = rank
+        return self._rank
+
+    def _drop_order(self) -> None:
+        self._order = self._shown = self._shown_of = self._rank = None
+        self._sort_column, self._descending = -1, False
 
     @property
     def is_filtered(self) -> bool:
@@ -144,6 +242,9 @@ class FilteredTableModel(QAbstractProxyModel):
 
     def matching_count(self) -> int:
         """How many records match: the filter's matches, or every record (all pages, not only the window)."""
+        shown = self._sorted()
+        if shown is not None:
+            return int(shown.shape[0])
         return self._source_rows() if self._matches is None else int(self._matches.shape[0])
 
     def shown(self) -> int:
@@ -158,6 +259,9 @@ class FilteredTableModel(QAbstractProxyModel):
         """The record number of the ``position``-th matching record (-1 when out of range)."""
         if position < 0:
             return -1
+        shown = self._sorted()
+        if shown is not None:
+            return int(shown[position]) if position < shown.shape[0] else -1
         if self._matches is None:
             return position if position < self._source_rows() else -1
         return int(self._matches[position]) if position < self._matches.shape[0] else -1
@@ -168,6 +272,9 @@ class FilteredTableModel(QAbstractProxyModel):
         hi = self._start + min(last, self._rows - 1) + 1
         if hi <= lo:
             return np.zeros(0, dtype=np.int64)
+        shown = self._sorted()
+        if shown is not None:
+            return shown[lo:hi].astype(np.int64)
         if self._matches is None:
             return np.arange(lo, min(hi, self._source_rows()), dtype=np.int64)
         return self._matches[lo:hi].astype(np.int64, copy=False)
@@ -177,6 +284,8 @@ class FilteredTableModel(QAbstractProxyModel):
         n = self.matching_count()
         if record < 0 or not n:
             return -1
+        if self._sorted() is not None:
+            return self._sorted_position(record, nearest)
         if self._matches is None:
             return record if record < n else (n - 1 if nearest else -1)
         k = int(np.searchsorted(self._matches, record))
@@ -189,6 +298,22 @@ class FilteredTableModel(QAbstractProxyModel):
         if k >= n:
             return n - 1
         return k if self._matches[k] - record < record - self._matches[k - 1] else k - 1
+
+    def _sorted_position(self, record: int, nearest: bool) -> int:
+        """:meth:`position_of` when sorted; the nearest is the nearest shown record by number."""
+        rank = self._ranks()
+        if record < rank.shape[0] and rank[record] >= 0:
+            return int(rank[record])
+        if not nearest:
+            return -1
+        if self._matches is None:
+            return int(rank[min(record, rank.shape[0] - 1)])
+        k = int(np.searchsorted(self._matches, record))
+        below = int(self._matches[k - 1]) if k else None
+        above = int(self._matches[k]) if k < self._matches.shape[0] else None
+        if above is None or (below is not None and record - below <= above - record):
+            return int(rank[below])
+        return int(rank[above])
 
     # -- the window -------------------------------------------------------
     @property
@@ -291,6 +416,7 @@ class FilteredTableModel(QAbstractProxyModel):
         super().setSourceModel(source)
         self._matches = None
         self._expression = ""
+        self._drop_order()
         self._start = 0
         self._rows = self._window_length()
         self.endResetModel()
@@ -399,11 +525,32 @@ class FilteredTableModel(QAbstractProxyModel):
     def _end_reset(self, *_) -> None:
         if self._matches is not None:
             self._matches = self._matches[self._matches < self._source_rows()]
+        unsorted = self._order is not None  # the records may have moved: their order is not known
+        if unsorted:
+            self._drop_order()
+        self._reshow()
         self._start = self._clamped_start(self._start)
         self._rows = self._window_length()
         self.endResetModel()
         self.counts_changed.emit()
         self.window_changed.emit()
+        if unsorted:
+            self.sort_changed.emit()
+
+    def _begin_unsort(self) -> None:
+        """Records are added or removed while sorted: back to file order, by a reset."""
+        self._unsorting = True
+        self.beginResetModel()
+        self._drop_order()
+
+    def _end_unsort(self) -> None:
+        self._unsorting = False
+        self._start = self._clamped_start(self._start)
+        self._rows = self._window_length()
+        self.endResetModel()
+        self.counts_changed.emit()
+        self.window_changed.emit()
+        self.sort_changed.emit()
 
     def _rows_about_to_be_inserted(self, parent: QModelIndex, first: int, last: int) -> None:
         """Unfiltered, new records are new matching positions: in the window, before it, or past its end.
@@ -414,6 +561,9 @@ class FilteredTableModel(QAbstractProxyModel):
         they only add to the count.
         """
         self._inserting = self._shift = 0
+        if self._order is not None:
+            self._begin_unsort()
+            return
         if self._matches is not None:
             return
         n = last - first + 1
@@ -436,6 +586,11 @@ class FilteredTableModel(QAbstractProxyModel):
         self._inserting = added
 
     def _rows_inserted(self, parent: QModelIndex, first: int, last: int) -> None:
+        if self._unsorting:
+            if self._matches is not None:
+                self._matches[self._matches >= first] += last - first + 1
+            self._end_unsort()
+            return
         if self._matches is None:
             if self._inserting:
                 self._rows += self._inserting
@@ -453,6 +608,9 @@ class FilteredTableModel(QAbstractProxyModel):
         self.window_changed.emit()
 
     def _rows_about_to_be_removed(self, parent: QModelIndex, first: int, last: int) -> None:
+        if self._order is not None:
+            self._begin_unsort()
+            return
         if self._matches is None:
             p, q = first, last + 1
         else:
@@ -465,6 +623,12 @@ class FilteredTableModel(QAbstractProxyModel):
 
     def _rows_removed(self, parent: QModelIndex, first: int, last: int) -> None:
         """Removed matching records leave the window; records before it move its start back; it fills up again."""
+        if self._unsorting:
+            if self._matches is not None:
+                kept = self._matches[(self._matches < first) | (self._matches > last)]
+                self._matches = np.where(kept > last, kept - (last - first + 1), kept)
+            self._end_unsort()
+            return
         _, _, p, q = self._removing or (first, last, 0, 0)
         self._removing = None
         start, rows = self._start, self._rows
@@ -495,6 +659,11 @@ class FilteredTableModel(QAbstractProxyModel):
 
     def _data_changed(self, top_left: QModelIndex, bottom_right: QModelIndex, roles: list = ()) -> None:
         first, last = top_left.row(), bottom_right.row()
+        if self._order is not None:  # the records changed may be on any row: the window's rows
+            if self._rows:
+                self.dataChanged.emit(self.index(0, top_left.column()),
+                                      self.index(self._rows - 1, bottom_right.column()), list(roles))
+            return
         if self._matches is None:
             p, q = first, last + 1
         else:

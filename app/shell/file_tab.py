@@ -39,6 +39,7 @@ from app.views.page_bar import PageBar
 from app.views.record_detail import RecordDetail
 from app.views.record_table_view import RecordTableView
 from app.workers.row_fetcher import RowFetcher
+from app.workers.sort_runner import TableSorter
 from app.workers.worker import GeneratorWorker, call_on_worker, one_line
 from codec.datasets.payload_choice import apply
 from codec.decode.decoder import decode_record, record_json_value
@@ -142,6 +143,13 @@ class FileTab(QWidget):
         self.qa = QaViews(session, self.proxy, self.selection, self.table, self.detail, settings, self)
         # View > Follow: rows come as the file is written
         self.follow = TabFollow(session, self)
+        # a header click sorts the rows (a pass on a worker; progress and Cancel in the status bar)
+        self.sorter = TableSorter(self.proxy, self.qa.source, self.qa.source_busy, self.current_record,
+                                  self.select_record, self)
+        self.table.sort_requested.connect(self.sorter.header_clicked)
+        self.sorter.message.connect(self.message)
+        self.sorter.state_changed.connect(self.state_changed)
+        session.finished.connect(self.sorter.runner.source_idle)
         self.follow.grown.connect(self._follow_grown)
         self.follow.changed.connect(self._follow_changed)
         self.editing.modified_changed.connect(self._modified_changed)
@@ -231,15 +239,16 @@ class FileTab(QWidget):
 
     def state(self) -> TabState:
         session, source = self.session, self.session.source
+        sorting = self.sorter.is_running() and not session.is_running()
         return TabState(
             path=source.path,
             compression=source.compression.value,
             file_size=source.file_size,
             records=self.model.rowCount(),
             problems=self._problem_count(),
-            phase=session.phase,
-            fraction=session.fraction,
-            running=session.is_running(),
+            phase="sort" if sorting else session.phase,
+            fraction=self.sorter.fraction if sorting else session.fraction,
+            running=session.is_running() or sorting,
             verified=source.verified,
             error=session.failure,
             decoded_as=None if source.payload is None else source.payload.name,
@@ -261,6 +270,7 @@ class FileTab(QWidget):
 
     def cancel(self) -> None:
         self.session.cancel()
+        self.sorter.runner.cancel()
 
     # -- following a file being written (View > Follow) ---------------------
     def start_follow(self) -> bool:
@@ -671,6 +681,7 @@ class FileTab(QWidget):
         self.session.close()
         self.editing.close()
         self.qa.close()
+        self.sorter.runner.stop()
         if self._reopen_worker is not None:
             self._reopen_worker.stop()  # a URL being opened again: its answer is dropped
         self._closed = True

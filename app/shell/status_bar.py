@@ -83,6 +83,8 @@ class TabStatusBar(QObject):
             records += " so far…"
         elif running and s.phase == "verify":
             records += f", checking CRCs… {s.fraction:.0%}"
+        elif running and s.phase == "sort":
+            records += f", sorting… {s.fraction:.0%}"
         elif s.phase == "cancelled":
             records += " (stopped)"
         elif s.phase == "failed":
@@ -131,7 +133,7 @@ class TabStatusBar(QObject):
         if s.running:
             url = s.path if len(s.path) <= URL_SHOWN_CHARS else \
                 f"{s.path[:URL_SHOWN_CHARS // 2 - 1]}…{s.path[-(URL_SHOWN_CHARS // 2):]}"
-            doing = "Checking" if s.phase == "verify" else "Indexing"
+            doing = {"verify": "Checking", "sort": "Sorting"}.get(s.phase, "Indexing")
             self.fetch_label.setText(f"{doing} {url} — {fetched}, {human_size(int(s.rate))}/s")
         else:
             self.fetch_label.setText(fetched)

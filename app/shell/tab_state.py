@@ -14,7 +14,7 @@ class TabState:
     file_size: int
     records: int
     problems: int
-    phase: str  # "index", "verify", "done", "cancelled", "failed"
+    phase: str  # "index", "verify", "done", "cancelled", "failed"; "sort" while the rows are sorted
     fraction: float
     running: bool
     verified: bool

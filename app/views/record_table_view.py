@@ -1,5 +1,6 @@
 """The record table's view: fixed row height, Home/End to the first/last record, keys that page, Ctrl+C,
-and a right-click that asks its tab for the row menu."""
+a right-click that asks its tab for the row menu, and a header whose clicks ask for a sort (its
+indicator shows the order the rows are in)."""
 from __future__ import annotations
 
 import numpy as np
@@ -22,12 +23,15 @@ class RecordTableView(QTableView):
     position with ``position_requested(int)`` (the tab moves the window there).
     A right-click on a row emits ``customContextMenuRequested`` (viewport
     coordinates); the tab shows its row menu.
+    A click on a column header asks for a sort by it with ``sort_requested(int)``;
+    the header's indicator follows the model's order (``sort_changed``), not the click.
     """
 
     copied = Signal(str)
     message = Signal(str)  # a one-line note for the status bar
     position_requested = Signal(int)
     resized = Signal()  # the viewport's size changed (the tab fits its default columns again)
+    sort_requested = Signal(int)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -50,6 +54,31 @@ class RecordTableView(QTableView):
         hh.setStretchLastSection(True)
         hh.setHighlightSections(False)
         hh.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        hh.setSectionsClickable(True)
+        hh.setSortIndicatorShown(True)
+        hh.setSortIndicator(-1, Qt.SortOrder.AscendingOrder)
+        hh.sectionClicked.connect(self._header_clicked)
+
+    def setModel(self, model) -> None:  # type: ignore[override]
+        old = self.model()
+        if isinstance(old, FilteredTableModel):
+            old.sort_changed.disconnect(self.show_sort)
+        super().setModel(model)
+        if isinstance(model, FilteredTableModel):
+            model.sort_changed.connect(self.show_sort)
+        self.show_sort()
+
+    def show_sort(self) -> None:
+        """Show the model's order on the header: its column's indicator, or none in file order."""
+        rows = self.model()
+        column = rows.sort_column if isinstance(rows, FilteredTableModel) else -1
+        descending = isinstance(rows, FilteredTableModel) and rows.sort_descending
+        self.horizontalHeader().setSortIndicator(
+            column, Qt.SortOrder.DescendingOrder if descending else Qt.SortOrder.AscendingOrder)
+
+    def _header_clicked(self, column: int) -> None:
+        self.show_sort()  # (Qt flipped the indicator on the click: it shows the order the rows are in)
+        self.sort_requested.emit(column)
 
     def moveCursor(self, action: QAbstractItemView.CursorAction, modifiers: Qt.KeyboardModifier) -> QModelIndex:
         model = self.model()

@@ -247,3 +247,32 @@ def test_append_matches_inserts_rows_at_the_end_of_the_window(qtbot):
         rows.clear_filter()
         rows.append_matches(np.array([1]))  # unfiltered: nothing to append to
         assert rows.matches() is None
+
+
+def test_appended_matches_take_their_place_in_a_sort_order_and_the_selection_follows_its_record(qtbot):
+    import numpy as np
+    from PySide6.QtCore import QItemSelectionModel
+
+    from app.models.filtered_table_model import FilteredTableModel
+    from app.models.record_table_model import RecordTableModel
+    from app.models.records_owner import HeldRecords
+    from codec.sources.tfrecord_file import TFRecordFile
+    from tests.builders import FIXTURES
+
+    with TFRecordFile(str(FIXTURES / "structured.tfrecord")) as f:
+        f.build_index()
+        source = RecordTableModel(HeldRecords(f))
+        source.sync()
+        rows = FilteredTableModel(source)
+        n = rows.matching_count()
+        rows.set_order(np.arange(n, dtype=np.uint32)[::-1].copy(), column=0, descending=True)  # newest first
+        rows.set_matches([], "x")
+        rows.append_matches(np.array([3, 10]))
+        assert [rows.record_at(r) for r in range(rows.rowCount())] == [10, 3]
+        selection = QItemSelectionModel(rows)
+        flags = QItemSelectionModel.SelectionFlag.ClearAndSelect | QItemSelectionModel.SelectionFlag.Rows
+        selection.setCurrentIndex(rows.index(1, 0), flags)  # record 3
+        rows.append_matches(np.array([12, 20]))  # both come before record 3 in the order
+        assert [rows.record_at(r) for r in range(rows.rowCount())] == [20, 12, 10, 3]
+        assert selection.currentIndex().row() == 3 and rows.record_at(selection.currentIndex().row()) == 3
+        assert [i.row() for i in selection.selectedRows()] == [3]
