@@ -225,3 +225,14 @@ def test_start_sweeps_stale_temp_files_from_output_folders(qtbot, tmp_path):
     window.sweep_thread.join(10)
     assert not stale.exists() and keep.exists()
 
+
+
+def test_the_copy_name_keeps_extension_and_compression_and_is_free():
+    from app.dialogs.save_names import proposed_copy
+
+    taken = {"/d/x-edited.tfrecord.gz"}
+    assert proposed_copy("/d/x.tfrecord.gz", taken.__contains__) == "/d/x-edited-2.tfrecord.gz"
+    assert proposed_copy("/d/x-edited-2.tfrecord.gz", taken.__contains__) == "/d/x-edited-3.tfrecord.gz"
+    assert proposed_copy("/d/train-00001-of-00004.zz", taken.__contains__) == "/d/train-edited-00001-of-00004.zz"
+    assert proposed_copy("/d/raw", taken.__contains__) == "/d/raw-edited"
+    assert proposed_copy("s3://b/k/x.tfrecord") == "s3://b/k/x-edited.tfrecord"

@@ -101,6 +101,19 @@ def test_save_as_with_compression_shows_the_new_file(window, qtbot, copy, monkey
         assert read_back(other) == saved
 
 
+def test_save_as_proposes_a_new_name_beside_the_file(window, qtbot, copy, monkeypatch):
+    path = copy("structured.tfrecord")
+    tab = open_editable(window, qtbot, path)
+    asked = answer(monkeypatch, "ask_save_as", None)
+    window.edit_actions.save_as_action.trigger()
+    folder = os.path.dirname(path)
+    assert asked[0][1] == os.path.join(folder, "structured-edited.tfrecord")  # never the file itself
+    Path(folder, "structured-edited.tfrecord").write_bytes(b"")
+    window.edit_actions.save_as_action.trigger()
+    assert asked[1][1] == os.path.join(folder, "structured-edited-2.tfrecord")
+    assert not tab.editing.modified
+
+
 def test_save_as_refuses_a_file_open_in_another_tab(window, qtbot, copy, monkeypatch):
     first = open_editable(window, qtbot, copy("structured.tfrecord"))
     second = open_editable(window, qtbot, copy("my_example.tfrecords"))
