@@ -141,6 +141,7 @@ class FileTab(QWidget):
         self.follow.grown.connect(self._follow_grown)
         self.follow.changed.connect(self._follow_changed)
         self.editing.modified_changed.connect(self._modified_changed)
+        self.editing.feature_added.connect(self._show_new_feature)
         for part in (self.corruption, self.editing, self.qa, self.follow):
             part.message.connect(self.message)
         # the file changing on disk: the bar over the tab (the window's DiskWatch asks it to check)
@@ -388,6 +389,13 @@ class FileTab(QWidget):
         if save:
             self.settings.set_feature_columns(columns_signature(self.model.sample_keys()), keys)
         self.sizing.size_features()
+
+    def _show_new_feature(self, key: str) -> None:
+        """A feature just added gets a column, unless the user chose this schema's columns."""
+        shown = self.model.feature_columns()
+        if key in shown or self.settings.feature_columns(columns_signature(self.model.sample_keys())) is not None:
+            return
+        self._set_columns([*shown, key], save=False)
 
     def _cell_width(self, text: str) -> int:
         return self.sizing.cell_width(text)
