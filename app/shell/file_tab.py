@@ -42,6 +42,7 @@ from app.workers.worker import GeneratorWorker, call_on_worker, one_line
 from codec.datasets.payload_choice import apply
 from codec.decode.decoder import decode_record, record_json_value
 from codec.errors import PayloadDecodeError, TFRecordError
+from codec.format.names import tensorflow_name_note
 from codec.sources.tfrecord_file import TFRecordFile
 from codec.storage.remote import is_url
 from codec.storage.url_secrets import shown_path
@@ -82,6 +83,7 @@ class FileTab(QWidget):
         self.settings = settings
         self._pending: GoTarget | None = None
         self.open_note: str | None = None  # why the file does not decode as it did last time, if so
+        self._compression_noted = False
         self._reopening_from: str | None = None  # the path shown before a save reopened the tab
         self._columns_ready = False
         self._closed = False
@@ -246,7 +248,13 @@ class FileTab(QWidget):
             following=self.follow.active,
             writing=self.follow.active and len(source.index) > source.complete_records,
             can_follow=self.follow.active or self.follow.why_not() is None,
+            compression_note=self.compression_note(),
         )
+
+    def compression_note(self) -> str | None:
+        """What TensorFlow makes of a file whose name says another compression than its bytes (one line)."""
+        source = self.session.source
+        return None if source.is_set else tensorflow_name_note(source.path, source.compression)
 
     # -- the passes (run by the session) ---------------------------------------
     def start(self) -> None:
@@ -308,6 +316,9 @@ class FileTab(QWidget):
             self.message.emit(f"stopped: {self.model.rowCount():,} records indexed so far")
         elif not self.model.rowCount():
             self.message.emit(f"{self.title}: no records")
+        elif not self._compression_noted and self.compression_note():
+            self._compression_noted = True  # said once; the status bar's compression keeps it as its tip
+            self.message.emit(f"{self.title}: {self.compression_note()}")
 
     def _samples_ready(self) -> None:
         """The first rows of a remote source were read in the background: choose the feature columns now."""

@@ -14,6 +14,7 @@ from app.style import icons
 from app.views.start_page import human_size
 
 FETCH_REFRESH_MS = 500  # the fetched bytes and throughput, while the tab shown reads a URL
+COMPRESSION_TIP = "Compression, decided from the file's first bytes"
 URL_SHOWN_CHARS = 60  # longer URLs are elided in the middle
 
 
@@ -34,7 +35,7 @@ class TabStatusBar(QObject):
         self.records_label = QLabel()
         self.problems_label = QLabel()
         self.compression_label = QLabel()
-        self.compression_label.setToolTip("Compression, decided from the file's first bytes")
+        self.compression_label.setToolTip(COMPRESSION_TIP)
         self.payload_label = QLabel()
         self.payload_label.setToolTip("How the records decode: File > Decode As…")
         self.size_label = QLabel()
@@ -97,7 +98,9 @@ class TabStatusBar(QObject):
         self.problems_label.setToolTip(tip)
         if self.problems_label.styleSheet() != style:  # restyling costs milliseconds: only on change
             self.problems_label.setStyleSheet(style)
-        self.compression_label.setText(COMPRESSION_TEXT.get(s.compression, s.compression))
+        self.compression_label.setText(COMPRESSION_TEXT.get(s.compression, s.compression)
+                                       + (" ⚠" if s.compression_note else ""))
+        self.compression_label.setToolTip(s.compression_note or COMPRESSION_TIP)
         self.size_label.setText(human_size(s.file_size))
         self.size_label.setToolTip(f"{s.file_size:,} bytes")
         self.payload_label.setText(f"as {s.decoded_as}" if s.decoded_as else "")

@@ -1,14 +1,39 @@
 """What a TFRecord file's name looks like: how a folder (local or in a bucket) tells its shards
-from the other files in it without reading them."""
+from the other files in it without reading them; and what TensorFlow makes of a name that says
+another compression than the bytes hold."""
 from __future__ import annotations
 
+import os
 import re
 
-_TFRECORD_NAME = re.compile(r"(\.(tfrecords?|tfrec|tfr)|-\d{5}-of-\d{5})(\.(gz|gzip|zz|zlib))?$", re.IGNORECASE)
+from codec.format.framing import Compression
 
-__all__ = ["looks_like_tfrecord_name"]
+_TFRECORD_NAME = re.compile(r"(\.(tfrecords?|tfrec|tfr)|-\d{5}-of-\d{5})(\.(gz|gzip|zz|zlib))?$", re.IGNORECASE)
+_TF_TYPE = {Compression.NONE: "''", Compression.GZIP: "'GZIP'", Compression.ZLIB: "'ZLIB'"}
+
+__all__ = ["looks_like_tfrecord_name", "tensorflow_name_note"]
 
 
 def looks_like_tfrecord_name(name: str) -> bool:
     """``x.tfrecord``, ``x.tfrecords``, ``x.tfrec``, ``x.tfr``, ``train-00003-of-01024`` (+ ``.gz``...)."""
     return _TFRECORD_NAME.search(name) is not None
+
+
+def tensorflow_name_note(path: str, compression: Compression) -> str | None:
+    """One line when ``path``'s name says another compression than its bytes (``compression``, sniffed):
+    people give TensorFlow the ``compression_type`` the name says, and it fails; None when they agree.
+
+    We read such a file fine (the bytes decide); TensorFlow's TFRecordDataset does not sniff.
+    """
+    named = Compression.for_name(path)
+    if named is compression:
+        return None
+    stored = "uncompressed" if compression is Compression.NONE else f"as {compression.value.upper()}"
+    if named is Compression.NONE:
+        suffix = ".gz" if compression is Compression.GZIP else ".zz/.zlib"
+        name, given = f"its name has no {suffix}", "with no compression_type"
+    else:
+        name = "named " + os.path.splitext(path.rstrip("/"))[1].lower()
+        given = f"with compression_type={_TF_TYPE[named]}"
+    return (f"stored {stored} although {name}: TensorFlow {given} fails on it; "
+            f"use {_TF_TYPE[compression]}" + (" (no compression_type)" if compression is Compression.NONE else ""))
