@@ -30,7 +30,7 @@ from codec.sources.tfrecord_file import TFRecordFile  # noqa: E402
 from codec.storage.writer import write_records  # noqa: E402
 from tests.builders import FIXTURES  # noqa: E402
 from tests.gui_helpers import open_done, open_remote, wait_done  # noqa: E402
-from tests.remote_servers import copy_into, make_bucket, range_server, use_s3_env  # noqa: E402
+from tests.remote_servers import RangeServer, copy_into, make_bucket, range_server, use_s3_env  # noqa: E402
 
 TIMEOUT = 20000
 BIG_RECORDS = 1200  # of 10 KB: a file of several of the index pass's 8 MiB reads
@@ -442,3 +442,19 @@ def test_save_as_refuses_an_https_target_in_the_dialog(qtbot):
     assert not dialog.check() and "read-only" in dialog.error_label.text()
     dialog.path.setText("s3://bucket/x.tfrecord")
     assert dialog.check() and dialog.result_value() == ("s3://bucket/x.tfrecord", "none")
+
+
+@pytest.mark.network
+def test_a_stopped_server_fails_a_read_within_seconds_in_one_line(window, qtbot, root, tmp_path):
+    copy_into(tmp_path, root / "big.tfrecord", "big.tfrecord")
+    srv = RangeServer(tmp_path).start()
+    try:
+        tab = open_remote(window, qtbot, srv.url_for("big.tfrecord"))
+    finally:
+        srv.kill()  # as a server that went away: its kept connections close, its port refuses
+    last = BIG_RECORDS - 1
+    with qtbot.waitSignal(tab.detail.record_failed, timeout=3000) as failed:  # not seconds of retries
+        tab.select_record(last)
+    index, message = failed.args
+    assert index == last and "\n" not in message
+    assert "cannot connect to http://127.0.0.1:" in message and "(connection refused)" in message
