@@ -248,6 +248,7 @@ class FileTab(QWidget):
             following=self.follow.active,
             writing=self.follow.active and len(source.index) > source.complete_records,
             can_follow=self.follow.active or self.follow.why_not() is None,
+            resumable=session.resumable,
             compression_note=self.compression_note(),
         )
 
@@ -267,6 +268,15 @@ class FileTab(QWidget):
 
     def cancel(self) -> None:
         self.session.cancel()
+
+    def resume(self) -> bool:
+        """Go on indexing from where a stopped pass stopped; False with a message when there is nothing to resume."""
+        if not self.session.resume():
+            self.message.emit(f"{self.title}: nothing to resume" if not self.is_running() else
+                              f"{self.title}: busy: wait for the current pass, or stop it first")
+            return False
+        self.message.emit(f"resuming: indexing {self.title} from record {self.model.rowCount():,} on")
+        return True
 
     # -- following a file being written (View > Follow) ---------------------
     def start_follow(self) -> bool:
@@ -313,7 +323,8 @@ class FileTab(QWidget):
         session.start_editing()  # editing starts once the whole file is indexed
         self._resolve_pending(final=True)
         if session.phase == "cancelled":
-            self.message.emit(f"stopped: {self.model.rowCount():,} records indexed so far")
+            more = " (Resume goes on from there)" if session.resumable else ""
+            self.message.emit(f"stopped: {self.model.rowCount():,} records indexed so far{more}")
         elif not self.model.rowCount():
             self.message.emit(f"{self.title}: no records")
         elif not self._compression_noted and self.compression_note():

@@ -286,11 +286,26 @@ class TabSession(QObject):
         self.pass_started.emit()
         self.state_changed.emit()
 
-    def _index_passes(self) -> Iterator[PassProgress]:
+    def resume(self) -> bool:
+        """Go on with an index pass that was stopped, from where it stopped (see
+        TFRecordFile.resume_iter; a shard set goes on with the shards not indexed yet); False when
+        there is none to resume."""
+        if self.is_running() or self._closed or self.phase != "cancelled" or self.source.indexed:
+            return False
+        self._run(lambda: self._index_passes(resume=True), "index")
+        return True
+
+    @property
+    def resumable(self) -> bool:
+        """An index pass was stopped before the end: :meth:`resume` goes on with it."""
+        return self.phase == "cancelled" and not self.source.indexed and not self.is_running()
+
+    def _index_passes(self, resume: bool = False) -> Iterator[PassProgress]:
         # A URL's index pass downloads it anyway: its CRCs are checked as the bytes pass, not in a second download.
         verify_now = self.auto_verify and self.fetched is not None
+        passes = getattr(self.source, "resume_iter", None) if resume else None
         with self.watching_changes():
-            for p in self.source.index_iter(verify=verify_now):
+            for p in (passes or self.source.index_iter)(verify=verify_now):
                 yield PassProgress("index", p)
         if self.auto_verify and not self.source.verified:
             yield from self._verify_passes()

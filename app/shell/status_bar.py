@@ -49,8 +49,13 @@ class TabStatusBar(QObject):
         self.cancel_button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
         self.cancel_button.setAutoRaise(True)
         self.cancel_button.setToolTip("Stop indexing (Esc); the records found so far stay")
+        self.resume_button = QToolButton()
+        self.resume_button.setText("Resume")
+        self.resume_button.setAutoRaise(True)
+        self.resume_button.setToolTip("Go on indexing from where it stopped (File > Resume Indexing)")
         self.widgets = (self.progress, self.records_label, self.fetch_label, self.problems_label,
-                        self.payload_label, self.compression_label, self.size_label, self.cancel_button)
+                        self.payload_label, self.compression_label, self.size_label, self.cancel_button,
+                        self.resume_button)
         for widget in self.widgets:
             bar.addPermanentWidget(widget)
 
@@ -68,6 +73,7 @@ class TabStatusBar(QObject):
         running = s.running
         self.progress.setVisible(running)
         self.cancel_button.setVisible(running)
+        self.resume_button.setVisible(s.resumable)
         self.progress.setValue(int(s.fraction * 1000))
         records = f"{s.records:,} record" + ("" if s.records == 1 else "s")
         if s.following:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
+from collections import Counter
 
 import pytest
 
@@ -458,3 +459,32 @@ def test_a_stopped_server_fails_a_read_within_seconds_in_one_line(window, qtbot,
     index, message = failed.args
     assert index == last and "\n" not in message
     assert "cannot connect to http://127.0.0.1:" in message and "(connection refused)" in message
+
+
+@pytest.mark.network
+def test_resume_goes_on_indexing_from_where_cancel_stopped(window, qtbot, tmp_path):
+    records = [hashlib.sha256(str(i).encode()).digest() * 320 for i in range(4000)]  # 40 MB: 5 reads of 8 MiB
+    write_records(tmp_path / "long.tfrecord", records)
+    with range_server(tmp_path, latency=0.1) as slow:
+        opening = window.open_url(slow.url_for("long.tfrecord"))
+        with qtbot.waitSignal(opening.opened, timeout=TIMEOUT) as opened:
+            pass
+        tab = opened.args[0]
+        qtbot.waitUntil(lambda: tab.model.rowCount() > 0, timeout=TIMEOUT)
+        window.cancel_button.click()
+        wait_done(qtbot, tab, TIMEOUT)
+        stopped = tab.model.rowCount()
+        assert tab.state().phase == "cancelled" and 0 < stopped < len(records)
+        assert "Resume" in window.statusBar().currentMessage()
+        assert window.status.resume_button.isVisible() and window.resume_action.isEnabled()
+        first = Counter(start for start, _ in slow.stats.ranges)
+        window.status.resume_button.click()  # (File > Resume Indexing does the same)
+        assert tab.is_running() and not window.status.resume_button.isVisible()
+        wait_done(qtbot, tab, TIMEOUT)
+        assert tab.state().phase == "done" and tab.model.rowCount() == len(records)
+        resumed_from = tab.session.source.record_info(stopped - 1).end
+        again = Counter(start for start, _ in slow.stats.ranges) - first
+    assert not [start for start in again if start < resumed_from - (8 << 20)], again  # not from zero
+    assert not window.status.resume_button.isVisible() and not window.resume_action.isEnabled()
+    assert [tab.session.records.read(i).data for i in (0, stopped, len(records) - 1)] == \
+        [records[0], records[stopped], records[-1]]
