@@ -231,20 +231,32 @@ def test_fetch_meter_averages_over_its_window():
 
 
 @pytest.mark.network
+def long_records(folder) -> list[bytes]:
+    """A 40 MB file in ``folder`` (5 reads of 8 MiB); its records."""
+    records = [hashlib.sha256(str(i).encode()).digest() * 320 for i in range(4000)]
+    write_records(folder / "long.tfrecord", records)
+    return records
+
+
+def cancelled_tab(window, qtbot, slow) -> FileTab:
+    """long.tfrecord opened from ``slow``, its indexing stopped with Cancel once rows came."""
+    opening = window.open_url(slow.url_for("long.tfrecord"))
+    with qtbot.waitSignal(opening.opened, timeout=TIMEOUT) as opened:
+        pass
+    tab = opened.args[0]
+    qtbot.waitUntil(lambda: tab.model.rowCount() > 0, timeout=TIMEOUT)
+    assert tab.is_running() and window.cancel_button.isVisible()
+    window.cancel_button.click()
+    wait_done(qtbot, tab, TIMEOUT)
+    assert tab.state().phase == "cancelled" and 0 < tab.model.rowCount() < 4000
+    return tab
+
+
 def test_cancel_keeps_the_records_indexed_so_far_readable(window, qtbot, tmp_path):
-    records = [hashlib.sha256(str(i).encode()).digest() * 320 for i in range(4000)]  # 40 MB: 5 reads of 8 MiB
-    write_records(tmp_path / "long.tfrecord", records)
+    records = long_records(tmp_path)
     with range_server(tmp_path, latency=0.1) as slow:
-        opening = window.open_url(slow.url_for("long.tfrecord"))
-        with qtbot.waitSignal(opening.opened, timeout=TIMEOUT) as opened:
-            pass
-        tab = opened.args[0]
-        qtbot.waitUntil(lambda: tab.model.rowCount() > 0, timeout=TIMEOUT)
-        assert tab.is_running() and window.cancel_button.isVisible()
-        window.cancel_button.click()
-        wait_done(qtbot, tab, TIMEOUT)
+        tab = cancelled_tab(window, qtbot, slow)
         n = tab.model.rowCount()
-        assert tab.state().phase == "cancelled" and 0 < n < len(records)
         assert "(stopped)" in window.records_label.text()
         assert window.fetch_label.text().endswith(" fetched")
         assert [tab.session.records.read(i).data for i in (0, n // 2, n - 1)] == \
@@ -463,18 +475,10 @@ def test_a_stopped_server_fails_a_read_within_seconds_in_one_line(window, qtbot,
 
 @pytest.mark.network
 def test_resume_goes_on_indexing_from_where_cancel_stopped(window, qtbot, tmp_path):
-    records = [hashlib.sha256(str(i).encode()).digest() * 320 for i in range(4000)]  # 40 MB: 5 reads of 8 MiB
-    write_records(tmp_path / "long.tfrecord", records)
+    records = long_records(tmp_path)
     with range_server(tmp_path, latency=0.1) as slow:
-        opening = window.open_url(slow.url_for("long.tfrecord"))
-        with qtbot.waitSignal(opening.opened, timeout=TIMEOUT) as opened:
-            pass
-        tab = opened.args[0]
-        qtbot.waitUntil(lambda: tab.model.rowCount() > 0, timeout=TIMEOUT)
-        window.cancel_button.click()
-        wait_done(qtbot, tab, TIMEOUT)
+        tab = cancelled_tab(window, qtbot, slow)
         stopped = tab.model.rowCount()
-        assert tab.state().phase == "cancelled" and 0 < stopped < len(records)
         assert "Resume" in window.statusBar().currentMessage()
         assert window.status.resume_button.isVisible() and window.resume_action.isEnabled()
         first = Counter(start for start, _ in slow.stats.ranges)

@@ -66,6 +66,33 @@ def test_one_edit_of_a_big_file_costs_one_record(tmp_path):
         assert d.data(12345) == b"changed" and d.data(12346) == b"x" * 50
 
 
+def _edit(d, model, op, a, b, n):
+    """One random edit of ``d`` and of the plain list ``model`` alike."""
+    if not model and op != "insert":
+        return model
+    a %= max(len(model), 1)
+    if op == "replace":
+        d.replace(a, b"x%d" % n)
+        model[a] = b"x%d" % n
+    elif op == "delete":
+        idx = {a, b % len(model)}
+        d.delete(idx)
+        model = [r for k, r in enumerate(model) if k not in idx]
+    elif op == "insert":
+        at = b % (len(model) + 1)
+        d.insert(at, [b"i%d" % n])
+        model[at:at] = [b"i%d" % n]
+    elif op == "move":
+        rest = [r for k, r in enumerate(model) if k != a]
+        to = b % (len(rest) + 1)
+        d.move([a], to)
+        model = rest[:to] + [model[a]] + rest[to:]
+    else:
+        d.duplicate([a])
+        model[a + 1:a + 1] = [model[a]]
+    return model
+
+
 @settings(max_examples=80, deadline=None)
 @given(ops=st.lists(st.tuples(st.sampled_from(["replace", "delete", "insert", "move", "duplicate"]),
                               st.integers(0, 30), st.integers(0, 30)), max_size=12))
@@ -76,28 +103,7 @@ def test_matches_a_plain_list_model(tmp_path_factory, ops):
     with open_tfrecord(path) as f:
         d = Document(f)
         for n, (op, a, b) in enumerate(ops):
-            if not model and op != "insert":
-                continue
-            a %= max(len(model), 1)
-            if op == "replace":
-                d.replace(a, b"x%d" % n)
-                model[a] = b"x%d" % n
-            elif op == "delete":
-                idx = {a, b % len(model)}
-                d.delete(idx)
-                model = [r for k, r in enumerate(model) if k not in idx]
-            elif op == "insert":
-                at = b % (len(model) + 1)
-                d.insert(at, [b"i%d" % n])
-                model[at:at] = [b"i%d" % n]
-            elif op == "move":
-                rest = [r for k, r in enumerate(model) if k != a]
-                to = b % (len(rest) + 1)
-                d.move([a], to)
-                model = rest[:to] + [model[a]] + rest[to:]
-            else:
-                d.duplicate([a])
-                model[a + 1:a + 1] = [model[a]]
+            model = _edit(d, model, op, a, b, n)
             assert list(d) == model
 
 
@@ -206,33 +212,6 @@ def test_index_runs_and_sorted_unique_match_the_plain_definitions():
         assert sorted_unique(parts).tolist() == sorted(set(np.concatenate(parts).tolist()))
     assert index_runs(np.arange(10_000_000)) == [(0, 10_000_000)]  # a Select All: one run
     assert sorted_unique([np.array([3, 1, 1])]).tolist() == [1, 3]  # one part, unsorted
-
-
-def _edit(d, model, op, a, b, n):
-    """One random edit of ``d`` and of the plain list ``model`` alike."""
-    if not model and op != "insert":
-        return model
-    a %= max(len(model), 1)
-    if op == "replace":
-        d.replace(a, b"x%d" % n)
-        model[a] = b"x%d" % n
-    elif op == "delete":
-        idx = {a, b % len(model)}
-        d.delete(idx)
-        model = [r for k, r in enumerate(model) if k not in idx]
-    elif op == "insert":
-        at = b % (len(model) + 1)
-        d.insert(at, [b"i%d" % n])
-        model[at:at] = [b"i%d" % n]
-    elif op == "move":
-        rest = [r for k, r in enumerate(model) if k != a]
-        to = b % (len(rest) + 1)
-        d.move([a], to)
-        model = rest[:to] + [model[a]] + rest[to:]
-    else:
-        d.duplicate([a])
-        model[a + 1:a + 1] = [model[a]]
-    return model
 
 
 def _save_keeping_history(d, snapshots):
