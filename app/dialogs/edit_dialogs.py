@@ -85,7 +85,8 @@ def values_hint(dtype: str | None) -> str:
 class _CheckedDialog(QDialog):
     """OK stays disabled while :meth:`result_value` raises UsageError; the message shows below.
 
-    Nothing is called wrong before the user has typed or pressed OK: an empty form is not an error yet.
+    Nothing is called wrong before the user has typed or pressed OK: an empty form is not an error yet
+    (a dialog that proposes a value sets :attr:`touched` to have it checked at once).
     """
 
     def __init__(self, parent: QWidget | None, title: str) -> None:
@@ -439,6 +440,7 @@ class SaveAsDialog(_CheckedDialog):
         self.follower = CompressionFollower(self.path, self.compression, self.compression_note)
         self.path.textChanged.connect(self.edited)
         self.resize(560, 170)
+        self.touched = bool(path)  # a path proposed that cannot be written to is said at once
         self.check()
 
     def _browse(self) -> None:
