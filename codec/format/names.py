@@ -25,6 +25,8 @@ def tensorflow_name_note(path: str, compression: Compression) -> str | None:
 
     We read such a file fine (the bytes decide); TensorFlow's TFRecordDataset does not sniff.
     """
+    if "://" in path:  # a URL's name ends before its query (a signed URL's signature)
+        path = path.split("?", 1)[0].split("#", 1)[0]
     named = Compression.for_name(path)
     if named is compression:
         return None

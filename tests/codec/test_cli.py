@@ -158,6 +158,14 @@ def test_info_and_verify_say_when_tensorflow_would_take_the_name_for_another_com
 
 
 
+def test_a_urls_name_ends_before_its_query():
+    from codec.format.framing import Compression
+    from codec.format.names import tensorflow_name_note
+
+    assert tensorflow_name_note("https://h/x.tfrecord.gz?X-Amz-Signature=1", Compression.GZIP) is None
+    assert "named .gz" in tensorflow_name_note("s3://b/x.gz", Compression.ZLIB)
+
+
 def test_info_and_verify_say_nothing_when_the_name_fits(capsys):
     for command in ("info", "verify"):
         code, out, _ = run(capsys, command, fixture_path("structured.tfrecord.gz"))
