@@ -81,6 +81,8 @@ class RangeServer:
         self.stopped = threading.Event()  # ends the hostile bodies still being sent
         self._httpd: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
+        self._lock = threading.Lock()
+        self._connections: set = set()  # the open connections (kill() ends them)
 
     def hold(self) -> None:
         """Answer no request until :meth:`release` (each still counted as it arrives)."""
@@ -105,6 +107,16 @@ class RangeServer:
 
             def log_message(self, *args) -> None:
                 pass
+
+            def setup(self) -> None:
+                super().setup()
+                with server._lock:
+                    server._connections.add(self.connection)
+
+            def finish(self) -> None:
+                with server._lock:
+                    server._connections.discard(self.connection)
+                super().finish()
 
             def do_HEAD(self) -> None:
                 self._serve(head=True)
@@ -247,6 +259,20 @@ class RangeServer:
             self._httpd.server_close()
             self._thread.join(timeout=5)
             self._httpd = None
+
+    def kill(self) -> None:
+        """Stop as a server process that dies: every open connection is closed too (stop() lets
+        kept-alive connections go on being served), and the port refuses connections from now on."""
+        import socket
+
+        with self._lock:
+            connections = list(self._connections)
+        for conn in connections:
+            try:
+                conn.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+        self.stop()
 
     def __enter__(self) -> RangeServer:
         return self.start()

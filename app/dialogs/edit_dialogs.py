@@ -83,7 +83,11 @@ def values_hint(dtype: str | None) -> str:
 
 
 class _CheckedDialog(QDialog):
-    """OK stays disabled while :meth:`result_value` raises UsageError; the message shows below."""
+    """OK stays disabled while :meth:`result_value` raises UsageError; the message shows below.
+
+    Nothing is called wrong before the user has typed or pressed OK: an empty form is not an error yet
+    (a dialog that proposes a value sets :attr:`touched` to have it checked at once).
+    """
 
     def __init__(self, parent: QWidget | None, title: str) -> None:
         super().__init__(parent)
@@ -92,22 +96,30 @@ class _CheckedDialog(QDialog):
         self.buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel)
         self.buttons.accepted.connect(self.accept)
         self.buttons.rejected.connect(self.reject)
+        self.touched = False  # the user typed or pressed OK: a bad input is said from now on
 
     def result_value(self) -> Any:
         raise NotImplementedError
+
+    def edited(self, *_: Any) -> None:
+        """The user changed the input: check it and say what is wrong."""
+        self.touched = True
+        self.check()
 
     def check(self) -> bool:
         try:
             self.result_value()
         except UsageError as exc:
-            self.error_label.setText(str(exc))
-            self.buttons.button(QDialogButtonBox.StandardButton.Ok).setEnabled(False)
+            if self.touched:
+                self.error_label.setText(str(exc))
+                self.buttons.button(QDialogButtonBox.StandardButton.Ok).setEnabled(False)
             return False
         self.error_label.setText("")
         self.buttons.button(QDialogButtonBox.StandardButton.Ok).setEnabled(True)
         return True
 
     def accept(self) -> None:
+        self.touched = True
         if self.check():
             super().accept()
 
@@ -242,8 +254,8 @@ class BytesValueDialog(_CheckedDialog):
     def __init__(self, parent: QWidget | None, title: str, data: bytes = b"", note: str = "") -> None:
         super().__init__(parent, title)
         self.editor = BytesEditor(data)
-        self.editor.edit.textChanged.connect(self.check)
-        self.editor.mode.currentIndexChanged.connect(self.check)
+        self.editor.edit.textChanged.connect(self.edited)
+        self.editor.mode.currentIndexChanged.connect(self.edited)
         layout = QVBoxLayout(self)
         if note:
             note_label = _label(palette.HINT_STYLE)
@@ -264,7 +276,7 @@ class NumberValueDialog(_CheckedDialog):
         super().__init__(parent, title)
         self.dtype = dtype
         self.line = QLineEdit("" if current is None else edit_text(current, dtype))
-        self.line.textChanged.connect(self.check)
+        self.line.textChanged.connect(self.edited)
         form = QFormLayout(self)
         form.addRow(f"{dtype} value:", self.line)
         form.addRow(self.error_label)
@@ -297,14 +309,14 @@ class ValuesDialog(_CheckedDialog):
             form.addRow(note_label)
         if self.name is not None:
             form.addRow("Name:", self.name)
-            self.name.textChanged.connect(self.check)
+            self.name.textChanged.connect(self.edited)
         form.addRow("Type:", self.type)
         form.addRow("Values:", self.values)
         form.addRow(self.hint)
         form.addRow(self.error_label)
         form.addRow(self.buttons)
         self.type.currentTextChanged.connect(self._type_changed)
-        self.values.textChanged.connect(self.check)
+        self.values.textChanged.connect(self.edited)
         self.resize(480, 320)
         self._type_changed()
 
@@ -373,6 +385,7 @@ class ApplyToSelectionDialog(_CheckedDialog):
         for signal in (self.set_radio.toggled, self.key.currentTextChanged, self.type.currentTextChanged,
                        self.values.textChanged):
             signal.connect(self._changed)
+            signal.connect(self.edited)
         self.key.currentTextChanged.connect(self._key_changed)
         self.resize(460, 300)
         self._key_changed(self.key.currentText())
@@ -425,8 +438,9 @@ class SaveAsDialog(_CheckedDialog):
         form.addRow(self.error_label)
         form.addRow(self.buttons)
         self.follower = CompressionFollower(self.path, self.compression, self.compression_note)
-        self.path.textChanged.connect(self.check)
+        self.path.textChanged.connect(self.edited)
         self.resize(560, 170)
+        self.touched = bool(path)  # a path proposed that cannot be written to is said at once
         self.check()
 
     def _browse(self) -> None:

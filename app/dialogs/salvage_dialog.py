@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import html
 import os
+import tempfile
 from dataclasses import dataclass
 from typing import Iterator
 
-from PySide6.QtCore import QEvent, QObject, Qt, Signal
+from PySide6.QtCore import QEvent, QObject, QStandardPaths, Qt, Signal
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -101,16 +102,27 @@ def default_output(source: str, compression: Compression, folder: str | None = N
     return os.path.join(folder, f"{stem}.salvaged{ext}{SUFFIXES[compression]}")
 
 
-def output_folder(source: str, last: str | None) -> str:
-    """Where a salvaged copy goes by default: the user's last output folder, else beside the source.
+def writable(folder: str) -> bool:
+    """Whether a file can be created in ``folder``: tried, since permissions do not tell a read-only
+    mount (or, for root, anything)."""
+    if not folder or not os.path.isdir(folder):
+        return False
+    try:
+        with tempfile.TemporaryFile(dir=folder, prefix=".tfrlens-probe-"):
+            return True
+    except OSError:
+        return False
 
-    A folder that is gone or read-only is passed over (a damaged file often
-    sits on a read-only mount); the home folder is the last resort.
-    """
-    for folder in (last, os.path.dirname(os.path.abspath(source)), os.path.expanduser("~")):
-        if folder and os.path.isdir(folder) and os.access(folder, os.W_OK):
+
+def output_folder(source: str, last: str | None) -> str:
+    """Where a salvaged copy goes by default: beside the source when that folder is writable, else the
+    folder last written to, else Documents, else home (a damaged file often sits on a read-only mount)."""
+    beside = os.path.dirname(os.path.abspath(source))
+    documents = QStandardPaths.writableLocation(QStandardPaths.StandardLocation.DocumentsLocation)
+    for folder in (beside, last, documents, os.path.expanduser("~")):
+        if folder and writable(folder):
             return folder
-    return os.path.dirname(os.path.abspath(source))
+    return beside
 
 
 def same_file(a: str, b: str) -> bool:
@@ -186,6 +198,10 @@ class SalvageDialog(QDialog):
         self.status.setWordWrap(True)
         self.status.setTextFormat(Qt.TextFormat.RichText)
         self.status.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        beside = os.path.dirname(os.path.abspath(source))
+        if self.folder != beside:
+            self.status.setText(f"<span style='color:{palette.MUTED_COLOR}'>{html.escape(beside)} is read-only: "
+                                f"the copy goes to {html.escape(self.folder)}.</span>")
 
         self.buttons = QDialogButtonBox(self)
         self.salvage_button = self.buttons.addButton("Salvage", QDialogButtonBox.ButtonRole.AcceptRole)
@@ -247,6 +263,11 @@ class SalvageDialog(QDialog):
             return False
         if os.path.isdir(out):
             self._show_error(f"is a folder: {out}")
+            return False
+        folder = os.path.dirname(out)
+        if not writable(folder):
+            why = "it is read-only" if os.path.isdir(folder) else "it does not exist"
+            self._show_error(f"cannot write to {folder}: {why}; choose another folder")
             return False
         settled = settle_name(self, out, self.compression())
         if settled is None:

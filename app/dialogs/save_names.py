@@ -7,6 +7,8 @@ choose the compression by the name, so the two never disagree unasked.
 from __future__ import annotations
 
 import inspect
+import os
+import re
 import weakref
 from typing import Any, Callable, Sequence
 
@@ -18,6 +20,9 @@ from codec.format.framing import Compression, name_disagrees
 
 COMPRESSED_SUFFIXES = (".gz", ".gzip", ".zz", ".zlib")
 NAME_SUFFIX = {Compression.NONE: "", Compression.GZIP: ".gz", Compression.ZLIB: ".zlib"}
+COPY_TAG = "-edited"
+_EXTENSION = re.compile(r"(\.(tfrecords?|tfrec|tfr)|-\d{5}-of-\d{5})$", re.IGNORECASE)
+_EARLIER_COPY = re.compile(re.escape(COPY_TAG) + r"(-\d+)?$")
 FOLLOW_HINT = "Compression follows the file name (.gz: GZIP, .zz/.zlib: ZLIB) until you choose one."
 
 
@@ -29,6 +34,24 @@ def with_compression_suffix(path: str, compression: Compression) -> str:
             path = path[: -len(suffix)]
             break
     return path + NAME_SUFFIX[compression]
+
+
+def proposed_copy(path: str, exists: Callable[[str], bool] = os.path.exists) -> str:
+    """A new name beside ``path`` for Save As: ``NAME-edited.tfrecord`` (``-edited-2``... when taken),
+    keeping the extension and the compression suffix; never the path itself."""
+    folder, base = os.path.split(path) if "://" not in path else path.rsplit("/", 1)
+    lower = base.lower()
+    compressed = next((base[-len(s):] for s in COMPRESSED_SUFFIXES if lower.endswith(s)), "")
+    stem = base[: len(base) - len(compressed)]
+    match = _EXTENSION.search(stem)
+    extension = match.group(0) if match else ""
+    stem = _EARLIER_COPY.sub("", stem[: len(stem) - len(extension)])
+    join = (lambda name: f"{folder}/{name}") if "://" in path else (lambda name: os.path.join(folder, name))
+    for n in range(1, 10_000):
+        candidate = join(f"{stem}{COPY_TAG}{'' if n == 1 else f'-{n}'}{extension}{compressed}")
+        if candidate != path and ("://" in path or not exists(candidate)):  # a bucket is not listed for this: Save As asks before replacing
+            return candidate
+    return join(f"{stem}{COPY_TAG}{extension}{compressed}")
 
 
 class CompressionFollower(QObject):

@@ -9,7 +9,7 @@ build commands and push them; they learn what changed from
 """
 from __future__ import annotations
 
-from typing import NamedTuple, Sequence
+from typing import Callable, NamedTuple, Sequence
 
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QUndoCommand
@@ -89,6 +89,17 @@ class DocumentCommand(QUndoCommand):
     def undo(self) -> None:
         self.document.restore(self._before)
         self.target.changed.emit(self._undone)
+
+    def snapshots(self) -> list[tuple]:
+        """The document states this command flips between (for a save to keep them valid)."""
+        return [s for s in (self._before, self._after) if s is not None]
+
+    def rebase(self, translate: Callable[[tuple], tuple]) -> None:
+        """Name the same records in the file a save wrote (see Document.plan_history)."""
+        if self._before is not None:
+            self._before = translate(self._before)
+        if self._after is not None:
+            self._after = translate(self._after)
 
 
 class ReplaceRecords(DocumentCommand):

@@ -20,6 +20,7 @@ from shiboken6 import isValid as shiboken_valid
 
 from app.dialogs import edit_dialogs
 from app.dialogs.export_dialog import ExportDialog
+from app.dialogs.save_names import proposed_copy
 from app.models.settings import Settings, full_path
 from app.shell.file_tab import FileTab
 from app.shell.remote_saving import RemoteSaves
@@ -239,7 +240,7 @@ class EditActions(QObject):
         never written over silently: Overwrite · Save As… · Cancel.
         """
         if is_url(tab.path) and tab.session.target is not None:
-            return self.save_as(tab, on_done)
+            return self.save_as(tab, on_done, proposed=tab.path)  # Save: the object itself, asked before replacing
         why = self._changed_on_disk(tab)
         if why is None:
             return tab.editing.save(on_done=on_done)
@@ -268,9 +269,14 @@ class EditActions(QObject):
         tab = self._tab()
         return tab is not None and self.save_as(tab)
 
-    def save_as(self, tab: FileTab, on_done: Callable[[bool], None] | None = None) -> bool:
-        """Ask where to (and how compressed), then save; to a URL, after asking about an object there."""
-        answer = edit_dialogs.ask_save_as(self.window, tab.path, tab.session.source.compression.value)
+    def save_as(self, tab: FileTab, on_done: Callable[[bool], None] | None = None, *,
+                proposed: str | None = None) -> bool:
+        """Ask where to (and how compressed), then save; to a URL, after asking about an object there.
+
+        The name proposed is a new one beside the file (``NAME-edited.tfrecord``), unless ``proposed``.
+        """
+        proposed = proposed or proposed_copy(tab.path)
+        answer = edit_dialogs.ask_save_as(self.window, proposed, tab.session.source.compression.value)
         if answer is None:
             return False
         path, compression = answer

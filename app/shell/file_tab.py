@@ -44,6 +44,7 @@ from app.workers.worker import GeneratorWorker, call_on_worker, one_line
 from codec.datasets.payload_choice import apply
 from codec.decode.decoder import decode_record, record_json_value
 from codec.errors import PayloadDecodeError, TFRecordError
+from codec.format.names import tensorflow_name_note
 from codec.sources.tfrecord_file import TFRecordFile
 from codec.storage.remote import is_url
 from codec.storage.url_secrets import shown_path
@@ -84,6 +85,7 @@ class FileTab(QWidget):
         self.settings = settings
         self._pending: GoTarget | None = None
         self.open_note: str | None = None  # why the file does not decode as it did last time, if so
+        self._compression_noted = False
         self._reopening_from: str | None = None  # the path shown before a save reopened the tab
         self._columns_ready = False
         self._columns_fitted = False  # the feature columns shown are the default ones, fitted to the width
@@ -153,6 +155,7 @@ class FileTab(QWidget):
         self.follow.grown.connect(self._follow_grown)
         self.follow.changed.connect(self._follow_changed)
         self.editing.modified_changed.connect(self._modified_changed)
+        self.editing.feature_added.connect(self._show_new_feature)
         for part in (self.corruption, self.editing, self.qa, self.follow):
             part.message.connect(self.message)
         # the file changing on disk: the bar over the tab (the window's DiskWatch asks it to check)
@@ -257,7 +260,14 @@ class FileTab(QWidget):
             following=self.follow.active,
             writing=self.follow.active and len(source.index) > source.complete_records,
             can_follow=self.follow.active or self.follow.why_not() is None,
+            resumable=session.resumable,
+            compression_note=self.compression_note(),
         )
+
+    def compression_note(self) -> str | None:
+        """What TensorFlow makes of a file whose name says another compression than its bytes (one line)."""
+        source = self.session.source
+        return None if source.is_set else tensorflow_name_note(source.path, source.compression)
 
     # -- the passes (run by the session) ---------------------------------------
     def start(self) -> None:
@@ -271,6 +281,15 @@ class FileTab(QWidget):
     def cancel(self) -> None:
         self.session.cancel()
         self.sorter.runner.cancel()
+
+    def resume(self) -> bool:
+        """Go on indexing from where a stopped pass stopped; False with a message when there is nothing to resume."""
+        if not self.session.resume():
+            self.message.emit(f"{self.title}: nothing to resume" if not self.is_running() else
+                              f"{self.title}: busy: wait for the current pass, or stop it first")
+            return False
+        self.message.emit(f"resuming: indexing {self.title} from record {self.model.rowCount():,} on")
+        return True
 
     # -- following a file being written (View > Follow) ---------------------
     def start_follow(self) -> bool:
@@ -317,9 +336,13 @@ class FileTab(QWidget):
         session.start_editing()  # editing starts once the whole file is indexed
         self._resolve_pending(final=True)
         if session.phase == "cancelled":
-            self.message.emit(f"stopped: {self.model.rowCount():,} records indexed so far")
+            more = " (Resume goes on from there)" if session.resumable else ""
+            self.message.emit(f"stopped: {self.model.rowCount():,} records indexed so far{more}")
         elif not self.model.rowCount():
             self.message.emit(f"{self.title}: no records")
+        elif not self._compression_noted and self.compression_note():
+            self._compression_noted = True  # said once; the status bar's compression keeps it as its tip
+            self.message.emit(f"{self.title}: {self.compression_note()}")
 
     def _samples_ready(self) -> None:
         """The first rows of a remote source were read in the background: choose the feature columns now."""
@@ -419,6 +442,13 @@ class FileTab(QWidget):
         self.settings.forget_feature_columns(self._schema_signature())
         self._columns_fitted = True
         self._fit_columns()
+
+    def _show_new_feature(self, key: str) -> None:
+        """A feature just added gets a column, unless the user chose this schema's columns."""
+        shown = self.model.feature_columns()
+        if key in shown or self.settings.feature_columns(self._schema_signature()) is not None:
+            return
+        self._set_columns([*shown, key], save=False)
 
     def _cell_width(self, text: str) -> int:
         return self.sizing.cell_width(text)

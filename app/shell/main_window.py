@@ -118,6 +118,7 @@ class MainWindow(QMainWindow):
     def _make_status_bar(self) -> None:
         self.status = TabStatusBar(self.statusBar(), self, refresh=self._refresh_status, fetched=self._fetched_now)
         self.status.cancel_button.clicked.connect(self.cancel_current)
+        self.status.resume_button.clicked.connect(lambda: self._tab_call(FileTab.resume))
         status = self.status  # its widgets by their names here too (tests and the actions read them)
         self.progress, self.records_label, self.problems_label = status.progress, status.records_label, \
             status.problems_label
@@ -151,6 +152,9 @@ class MainWindow(QMainWindow):
         self.verify_action = a("&Verify Checksums", self.verify_current, "Ctrl+Shift+V", "verify",
                                "Check every record's data CRC")
         self.cancel_action = a("&Stop", self.cancel_current, "Esc", "cancel", "Stop indexing or verifying")
+        self.resume_action = a("&Resume Indexing", lambda: self._tab_call(FileTab.resume), None, None,
+                               "Go on indexing a stopped file from where it stopped")
+        self.resume_action.setEnabled(False)  # (while the current tab's indexing is stopped)
         self.close_action = a("&Close Tab", self.close_current, QKeySequence.StandardKey.Close)
         self.quit_action = a("&Quit", self.close, QKeySequence.StandardKey.Quit)
         self.quit_action.setMenuRole(QAction.MenuRole.QuitRole)
@@ -192,6 +196,7 @@ class MainWindow(QMainWindow):
         file_menu.addSeparator()
         file_menu.addAction(self.verify_action)
         file_menu.addAction(self.cancel_action)
+        file_menu.addAction(self.resume_action)
         file_menu.addSeparator()
         file_menu.addAction(self.close_action)
         file_menu.addAction(self.quit_action)
@@ -535,9 +540,11 @@ class MainWindow(QMainWindow):
         if tab is None:
             self.status.clear()
             self.follow_action.setChecked(False)
+            self.resume_action.setEnabled(False)
             return
         s = tab.state()
         set_enabled(self.cancel_action, s.running, "nothing is running")
+        set_enabled(self.resume_action, s.resumable, "nothing to resume: indexing was not stopped")
         self._show_follow(s, tab.follow.why_not() or "")
         self.status.show_state(s)
 

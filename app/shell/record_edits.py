@@ -103,11 +103,13 @@ class RecordEdits(QObject):
     """Every edit of ``session``'s document, on the records ``selection`` names.
 
     Signals: ``message(str)`` a note for the status bar (why nothing was
-    done); ``failed(str)`` an edit failed (for the message bar).
+    done); ``failed(str)`` an edit failed (for the message bar);
+    ``feature_added(str)`` a record gained a feature of this key (the table may show it).
     """
 
     message = Signal(str)
     failed = Signal(str)
+    feature_added = Signal(str)
 
     def __init__(self, session: TabSession, selection: RowSelection, worker: ProgressWorker,
                  parent: QObject | None = None) -> None:
@@ -214,7 +216,10 @@ class RecordEdits(QObject):
         return self.edit_current(lambda e: e.remove_value(path, index), f"Remove {value_name(path)}[{index}]")
 
     def add_feature(self, scope: str, key: str, dtype: str, values: list) -> bool:
-        return self.edit_current(lambda e: e.add_feature(scope, key, dtype, values), f"Add feature {key}")
+        added = self.edit_current(lambda e: e.add_feature(scope, key, dtype, values), f"Add feature {key}")
+        if added and scope != "feature_lists":
+            self.feature_added.emit(key)
+        return added
 
     def delete_feature(self, path: tuple) -> bool:
         return self.edit_current(lambda e: e.delete_feature(path), f"Delete feature {value_name(path)}")

@@ -1,9 +1,13 @@
 """Saving a tab's document: :meth:`codec.editing.document.Document.save_iter` on a worker, then the saved file reopened.
 
 The document is written to a new file next to the target and renamed over
-it (the codec's job; a URL's is uploaded whole once written); the session then
-shows the saved file, with a fresh index and an empty history. A saved URL is
-opened again on the worker too: that is a network round trip.
+it (the codec's job; a URL's is uploaded whole once written). A local file is
+then opened and indexed on the same worker, and the session shows it with the
+undo history going on over it (:meth:`codec.editing.document.Document.plan_history`:
+undo after a save brings the saved-over records back); when the history cannot
+follow (a truncated record dropped, too many deleted bytes to keep) it starts
+afresh. A saved URL is opened again on the worker (a network round trip) and
+its history starts afresh.
 """
 from __future__ import annotations
 
@@ -15,7 +19,7 @@ from PySide6.QtCore import QObject, Signal
 from app.shell.progress_worker import ProgressWorker
 from app.shell.session import TabSession
 from app.workers.worker import one_line
-from codec.editing.document import SaveReport
+from codec.editing.document import HistoryPlan, SaveReport
 from codec.sources.tfrecord_file import TFRecordFile
 from codec.storage.remote import is_url
 
@@ -61,8 +65,10 @@ class DocumentSaver(QObject):
         if existed is None:
             existed = not remote and os.path.exists(target)
         document = session.document
+        history = [] if remote else session.history()  # (gathered here: the commands are the GUI thread's)
+        plans: list[HistoryPlan | None] = []
         result: list[SaveReport] = []
-        reopened: list[TFRecordFile | str] = []  # a URL's new source, or why it cannot be opened
+        reopened: list[TFRecordFile | str] = []  # the saved file opened (a local one indexed), or why it cannot be
         name = os.path.basename(target)
 
         def end(ok: bool) -> None:
@@ -76,12 +82,15 @@ class DocumentSaver(QObject):
                 return
             report = result[0]
             note = f"; {report.dropped_truncated} truncated record(s) left out" if report.dropped_truncated else ""
+            if history and session.stack.count() and not (plans and plans[0] is not None and reopened
+                                                          and not isinstance(reopened[0], str)):
+                note += "; the undo history starts afresh (it names records this save could not keep)"
             try:
                 if remote and reopened and isinstance(reopened[0], str):
                     raise OSError(reopened[0])
-                if remote and reopened:
-                    session.replace_source(reopened[0])
-                else:  # a local file; a URL's when Cancel came between its upload and its reopening
+                if reopened and not isinstance(reopened[0], str):
+                    session.replace_source(reopened[0], plans[0] if plans else None)
+                else:  # Cancel came between the write and the reopening: opened (and indexed) afresh
                     session.reopen(target)
             except Exception as exc:  # noqa: BLE001 - the file is saved; say why it cannot be shown
                 session.stop_editing()
@@ -97,13 +106,26 @@ class DocumentSaver(QObject):
             end(False)
 
         def passes() -> Iterator:
+            if history:
+                plans.append(document.plan_history(history))  # before the save replaces what it reads
             yield from self._watched(document.save_iter(target, compression, result,
                                                         overwrite_changed=overwrite_changed))
-            if remote:
+            try:
+                saved = TFRecordFile(target)
+            except Exception as exc:  # noqa: BLE001 - saved all the same: said after
+                reopened.append(one_line(exc))
+                return
+            if not remote:
                 try:
-                    reopened.append(TFRecordFile(target))
-                except Exception as exc:  # noqa: BLE001 - saved all the same: said after
+                    yield from saved.index_iter()
+                except Exception as exc:  # noqa: BLE001 - saved all the same: opened again after, and said
+                    saved.close()
                     reopened.append(one_line(exc))
+                    return
+                except BaseException:  # Cancel: the saved file is opened afresh after
+                    saved.close()
+                    raise
+            reopened.append(saved)
 
         self.worker.run(passes, "saving", f"Saving {name}…", finished, failed)
         return True

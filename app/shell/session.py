@@ -22,7 +22,7 @@ from app.models.commands import DocumentChange, EditTarget
 from app.shell.fetch_meter import FetchMeter
 from app.workers.worker import PAINT_GATE, GeneratorWorker, one_line
 from codec.datasets.payload_choice import Choice, apply
-from codec.editing.document import Document
+from codec.editing.document import Document, HistoryPlan
 from codec.editing.edited import EditedFile
 from codec.errors import FileChangedError, TFRecordError
 from codec.index.scan import IndexProgress
@@ -182,12 +182,16 @@ class TabSession(QObject):
         """
         self.replace_source(TFRecordFile(path))
 
-    def replace_source(self, source: TFRecordFile) -> None:
-        """Show ``source`` (an opened file) from now on: see :meth:`reopen`."""
+    def replace_source(self, source: TFRecordFile, history: HistoryPlan | None = None) -> None:
+        """Show ``source`` (an opened file) from now on: see :meth:`reopen`. ``history``: ``source`` is the
+        indexed file the document was just saved to, and the undo history goes on over it (saved here)."""
         # the same records (saved) or their newer bytes: they decode as before
         source.payload, source.labels = self.source.payload, self.source.labels
         self.about_to_reopen.emit()
-        self._drop_document()
+        if history is None or self.target is None:
+            self._drop_document()
+        else:
+            self._rebase(source, history)
         old, self.source = self.source, source
         self.source_changed.emit()
         old.close()
@@ -195,6 +199,23 @@ class TabSession(QObject):
         self.failure = None
         self.reopened.emit()
         self.start()
+
+    def history(self) -> list[tuple]:
+        """Every document state the undo stack can go back or forward to (before a save plans for them)."""
+        return [snap for i in range(self.stack.count()) for snap in self.stack.command(i).snapshots()]
+
+    def _rebase(self, source: TFRecordFile, plan: HistoryPlan) -> None:
+        """The document and its undo stack go on over the saved file: this is the saved (clean) point."""
+        document = self.target.document
+        try:
+            document.rebase(source, plan)  # checked before it changes anything
+        except TFRecordError:
+            self._drop_document()
+            return
+        for i in range(self.stack.count()):
+            self.stack.command(i).rebase(lambda snap: Document.translate(snap, plan))
+        self.edited = EditedFile(document)
+        self.stack.setClean()
 
     @contextmanager
     def watching_changes(self):
@@ -265,11 +286,26 @@ class TabSession(QObject):
         self.pass_started.emit()
         self.state_changed.emit()
 
-    def _index_passes(self) -> Iterator[PassProgress]:
+    def resume(self) -> bool:
+        """Go on with an index pass that was stopped, from where it stopped (see
+        TFRecordFile.resume_iter; a shard set goes on with the shards not indexed yet); False when
+        there is none to resume."""
+        if self.is_running() or self._closed or self.phase != "cancelled" or self.source.indexed:
+            return False
+        self._run(lambda: self._index_passes(resume=True), "index")
+        return True
+
+    @property
+    def resumable(self) -> bool:
+        """An index pass was stopped before the end: :meth:`resume` goes on with it."""
+        return self.phase == "cancelled" and not self.source.indexed and not self.is_running()
+
+    def _index_passes(self, resume: bool = False) -> Iterator[PassProgress]:
         # A URL's index pass downloads it anyway: its CRCs are checked as the bytes pass, not in a second download.
         verify_now = self.auto_verify and self.fetched is not None
+        passes = getattr(self.source, "resume_iter", None) if resume else None
         with self.watching_changes():
-            for p in self.source.index_iter(verify=verify_now):
+            for p in (passes or self.source.index_iter)(verify=verify_now):
                 yield PassProgress("index", p)
         if self.auto_verify and not self.source.verified:
             yield from self._verify_passes()

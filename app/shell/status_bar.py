@@ -15,6 +15,7 @@ from app.style.elided_label import ElidedLabel
 from app.views.start_page import human_size
 
 FETCH_REFRESH_MS = 500  # the fetched bytes and throughput, while the tab shown reads a URL
+COMPRESSION_TIP = "Compression, decided from the file's first bytes"
 URL_SHOWN_CHARS = 60  # longer URLs are elided in the middle
 
 
@@ -35,7 +36,7 @@ class TabStatusBar(QObject):
         self.records_label = QLabel()
         self.problems_label = QLabel()
         self.compression_label = QLabel()
-        self.compression_label.setToolTip("Compression, decided from the file's first bytes")
+        self.compression_label.setToolTip(COMPRESSION_TIP)
         self.payload_label = QLabel()
         self.payload_label.setToolTip("How the records decode: File > Decode As…")
         self.size_label = QLabel()
@@ -54,8 +55,13 @@ class TabStatusBar(QObject):
         self.message_label = ElidedLabel()
         bar.addPermanentWidget(self.message_label, 1)
         bar.messageChanged.connect(self.message_label.setText)
+        self.resume_button = QToolButton()
+        self.resume_button.setText("Resume")
+        self.resume_button.setAutoRaise(True)
+        self.resume_button.setToolTip("Go on indexing from where it stopped (File > Resume Indexing)")
         self.widgets = (self.progress, self.records_label, self.fetch_label, self.problems_label,
-                        self.payload_label, self.compression_label, self.size_label, self.cancel_button)
+                        self.payload_label, self.compression_label, self.size_label, self.cancel_button,
+                        self.resume_button)
         for widget in self.widgets:
             bar.addPermanentWidget(widget)
 
@@ -73,6 +79,7 @@ class TabStatusBar(QObject):
         running = s.running
         self.progress.setVisible(running)
         self.cancel_button.setVisible(running)
+        self.resume_button.setVisible(s.resumable)
         self.progress.setValue(int(s.fraction * 1000))
         records = f"{s.records:,} record" + ("" if s.records == 1 else "s")
         if s.following:
@@ -105,7 +112,9 @@ class TabStatusBar(QObject):
         self.problems_label.setToolTip(tip)
         if self.problems_label.styleSheet() != style:  # restyling costs milliseconds: only on change
             self.problems_label.setStyleSheet(style)
-        self.compression_label.setText(COMPRESSION_TEXT.get(s.compression, s.compression))
+        self.compression_label.setText(COMPRESSION_TEXT.get(s.compression, s.compression)
+                                       + (" ⚠" if s.compression_note else ""))
+        self.compression_label.setToolTip(s.compression_note or COMPRESSION_TIP)
         self.size_label.setText(human_size(s.file_size))
         self.size_label.setToolTip(f"{s.file_size:,} bytes")
         self.payload_label.setText(f"as {s.decoded_as}" if s.decoded_as else "")

@@ -38,7 +38,7 @@ class TabEditing(QObject):
     Signals: ``changed()`` after any change of the document or of what can be
     done; ``modified_changed(bool)``; ``failed(str)`` a one-line message for the
     message bar; ``message(str)`` a note for the status bar; ``saved(str)`` the
-    path a save wrote (the tab shows it now).
+    path a save wrote (the tab shows it now); ``feature_added(str)`` the key of a feature just added.
     """
 
     changed = Signal()
@@ -46,6 +46,7 @@ class TabEditing(QObject):
     failed = Signal(str)
     message = Signal(str)
     saved = Signal(str)
+    feature_added = Signal(str)
 
     def __init__(self, session: TabSession, selection: RowSelection, model: RecordTableModel,
                  detail: RecordDetail, dialog_parent: QWidget) -> None:
@@ -64,6 +65,7 @@ class TabEditing(QObject):
             part.failed.connect(self.failed)
         self.worker.failed.connect(self.failed)
         self.saver.saved.connect(self.saved)
+        self.edits.feature_added.connect(self.feature_added)
         self.worker.busy_changed.connect(self._busy_changed)
         session.stack.cleanChanged.connect(lambda clean: self.modified_changed.emit(not clean))
         session.stack.indexChanged.connect(lambda _index: self.changed.emit())

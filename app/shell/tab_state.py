@@ -26,6 +26,8 @@ class TabState:
     following: bool = False  # View > Follow is on: rows come as the file grows
     writing: bool = False  # the last row is a record still being written (following)
     can_follow: bool = False  # View > Follow applies (a local file, no unsaved edits, indexed)
+    resumable: bool = False  # indexing was stopped before the end: Resume goes on from there
+    compression_note: str | None = None  # the name says another compression than the bytes: what TensorFlow does
 
 
 class GoTarget(NamedTuple):

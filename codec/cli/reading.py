@@ -27,6 +27,7 @@ INFO_SAMPLE_BYTES = 8 << 20  # or as many of them as start in the first 8 MiB of
 def cmd_info(args) -> int:
     from codec.decode.decoder import decode_record
     from codec.format.framing import Compression
+    from codec.format.names import tensorflow_name_note
     from codec.ops.verify import status_counts
 
     with _open(args, verify=not args.no_crc) as f:
@@ -47,6 +48,9 @@ def cmd_info(args) -> int:
         if hasattr(f, "shards"):
             _out(f"shards:      {len(f.shards):,}" + (f" ({len(f.unusable)} unusable)" if f.unusable else ""))
         _out(f"compression: {f.compression.value}")
+        note = None if hasattr(f, "shards") else tensorflow_name_note(f.path, f.compression)
+        if note:
+            _out(f"note:        {note}")
         size = f"{f.file_size:,} bytes"
         if f.compression is not Compression.NONE and not hasattr(f, "shards"):
             size += f" ({f.data_end:,} uncompressed)"

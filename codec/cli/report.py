@@ -6,6 +6,8 @@ import json
 import sys
 from collections import Counter
 
+from codec.format.framing import Compression
+from codec.format.names import tensorflow_name_note
 from codec.storage.url_secrets import shown_path
 
 EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE = 0, 1, 2
@@ -56,6 +58,9 @@ def verify_report(args, path: str, compression: str, n: int, ok: int, problems: 
         return
     kinds = f" ({kinds_summary(problems)})" if problems else ""
     out(f"{shown_path(path)}: {n:,} records, {ok:,} ok, {len(problems)} problem(s){kinds} [{compression}]")
+    note = tensorflow_name_note(path, Compression.parse(compression))
+    if note:
+        out(f"  note: {note}")
     if single or limit is not None:
         for p in shown:
             out(problem_line(p))

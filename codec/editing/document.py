@@ -37,6 +37,32 @@ class Piece:
         return self.stop - self.start
 
 
+KEPT_BYTES_MAX = 256 << 20  # records only the undo history still names, kept in memory across a save; past it, no history
+
+
+@dataclass(frozen=True)
+class _Cover:
+    """Records (or store items) [start, stop) are now saved-file records from ``at`` (``saved``), or store items."""
+
+    start: int
+    stop: int
+    saved: bool
+    at: int
+
+
+@dataclass(frozen=True)
+class HistoryPlan:
+    """How the snapshots of an undo history name the same records once a save has written the file
+    (:meth:`Document.plan_history` before the save, :meth:`Document.translate` and
+    :meth:`Document.rebase` after it)."""
+
+    old: tuple[_Cover, ...]  # every source record the history names: where it is now (disjoint, sorted)
+    store: tuple[_Cover, ...]  # store items the save wrote: their records in the saved file
+    kept: tuple[bytes, ...]  # source records the history names but the save left out: stored from ``base``
+    base: int  # the store's length when planned
+    count: int  # the records the saved file holds
+
+
 @dataclass(frozen=True)
 class SaveReport:
     path: str
@@ -69,14 +95,7 @@ class Document:
         self._set([Piece(False, 0, len(self.source))] if len(self.source) else [])
 
     def _set(self, pieces: list[Piece]) -> None:
-        merged: list[Piece] = []
-        for p in pieces:
-            if not len(p):
-                continue
-            if merged and merged[-1].new == p.new and merged[-1].stop == p.start:
-                merged[-1] = Piece(p.new, merged[-1].start, p.stop)
-            else:
-                merged.append(p)
+        merged = _merged_pieces(pieces)
         self._pieces = merged
         self._starts = []
         total = 0
@@ -87,6 +106,64 @@ class Document:
 
     def snapshot(self) -> tuple[Piece, ...]:
         return tuple(self._pieces)
+
+    # -- an undo history across a save --------------------------------------------
+    def plan_history(self, snapshots: Iterable[Sequence[Piece]]) -> HistoryPlan | None:
+        """What keeps ``snapshots`` (an undo history) valid once the document is saved as it is now;
+        None when it cannot be kept (a truncated record is dropped by the save, a record the
+        history needs is damaged, or those records pass KEPT_BYTES_MAX).
+
+        Call it before the save: the records a save leaves out (deleted ones that undo brings
+        back) are read now, while the file that holds them is still there.
+        """
+        statuses = self.source.index.statuses() if len(self.source) else np.zeros(0, dtype=np.uint8)
+        old: list[_Cover] = []
+        store: list[_Cover] = []
+        at = 0
+        for p in self._pieces:
+            if p.new:
+                store.append(_Cover(p.start, p.stop, True, at))
+            elif bool(np.any(statuses[p.start:p.stop] == RecordStatus.TRUNCATED)):
+                return None  # the save drops it: the saved file is not the document record for record
+            else:
+                old.append(_Cover(p.start, p.stop, True, at))
+            at += len(p)
+        old, store = _disjoint(old), _disjoint(store)
+        missing = _merged(gap for snap in snapshots for p in snap if not p.new
+                          for gap in _gaps(p.start, p.stop, old))
+        kept: list[bytes] = []
+        size = 0
+        for a, b in missing:
+            old.append(_Cover(a, b, False, len(self._store) + len(kept)))
+            for j in range(a, b):
+                rec = self.source.read(j)
+                size += len(rec.data)
+                if not rec.info.status.data_intact or size > KEPT_BYTES_MAX:
+                    return None
+                kept.append(rec.data)
+        return HistoryPlan(tuple(sorted(old, key=lambda c: c.start)), tuple(store), tuple(kept), len(self._store), at)
+
+    @staticmethod
+    def translate(snapshot: Sequence[Piece], plan: HistoryPlan) -> tuple[Piece, ...]:
+        """``snapshot``, taken before the save ``plan`` was made for, as pieces over the saved file."""
+        pieces: list[Piece] = []
+        for p in snapshot:
+            if p.new:
+                pieces += _mapped(p.start, p.stop, plan.store, lambda a, b: Piece(True, a, b))
+            else:
+                pieces += _mapped(p.start, p.stop, plan.old, _unplanned)
+        return tuple(_merged_pieces(pieces))
+
+    def rebase(self, source: TFRecordFile, plan: HistoryPlan) -> None:
+        """Make the saved file (``source``, indexed) the document's source, keeping the store, so
+        that snapshots translated with ``plan`` (:meth:`translate`) restore what they did; no edit is pending."""
+        if len(source) != plan.count or len(self._store) != plan.base:
+            raise UsageError(f"{source.path} holds {len(source):,} records, not the {plan.count:,} saved: "
+                             "the undo history cannot follow it")
+        self.source = source
+        self.expected = source.remote.version if source.remote is not None else source.identity
+        self._store.extend(plan.kept)
+        self._set([Piece(False, 0, len(source))] if len(source) else [])
 
     def restore(self, snapshot: Sequence[Piece]) -> None:
         self._set(list(snapshot))
@@ -364,6 +441,72 @@ class Document:
                                      offset=info.offset, index=j)
 
 
+def _disjoint(covers: list[_Cover]) -> list[_Cover]:
+    """``covers`` sorted, each record once (a duplicated run keeps its first place)."""
+    out: list[_Cover] = []
+    reached = 0
+    for c in sorted(covers, key=lambda c: c.start):
+        if c.stop <= reached:
+            continue
+        start = max(c.start, reached)
+        out.append(_Cover(start, c.stop, c.saved, c.at + start - c.start))
+        reached = c.stop
+    return out
+
+
+def _walk(start: int, stop: int, covers: Sequence[_Cover]) -> Iterator[tuple[int, int, _Cover | None]]:
+    """[start, stop) cut along ``covers`` (disjoint, sorted): (a, b, the cover or None for a gap)."""
+    k = max(bisect.bisect_right([c.start for c in covers], start) - 1, 0)
+    pos = start
+    while pos < stop:
+        while k < len(covers) and covers[k].stop <= pos:
+            k += 1
+        if k < len(covers) and covers[k].start <= pos:
+            end = min(stop, covers[k].stop)
+            yield pos, end, covers[k]
+        else:
+            end = min(stop, covers[k].start) if k < len(covers) else stop
+            yield pos, end, None
+        pos = end
+
+
+def _gaps(start: int, stop: int, covers: Sequence[_Cover]) -> list[tuple[int, int]]:
+    return [(a, b) for a, b, c in _walk(start, stop, covers) if c is None]
+
+
+def _merged(runs: Iterable[tuple[int, int]]) -> list[tuple[int, int]]:
+    out: list[tuple[int, int]] = []
+    for a, b in sorted(runs):
+        if out and a <= out[-1][1]:
+            out[-1] = (out[-1][0], max(out[-1][1], b))
+        else:
+            out.append((a, b))
+    return out
+
+
+def _mapped(start: int, stop: int, covers: Sequence[_Cover], gap) -> list[Piece]:
+    """Records [start, stop) as pieces of where ``covers`` put them; ``gap(a, b)`` for the rest."""
+    return [gap(a, b) if c is None else Piece(not c.saved, c.at + a - c.start, c.at + b - c.start)
+            for a, b, c in _walk(start, stop, covers)]
+
+
+def _unplanned(a: int, b: int) -> Piece:
+    raise UsageError(f"records {a}-{b - 1} are not in the history's plan")
+
+
+def _merged_pieces(pieces: Iterable[Piece]) -> list[Piece]:
+    """Adjacent runs of the same kind joined (as :meth:`Document._set` keeps them)."""
+    merged: list[Piece] = []
+    for p in pieces:
+        if not len(p):
+            continue
+        if merged and merged[-1].new == p.new and merged[-1].stop == p.start:
+            merged[-1] = Piece(p.new, merged[-1].start, p.stop)
+        else:
+            merged.append(p)
+    return merged
+
+
 def _same_version(a: dict, b: dict) -> bool:
     """Whether two of a remote object's versions (:func:`codec.storage.remote.version_of`) are one: every field
     both name agrees (a listing and a metadata request do not name the same ones)."""
@@ -400,4 +543,4 @@ def index_runs(indices: Iterable[int]) -> list[tuple[int, int]]:
     return list(zip(starts.tolist(), stops.tolist()))
 
 
-__all__ = ["Document", "Piece", "SaveReport", "index_runs", "sorted_unique"]
+__all__ = ["Document", "HistoryPlan", "Piece", "SaveReport", "index_runs", "sorted_unique"]

@@ -98,6 +98,7 @@ class TFRecordFile:
         self.problems: list[Problem] = []
         self.indexed = False
         self.verified = False
+        self._scan_verified = False  # the last pass that began checked data CRCs as it went
         self.lock = threading.RLock()
         self.stream_reader: InflateReader | ZranReader | None = None
         self._zran = ZranIndexes(self.path, self.byte_source)
@@ -199,9 +200,29 @@ class TFRecordFile:
             pass
         return self
 
+    def resume_iter(self, *, verify: bool = False) -> Iterator[IndexProgress]:
+        """Go on with an index pass that was stopped (its generator closed), yielding progress.
+
+        A plain file (local or remote) is walked on from the end of the last record found: the
+        records before it are kept, not read again. A compressed stream cannot be entered midway
+        without its inflater's state: it is indexed again from its start. Indexed already: done.
+        """
+        if self.indexed or self.compression is not Compression.NONE or not len(self.index):
+            yield from self.index_iter(verify=verify)
+            return
+        start = self.record_info(len(self.index) - 1).end
+        self.problems[:] = [p for p in self.problems if p.offset < start]  # what lies after is found again
+        verified = verify and self._scan_verified
+        with io_errors(self.path), self.holding(), self.streaming():
+            source = PlainSource(self.byte_source.read_at, self.file_size,
+                                 hop_span=PROGRESS_BYTES if self.byte_source.is_remote else 0)
+            yield from Scanner(source, self.index, self.problems, self.file_size, verify=verify).run(start)
+        self._finish_scan(verified)
+
     def _scan(self, verify: bool) -> Iterator[IndexProgress]:
         self.index = RecordIndex()
         self.problems = []
+        self._scan_verified = verify  # (a pass resumed with verify checked what came before too)
         with io_errors(self.path):
             if self.compression is Compression.NONE:
                 yield from self._scan_plain(verify)
@@ -209,6 +230,10 @@ class TFRecordFile:
                 yield from self._scan_stream(verify)
                 if not len(self.index) and not self._stream_clean and self._plain_after_all():
                     yield from self._scan_plain(verify)
+        self._finish_scan(verify)
+
+    def _finish_scan(self, verify: bool) -> None:
+        """The pass reached the end: the index is whole (and kept in the cache)."""
         self.problems.sort(key=lambda p: p.offset)
         self.indexed = True
         self.verified = verify

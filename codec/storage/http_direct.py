@@ -35,6 +35,10 @@ class DeadlinePassed(Exception):
     """A request did not finish within its deadline."""
 
 
+class NoAnswer(TimeoutError):
+    """The server took a connection or a request and sent nothing back in time."""
+
+
 class Changed(Exception):
     """The answer comes from another version of the object than the one opened."""
 
@@ -134,8 +138,11 @@ class DirectHttp:
     async_impl = False
     loop = None
 
-    def __init__(self, connect_timeout: float, idle_timeout: float) -> None:
+    def __init__(self, connect_timeout: float, idle_timeout: float, answer_timeout: float | None = None) -> None:
+        """``connect_timeout``: to connect; ``answer_timeout``: for an answer's first byte (default the
+        idle timeout); ``idle_timeout``: between the bytes of a body."""
         self.connect_timeout, self.idle_timeout = connect_timeout, idle_timeout
+        self.answer_timeout = idle_timeout if answer_timeout is None else answer_timeout
         self._idle: dict[tuple[str, str], list] = {}
         self._lock = threading.Lock()
 
@@ -174,7 +181,7 @@ class DirectHttp:
 
     def _request(self, method: str, url: str, headers: dict, watch: _Deadline):
         """(connection, response) of one request under ``watch``; a kept connection the server
-        closed meanwhile is replaced by a new one once (the request never reached it)."""
+        closed meanwhile (or that answers nothing) is replaced by a new one once."""
         import http.client
 
         parts = urlsplit(url)
@@ -184,13 +191,22 @@ class DirectHttp:
             watch.conn = conn
             try:
                 if conn.sock is None:
-                    conn.connect()
+                    try:
+                        conn.connect()
+                    except TimeoutError:
+                        raise NoAnswer(f"no connection within {self.connect_timeout:g} s") from None
                 watch.check()
-                conn.sock.settimeout(self.idle_timeout)
+                sock = conn.sock  # (an answer that closes the connection takes it from conn, not from the body)
+                sock.settimeout(self.answer_timeout)
                 conn.request(method, target, headers=headers)
-                return conn, conn.getresponse()
-            except (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError):
-                conn.close()
+                try:
+                    response = conn.getresponse()
+                except TimeoutError:
+                    raise NoAnswer(f"no answer within {self.answer_timeout:g} s") from None
+                sock.settimeout(self.idle_timeout)  # the body: a slow stream has the idle timeout
+                return conn, response
+            except (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError, NoAnswer):
+                conn.close()  # a kept connection may have died silently (a NAT forgot it): a new one is asked
                 watch.check()
                 if not kept or attempt:
                     raise

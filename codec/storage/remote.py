@@ -23,12 +23,15 @@ from codec.storage.remote_errors import (
     RemoteFolderError,
     RemoteTimeoutError,
     access_error,
+    answer_timeout,
     class_names,
     deadline_for,
     http_status,
     is_transient,
+    no_answer,
     one_line,
     real_cause,
+    refused,
     timeouts,
 )
 from codec.storage.url_secrets import redact, redact_text
@@ -54,7 +57,7 @@ def _default_options(protocol: str) -> dict:
     if protocol in ("http", "https"):
         import aiohttp
         # read_bufsize: the index pass reads chunks of megabytes; 64 KiB socket reads cost a Python step each
-        timeout = aiohttp.ClientTimeout(total=None, sock_connect=min(10, idle), sock_read=idle)
+        timeout = aiohttp.ClientTimeout(total=None, sock_connect=answer_timeout(), sock_read=idle)
         return {"client_kwargs": {"timeout": timeout, "trust_env": True, "read_bufsize": 1 << 20}}
     if protocol in ("gs", "gcs"):
         import logging
@@ -65,7 +68,7 @@ def _default_options(protocol: str) -> dict:
             return {"token": "anon"}
         return {}
     if protocol in ("s3", "s3a"):
-        return {"config_kwargs": {"connect_timeout": min(5, idle), "read_timeout": idle,
+        return {"config_kwargs": {"connect_timeout": answer_timeout(), "read_timeout": idle,
                                   "retries": {"max_attempts": 2, "mode": "standard"}}}
     return {}
 
@@ -140,7 +143,8 @@ def _how_to_install(exc: ImportError) -> str:
 
 def _retrying(url: str, call, retries: int, backoff: float, span: tuple[int, int] | None = None):
     """Run ``call`` with a few retries and exponential backoff for transient errors only; a
-    timeout is tried once more (each costs the idle timeout), and a read's deadline not again."""
+    timeout is tried once more (each costs the idle timeout), and a read's deadline not again;
+    a refused connection and a server that answers nothing (TFRLENS_REMOTE_FIRST_BYTE) fail at once."""
     began = time.monotonic()
     for attempt in range(retries + 1):
         try:
@@ -149,7 +153,8 @@ def _retrying(url: str, call, retries: int, backoff: float, span: tuple[int, int
             raise
         except Exception as exc:
             limit = min(retries, 1) if class_names(real_cause(exc)) & TIMEOUT_NAMES else retries
-            if attempt < limit and is_transient(exc):
+            # refused: nothing listens; no answer on a new connection: the server is hung. Both said now.
+            if attempt < limit and is_transient(exc) and not refused(exc) and not no_answer(exc):
                 time.sleep(backoff * (2 ** attempt))
                 continue
             raise access_error(url, exc, span, time.monotonic() - began) from exc
@@ -301,11 +306,11 @@ _direct: dict = {}
 
 def _direct_filesystem() -> http_direct.DirectHttp:
     """The process's http.client reader of plain http(s) URLs (one per timeout setting)."""
-    idle = timeouts()[0]
+    idle, answer = timeouts()[0], answer_timeout()
     with _fs_lock:
-        fs = _direct.get(idle)
+        fs = _direct.get((idle, answer))
         if fs is None:
-            fs = _direct[idle] = http_direct.DirectHttp(min(10, idle), idle)
+            fs = _direct[(idle, answer)] = http_direct.DirectHttp(answer, idle, answer)
         return fs
 
 

@@ -12,9 +12,10 @@ from codec.storage.url_secrets import redact, redact_text
 
 __all__ = ["TIMEOUT_NAMES", "TRANSIENT_NAMES", "BadAnswerError", "RangeNotSupportedError", "RemoteFolderError",
            "RemoteTimeoutError", "SCHEME", "access_error", "class_names", "deadline_for", "http_status", "is_transient",
-           "one_line", "real_cause", "timeouts"]
+           "answer_timeout", "no_answer", "one_line", "real_cause", "refused", "timeouts"]
 
 IDLE_TIMEOUT = 30.0  # seconds without a byte before a read is given up (TFRLENS_REMOTE_TIMEOUT)
+ANSWER_TIMEOUT = 3.0  # seconds to connect, and for a request's first byte (TFRLENS_REMOTE_FIRST_BYTE)
 MIN_RATE = 64 << 10  # bytes per second a read may not fall below, on average (TFRLENS_REMOTE_MIN_RATE)
 
 SCHEME = re.compile(r"^(?:[A-Za-z][A-Za-z0-9+.\-]*::)*([A-Za-z][A-Za-z0-9+.\-]+)://")
@@ -26,6 +27,7 @@ TRANSIENT_NAMES = frozenset({
 })
 TIMEOUT_NAMES = frozenset({"TimeoutError", "FSTimeoutError", "ServerTimeoutError", "ConnectTimeoutError",
                        "ReadTimeoutError"})
+NO_ANSWER_NAMES = frozenset({"NoAnswer", "ConnectTimeoutError"})  # nothing came back at all: the server, not the stream
 
 
 class RangeNotSupportedError(FileAccessError):
@@ -62,6 +64,37 @@ def timeouts() -> tuple[float, float]:
     """(idle timeout in seconds, minimum rate in bytes per second), from the environment
     (TFRLENS_REMOTE_TIMEOUT, TFRLENS_REMOTE_MIN_RATE) or the defaults."""
     return _env_number("TFRLENS_REMOTE_TIMEOUT", IDLE_TIMEOUT), _env_number("TFRLENS_REMOTE_MIN_RATE", MIN_RATE)
+
+
+def answer_timeout() -> float:
+    """Seconds a server may take to accept a connection, and to start answering a request
+    (TFRLENS_REMOTE_FIRST_BYTE, never more than the idle timeout): a server that is down or hung
+    fails in seconds; a slow stream still has TFRLENS_REMOTE_TIMEOUT between its bytes."""
+    return min(_env_number("TFRLENS_REMOTE_FIRST_BYTE", ANSWER_TIMEOUT), timeouts()[0])
+
+
+def no_answer(exc: BaseException) -> bool:
+    """Whether a server accepted nothing or answered nothing within :func:`answer_timeout`."""
+    return bool(class_names(real_cause(exc)) & NO_ANSWER_NAMES)
+
+
+def refused(exc: BaseException) -> bool:
+    """Whether the connection was refused (nothing listens there: the server is down); not worth a retry."""
+    import errno
+
+    stack: list = [exc]
+    seen: set[int] = set()
+    while stack:
+        e = stack.pop()
+        if not isinstance(e, BaseException) or id(e) in seen:
+            continue
+        seen.add(id(e))
+        if isinstance(e, ConnectionRefusedError) or getattr(e, "errno", None) == errno.ECONNREFUSED:
+            return True
+        kwargs = getattr(e, "kwargs", None)  # botocore keeps the cause here
+        stack += [e.__cause__, e.__context__, getattr(e, "os_error", None),
+                  kwargs.get("error") if isinstance(kwargs, dict) else None, *e.args]
+    return False
 
 
 def deadline_for(size: int) -> float:
@@ -130,6 +163,10 @@ def access_error(url: str, exc: BaseException, span: tuple[int, int] | None = No
         reason = getattr(exc, "message", "") or ""
         why = f"the server answered {status}{' ' + reason if isinstance(reason, str) and reason else ''}" \
               ": try again later"
+    elif names & NO_ANSWER_NAMES:
+        where = shown if span is None else f"{shown} bytes {span[0]}-{span[1] - 1}"
+        return RemoteTimeoutError(f"cannot read {where}: no answer for {answer_timeout():g} s "
+                                  "(TFRLENS_REMOTE_FIRST_BYTE): check the network and that the server is up")
     elif names & TIMEOUT_NAMES:
         idle = timeouts()[0]
         if span is not None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
+from collections import Counter
 
 import pytest
 
@@ -30,7 +31,7 @@ from codec.sources.tfrecord_file import TFRecordFile  # noqa: E402
 from codec.storage.writer import write_records  # noqa: E402
 from tests.builders import FIXTURES  # noqa: E402
 from tests.gui_helpers import open_done, open_remote, wait_done  # noqa: E402
-from tests.remote_servers import copy_into, make_bucket, range_server, use_s3_env  # noqa: E402
+from tests.remote_servers import RangeServer, copy_into, make_bucket, range_server, use_s3_env  # noqa: E402
 
 TIMEOUT = 20000
 BIG_RECORDS = 1200  # of 10 KB: a file of several of the index pass's 8 MiB reads
@@ -230,20 +231,32 @@ def test_fetch_meter_averages_over_its_window():
 
 
 @pytest.mark.network
+def long_records(folder) -> list[bytes]:
+    """A 40 MB file in ``folder`` (5 reads of 8 MiB); its records."""
+    records = [hashlib.sha256(str(i).encode()).digest() * 320 for i in range(4000)]
+    write_records(folder / "long.tfrecord", records)
+    return records
+
+
+def cancelled_tab(window, qtbot, slow) -> FileTab:
+    """long.tfrecord opened from ``slow``, its indexing stopped with Cancel once rows came."""
+    opening = window.open_url(slow.url_for("long.tfrecord"))
+    with qtbot.waitSignal(opening.opened, timeout=TIMEOUT) as opened:
+        pass
+    tab = opened.args[0]
+    qtbot.waitUntil(lambda: tab.model.rowCount() > 0, timeout=TIMEOUT)
+    assert tab.is_running() and window.cancel_button.isVisible()
+    window.cancel_button.click()
+    wait_done(qtbot, tab, TIMEOUT)
+    assert tab.state().phase == "cancelled" and 0 < tab.model.rowCount() < 4000
+    return tab
+
+
 def test_cancel_keeps_the_records_indexed_so_far_readable(window, qtbot, tmp_path):
-    records = [hashlib.sha256(str(i).encode()).digest() * 320 for i in range(4000)]  # 40 MB: 5 reads of 8 MiB
-    write_records(tmp_path / "long.tfrecord", records)
+    records = long_records(tmp_path)
     with range_server(tmp_path, latency=0.1) as slow:
-        opening = window.open_url(slow.url_for("long.tfrecord"))
-        with qtbot.waitSignal(opening.opened, timeout=TIMEOUT) as opened:
-            pass
-        tab = opened.args[0]
-        qtbot.waitUntil(lambda: tab.model.rowCount() > 0, timeout=TIMEOUT)
-        assert tab.is_running() and window.cancel_button.isVisible()
-        window.cancel_button.click()
-        wait_done(qtbot, tab, TIMEOUT)
+        tab = cancelled_tab(window, qtbot, slow)
         n = tab.model.rowCount()
-        assert tab.state().phase == "cancelled" and 0 < n < len(records)
         assert "(stopped)" in window.records_label.text()
         assert window.fetch_label.text().endswith(" fetched")
         assert [tab.session.records.read(i).data for i in (0, n // 2, n - 1)] == \
@@ -442,3 +455,40 @@ def test_save_as_refuses_an_https_target_in_the_dialog(qtbot):
     assert not dialog.check() and "read-only" in dialog.error_label.text()
     dialog.path.setText("s3://bucket/x.tfrecord")
     assert dialog.check() and dialog.result_value() == ("s3://bucket/x.tfrecord", "none")
+
+
+@pytest.mark.network
+def test_a_stopped_server_fails_a_read_within_seconds_in_one_line(window, qtbot, root, tmp_path):
+    copy_into(tmp_path, root / "big.tfrecord", "big.tfrecord")
+    srv = RangeServer(tmp_path).start()
+    try:
+        tab = open_remote(window, qtbot, srv.url_for("big.tfrecord"))
+    finally:
+        srv.kill()  # as a server that went away: its kept connections close, its port refuses
+    last = BIG_RECORDS - 1
+    with qtbot.waitSignal(tab.detail.record_failed, timeout=3000) as failed:  # not seconds of retries
+        tab.select_record(last)
+    index, message = failed.args
+    assert index == last and "\n" not in message
+    assert "cannot connect to http://127.0.0.1:" in message and "(connection refused)" in message
+
+
+@pytest.mark.network
+def test_resume_goes_on_indexing_from_where_cancel_stopped(window, qtbot, tmp_path):
+    records = long_records(tmp_path)
+    with range_server(tmp_path, latency=0.1) as slow:
+        tab = cancelled_tab(window, qtbot, slow)
+        stopped = tab.model.rowCount()
+        assert "Resume" in window.statusBar().currentMessage()
+        assert window.status.resume_button.isVisible() and window.resume_action.isEnabled()
+        first = Counter(start for start, _ in slow.stats.ranges)
+        window.status.resume_button.click()  # (File > Resume Indexing does the same)
+        assert tab.is_running() and not window.status.resume_button.isVisible()
+        wait_done(qtbot, tab, TIMEOUT)
+        assert tab.state().phase == "done" and tab.model.rowCount() == len(records)
+        resumed_from = tab.session.source.record_info(stopped - 1).end
+        again = Counter(start for start, _ in slow.stats.ranges) - first
+    assert not [start for start in again if start < resumed_from - (8 << 20)], again  # not from zero
+    assert not window.status.resume_button.isVisible() and not window.resume_action.isEnabled()
+    assert [tab.session.records.read(i).data for i in (0, stopped, len(records) - 1)] == \
+        [records[0], records[stopped], records[-1]]

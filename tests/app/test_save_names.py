@@ -15,7 +15,7 @@ import pytest
 
 pytest.importorskip("PySide6.QtWidgets")
 
-from app.dialogs import save_names
+from app.dialogs import salvage_dialog, save_names
 from app.dialogs.edit_dialogs import SaveAsDialog
 from app.models.settings import Settings
 from app.shell.main_window import MainWindow
@@ -185,14 +185,52 @@ def test_export_name_and_compression_follow_each_other(window, qtbot, copy, monk
 
 
 # -- Salvage --------------------------------------------------------------------------
+def status(dialog) -> str:
+    """The dialog's status line as plain text."""
+    from PySide6.QtGui import QTextDocument
+
+    text = QTextDocument()
+    text.setHtml(dialog.status.text())
+    return text.toPlainText()
+
+
+def test_salvage_goes_beside_the_file_when_it_can(window, qtbot, copy, tmp_path):
+    window.settings.add_output_directory(str(tmp_path))
+    source = copy("corrupt_length.tfrecord")
+    tab = window.open_file(source)
+    qtbot.waitUntil(lambda: not tab.is_running() and tab.state().phase == "done", timeout=TIMEOUT)
+    dialog = window.damage.salvage_current()
+    assert os.path.dirname(dialog.output_path()) == os.path.dirname(source) and "read-only" not in status(dialog)
+
+
+def test_salvage_refuses_a_folder_it_cannot_write_in_one_line(window, qtbot, copy, monkeypatch, tmp_path):
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    real = salvage_dialog.writable
+    monkeypatch.setattr(salvage_dialog, "writable", lambda folder: folder != str(locked) and real(folder))
+    tab = window.open_file(copy("corrupt_length.tfrecord"))
+    qtbot.waitUntil(lambda: not tab.is_running() and tab.state().phase == "done", timeout=TIMEOUT)
+    dialog = window.damage.salvage_current()
+    for folder, why in ((locked, "it is read-only"), (tmp_path / "gone", "it does not exist")):
+        dialog.path_edit.setText(str(folder / "clean.tfrecord"))
+        assert not dialog.start() and not dialog.is_running()
+        assert dialog.error == f"cannot write to {folder}: {why}; choose another folder"
+    assert not os.listdir(locked)
+
+
 def test_salvage_goes_to_the_last_output_folder_and_follows_the_name(window, qtbot, copy, monkeypatch, tmp_path):
     out_folder = tmp_path / "outputs"
     out_folder.mkdir()
     window.settings.add_output_directory(str(out_folder))
-    tab = window.open_file(copy("corrupt_length.tfrecord"))
+    source = copy("corrupt_length.tfrecord")
+    beside = os.path.dirname(source)
+    real = salvage_dialog.writable
+    monkeypatch.setattr(salvage_dialog, "writable", lambda folder: folder != beside and real(folder))  # read-only
+    tab = window.open_file(source)
     qtbot.waitUntil(lambda: not tab.is_running() and tab.state().phase == "done", timeout=TIMEOUT)
     dialog = window.damage.salvage_current()  # (the window owns it)
-    assert os.path.dirname(dialog.output_path()) == str(out_folder)  # not beside the source
+    assert os.path.dirname(dialog.output_path()) == str(out_folder)  # not beside the source: it is read-only
+    assert status(dialog) == f"{beside} is read-only: the copy goes to {out_folder}."
     assert dialog.output_path().endswith("corrupt_length.salvaged.tfrecord")
     pick(dialog.compression_box, "zlib")  # the default name follows a picked compression
     assert dialog.output_path().endswith("corrupt_length.salvaged.tfrecord.zlib")
@@ -225,3 +263,14 @@ def test_start_sweeps_stale_temp_files_from_output_folders(qtbot, tmp_path):
     window.sweep_thread.join(10)
     assert not stale.exists() and keep.exists()
 
+
+
+def test_the_copy_name_keeps_extension_and_compression_and_is_free():
+    from app.dialogs.save_names import proposed_copy
+
+    taken = {"/d/x-edited.tfrecord.gz"}
+    assert proposed_copy("/d/x.tfrecord.gz", taken.__contains__) == "/d/x-edited-2.tfrecord.gz"
+    assert proposed_copy("/d/x-edited-2.tfrecord.gz", taken.__contains__) == "/d/x-edited-3.tfrecord.gz"
+    assert proposed_copy("/d/train-00001-of-00004.zz", taken.__contains__) == "/d/train-edited-00001-of-00004.zz"
+    assert proposed_copy("/d/raw", taken.__contains__) == "/d/raw-edited"
+    assert proposed_copy("s3://b/k/x.tfrecord") == "s3://b/k/x-edited.tfrecord"

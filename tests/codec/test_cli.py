@@ -4,6 +4,7 @@ from __future__ import annotations
 import base64
 import json
 import os
+import shutil
 import subprocess
 import sys
 
@@ -135,3 +136,37 @@ def test_console_script_runs_headless():
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode == 1
     assert json.loads(proc.stdout)["problems"][0]["offset"] == 207
+
+
+@pytest.mark.parametrize("fixture, name, note", [
+    ("structured.zlib.tfrecord", "data.tfrecord.gz",
+     "stored as ZLIB although named .gz: TensorFlow with compression_type='GZIP' fails on it; use 'ZLIB'"),
+    ("structured.tfrecord.gz", "data.zlib",
+     "stored as GZIP although named .zlib: TensorFlow with compression_type='ZLIB' fails on it; use 'GZIP'"),
+    ("structured.tfrecord.gz", "data.tfrecord",
+     "stored as GZIP although its name has no .gz: TensorFlow with no compression_type fails on it; use 'GZIP'"),
+    ("structured.tfrecord", "data.gz", "stored uncompressed although named .gz"),
+])
+def test_info_and_verify_say_when_tensorflow_would_take_the_name_for_another_compression(
+        capsys, tmp_path, fixture, name, note):
+    path = tmp_path / name
+    shutil.copyfile(fixture_path(fixture), path)
+    code, out, _ = run(capsys, "info", str(path))
+    assert code == 0 and f"note:        {note}" in out and "records:     100 (100 ok)" in out
+    code, out, _ = run(capsys, "verify", str(path))
+    assert code == 0 and out.splitlines()[1].startswith(f"  note: {note}")
+
+
+
+def test_a_urls_name_ends_before_its_query():
+    from codec.format.framing import Compression
+    from codec.format.names import tensorflow_name_note
+
+    assert tensorflow_name_note("https://h/x.tfrecord.gz?X-Amz-Signature=1", Compression.GZIP) is None
+    assert "named .gz" in tensorflow_name_note("s3://b/x.gz", Compression.ZLIB)
+
+
+def test_info_and_verify_say_nothing_when_the_name_fits(capsys):
+    for command in ("info", "verify"):
+        code, out, _ = run(capsys, command, fixture_path("structured.tfrecord.gz"))
+        assert code == 0 and "note" not in out

@@ -66,6 +66,33 @@ def test_one_edit_of_a_big_file_costs_one_record(tmp_path):
         assert d.data(12345) == b"changed" and d.data(12346) == b"x" * 50
 
 
+def _edit(d, model, op, a, b, n):
+    """One random edit of ``d`` and of the plain list ``model`` alike."""
+    if not model and op != "insert":
+        return model
+    a %= max(len(model), 1)
+    if op == "replace":
+        d.replace(a, b"x%d" % n)
+        model[a] = b"x%d" % n
+    elif op == "delete":
+        idx = {a, b % len(model)}
+        d.delete(idx)
+        model = [r for k, r in enumerate(model) if k not in idx]
+    elif op == "insert":
+        at = b % (len(model) + 1)
+        d.insert(at, [b"i%d" % n])
+        model[at:at] = [b"i%d" % n]
+    elif op == "move":
+        rest = [r for k, r in enumerate(model) if k != a]
+        to = b % (len(rest) + 1)
+        d.move([a], to)
+        model = rest[:to] + [model[a]] + rest[to:]
+    else:
+        d.duplicate([a])
+        model[a + 1:a + 1] = [model[a]]
+    return model
+
+
 @settings(max_examples=80, deadline=None)
 @given(ops=st.lists(st.tuples(st.sampled_from(["replace", "delete", "insert", "move", "duplicate"]),
                               st.integers(0, 30), st.integers(0, 30)), max_size=12))
@@ -76,28 +103,7 @@ def test_matches_a_plain_list_model(tmp_path_factory, ops):
     with open_tfrecord(path) as f:
         d = Document(f)
         for n, (op, a, b) in enumerate(ops):
-            if not model and op != "insert":
-                continue
-            a %= max(len(model), 1)
-            if op == "replace":
-                d.replace(a, b"x%d" % n)
-                model[a] = b"x%d" % n
-            elif op == "delete":
-                idx = {a, b % len(model)}
-                d.delete(idx)
-                model = [r for k, r in enumerate(model) if k not in idx]
-            elif op == "insert":
-                at = b % (len(model) + 1)
-                d.insert(at, [b"i%d" % n])
-                model[at:at] = [b"i%d" % n]
-            elif op == "move":
-                rest = [r for k, r in enumerate(model) if k != a]
-                to = b % (len(rest) + 1)
-                d.move([a], to)
-                model = rest[:to] + [model[a]] + rest[to:]
-            else:
-                d.duplicate([a])
-                model[a + 1:a + 1] = [model[a]]
+            model = _edit(d, model, op, a, b, n)
             assert list(d) == model
 
 
@@ -206,3 +212,58 @@ def test_index_runs_and_sorted_unique_match_the_plain_definitions():
         assert sorted_unique(parts).tolist() == sorted(set(np.concatenate(parts).tolist()))
     assert index_runs(np.arange(10_000_000)) == [(0, 10_000_000)]  # a Select All: one run
     assert sorted_unique([np.array([3, 1, 1])]).tolist() == [1, 3]  # one part, unsorted
+
+
+def _save_keeping_history(d, snapshots):
+    """Save over the source, reopen the saved file and rebase: the snapshots as they read now."""
+    plan = d.plan_history(snapshots)
+    assert plan is not None
+    d.save()
+    saved = open_tfrecord(d.source.path)
+    old = d.source
+    translated = [Document.translate(s, plan) for s in snapshots]
+    d.rebase(saved, plan)
+    old.close()
+    return translated
+
+
+OPS = st.lists(st.tuples(st.sampled_from(["replace", "delete", "insert", "move", "duplicate"]),
+                         st.integers(0, 30), st.integers(0, 30)), max_size=8)
+
+
+@settings(max_examples=25, deadline=None)
+@given(before=OPS, after=OPS)
+def test_an_undo_history_survives_saves_over_the_file(tmp_path_factory, before, after):
+    path = tmp_path_factory.mktemp("h") / "h.tfrecord"
+    model = [b"r%d" % i for i in range(12)]
+    write_records(path, model)
+    original = path.read_bytes()
+    d = Document(open_tfrecord(path))
+    snapshots, states = [d.snapshot()], [list(model)]
+    for n, (op, a, b) in enumerate(before):
+        model = _edit(d, model, op, a, b, n)
+        snapshots.append(d.snapshot())
+        states.append(list(model))
+    snapshots = _save_keeping_history(d, snapshots)
+    assert list(d) == model and not d.modified
+    for n, (op, a, b) in enumerate(after, start=100):  # edits after the save, then a second save
+        model = _edit(d, model, op, a, b, n)
+        snapshots.append(d.snapshot())
+        states.append(list(model))
+    snapshots = _save_keeping_history(d, snapshots)
+    for snap, state in zip(snapshots, states):  # every state of the history, undone to and redone
+        d.restore(snap)
+        assert list(d) == state
+    d.restore(snapshots[0])  # all the way back, saved again: the original file, byte for byte
+    d.save()
+    d.source.close()
+    assert path.read_bytes() == original
+
+
+def test_a_history_is_not_kept_past_a_truncated_record(tmp_path):
+    path = tmp_path / "t.tfrecord"
+    shutil.copy(fixture_path("truncated.tfrecord"), path)
+    with open_tfrecord(path) as f:
+        d = Document(f)
+        d.replace(0, b"zero")
+        assert d.plan_history([d.snapshot()]) is None  # the save drops the truncated record

@@ -115,3 +115,56 @@ def test_cat_of_a_url_imports_neither_fsspec_nor_aiohttp(served, tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert proc.stderr.strip() == "[]"
     assert proc.stdout.count("\n") == 1 and '"index": 0' in proc.stdout.replace('"index":0', '"index": 0')
+
+
+def _silent_listener():
+    """A socket that accepts connections (the kernel's backlog) and never answers: a hung server."""
+    import socket
+
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(16)
+    return sock
+
+
+def test_a_stopped_server_fails_the_next_read_at_once_with_one_line(tmp_path):
+    import time
+
+    write_records(str(tmp_path / "data.tfrecord"), RECORDS)
+    srv = RangeServer(tmp_path).start()
+    remote = RemoteFile.open(srv.url_for("data.tfrecord"))
+    assert remote.read_at(0, 16)  # a kept-alive connection now exists
+    srv.kill()
+    began = time.monotonic()
+    with pytest.raises(FileAccessError) as caught:
+        remote.read_at(100, 16)
+    assert time.monotonic() - began < 5  # no retries with backoff: nothing listens there
+    message = str(caught.value)
+    assert "(connection refused)" in message and "\n" not in message and "that the server is up" in message
+
+
+def test_a_server_that_answers_nothing_fails_in_the_first_byte_timeout(monkeypatch):
+    import time
+
+    monkeypatch.setenv("TFRLENS_REMOTE_FIRST_BYTE", "0.5")
+    with _silent_listener() as sock:
+        fs = DirectHttp(0.5, 30, 0.5)
+        url = f"http://127.0.0.1:{sock.getsockname()[1]}/data.tfrecord"
+        remote = RemoteFile(url, fs, url, {"size": 1 << 20, "type": "file"})
+        began = time.monotonic()
+        with pytest.raises(FileAccessError) as caught:
+            remote.read_at(0, 100)
+        seconds = time.monotonic() - began
+    assert 0.4 < seconds < 3, seconds  # once, not the 30 s idle timeout, and not retried
+    assert str(caught.value).endswith("bytes 0-99: no answer for 0.5 s (TFRLENS_REMOTE_FIRST_BYTE): "
+                                      "check the network and that the server is up")
+
+
+def test_the_first_byte_timeout_is_never_longer_than_the_idle_timeout(monkeypatch):
+    from codec.storage.remote_errors import answer_timeout
+
+    monkeypatch.delenv("TFRLENS_REMOTE_FIRST_BYTE", raising=False)
+    monkeypatch.setenv("TFRLENS_REMOTE_TIMEOUT", "60")
+    assert answer_timeout() == 3
+    monkeypatch.setenv("TFRLENS_REMOTE_TIMEOUT", "0.5")
+    assert answer_timeout() == 0.5

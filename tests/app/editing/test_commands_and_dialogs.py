@@ -18,6 +18,12 @@ def test_values_dialog_checks_input_with_the_codec(qtbot):
     dialog = ValuesDialog(None, "Add", "int64", (), choose_type=True, name="")
     qtbot.addWidget(dialog)
     ok = dialog.buttons.button(dialog.buttons.StandardButton.Ok)
+    assert ok.isEnabled() and dialog.error_label.text() == ""  # nothing typed yet: no red
+    dialog.accept()  # OK on the empty form says what is missing and stays open
+    assert dialog.result() != dialog.DialogCode.Accepted
+    assert not ok.isEnabled() and "needs a name" in dialog.error_label.text()
+    dialog.name.setText("x")
+    dialog.name.setText("")  # typed, then cleared: said at once
     assert not ok.isEnabled() and "needs a name" in dialog.error_label.text()
     dialog.name.setText("label")
     dialog.values.setPlainText("1, 2, x")

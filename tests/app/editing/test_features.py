@@ -171,3 +171,19 @@ def test_raw_records_are_replaced_by_hex_or_a_file(window, qtbot, copy, monkeypa
     redo(window)
     save(qtbot, tab)
     assert read_back(path) == [blob.read_bytes(), b"\xde\xad\xbe\xef"]
+
+
+def test_an_added_feature_gets_a_column_unless_columns_were_chosen(window, qtbot, copy, monkeypatch):
+    tab = open_editable(window, qtbot, copy("structured.tfrecord"))
+    show(qtbot, tab, 3)
+    assert "weights" not in tab.model.feature_columns()
+    answer(monkeypatch, "ask_new_feature", ("weights", "float", [0.5]))
+    window.edit_actions.add_feature_action.trigger()
+    assert tab.model.feature_columns()[-1] == "weights"
+    column = tab.model.columnCount() - 1
+    assert tab.model.headerData(column, Qt.Orientation.Horizontal) == "weights"
+    qtbot.waitUntil(lambda: tab.model.index(3, column).data() == "0.5", timeout=TIMEOUT)
+    tab.toggle_column("weights", False)  # the user chooses the columns: a new key no longer joins them
+    answer(monkeypatch, "ask_new_feature", ("extra", "int64", [7]))
+    window.edit_actions.add_feature_action.trigger()
+    assert values(tab, 3, "extra") == ("int64", [7]) and "extra" not in tab.model.feature_columns()

@@ -101,6 +101,19 @@ def test_save_as_with_compression_shows_the_new_file(window, qtbot, copy, monkey
         assert read_back(other) == saved
 
 
+def test_save_as_proposes_a_new_name_beside_the_file(window, qtbot, copy, monkeypatch):
+    path = copy("structured.tfrecord")
+    tab = open_editable(window, qtbot, path)
+    asked = answer(monkeypatch, "ask_save_as", None)
+    window.edit_actions.save_as_action.trigger()
+    folder = os.path.dirname(path)
+    assert asked[0][1] == os.path.join(folder, "structured-edited.tfrecord")  # never the file itself
+    Path(folder, "structured-edited.tfrecord").write_bytes(b"")
+    window.edit_actions.save_as_action.trigger()
+    assert asked[1][1] == os.path.join(folder, "structured-edited-2.tfrecord")
+    assert not tab.editing.modified
+
+
 def test_save_as_refuses_a_file_open_in_another_tab(window, qtbot, copy, monkeypatch):
     first = open_editable(window, qtbot, copy("structured.tfrecord"))
     second = open_editable(window, qtbot, copy("my_example.tfrecords"))
@@ -190,6 +203,32 @@ def test_undo_history_dock_follows_the_current_tab(window, qtbot, copy):
     assert b.editing.stack.count() == 0
 
 
+
+
+def test_undo_goes_on_after_a_save_and_saving_again_gives_the_original_bytes(window, qtbot, copy):
+    path = copy("structured.tfrecord")
+    content, before = Path(path).read_bytes(), original(path)
+    tab = open_editable(window, qtbot, path)
+    select_rows(tab, [4, 5])
+    window.edit_actions.delete_action.trigger()
+    tab.editing.replace_record(0, empty_example())
+    save(qtbot, tab)
+    assert read_back(path) == [empty_example()] + before[1:4] + before[6:]
+    stack, history = tab.editing.stack, window.edit_actions.history
+    assert stack.count() == 2 and stack.isClean() and not window.isWindowModified()
+    assert history.row_text(2).endswith(" · saved") and not history.row_text(1).endswith(" · saved")
+    window.edit_actions.undo_action.trigger()  # the replace, undone over the saved file
+    assert tab.editing.modified and window.tabs.tabText(0).endswith(" *")
+    assert tab.editing.document.data(0) == before[0] and len(tab.editing.document) == 98
+    window.edit_actions.undo_action.trigger()  # the delete: the records the save left out come back
+    assert list(tab.editing.document) == before and history.row_text(2).endswith(" · saved")
+    save(qtbot, tab)
+    assert Path(path).read_bytes() == content  # byte for byte the file as it was first opened
+    assert read_back(path) == before  # every CRC checked, as TensorFlow reads it
+    assert stack.isClean() and stack.index() == 0 and history.row_text(0).endswith(" · saved")
+    window.edit_actions.redo_action.trigger()
+    window.edit_actions.redo_action.trigger()  # and forward again, over the file saved twice
+    assert list(tab.editing.document) == [empty_example()] + before[1:4] + before[6:] and tab.editing.modified
 
 
 def test_compressed_file_keeps_its_compression_on_save(window, qtbot, copy):
