@@ -216,9 +216,9 @@ def test_the_help_menu_puts_an_example_in_the_box(window, qtbot):
         compile_filter(text)
 
 
-def test_append_matches_inserts_rows_at_the_end_of_the_window(qtbot):
-    import numpy as np
-
+@pytest.fixture
+def structured_rows(qtbot):
+    """A FilteredTableModel over structured.tfrecord's table model, without a window."""
     from app.models.filtered_table_model import FilteredTableModel
     from app.models.record_table_model import RecordTableModel
     from app.models.records_owner import HeldRecords
@@ -229,50 +229,46 @@ def test_append_matches_inserts_rows_at_the_end_of_the_window(qtbot):
         f.build_index()
         source = RecordTableModel(HeldRecords(f))
         source.sync()
-        rows = FilteredTableModel(source)
-        rows.set_window_rows(4)
-        rows.set_matches([], "x")
-        inserted, resets = [], []
-        rows.rowsInserted.connect(lambda _p, a, b: inserted.append((a, b)))
-        rows.modelReset.connect(lambda: resets.append(1))
-        rows.append_matches(np.array([3, 10, 50]))
-        rows.append_matches(np.array([10, 60, 70, 200]))  # one already shown, and past the file: dropped
-        assert inserted == [(0, 2), (3, 3)] and not resets  # the window (4 rows) is full: 70 only counts
-        assert rows.matching_count() == 5 and rows.rowCount() == 4 and rows.is_paged()
-        assert rows.matches().tolist() == [3, 10, 50, 60, 70] and rows.expression == "x"
-        assert rows.row_for_record(60) == 3 and rows.position_of(70) == 4
-        for k in range(80, 100):  # many batches grow one buffer, and keep every match
-            rows.append_matches(np.array([k]))
-        assert rows.matches().tolist() == [3, 10, 50, 60, 70, *range(80, 100)]
-        rows.clear_filter()
-        rows.append_matches(np.array([1]))  # unfiltered: nothing to append to
-        assert rows.matches() is None
+        yield FilteredTableModel(source)
 
 
-def test_appended_matches_take_their_place_in_a_sort_order_and_the_selection_follows_its_record(qtbot):
+def test_append_matches_inserts_rows_at_the_end_of_the_window(structured_rows):
+    import numpy as np
+
+    rows = structured_rows
+    rows.set_window_rows(4)
+    rows.set_matches([], "x")
+    inserted, resets = [], []
+    rows.rowsInserted.connect(lambda _p, a, b: inserted.append((a, b)))
+    rows.modelReset.connect(lambda: resets.append(1))
+    rows.append_matches(np.array([3, 10, 50]))
+    rows.append_matches(np.array([10, 60, 70, 200]))  # one already shown, and past the file: dropped
+    assert inserted == [(0, 2), (3, 3)] and not resets  # the window (4 rows) is full: 70 only counts
+    assert rows.matching_count() == 5 and rows.rowCount() == 4 and rows.is_paged()
+    assert rows.matches().tolist() == [3, 10, 50, 60, 70] and rows.expression == "x"
+    assert rows.row_for_record(60) == 3 and rows.position_of(70) == 4
+    for k in range(80, 100):  # many batches grow one buffer, and keep every match
+        rows.append_matches(np.array([k]))
+    assert rows.matches().tolist() == [3, 10, 50, 60, 70, *range(80, 100)]
+    rows.clear_filter()
+    rows.append_matches(np.array([1]))  # unfiltered: nothing to append to
+    assert rows.matches() is None
+
+
+def test_appended_matches_take_their_place_in_a_sort_order_and_the_selection_follows_its_record(structured_rows):
     import numpy as np
     from PySide6.QtCore import QItemSelectionModel
 
-    from app.models.filtered_table_model import FilteredTableModel
-    from app.models.record_table_model import RecordTableModel
-    from app.models.records_owner import HeldRecords
-    from codec.sources.tfrecord_file import TFRecordFile
-    from tests.builders import FIXTURES
-
-    with TFRecordFile(str(FIXTURES / "structured.tfrecord")) as f:
-        f.build_index()
-        source = RecordTableModel(HeldRecords(f))
-        source.sync()
-        rows = FilteredTableModel(source)
-        n = rows.matching_count()
-        rows.set_order(np.arange(n, dtype=np.uint32)[::-1].copy(), column=0, descending=True)  # newest first
-        rows.set_matches([], "x")
-        rows.append_matches(np.array([3, 10]))
-        assert [rows.record_at(r) for r in range(rows.rowCount())] == [10, 3]
-        selection = QItemSelectionModel(rows)
-        flags = QItemSelectionModel.SelectionFlag.ClearAndSelect | QItemSelectionModel.SelectionFlag.Rows
-        selection.setCurrentIndex(rows.index(1, 0), flags)  # record 3
-        rows.append_matches(np.array([12, 20]))  # both come before record 3 in the order
-        assert [rows.record_at(r) for r in range(rows.rowCount())] == [20, 12, 10, 3]
-        assert selection.currentIndex().row() == 3 and rows.record_at(selection.currentIndex().row()) == 3
-        assert [i.row() for i in selection.selectedRows()] == [3]
+    rows = structured_rows
+    n = rows.matching_count()
+    rows.set_order(np.arange(n, dtype=np.uint32)[::-1].copy(), column=0, descending=True)  # newest first
+    rows.set_matches([], "x")
+    rows.append_matches(np.array([3, 10]))
+    assert [rows.record_at(r) for r in range(rows.rowCount())] == [10, 3]
+    selection = QItemSelectionModel(rows)
+    flags = QItemSelectionModel.SelectionFlag.ClearAndSelect | QItemSelectionModel.SelectionFlag.Rows
+    selection.setCurrentIndex(rows.index(1, 0), flags)  # record 3
+    rows.append_matches(np.array([12, 20]))  # both come before record 3 in the order
+    assert [rows.record_at(r) for r in range(rows.rowCount())] == [20, 12, 10, 3]
+    assert selection.currentIndex().row() == 3 and rows.record_at(selection.currentIndex().row()) == 3
+    assert [i.row() for i in selection.selectedRows()] == [3]
