@@ -141,12 +141,10 @@ class FilterBar(QWidget):
         self.progress.setRange(0, 1000)
         self.progress.setTextVisible(False)
         self.progress.setMaximumWidth(110)
-        self.progress.setMinimumWidth(40)  # it gives way first: at 1024 px the count beside it stays whole
         self.progress.setMaximumHeight(14)
         self.count_label = QLabel(self)
         palette.follow(self.count_label, lambda: palette.HINT_STYLE)
         self.count_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.count_label.setWordWrap(True)  # on a narrow side a running pass's count takes two lines, not cut
         self.error_label = QLabel(self)
         self.error_label.setTextFormat(Qt.TextFormat.RichText)
         self.error_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)

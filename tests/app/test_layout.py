@@ -64,19 +64,6 @@ def test_table_headers_and_columns_fit_on_first_open(sized_window, qtbot):
             assert shows_in_full(table, tab.model.index(row, col).data(), header.sectionSize(col))
 
 
-def test_a_running_filters_count_shows_whole_beside_its_progress(sized_window, qtbot):
-    """While a pass runs, the bar (box, buttons, progress, Cancel, count) fits its side of the window."""
-    tab = open_done(sized_window, qtbot, FIXTURES / "detection.tfrecord")
-    bar = tab.qa.filter_bar
-    bar._show_running(True)
-    bar.count_label.setText("1,234,567 matches so far \N{MIDDLE DOT} 45% scanned")
-    label = bar.count_label
-    qtbot.waitUntil(lambda: label.height() >= label.heightForWidth(label.width()), timeout=TIMEOUT)
-    assert bar.minimumSizeHint().width() <= bar.width()
-    assert label.geometry().right() < bar.width()  # not cut at the splitter
-    assert label.heightForWidth(label.width()) <= label.height()  # every line of it shown
-
-
 def test_tree_shows_full_feature_names(sized_window, qtbot):
     tab = open_done(sized_window, qtbot, FIXTURES / "detection.tfrecord")
     tree, model = tab.detail.tree, tab.detail.tree_model
