@@ -239,10 +239,13 @@ class GuideDialog(QDialog):
         self.setWindowFlag(Qt.WindowType.WindowMaximizeButtonHint)
         self.folder = folder
         self.pages = QListWidget()
+        # a long title is elided (its tooltip has it whole), never scrolled sideways
+        self.pages.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.pages.setTextElideMode(Qt.TextElideMode.ElideRight)
         for page in guide_pages(folder):
             item = QListWidgetItem(page_title(page))
             item.setData(Qt.ItemDataRole.UserRole, str(page))
-            item.setToolTip(page.relative_to(folder).as_posix())
+            item.setToolTip(f"{item.text()}\n{page.relative_to(folder).as_posix()}")
             self.pages.addItem(item)
         self.browser = GuideBrowser()
         self.browser.setSearchPaths([str(folder)])

@@ -82,6 +82,17 @@ def test_the_user_guide_opens_offline_and_its_links_navigate(window, qtbot):
     assert guide.current_page() == "filters.md"
 
 
+def test_the_guides_page_list_elides_long_titles_instead_of_scrolling(window, qtbot):
+    guide = window.help.show_guide("index.md")
+    guide.resize(700, 500)  # a narrow guide beside a 1024 px window
+    qtbot.waitUntil(lambda: guide.isVisible() and guide.pages.width() < 260)
+    pages = guide.pages
+    assert not pages.horizontalScrollBar().isVisible()
+    longest = max((pages.item(i) for i in range(pages.count())), key=lambda item: len(item.text()))
+    assert pages.fontMetrics().horizontalAdvance(longest.text()) > pages.viewport().width()  # it is cut...
+    assert longest.toolTip().splitlines()[0] == longest.text()  # ...and its tooltip has it whole
+
+
 def test_the_guide_lists_every_page_and_shows_mkdocs_syntax_plainly():
     pages = guide_pages(DOCS)
     assert {p.relative_to(DOCS).as_posix() for p in pages} == \

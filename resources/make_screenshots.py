@@ -1,0 +1,293 @@
+"""Make the docs' screenshots: four subjects, light and dark, at 1600×1000 and 1024×700.
+
+Drives the real main window (a throwaway Settings and index cache in a temporary
+folder), switches the theme through View > Theme, and saves
+``{sorted,help,filter-scan,pixel-inspector}-{light,dark}-{1600x1000,1024x700}.png``.
+Run it under Xvfb with the xcb platform, so dialogs and the screen can be grabbed:
+
+    Xvfb :81 -screen 0 1700x1100x24 &
+    DISPLAY=:81 QT_QPA_PLATFORM=xcb python -m resources.make_screenshots [OUT_DIR] [--only SUBJECT]
+"""
+from __future__ import annotations
+
+import argparse
+import io
+import os
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+from PIL import Image, ImageDraw
+
+HERE = Path(__file__).resolve().parent
+DEMO = HERE / "demo.tfrecord"
+SIZES = ((1600, 1000), (1024, 700))
+THEMES = ("light", "dark")
+SCAN_RECORDS = 2_500_000  # a filter pass over this many takes seconds: long enough to be caught half way
+TIMEOUT = 120.0
+
+
+def wait_until(ready: Callable[[], bool], timeout: float = TIMEOUT, what: str = "") -> None:
+    """Run the event loop until ``ready()``; a clear error when it never comes."""
+    from PySide6.QtCore import QCoreApplication, QEventLoop
+
+    end = time.monotonic() + timeout
+    while not ready():
+        if time.monotonic() > end:
+            raise TimeoutError(f"screenshots: gave up waiting for {what or 'the window'}")
+        QCoreApplication.processEvents(QEventLoop.ProcessEventsFlag.AllEvents, 20)
+        time.sleep(0.005)
+
+
+def settle(seconds: float = 0.3) -> None:
+    """Let layouts, repaints and the window system catch up before a grab."""
+    end = time.monotonic() + seconds
+    wait_until(lambda: time.monotonic() > end, seconds + 5)
+
+
+def _png(image: Image.Image) -> bytes:
+    out = io.BytesIO()
+    image.save(out, "PNG")
+    return out.getvalue()
+
+
+def make_scan_file(path: Path) -> Path:
+    """``SCAN_RECORDS`` small Examples (a label 0–9, a score, a name): a file a filter takes seconds over."""
+    from codec.decode.example_proto import Example
+    from codec.storage.writer import write_records
+
+    if path.exists():
+        return path
+    variants = []
+    for v in range(100):
+        ex = Example()
+        ex.features.feature["label"].int64_list.value.append((v * 7) % 10)
+        ex.features.feature["score"].float_list.value.append(round(v / 100, 2))
+        ex.features.feature["name"].bytes_list.value.append(f"item-{v:02d}".encode())
+        variants.append(ex.SerializeToString())
+    write_records(str(path), (variants[(i * 37) % 100] for i in range(SCAN_RECORDS)))
+    return path
+
+
+def make_depth_file(path: Path) -> Path:
+    """One Example: a 16-bit depth PNG (a ramp with two raised blocks) and three boxes with class names."""
+    from codec.decode.example_proto import Example
+    from codec.storage.writer import write_records
+
+    w, h = 320, 240
+    y, x = np.mgrid[0:h, 0:w]
+    depth = 8000 + x * 60 + y * 40
+    canvas = Image.fromarray(depth.astype(np.int32), "I")
+    draw = ImageDraw.Draw(canvas)
+    draw.rectangle((40, 50, 130, 170), fill=47000)
+    draw.ellipse((190, 40, 290, 140), fill=30000)
+    pixels = np.asarray(canvas, dtype=np.uint16)
+    ex = Example()
+    f = ex.features.feature
+    f["image/encoded"].bytes_list.value.append(_png(Image.fromarray(pixels)))
+    f["image/format"].bytes_list.value.append(b"png")
+    f["image/height"].int64_list.value.append(h)
+    f["image/width"].int64_list.value.append(w)
+    boxes = [("block", 40, 50, 131, 171), ("ball", 190, 40, 291, 141), ("floor", 10, 190, 310, 235)]
+    for name, x0, y0, x1, y1 in boxes:
+        f["image/object/bbox/xmin"].float_list.value.append(x0 / w)
+        f["image/object/bbox/xmax"].float_list.value.append(x1 / w)
+        f["image/object/bbox/ymin"].float_list.value.append(y0 / h)
+        f["image/object/bbox/ymax"].float_list.value.append(y1 / h)
+        f["image/object/class/text"].bytes_list.value.append(name.encode())
+    write_records(str(path), [ex.SerializeToString()])
+    return path
+
+
+class Shooter:
+    """One main window per screenshot, in a given theme and size; its grabs saved as optimised PNGs."""
+
+    def __init__(self, out: Path, work: Path) -> None:
+        self.out, self.work = out, work
+        self.window = None
+
+    def new_window(self, theme: str, size: tuple[int, int]):
+        from app.models.settings import Settings
+        from app.shell.main_window import MainWindow
+
+        window = MainWindow(Settings())
+        window.theme.actions[theme].trigger()  # View > Theme, as a user picks it
+        window.move(0, 0)
+        window.resize(*size)
+        window.show()
+        window.raise_()
+        window.activateWindow()
+        wait_until(lambda: window.isVisible() and window.windowHandle() is not None
+                   and window.windowHandle().isExposed(), what="the window to show")
+        wait_until(lambda: (window.width(), window.height()) == size, 10,
+                   f"the window at {size[0]}×{size[1]} (it is {window.width()}×{window.height()})")
+        self.window = window
+        return window
+
+    def close(self) -> None:
+        if self.window is not None:
+            self.window.close()
+            self.window.deleteLater()
+            self.window = None
+            settle(0.1)
+
+    def open_done(self, path: Path):
+        tab = self.window.open_file(str(path))
+        if tab is None:
+            raise RuntimeError(f"screenshots: {path} did not open: {self.window.message_bar.text()}")
+        wait_until(lambda: not tab.is_running() and tab.state().phase in ("done", "failed", "cancelled"),
+                   what=f"{path.name} to be indexed")
+        return tab
+
+    def save(self, image, name: str, size: tuple[int, int]) -> Path:
+        """Save a QImage or QPixmap at exactly ``size`` as an optimised PNG."""
+        from PySide6.QtCore import QBuffer, QIODevice
+
+        if (image.width(), image.height()) != size:
+            raise RuntimeError(f"screenshots: {name} grabbed {image.width()}×{image.height()}, not {size[0]}×{size[1]}")
+        buffer = QBuffer()
+        buffer.open(QIODevice.OpenModeFlag.WriteOnly)
+        image.save(buffer, "PNG")
+        picture = Image.open(io.BytesIO(bytes(buffer.data()))).convert("RGB")
+        path = self.out / name
+        picture.save(path, "PNG", optimize=True)
+        return path
+
+    def grab_window(self):
+        settle()
+        return self.window.grab()
+
+    def grab_screen(self):
+        """The screen under the window: dialogs and menus shown over it are in the picture."""
+        settle(0.6)
+        g = self.window.frameGeometry()
+        return self.window.screen().grabWindow(0, g.x(), g.y(), self.window.width(), self.window.height())
+
+    # -- the subjects --------------------------------------------------------
+    def sorted(self):
+        """The demo sorted by its class names, descending; a record selected, its detail shown."""
+        from app.models.record_table_model import BASE_COLUMNS
+
+        tab = self.open_done(DEMO)
+        key = "image/object/class/text"
+        tab._set_columns([key, "image/object/class/label", "caption"], save=False)  # as View > Feature Columns
+        column = BASE_COLUMNS + tab.model.feature_columns().index(key)
+        tab.select_record(5)
+        changes = []
+        tab.proxy.sort_changed.connect(lambda: changes.append(1))
+        for clicks in (1, 2):  # ascending, then descending
+            tab.table.horizontalHeader().sectionClicked.emit(column)
+            wait_until(lambda n=clicks: len(changes) >= n and not tab.sorter.is_running(), what="the sort")
+        wait_until(lambda: tab.proxy.sort_descending and tab.detail.current_record() == 5, what="the sorted rows")
+        tab.table.scrollTo(tab.proxy.index(tab.table.currentIndex().row(), column))  # the indicator in view
+        return self.grab_window()
+
+    def help(self):
+        """Help > User Guide on the app's page, over the demo's window."""
+        self.open_done(DEMO)
+        guide = self.window.help.show_guide("app.md")
+        if guide is None:
+            raise RuntimeError("screenshots: the user guide's pages were not found")
+        w, h = self.window.width(), self.window.height()
+        guide.resize(int(w * 0.72), int(h * 0.78))
+        guide.move(self.window.x() + (w - guide.width()) // 2, self.window.y() + (h - guide.height()) // 2 + 20)
+        wait_until(lambda: guide.isVisible() and guide.current_page() == "app.md", what="the guide")
+        shot = self.grab_screen()
+        guide.close()
+        return shot
+
+    def filter_scan(self):
+        """A filter half way through a big file: "N matches so far · X% scanned"."""
+        from PySide6.QtCore import QCoreApplication, QEvent
+
+        tab = self.open_done(make_scan_file(self.work / "scan.tfrecord"))
+        bar = tab.qa.filter_bar
+        caught = []
+
+        def found(_n: int) -> None:
+            if not caught and "so far" in bar.count_label.text() and "0%" not in bar.count_label.text()[-12:]:
+                # the label's new width is laid out before the grab (a posted layout request, otherwise)
+                QCoreApplication.sendPostedEvents(None, QEvent.Type.LayoutRequest)
+                caught.append(self.window.grab())
+
+        bar.matches_found.connect(found)
+        bar.edit.setText("label == 3 and score > 0.5")
+        bar.run()
+        wait_until(lambda: bool(caught) or not bar.is_running(), what="the filter's first matches")
+        bar.matches_found.disconnect(found)
+        if bar.is_running():
+            bar.cancel()
+            wait_until(lambda: not bar.is_running(), what="the filter to stop")
+        if not caught:
+            raise RuntimeError("screenshots: the filter ended before a grab; make SCAN_RECORDS larger")
+        return caught[0]
+
+    def pixel_inspector(self):
+        """A 16-bit depth PNG with boxes, the pointer over it: the inspector line reads the pixel."""
+        from PySide6.QtCore import QPoint
+        from PySide6.QtGui import QCursor
+        from PySide6.QtTest import QTest
+
+        from app.views.record_detail import IMAGES_TAB
+
+        tab = self.open_done(make_depth_file(self.work / "depth16.tfrecord"))
+        tab.select_record(0)
+        tab.detail.tabs.setCurrentIndex(IMAGES_TAB)
+        preview = tab.detail.images
+        wait_until(lambda: tab.detail.current_record() == 0 and preview.image_count() > 0
+                   and preview.pending() == 0 and preview.image(0) is not None, what="the image")
+        settle()
+        canvas = preview.canvas(0)
+        natural = canvas.natural_size()
+        x, y = 85, 110  # inside the raised block
+        pos = QPoint(int((x + 0.5) * canvas.width() / natural.width()),
+                     int((y + 0.5) * canvas.height() / natural.height()))
+        QCursor.setPos(canvas.mapToGlobal(pos))
+        QTest.mouseMove(canvas, pos)
+        wait_until(lambda: preview.pixel_text().startswith("x "), what="the pixel inspector's values")
+        return self.grab_window()
+
+
+SUBJECTS = {"sorted": "sorted", "help": "help", "filter-scan": "filter_scan", "pixel-inspector": "pixel_inspector"}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("out", nargs="?", default=str(HERE / "screenshots"), help="the folder the PNGs go to")
+    parser.add_argument("--only", choices=sorted(SUBJECTS), action="append", help="just this subject (repeatable)")
+    args = parser.parse_args(argv)
+    if os.environ.get("QT_QPA_PLATFORM") != "xcb" or not os.environ.get("DISPLAY"):
+        print("make_screenshots: run under Xvfb with QT_QPA_PLATFORM=xcb and DISPLAY set (see the module's help)",
+              file=sys.stderr)
+        return 2
+    with tempfile.TemporaryDirectory(prefix="tfrlens-shots-") as tmp:
+        work = Path(tmp)
+        os.environ["TFRLENS_CACHE_DIR"] = str(work / "index-cache")
+        from PySide6.QtCore import QSettings
+        from PySide6.QtWidgets import QApplication
+
+        QSettings.setPath(QSettings.Format.IniFormat, QSettings.Scope.UserScope, str(work / "settings"))
+        app = QApplication.instance() or QApplication([sys.argv[0]])
+        app.setApplicationName("tfrlens")
+        out = Path(args.out)
+        out.mkdir(parents=True, exist_ok=True)
+        shooter = Shooter(out, work)
+        for subject in args.only or list(SUBJECTS):
+            for theme in THEMES:
+                for size in SIZES:
+                    name = f"{subject}-{theme}-{size[0]}x{size[1]}.png"
+                    shooter.new_window(theme, size)
+                    try:
+                        shot = getattr(shooter, SUBJECTS[subject])()
+                        path = shooter.save(shot, name, size)
+                    finally:
+                        shooter.close()
+                    print(f"{path}  {path.stat().st_size // 1024} KiB")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
