@@ -19,8 +19,8 @@ import sys
 
 from PIL import Image, ImageDraw, ImageFilter, ImageStat
 
-from codec.proto import Example, Feature, SequenceExample
-from codec.writer import write_records
+from codec.decode.example_proto import Example, Feature, SequenceExample
+from codec.storage.writer import write_records
 
 WIDTH, HEIGHT = 320, 240
 SCALE = 3  # shapes are drawn this many times larger, then scaled down: smooth edges
