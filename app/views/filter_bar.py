@@ -173,10 +173,14 @@ class FilterBar(QWidget):
         row.addWidget(self.cancel_button)
         row.addSpacing(4)
         row.addWidget(self.count_label)
+        self._row = row
+        self._under = QHBoxLayout()  # the count, on a line of its own when the row has no room for it
+        self._under.setContentsMargins(8, 0, 6, 4)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(0)
         layout.addLayout(row)
+        layout.addLayout(self._under)
         layout.addWidget(self.error_label)
 
         self._load_history()
@@ -277,7 +281,7 @@ class FilterBar(QWidget):
     def _waiting(self) -> None:
         self._show_running(True)
         self.progress.setValue(0)
-        self.count_label.setText("waiting for indexing to finish…")
+        self._set_count("waiting for indexing to finish…")
 
     def _started(self) -> None:
         """The pass asked for last begins: the table empties, to fill as matches come."""
@@ -311,7 +315,7 @@ class FilterBar(QWidget):
             return
         found = self._rows.matching_count()
         so_far = "no matches yet" if not found else f"{found:,} match{'' if found == 1 else 'es'} so far"
-        self.count_label.setText(f"{so_far} · {_percent(run.scanned)} scanned")
+        self._set_count(f"{so_far} · {_percent(run.scanned)} scanned")
         self._show_empty()
 
     def _finished(self, payload: FilterPass, last: IndexProgress | None, cancelled: bool) -> None:
@@ -355,10 +359,33 @@ class FilterBar(QWidget):
         self.error_label.show()
         self.message.emit(f"filter failed: {error}")
 
+    def _set_count(self, text: str) -> None:
+        self.count_label.setText(text)
+        self._place_count()
+
+    def _place_count(self) -> None:
+        """The count beside the buttons while the row has room for it whole, else on a line under them
+        ("1,234 matches so far · 37% scanned" is never cut on a narrow side of the window)."""
+        row, spacing = self._row, self._row.spacing()
+        shown = [row.itemAt(i).widget() for i in range(row.count())]
+        widgets = [w for w in shown if w is not None and w is not self.count_label and not w.isHidden()]
+        needed = (self.combo.minimumSizeHint().width() + sum(w.sizeHint().width() for w in widgets[1:])
+                  + self.count_label.sizeHint().width() + spacing * (len(widgets) + 1) + 4 + 12)
+        under = needed > self.width()
+        if under == (self._under.indexOf(self.count_label) >= 0):
+            return
+        (self._row if under else self._under).removeWidget(self.count_label)
+        (self._under if under else self._row).addWidget(self.count_label)
+
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        self._place_count()
+
     def _show_running(self, running: bool) -> None:
         self.progress.setVisible(running)
         self.cancel_button.setVisible(running)
         self.clear_button.setEnabled(running or self._rows.is_filtered)
+        self._place_count()
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         if watched is self.edit and isinstance(event, QKeyEvent) and event.key() == Qt.Key.Key_Escape \
@@ -458,14 +485,14 @@ class FilterBar(QWidget):
             return
         shown, total = self._rows.shown(), self._rows.total()
         if self._rows.is_filtered and self._stopped:
-            self.count_label.setText(self._stopped.stopped_text())
+            self._set_count(self._stopped.stopped_text())
             self.count_label.setToolTip(f"records matching {self._rows.expression}, until the filter was stopped")
         elif self._rows.is_filtered:
-            self.count_label.setText(f"{shown:,} of {total:,} records match")
+            self._set_count(f"{shown:,} of {total:,} records match")
             self.count_label.setToolTip(f"records matching {self._rows.expression}")
         else:
             self._stopped = None
-            self.count_label.setText(f"{total:,} record" + ("" if total == 1 else "s"))
+            self._set_count(f"{total:,} record" + ("" if total == 1 else "s"))
             self.count_label.setToolTip("")
         self.clear_button.setEnabled(self._rows.is_filtered)
         self._show_empty()

@@ -272,3 +272,25 @@ def test_appended_matches_take_their_place_in_a_sort_order_and_the_selection_fol
     assert [rows.record_at(r) for r in range(rows.rowCount())] == [20, 12, 10, 3]
     assert selection.currentIndex().row() == 3 and rows.record_at(selection.currentIndex().row()) == 3
     assert [i.row() for i in selection.selectedRows()] == [3]
+
+
+def test_the_running_count_takes_a_line_of_its_own_when_the_bar_is_narrow(window, qtbot, big_file, first_step_held):
+    from PySide6.QtWidgets import QApplication
+
+    window.resize(1024, 700)
+    tab = open_done(window, qtbot, big_file)
+    bar = tab.qa.filter_bar
+    with qtbot.waitSignal(bar.runner.progress, timeout=TIMEOUT):
+        assert bar.run("label == 1")
+    try:
+        for width in (420, 1400):  # narrow: under the buttons; wide: beside them
+            bar.resize(width, bar.height())
+            QApplication.processEvents()
+            label = bar.count_label
+            assert label.text().endswith("% scanned")
+            below = label.geometry().top() >= bar.combo.geometry().bottom()
+            assert below == (width == 420)
+            assert label.width() >= label.sizeHint().width()  # the whole text, never cut
+    finally:
+        with qtbot.waitSignal(bar.filter_applied, timeout=TIMEOUT):
+            first_step_held.set()
