@@ -186,9 +186,18 @@ class QaViews(QObject):
         self._kept = self.detail.current_record()
 
     def _matches_found(self, _count: int) -> None:
-        """A filter's matches came: the record shown before it started is current again once among them."""
-        if self._kept >= 0 and self.selection.current_record() < 0 and self.rows.row_for_record(self._kept) >= 0:
-            self.selection.select_record(self._kept)
+        """A filter's matches came: the record shown before it started is current again once among them;
+        once the pass (in record order) went past it without a match, the first match is shown instead."""
+        if self.selection.current_record() >= 0:
+            return
+        rows, kept = self.rows, self._kept
+        if kept >= 0 and rows.row_for_record(kept) >= 0:
+            self.selection.select_record(kept)
+            self._kept = -1
+            return
+        matches = rows.matches()
+        if matches is not None and len(matches) and int(matches[-1]) > kept and rows.rowCount():
+            self.selection.select_record(rows.record_at(0))
             self._kept = -1
 
     def _gallery_rows_added(self, *_) -> None:

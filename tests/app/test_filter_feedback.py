@@ -294,3 +294,19 @@ def test_the_running_count_takes_a_line_of_its_own_when_the_bar_is_narrow(window
     finally:
         with qtbot.waitSignal(bar.filter_applied, timeout=TIMEOUT):
             first_step_held.set()
+
+
+def test_under_way_the_detail_leaves_a_record_the_filter_passed_over_for_the_first_match(
+        window, qtbot, big_file, first_step_held):
+    tab = open_done(window, qtbot, big_file)
+    bar = tab.qa.filter_bar
+    tab.select_record(0)  # label 0: not a match of label == 3
+    assert tab.qa.detail.current_record() == 0
+    with qtbot.waitSignal(bar.matches_found, timeout=TIMEOUT):
+        assert bar.run("label == 3")
+    try:
+        assert bar.is_running()  # still scanning: the first match (record 3) is shown already, not record 0
+        assert tab.qa.detail.current_record() == 3
+    finally:
+        with qtbot.waitSignal(bar.filter_applied, timeout=TIMEOUT):
+            first_step_held.set()
