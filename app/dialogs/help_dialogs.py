@@ -171,15 +171,15 @@ def guide_folder() -> Path | None:
 
 
 def page_title(path: Path) -> str:
-    """A page's first heading, else its name."""
+    """A page's first heading as text (no Markdown backquotes), else its name ("changelog" -> "Changelog")."""
     try:
         with open(path, encoding="utf-8") as f:
             for line in f:
                 if line.startswith("# "):
-                    return line[2:].strip()
+                    return line[2:].strip().replace("`", "")
     except OSError:
         pass
-    return path.stem
+    return path.stem.replace("-", " ").capitalize()
 
 
 def guide_pages(folder: Path) -> list[Path]:

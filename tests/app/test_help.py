@@ -120,3 +120,12 @@ def test_a_wheels_pages_are_found_through_the_installed_files(monkeypatch, tmp_p
     assert guide_folder() is not None
     assert Path(guide_folder()).resolve() == share.resolve()
     assert guide_folder() != DOCS
+
+
+def test_page_titles_read_as_text(tmp_path):
+    from app.dialogs.help_dialogs import page_title
+
+    (tmp_path / "doctor.md").write_text("# The dataset doctor: `check` a dataset\n\ntext\n")
+    (tmp_path / "changelog.md").write_text('--8<-- "CHANGELOG.md"\n')
+    assert page_title(tmp_path / "doctor.md") == "The dataset doctor: check a dataset"
+    assert page_title(tmp_path / "changelog.md") == "Changelog"
