@@ -16,6 +16,7 @@ exit code).
 from __future__ import annotations
 
 from array import array
+from collections import Counter
 from dataclasses import dataclass, field
 
 from codec.stats.pool import MIN_RANGE, StatsBatch, StatsRunner, StatsTask
@@ -49,32 +50,49 @@ class Matches:
             out.extend(found)
 
 
+def _in_order(parts: list[array]) -> array:
+    """Matches of tasks that start at one record (all but one of them empty), as one array in record order."""
+    if len(parts) == 1:
+        return parts[0]
+    out = array("Q")
+    for part in sorted(parts, key=lambda found: found[0] if len(found) else -1):
+        out.extend(part)
+    return out
+
+
 class InOrder:
     """Task results merged as they finish, handed on in record order: a task's matches wait for
     every task planned before it, then go to ``matches`` (and ``stream``)."""
 
     def __init__(self, tasks: list, matches: array, stream: MatchStream | None = None) -> None:
         self.firsts = [_first_record(task) for task in tasks]
+        # Tasks sharing a first record (an empty shard and the shard after it): each one's result is awaited.
+        self.expected = Counter(self.firsts)
         self.matches, self.stream = matches, stream
         self.next = 0  # the first task not handed on yet
-        self.waiting: dict[int, array] = {}  # first record of a finished task -> its matches
+        self.waiting: dict[int, list[array]] = {}  # first record -> the matches of its tasks finished so far
 
     def merge(self, other: Matches) -> None:
         if not other.parts:
             return
         found = array("Q")
         other.collect(found)
-        self.waiting[min(first for first, _ in other.parts)] = found
-        while self.next < len(self.firsts) and self.firsts[self.next] in self.waiting:
-            self.next += 1
+        self.waiting.setdefault(min(first for first, _ in other.parts), []).append(found)
+        while self.next < len(self.firsts):
+            first = self.firsts[self.next]
+            parts = self.waiting.get(first)
+            if parts is None or len(parts) < self.expected[first]:
+                break
+            del self.waiting[first]
+            self.next += self.expected[first]
             through = self.firsts[self.next] if self.next < len(self.firsts) else None
-            self._hand_on(self.waiting.pop(self.firsts[self.next - 1]), through)
+            self._hand_on(_in_order(parts), through)
 
     def flush(self, total: int) -> None:
         """Hand on whatever still waits, in record order (nothing, once every task has finished);
         the ``total`` records are done."""
         for first in sorted(self.waiting):
-            self._hand_on(self.waiting.pop(first), None)
+            self._hand_on(_in_order(self.waiting.pop(first)), None)
         if self.stream is not None:
             self.stream.put((), total)
 

@@ -114,6 +114,24 @@ def test_a_shard_set_on_the_pool_streams_in_order():
     _check(batches, expected)
 
 
+def test_an_empty_shard_finishing_after_the_shard_behind_it_loses_no_match(tmp_path):
+    """An empty shard starts at the same record as the next one: both tasks' results are awaited."""
+    paths = []
+    for k, n in enumerate([3, 0, 3]):
+        paths.append(str(tmp_path / f"data-{k:05d}-of-00003.tfrecord"))
+        write_records(paths[-1], [example(v=[k * 10 + i]) for i in range(n)])
+    flt = compile_filter("v >= 0")
+    with ShardSet(paths) as shards:
+        shards.build_index()
+        tasks = filter_tasks(shards, flt, 2)
+        assert len(tasks) == 3
+        found, stream = array("Q"), MatchStream()
+        batches = _batches(pool_filter_iter(shards, flt, found, tasks, _setup("v >= 0"), 2, run=_out_of_order([2, 1, 0]),
+                                            stream=stream), stream, found, array("Q", range(6)))
+    _check(batches, array("Q", range(6)))
+    assert found.tolist() == list(range(6))
+
+
 def test_finer_cuts_one_file_into_more_ranges(tmp_path):
     path = _big_file(tmp_path)
     with TFRecordFile(path) as f:
