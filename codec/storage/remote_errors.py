@@ -15,7 +15,8 @@ __all__ = ["TIMEOUT_NAMES", "TRANSIENT_NAMES", "BadAnswerError", "RangeNotSuppor
            "answer_timeout", "no_answer", "one_line", "real_cause", "refused", "timeouts"]
 
 IDLE_TIMEOUT = 30.0  # seconds without a byte before a read is given up (TFRLENS_REMOTE_TIMEOUT)
-ANSWER_TIMEOUT = 3.0  # seconds to connect, and for a request's first byte (TFRLENS_REMOTE_FIRST_BYTE)
+ANSWER_TIMEOUT = 10.0  # seconds to connect, and for a request's first byte (TFRLENS_REMOTE_FIRST_BYTE): long enough
+# for lost SYNs (resent at 1 and 3 s) and a cold server; a stopped server is refused at once, not after it
 MIN_RATE = 64 << 10  # bytes per second a read may not fall below, on average (TFRLENS_REMOTE_MIN_RATE)
 
 SCHEME = re.compile(r"^(?:[A-Za-z][A-Za-z0-9+.\-]*::)*([A-Za-z][A-Za-z0-9+.\-]+)://")
