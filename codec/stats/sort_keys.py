@@ -295,13 +295,25 @@ def order_from_keys(cls: np.ndarray, bits: np.ndarray, bytes_at: np.ndarray | No
 
 
 def _number_keys(cls: np.ndarray, bits: np.ndarray) -> tuple[np.ndarray, ...]:
-    """Sort keys of numbers, most significant first: the value as float64, then (ints) exactly."""
+    """Sort keys of numbers, most significant first: the value as float64, then exactly (the sign, then
+    the integer's 64 bits). A float ties with an int only when it is a whole number (every float past
+    2^53 is), so whole floats in the 64-bit range carry their exact integer too: 2^53 + 4.0 sorts after
+    the int 2^53 + 3, and 1.0 ties with 1."""
     floats = cls == FLOAT
     signed = cls == INT
     approx = np.where(signed, bits.view(np.int64).astype(np.float64), bits.astype(np.float64))
     approx[floats] = bits[floats].view(np.float64)
-    high = np.where(signed & (bits.view(np.int64) < 0), 0, 1).astype(np.uint8)  # negatives first
+    negative = signed & (bits.view(np.int64) < 0)
     exact = np.where(floats, np.uint64(0), bits)
+    with np.errstate(invalid="ignore"):
+        whole = floats & np.isfinite(approx) & (approx == np.floor(approx)) & (approx >= -2.0**63) & (approx < 2.0**64)
+    below = whole & (approx < 0)
+    exact[below] = approx[below].astype(np.int64).view(np.uint64)
+    low = whole & (approx >= 0) & (approx < 2.0**63)
+    exact[low] = approx[low].astype(np.int64).view(np.uint64)
+    high_floats = whole & (approx >= 2.0**63)
+    exact[high_floats] = approx[high_floats].astype(np.uint64)
+    high = np.where(negative | below, 0, 1).astype(np.uint8)  # negatives first
     return approx, high, exact
 
 
@@ -325,7 +337,10 @@ def _run_starts(*keys: np.ndarray) -> np.ndarray:
     if n > 1:
         same = np.ones(n - 1, dtype=bool)
         for key in keys:
-            same &= key[1:] == key[:-1]
+            equal = key[1:] == key[:-1]
+            if key.dtype.kind == "f":  # NaNs tie with each other (they keep file order in both directions)
+                equal |= np.isnan(key[1:]) & np.isnan(key[:-1])
+            same &= equal
         starts[1:] = ~same
     return starts
 

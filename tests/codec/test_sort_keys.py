@@ -222,3 +222,13 @@ def test_a_url_sorts_as_the_local_file(tmp_path):
             remote.build_index()
             assert remote.is_remote
             assert sort(remote, SortKey("feature", "label"), workers=2).order.tolist() == expected
+
+
+def test_ints_and_whole_floats_past_2_53_compare_exactly_and_nans_tie(tmp_path):
+    """float32 2^60 is a whole number; int 2^60 - 1 rounds to it as float64 but is smaller."""
+    values = [[2.0**60], [2**60 - 1], [2**60], [float("nan")], [1.0], [1], [float("nan")]]
+    path = tmp_path / "mixed.tfrecord"
+    write_records(str(path), [example(x=v) for v in values])
+    got, order = ordered(path, SortKey("feature", "x"))
+    assert got == [4, 5, 1, 0, 2, 3, 6]  # 1.0 ties with 1, 2^60 (float) with 2^60 (int): file order; NaN last
+    assert order.reversed().order.tolist() == [3, 6, 0, 2, 1, 4, 5]  # NaN is above every number; ties in file order
