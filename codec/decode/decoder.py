@@ -391,6 +391,15 @@ def _format_text(b: bytes, max_len: int) -> str:
         return f'"{shown}"'
     suffix = f" ({len(b)} bytes)"
     keep = max(1, max_len - len(suffix) - 3)
+    if not text[:max_len].isprintable():  # cut between characters' escapes, never inside one
+        out, used = [], 0
+        for char in text[:keep]:
+            piece = _escaped(char)
+            if used + len(piece) > keep:
+                break
+            out.append(piece)
+            used += len(piece)
+        return f'"{"".join(out)}…"{suffix}'
     return f'"{shown[:keep]}…"{suffix}'
 
 

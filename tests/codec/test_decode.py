@@ -516,3 +516,11 @@ def test_feature_cells_of_sequence_example():
     assert feature_cell(decoded, "frames") == f"{steps} steps"
     assert feature_cell(decoded, "my_bytes") == '"data"'
     assert feature_cell(decode_record(b"Record A"), "anything") == ""
+
+
+def test_long_text_is_cut_between_escapes_never_inside_one():
+    from codec.decode.decoder import _format_text
+
+    assert _format_text(("aaaaa" + "\u2028" * 30).encode(), 20) == '"aaaaa…" (95 bytes)'
+    assert _format_text(("a\x1cb" * 40).encode(), 30) == '"a\\x1cba\\x1cba…" (120 bytes)'
+    assert _format_text(("abc" * 40).encode(), 30) == '"abcabcabcabcabc…" (120 bytes)'
