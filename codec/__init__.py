@@ -22,7 +22,8 @@ _SOURCES = {
                     "errors"),
     **dict.fromkeys(("Compression", "Problem", "ProblemKind", "RecordInfo", "RecordStatus", "encode_record"),
                     "format.framing"),
-    **dict.fromkeys(("BoundingBox", "ImageRef", "decode_image", "find_boxes", "find_images"), "decode.images"),
+    **dict.fromkeys(("ImageRef", "decode_image", "find_images"), "decode.images"),
+    **dict.fromkeys(("BoundingBox", "find_boxes"), "decode.image_boxes"),
     "sniff_image": "decode.image_sniff",
     **dict.fromkeys(("TFRecordFile", "open_tfrecord"), "sources.tfrecord_file"),
     "sniff_compression": "storage.opening",
@@ -82,8 +83,9 @@ if TYPE_CHECKING:  # what type checkers and IDEs see
         format_value,
         record_json_value,
     )
+    from codec.decode.image_boxes import BoundingBox, find_boxes
     from codec.decode.image_sniff import sniff_image
-    from codec.decode.images import BoundingBox, ImageRef, decode_image, find_boxes, find_images
+    from codec.decode.images import ImageRef, decode_image, find_images
     from codec.editing.document import Document, SaveReport
     from codec.editing.record_editor import RecordEditor, parse_value, parse_values
     from codec.errors import (

@@ -21,8 +21,9 @@ record ``window_start + r``. Use :meth:`record_at` / :meth:`row_for_record`
 Sorted (:meth:`set_order`), the matching records are shown in a given order:
 position ``p`` is the ``p``-th matching record of that order (the order's
 array, restricted to the matches, and made once needed its inverse: 4 bytes
-per record each below 2^31 records). Records added, removed or moved (a reset
-of the source) return the view to file order (their keys are not known).
+per record each below 2^31 records; :class:`~app.models.sort_order.SortOrder`
+keeps them). Records added, removed or moved (a reset of the source) return
+the view to file order (their keys are not known).
 """
 from __future__ import annotations
 
@@ -33,6 +34,7 @@ import numpy as np
 from PySide6.QtCore import QAbstractProxyModel, QModelIndex, QPersistentModelIndex, Qt, Signal
 
 from app.models.record_table_model import RecordTableModel
+from app.models.sort_order import SortOrder
 from codec.editing.document import sorted_unique
 
 _Index = QModelIndex | QPersistentModelIndex
@@ -74,11 +76,7 @@ class FilteredTableModel(QAbstractProxyModel):
         self._removing: tuple[int, int, int, int] | None = None  # (first, last, p, q) of a removal
         self._inserting = 0  # view rows a source insertion adds (between its begin and end)
         self._shift = 0  # records inserted before the window (its start moves by as many)
-        self._order: np.ndarray | None = None  # every record number once, in the order shown; None: file order
-        self._sort_column, self._descending = -1, False  # what the header's indicator shows (-1: none)
-        self._shown: np.ndarray | None = None  # sorted: the matching records in the order shown
-        self._shown_of: np.ndarray | None = None  # the matches _shown was made from
-        self._rank: np.ndarray | None = None  # sorted: position of each record among _shown (-1: not shown)
+        self._sort = SortOrder()
         self._unsorting = False  # a source insertion or removal returns to file order (a reset)
         self.setSourceModel(source)
 
@@ -126,7 +124,7 @@ class FilteredTableModel(QAbstractProxyModel):
             buffer = np.empty(max(1024, 2 * (n + values.size)), dtype=np.int64)
             buffer[:n] = self._matches
             self._growing = buffer
-        before = (self._sorted(), self._start, self._rows) if self._order is not None else None
+        before = (self._sorted(), self._start, self._rows) if self._sort.order is not None else None
         buffer[n:n + values.size] = values
         self._matches = buffer[:n + values.size]
         length = self._window_length()
@@ -164,8 +162,8 @@ class FilteredTableModel(QAbstractProxyModel):
             order = None  # (records came or went since the order was made)
             column = -1
         self.beginResetModel()
-        self._order = order
-        self._sort_column, self._descending = column, descending
+        self._sort.order = order
+        self._sort.column, self._sort.descending = column, descending
         self._reshow()
         self._start = 0
         self._rows = self._window_length()
@@ -175,53 +173,24 @@ class FilteredTableModel(QAbstractProxyModel):
 
     def set_sort_column(self, column: int) -> None:
         """The sorted column moved to ``column`` (columns were shown or hidden): the order stays."""
-        if self._order is not None or self._sort_column >= 0:
-            self._sort_column = column
+        if self._sort.order is not None or self._sort.column >= 0:
+            self._sort.column = column
             self.sort_changed.emit()
 
     @property
     def sort_column(self) -> int:
         """The column the rows are sorted by (-1: file order)."""
-        return self._sort_column
+        return self._sort.column
 
     @property
     def sort_descending(self) -> bool:
-        return self._descending
+        return self._sort.descending
 
     def _reshow(self) -> None:
-        """The matching records in the order shown (the order restricted to the filter's matches)."""
-        self._rank = None
-        self._shown_of = self._matches
-        if self._order is None:
-            self._shown = None
-        elif self._matches is None:
-            self._shown = self._order
-        else:
-            chosen = np.zeros(self._source_rows(), dtype=bool)
-            chosen[self._matches] = True
-            self._shown = self._order[chosen[self._order]]
+        self._sort.reshow(self._matches, self._source_rows())
 
     def _sorted(self) -> np.ndarray | None:
-        """The matching records in the order shown, None in file order; made again when the
-        matches are another array (a running filter's appended matches)."""
-        if self._order is not None and self._shown_of is not self._matches:
-            self._reshow()
-        return self._shown
-
-    def _ranks(self) -> np.ndarray:
-        """Each record's position among the records shown (-1: not shown), made once asked for."""
-        if self._rank is None:
-            shown = self._sorted()
-            assert shown is not None
-            n = self._source_rows()
-            rank = np.full(n, -1, dtype=np.int32 if n < 2**31 else np.int64)
-            rank[shown] = np.arange(shown.shape[0], dtype=rank.dtype)
-            self._rank = rank
-        return self._rank
-
-    def _drop_order(self) -> None:
-        self._order = self._shown = self._shown_of = self._rank = None
-        self._sort_column, self._descending = -1, False
+        return self._sort.sorted(self._matches, self._source_rows())
 
     @property
     def is_filtered(self) -> bool:
@@ -285,7 +254,7 @@ class FilteredTableModel(QAbstractProxyModel):
         if record < 0 or not n:
             return -1
         if self._sorted() is not None:
-            return self._sorted_position(record, nearest)
+            return self._sort.position(record, nearest, self._matches, self._source_rows())
         if self._matches is None:
             return record if record < n else (n - 1 if nearest else -1)
         k = int(np.searchsorted(self._matches, record))
@@ -298,22 +267,6 @@ class FilteredTableModel(QAbstractProxyModel):
         if k >= n:
             return n - 1
         return k if self._matches[k] - record < record - self._matches[k - 1] else k - 1
-
-    def _sorted_position(self, record: int, nearest: bool) -> int:
-        """:meth:`position_of` when sorted; the nearest is the nearest shown record by number."""
-        rank = self._ranks()
-        if record < rank.shape[0] and rank[record] >= 0:
-            return int(rank[record])
-        if not nearest:
-            return -1
-        if self._matches is None:
-            return int(rank[min(record, rank.shape[0] - 1)])
-        k = int(np.searchsorted(self._matches, record))
-        below = int(self._matches[k - 1]) if k else None
-        above = int(self._matches[k]) if k < self._matches.shape[0] else None
-        if above is None or (below is not None and record - below <= above - record):
-            return int(rank[below])
-        return int(rank[above])
 
     # -- the window -------------------------------------------------------
     @property
@@ -416,7 +369,7 @@ class FilteredTableModel(QAbstractProxyModel):
         super().setSourceModel(source)
         self._matches = None
         self._expression = ""
-        self._drop_order()
+        self._sort.drop()
         self._start = 0
         self._rows = self._window_length()
         self.endResetModel()
@@ -525,9 +478,9 @@ class FilteredTableModel(QAbstractProxyModel):
     def _end_reset(self, *_) -> None:
         if self._matches is not None:
             self._matches = self._matches[self._matches < self._source_rows()]
-        unsorted = self._order is not None  # the records may have moved: their order is not known
+        unsorted = self._sort.order is not None  # the records may have moved: their order is not known
         if unsorted:
-            self._drop_order()
+            self._sort.drop()
         self._reshow()
         self._start = self._clamped_start(self._start)
         self._rows = self._window_length()
@@ -541,7 +494,7 @@ class FilteredTableModel(QAbstractProxyModel):
         """Records are added or removed while sorted: back to file order, by a reset."""
         self._unsorting = True
         self.beginResetModel()
-        self._drop_order()
+        self._sort.drop()
 
     def _end_unsort(self) -> None:
         self._unsorting = False
@@ -561,7 +514,7 @@ class FilteredTableModel(QAbstractProxyModel):
         they only add to the count.
         """
         self._inserting = self._shift = 0
-        if self._order is not None:
+        if self._sort.order is not None:
             self._begin_unsort()
             return
         if self._matches is not None:
@@ -608,7 +561,7 @@ class FilteredTableModel(QAbstractProxyModel):
         self.window_changed.emit()
 
     def _rows_about_to_be_removed(self, parent: QModelIndex, first: int, last: int) -> None:
-        if self._order is not None:
+        if self._sort.order is not None:
             self._begin_unsort()
             return
         if self._matches is None:
@@ -659,7 +612,7 @@ class FilteredTableModel(QAbstractProxyModel):
 
     def _data_changed(self, top_left: QModelIndex, bottom_right: QModelIndex, roles: list = ()) -> None:
         first, last = top_left.row(), bottom_right.row()
-        if self._order is not None:  # the records changed may be on any row: the window's rows
+        if self._sort.order is not None:  # the records changed may be on any row: the window's rows
             if self._rows:
                 self.dataChanged.emit(self.index(0, top_left.column()),
                                       self.index(self._rows - 1, bottom_right.column()), list(roles))

@@ -22,7 +22,8 @@ from app.models.labels import STATUS_TEXT
 from app.models.record_table_model import RECORD_ROLE, STATUS_ROLE
 from app.models.stretch_preference import stretch_mode
 from app.models.tiles import ThumbRequest, ThumbResult, TileLoading
-from codec.decode.images import BoundingBox, RawShape
+from codec.decode.image_boxes import BoundingBox
+from codec.decode.images import RawShape
 from codec.format.framing import RecordStatus
 
 TILE_ROLE = Qt.ItemDataRole.UserRole + 40  # a Tile: what the delegate paints

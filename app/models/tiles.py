@@ -8,7 +8,8 @@ from typing import Any, Iterable, Protocol
 from PySide6.QtCore import SignalInstance
 from PySide6.QtGui import QImage
 
-from codec.decode.images import STRETCH_DTYPE, BoundingBox, RawShape
+from codec.decode.image_boxes import BoundingBox
+from codec.decode.images import STRETCH_DTYPE, RawShape
 from codec.format.framing import RecordStatus
 
 

@@ -32,7 +32,8 @@ from app.shell.row_selection import RowSelection
 from app.shell.session import OpenedSource, PassProgress, TabSession
 from app.shell.tab_editing import TabEditing
 from app.shell.tab_follow import TabFollow
-from app.shell.tab_state import GoTarget, TabState, parse_goto
+from app.shell.tab_goto import TabGoTo
+from app.shell.tab_state import GoTarget, TabState
 from app.views.column_sizing import ColumnSizing
 from app.views.message_bar import MessageBar
 from app.views.page_bar import PageBar
@@ -83,7 +84,6 @@ class FileTab(QWidget):
         super().__init__(parent)
         self.session = self._make_session(source, auto_verify=source.file_size <= auto_verify_bytes)
         self.settings = settings
-        self._pending: GoTarget | None = None
         self.open_note: str | None = None  # why the file does not decode as it did last time, if so
         self._compression_noted = False
         self._reopening_from: str | None = None  # the path shown before a save reopened the tab
@@ -112,6 +112,9 @@ class FileTab(QWidget):
         self.proxy.filter_changed.connect(self._filter_changed)
         self.table.setModel(self.proxy)
         self.selection = RowSelection(self.table, self.proxy, self.model)
+        # Go To, and the next damaged record (F8)
+        self.goto = TabGoTo(session, self.selection, self.proxy, self.model, lambda: self.title,
+                            lambda: self.qa.filter_bar.is_running(), self.message.emit)
         # The column headers get a selection of their own that stays empty: Qt asks of each
         # painted header section whether its whole column is selected, which checks every row
         # (after Select All on 10M records: minutes of calls into Python).
@@ -329,12 +332,12 @@ class FileTab(QWidget):
         self._rows_arrived()
         self.model.refresh_status()
         if session.phase == "failed":
-            self._resolve_pending(final=True)
+            self.goto.resolve(final=True)
             self.message.emit(f"{self.title}: {session.failure}")
             return
         self._widen_for_damage()
         session.start_editing()  # editing starts once the whole file is indexed
-        self._resolve_pending(final=True)
+        self.goto.resolve(final=True)
         if session.phase == "cancelled":
             more = " (Resume goes on from there)" if session.resumable else ""
             self.message.emit(f"stopped: {self.model.rowCount():,} records indexed so far{more}")
@@ -354,9 +357,9 @@ class FileTab(QWidget):
         if self.model.rowCount():
             if not self._columns_ready:
                 self._init_columns()
-            if self._pending is None and not self.table.currentIndex().isValid():
+            if self.goto.pending is None and not self.table.currentIndex().isValid():
                 self.select_record(0)
-        self._resolve_pending(final=False)
+        self.goto.resolve(final=False)
 
     # -- the file changing under us ---------------------------------------
     def _show_file_changed(self, message: str) -> None:
@@ -563,90 +566,12 @@ class FileTab(QWidget):
             self.message.emit(damage)
 
     def go_to(self, text: str) -> str | None:
-        """Jump to a record number or byte offset (see :func:`parse_goto`).
-
-        Returns a one-line message when the jump is not possible (yet), else None.
-        While indexing, a target not reached yet is remembered and jumped to
-        when its row arrives.
-        """
-        try:
-            target = parse_goto(text)
-        except ValueError as exc:
-            return str(exc)
-        self._pending = target
-        note = self._resolve_pending(final=not self.is_running(), announce=False)
-        if self._pending is not None:
-            what = f"record {target.value:,}" if target.kind == "record" else f"byte {target.value:,}"
-            return f"{what} is not indexed yet: going there when it is"
-        return note
-
-    def _resolve_pending(self, *, final: bool, announce: bool = True) -> str | None:
-        """Jump to the pending go-to target once its row exists; say so when it never will."""
-        target = self._pending
-        if target is None:
-            return None
-        n = self.model.rowCount()
-        note: str | None = None
-        if target.kind == "record":
-            i = target.value + n if target.value < 0 else target.value
-            if 0 <= i < n and (target.value >= 0 or final):
-                self.select_record(i)
-                note = self._filtered_out(i)
-            elif final:
-                note = f"no record {target.value:,}: {self.title} has {n:,} records"
-            else:
-                return None  # its row may still come
-        else:
-            offset = target.value
-            records = self.session.records  # the edited rows, once editing is on
-            i = records.find_record(offset)
-            if not final and (n == 0 or (i == n - 1 and offset >= records.record_info(i).end)):
-                return None  # the record holding it may still come
-            if i < 0:
-                if n:
-                    self.select_record(0)
-                note = f"byte {offset:,} is before the first record"
-            else:
-                self.select_record(i)
-                info = records.record_info(i)
-                where = "in" if offset < info.end else "past the end of"
-                note = f"byte {offset:,} is {where} record {i:,}, which starts at byte {info.offset:,}"
-                note = "; ".join(filter(None, [note, self._filtered_out(i)]))
-        self._pending = None
-        if note and announce:
-            self.message.emit(note)
-        return note
-
-    def _filtered_out(self, record: int) -> str | None:
-        """Say so when go-to's ``record`` is not among the filter's matches (the nearest match is shown instead)."""
-        rows = self.proxy
-        if not rows.is_filtered or rows.position_of(record) >= 0:
-            return None
-        if self.qa.filter_bar.is_running():
-            what = f"record {record:,} is not among the matches of `{rows.expression}` found so far"
-        else:
-            what = f"record {record:,} does not match the filter `{rows.expression}`"
-        nearest = rows.matching_record(rows.position_of(record, nearest=True))
-        if nearest < 0:
-            return f"{what}, and no record does yet: Show All clears the filter"
-        return f"{what}; showing the nearest match, {nearest:,} (Show All clears the filter)"
+        """Jump to a record number or byte offset; a one-line message when not possible (yet) (see :class:`TabGoTo`)."""
+        return self.goto.go_to(text)
 
     def next_damaged(self, backwards: bool = False) -> int:
         """Select the next (or previous) damaged record, or record after skipped bytes; -1 if none."""
-        bad = self.model.flagged_rows()
-        cur = self.current_record()
-        if backwards:
-            before = bad[bad < cur] if cur >= 0 else bad
-            found = int(before[-1]) if before.size else -1
-        else:
-            after = bad[bad > cur]
-            found = int(after[0]) if after.size else -1
-        if found >= 0:
-            self.select_record(found)
-        else:
-            self.message.emit("no damaged record " + ("before" if backwards else "after") + " this one"
-                              + ("" if self.session.source.verified else " (data CRCs not checked yet: File > Verify Checksums)"))
-        return found
+        return self.goto.next_damaged(backwards)
 
     # -- copying ----------------------------------------------------------
     def copy_record_json(self) -> str:
@@ -693,7 +618,7 @@ class FileTab(QWidget):
         """Come back to the current row once the new file has it; stop reading the old file."""
         self._reopening_from = self.path
         row = self.current_record()
-        self._pending = GoTarget("record", row) if row >= 0 else None
+        self.goto.pending = GoTarget("record", row) if row >= 0 else None
         self.detail.clear()
         self.detail.wait()
 

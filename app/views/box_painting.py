@@ -11,7 +11,7 @@ from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QColor, QFont, QFontMetrics, QPainter, QPen
 
 from app.style import palette
-from codec.decode.images import BoundingBox
+from codec.decode.image_boxes import BoundingBox
 
 # Saturated colours that stay distinct from each other on photos and on white...
 BOX_COLORS = tuple(QColor(c) for c in (

@@ -58,12 +58,11 @@ from app.views.box_painting import box_rect, box_tooltip, paint_boxes
 from app.workers.background import PoolJobs
 from app.workers.worker import one_line
 from codec.decode.decoder import DecodedRecord
+from codec.decode.image_boxes import BoundingBox, find_boxes
 from codec.decode.images import (
     STRETCH_MINMAX,
-    BoundingBox,
     ImageRef,
     PixelValues,
-    find_boxes,
     find_images,
     main_image,
     pixel_values,
@@ -463,7 +462,7 @@ class ImagePreview(QWidget):
         self._refs = refs
         generation = self._generation
         stretch = self._stretch
-        main = main_image(refs)  # only the main image has boxes (see codec.decode.images.find_boxes)
+        main = main_image(refs)  # only the main image has boxes (see codec.decode.image_boxes.find_boxes)
         self._shown = [_Shown(ref, find_boxes(decoded, ref, labels) if ref is main else []) for ref in refs]
         self._build_cards()
         budget = INLINE_BUDGET_BYTES

@@ -37,7 +37,8 @@ from codec.decode.decoder import (
     record_features,
     shown_values,
 )
-from codec.decode.images import ImageRef, RawShape, find_boxes, find_images, main_image, needs_frame, thumbnail
+from codec.decode.image_boxes import find_boxes
+from codec.decode.images import ImageRef, RawShape, find_images, main_image, needs_frame, thumbnail
 from codec.decode.tensor_view import tensor_label
 from codec.decode.tensors import tensor_of
 from codec.errors import ImageDecodeError

@@ -7,8 +7,8 @@ decoded only as far as the checks and the hashes need.
 """
 from __future__ import annotations
 
+from codec.decode.image_boxes import box_issues
 from codec.decode.image_sniff import MAX_PIXELS  # larger images are not decoded (a decompression bomb is a few KB)
-from codec.decode.images import box_issues
 
 __all__ = ["MAX_PIXELS", "bbox_problems", "box_problems", "declared_format", "format_problem", "label_problems",
            "size_problem"]

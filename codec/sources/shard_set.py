@@ -32,9 +32,10 @@ from codec.format.framing import Compression, Problem, RecordInfo, RecordStatus
 from codec.index.record_index import RecordIndex
 from codec.index.scan import IndexProgress
 from codec.index.small_files import SMALL_BYTES
+from codec.sources.indexed_files import walked_file
 from codec.sources.pinned import PinnedRecord
 from codec.sources.protocol import RecordData
-from codec.sources.tfrecord_file import TFRecordFile, walked_file
+from codec.sources.tfrecord_file import TFRecordFile
 from codec.storage.listing import expand_entries
 
 MAX_OPEN = 64

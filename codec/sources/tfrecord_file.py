@@ -28,7 +28,7 @@ from codec.index.halves import scan_halves
 from codec.index.record_index import RecordIndex
 from codec.index.scan import PROGRESS_BYTES, IndexProgress, Scanner, data_crc_problem
 from codec.index.scan_sources import PlainSource, StreamSource
-from codec.index.small_files import SMALL_BYTES, WalkedFile, walk_small_file
+from codec.index.small_files import WalkedFile
 from codec.sources.byte_sources import ByteSource, LocalBytes, RemoteBytes
 from codec.sources.following import Follower
 from codec.sources.pinned import PinnedRecord
@@ -361,13 +361,13 @@ class TFRecordFile:
             except Exception:  # noqa: BLE001 - zran failed: fall back to the zlib checkpoints
                 with self.lock:
                     if self.stream_reader is reader:
-                        self.stream_reader = self._rebuild_checkpoints()
+                        self.stream_reader = self._zran.checkpoints(self.compression)
                 return self._inflater().read(pos, size)
 
     def _inflater(self) -> InflateReader | ZranReader:
         with self.lock:
             if self.stream_reader is None:
-                self.stream_reader = self._cached_zran() or self._rebuild_checkpoints()
+                self.stream_reader = self._cached_zran() or self._zran.checkpoints(self.compression)
             return self.stream_reader
 
     def _zran_possible(self) -> bool:
@@ -382,15 +382,6 @@ class TFRecordFile:
     def _cached_zran(self) -> ZranReader | None:
         """After a cache load of an undamaged GZIP or ZLIB file: random reads through a zran index."""
         return self._zran.reader(self.compression, self.stream_end) if self._zran_possible() else None
-
-    def _rebuild_checkpoints(self) -> InflateReader:
-        """After a cache load: one decompression pass to find checkpoints again."""
-        with self.byte_source.open_stream(streaming=True) as f, io_errors(self.path):
-            inflater = InflateScanner(f, self.compression)
-            for _ in inflater.chunks():
-                pass
-        return InflateReader(self.path, self.compression, inflater.checkpoints, inflater.out_pos,
-                             self.byte_source.checked_opener())
 
     def read_bytes(self, offset: int, size: int) -> bytes:
         """Raw bytes of the (uncompressed) stream, e.g. for a hex view."""
@@ -647,29 +638,4 @@ def open_tfrecord(path: str | os.PathLike, *, check_crc: bool = True, use_cache:
     return f
 
 
-def walked_file(path: str, *, check_crc: bool = True, use_cache: bool = True,
-                verify: bool = False) -> TFRecordFile | None:
-    """``path`` indexed in one read (:mod:`codec.index.small_files`) when it is a small, sound, plain
-    local file the index cache would not keep; None otherwise (open it as usual)."""
-    if "://" in path and _is_url(path):
-        return None
-    limit = min(SMALL_BYTES, index_cache.MIN_CACHED_BYTES - 1) if use_cache else SMALL_BYTES
-    walked = walk_small_file(path, verify, limit)
-    return None if walked is None else TFRecordFile(path, check_crc=check_crc, walked=walked)
-
-
-def indexed_file(path: str, *, check_crc: bool = True, use_cache: bool = True, info: dict | None = None,
-                 verify: bool = False) -> TFRecordFile:
-    """``path`` opened and indexed: a small plain file in one read, any other as :class:`TFRecordFile` does."""
-    f = walked_file(path, check_crc=check_crc, use_cache=use_cache, verify=verify) if info is None else None
-    if f is not None:
-        return f
-    f = TFRecordFile(path, check_crc=check_crc, use_cache=use_cache, info=info)
-    try:
-        return f.build_index(verify=verify)
-    except BaseException:
-        f.close()
-        raise
-
-
-__all__ = ["TFRecordFile", "indexed_file", "open_tfrecord", "walked_file"]
+__all__ = ["TFRecordFile", "open_tfrecord"]

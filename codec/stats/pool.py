@@ -102,7 +102,7 @@ class StatsRunner:
         return part
 
     def _run_one(self, task: StatsTask, result, part: TaskPart, progress) -> None:
-        from codec.sources.tfrecord_file import indexed_file
+        from codec.sources.indexed_files import indexed_file
 
         with indexed_file(task.path, info=task.info, **self.options) as f:
             f.payload, f.labels = self.payload, self.labels

@@ -16,6 +16,7 @@ import pytest
 
 from codec import TFRecordFile, write_records
 from codec.index import cache as index_cache
+from codec.sources.zran_reads import ZranIndexes
 from codec.storage import zran
 from codec.storage.file_identity import FileIdentity
 from codec.storage.zran import ZranReader
@@ -52,21 +53,21 @@ def _index(path) -> list[bytes]:
 
 
 def _no_rebuild(monkeypatch):
-    def fail(self):
-        raise AssertionError("_rebuild_checkpoints called: a full decompression pass")
+    def fail(self, compression):
+        raise AssertionError("ZranIndexes.checkpoints called: a full decompression pass")
 
-    monkeypatch.setattr(TFRecordFile, "_rebuild_checkpoints", fail)
+    monkeypatch.setattr(ZranIndexes, "checkpoints", fail)
 
 
 def _count_rebuilds(monkeypatch) -> list[int]:
     calls = [0]
-    real = TFRecordFile._rebuild_checkpoints
+    real = ZranIndexes.checkpoints
 
-    def counting(self):
+    def counting(self, compression):
         calls[0] += 1
-        return real(self)
+        return real(self, compression)
 
-    monkeypatch.setattr(TFRecordFile, "_rebuild_checkpoints", counting)
+    monkeypatch.setattr(ZranIndexes, "checkpoints", counting)
     return calls
 
 

@@ -13,13 +13,12 @@ from PIL import Image, JpegImagePlugin
 
 from codec.decode.decoder import DecodedRecord, decode_record
 from codec.decode.example_proto import SequenceExample
+from codec.decode.image_boxes import BoundingBox, find_boxes
 from codec.decode.image_sniff import probe_image, sniff_image
 from codec.decode.images import (
-    BoundingBox,
     ImageRef,
     RawShape,
     decode_image,
-    find_boxes,
     find_images,
     guess_raw_shape,
     main_image,
