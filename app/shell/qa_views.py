@@ -196,7 +196,8 @@ class QaViews(QObject):
             self._kept = -1
             return
         matches = rows.matches()
-        if matches is not None and len(matches) and int(matches[-1]) > kept and rows.rowCount():
+        if matches is not None and len(matches) and int(matches[-1]) > kept and rows.position_of(kept) < 0 \
+                and rows.rowCount():  # (a match outside the window's page is still a match: it waits)
             self.selection.select_record(rows.record_at(0))
             self._kept = -1
 
