@@ -29,15 +29,22 @@ _PNG = b"\x89PNG\r\n\x1a\n"
 
 @dataclass
 class InstanceMask:
-    """One object's mask: ``pixels`` a 2-D uint8 array (non-zero inside), or None with a ``problem``.
+    """One object's mask: ``pixels`` a 2-D integer array (non-zero inside), or None with a ``problem``.
 
-    ``object`` is the object's number in the record (None when a problem concerns the whole list).
+    ``object`` is the object's number in the record (None when a problem concerns the whole list);
+    ``class_id`` its ``image/object/class/label`` when the record has one for it (the colour to draw in).
     """
 
     key: str
     object: int | None
     pixels: np.ndarray | None = field(default=None, repr=False)
     problem: str | None = None
+    class_id: int | None = None
+
+    @property
+    def inside(self) -> np.ndarray | None:
+        """The mask as a bool array."""
+        return None if self.pixels is None else self.pixels != 0
 
     @property
     def area(self) -> int | None:
@@ -48,7 +55,7 @@ class InstanceMask:
 @dataclass
 class Keypoints:
     """A record's keypoints in pixels, in stored order: ``points`` an (N, 3) float64 array of x, y and
-    visibility (1 where the record has no visibility list); None with a ``problem``."""
+    visibility (without a visibility list: 1, or 0 for a missing NaN keypoint); None with a ``problem``."""
 
     points: np.ndarray | None = field(default=None, repr=False)
     problem: str | None = None
@@ -146,22 +153,28 @@ def _list_masks(values: list, features: Any, decoded: DecodedRecord) -> list[Ins
     elif len(values) != count * height * width:
         return [InstanceMask(MASK_KEY, None, problem=f"{MASK_KEY}: {len(values)} numbers, not {count} objects "
                                                      f"× {height} × {width} = {count * height * width}")]
-    stacked = (np.asarray(values, dtype=np.float64).reshape(count, height, width) != 0).astype(np.uint8)
+    # inside where the value is above 0, as the Object Detection API reads it (NaN is outside)
+    stacked = (np.asarray(values, dtype=np.float64).reshape(count, height, width) > 0).astype(np.uint8)
     return [InstanceMask(MASK_KEY, i, stacked[i]) for i in range(count)]
 
 
 def instance_masks(decoded: DecodedRecord) -> list[InstanceMask]:
     """The record's ``image/object/mask`` masks, one per object: PNG strings, or a flat float list of
-    objects × ``image/height`` × ``image/width`` (objects counted by the boxes); empty without masks."""
+    objects × ``image/height`` × ``image/width`` (objects counted by the boxes, inside where above 0);
+    empty without masks."""
     features = record_features(decoded)
     if features is None or MASK_KEY not in features:
         return []
     dtype, values = feature_values(features[MASK_KEY])
     if not values:
         return []
-    if dtype == "bytes":
-        return _png_masks(values)
-    return _list_masks(values, features, decoded)
+    masks = _png_masks(values) if dtype == "bytes" else _list_masks(values, features, decoded)
+    if "image/object/class/label" in features:
+        dtype, ids = feature_values(features["image/object/class/label"])
+        for mask in masks:
+            if dtype == "int64" and mask.object is not None and mask.object < len(ids):
+                mask.class_id = int(ids[mask.object])
+    return masks
 
 
 def _numbers(features: Any, key: str) -> list[float] | None:
@@ -181,7 +194,8 @@ def keypoints(decoded: DecodedRecord) -> Keypoints | None:
         return None
     if len(xs) != len(ys):
         return Keypoints(problem=f"{len(xs)} keypoint x values but {len(ys)} y values")
-    visible = [1.0] * len(xs)
+    # no visibility list: a keypoint is visible unless it is missing (NaN), as the Object Detection API decides
+    visible = [0.0 if math.isnan(x) or math.isnan(y) else 1.0 for x, y in zip(xs, ys)]
     if _VISIBILITY in features:
         given = _numbers(features, _VISIBILITY)
         if given is None or len(given) != len(xs):

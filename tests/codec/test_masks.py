@@ -70,6 +70,8 @@ def test_overlay_arrays_are_what_the_entries_count(reference_records):
     assert [int(np.count_nonzero(m.pixels)) for m in overlays.masks] == [35, 88]
     assert overlays.keypoints.points.shape == (6, 3) and overlays.keypoints.points.dtype == np.float64
     assert overlays.keypoints.points[:, 2].tolist() == [1, 1, 1, 1, 1, 0]
+    assert [m.class_id for m in overlays.masks] == [1, 2]
+    assert overlays.masks[1].inside.dtype == bool and int(overlays.masks[1].inside.sum()) == 88
     assert overlays.segmentation == []
 
 
@@ -94,9 +96,9 @@ def test_float_list_masks_are_objects_by_height_by_width(tmp_path):
     assert record_overlays(decoded).masks[0].pixels.tolist() == [[0, 0, 0, 0], [0, 1, 1, 0], [0, 0, 0, 0]]
 
 
-def test_float_list_masks_without_boxes_count_objects_from_the_length():
+def test_float_list_masks_without_boxes_count_objects_from_the_length_and_are_inside_above_zero():
     decoded = decode_record(example({"image/height": 2, "image/width": 2,
-                                     "image/object/mask": [0.0, 1.0, 0.0, 0.0, 1.0, 1.0, 1.0, 0.0]}))
+                                     "image/object/mask": [0.0, 1.0, -1.0, 0.0, 0.5, 1.0, 1.0, float("nan")]}))
     assert [(m["object"], m["area"]) for m in mask_entries(0, decoded)] == [(0, 1), (1, 3)]
 
 
@@ -158,11 +160,11 @@ def test_keypoints_take_the_image_size_from_the_image_when_the_record_does_not_s
     assert keypoint_entries(0, decoded)[0]["points"] == [[10.0, 5.0, 0]]
 
 
-def test_a_missing_keypoint_is_null_not_nan():
+def test_a_missing_keypoint_is_null_not_nan_and_invisible_without_a_visibility_list():
     decoded = decode_record(example({"image/height": 10, "image/width": 10,
                                      "image/object/keypoint/x": [float("nan"), 0.5],
                                      "image/object/keypoint/y": [float("nan"), 0.5]}))
-    assert keypoint_entries(0, decoded)[0]["points"] == [[None, None, 1], [5.0, 5.0, 1]]
+    assert keypoint_entries(0, decoded)[0]["points"] == [[None, None, 0], [5.0, 5.0, 1]]
     assert np.isnan(record_overlays(decoded).keypoints.points[0, 0])
 
 
