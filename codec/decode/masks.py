@@ -85,8 +85,9 @@ def _image_size(features: Any, decoded: DecodedRecord) -> tuple[int, int] | None
     sizes = []
     for key in ("image/height", "image/width"):
         dtype, values = feature_values(features[key]) if key in features else (None, [])
-        sizes.append(int(values[0]) if dtype == "int64" and len(values) == 1 and values[0] > 0 else None)
-    if None not in sizes:
+        if dtype == "int64" and len(values) == 1 and int(values[0]) > 0:
+            sizes.append(int(values[0]))
+    if len(sizes) == 2:
         return sizes[0], sizes[1]
     from codec.decode.images import find_images, main_image  # only for records that do not say their size
 
@@ -127,13 +128,14 @@ def _png_pixels(data: bytes, grey: bool) -> np.ndarray:
     return pixels.astype(np.uint8) if pixels.dtype == bool else pixels
 
 
-def _png_masks(values: list) -> list[InstanceMask]:
-    out = []
+def _pngs(key: str, values: list, grey: bool) -> list[tuple[int, np.ndarray | None, str | None]]:
+    """(value number, pixels, problem) of each PNG under ``key``: pixels or a one-line problem."""
+    out: list[tuple[int, np.ndarray | None, str | None]] = []
     for i, data in enumerate(values):
         try:
-            out.append(InstanceMask(MASK_KEY, i, _png_pixels(data, grey=True)))
+            out.append((i, _png_pixels(data, grey), None))
         except ValueError as exc:
-            out.append(InstanceMask(MASK_KEY, i, problem=f"{MASK_KEY}[{i}]: {exc}"))
+            out.append((i, None, f"{key}[{i}]: {exc}"))
     return out
 
 
@@ -168,7 +170,8 @@ def instance_masks(decoded: DecodedRecord) -> list[InstanceMask]:
     dtype, values = feature_values(features[MASK_KEY])
     if not values:
         return []
-    masks = _png_masks(values) if dtype == "bytes" else _list_masks(values, features, decoded)
+    masks = ([InstanceMask(MASK_KEY, *found) for found in _pngs(MASK_KEY, values, grey=True)] if dtype == "bytes"
+             else _list_masks(values, features, decoded))
     if "image/object/class/label" in features:
         dtype, ids = feature_values(features["image/object/class/label"])
         for mask in masks:
@@ -221,16 +224,11 @@ def segmentation_maps(decoded: DecodedRecord) -> list[SegmentationMap]:
     features = record_features(decoded)
     if features is None:
         return []
-    out = []
+    out: list[SegmentationMap] = []
     for key in sorted(k for k in features if _segmentation_key(k)):
         dtype, values = feature_values(features[key])
-        if dtype != "bytes":
-            continue
-        for i, data in enumerate(values):
-            try:
-                out.append(SegmentationMap(key, i, _png_pixels(data, grey=False)))
-            except ValueError as exc:
-                out.append(SegmentationMap(key, i, problem=f"{key}[{i}]: {exc}"))
+        if dtype == "bytes":
+            out.extend(SegmentationMap(key, *found) for found in _pngs(key, values, grey=False))
     return out
 
 
