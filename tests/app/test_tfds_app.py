@@ -270,3 +270,22 @@ def test_a_zlib_tensor_shows_in_the_tree_as_cat_json_reads_it(window, qtbot, cap
     assert shown["dtype"] == want["dtype"] and hashlib.sha256(array.tobytes()).hexdigest() == want["sha256"]
     assert model.index(7, 0, mask).data() == "[1, 1]"  # values by their place in the shape
     assert not model.flags(model.index(7, 2, mask)) & Qt.ItemFlag.ItemIsEditable
+
+
+def test_audio_and_video_show_in_the_tree_as_their_tensors(window, qtbot):
+    media = FIXTURES / "tfds_media" / "lens_media_demo" / "1.0.0"
+    want = json.loads((FIXTURES / "tfds_media" / "MANIFEST.json").read_text())[
+        "tfds_media/lens_media_demo/1.0.0"]["splits"]["train"]["records"][1]
+    tab = open_dataset(window, qtbot, media)
+    tab.select_record(1)
+    tab.detail.tabs.setCurrentIndex(TREE_TAB)
+    model = tab.detail.tree_model
+    qtbot.waitUntil(lambda: tab.detail.current_record() == 1 and model.root_index().isValid(), timeout=TIMEOUT)
+    root = model.root_index()
+    rows = {model.index(r, 0, root).data(): model.index(r, 0, root) for r in range(model.rowCount(root))}
+    assert rows["audio"].siblingAtColumn(1).data() == "int16 [6400] audio 16000 Hz"
+    assert rows["video"].siblingAtColumn(1).data() == "uint8 [2, 12, 16, 3] video of png frames"
+    for key in ("audio", "video"):
+        shown = json.loads(model.json_text(rows[key]))
+        array = np.array(shown["values"], dtype=shown["dtype"]).reshape(want[key]["shape"])
+        assert hashlib.sha256(array.tobytes()).hexdigest() == want[key]["sha256"]

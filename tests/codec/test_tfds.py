@@ -535,3 +535,19 @@ def test_cat_json_of_the_media_folder(capsys):
     want = MEDIA_REFERENCE["splits"]["train"]["records"]
     assert [(line["split"], line["features"]["audio"], line["features"]["video"]) for line in lines] == [
         ("train", r["audio"], r["video"]) for r in want]
+
+
+def test_the_tree_shows_audio_and_short_videos_as_their_tensors(monkeypatch):
+    from codec.datasets import tfds
+    from codec.decode.decoder import build_tree
+
+    payload = TfdsDataset.open(MEDIA).payload()
+    decoded = payload.decode(_records(next(iter(TfdsDataset.open(MEDIA).splits["train"].files)))[0])
+    tree, kinds = tfds.with_decoded_tensors(decoded, build_tree(decoded))
+    nodes = {node.name: node for node in tree.children}
+    assert sorted(kinds.values()) == ["int16 [7200] audio 16000 Hz", "uint8 [3, 12, 16, 3] video of png frames"]
+    assert nodes["video"].role == "tensor" and nodes["label"].role != "tensor"
+    monkeypatch.setattr(tfds, "MAX_TREE_VIDEO_VALUES", 3 * 12 * 16 * 3 - 1)  # longer: the stored frames stay
+    tree, kinds = tfds.with_decoded_tensors(decoded, build_tree(decoded))
+    assert list(kinds.values()) == ["int16 [7200] audio 16000 Hz"]
+    assert next(node for node in tree.children if node.name == "video").role != "tensor"
