@@ -167,18 +167,20 @@ def parse_spec(obj: Any, where: str = "features", depth: int = 0) -> FeatureSpec
         return FeatureSpec("bbox", type_name, dtype=dtype, shape=shape or (4,),
                            bbox_format=str(_get(body, "bboxFormat", "bbox_format", default="REL_YXYX")))
     if kind == "video":
-        return _video_spec(body, type_name, dtype, shape, where)
+        return _video_spec(body, type_name, dtype, shape)
     if kind == "audio":
         return _audio_spec(body, type_name, dtype, shape, where)
     encoding = str(_get(body, "encoding", default="none") or "none").lower()
     return FeatureSpec(kind, type_name, dtype=dtype, shape=shape, encoding=encoding)
 
 
-def _video_spec(body: dict, type_name: str, dtype: str, shape: tuple, where: str) -> FeatureSpec:
-    """video_feature.py: a Sequence of ``shape[0]`` Images of shape ``shape[1:]``, one encoded frame each."""
+def _video_spec(body: dict, type_name: str, dtype: str, shape: tuple) -> FeatureSpec:
+    """video_feature.py: a Sequence of ``shape[0]`` Images of shape ``shape[1:]``, one encoded frame each;
+    any other rank is a feature this reader does not decode."""
     shape = shape or (None, None, None, 3)
     if len(shape) != 4:
-        raise SchemaError(f"features.json: {where} is a Video of shape {list(shape)}, not [frames, h, w, c]")
+        dims = ", ".join("-1" if d is None else str(d) for d in shape)
+        return FeatureSpec("unknown", f"{type_name} of shape [{dims}] (not [frames, height, width, channels])")
     frame = FeatureSpec("image", "Image", dtype=dtype, shape=shape[1:],
                         encoding=str(_get(body, "encodingFormat", "encoding_format", default="") or "png"))
     return FeatureSpec("video", type_name, dtype=dtype, shape=shape, feature=frame, length=shape[0])

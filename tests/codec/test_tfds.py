@@ -499,17 +499,18 @@ def test_videos_of_png_and_jpeg_frames(tmp_path):
 
 
 def test_video_that_does_not_fit_its_spec_is_a_note(tmp_path):
-    spec = _dict({"short": _video([2, 4, 6, 3]), "broken": _video([-1, 4, 6, 3]),
+    spec = _dict({"short": _video([2, 4, 6, 3]), "broken": _video([-1, 4, 6, 3]), "flat": _video([-1, 4]),
                   "clips": {"pythonClassName": PREFIX + "sequence_feature.Sequence",
                             "sequence": {"feature": _video([-1, 4, 6, 3]), "length": "-1"}}})
     frame = _png(np.zeros((4, 6, 3), np.uint8))
     folder = _write(tmp_path / "bad", "bad", spec, {"train": [
-        example({"short": [frame], "broken": [frame, b"not a png"], "clips": [frame]})]})
+        example({"short": [frame], "broken": [frame, b"not a png"], "clips": [frame], "flat": [frame]})]})
     _, payload, [record] = _decode_all(folder)
     out = payload.features_json(record)
     assert "1 frames, the spec says 2" in out["short"]["note"]
     assert "does not decode" in out["broken"]["note"]
     assert "Video inside a Sequence" in out["clips"]["note"]
+    assert "Video of shape [-1, 4] (not [frames" in out["flat"]["note"]  # the rest of the dataset still opens
     json.dumps(out)
 
 
