@@ -459,18 +459,41 @@ def decoded_image(decoded: DecodedRecord, key: str, index: int = 0):
     return value.array
 
 
+# The most values a decoded Video puts in the Tree (each one a row's Python object); a longer video
+# shows its stored frames there instead.
+MAX_TREE_VIDEO_VALUES = 1 << 20
+
+
 def encoded_tensors(decoded: DecodedRecord) -> dict[str, Any]:
-    """Tensor features the Example stores as bytes (ZLIB or BYTES encoding), decoded: key -> array, as
-    ``cat --json`` reads them; empty for a record not decoded by a TFDS spec."""
+    """Features whose stored form is not their tensor, decoded: key -> array, as ``cat --json`` reads them:
+    tensors stored as bytes (ZLIB or BYTES encoding), Audio samples (stored widened to int64 or float32)
+    and Video frames (stored as PNG/JPEG) up to MAX_TREE_VIDEO_VALUES; empty for a record not decoded by a
+    TFDS spec."""
     values = decoded.value if isinstance(decoded.value, dict) else {}
-    return {key: value.array for key, value in values.items()
-            if isinstance(value, FeatureValue) and value.leaf.spec.kind == "tensor" and value.note is None
-            and value.leaf.spec.encoding != "none" and value.array is not None}
+    out = {}
+    for key, value in values.items():
+        if not isinstance(value, FeatureValue) or value.note is not None or value.array is None:
+            continue
+        kind = value.leaf.spec.kind
+        if (kind == "tensor" and value.leaf.spec.encoding != "none") or kind == "audio" \
+                or (kind == "video" and value.array.size <= MAX_TREE_VIDEO_VALUES):
+            out[key] = value.array
+    return out
+
+
+def _stored_as(spec: FeatureSpec) -> str:
+    """What the Tree's Type column adds after a decoded feature's ``dtype [shape]``: how it is stored."""
+    if spec.kind == "video" and spec.feature is not None:
+        return f"video of {spec.feature.encoding} frames"
+    if spec.kind == "audio":
+        rate = f" {spec.sample_rate} Hz" if spec.sample_rate is not None else ""
+        return "audio" + rate + (f" {spec.encoding}" if spec.encoding != "none" else "")
+    return spec.encoding
 
 
 def with_decoded_tensors(decoded: DecodedRecord, tree: TreeNode) -> tuple[TreeNode, dict[int, str]]:
-    """``tree`` (an Example's, from ``build_tree``) with each encoded tensor feature's bytes replaced by
-    the tensor (role "tensor", its array as ``detail``), and {id(node): ``uint8 [6, 6] zlib``} of them."""
+    """``tree`` (an Example's, from ``build_tree``) with each feature of :func:`encoded_tensors` replaced by
+    its tensor (role "tensor", its array as ``detail``), and {id(node): ``uint8 [6, 6] zlib``} of them."""
     arrays = encoded_tensors(decoded)
     if not arrays or tree.role != "example":
         return tree, {}
@@ -483,7 +506,7 @@ def with_decoded_tensors(decoded: DecodedRecord, tree: TreeNode) -> tuple[TreeNo
         if array is not None:
             node = tensor_tree(np.asarray(array))
             node.name, node.path = child.name, child.path
-            kinds[id(node)] = f"{tensor_label(node.detail)} {decoded.value[child.name].leaf.spec.encoding}"
+            kinds[id(node)] = f"{tensor_label(node.detail)} {_stored_as(decoded.value[child.name].leaf.spec)}"
             child = node
         children.append(child)
     return TreeNode(tree.name, tree.role, tree.dtype, tree.values, children, tree.path, tree.detail), kinds

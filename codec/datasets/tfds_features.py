@@ -6,8 +6,9 @@ into Example keys joined by "/" (``objects/bbox``) and stores each as
 tensorflow_datasets/core/example_serializer.py does: integers and bools in an
 int64_list, floats (float16/32/64) in a float_list, strings and encoded data in
 a bytes_list; a ``Sequence`` adds a leading length dimension and its elements'
-values are concatenated. Decoding follows example_parser.py and each feature's
-``decode_example``.
+values are concatenated. ``Audio`` is a Tensor of PCM samples with a ``sample_rate``;
+``Video`` is a Sequence of encoded Image frames. Decoding follows example_parser.py
+and each feature's ``decode_example``.
 """
 from __future__ import annotations
 
@@ -30,15 +31,17 @@ MAX_TENSOR_BYTES = 1 << 28
 # Deepest nesting of FeaturesDicts and Sequences read from features.json.
 MAX_SPEC_DEPTH = 64
 _CONTENT_KINDS = {"featuresDict": "dict", "tensor": "tensor", "classLabel": "class_label", "image": "image",
-                  "boundingBox": "bbox", "text": "text", "sequence": "sequence"}
+                  "boundingBox": "bbox", "text": "text", "sequence": "sequence", "audio": "audio",
+                  "video": "video"}
 _CLASS_KINDS = {"Scalar": "scalar", "BBoxFeature": "bbox", "ClassLabel": "class_label", "Text": "text",
                 "Image": "image", "Tensor": "tensor", "Sequence": "sequence", "FeaturesDict": "dict"}
 
 
 @dataclass
 class FeatureSpec:
-    """One feature of the spec. ``kind``: dict, tensor, scalar, class_label, image, bbox, text, sequence, or
-    unknown (a type this reader does not decode; ``type_name`` names it)."""
+    """One feature of the spec. ``kind``: dict, tensor, scalar, class_label, image, bbox, text, sequence,
+    audio (a tensor of samples), video (a Sequence of Image frames: ``feature``, ``length``), or unknown (a
+    type this reader does not decode; ``type_name`` names it)."""
 
     kind: str
     type_name: str
@@ -50,6 +53,7 @@ class FeatureSpec:
     children: dict[str, FeatureSpec] = field(default_factory=dict)  # FeaturesDict
     feature: FeatureSpec | None = None  # Sequence
     length: int | None = None  # Sequence: None when it varies
+    sample_rate: int | None = None  # Audio, when the spec gives it
 
     def describe(self) -> str:
         """``Tensor float32 [4] zlib``: the type and what decoding needs to know of it."""
@@ -60,8 +64,12 @@ class FeatureSpec:
         text = f"{self.type_name} {self.dtype} [{dims}]"
         if self.kind == "bbox":
             text += f" {self.bbox_format}"
-        if self.encoding != "none":
+        if self.kind == "video" and self.feature is not None:
+            text += f" {self.feature.encoding}"
+        elif self.encoding != "none":
             text += f" {self.encoding}"
+        if self.sample_rate is not None:
+            text += f" {self.sample_rate} Hz"
         return text
 
 
@@ -158,8 +166,39 @@ def parse_spec(obj: Any, where: str = "features", depth: int = 0) -> FeatureSpec
     if kind == "bbox":
         return FeatureSpec("bbox", type_name, dtype=dtype, shape=shape or (4,),
                            bbox_format=str(_get(body, "bboxFormat", "bbox_format", default="REL_YXYX")))
+    if kind == "video":
+        return _video_spec(body, type_name, dtype, shape)
+    if kind == "audio":
+        return _audio_spec(body, type_name, dtype, shape, where)
     encoding = str(_get(body, "encoding", default="none") or "none").lower()
     return FeatureSpec(kind, type_name, dtype=dtype, shape=shape, encoding=encoding)
+
+
+def _video_spec(body: dict, type_name: str, dtype: str, shape: tuple) -> FeatureSpec:
+    """video_feature.py: a Sequence of ``shape[0]`` Images of shape ``shape[1:]``, one encoded frame each;
+    any other rank is a feature this reader does not decode."""
+    shape = shape or (None, None, None, 3)
+    if len(shape) != 4:
+        dims = ", ".join("-1" if d is None else str(d) for d in shape)
+        return FeatureSpec("unknown", f"{type_name} of shape [{dims}] (not [frames, height, width, channels])")
+    frame = FeatureSpec("image", "Image", dtype=dtype, shape=shape[1:],
+                        encoding=str(_get(body, "encodingFormat", "encoding_format", default="") or "png"))
+    return FeatureSpec("video", type_name, dtype=dtype, shape=shape, feature=frame, length=shape[0])
+
+
+def _audio_spec(body: dict, type_name: str, dtype: str, shape: tuple, where: str) -> FeatureSpec:
+    """audio_feature.py: a Tensor of samples (``shape`` [n] or [n, channels]) and its ``sample_rate``; with
+    ``lazy_decode`` the Example holds the audio file's bytes, which this reader does not decode."""
+    rate = _get(body, "sampleRate", "sample_rate")
+    try:
+        rate = None if rate in (None, "", 0, "0") else int(rate)
+    except (TypeError, ValueError):
+        raise SchemaError(f"features.json: {where} has a sample rate that is not a number") from None
+    if _get(body, "lazyDecode", "lazy_decode"):
+        return FeatureSpec("unknown", f"{type_name} (lazy_decode)")
+    encoding = str(_get(body, "encoding", default="none") or "none").lower()
+    return FeatureSpec("audio", type_name, dtype=str(_get(body, "dtype") or "int64"),
+                       shape=shape or (None,), encoding=encoding, sample_rate=rate)
 
 
 _LEGACY_PROTOS = {"FeaturesDict": "featuresDict", "TensorFeature": "tensor", "ClassLabel": "classLabel",
@@ -191,10 +230,12 @@ def _from_legacy(obj: dict, where: str) -> dict:
         out["classLabel"] = {"numClasses": content.get("num_classes"), "names": content.get("names")}
     elif short == "Text":
         out["text"] = {}
-    elif short in ("Image", "Tensor", "Scalar", "BBoxFeature"):
+    elif short in ("Image", "Tensor", "Scalar", "BBoxFeature", "Audio", "Video"):
         body = {"shape": _legacy_shape(content.get("shape")), "dtype": content.get("dtype")}
-        body.update({k: content[k] for k in ("encoding", "encoding_format") if content.get(k)})
-        out[{"Image": "image", "BBoxFeature": "boundingBox"}.get(short, "tensor")] = body
+        body.update({k: content[k] for k in ("encoding", "encoding_format", "sample_rate", "lazy_decode")
+                     if content.get(k)})
+        out[{"Image": "image", "BBoxFeature": "boundingBox", "Audio": "audio", "Video": "video"}.get(
+            short, "tensor")] = body
     else:
         out[short] = content
     return out
@@ -379,14 +420,26 @@ def _decode_leaf(features: Any, leaf: Leaf, value: FeatureValue) -> None:
         value.text = texts if seq else _one(texts, leaf)
     elif spec.kind == "image":
         value.encoded = [bytes(v) for v in _values(features, leaf.key, "bytes", optional)]
-        pixels = [decode_image_bytes(b, spec, leaf.key) for b in value.encoded]
-        value.array = _stack(pixels, ((0,) + spec.shape), _numpy_dtype(spec.dtype), leaf.key) if seq \
-            else _one(pixels, leaf)
+        value.array = _frames(value.encoded, spec, leaf.key) if seq \
+            else _one([decode_image_bytes(b, spec, leaf.key) for b in value.encoded], leaf)
+    elif spec.kind == "video" and spec.feature is not None:
+        if seq:
+            raise _Bad(f"{leaf.key!r}: a Video inside a Sequence is not decoded; showing the Example's values")
+        value.encoded = [bytes(v) for v in _values(features, leaf.key, "bytes", spec.length is None)]
+        if spec.length is not None and len(value.encoded) != spec.length:
+            raise _Bad(f"{leaf.key!r} holds {len(value.encoded)} frames, the spec says {spec.length}")
+        value.array = _frames(value.encoded, spec.feature, leaf.key)
     else:
         value.array = _decode_tensor(features, leaf)
 
 
 # ---------------------------------------------------------------- images
+
+
+def _frames(encoded: list[bytes], spec: FeatureSpec, key: str) -> np.ndarray:
+    """A Sequence of Images (a Video's frames too) decoded and stacked: [n, H, W, C]."""
+    pixels = [decode_image_bytes(b, spec, key) for b in encoded]
+    return _stack(pixels, (0,) + spec.shape, _numpy_dtype(spec.dtype), key)
 
 
 def decode_image_bytes(data: bytes, spec: FeatureSpec, key: str = "image") -> np.ndarray:
@@ -480,7 +533,7 @@ def _image_like(array: np.ndarray) -> bool:
             and (array.ndim == 2 or (array.ndim == 3 and array.shape[2] in (1, 3, 4))))
 
 
-def _pixels_json(array: np.ndarray) -> dict:
+def _digest_json(array: np.ndarray) -> dict:
     little = np.ascontiguousarray(array).astype(array.dtype.newbyteorder("<"), copy=False)
     return {"dtype": array.dtype.name, "shape": [int(n) for n in array.shape],
             # An ndarray is a buffer; numpy's stubs say so only from Python 3.12 (this checks 3.10).
@@ -488,8 +541,9 @@ def _pixels_json(array: np.ndarray) -> dict:
 
 
 def feature_json(value: FeatureValue) -> Any:
-    """One leaf for ``cat --json``: ``{"value", "name"}`` for class labels, a string for text, images (and
-    image-like tensors) as ``{"dtype", "shape", "sha256"}``, tensors as ``{"dtype", "shape", "values"}``;
+    """One leaf for ``cat --json``: ``{"value", "name"}`` for class labels, a string for text, images, videos
+    (and image-like tensors) as ``{"dtype", "shape", "sha256"}``, audio as that and ``"sample_rate"``,
+    tensors as ``{"dtype", "shape", "values"}``;
     a fallback as ``{"note", "example"}`` with the Example's own features in protobuf's JSON mapping."""
     spec = value.leaf.spec
     if value.note is not None:
@@ -502,8 +556,10 @@ def feature_json(value: FeatureValue) -> Any:
         return {"value": ids, "name": names}
     if spec.kind == "text":
         return value.text
-    if spec.kind == "image" or _image_like(value.array):
-        return _pixels_json(value.array)
+    if spec.kind == "audio":
+        return {**_digest_json(value.array), "sample_rate": spec.sample_rate}
+    if spec.kind in ("image", "video") or _image_like(value.array):
+        return _digest_json(value.array)
     from codec.decode.tensors import tensor_json
 
     out = tensor_json(value.array)
@@ -531,7 +587,7 @@ def flat_values(value: FeatureValue) -> dict[str, tuple[str, list]]:
     if spec.kind == "text":
         texts = value.text if isinstance(value.text, list) else [value.text]
         return {key: ("bytes", [t.encode("utf-8") for t in texts])}
-    if spec.kind == "image":
+    if spec.kind in ("image", "video"):
         return {key: ("bytes", list(value.encoded))}
     from codec.decode.payloads import array_values
 

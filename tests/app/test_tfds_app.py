@@ -53,6 +53,17 @@ def open_dataset(window, qtbot, path=DATASET) -> ShardSetTab:
     return wait_done(qtbot, tab, TIMEOUT)
 
 
+def tree_rows(qtbot, tab, record: int) -> tuple:
+    """Show ``record`` in the Tree tab; its tree model and {feature key: row index} of the Example's features."""
+    tab.select_record(record)
+    tab.detail.tabs.setCurrentIndex(TREE_TAB)
+    model = tab.detail.tree_model
+    qtbot.waitUntil(lambda: tab.detail.current_record() == record and model.root_index().isValid(),
+                    timeout=TIMEOUT)
+    root = model.root_index()
+    return model, {model.index(r, 0, root).data(): model.index(r, 0, root) for r in range(model.rowCount(root))}
+
+
 def gallery_tiles(qtbot, tab, side: int = 160) -> list:
     """Show the gallery and wait until every record's tile and caption are made; the tiles in row order."""
     gallery = tab.qa.gallery
@@ -252,12 +263,7 @@ def test_auto_shows_the_picture_with_its_boxes_not_the_depth_map(window, qtbot, 
 
 def test_a_zlib_tensor_shows_in_the_tree_as_cat_json_reads_it(window, qtbot, capsys):
     tab = open_dataset(window, qtbot)
-    tab.select_record(0)
-    tab.detail.tabs.setCurrentIndex(TREE_TAB)
-    model = tab.detail.tree_model
-    qtbot.waitUntil(lambda: tab.detail.current_record() == 0 and model.root_index().isValid(), timeout=TIMEOUT)
-    root = model.root_index()
-    rows = {model.index(r, 0, root).data(): model.index(r, 0, root) for r in range(model.rowCount(root))}
+    model, rows = tree_rows(qtbot, tab, 0)
     assert main(["cat", "--json", "--range", "0:1", os.fspath(DATASET)]) == 0
     line = json.loads(capsys.readouterr().out)
     assert rows["id"].siblingAtColumn(2).data() == str(line["features"]["id"]["values"][0])  # the same record
@@ -270,3 +276,16 @@ def test_a_zlib_tensor_shows_in_the_tree_as_cat_json_reads_it(window, qtbot, cap
     assert shown["dtype"] == want["dtype"] and hashlib.sha256(array.tobytes()).hexdigest() == want["sha256"]
     assert model.index(7, 0, mask).data() == "[1, 1]"  # values by their place in the shape
     assert not model.flags(model.index(7, 2, mask)) & Qt.ItemFlag.ItemIsEditable
+
+
+def test_audio_and_video_show_in_the_tree_as_their_tensors(window, qtbot):
+    media = FIXTURES / "tfds_media" / "lens_media_demo" / "1.0.0"
+    want = json.loads((FIXTURES / "tfds_media" / "MANIFEST.json").read_text())[
+        "tfds_media/lens_media_demo/1.0.0"]["splits"]["train"]["records"][1]
+    model, rows = tree_rows(qtbot, open_dataset(window, qtbot, media), 1)
+    assert rows["audio"].siblingAtColumn(1).data() == "int16 [6400] audio 16000 Hz"
+    assert rows["video"].siblingAtColumn(1).data() == "uint8 [2, 12, 16, 3] video of png frames"
+    for key in ("audio", "video"):
+        shown = json.loads(model.json_text(rows[key]))
+        array = np.array(shown["values"], dtype=shown["dtype"]).reshape(want[key]["shape"])
+        assert hashlib.sha256(array.tobytes()).hexdigest() == want[key]["sha256"]

@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
+from codec.datasets import tfds_features
 from codec.datasets.tfds import TfdsDataset, boxes, decoded_image, find_tfds_dir
 from codec.decode.decoder import RecordKind
 from codec.errors import SchemaError
@@ -23,6 +24,8 @@ from tests.builders import FIXTURES, example
 
 DEMO = FIXTURES / "payloads" / "tfds" / "lens_tfds_demo" / "1.2.0"
 REFERENCE = json.loads((FIXTURES / "payloads" / "MANIFEST.json").read_text())["tfds/lens_tfds_demo/1.2.0"]
+MEDIA = FIXTURES / "tfds_media" / "lens_media_demo" / "1.0.0"
+MEDIA_REFERENCE = json.loads((FIXTURES / "tfds_media" / "MANIFEST.json").read_text())["tfds_media/lens_media_demo/1.0.0"]
 PREFIX = "tensorflow_datasets.core.features."
 
 
@@ -300,17 +303,17 @@ def test_sequences_of_a_single_feature(tmp_path):
 
 
 def test_unknown_feature_type_falls_back_with_a_note(tmp_path):
-    spec = _dict({"audio": {"pythonClassName": PREFIX + "audio_feature.Audio",
-                            "audio": {"dtype": "int64", "shape": {"dimensions": ["-1"]}, "sampleRate": "16000"}},
+    spec = _dict({"wave": {"pythonClassName": "my_project.features.Waveform",
+                           "waveform": {"dtype": "int64", "shape": {"dimensions": ["-1"]}}},
                   "id": _tensor("int64", [], cls="scalar.Scalar")})
-    folder = _write(tmp_path / "audio", "audio", spec, {"train": [example({"audio": [1, -2, 3], "id": [9]})]})
+    folder = _write(tmp_path / "wave", "wave", spec, {"train": [example({"wave": [1, -2, 3], "id": [9]})]})
     _, payload, [record] = _decode_all(folder)
-    assert record.kind is RecordKind.EXAMPLE and "Audio" in record.note
+    assert record.kind is RecordKind.EXAMPLE and "Waveform" in record.note
     out = payload.features_json(record)
     assert out["id"] == {"dtype": "int64", "shape": [], "values": [9]}
-    assert "Audio" in out["audio"]["note"]
-    assert out["audio"]["example"] == {"audio": {"int64List": {"value": ["1", "-2", "3"]}}}
-    assert payload.features_flat(record)["audio"] == ("int64", [1, -2, 3])
+    assert "Waveform" in out["wave"]["note"]
+    assert out["wave"]["example"] == {"wave": {"int64List": {"value": ["1", "-2", "3"]}}}
+    assert payload.features_flat(record)["wave"] == ("int64", [1, -2, 3])
 
 
 def test_malformed_records_are_notes_not_exceptions(tmp_path):
@@ -394,3 +397,158 @@ def test_legacy_features_json(tmp_path):
     _, payload, [record] = _decode_all(folder)
     assert payload.features_json(record) == {"label": {"value": 1, "name": "yes"},
                                              "vec": {"dtype": "int64", "shape": [2, 2], "values": [1, 2, 3, 4]}}
+
+
+# ---------------------------------------------------------------- Audio and Video
+# audio_feature.py: a Tensor of samples (its dtype, its encoding) with sample_rate beside it in the spec;
+# video_feature.py: a Sequence of Image frames, one PNG/JPEG per frame in a bytes_list.
+
+
+def _audio(dtype, dims=("-1",), rate="16000", encoding="NONE", **extra):
+    body = {"dtype": dtype, "encoding": encoding, "shape": {"dimensions": list(dims)}, **extra}
+    if rate is not None:
+        body["sampleRate"] = rate
+    return {"pythonClassName": PREFIX + "audio_feature.Audio", "audio": body}
+
+
+def _video(dims, dtype="uint8", fmt="png"):
+    return {"pythonClassName": PREFIX + "video_feature.Video",
+            "video": {"dtype": dtype, "encodingFormat": fmt, "shape": {"dimensions": [str(d) for d in dims]}}}
+
+
+def test_every_media_record_matches_what_tfds_reads():
+    dataset = TfdsDataset.open(MEDIA)
+    payload = dataset.payload()
+    assert [f"{leaf.key}: {leaf.spec.describe()}" for leaf in dataset.leaves] == [
+        "audio: Audio int16 [-1] 16000 Hz", "label: ClassLabel (3 classes)", "video: Video uint8 [-1, 12, 16, 3] png"]
+    for split, expected in MEDIA_REFERENCE["splits"].items():
+        records = [r for path in dataset.splits[split].files for r in _records(path)]
+        assert len(records) == len(expected["records"]) == 6
+        for i, (data, want) in enumerate(zip(records, expected["records"])):
+            decoded = payload.decode(data)
+            assert decoded.note is None, (split, i)
+            out = _json(payload.features_json(decoded))
+            assert (out["audio"], out["video"]) == (want["audio"], want["video"]), (split, i)
+            assert out["label"]["name"] in ("speech", "music", "noise")
+            flat = payload.features_flat(decoded)
+            assert flat["audio"][0] == "int64" and len(flat["audio"][1]) == want["audio"]["shape"][0]
+            assert flat["video"][0] == "bytes" and len(flat["video"][1]) == want["video"]["shape"][0]
+
+
+def test_float_audio_and_two_audio_features_in_one_dataset(tmp_path):
+    rng = np.random.default_rng(11)
+    spec = _dict({"mic": _audio("float32", ("-1", "2"), "44100"), "speech": _audio("int16", rate="8000"),
+                  "hifi": _audio("float64", rate=None), "packed": _audio("int32", encoding="ZLIB")})
+    rows, expected = [], []
+    for n in (0, 3, 50):
+        mic = rng.uniform(-1, 1, (n, 2)).astype(np.float32)
+        speech = rng.integers(-2**15, 2**15, n, dtype=np.int64).astype(np.int16)
+        hifi = rng.normal(size=n)
+        packed = rng.integers(-2**31, 2**31, n, dtype=np.int64).astype(np.int32)
+        rows.append(example({"mic": mic.reshape(-1), "speech": speech.astype(np.int64), "hifi": hifi,
+                             "packed": zlib.compress(packed.tobytes())}))
+        # float64 samples travel in a float_list (float32) and come back as float64, as TFDS casts them
+        expected.append({"mic": _pixels_json(mic) | {"sample_rate": 44100},
+                         "speech": _pixels_json(speech) | {"sample_rate": 8000},
+                         "hifi": _pixels_json(hifi.astype(np.float32).astype(np.float64)) | {"sample_rate": None},
+                         "packed": _pixels_json(packed) | {"sample_rate": 16000}})
+    folder = _write(tmp_path / "sounds", "sounds", spec, {"train": rows})
+    dataset, payload, decoded = _decode_all(folder)
+    assert {leaf.key: leaf.spec.describe() for leaf in dataset.leaves}["mic"] == "Audio float32 [-1, 2] 44100 Hz"
+    for record, want in zip(decoded, expected):
+        assert record.note is None
+        assert _json(payload.features_json(record)) == want
+    assert decoded[2].value["mic"].array.shape == (50, 2)
+    big_endian = np.arange(3, dtype=">f4")  # the hash is of little-endian samples whatever the machine's order
+    assert _json(tfds_features.feature_json(tfds_features.FeatureValue(
+        dataset.leaves[0], array=big_endian)))["sha256"] == _pixels_json(big_endian.astype("<f4"))["sha256"]
+
+
+def test_audio_that_does_not_fit_its_spec_is_a_note(tmp_path):
+    spec = _dict({"stereo": _audio("int16", ("-1", "2")), "lazy": _audio("int64", lazyDecode=True)})
+    folder = _write(tmp_path / "bad", "bad", spec, {"train": [example({"stereo": [1, 2, 3], "lazy": [b"RIFF"]})]})
+    _, payload, [record] = _decode_all(folder)
+    out = payload.features_json(record)
+    assert "3 values do not fit shape [-1, 2]" in out["stereo"]["note"]
+    assert out["stereo"]["example"] == {"stereo": {"int64List": {"value": ["1", "2", "3"]}}}
+    assert "lazy_decode" in out["lazy"]["note"]  # the Example holds the audio file: not decoded here
+
+
+def test_videos_of_png_and_jpeg_frames(tmp_path):
+    rng = np.random.default_rng(5)
+    spec = _dict({"clip": _video([-1, 4, 6, 3]), "grey": _video([2, 4, 6, 1]), "cam": _video([-1, 8, 8, 3],
+                                                                                           fmt="jpeg")})
+    frames = [rng.integers(0, 256, (4, 6, 3), dtype=np.uint8) for _ in range(3)]
+    grey = [np.full((4, 6), v, np.uint8) for v in (0, 255)]
+    jpeg = io.BytesIO()
+    Image.fromarray(np.full((8, 8, 3), 128, np.uint8)).save(jpeg, "JPEG")
+    rows = [example({"clip": [_png(f) for f in frames], "grey": [_png(g) for g in grey],
+                     "cam": [jpeg.getvalue()]}),
+            example({"grey": [_png(g) for g in grey]})]  # a video of unknown length may be left out: no frames
+    folder = _write(tmp_path / "clips", "clips", spec, {"train": rows})
+    _, payload, (record, blank) = _decode_all(folder)
+    assert record.note is None and blank.note is None
+    out = _json(payload.features_json(record))
+    assert out["clip"] == _pixels_json(np.stack(frames))
+    assert out["grey"] == _pixels_json(np.stack(grey)[..., None])
+    assert out["cam"]["shape"] == [1, 8, 8, 3] and out["cam"]["dtype"] == "uint8"
+    assert np.abs(record.value["cam"].array.astype(int) - 128).max() <= 2  # JPEG is lossy
+    assert _json(payload.features_json(blank))["clip"] == _pixels_json(np.zeros((0, 4, 6, 3), np.uint8))
+    assert payload.features_flat(record)["clip"] == ("bytes", [_png(f) for f in frames])
+    assert payload.image_keys() == []  # frames are not gallery images
+
+
+def test_video_that_does_not_fit_its_spec_is_a_note(tmp_path):
+    spec = _dict({"short": _video([2, 4, 6, 3]), "broken": _video([-1, 4, 6, 3]), "flat": _video([-1, 4]),
+                  "clips": {"pythonClassName": PREFIX + "sequence_feature.Sequence",
+                            "sequence": {"feature": _video([-1, 4, 6, 3]), "length": "-1"}}})
+    frame = _png(np.zeros((4, 6, 3), np.uint8))
+    folder = _write(tmp_path / "bad", "bad", spec, {"train": [
+        example({"short": [frame], "broken": [frame, b"not a png"], "clips": [frame], "flat": [frame]})]})
+    _, payload, [record] = _decode_all(folder)
+    out = payload.features_json(record)
+    assert "1 frames, the spec says 2" in out["short"]["note"]
+    assert "does not decode" in out["broken"]["note"]
+    assert "Video inside a Sequence" in out["clips"]["note"]
+    assert "Video of shape [-1, 4] (not [frames" in out["flat"]["note"]  # the rest of the dataset still opens
+    json.dumps(out)
+
+
+def test_legacy_audio_and_video(tmp_path):
+    legacy = {"type": PREFIX + "features_dict.FeaturesDict", "content": {
+        "audio": {"type": PREFIX + "audio_feature.Audio",
+                  "content": {"shape": [None], "dtype": "int16", "file_format": None, "sample_rate": 22050}},
+        "video": {"type": PREFIX + "video_feature.Video",
+                  "content": {"shape": [None, 2, 2, 3], "encoding_format": "png", "dtype": "uint8"}}}}
+    frame = np.arange(12, dtype=np.uint8).reshape(2, 2, 3)
+    folder = _write(tmp_path / "old", "old", legacy, {"train": [example({"audio": [1, -1], "video": [_png(frame)]})]})
+    _, payload, [record] = _decode_all(folder)
+    assert _json(payload.features_json(record)) == {
+        "audio": _pixels_json(np.array([1, -1], np.int16)) | {"sample_rate": 22050},
+        "video": _pixels_json(frame[None])}
+
+
+def test_cat_json_of_the_media_folder(capsys):
+    from codec.cli.main import main
+
+    assert main(["cat", "--json", str(MEDIA)]) == 0
+    lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    want = MEDIA_REFERENCE["splits"]["train"]["records"]
+    assert [(line["split"], line["features"]["audio"], line["features"]["video"]) for line in lines] == [
+        ("train", r["audio"], r["video"]) for r in want]
+
+
+def test_the_tree_shows_audio_and_short_videos_as_their_tensors(monkeypatch):
+    from codec.datasets import tfds
+    from codec.decode.decoder import build_tree
+
+    payload = TfdsDataset.open(MEDIA).payload()
+    decoded = payload.decode(_records(next(iter(TfdsDataset.open(MEDIA).splits["train"].files)))[0])
+    tree, kinds = tfds.with_decoded_tensors(decoded, build_tree(decoded))
+    nodes = {node.name: node for node in tree.children}
+    assert sorted(kinds.values()) == ["int16 [7200] audio 16000 Hz", "uint8 [3, 12, 16, 3] video of png frames"]
+    assert nodes["video"].role == "tensor" and nodes["label"].role != "tensor"
+    monkeypatch.setattr(tfds, "MAX_TREE_VIDEO_VALUES", 3 * 12 * 16 * 3 - 1)  # longer: the stored frames stay
+    tree, kinds = tfds.with_decoded_tensors(decoded, build_tree(decoded))
+    assert list(kinds.values()) == ["int16 [7200] audio 16000 Hz"]
+    assert next(node for node in tree.children if node.name == "video").role != "tensor"
