@@ -1,4 +1,4 @@
-"""Export records as TFRecord, JSON Lines, CSV or image files.
+"""Export records as TFRecord, JSON Lines, CSV, image or WAV files.
 
 Every exporter is a generator of :class:`IndexProgress` over a *record
 source*: anything with ``len()`` and ``data(i)``/``status(i)`` or a
@@ -39,12 +39,13 @@ from codec.storage.writer import (
     output_join,
 )
 
-FORMATS = ("tfrecord", "jsonl", "csv", "images")
+FORMATS = ("tfrecord", "jsonl", "csv", "images", "audio")
 CSV_FORMULAS = ("escape", "keep")
 # A spreadsheet runs a cell starting with one of these as a formula (OWASP's list for CSV injection).
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 IMAGE_EXTENSIONS = {"JPEG": "jpg", "PNG": "png", "GIF": "gif", "BMP": "bmp", "WEBP": "webp", "TIFF": "tif",
                     "ICO": "ico", "PPM": "ppm", "JPEG2000": "jp2"}
+FOLDER_FORMATS = ("images", "audio")  # one file per value, in a folder
 PROGRESS_EVERY = 1024
 IMAGE_NAME_BYTES = 200  # an image file's name, well under NAME_MAX (255 bytes)
 
@@ -58,7 +59,8 @@ class ExportReport:
     notes: list[str] = field(default_factory=list)
 
     def summary(self) -> str:
-        what = f"{self.files:,} image files" if self.format == "images" else f"{self.records:,} records"
+        what = (f"{self.files:,} {'image' if self.format == 'images' else 'audio'} files"
+                if self.format in FOLDER_FORMATS else f"{self.records:,} records")
         return f"wrote {what} to {self.path}" + "".join(f"; {n}" for n in self.notes)
 
 
@@ -166,7 +168,7 @@ def export_iter(source, out: str, fmt: str, indices: Sequence[int] | None = None
         compression = Compression.for_name(out) if fmt == "tfrecord" else Compression.NONE
     if fmt != "tfrecord" and Compression.parse(compression) is not Compression.NONE:
         raise UsageError(f"--compression applies to tfrecord exports only, not {fmt}")
-    if fmt != "images":
+    if fmt not in FOLDER_FORMATS:
         check_not_input(out, source_paths(source), "the export")
     indices = list(range(len(source))) if indices is None else list(indices)
     report = report if report is not None else ExportReport(out, fmt)
@@ -174,7 +176,7 @@ def export_iter(source, out: str, fmt: str, indices: Sequence[int] | None = None
     if fmt == "csv":
         yield from _csv(source, out, indices, report, csv_formulas == "escape")
         return
-    runner = {"tfrecord": _tfrecord, "jsonl": _jsonl, "images": _images}[fmt]
+    runner = {"tfrecord": _tfrecord, "jsonl": _jsonl, "images": _images, "audio": _audio}[fmt]
     yield from runner(source, out, indices, report, Compression.parse(compression))
 
 
@@ -396,6 +398,35 @@ def _images(source, out, indices, report, compression) -> Iterator[IndexProgress
             yield _progress(k, len(indices))
     if failed:
         report.notes.append(f"{failed} raw pixel buffer(s) could not be converted")
+    yield _progress(len(indices), len(indices))
+
+
+def _audio(source, out, indices, report, compression) -> Iterator[IndexProgress]:
+    """One WAV per audio value (:func:`codec.decode.audio.wav_bytes`), named as image exports are."""
+    from codec.decode.audio import AudioDecodeError, find_audio, wav_bytes
+
+    make_output_folder(out)
+    failed = 0
+    payload = getattr(source, "payload", None)
+    for k, i in enumerate(indices):
+        used: set[str] = set()
+        for ref in find_audio(decode_record(source.data(i), payload)):
+            try:
+                blob = wav_bytes(ref)
+            except AudioDecodeError:
+                failed += 0 if ref.weak else 1
+                continue
+            name = image_file_name(i, ref.key, ref.value_index, ref.step, "wav")
+            if name in used:
+                name = image_file_name(i, ref.key, ref.value_index, ref.step, "wav", tagged=True)
+            used.add(name)
+            atomic_write_bytes(output_join(out, name), blob)
+            report.files += 1
+        report.records += 1
+        if k % 64 == 0:
+            yield _progress(k, len(indices))
+    if failed:
+        report.notes.append(f"{failed} audio value(s) do not decode (tfrlens-cli media lists them)")
     yield _progress(len(indices), len(indices))
 
 
