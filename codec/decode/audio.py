@@ -27,6 +27,7 @@ GENERIC_WORDS = frozenset({"data", "values", "raw", "signal"})
 RATE_NAMES = ("sample_rate", "sampling_rate", "sr")
 CHANNEL_NAMES = ("channels", "num_channels")
 INT16_MIN, INT16_MAX = -32768, 32767
+READ_BLOCK = 1 << 16  # frames decoded at a time
 # WAV subtypes whose samples a WAV holds unchanged; other sources are written as 32-bit float.
 _WAV_KEEPS = {"PCM_16": "int16", "PCM_24": "int32", "PCM_32": "int32", "PCM_U8": "int16", "PCM_S8": "int16",
               "FLOAT": "float32", "DOUBLE": "float64"}
@@ -212,7 +213,11 @@ def decode_audio(ref: AudioRef) -> AudioSamples:
     try:
         with sf.SoundFile(io.BytesIO(ref.data)) as f:
             dtype = _WAV_KEEPS.get(f.subtype, "float32")
-            samples = f.read(dtype=dtype, always_2d=True)
+            # A block at a time: a header's frame count is not trusted with one allocation of its size.
+            blocks = []
+            while len(block := f.read(READ_BLOCK, dtype=dtype, always_2d=True)):
+                blocks.append(block)
+            samples = np.concatenate(blocks) if blocks else np.zeros((0, f.channels), dtype=dtype)
             return AudioSamples(samples, int(f.samplerate), f.subtype)
     except (sf.LibsndfileError, RuntimeError, ValueError, TypeError) as exc:
         raise AudioDecodeError(f"{ref.codec} bytes do not decode: {_one_line(exc)}") from None
