@@ -368,25 +368,51 @@ def image_file_name(index: int, key: str, value_index: int, step: int | None, ex
 
 
 def _images(source, out, indices, report, compression) -> Iterator[IndexProgress]:
+    def files(decoded):
+        for ref in find_images(decoded):
+            if ref.kind == "encoded":
+                yield ref, IMAGE_EXTENSIONS.get(ref.format, ref.format.lower()), ref.data
+                continue
+            try:
+                image = decode_image(ref)
+            except ImageDecodeError:
+                yield ref, "png", None
+                continue
+            b = io.BytesIO()
+            image.save(b, format="PNG")
+            yield ref, "png", b.getvalue()
+
+    yield from _value_files(source, out, indices, report, files, "raw pixel buffer(s) could not be converted")
+
+
+def _audio(source, out, indices, report, compression) -> Iterator[IndexProgress]:
+    """One WAV per audio value (:func:`codec.decode.audio.wav_bytes`), named as image exports are."""
+    from codec.decode.audio import AudioDecodeError, find_audio, wav_bytes
+
+    def files(decoded):
+        for ref in find_audio(decoded):
+            try:
+                yield ref, "wav", wav_bytes(ref)
+            except AudioDecodeError:
+                if not ref.weak:  # (bare MP3 frame sync that does not decode is not audio)
+                    yield ref, "wav", None
+
+    yield from _value_files(source, out, indices, report, files,
+                            "audio value(s) do not decode (tfrlens-cli media lists them)")
+
+
+def _value_files(source, out, indices, report, files, failed_note: str) -> Iterator[IndexProgress]:
+    """One file per value in the folder ``out``: ``files(decoded)`` yields (ref, extension, bytes) of
+    each value of a record, bytes None for one that could not be converted (counted in a note)."""
     make_output_folder(out)
     failed = 0
     payload = getattr(source, "payload", None)
     for k, i in enumerate(indices):
-        decoded = decode_record(source.data(i), payload)
         used: set[str] = set()
-        for ref in find_images(decoded):
-            if ref.kind == "encoded":
-                ext = IMAGE_EXTENSIONS.get(ref.format, ref.format.lower())
-                blob = ref.data
-            else:
-                try:
-                    image = decode_image(ref)
-                except ImageDecodeError:
-                    failed += 1
-                    continue
-                b = io.BytesIO()
-                image.save(b, format="PNG")
-                ext, blob = "png", b.getvalue()
+        for ref, ext, blob in files(decode_record(source.data(i), payload)):
+            if blob is None:
+                failed += 1
+                continue
             name = image_file_name(i, ref.key, ref.value_index, ref.step, ext)
             if name in used:
                 name = image_file_name(i, ref.key, ref.value_index, ref.step, ext, tagged=True)
@@ -397,36 +423,7 @@ def _images(source, out, indices, report, compression) -> Iterator[IndexProgress
         if k % 64 == 0:
             yield _progress(k, len(indices))
     if failed:
-        report.notes.append(f"{failed} raw pixel buffer(s) could not be converted")
-    yield _progress(len(indices), len(indices))
-
-
-def _audio(source, out, indices, report, compression) -> Iterator[IndexProgress]:
-    """One WAV per audio value (:func:`codec.decode.audio.wav_bytes`), named as image exports are."""
-    from codec.decode.audio import AudioDecodeError, find_audio, wav_bytes
-
-    make_output_folder(out)
-    failed = 0
-    payload = getattr(source, "payload", None)
-    for k, i in enumerate(indices):
-        used: set[str] = set()
-        for ref in find_audio(decode_record(source.data(i), payload)):
-            try:
-                blob = wav_bytes(ref)
-            except AudioDecodeError:
-                failed += 0 if ref.weak else 1
-                continue
-            name = image_file_name(i, ref.key, ref.value_index, ref.step, "wav")
-            if name in used:
-                name = image_file_name(i, ref.key, ref.value_index, ref.step, "wav", tagged=True)
-            used.add(name)
-            atomic_write_bytes(output_join(out, name), blob)
-            report.files += 1
-        report.records += 1
-        if k % 64 == 0:
-            yield _progress(k, len(indices))
-    if failed:
-        report.notes.append(f"{failed} audio value(s) do not decode (tfrlens-cli media lists them)")
+        report.notes.append(f"{failed} {failed_note}")
     yield _progress(len(indices), len(indices))
 
 
