@@ -4,6 +4,7 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import sys
 
 import numpy as np
 import pytest
@@ -170,3 +171,13 @@ def test_export_keeps_24_bit_and_stereo_samples(tmp_path):
     assert (info.format, info.subtype, info.samplerate) == ("WAV", "PCM_24", 44100)
     back, _ = sf.read(str(out / "000000_audio_encoded.wav"), dtype="int32", always_2d=True)
     assert np.array_equal(back >> 8, deep)
+
+
+def test_without_soundfile_encoded_audio_is_one_line_hint_and_raw_pcm_still_listed(tmp_path, capsys, monkeypatch):
+    monkeypatch.setitem(sys.modules, "soundfile", None)  # as when it is not installed
+    raw = _file(tmp_path, [example({"audio/pcm": np.arange(8), "audio/sample_rate": 8000})])
+    code, lines = _media(raw, capsys)
+    assert code == 0 and [line["codec"] for line in lines] == ["pcm_int16"]
+    assert main(["media", str(AUDIO)]) == 2
+    err = capsys.readouterr().err
+    assert err == "tfrlens-cli: decoding encoded audio needs soundfile and libsndfile (pip install soundfile)\n"
