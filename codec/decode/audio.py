@@ -192,15 +192,16 @@ def find_audio(decoded: DecodedRecord) -> list[AudioRef]:
 def _soundfile():
     try:
         import soundfile
-    except ImportError:  # (OSError too: a wheel without libsndfile on an unusual platform)
+    except ImportError:
         raise UsageError(f"decoding encoded audio needs soundfile and libsndfile ({AUDIO_EXTRA})") from None
-    except OSError as exc:
+    except OSError as exc:  # a soundfile without libsndfile (an unusual platform, no bundled library)
         raise UsageError(f"soundfile cannot load libsndfile ({exc}); {AUDIO_EXTRA}") from None
     return soundfile
 
 
 def decode_audio(ref: AudioRef) -> AudioSamples:
-    """The samples of ``ref``, frames x channels; 16-bit PCM as int16, other encoded audio as float32.
+    """The samples of ``ref``, frames x channels, in a dtype that holds them exactly (16-bit PCM int16,
+    24/32-bit int32, float float32); lossy and other codecs as the decoder's float32.
 
     Raises AudioDecodeError (one line) for bytes libsndfile cannot read.
     """

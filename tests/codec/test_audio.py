@@ -117,6 +117,16 @@ def test_raw_pcm_lists_need_an_audio_key_and_a_sample_rate(tmp_path, capsys):
     assert (lines[1]["sample_rate"], lines[1]["frames"], lines[1]["sha256"]) == (44100, 50, _sha(floats, "<f4"))
 
 
+def test_mp3_frames_are_audio_only_when_they_decode(tmp_path, capsys):
+    mp3 = _encoded(_tone(8000).astype(np.float32) / 32768, 16000, "MP3", "MPEG_LAYER_III")
+    assert sniff_audio(mp3) == ("mp3", True)  # libsndfile writes bare frames, no ID3 tag
+    records = [example({"sound": mp3}), example({"blob": b"\xff\xfb\x90\x00" + b"\x00" * 64})]
+    code, lines = _media(_file(tmp_path, records), capsys)
+    assert code == 0 and len(lines) == 1
+    assert (lines[0]["codec"], lines[0]["sample_rate"], lines[0]["frames"], lines[0]["sha256"]) == (
+        "mp3", 16000, 8000, None)
+
+
 def test_a_file_without_audio_prints_nothing(tmp_path, capsys):
     code = main(["media", "--json", _file(tmp_path, [example(label=1), example(text=b"hello")])])
     captured = capsys.readouterr()
