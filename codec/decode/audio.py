@@ -130,11 +130,10 @@ def _beside(features: Any, key: str, names: tuple[str, ...]) -> int | None:
     places += list(names) + [f"audio/{n}" for n in names]
     for place in places:
         if place in features:
-            dtype, values = feature_values(features[place])
-            if len(values) == 1 and dtype in ("int64", "float"):
-                value = values[0]
-                if float(value).is_integer() and value > 0:
-                    return int(value)
+            values = feature_values(features[place])[1]
+            value = values[0] if len(values) == 1 else None
+            if isinstance(value, (int, float)) and float(value).is_integer() and value > 0:
+                return int(value)
     return None
 
 
@@ -179,8 +178,8 @@ def find_audio(decoded: DecodedRecord) -> list[AudioRef]:
         raw = _raw_pcm(features, key, dtype, values)
         if raw is not None:
             refs.append(raw)
-    lists = record_feature_lists(decoded)
-    for key in sorted(lists) if lists is not None else ():
+    lists = record_feature_lists(decoded) or {}
+    for key in sorted(lists):
         for step, feature in enumerate(lists[key].feature):
             refs.extend(_encoded(key, *feature_values(feature), step))
     return refs
