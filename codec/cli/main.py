@@ -36,7 +36,7 @@ if TYPE_CHECKING:
 # Spelled out for the parser (building it must stay cheap); tests hold them to
 # codec.format.framing.Compression and codec.ops.export.FORMATS.
 COMPRESSIONS = ("none", "gzip", "zlib")
-FORMATS = ("tfrecord", "jsonl", "csv", "images")
+FORMATS = ("tfrecord", "jsonl", "csv", "images", "audio")
 WORKERS_HELP = "processes, one per shard or range of records (default and 0: one per core; 1: this one)"
 WHERE_HELP = "only records matching a filter expression, e.g. 'label == 3 and image/height > 100'"
 
@@ -74,7 +74,7 @@ class _Parser(argparse.ArgumentParser):
         self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n")
 
 
-COMMANDS = ("info", "verify", "repair", "cat", "index", "export", "stats", "schema", "check")
+COMMANDS = ("info", "verify", "repair", "cat", "index", "export", "stats", "schema", "check", "media")
 RUNNER_COMMANDS = ("verify", "repair", "stats", "schema", "check")  # --runner: Beam options may follow "--"
 
 
@@ -102,7 +102,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
                                 "several files, a folder or a glob (of URLs too) are read as one set of shards")
         p.add_argument("--no-crc", action="store_true", help="do not check CRCs")
         p.add_argument("--no-cache", action="store_true", help="ignore and do not write the index cache")
-        if name in ("info", "cat", "export", "stats", "schema"):
+        if name in ("info", "cat", "export", "stats", "schema", "media"):
             from codec.datasets.payload_choice import add_arguments
 
             add_arguments(p)
@@ -144,8 +144,8 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         p.add_argument("--format", choices=["native", "dali"], default="native")
         p.set_defaults(func=cmd_index)
     if wanted("export"):
-        p = add("export", "export records as tfrecord, jsonl, csv or image files")
-        p.add_argument("--to", required=True, metavar="OUT", help="output file (a folder for --format images)")
+        p = add("export", "export records as tfrecord, jsonl, csv, image or WAV files")
+        p.add_argument("--to", required=True, metavar="OUT", help="output file (a folder for --format images and audio)")
         p.add_argument("--format", choices=FORMATS, default="tfrecord")
         p.add_argument("--compression", choices=COMPRESSIONS,
                        help="for --format tfrecord (default: as the name of OUT says: .gz gzip, .zz/.zlib zlib, "
@@ -174,6 +174,14 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         from codec.cli.check import add_check_parser
 
         add_check_parser(sub)
+    if wanted("media"):
+        from codec.cli.media import cmd_media
+
+        p = add("media", "one line per media value (audio): codec, sample rate, channels, frames, duration, sha256")
+        p.add_argument("--json", action="store_true", help="one JSON object per media value, one per line")
+        p.add_argument("--where", metavar="EXPR", help=WHERE_HELP)
+        p.add_argument("--workers", type=int, metavar="N", help=WORKERS_HELP + " (for --where)")
+        p.set_defaults(func=cmd_media)
     return parser
 
 

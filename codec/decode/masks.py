@@ -245,7 +245,7 @@ def _shape(pixels: np.ndarray | None) -> list[int] | None:
 
 
 def _with_problem(entry: dict, problem: str | None) -> dict:
-    return {**entry, "problem": problem} if problem is not None else entry
+    return {**entry, "error": problem} if problem is not None else entry
 
 
 def mask_entries(index: int, decoded: DecodedRecord) -> list[dict]:

@@ -1,4 +1,4 @@
-"""Export records as TFRecord, JSON Lines, CSV or image files.
+"""Export records as TFRecord, JSON Lines, CSV, image or WAV files.
 
 Every exporter is a generator of :class:`IndexProgress` over a *record
 source*: anything with ``len()`` and ``data(i)``/``status(i)`` or a
@@ -39,12 +39,13 @@ from codec.storage.writer import (
     output_join,
 )
 
-FORMATS = ("tfrecord", "jsonl", "csv", "images")
+FORMATS = ("tfrecord", "jsonl", "csv", "images", "audio")
 CSV_FORMULAS = ("escape", "keep")
 # A spreadsheet runs a cell starting with one of these as a formula (OWASP's list for CSV injection).
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 IMAGE_EXTENSIONS = {"JPEG": "jpg", "PNG": "png", "GIF": "gif", "BMP": "bmp", "WEBP": "webp", "TIFF": "tif",
                     "ICO": "ico", "PPM": "ppm", "JPEG2000": "jp2"}
+FOLDER_FORMATS = ("images", "audio")  # one file per value, in a folder
 PROGRESS_EVERY = 1024
 IMAGE_NAME_BYTES = 200  # an image file's name, well under NAME_MAX (255 bytes)
 
@@ -58,7 +59,8 @@ class ExportReport:
     notes: list[str] = field(default_factory=list)
 
     def summary(self) -> str:
-        what = f"{self.files:,} image files" if self.format == "images" else f"{self.records:,} records"
+        what = (f"{self.files:,} {'image' if self.format == 'images' else 'audio'} files"
+                if self.format in FOLDER_FORMATS else f"{self.records:,} records")
         return f"wrote {what} to {self.path}" + "".join(f"; {n}" for n in self.notes)
 
 
@@ -166,7 +168,7 @@ def export_iter(source, out: str, fmt: str, indices: Sequence[int] | None = None
         compression = Compression.for_name(out) if fmt == "tfrecord" else Compression.NONE
     if fmt != "tfrecord" and Compression.parse(compression) is not Compression.NONE:
         raise UsageError(f"--compression applies to tfrecord exports only, not {fmt}")
-    if fmt != "images":
+    if fmt not in FOLDER_FORMATS:
         check_not_input(out, source_paths(source), "the export")
     indices = list(range(len(source))) if indices is None else list(indices)
     report = report if report is not None else ExportReport(out, fmt)
@@ -174,7 +176,7 @@ def export_iter(source, out: str, fmt: str, indices: Sequence[int] | None = None
     if fmt == "csv":
         yield from _csv(source, out, indices, report, csv_formulas == "escape")
         return
-    runner = {"tfrecord": _tfrecord, "jsonl": _jsonl, "images": _images}[fmt]
+    runner = {"tfrecord": _tfrecord, "jsonl": _jsonl, "images": _images, "audio": _audio}[fmt]
     yield from runner(source, out, indices, report, Compression.parse(compression))
 
 
@@ -366,25 +368,51 @@ def image_file_name(index: int, key: str, value_index: int, step: int | None, ex
 
 
 def _images(source, out, indices, report, compression) -> Iterator[IndexProgress]:
+    def files(decoded):
+        for ref in find_images(decoded):
+            if ref.kind == "encoded":
+                yield ref, IMAGE_EXTENSIONS.get(ref.format, ref.format.lower()), ref.data
+                continue
+            try:
+                image = decode_image(ref)
+            except ImageDecodeError:
+                yield ref, "png", None
+                continue
+            b = io.BytesIO()
+            image.save(b, format="PNG")
+            yield ref, "png", b.getvalue()
+
+    yield from _value_files(source, out, indices, report, files, "raw pixel buffer(s) could not be converted")
+
+
+def _audio(source, out, indices, report, compression) -> Iterator[IndexProgress]:
+    """One WAV per audio value (:func:`codec.decode.audio.wav_bytes`), named as image exports are."""
+    from codec.decode.audio import AudioDecodeError, find_audio, wav_bytes
+
+    def files(decoded):
+        for ref in find_audio(decoded):
+            try:
+                yield ref, "wav", wav_bytes(ref)
+            except AudioDecodeError:
+                if not ref.weak:  # (bare MP3 frame sync that does not decode is not audio)
+                    yield ref, "wav", None
+
+    yield from _value_files(source, out, indices, report, files,
+                            "audio value(s) do not decode (tfrlens-cli media lists them)")
+
+
+def _value_files(source, out, indices, report, files, failed_note: str) -> Iterator[IndexProgress]:
+    """One file per value in the folder ``out``: ``files(decoded)`` yields (ref, extension, bytes) of
+    each value of a record, bytes None for one that could not be converted (counted in a note)."""
     make_output_folder(out)
     failed = 0
     payload = getattr(source, "payload", None)
     for k, i in enumerate(indices):
-        decoded = decode_record(source.data(i), payload)
         used: set[str] = set()
-        for ref in find_images(decoded):
-            if ref.kind == "encoded":
-                ext = IMAGE_EXTENSIONS.get(ref.format, ref.format.lower())
-                blob = ref.data
-            else:
-                try:
-                    image = decode_image(ref)
-                except ImageDecodeError:
-                    failed += 1
-                    continue
-                b = io.BytesIO()
-                image.save(b, format="PNG")
-                ext, blob = "png", b.getvalue()
+        for ref, ext, blob in files(decode_record(source.data(i), payload)):
+            if blob is None:
+                failed += 1
+                continue
             name = image_file_name(i, ref.key, ref.value_index, ref.step, ext)
             if name in used:
                 name = image_file_name(i, ref.key, ref.value_index, ref.step, ext, tagged=True)
@@ -395,7 +423,7 @@ def _images(source, out, indices, report, compression) -> Iterator[IndexProgress
         if k % 64 == 0:
             yield _progress(k, len(indices))
     if failed:
-        report.notes.append(f"{failed} raw pixel buffer(s) could not be converted")
+        report.notes.append(f"{failed} {failed_note}")
     yield _progress(len(indices), len(indices))
 
 

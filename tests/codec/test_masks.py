@@ -113,18 +113,18 @@ def test_float_list_masks_without_boxes_count_objects_from_the_length_and_are_in
 def test_a_float_list_of_the_wrong_length_is_one_problem_line(features, problem):
     (entry,) = mask_entries(3, decode_record(example(features)))
     assert entry == {"index": 3, "key": "image/object/mask", "type": "mask", "object": None, "shape": None,
-                     "area": None, "problem": problem}
+                     "area": None, "error": problem}
 
 
 def test_a_mask_that_is_not_a_png_is_a_problem_and_the_others_still_read():
     good = _png(np.array([[0, 255], [255, 255]], np.uint8))
     decoded = decode_record(example({"image/object/mask": [b"not a png at all", good, good[:30]]}))
     bad, fine, cut = mask_entries(0, decoded)
-    assert bad["problem"] == "image/object/mask[0]: not a PNG (16 bytes starting 6e 6f 74 20)"
+    assert bad["error"] == "image/object/mask[0]: not a PNG (16 bytes starting 6e 6f 74 20)"
     assert (bad["shape"], bad["area"]) == (None, None)
-    assert (fine["shape"], fine["area"], "problem" in fine) == ([2, 2], 3, False)
-    assert cut["problem"].startswith("image/object/mask[2]: PNG does not decode: ")
-    assert all("\n" not in e.get("problem", "") for e in (bad, cut))
+    assert (fine["shape"], fine["area"], "error" in fine) == ([2, 2], 3, False)
+    assert cut["error"].startswith("image/object/mask[2]: PNG does not decode: ")
+    assert all("\n" not in e.get("error", "") for e in (bad, cut))
 
 
 def test_colour_and_palette_masks_count_non_black_pixels_as_tf_reads_them_grey():
@@ -179,7 +179,7 @@ def test_a_missing_keypoint_is_null_not_nan_and_invisible_without_a_visibility_l
 ])
 def test_keypoints_that_do_not_line_up_are_one_problem_line(features, problem):
     assert keypoint_entries(1, decode_record(example(features))) == [
-        {"index": 1, "type": "keypoints", "points": None, "problem": problem}]
+        {"index": 1, "type": "keypoints", "points": None, "error": problem}]
 
 
 def test_a_segmentation_png_gives_its_shape_and_the_classes_present():
@@ -206,6 +206,28 @@ def test_a_colour_segmentation_png_is_a_problem_and_a_grey_one_saved_as_rgb_is_n
     colour[0, 0] = (1, 2, 3)
     decoded = decode_record(example({"image/segmentation/class/encoded": [_png(grey), _png(colour)]}))
     ok, bad = segmentation_entries(0, decoded)
-    assert (ok["classes"], "problem" in ok) == ([1, 2, 9], False)
-    assert bad["problem"] == "image/segmentation/class/encoded[1]: a colour PNG (RGB), not one class id per pixel"
+    assert (ok["classes"], "error" in ok) == ([1, 2, 9], False)
+    assert bad["error"] == "image/segmentation/class/encoded[1]: a colour PNG (RGB), not one class id per pixel"
     assert (bad["shape"], bad["classes"]) == (None, None)
+
+
+def test_media_json_lists_masks_and_keypoints_as_the_manifest_says(capsys):
+    import json
+
+    from codec.cli.main import main
+    from tests.builders import FIXTURES
+
+    records = json.loads((FIXTURES / "media" / "MANIFEST.json").read_text())["masks_keypoints.tfrecord"]["records"]
+    assert main(["media", "--json", str(FIXTURES / "media" / "masks_keypoints.tfrecord")]) == 0
+    lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    for want in records:
+        masks = [m for m in lines if m["index"] == want["index"] and m["type"] == "mask"]
+        assert [(m["object"], m["shape"], m["area"]) for m in masks] == \
+            [(k, w["shape"], w["area"]) for k, w in enumerate(want["masks"])]
+        points = [m["points"] for m in lines if m["index"] == want["index"] and m["type"] == "keypoints"]
+        assert len(points) == 1 and len(points[0]) == len(want["keypoints"])
+        for got, expected in zip(points[0], want["keypoints"]):
+            assert got[:2] == pytest.approx(expected[:2], abs=1e-3) and got[2] == expected[2]
+    assert main(["media", str(FIXTURES / "media" / "masks_keypoints.tfrecord")]) == 0
+    human = capsys.readouterr().out.splitlines()
+    assert "record 1  keypoints  6 points (1 hidden)" in "\n".join(human)
