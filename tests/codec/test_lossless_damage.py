@@ -58,7 +58,10 @@ def inflatable(data: bytes, compression: str) -> bytes:
 
 
 def intact_offsets(stream: bytes, records: list[bytes]) -> dict[int, bytes]:
-    """{offset: data} of every record whose framed bytes occur whole in ``stream``."""
+    """{offset: data} of every record whose framed bytes occur whole in ``stream``, except one that
+    begins inside an earlier such frame: two valid frames that overlap cannot both be records of one
+    stream (a deleted byte that the byte before it happens to restore: either record could be the
+    damaged one), and a reader keeps the earlier, as TensorFlow does."""
     found = {}
     for r in records:
         frame = encode_record(r)
@@ -66,7 +69,12 @@ def intact_offsets(stream: bytes, records: list[bytes]) -> dict[int, bytes]:
         while at >= 0:
             found[at] = r
             at = stream.find(frame, at + 1)
-    return found
+    kept, end = {}, 0
+    for at in sorted(found):
+        if at >= end:
+            kept[at] = found[at]
+            end = at + 16 + len(found[at])
+    return kept
 
 
 def phantom_records(stream: bytes, records: list[bytes]) -> list[int]:
