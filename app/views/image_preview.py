@@ -155,6 +155,7 @@ class ImagePreview(QWidget):
         self._overlay_jobs.finished.connect(self._overlays_built)
         self._overlay_jobs.failed.connect(lambda ticket, _message: self._overlays_built(ticket, OverlayLayers()))
         self._toggles = LayerToggles()  # shared by every canvas, kept from record to record
+        palette.changes.changed.connect(self._theme_changed)
 
         self.fit_button = self._tool_button("Fit", "Scale every image to fit the view")
         self.actual_button = self._tool_button("1:1", "Show images at their real size")
@@ -500,10 +501,8 @@ class ImagePreview(QWidget):
         self.legend.setText(legend_html(entries))
         self.legend.setVisible(bool(entries) and any(s.overlays for s in self._shown))  # boxes alone have chips
 
-    def changeEvent(self, event: QEvent) -> None:
-        if event.type() == QEvent.Type.PaletteChange:  # a theme switch: the legend's swatches follow
-            self._update_legend()
-        super().changeEvent(event)
+    def _theme_changed(self, _which: str) -> None:
+        self._update_legend()  # the swatches take the theme's class colours
 
     # -- decoding results -------------------------------------------------
     def _overlays_built(self, ticket: tuple[int, int], layers: OverlayLayers | None) -> None:

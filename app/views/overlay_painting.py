@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from html import escape
 
 from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QColor, QImage, QPainter, QPen
@@ -98,7 +99,5 @@ def legend_entries(boxes: list[BoundingBox], layers: OverlayLayers | None) -> li
 
 def legend_html(entries: list[tuple[str, QColor]]) -> str:
     """The legend as rich text: a colour swatch before each name."""
-    from html import escape
-
     return " &nbsp; ".join(f'<span style="color:{color.name()}">■</span>&nbsp;{escape(name)}'
                            for name, color in entries)

@@ -12,12 +12,14 @@ pytest.importorskip("PySide6.QtWidgets")
 pytestmark = pytest.mark.gui
 
 from PIL import Image  # noqa: E402
-from PySide6.QtCore import QPoint, QRect  # noqa: E402
-from PySide6.QtGui import QColor, QImage, QPainter, QPalette  # noqa: E402
-from PySide6.QtWidgets import QApplication, QStyleOptionViewItem  # noqa: E402
+from PySide6.QtCore import QPoint, QRect, QRectF  # noqa: E402
+from PySide6.QtGui import QColor, QImage, QPainter  # noqa: E402
+from PySide6.QtWidgets import QStyleOptionViewItem  # noqa: E402
 
 from app.models.gallery_model import TILE_ROLE  # noqa: E402
+from app.models.overlay_layers import OverlayLayers  # noqa: E402
 from app.style import palette  # noqa: E402
+from app.views.overlay_painting import LayerToggles, keypoint_color, paint_overlays  # noqa: E402
 from app.views.record_detail import IMAGES_TAB  # noqa: E402
 from codec import open_tfrecord  # noqa: E402
 from codec.decode.decoder import decode_record  # noqa: E402
@@ -28,18 +30,6 @@ from tests.gui_helpers import open_done  # noqa: E402
 
 TIMEOUT = 20000
 MASKS = FIXTURES / "media" / "masks_keypoints.tfrecord"
-
-
-@pytest.fixture(autouse=True)
-def light_again():
-    """Tests after these see the light theme again, whatever they switched to."""
-    app = QApplication.instance()
-    style, qpalette = app.style().name(), QPalette(app.palette())
-    yield
-    palette.use(palette.LIGHT)
-    if app.style().name() != style:
-        app.setStyle(style)
-    app.setPalette(qpalette)
 
 
 def _preview(qtbot, window, path, record: int):
@@ -124,14 +114,19 @@ def test_masks_are_tinted_in_their_class_colour_and_the_toggle_removes_the_tint(
 def test_dark_theme_still_tints_a_mask(window, qtbot):
     _tab, preview = _preview(qtbot, window, MASKS, 1)
     _only_masks(preview)
-    window.theme.actions[palette.DARK].trigger()
-    assert palette.is_dark()
     inside, _outside = _inside_and_outside(1)
     canvas = preview.canvas(0)
-    tinted = _canvas_pixel(canvas, *inside)
-    preview.masks_button.setChecked(False)
-    assert _canvas_pixel(canvas, *inside) != tinted
-    assert "■" in preview.legend.text()
+    light = _canvas_pixel(canvas, *inside)
+    window.theme.actions[palette.DARK].trigger()
+    try:
+        assert palette.is_dark()
+        tinted = _canvas_pixel(canvas, *inside)
+        assert tinted != light  # the dark theme's class colour
+        assert dict(preview.legend_entries())["1"].name() in preview.legend.text()  # the swatch follows
+        preview.masks_button.setChecked(False)
+        assert _canvas_pixel(canvas, *inside) != tinted
+    finally:
+        window.theme.actions[palette.LIGHT].trigger()
 
 
 def _png(pixels: np.ndarray) -> bytes:
@@ -191,3 +186,16 @@ def test_a_gallery_tile_draws_its_masks(window, qtbot):
     assert with_masks != without  # the masks tint the thumbnail
     gallery.masks_action.setChecked(True)
     assert shot() == with_masks
+
+
+def test_a_keypoint_not_visible_is_drawn_hollow(qtbot):
+    layers = OverlayLayers(keypoints=np.array([[10.0, 10.0, 1.0], [30.0, 10.0, 0.0], [np.nan, np.nan, 0.0]]))
+    image = QImage(40, 20, QImage.Format.Format_RGB32)
+    image.fill(QColor("white"))
+    painter = QPainter(image)
+    paint_overlays(painter, layers, [], QRectF(0, 0, 40, 20), 1.0, 1.0, LayerToggles(), dot=5.0)
+    painter.end()
+    dot = keypoint_color().rgb()
+    assert image.pixel(10, 10) == dot  # visible: filled
+    assert image.pixel(30, 10) == QColor("white").rgb()  # not visible: its centre left as it was
+    assert any(image.pixel(x, 10) == dot for x in range(24, 37) if x != 30)  # but its ring drawn
