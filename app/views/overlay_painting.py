@@ -80,9 +80,12 @@ def _paint_keypoints(painter: QPainter, layers: OverlayLayers, area: QRectF, sx:
         if visibility:
             painter.setPen(QPen(BOX_SHADOW, 1.5))
             painter.setBrush(color)
-        else:  # labelled but not visible: hollow
-            painter.setPen(QPen(color, max(1.5, dot / 2.5)))
+        else:  # labelled but not visible: hollow, a dark rim under the ring keeps it seen on any colour
+            ring = max(1.5, dot / 2.5)
             painter.setBrush(Qt.BrushStyle.NoBrush)
+            painter.setPen(QPen(BOX_SHADOW, ring + 2))
+            painter.drawEllipse(centre, dot, dot)
+            painter.setPen(QPen(color, ring))
         painter.drawEllipse(centre, dot, dot)
 
 
