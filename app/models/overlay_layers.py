@@ -37,6 +37,7 @@ class OverlayLayers:
     segmentation: list[QImage] = field(default_factory=list)
     segment_labels: list[str] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
+    tints: dict = field(default_factory=dict, repr=False)  # the painter's coloured copy of each layer image
 
     def __bool__(self) -> bool:
         return self.masks is not None or self.keypoint_count > 0 or bool(self.segmentation)

@@ -71,7 +71,8 @@ def ask_raw_shape(parent: QWidget, current: RawShape | None) -> RawShape | None:
 
 
 class GalleryDelegate(QStyledItemDelegate):
-    """Paints a tile: the thumbnail (with boxes), a caption line, and marks for damage."""
+    """Paints a tile: the thumbnail (with its masks, keypoints, class maps and boxes), a caption line, and marks
+    for damage."""
 
     def __init__(self, parent=None) -> None:
         super().__init__(parent)

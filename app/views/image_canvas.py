@@ -34,7 +34,7 @@ class Shown:
 
 
 class ImageCanvas(QWidget):
-    """Paints one image at a scale, with its boxes and labels on top."""
+    """Paints one image at a scale, with its overlays and then its boxes and labels on top."""
 
     def __init__(self, shown: Shown, parent: QWidget | None = None) -> None:
         super().__init__(parent)

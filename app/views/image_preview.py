@@ -13,6 +13,9 @@ every preview and gallery, see :mod:`app.models.stretch_preference`).
 The pixel inspector, a line under the images, gives the pixel under the pointer: its coordinates
 and the decoded value of every channel (0–65535 for 16-bit, floats as stored; the codec's
 ``pixel_values``), with the image's bit depth and value range. Hovering a box shows what it is.
+
+The main image's masks, keypoints and segmentation class maps (``app.models.overlay_layers``) are built
+on a pool thread and drawn over it; a legend names their classes, and a toggle per layer hides each.
 """
 from __future__ import annotations
 

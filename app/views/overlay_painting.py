@@ -41,12 +41,16 @@ def mask_colors(boxes: list[BoundingBox], layers: OverlayLayers) -> dict[str | N
     return label_colors([box.label for box in boxes] + list(layers.mask_labels))
 
 
-def _tinted(image: QImage, colors: list[QColor], alpha: int) -> QImage:
-    """``image`` (8-bit, slot k the k-th colour) with its colour table set: slot 0 clear, the rest ``alpha``."""
-    table = [0] + [QColor(c.red(), c.green(), c.blue(), alpha).rgba() for c in colors]
-    tinted = QImage(image)
-    tinted.setColorTable((table + [0] * 256)[:256])
-    return tinted
+def _tinted(layers: OverlayLayers, image: QImage, colors: list[QColor], alpha: int) -> QImage:
+    """``image`` (8-bit, slot k the k-th colour) with its colour table set: slot 0 clear, the rest ``alpha``;
+    kept in ``layers.tints`` so a repaint in the same colours copies nothing."""
+    table = tuple(([0] + [QColor(c.red(), c.green(), c.blue(), alpha).rgba() for c in colors] + [0] * 256)[:256])
+    kept = layers.tints.get(image.cacheKey())
+    if kept is None or kept[0] != table:  # one colouring per layer image: a theme switch replaces it
+        tinted = QImage(image)
+        tinted.setColorTable(list(table))
+        kept = layers.tints[image.cacheKey()] = (table, tinted)
+    return kept[1]
 
 
 def paint_overlays(painter: QPainter, layers: OverlayLayers, boxes: list[BoundingBox], area: QRectF,
@@ -59,10 +63,11 @@ def paint_overlays(painter: QPainter, layers: OverlayLayers, boxes: list[Boundin
         colors = label_colors(list(layers.segment_labels))
         chosen = [colors[label] for label in layers.segment_labels]
         for image in layers.segmentation:
-            painter.drawImage(area, _tinted(image, chosen, SEGMENT_ALPHA))
+            painter.drawImage(area, _tinted(layers, image, chosen, SEGMENT_ALPHA))
     if show.masks and layers.masks is not None:
         colors = mask_colors(boxes, layers)
-        painter.drawImage(area, _tinted(layers.masks, [colors[label] for label in layers.mask_labels], MASK_ALPHA))
+        painter.drawImage(area, _tinted(layers, layers.masks, [colors[label] for label in layers.mask_labels],
+                                          MASK_ALPHA))
     if show.keypoints and layers.keypoints is not None:
         _paint_keypoints(painter, layers, area, sx, sy, dot)
     painter.restore()

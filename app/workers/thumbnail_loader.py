@@ -2,7 +2,7 @@
 
 :func:`make_thumbnail` reads one record and makes its tile: the image
 (``codec.decode.images.thumbnail``, which decodes JPEGs at a reduced scale), its
-boxes scaled to the thumbnail, and a caption. :class:`ThumbnailLoader` runs
+boxes, masks, keypoints and class maps scaled to the thumbnail, and a caption. :class:`ThumbnailLoader` runs
 those jobs on a private ``QThreadPool``; :meth:`ThumbnailLoader.want`
 replaces the queue, so requests for tiles scrolled away are dropped before
 they cost anything. Results arrive as ``ready(ThumbResult)`` on the GUI
