@@ -114,9 +114,8 @@ def _segment_layer(overlays: Overlays, labels: Any, out: OverlayLayers, side: in
     for found in maps:
         classes = found.classes
         assert classes is not None
-        slots = np.zeros(classes.shape, np.uint8)
-        for k, c in enumerate(ids):
-            slots[classes == c] = min(k + 1, MAX_SLOTS)
+        place = np.searchsorted(np.asarray(ids, dtype=np.int64), classes)  # every id but 0 is in ids
+        slots = np.where(classes == 0, 0, np.minimum(place + 1, MAX_SLOTS)).astype(np.uint8)
         out.segmentation.append(_indexed(slots, side))
 
 
@@ -130,11 +129,10 @@ def build_layers(decoded: DecodedRecord, boxes: list[BoundingBox], labels: Any =
     out = OverlayLayers()
     try:
         overlays = record_overlays(decoded)
+        _mask_layer(overlays, boxes, labels, out, side)
+        _segment_layer(overlays, labels, out, side)
     except Exception as exc:  # noqa: BLE001 - a damaged record draws its image without overlays
-        out.problems.append(f"overlays: {exc}")
-        return out
-    _mask_layer(overlays, boxes, labels, out, side)
-    _segment_layer(overlays, labels, out, side)
+        return OverlayLayers(problems=[f"overlays: {exc}"])
     found = overlays.keypoints
     if found is not None and found.problem:
         out.problems.append(found.problem)
