@@ -367,6 +367,8 @@ class Gallery(QWidget):
         self.keypoints_action = self._layer_action(layers_menu, "Keypoints", "keypoints")
         self.segmentation_action = self._layer_action(layers_menu, "Segmentation", "segmentation")
         self.layers_button.setMenu(layers_menu)
+        self.layers_button.hide()  # until a tile has a layer: the bar stays as narrow as before without
+        self.model.tile_ready.connect(self._tile_arrived)
         preference = stretch_preference()
         self.stretch_check = QCheckBox("Stretch", self)
         self.stretch_check.setChecked(preference.value())
@@ -580,6 +582,12 @@ class Gallery(QWidget):
         action.setChecked(True)
         action.toggled.connect(lambda on: self._layer_toggled(layer, on))
         return action
+
+    def _tile_arrived(self, record: int) -> None:
+        if self.layers_button.isHidden():
+            tile = self.model.cached_tile(record)
+            if tile is not None and tile.overlays is not None:
+                self.layers_button.show()
 
     def _layer_toggled(self, layer: str, on: bool) -> None:
         setattr(self.delegate.layers, layer, on)

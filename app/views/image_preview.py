@@ -245,7 +245,7 @@ class ImagePreview(QWidget):
         button = self._tool_button(text, tip)
         button.setChecked(True)
         button.toggled.connect(lambda on: self._set_layer_visible(layer, on))
-        button.setEnabled(False)
+        button.hide()  # shown for a record that has the layer: the bar stays as narrow as before without
         return button
 
     # -- public -----------------------------------------------------------
@@ -342,8 +342,9 @@ class ImagePreview(QWidget):
         self._build_cards()
         if main is not None:  # its masks, keypoints and class maps: built on the pool, painted when they arrive
             self._pending += 1
-            boxes = self._shown[refs.index(main)].boxes
-            self._overlay_jobs.submit((generation, refs.index(main)), lambda: (
+            at = next(i for i, ref in enumerate(refs) if ref is main)
+            boxes = self._shown[at].boxes
+            self._overlay_jobs.submit((generation, at), lambda: (
                 build_layers(decoded, boxes, labels) if generation == self._generation else None))
         budget = INLINE_BUDGET_BYTES
         for i, shown in enumerate(self._shown):
@@ -468,9 +469,9 @@ class ImagePreview(QWidget):
             text += f" · {bad} cannot be decoded"
         self.summary.setText(text if n else "")
         self.boxes_button.setEnabled(boxes > 0)
-        self.masks_button.setEnabled(masks > 0)
-        self.keypoints_button.setEnabled(points > 0)
-        self.segmentation_button.setEnabled(any(layer.segmentation for layer in layers))
+        self.masks_button.setVisible(masks > 0)
+        self.keypoints_button.setVisible(points > 0)
+        self.segmentation_button.setVisible(any(layer.segmentation for layer in layers))
         self._update_legend()
         self._pointer_left()
 

@@ -85,8 +85,8 @@ def test_masks_are_tinted_in_their_class_colour_and_the_toggle_removes_the_tint(
     assert layers.mask_count == 2 and layers.keypoint_count == 6
     assert list(layers.keypoints[:, 2]).count(0) == 1  # one labelled but not visible: drawn hollow
     assert "2 masks · 6 keypoints" in preview.summary.text()
-    assert preview.masks_button.isEnabled() and preview.keypoints_button.isEnabled()
-    assert not preview.segmentation_button.isEnabled()  # no class map in this record
+    assert preview.masks_button.isVisibleTo(preview) and preview.keypoints_button.isVisibleTo(preview)
+    assert preview.segmentation_button.isHidden()  # no class map in this record: no toggle for one
     assert [name for name, _ in preview.legend_entries()] == ["1", "2"]  # the classes, as the boxes name them
     assert preview.legend.isVisibleTo(preview) and "■" in preview.legend.text()
 
@@ -144,7 +144,7 @@ def test_a_segmentation_map_tints_each_class_but_the_background(window, qtbot, t
                                  image__segmentation__class__encoded=bytestrings(_png(classes)),
                                  image__height=ints(20), image__width=ints(30))])
     _tab, preview = _preview(qtbot, window, path, 0)
-    assert preview.segmentation_button.isEnabled() and not preview.masks_button.isEnabled()
+    assert preview.segmentation_button.isVisibleTo(preview) and preview.masks_button.isHidden()
     assert [name for name, _ in preview.legend_entries()] == ["class map 3", "class map 7"]
     canvas = preview.canvas(0)
     three, seven, background = (_canvas_pixel(canvas, 5, 5), _canvas_pixel(canvas, 20, 14),
@@ -164,6 +164,7 @@ def test_a_gallery_tile_draws_its_masks(window, qtbot):
     tile = model.index(1, 0).data(TILE_ROLE)
     assert tile.state == "ok" and tile.overlays is not None
     assert tile.overlays.mask_count == 2 and tile.overlays.keypoint_count == 6
+    assert gallery.layers_button.isVisibleTo(gallery)  # shown once a tile has layers
 
     delegate = gallery.delegate
     option = QStyleOptionViewItem()
