@@ -1,8 +1,9 @@
-"""Make the docs' screenshots: four subjects, light and dark, at 1600×1000 and 1024×700.
+"""Make the docs' screenshots: five subjects, light and dark, at 1600×1000 and 1024×700 (masks at 1600×1000).
 
 Drives the real main window (a throwaway Settings and index cache in a temporary
 folder), switches the theme through View > Theme, and saves
-``{sorted,help,filter-scan,pixel-inspector}-{light,dark}-{1600x1000,1024x700}.png``.
+``{sorted,help,filter-scan,pixel-inspector}-{light,dark}-{1600x1000,1024x700}.png`` and
+``masks-keypoints-{light,dark}-1600x1000.png``.
 Run it under Xvfb with the xcb platform, so dialogs and the screen can be grabbed:
 
     Xvfb :81 -screen 0 1700x1100x24 &
@@ -98,6 +99,46 @@ def make_depth_file(path: Path) -> Path:
         f["image/object/bbox/ymin"].float_list.value.append(y0 / h)
         f["image/object/bbox/ymax"].float_list.value.append(y1 / h)
         f["image/object/class/text"].bytes_list.value.append(name.encode())
+    write_records(str(path), [ex.SerializeToString()])
+    return path
+
+
+def make_masks_file(path: Path) -> Path:
+    """One Example: a photo-like RGB scene with three objects, each with a box, a class, a PNG instance mask,
+    and keypoints (one labelled but not visible)."""
+    from codec.decode.example_proto import Example
+    from codec.storage.writer import write_records
+
+    w, h = 360, 240
+    y, x = np.mgrid[0:h, 0:w]
+    sky = np.stack([110 + y // 4, 150 + y // 5, 200 - y // 6], -1)
+    ground = np.stack([90 + x // 12, 120 + x // 14, 70 + 0 * x], -1)
+    scene = Image.fromarray(np.where((y > 150)[..., None], ground, sky).astype(np.uint8))
+    draw = ImageDraw.Draw(scene)
+    shapes = [("cat", 1, "ellipse", (40, 90, 150, 200), (120, 100, 80)),
+              ("dog", 2, "rectangle", (180, 70, 260, 210), (170, 140, 100)),
+              ("ball", 3, "ellipse", (280, 160, 330, 210), (220, 60, 50))]
+    ex = Example()
+    f = ex.features.feature
+    for name, label, kind, (x0, y0, x1, y1), fill in shapes:
+        getattr(draw, kind)((x0, y0, x1, y1), fill=fill)
+        mask = Image.new("L", (w, h), 0)
+        getattr(ImageDraw.Draw(mask), kind)((x0, y0, x1, y1), fill=1)
+        f["image/object/mask"].bytes_list.value.append(_png(mask))
+        f["image/object/bbox/xmin"].float_list.value.append(x0 / w)
+        f["image/object/bbox/xmax"].float_list.value.append((x1 + 1) / w)
+        f["image/object/bbox/ymin"].float_list.value.append(y0 / h)
+        f["image/object/bbox/ymax"].float_list.value.append((y1 + 1) / h)
+        f["image/object/class/text"].bytes_list.value.append(name.encode())
+        f["image/object/class/label"].int64_list.value.append(label)
+    for px, py, seen in ((70, 120, 1), (120, 120, 1), (95, 160, 1), (200, 90, 1), (240, 90, 1), (220, 150, 0)):
+        f["image/object/keypoint/x"].float_list.value.append(px / w)
+        f["image/object/keypoint/y"].float_list.value.append(py / h)
+        f["image/object/keypoint/visibility"].int64_list.value.append(seen)
+    f["image/encoded"].bytes_list.value.append(_png(scene))
+    f["image/format"].bytes_list.value.append(b"png")
+    f["image/height"].int64_list.value.append(h)
+    f["image/width"].int64_list.value.append(w)
     write_records(str(path), [ex.SerializeToString()])
     return path
 
@@ -250,8 +291,23 @@ class Shooter:
         wait_until(lambda: preview.pixel_text().startswith("x "), what="the pixel inspector's values")
         return self.grab_window()
 
+    def masks(self):
+        """Instance masks in their classes' colours, keypoints as dots (one hollow) and the legend."""
+        from app.views.record_detail import IMAGES_TAB
 
-SUBJECTS = {"sorted": "sorted", "help": "help", "filter-scan": "filter_scan", "pixel-inspector": "pixel_inspector"}
+        tab = self.open_done(make_masks_file(self.work / "masks.tfrecord"))
+        tab.select_record(0)
+        tab.detail.tabs.setCurrentIndex(IMAGES_TAB)
+        preview = tab.detail.images
+        wait_until(lambda: tab.detail.current_record() == 0 and preview.image_count() > 0 and preview.pending() == 0
+                   and preview.image(0) is not None and preview.overlays(0) is not None, what="the image's masks")
+        return self.grab_window()
+
+
+SUBJECTS = {"sorted": "sorted", "help": "help", "filter-scan": "filter_scan", "pixel-inspector": "pixel_inspector",
+            "masks": "masks"}
+SUBJECT_SIZES = {"masks": ((1600, 1000),)}  # a subject shot at fewer sizes than SIZES
+SUBJECT_FILES = {"masks": "masks-keypoints"}  # a subject whose files are named otherwise
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -277,8 +333,8 @@ def main(argv: list[str] | None = None) -> int:
         shooter = Shooter(out, work)
         for subject in args.only or list(SUBJECTS):
             for theme in THEMES:
-                for size in SIZES:
-                    name = f"{subject}-{theme}-{size[0]}x{size[1]}.png"
+                for size in SUBJECT_SIZES.get(subject, SIZES):
+                    name = f"{SUBJECT_FILES.get(subject, subject)}-{theme}-{size[0]}x{size[1]}.png"
                     shooter.new_window(theme, size)
                     try:
                         shot = getattr(shooter, SUBJECTS[subject])()

@@ -19,6 +19,7 @@ from PySide6.QtGui import QImage
 
 from app.models.filtered_table_model import FilteredTableModel
 from app.models.labels import STATUS_TEXT
+from app.models.overlay_layers import OverlayLayers
 from app.models.record_table_model import RECORD_ROLE, STATUS_ROLE
 from app.models.stretch_preference import stretch_mode
 from app.models.tiles import ThumbRequest, ThumbResult, TileLoading
@@ -47,6 +48,7 @@ class Tile:
     note: str
     status: RecordStatus
     framed: bool = False  # a 1-bit or one-colour image: drawn with a frame to show against the background
+    overlays: OverlayLayers | None = None  # masks, keypoints and class maps, at the thumbnail's scale
 
 
 class GalleryModel(QAbstractListModel):
@@ -297,7 +299,7 @@ class GalleryModel(QAbstractListModel):
         if result is None:
             return Tile(record, "pending", None, [], caption or "", "", status)
         return Tile(record, result.state, result.image, result.boxes, caption or "", result.note, status,
-                    result.framed)
+                    result.framed, result.overlays)
 
     def _live_status(self, record: int, result: ThumbResult | None) -> RecordStatus:
         if self._status is not None:

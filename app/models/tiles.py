@@ -8,6 +8,7 @@ from typing import Any, Iterable, Protocol
 from PySide6.QtCore import SignalInstance
 from PySide6.QtGui import QImage
 
+from app.models.overlay_layers import OverlayLayers
 from codec.decode.image_boxes import BoundingBox
 from codec.decode.images import STRETCH_DTYPE, RawShape
 from codec.format.framing import RecordStatus
@@ -43,10 +44,13 @@ class ThumbResult:
     note: str = ""  # one line for the tooltip: what the image is, or why there is none
     status: RecordStatus = RecordStatus.UNCHECKED
     framed: bool = False  # a 1-bit or one-colour image: drawn with a frame so it shows on the background
+    overlays: OverlayLayers | None = None  # masks, keypoints and class maps at the thumbnail's scale
 
     @property
     def nbytes(self) -> int:
-        return self.image.sizeInBytes() if self.image is not None else 0
+        layers = self.overlays
+        drawn = [] if layers is None else [layers.masks, *layers.segmentation]
+        return sum(image.sizeInBytes() for image in (self.image, *drawn) if image is not None)
 
 
 class TileLoading(Protocol):

@@ -11,7 +11,7 @@ import math
 from typing import Any, Callable
 
 from PySide6.QtCore import QItemSelectionModel, QModelIndex, QPoint, QRect, QRectF, QSize, Qt, Signal
-from PySide6.QtGui import QColor, QFont, QFontMetrics, QPainter, QPainterPath, QPen
+from PySide6.QtGui import QAction, QColor, QFont, QFontMetrics, QPainter, QPainterPath, QPen
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QApplication,
@@ -21,11 +21,13 @@ from PySide6.QtWidgets import (
     QInputDialog,
     QLabel,
     QListView,
+    QMenu,
     QMessageBox,
     QSlider,
     QStyle,
     QStyledItemDelegate,
     QStyleOptionViewItem,
+    QToolButton,
     QVBoxLayout,
     QWidget,
 )
@@ -36,6 +38,7 @@ from app.models.stretch_preference import stretch_mode, stretch_preference
 from app.style import icons, palette
 from app.views.box_painting import paint_boxes
 from app.views.image_preview import STRETCH_TIP
+from app.views.overlay_painting import LayerToggles, paint_overlays
 from app.workers.background import PoolJobs
 from app.workers.thumbnail_loader import SAMPLE_RECORDS, ThumbnailLoader, sample_keys
 from app.workers.worker import PAINT_GATE
@@ -68,13 +71,15 @@ def ask_raw_shape(parent: QWidget, current: RawShape | None) -> RawShape | None:
 
 
 class GalleryDelegate(QStyledItemDelegate):
-    """Paints a tile: the thumbnail (with boxes), a caption line, and marks for damage."""
+    """Paints a tile: the thumbnail (with its masks, keypoints, class maps and boxes), a caption line, and marks
+    for damage."""
 
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
         self.side = DEFAULT_SIDE  # logical pixels: the longest side of a thumbnail
         self.aspect = 1.0  # height/width of the image area (at most 1): landscape images get lower tiles
         self.show_boxes = True
+        self.layers = LayerToggles()  # which of masks, keypoints and class maps are drawn
         self._font = QFont()
         self._small = QFont()
         self._chip_font = QFont()
@@ -148,8 +153,11 @@ class GalleryDelegate(QStyledItemDelegate):
             painter.setPen(QPen(self.frame_color(), 1))
             painter.setBrush(Qt.BrushStyle.NoBrush)
             painter.drawRect(target.adjusted(-0.5, -0.5, 0.5, 0.5))
+        thin = self.side < LABELS_FROM_SIDE
+        if tile.overlays is not None:
+            paint_overlays(painter, tile.overlays, tile.boxes, target, scale, scale, self.layers,
+                           dot=2.0 if thin else 3.0)
         if self.show_boxes and tile.boxes:
-            thin = self.side < LABELS_FROM_SIDE
             paint_boxes(painter, tile.boxes, target, scale, scale, None if thin else self._chip_font,
                         rim=3 if thin else 4, line=1.5 if thin else 2)
 
@@ -349,6 +357,18 @@ class Gallery(QWidget):
         self.boxes_check = QCheckBox("Boxes", self)
         self.boxes_check.setChecked(True)
         self.boxes_check.setToolTip("Draw Object Detection API boxes (image/object/bbox/*) on the thumbnails")
+        self.layers_button = QToolButton(self)  # masks, keypoints, class maps: one menu keeps the bar narrow
+        self.layers_button.setText("Layers")
+        self.layers_button.setToolTip("Which of masks, keypoints and segmentation class maps the thumbnails draw")
+        self.layers_button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
+        self.layers_button.setAutoRaise(True)
+        layers_menu = QMenu(self.layers_button)
+        self.masks_action = self._layer_action(layers_menu, "Masks", "masks")
+        self.keypoints_action = self._layer_action(layers_menu, "Keypoints", "keypoints")
+        self.segmentation_action = self._layer_action(layers_menu, "Segmentation", "segmentation")
+        self.layers_button.setMenu(layers_menu)
+        self.layers_button.hide()  # until a tile has a layer: the bar stays as narrow as before without
+        self.model.tile_ready.connect(self._tile_arrived)
         preference = stretch_preference()
         self.stretch_check = QCheckBox("Stretch", self)
         self.stretch_check.setChecked(preference.value())
@@ -374,6 +394,7 @@ class Gallery(QWidget):
         bar.addWidget(self.caption_combo)
         bar.addSpacing(6)
         bar.addWidget(self.boxes_check)
+        bar.addWidget(self.layers_button)
         bar.addWidget(self.stretch_check)
         bar.addStretch(1)
         bar.addWidget(QLabel("Size:", self))
@@ -554,6 +575,23 @@ class Gallery(QWidget):
         self.stretch_check.setChecked(on)
         self.stretch_check.blockSignals(False)
         self.model.set_stretch(stretch_mode(on))
+
+    def _layer_action(self, menu: QMenu, text: str, layer: str) -> QAction:
+        action = menu.addAction(text)
+        action.setCheckable(True)
+        action.setChecked(True)
+        action.toggled.connect(lambda on: self._layer_toggled(layer, on))
+        return action
+
+    def _tile_arrived(self, record: int) -> None:
+        if self.layers_button.isHidden():
+            tile = self.model.cached_tile(record)
+            if tile is not None and tile.overlays is not None:
+                self.layers_button.show()
+
+    def _layer_toggled(self, layer: str, on: bool) -> None:
+        setattr(self.delegate.layers, layer, on)
+        self.view.viewport().update()
 
     def _boxes_toggled(self, on: bool) -> None:
         self.delegate.show_boxes = on

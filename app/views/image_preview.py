@@ -13,27 +13,22 @@ every preview and gallery, see :mod:`app.models.stretch_preference`).
 The pixel inspector, a line under the images, gives the pixel under the pointer: its coordinates
 and the decoded value of every channel (0–65535 for 16-bit, floats as stored; the codec's
 ``pixel_values``), with the image's bit depth and value range. Hovering a box shows what it is.
+
+The main image's masks, keypoints and segmentation class maps (``app.models.overlay_layers``) are built
+on a pool thread and drawn over it; a legend names their classes, and a toggle per layer hides each.
 """
 from __future__ import annotations
 
-import math
 from collections import Counter
-from collections.abc import Callable
-from dataclasses import dataclass, field
 from itertools import groupby
 from typing import Any, NamedTuple
 
-from PySide6.QtCore import QEvent, QObject, QPoint, QRectF, QSize, Qt, Signal
+from PySide6.QtCore import QEvent, QObject, QSize, Qt, Signal
 from PySide6.QtGui import (
     QAction,
-    QFont,
-    QHelpEvent,
     QImage,
-    QMouseEvent,
     QPainter,
     QPaintEvent,
-    QPen,
-    QPixmap,
     QResizeEvent,
     QWheelEvent,
 )
@@ -45,16 +40,17 @@ from PySide6.QtWidgets import (
     QScrollArea,
     QSizePolicy,
     QToolButton,
-    QToolTip,
     QVBoxLayout,
     QWidget,
 )
 
 from app.models.labels import caption_text, image_dims
+from app.models.overlay_layers import OverlayLayers, build_layers
 from app.models.qimage import Decode, decode_to_qimage
 from app.models.stretch_preference import stretch_mode, stretch_preference
 from app.style import palette
-from app.views.box_painting import box_rect, box_tooltip, paint_boxes
+from app.views.image_canvas import ImageCanvas, Shown
+from app.views.overlay_painting import LayerToggles, legend_entries, legend_html
 from app.workers.background import PoolJobs
 from app.workers.worker import one_line
 from codec.decode.decoder import DecodedRecord
@@ -73,30 +69,15 @@ INLINE_DECODE_BYTES = 1 << 20  # one image bigger than this is decoded on the po
 INLINE_BUDGET_BYTES = 2 << 20  # and so is everything after this much inline decoding
 MAX_UPSCALE = 8.0
 MIN_ZOOM, MAX_ZOOM = 0.05, 32.0
-MAX_CACHED_PIXELS = 16 << 20  # a scaled copy bigger than this is not kept; the visible part is drawn
 STRIP_FRAME_HEIGHT = 120  # fit mode: strip frames at most this high,
 STRIP_MIN_HEIGHT = 64  # and at least this high (the strip scrolls sideways)
 STRIP_SPACING = 8
 CARD_SPACING = 4  # between an image and its caption
 MARGIN = 10
 
-
-
 STRETCH_TEXT = "Stretch contrast"
 STRETCH_TIP = ("Stretch contrast to the image's own range (16-bit and float images; otherwise they are scaled "
                "by their type's range, 0–65535 for 16-bit)")
-
-
-@dataclass
-class _Shown:
-    """One image slot: its ref, boxes, and (once decoded) its pixels or error."""
-
-    ref: ImageRef
-    boxes: list[BoundingBox] = field(default_factory=list)
-    image: QImage | None = None
-    error: str | None = None
-    pending: bool = False
-    values: PixelValues | None = None  # the decoded samples, for the pixel inspector (None: not known)
 
 
 def _decode_with_values(job: Decode) -> tuple[QImage, PixelValues | None]:
@@ -107,150 +88,6 @@ def _decode_with_values(job: Decode) -> tuple[QImage, PixelValues | None]:
     except Exception:  # noqa: BLE001 - the inspector then shows coordinates only
         values = None
     return image, values
-
-
-class ImageCanvas(QWidget):
-    """Paints one image at a scale, with its boxes and labels on top."""
-
-    def __init__(self, shown: _Shown, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.shown = shown
-        self.scale = 1.0
-        self.show_boxes = True
-        self._pixmap: QPixmap | None = None
-        self._pixmap_size = QSize()
-        self.setSizePolicy(QSizePolicy.Policy.Fixed, QSizePolicy.Policy.Fixed)
-        font = QFont(self.font())
-        font.setPointSizeF(max(7.0, font.pointSizeF() * 0.9))
-        font.setBold(True)
-        self._label_font = font
-        self.pointed: Callable[[_Shown, int, int], None] | None = None  # the pixel under the pointer
-        self.left: Callable[[], None] | None = None
-        self.setMouseTracking(True)
-
-    def pixel_at(self, pos: QPoint) -> tuple[int, int] | None:
-        """The image pixel (x, y) under a point of the canvas, None off the image."""
-        size = self.natural_size()
-        if self.shown.image is None or self.width() < 1 or self.height() < 1:
-            return None
-        x, y = math.floor(pos.x() * size.width() / self.width()), math.floor(pos.y() * size.height() / self.height())
-        return (x, y) if 0 <= x < size.width() and 0 <= y < size.height() else None
-
-    def boxes_at(self, pos: QPoint) -> list[BoundingBox]:
-        """The boxes drawn under a point of the canvas (none while boxes are hidden)."""
-        if not self.show_boxes or self.shown.image is None:
-            return []
-        size = self.natural_size()
-        sx, sy = self.width() / size.width(), self.height() / size.height()
-        area = QRectF(self.rect())
-        return [box for box in self.shown.boxes if box_rect(box, area, sx, sy).adjusted(-2, -2, 2, 2).contains(pos)]
-
-    def tooltip_at(self, pos: QPoint) -> str | None:
-        """What the boxes under ``pos`` are (class, score, coordinates, why invalid); None over no box."""
-        boxes = self.boxes_at(pos)
-        return "\n\n".join(box_tooltip(box) for box in boxes) if boxes else None
-
-    def mouseMoveEvent(self, event: QMouseEvent) -> None:
-        pixel = self.pixel_at(event.position().toPoint())
-        if pixel is not None and self.pointed is not None:
-            self.pointed(self.shown, *pixel)
-        elif pixel is None and self.left is not None:
-            self.left()
-        super().mouseMoveEvent(event)
-
-    def leaveEvent(self, event: QEvent) -> None:
-        if self.left is not None:
-            self.left()
-        super().leaveEvent(event)
-
-    def event(self, event: QEvent) -> bool:
-        if event.type() == QEvent.Type.ToolTip and isinstance(event, QHelpEvent):
-            text = self.tooltip_at(event.pos())
-            if text:
-                QToolTip.showText(event.globalPos(), text, self)
-                return True
-        return super().event(event)
-
-    def natural_size(self) -> QSize:
-        image = self.shown.image
-        if image is not None:
-            return image.size()
-        return QSize(max(1, self.shown.ref.width), max(1, self.shown.ref.height))
-
-    def set_scale(self, scale: float) -> None:
-        self.scale = scale
-        size = self.natural_size()
-        if self.shown.image is None:
-            # placeholders keep a readable size whatever the image's would be
-            w = min(max(int(size.width() * scale), 220), 480)
-            h = min(max(int(size.height() * scale), 90), 240)
-        else:
-            w, h = max(1, round(size.width() * scale)), max(1, round(size.height() * scale))
-        self.setFixedSize(w, h)
-        self.update()
-
-    def image_changed(self) -> None:
-        self._pixmap = None
-        self.set_scale(self.scale)
-
-    def _scaled_pixmap(self) -> QPixmap | None:
-        """The image at the canvas size, cached; None when too big to hold scaled."""
-        image = self.shown.image
-        target = self.size()
-        if image is None or target.width() * target.height() > MAX_CACHED_PIXELS:
-            return None
-        if self._pixmap is None or self._pixmap_size != target:
-            if target == image.size():
-                scaled = image
-            else:
-                scaled = image.scaled(target, Qt.AspectRatioMode.IgnoreAspectRatio, self._transformation())
-            self._pixmap = QPixmap.fromImage(scaled)
-            self._pixmap_size = QSize(target)
-        return self._pixmap
-
-    def _transformation(self) -> Qt.TransformationMode:
-        """Crisp pixels when enlarged a lot, smooth otherwise."""
-        return Qt.TransformationMode.FastTransformation if self.scale >= 2 else Qt.TransformationMode.SmoothTransformation
-
-    def paintEvent(self, event: QPaintEvent) -> None:
-        painter = QPainter(self)
-        image = self.shown.image
-        if image is None:
-            self._paint_placeholder(painter)
-            return
-        painter.fillRect(event.rect(), palette.CANVAS_BG)
-        pixmap = self._scaled_pixmap()
-        if pixmap is not None:
-            painter.drawPixmap(0, 0, pixmap)
-        else:  # zoomed far in: scale only the exposed part
-            exposed = QRectF(event.rect())
-            sx, sy = image.width() / self.width(), image.height() / self.height()
-            source = QRectF(exposed.x() * sx, exposed.y() * sy, exposed.width() * sx, exposed.height() * sy)
-            painter.setRenderHint(QPainter.RenderHint.SmoothPixmapTransform,
-                                  self._transformation() == Qt.TransformationMode.SmoothTransformation)
-            painter.drawImage(exposed, image, source)
-        if self.show_boxes and self.shown.boxes:
-            self._paint_boxes(painter)
-
-    def _paint_placeholder(self, painter: QPainter) -> None:
-        rect = self.rect()
-        if self.shown.error:
-            painter.fillRect(rect, palette.ERROR_BG)
-            painter.setPen(QPen(palette.ERROR_TEXT, 1, Qt.PenStyle.DashLine))
-            painter.drawRect(rect.adjusted(0, 0, -1, -1))
-            painter.setPen(palette.ERROR_TEXT)
-            text = self.shown.error
-        else:
-            painter.fillRect(rect, palette.CANVAS_BG)
-            painter.setPen(palette.CAPTION_TEXT)
-            text = "decoding…"
-        painter.drawText(rect.adjusted(10, 8, -10, -8),
-                         Qt.AlignmentFlag.AlignCenter | Qt.TextFlag.TextWordWrap, text)
-
-    def _paint_boxes(self, painter: QPainter) -> None:
-        size = self.natural_size()
-        paint_boxes(painter, self.shown.boxes, QRectF(self.rect()), self.width() / size.width(),
-                    self.height() / size.height(), self._label_font)
 
 
 class _Strip(NamedTuple):
@@ -276,7 +113,7 @@ class _ElidedLabel(QLabel):
 class _Card(QWidget):
     """An image canvas with its caption below."""
 
-    def __init__(self, shown: _Shown, caption: str, tooltip: str, parent: QWidget | None = None) -> None:
+    def __init__(self, shown: Shown, caption: str, tooltip: str, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.canvas = ImageCanvas(shown, self)
         self.caption = QLabel(caption, self)
@@ -301,7 +138,7 @@ class ImagePreview(QWidget):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self._shown: list[_Shown] = []
+        self._shown: list[Shown] = []
         self._cards: list[_Card] = []
         self._strips: list[_Strip] = []  # one per feature list with image steps
         self._generation = 0
@@ -317,11 +154,23 @@ class ImagePreview(QWidget):
         self._jobs = PoolJobs(self)
         self._jobs.finished.connect(self._decoded)
         self._jobs.failed.connect(self._decode_failed)
+        self._overlay_jobs = PoolJobs(self, max_threads=1)  # masks, keypoints and class maps, off the GUI thread
+        self._overlay_jobs.finished.connect(self._overlays_built)
+        self._overlay_jobs.failed.connect(lambda ticket, _message: self._overlays_built(ticket, OverlayLayers()))
+        self._toggles = LayerToggles()  # shared by every canvas, kept from record to record
+        palette.changes.changed.connect(self._theme_changed)
 
         self.fit_button = self._tool_button("Fit", "Scale every image to fit the view")
         self.actual_button = self._tool_button("1:1", "Show images at their real size")
         self.boxes_button = self._tool_button("Boxes", "Draw bounding boxes and labels")
         self.boxes_button.setChecked(True)
+        self.masks_button = self._layer_button("Masks", "Draw instance masks (image/object/mask) in their class's "
+                                               "colour", "masks")
+        self.keypoints_button = self._layer_button("Keypoints", "Draw keypoints as dots (hollow: labelled but not "
+                                                   "visible)", "keypoints")
+        self.segmentation_button = self._layer_button("Segmentation", "Draw segmentation class maps, a colour per "
+                                                      "class id (class 0, the background, is not drawn)",
+                                                      "segmentation")
         group = QButtonGroup(self)
         group.addButton(self.fit_button)
         group.addButton(self.actual_button)
@@ -345,7 +194,8 @@ class ImagePreview(QWidget):
         bar = QHBoxLayout()
         bar.setContentsMargins(6, 4, 6, 4)
         bar.setSpacing(4)
-        for w in (self.fit_button, self.actual_button, self.boxes_button, self.stretch_button):
+        for w in (self.fit_button, self.actual_button, self.boxes_button, self.masks_button, self.keypoints_button,
+                  self.segmentation_button, self.stretch_button):
             bar.addWidget(w)
         bar.addSpacing(8)
         bar.addWidget(self.zoom_label)
@@ -363,6 +213,12 @@ class ImagePreview(QWidget):
         self.scroll.setWidget(self.content)
         self.scroll.viewport().installEventFilter(self)
 
+        self.legend = QLabel(self)  # class colour → name, for the boxes, masks and class maps drawn
+        self.legend.setTextFormat(Qt.TextFormat.RichText)
+        self.legend.setWordWrap(True)
+        self.legend.setContentsMargins(6, 0, 6, 2)
+        self.legend.setToolTip("The colour of each class drawn")
+        self.legend.hide()
         self.pixel_line = _ElidedLabel(self)  # the pixel inspector: the pixel under the pointer, the image's depth
         self.pixel_line.setStyleSheet(f"color: {palette.CAPTION_COLOR};")
         self.pixel_line.setContentsMargins(6, 2, 6, 3)
@@ -372,6 +228,7 @@ class ImagePreview(QWidget):
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(0)
         layout.addLayout(bar)
+        layout.addWidget(self.legend)
         layout.addWidget(self.scroll, 1)
         layout.addWidget(self.pixel_line)
         self._update_zoom_label()
@@ -384,7 +241,23 @@ class ImagePreview(QWidget):
         button.setAutoRaise(True)
         return button
 
+    def _layer_button(self, text: str, tip: str, layer: str) -> QToolButton:
+        button = self._tool_button(text, tip)
+        button.setChecked(True)
+        button.toggled.connect(lambda on: self._set_layer_visible(layer, on))
+        button.hide()  # shown for a record that has the layer: the bar stays as narrow as before without
+        return button
+
     # -- public -----------------------------------------------------------
+    def overlays(self, i: int) -> OverlayLayers | None:
+        """Image ``i``'s masks, keypoints and class maps (None until built, or for an image without boxes)."""
+        return self._shown[i].overlays
+
+    def legend_entries(self) -> list[tuple[str, Any]]:
+        """(class name, QColor) of each class the record draws, as the legend lists them."""
+        main = next((s for s in self._shown if s.overlays is not None or s.boxes), None)
+        return [] if main is None else legend_entries(main.boxes, main.overlays)
+
     def image_count(self) -> int:
         return len(self._shown)
 
@@ -428,12 +301,12 @@ class ImagePreview(QWidget):
         return self._stretch
 
     def pending(self) -> int:
-        """Images still decoding on the pool."""
+        """Images (and the main image's overlays) still decoding on the pool."""
         return self._pending
 
     def wait(self, msecs: int = -1) -> bool:
         """Block until pool decodes have finished (results still arrive by signal)."""
-        return self._jobs.wait(msecs)
+        return self._jobs.wait(msecs) and self._overlay_jobs.wait(msecs)
 
     def clear(self) -> None:
         self._generation += 1
@@ -449,6 +322,8 @@ class ImagePreview(QWidget):
                 widget.deleteLater()
         self.summary.setText("")
         self.pixel_line.setText("")
+        self.legend.clear()
+        self.legend.hide()
 
     def set_record(self, decoded: DecodedRecord | None, refs: list[ImageRef] | None = None,
                    labels: Any = None) -> int:
@@ -463,8 +338,14 @@ class ImagePreview(QWidget):
         generation = self._generation
         stretch = self._stretch
         main = main_image(refs)  # only the main image has boxes (see codec.decode.image_boxes.find_boxes)
-        self._shown = [_Shown(ref, find_boxes(decoded, ref, labels) if ref is main else []) for ref in refs]
+        self._shown = [Shown(ref, find_boxes(decoded, ref, labels) if ref is main else []) for ref in refs]
         self._build_cards()
+        if main is not None:  # its masks, keypoints and class maps: built on the pool, painted when they arrive
+            self._pending += 1
+            at = next(i for i, ref in enumerate(refs) if ref is main)
+            boxes = self._shown[at].boxes
+            self._overlay_jobs.submit((generation, at), lambda: (
+                build_layers(decoded, boxes, labels) if generation == self._generation else None))
         budget = INLINE_BUDGET_BYTES
         for i, shown in enumerate(self._shown):
             size = len(shown.ref.data)
@@ -517,7 +398,7 @@ class ImagePreview(QWidget):
         """Add below the previous sections (before the closing stretch)."""
         self.content_layout.insertWidget(self.content_layout.count() - 1, widget, 0, alignment)
 
-    def _strip(self, key: str, members: list[tuple[int, _Shown]]) -> QWidget:
+    def _strip(self, key: str, members: list[tuple[int, Shown]]) -> QWidget:
         """A titled row of a feature list's image steps, scrolling sideways on its own."""
         strip = QWidget(self.content)
         strip.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Maximum)
@@ -555,14 +436,16 @@ class ImagePreview(QWidget):
     def _tooltip(ref: ImageRef) -> str:
         return f"{caption_text(ref, 0, True)} · {len(ref.data):,} bytes"
 
-    def _new_card(self, shown: _Shown, caption: str, parent: QWidget | None = None) -> _Card:
+    def _new_card(self, shown: Shown, caption: str, parent: QWidget | None = None) -> _Card:
         card = _Card(shown, caption, self._tooltip(shown.ref), parent)
         card.canvas.pointed = self._pointed
         card.canvas.left = self._pointer_left
+        card.canvas.show_boxes = self.boxes_button.isChecked()
+        card.canvas.layers = self._toggles
         self._cards.append(card)
         return card
 
-    def _card_for(self, shown: _Shown) -> _Card | None:
+    def _card_for(self, shown: Shown) -> _Card | None:
         for card in self._cards:
             if card.canvas.shown is shown:
                 return card
@@ -575,15 +458,26 @@ class ImagePreview(QWidget):
         text = f"{n} image{'s' if n != 1 else ''}"
         if boxes:
             text += f" · {boxes} box{'es' if boxes != 1 else ''}"
+        layers = [s.overlays for s in self._shown if s.overlays]
+        masks = sum(layer.mask_count for layer in layers)
+        points = sum(layer.keypoint_count for layer in layers)
+        if masks:
+            text += f" · {masks} mask{'s' if masks != 1 else ''}"
+        if points:
+            text += f" · {points} keypoint{'s' if points != 1 else ''}"
         if bad:
             text += f" · {bad} cannot be decoded"
         self.summary.setText(text if n else "")
         self.boxes_button.setEnabled(boxes > 0)
+        self.masks_button.setVisible(masks > 0)
+        self.keypoints_button.setVisible(points > 0)
+        self.segmentation_button.setVisible(any(layer.segmentation for layer in layers))
+        self._update_legend()
         self._pointer_left()
 
     # -- the pixel inspector ----------------------------------------------
     @staticmethod
-    def _depth_text(shown: _Shown) -> str:
+    def _depth_text(shown: Shown) -> str:
         """``PNG 64×48 · 16-bit · values 0–65,535``: the image and its samples."""
         ref, values = shown.ref, shown.values
         what = f"raw {ref.dtype}" if ref.kind == "raw" else ref.format
@@ -592,7 +486,7 @@ class ImagePreview(QWidget):
             text += f" · {values.depth_text()} · {values.range_text()}"
         return text
 
-    def _pointed(self, shown: _Shown, x: int, y: int) -> None:
+    def _pointed(self, shown: Shown, x: int, y: int) -> None:
         value = shown.values.value_text(x, y) if shown.values is not None else None
         several = len(self._shown) > 1
         where = f"{shown.ref.key}{f' step {shown.ref.step}' if shown.ref.step is not None else ''}: " \
@@ -606,7 +500,28 @@ class ImagePreview(QWidget):
         self.pixel_line.setText("" if first is None else
                                 f"{self._depth_text(first)} · point at a pixel to read its values")
 
+    def _update_legend(self) -> None:
+        entries = self.legend_entries()
+        self.legend.setText(legend_html(entries))
+        self.legend.setVisible(bool(entries) and any(s.overlays for s in self._shown))  # boxes alone have chips
+
+    def _theme_changed(self, _which: str) -> None:
+        self._update_legend()  # the swatches take the theme's class colours
+
     # -- decoding results -------------------------------------------------
+    def _overlays_built(self, ticket: tuple[int, int], layers: OverlayLayers | None) -> None:
+        generation, i = ticket
+        if layers is None or generation != self._generation or i >= len(self._shown):
+            return  # stale: clear() forgot what was pending
+        self._shown[i].overlays = layers
+        card = self._card_for(self._shown[i])
+        if card is not None:
+            card.canvas.update()
+        self._pending -= 1
+        self._update_summary()
+        if self._pending == 0:
+            self.images_shown.emit(len(self._shown))
+
     def _decoded(self, ticket: tuple[int, int], result: tuple[QImage, PixelValues | None] | None) -> None:
         if result is None:  # a stale job, skipped
             return
@@ -702,6 +617,11 @@ class ImagePreview(QWidget):
     def _set_boxes_visible(self, visible: bool) -> None:
         for card in self._cards:
             card.canvas.show_boxes = visible
+            card.canvas.update()
+
+    def _set_layer_visible(self, layer: str, visible: bool) -> None:
+        setattr(self._toggles, layer, visible)
+        for card in self._cards:
             card.canvas.update()
 
     def resizeEvent(self, event: QResizeEvent) -> None:

@@ -2,7 +2,7 @@
 
 :func:`make_thumbnail` reads one record and makes its tile: the image
 (``codec.decode.images.thumbnail``, which decodes JPEGs at a reduced scale), its
-boxes scaled to the thumbnail, and a caption. :class:`ThumbnailLoader` runs
+boxes, masks, keypoints and class maps scaled to the thumbnail, and a caption. :class:`ThumbnailLoader` runs
 those jobs on a private ``QThreadPool``; :meth:`ThumbnailLoader.want`
 replaces the queue, so requests for tiles scrolled away are dropped before
 they cost anything. Results arrive as ``ready(ThumbResult)`` on the GUI
@@ -22,6 +22,7 @@ from typing import Any, Callable, Iterable
 from PySide6.QtCore import QObject, QRunnable, QThread, QThreadPool, Signal
 
 from app.models.labels import STATUS_TEXT, caption_text
+from app.models.overlay_layers import build_layers
 from app.models.qimage import to_qimage
 from app.models.tiles import ThumbRequest, ThumbResult
 from app.workers.worker import GUI_SWITCH_INTERVAL, one_line
@@ -186,8 +187,12 @@ def make_thumbnail(read: Callable[[int], RecordData], request: ThumbRequest, sou
     sx = image.width / ref.width if ref.width else 1.0
     sy = image.height / ref.height if ref.height else 1.0
     scaled = [replace(b, xmin=b.xmin * sx, ymin=b.ymin * sy, xmax=b.xmax * sx, ymax=b.ymax * sy) for b in boxes]
+    main = main_image(find_images(decoded))  # only the main image has masks and keypoints, as only it has boxes
+    layers = build_layers(decoded, boxes, labels, (sx, sy), max(image.width, image.height)) \
+        if main is not None and (main.key, main.value_index, main.step) == (ref.key, ref.value_index, ref.step) \
+        else None
     return ThumbResult(request, "ok", to_qimage(image, request.stretch), scaled, caption, caption_text(ref, len(boxes)),
-                       status, framed=needs_frame(ref, image))
+                       status, framed=needs_frame(ref, image), overlays=layers or None)
 
 
 def sample_keys(read: Callable[[int], RecordData], records: Iterable[int],
