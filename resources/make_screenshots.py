@@ -1,8 +1,8 @@
-"""Make the docs' screenshots: four subjects, light and dark, at 1600×1000 and 1024×700.
+"""Make the docs' screenshots: five subjects, light and dark, at 1600×1000 and 1024×700.
 
 Drives the real main window (a throwaway Settings and index cache in a temporary
 folder), switches the theme through View > Theme, and saves
-``{sorted,help,filter-scan,pixel-inspector}-{light,dark}-{1600x1000,1024x700}.png``.
+``{sorted,help,filter-scan,pixel-inspector,projection}-{light,dark}-{1600x1000,1024x700}.png``.
 Run it under Xvfb with the xcb platform, so dialogs and the screen can be grabbed:
 
     Xvfb :81 -screen 0 1700x1100x24 &
@@ -99,6 +99,27 @@ def make_depth_file(path: Path) -> Path:
         f["image/object/bbox/ymax"].float_list.value.append(y1 / h)
         f["image/object/class/text"].bytes_list.value.append(name.encode())
     write_records(str(path), [ex.SerializeToString()])
+    return path
+
+
+def make_embedding_file(path: Path, n: int = 20_000, dims: int = 64) -> Path:
+    """``n`` Examples with a ``dims``-float ``embedding`` around one of six centres, its ``label`` and an ``id``."""
+    from codec.decode.example_proto import Example
+    from codec.storage.writer import write_records
+
+    rng = np.random.default_rng(11)
+    centres = rng.normal(0, 3, (6, dims))
+    labels = rng.integers(0, 6, n)
+    vectors = (centres[labels] + rng.normal(0, 1.2, (n, dims))).astype(np.float32)
+    records = []
+    for i, (label, vec) in enumerate(zip(labels.tolist(), vectors)):
+        ex = Example()
+        f = ex.features.feature
+        f["embedding"].float_list.value.extend(vec.tolist())
+        f["label"].int64_list.value.append(label)
+        f["id"].bytes_list.value.append(f"item-{i:05d}".encode())
+        records.append(ex.SerializeToString())
+    write_records(str(path), records)
     return path
 
 
@@ -250,8 +271,47 @@ class Shooter:
         wait_until(lambda: preview.pixel_text().startswith("x "), what="the pixel inspector's values")
         return self.grab_window()
 
+    def projection(self):
+        """View > Embedding Projection over 20,000 64-dim embeddings in six classes, a point hovered;
+        the record's embedding as a heat strip in the Tree."""
+        from PySide6.QtCore import Qt
+        from PySide6.QtGui import QCursor
+        from PySide6.QtTest import QTest
 
-SUBJECTS = {"sorted": "sorted", "help": "help", "filter-scan": "filter_scan", "pixel-inspector": "pixel_inspector"}
+        from app.views.record_detail import TREE_TAB
+
+        tab = self.open_done(make_embedding_file(self.work / "embeddings.tfrecord"))
+        view = tab.qa.projection_view()
+        ready = []
+        view.projection_ready.connect(ready.append)
+        self.window.qa.projection_action.trigger()
+        self.window.resizeDocks([self.window.qa.projection_dock], [int(self.window.height() * 0.5)],
+                                Qt.Orientation.Vertical)
+        wait_until(lambda: bool(ready), what="the projection")
+        settle()
+        canvas = view.canvas
+        k = int(np.flatnonzero(ready[0].labels == 2)[0])
+        pos = canvas.position_of(k)
+        QCursor.setPos(canvas.mapToGlobal(pos))
+        QTest.mouseMove(canvas, pos)
+        if canvas.hovered < 0:  # no move event came through the window system: send one as it would
+            from PySide6.QtCore import QEvent, QPointF
+            from PySide6.QtGui import QMouseEvent
+            from PySide6.QtWidgets import QApplication
+
+            QApplication.sendEvent(canvas, QMouseEvent(QEvent.Type.MouseMove, QPointF(pos),
+                                                       QPointF(canvas.mapToGlobal(pos)), Qt.MouseButton.NoButton,
+                                                       Qt.MouseButton.NoButton, Qt.KeyboardModifier.NoModifier))
+        wait_until(lambda: canvas.hovered >= 0, what="the hovered point")
+        record = int(ready[0].records[canvas.hovered])  # the point on top there: as a click would open it
+        tab.select_record(record)
+        tab.detail.tabs.setCurrentIndex(TREE_TAB)
+        wait_until(lambda: tab.detail.current_record() == record, what="the record")
+        return self.grab_screen()
+
+
+SUBJECTS = {"sorted": "sorted", "help": "help", "filter-scan": "filter_scan", "pixel-inspector": "pixel_inspector",
+            "projection": "projection"}
 
 
 def main(argv: list[str] | None = None) -> int:

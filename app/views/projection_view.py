@@ -12,7 +12,7 @@ from typing import Callable
 
 import numpy as np
 from PySide6.QtCore import QPoint, QRect, QSize, Qt, Signal
-from PySide6.QtGui import QColor, QImage, QPainter, QPen
+from PySide6.QtGui import QColor, QIcon, QImage, QPainter, QPen, QPixmap
 from PySide6.QtWidgets import (
     QComboBox,
     QHBoxLayout,
@@ -342,14 +342,13 @@ class ProjectionView(RecomputesWhenShown, QWidget):
 
         self.canvas.set_points(p.points, words[p.labels], tip)  # code -1: the last colour
         self.legend.clear()
-        for name, color in zip(names, colors):
-            item = QListWidgetItem(name)
-            item.setForeground(color)
-            self.legend.addItem(item)
+        entries = list(zip(names, colors))
         if (p.labels < 0).any():
-            item = QListWidgetItem("no label")
-            item.setForeground(QColor(palette.MUTED_TEXT))
-            self.legend.addItem(item)
+            entries.append(("no label", QColor(palette.MUTED_TEXT)))
+        for name, color in entries:
+            swatch = QPixmap(12, 12)
+            swatch.fill(color)
+            self.legend.addItem(QListWidgetItem(QIcon(swatch), name))
         self.legend.setVisible(bool(names))
 
     def _point_clicked(self, k: int) -> None:

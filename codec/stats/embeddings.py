@@ -15,13 +15,15 @@ from codec.decode.example_columns import KIND_BYTES, KIND_FLOAT, KIND_INT64, dec
 from codec.decode.example_proto import Example
 from codec.index.scan import IndexProgress
 from codec.sources.record_pass import iter_records
+from codec.stats.pool import StatsRunner
 
-__all__ = ["MIN_DIMS", "SAMPLE", "Projection", "embedding_keys", "is_embedding", "project", "project_iter",
+__all__ = ["MIN_DIMS", "SAMPLE", "Projection", "ProjectionRunner", "embedding_keys", "is_embedding", "project", "project_iter",
            "sample_records"]
 
 MIN_DIMS = 8  # values per record, at least: fewer are a box, a colour, a few scores
 SAMPLE = 100_000  # records projected, at most
 BATCH = 8192  # records decoded at once by the columnar decoder
+PROBE = 256  # records read first to choose the label feature and the length for every worker
 _FLOAT = 1  # a shape's dtype count slot for float lists (codec.stats.schema._Shape.dtypes)
 
 
@@ -62,10 +64,10 @@ class Projection:
 class _Gather:
     """Vectors and labels of a pass's records, a batch at a time."""
 
-    def __init__(self, key: str, label_names) -> None:
+    def __init__(self, key: str, label_names=None, label_key: str | None = None, dims: int | None = None) -> None:
         self.key, self.names = key, label_names
-        self.dims: int | None = None
-        self.label_key: str | None = None
+        self.dims = dims  # the vectors' length: the first one's, unless given
+        self.label_key = label_key  # chosen from the first batch's keys, unless given
         self.records: list[np.ndarray] = []
         self.vectors: list[np.ndarray] = []
         self.labels: list[list] = []
@@ -76,6 +78,13 @@ class _Gather:
         self.pending.append((index, data))
         if len(self.pending) >= BATCH:
             self.flush()
+
+    def merge(self, other: _Gather) -> None:
+        """Fold in what a worker gathered (its records are put in order at the end)."""
+        self.records += other.records
+        self.vectors += other.vectors
+        self.labels += other.labels
+        self.skipped += other.skipped
 
     def flush(self) -> None:
         if not self.pending:
@@ -169,28 +178,81 @@ class _Gather:
         return f"{value} ({name})" if name is not None else str(value)
 
 
-def project_iter(source, key: str, result: Projection, sample: int = SAMPLE, seed: int = 0) -> Iterator[IndexProgress]:
+def project_iter(source, key: str, result: Projection, sample: int = SAMPLE, seed: int = 0,
+                 workers: int | None = 1) -> Iterator[IndexProgress]:
     """Read ``key``'s vectors of (a seeded sample of) ``source``'s records and fill ``result`` with their
-    2-D PCA, yielding progress as the records are read."""
-    order = sample_records(len(source), sample, seed)
-    result.sampled = len(order) < len(source)
-    gather = _Gather(key, getattr(source, "labels", None))
-    for item in iter_records(source, order, intact_only=True):
-        if isinstance(item, IndexProgress):
-            yield item
-        else:
-            gather.add(item[0], item[1])
-    gather.flush()
+    2-D PCA, yielding progress as the records are read.
+
+    ``workers`` 1 (the default) reads here: 10^5 records take about a second, less than a pool's
+    start-up on two cores. More (None: one per core) use the process pool where
+    :func:`codec.stats.pool.plan_stats` plans tasks (a big plain file, a shard set); the label feature
+    and the vectors' length are then chosen here first, from the first records, for every worker.
+    """
+    from codec.stats.pool import plan_stats, pool_decodes_alike, pool_merge_iter
+
+    n = len(source)
+    order = sample_records(n, sample, seed)
+    result.sampled = len(order) < n
+    names = getattr(source, "labels", None)
+    tasks = plan_stats(source, workers) if pool_decodes_alike(source) else []
+    if not tasks:
+        gather = _Gather(key, names)
+        for item in iter_records(source, order, intact_only=True):
+            if isinstance(item, IndexProgress):
+                yield item
+            else:
+                gather.add(item[0], item[1])
+        gather.flush()
+        _finish(result, gather)
+        return
+    probe = _Gather(key, names)
+    for item in iter_records(source, order[:PROBE], intact_only=True):
+        if not isinstance(item, IndexProgress):
+            probe.add(item[0], item[1])
+    probe.flush()
+    gather = _Gather(key, names, probe.label_key, probe.dims)
+    setup = {"named": [], "check_crc": source.check_crc, "key": key, "label_key": probe.label_key,
+             "dims": probe.dims, "total": n, "sample": sample, "seed": seed}
+    yield from pool_merge_iter(source, gather, ProjectionRunner, tasks, setup, workers)
     _finish(result, gather)
+    yield IndexProgress(n, n, n, len(source.problems), True)
+
+
+class ProjectionRunner(StatsRunner):
+    """A worker's share of a projection: the sampled records of each task's range, gathered."""
+
+    def __init__(self, named: list[str], key: str, label_key: str | None, dims: int | None, total: int,
+                 sample: int, seed: int, check_crc: bool = True, use_cache: bool = True) -> None:
+        super().__init__(named, check_crc=check_crc, use_cache=use_cache)
+        self.key, self.label_key, self.dims = key, label_key, dims
+        self.order = np.asarray(sample_records(total, sample, seed), dtype=np.int64)
+
+    def _new_result(self) -> _Gather:
+        return _Gather(self.key, None, self.label_key, self.dims)
+
+    def _pass(self, f, indices: range, base: int, result: _Gather):
+        lo, hi = np.searchsorted(self.order, [base + indices.start, base + indices.stop]).tolist()
+        mine = (self.order[lo:hi] - base).tolist()
+        scale = len(indices) / max(len(mine), 1)  # progress in records of the range, as the pool counts
+        for item in iter_records(f, mine, intact_only=True):
+            if isinstance(item, IndexProgress):
+                yield int(item.records * scale)
+            else:
+                result.add(base + item[0], item[1])
+        result.flush()
+        yield len(indices)
 
 
 def _finish(result: Projection, gather: _Gather) -> None:
     result.skipped, result.label_key = gather.skipped, gather.label_key
     if not gather.vectors:
         return
-    result.records = np.concatenate(gather.records)
-    result.points, result.explained = pca_2d(np.concatenate(gather.vectors))
+    records = np.concatenate(gather.records)
+    order = np.argsort(records, kind="stable")  # workers' parts come as they finish
+    result.records = records[order]
+    result.points, result.explained = pca_2d(np.concatenate(gather.vectors)[order])
     values = [v for part in gather.labels for v in part]
+    values = [values[k] for k in order.tolist()]
     distinct = sorted({v for v in values if v is not None}, key=lambda v: (isinstance(v, bytes), v))
     code = {v: i for i, v in enumerate(distinct)}
     result.labels = np.fromiter((code.get(v, -1) if v is not None else -1 for v in values), dtype=np.int32,
@@ -222,9 +284,9 @@ def pca_2d(x: np.ndarray) -> tuple[np.ndarray, tuple[float, float]]:
     return (centred @ basis).astype(np.float32), (ratios[0], ratios[1])
 
 
-def project(source, key: str, sample: int = SAMPLE, seed: int = 0, workers: int | None = None) -> Projection:
+def project(source, key: str, sample: int = SAMPLE, seed: int = 0, workers: int | None = 1) -> Projection:
     """:func:`project_iter` run to the end: the 2-D projection of embedding ``key`` of ``source``."""
     result = Projection(key)
-    for _ in project_iter(source, key, result, sample, seed):
+    for _ in project_iter(source, key, result, sample, seed, workers):
         pass
     return result

@@ -92,3 +92,20 @@ def test_a_label_map_names_the_classes(tmp_path):
         f.labels = LabelNames({"label": LabelMap.from_names(["cat", "dog"])})
         result = project(f, "emb")
     assert result.label_names == ["0 (cat)", "1 (dog)"]
+
+
+@pytest.mark.slow  # two spawned workers start in about 2 s
+def test_on_the_pool_the_projection_is_the_one_of_one_process(tmp_path):
+    from codec.sources.shard_set import ShardSet
+
+    records, _ = _clusters(90)
+    paths = []
+    for k in range(3):
+        paths.append(str(tmp_path / f"data-{k:05d}-of-00003.tfrecord"))
+        write_records(paths[-1], records[k * 30:(k + 1) * 30])
+    with ShardSet(paths) as shards:
+        shards.build_index()
+        here, pooled = project(shards, "emb", sample=50, seed=2), project(shards, "emb", sample=50, seed=2, workers=2)
+    assert pooled.records.tolist() == here.records.tolist() == sample_records(90, 50, 2)
+    assert np.allclose(pooled.points, here.points) and pooled.explained == pytest.approx(here.explained)
+    assert pooled.labels.tolist() == here.labels.tolist() and pooled.label_names == here.label_names == ["0", "1"]
