@@ -284,9 +284,10 @@ class Shooter:
         view = tab.qa.projection_view()
         ready = []
         view.projection_ready.connect(ready.append)
-        self.window.qa.projection_action.trigger()
-        self.window.resizeDocks([self.window.qa.projection_dock], [int(self.window.height() * 0.5)],
-                                Qt.Orientation.Vertical)
+        self.window.qa.show_projection()  # (View > Embedding Projection; a toggle, and the last window left it on)
+        if self.window.height() >= 900:  # half the window for the points; a small one keeps the table's share
+            self.window.resizeDocks([self.window.qa.projection_dock], [int(self.window.height() * 0.5)],
+                                    Qt.Orientation.Vertical)
         wait_until(lambda: bool(ready), what="the projection")
         settle()
         canvas = view.canvas
