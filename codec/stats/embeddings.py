@@ -267,9 +267,10 @@ def pca_2d(x: np.ndarray) -> tuple[np.ndarray, tuple[float, float]]:
     signed so its largest loading is positive, so a run gives the same picture.
     """
     x = np.asarray(x, dtype=np.float64)
-    finite = np.isfinite(x).all(axis=1)
-    x = np.where(finite[:, None], x, 0.0)
-    centred = x - x[finite].mean(axis=0) if finite.any() else x
+    finite = np.isfinite(x).all(axis=1)  # a row with NaN or inf is put at the centre
+    centred = np.zeros_like(x)
+    if finite.any():
+        centred[finite] = x[finite] - x[finite].mean(axis=0)
     cov = centred.T @ centred / max(len(x) - 1, 1)
     values, vectors = np.linalg.eigh(cov)
     top = np.argsort(values)[::-1][:2]

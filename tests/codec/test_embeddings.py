@@ -109,3 +109,10 @@ def test_on_the_pool_the_projection_is_the_one_of_one_process(tmp_path):
     assert pooled.records.tolist() == here.records.tolist() == sample_records(90, 50, 2)
     assert np.allclose(pooled.points, here.points) and pooled.explained == pytest.approx(here.explained)
     assert pooled.labels.tolist() == here.labels.tolist() and pooled.label_names == here.label_names == ["0", "1"]
+
+
+def test_a_vector_with_nan_goes_to_the_centre():
+    x = np.array([[0, 0, 0], [2, 0, 0], [np.nan, 1, 0], [0, 1, 0], [2, 1, 0]], dtype=np.float32)
+    points, explained = pca_2d(x)
+    assert points[2].tolist() == [0, 0] and np.isfinite(points).all()
+    assert explained == pytest.approx((0.8, 0.2))
