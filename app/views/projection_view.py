@@ -19,18 +19,16 @@ from PySide6.QtWidgets import (
     QLabel,
     QListWidget,
     QListWidgetItem,
-    QProgressBar,
     QSizePolicy,
-    QToolButton,
     QToolTip,
     QVBoxLayout,
     QWidget,
 )
 
 from app.models.heat_strip import label_colors
-from app.style import icons, palette
+from app.style import palette
+from app.views.stats_panel import PassBar
 from app.workers.pass_runner import PassRunner, RecomputesWhenShown
-from codec.index.scan import IndexProgress
 from codec.stats.embeddings import Projection, embedding_keys, project_iter
 from codec.stats.schema import FileSchema, schema_iter
 
@@ -188,34 +186,14 @@ class ProjectionView(RecomputesWhenShown, QWidget):
                                   "the same number in every record that has it")
         self.key_combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
         self.key_combo.activated.connect(lambda _i: self.compute())
-        self.run_button = QToolButton(self)
-        self.run_button.setText("Project")
-        self.run_button.setToolTip("Project the embedding again (PCA to 2-D over up to 100,000 records)")
-        self.run_button.setAutoRaise(True)
-        self.run_button.clicked.connect(self._rescan)
-        self.progress = QProgressBar(self)
-        self.progress.setRange(0, 1000)
-        self.progress.setTextVisible(False)
-        self.progress.setMaximumSize(140, 14)
-        self.cancel_button = QToolButton(self)
-        self.cancel_button.setIcon(icons.icon("cancel"))
-        self.cancel_button.setText("Cancel")
-        self.cancel_button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
-        self.cancel_button.setAutoRaise(True)
-        self.cancel_button.clicked.connect(self.runner.cancel)
-        self.summary = QLabel(self)
-        palette.follow(self.summary, lambda: palette.HINT_STYLE)
-        self.summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        bar = QHBoxLayout()
-        bar.setContentsMargins(8, 4, 8, 4)
-        bar.setSpacing(6)
-        bar.addWidget(QLabel("Embedding:", self))
-        bar.addWidget(self.key_combo)
-        bar.addWidget(self.run_button)
-        bar.addWidget(self.progress)
-        bar.addWidget(self.cancel_button)
-        bar.addSpacing(6)
-        bar.addWidget(self.summary, 1)
+        self.bar = PassBar(self, scoped=False)
+        self.bar.refresh.setText("Project")
+        self.bar.refresh.setToolTip("Project the embedding again (PCA to 2-D over up to 100,000 records)")
+        self.bar.refresh_requested.connect(self.compute)
+        self.bar.cancel_requested.connect(self.runner.cancel)
+        bar = self.bar.layout()
+        bar.insertWidget(0, QLabel("Embedding:", self.bar))
+        bar.insertWidget(1, self.key_combo)
         self.canvas = ProjectionCanvas(self)
         self.canvas.point_clicked.connect(self._point_clicked)
         self.legend = QListWidget(self)
@@ -228,11 +206,11 @@ class ProjectionView(RecomputesWhenShown, QWidget):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(0)
-        layout.addLayout(bar)
+        layout.addWidget(self.bar)
         layout.addLayout(body, 1)
         self.runner.waiting.connect(lambda: self._set_running(True, "waiting for indexing to finish…"))
-        self.runner.started.connect(lambda: self._set_running(True, "looking for embeddings…"))
-        self.runner.progress.connect(self._progress)
+        self.runner.started.connect(lambda: self._set_running(True, "reading the records…"))
+        self.runner.progress.connect(self.bar.set_progress)
         self.runner.finished.connect(self._finished)
         self.runner.failed.connect(self._failed)
         palette.changes.changed.connect(self._recolor)
@@ -275,20 +253,11 @@ class ProjectionView(RecomputesWhenShown, QWidget):
     def _filter_applies(self) -> bool:
         return False  # the projection is of all records, whatever the table shows
 
-    def _rescan(self) -> None:
-        self.compute()
-
     def _set_running(self, running: bool, text: str) -> None:
-        self.progress.setVisible(running)
-        self.cancel_button.setVisible(running)
-        self.run_button.setEnabled(not running)
+        self.bar.set_running(running)
+        self.bar.refresh.setEnabled(not running)
         if running:
-            self.progress.setValue(0)
-            self.summary.setText(text)
-
-    def _progress(self, p: IndexProgress) -> None:
-        self.progress.setValue(int(p.fraction * 1000))
-        self.summary.setText(f"{p.records:,} of {p.total:,} records…")
+            self.bar.summary.setText(text)
 
     def _finished(self, run: _Run, _last, cancelled: bool) -> None:
         self._set_running(False, "")
@@ -299,9 +268,9 @@ class ProjectionView(RecomputesWhenShown, QWidget):
                 self.key_combo.addItem(f"{key} ({dims})", key)
         if cancelled:
             self._stale = True
-            self.summary.setText("stopped: press Project to go on")
+            self.bar.summary.setText("stopped: press Project to go on")
         elif not self._keys:
-            self.summary.setText("no embeddings: no float feature has the same 8 or more values in every record")
+            self.bar.summary.setText("no embeddings: no float feature has the same 8 or more values in every record")
         elif run.projection is not None:
             self.key_combo.setCurrentIndex(max(self.key_combo.findData(run.key), 0))
             self._show(run.projection)
@@ -310,7 +279,7 @@ class ProjectionView(RecomputesWhenShown, QWidget):
     def _failed(self, error: str) -> None:
         self._set_running(False, "")
         self._stale = True
-        self.summary.setText(f"failed: {error}")
+        self.bar.summary.setText(f"failed: {error}")
         self.finished.emit()
 
     def _show(self, projection: Projection) -> None:
@@ -323,7 +292,7 @@ class ProjectionView(RecomputesWhenShown, QWidget):
         if projection.skipped:
             words.append(f"{projection.skipped:,} without it left out")
         words.append(f"coloured by {projection.label_key}" if projection.label_key else "no label feature")
-        self.summary.setText(" · ".join(words))
+        self.bar.summary.setText(" · ".join(words))
         self.projection_ready.emit(projection)
 
     def _recolor(self, *_) -> None:
