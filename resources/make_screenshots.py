@@ -1,8 +1,8 @@
-"""Make the docs' screenshots: five subjects, light and dark, at 1600×1000 and 1024×700 (masks at 1600×1000).
+"""Make the docs' screenshots: six subjects, light and dark, at 1600×1000 and 1024×700 (masks at 1600×1000).
 
 Drives the real main window (a throwaway Settings and index cache in a temporary
 folder), switches the theme through View > Theme, and saves
-``{sorted,help,filter-scan,pixel-inspector}-{light,dark}-{1600x1000,1024x700}.png`` and
+``{sorted,help,filter-scan,pixel-inspector,projection}-{light,dark}-{1600x1000,1024x700}.png`` and
 ``masks-keypoints-{light,dark}-1600x1000.png``.
 Run it under Xvfb with the xcb platform, so dialogs and the screen can be grabbed:
 
@@ -140,6 +140,26 @@ def make_masks_file(path: Path) -> Path:
     f["image/height"].int64_list.value.append(h)
     f["image/width"].int64_list.value.append(w)
     write_records(str(path), [ex.SerializeToString()])
+
+
+def make_embedding_file(path: Path, n: int = 20_000, dims: int = 64) -> Path:
+    """``n`` Examples with a ``dims``-float ``embedding`` around one of six centres, its ``label`` and an ``id``."""
+    from codec.decode.example_proto import Example
+    from codec.storage.writer import write_records
+
+    rng = np.random.default_rng(11)
+    centres = rng.normal(0, 3, (6, dims))
+    labels = rng.integers(0, 6, n)
+    vectors = (centres[labels] + rng.normal(0, 1.2, (n, dims))).astype(np.float32)
+    records = []
+    for i, (label, vec) in enumerate(zip(labels.tolist(), vectors)):
+        ex = Example()
+        f = ex.features.feature
+        f["embedding"].float_list.value.extend(vec.tolist())
+        f["label"].int64_list.value.append(label)
+        f["id"].bytes_list.value.append(f"item-{i:05d}".encode())
+        records.append(ex.SerializeToString())
+    write_records(str(path), records)
     return path
 
 
@@ -304,8 +324,48 @@ class Shooter:
         return self.grab_window()
 
 
+    def projection(self):
+        """View > Embedding Projection over 20,000 64-dim embeddings in six classes, a point hovered;
+        the record's embedding as a heat strip in the Tree."""
+        from PySide6.QtCore import Qt
+        from PySide6.QtGui import QCursor
+        from PySide6.QtTest import QTest
+
+        from app.views.record_detail import TREE_TAB
+
+        tab = self.open_done(make_embedding_file(self.work / "embeddings.tfrecord"))
+        view = tab.qa.projection_view()
+        ready = []
+        view.projection_ready.connect(ready.append)
+        self.window.qa.show_projection()  # (View > Embedding Projection; a toggle, and the last window left it on)
+        if self.window.height() >= 900:  # half the window for the points; a small one keeps the table's share
+            self.window.resizeDocks([self.window.qa.projection_dock], [int(self.window.height() * 0.5)],
+                                    Qt.Orientation.Vertical)
+        wait_until(lambda: bool(ready), what="the projection")
+        settle()
+        canvas = view.canvas
+        k = int(np.flatnonzero(ready[0].labels == 2)[0])
+        pos = canvas.position_of(k)
+        QCursor.setPos(canvas.mapToGlobal(pos))
+        QTest.mouseMove(canvas, pos)
+        if canvas.hovered < 0:  # no move event came through the window system: send one as it would
+            from PySide6.QtCore import QEvent, QPointF
+            from PySide6.QtGui import QMouseEvent
+            from PySide6.QtWidgets import QApplication
+
+            QApplication.sendEvent(canvas, QMouseEvent(QEvent.Type.MouseMove, QPointF(pos),
+                                                       QPointF(canvas.mapToGlobal(pos)), Qt.MouseButton.NoButton,
+                                                       Qt.MouseButton.NoButton, Qt.KeyboardModifier.NoModifier))
+        wait_until(lambda: canvas.hovered >= 0, what="the hovered point")
+        record = int(ready[0].records[canvas.hovered])  # the point on top there: as a click would open it
+        tab.select_record(record)
+        tab.detail.tabs.setCurrentIndex(TREE_TAB)
+        wait_until(lambda: tab.detail.current_record() == record, what="the record")
+        return self.grab_screen()
+
+
 SUBJECTS = {"sorted": "sorted", "help": "help", "filter-scan": "filter_scan", "pixel-inspector": "pixel_inspector",
-            "masks": "masks"}
+            "masks": "masks", "projection": "projection"}
 SUBJECT_SIZES = {"masks": ((1600, 1000),)}  # a subject shot at fewer sizes than SIZES
 SUBJECT_FILES = {"masks": "masks-keypoints"}  # a subject whose files are named otherwise
 

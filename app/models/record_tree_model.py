@@ -22,14 +22,16 @@ import json
 from typing import Any
 
 from PySide6.QtCore import QAbstractItemModel, QModelIndex, QObject, QPersistentModelIndex, Qt, Signal
-from PySide6.QtGui import QFont, QFontDatabase
+from PySide6.QtGui import QFont, QFontDatabase, QImage
 
+from app.models.heat_strip import heat_strip
 from app.models.value_text import LabelSource, edit_text, json_value, node_json, type_text, value_name, value_text
 from app.style import palette
 from codec.datasets.tfds import with_decoded_tensors
 from codec.decode.decoder import DecodedRecord, RecordKind, TreeNode, is_text, value_count, value_node
 from codec.editing.record_editor import parse_value
 from codec.errors import UsageError
+from codec.stats.embeddings import MIN_DIMS
 
 FIRST_CHUNK = 20
 NEXT_CHUNK = 200
@@ -339,7 +341,20 @@ class RecordTreeModel(QAbstractItemModel):
             return self._mono
         if role == Qt.ItemDataRole.ForegroundRole and column == 1:
             return palette.MUTED_TEXT
+        if role == Qt.ItemDataRole.DecorationRole and column == 2 and kind == "node":
+            return self._strip(node)
         return None
+
+    def _strip(self, node: TreeNode) -> QImage | None:
+        """A float feature or step of MIN_DIMS or more values: its heat strip (see app.models.heat_strip)."""
+        if node.role not in ("feature", "step") or node.children or node.dtype != "float" \
+                or value_count(node) < MIN_DIMS:
+            return None
+        key = (id(node), "strip")
+        strip = self._summaries.get(key)
+        if strip is None:
+            strip = self._summaries[key] = heat_strip(node.values)
+        return strip
 
     def _more_data(self, index: _Index, column: int, role: int) -> Any:
         hidden = self.hidden_count(index.parent())

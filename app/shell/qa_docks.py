@@ -1,4 +1,4 @@
-"""The main window's share of dataset QA: Statistics and Feature Spec docks, View menu actions.
+"""The main window's share of dataset QA: Statistics, Feature Spec and Embedding Projection docks, View menu actions.
 
 Each dock holds a stack with one panel per open file (made when first
 shown, see :class:`~app.shell.qa_views.QaViews`) and shows the current tab's.
@@ -57,6 +57,8 @@ class TabQa(Protocol):
 
     def schema_view(self) -> QWidget: ...
 
+    def projection_view(self) -> QWidget: ...
+
 
 class QaDocks(QObject):
     """Docks and actions of the gallery, filter, statistics and feature spec.
@@ -75,9 +77,14 @@ class QaDocks(QObject):
         self.spec_dock = PanelDock("Feature Spec", "featureSpecDock", "Open a file to see its feature spec.", window)
         window.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, self.stats_dock)
         window.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, self.spec_dock)
+        self.projection_dock = PanelDock("Embedding Projection", "projectionDock",
+                                         "Open a file to project its embeddings.", window)
+        window.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, self.projection_dock)
         window.tabifyDockWidget(self.stats_dock, self.spec_dock)
+        window.tabifyDockWidget(self.spec_dock, self.projection_dock)
         self.stats_dock.hide()
         self.spec_dock.hide()
+        self.projection_dock.hide()
         self._sized = False
 
         self.table_action = self._action("&Table", "Ctrl+1", lambda: self._qa_call(lambda qa: qa.show_table()),
@@ -91,15 +98,18 @@ class QaDocks(QObject):
                                               "Per-feature statistics with histograms")
         self.spec_action = self._dock_action(self.spec_dock, "Feature S&pec", "Ctrl+Shift+K",
                                              "The inferred tf.io feature spec, as Python and JSON")
+        self.projection_action = self._dock_action(self.projection_dock, "&Embedding Projection", "Ctrl+Shift+J",
+                                                   "An embedding's records in 2-D (PCA), coloured by label")
         view_menu.addSeparator()
         for action in (self.table_action, self.gallery_action, self.filter_action):
             view_menu.addAction(action)
         view_menu.addSeparator()
         view_menu.addAction(self.stats_action)
         view_menu.addAction(self.spec_action)
+        view_menu.addAction(self.projection_action)
         self.actions = [self.table_action, self.gallery_action, self.filter_action]
 
-        for dock in (self.stats_dock, self.spec_dock):
+        for dock in self.docks():
             dock.visibilityChanged.connect(lambda _visible: self.refresh())
         self.refresh()
 
@@ -135,6 +145,12 @@ class QaDocks(QObject):
             self.window.resizeDocks([dock], [int(self.window.height() * DOCK_SHARE)], Qt.Orientation.Vertical)
         self.refresh()
 
+    def docks(self) -> tuple[PanelDock, ...]:
+        return self.stats_dock, self.spec_dock, self.projection_dock
+
+    def show_projection(self) -> None:
+        self.show_dock(self.projection_dock)
+
     def show_statistics(self) -> None:
         self.show_dock(self.stats_dock)
 
@@ -145,13 +161,13 @@ class QaDocks(QObject):
         """Show the current tab's panels in the docks (making them when a dock is visible)."""
         qa = self._current_qa()
         why = "a report or a URL still opening is shown, not a file" if self._page_shown() else "open a file first"
-        for action in (*self.actions, self.stats_action, self.spec_action):
+        for action in (*self.actions, self.stats_action, self.spec_action, self.projection_action):
             set_enabled(action, qa is not None, why)
         if qa is None:
-            self.stats_dock.show_panel(None)
-            self.spec_dock.show_panel(None)
+            for dock in self.docks():
+                dock.show_panel(None)
             if self._page_shown():  # the file docks step aside: the page gets the whole window
-                for dock in (self.stats_dock, self.spec_dock):
+                for dock in self.docks():
                     if dock.isVisible():
                         self._stepped_aside.append(dock)
                         dock.hide()
@@ -163,3 +179,5 @@ class QaDocks(QObject):
             self.stats_dock.show_panel(qa.stats_panel())
         if self.spec_dock.isVisible():
             self.spec_dock.show_panel(qa.schema_view())
+        if self.projection_dock.isVisible():
+            self.projection_dock.show_panel(qa.projection_view())

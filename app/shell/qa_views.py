@@ -18,6 +18,7 @@ from app.shell.row_selection import RowSelection
 from app.shell.session import TabSession
 from app.views.filter_bar import FilterBar
 from app.views.gallery import Gallery
+from app.views.projection_view import ProjectionView
 from app.views.record_detail import IMAGES_TAB, RecordDetail
 from app.views.schema_view import SchemaView
 from app.views.stats_panel import StatsPanel
@@ -50,6 +51,7 @@ class QaViews(QObject):
         self.detail = detail
         self._stats: StatsPanel | None = None
         self._schema: SchemaView | None = None
+        self._projection: ProjectionView | None = None
         self._closed = False
         self.filter_bar = FilterBar(rows, self.source, session.is_running, settings)
         self.gallery = Gallery(rows, self.read, settings, status=self.status, source=self.records)
@@ -163,6 +165,13 @@ class QaViews(QObject):
                 self._schema.offer_stats(stats, self._stats.bar.describe_scope(self.rows)[1])
         return self._schema
 
+    def projection_view(self) -> ProjectionView:
+        """The embedding projection (made on first use; the window places it): a click selects the record."""
+        if self._projection is None:
+            self._projection = ProjectionView(self.source, self.source_busy)
+            self._projection.record_activated.connect(self.selection.select_record)
+        return self._projection
+
     def close(self) -> None:
         """Stop every pass and thumbnail job (before the file closes); drop the panels."""
         if self._closed:
@@ -170,12 +179,12 @@ class QaViews(QObject):
         self._closed = True
         self.filter_bar.stop()
         self.gallery.stop()
-        for panel in (self._stats, self._schema):
+        for panel in (self._stats, self._schema, self._projection):
             if panel is not None:
                 panel.stop()
                 panel.setParent(None)
                 panel.deleteLater()
-        self._stats = self._schema = None
+        self._stats = self._schema = self._projection = None
 
     # -- keeping views on the same record ---------------------------------
     def _table_current(self, current: QModelIndex, _previous: QModelIndex) -> None:
@@ -230,7 +239,7 @@ class QaViews(QObject):
     def _reopened(self) -> None:
         """The session reads another file now (saved): thumbnails, statistics and spec are from the old one."""
         self.gallery.model.forget()
-        for panel in (self._stats, self._schema):
+        for panel in (self._stats, self._schema, self._projection):
             if panel is not None:
                 panel.mark_stale()
 
@@ -238,6 +247,6 @@ class QaViews(QObject):
         if self._closed:
             return
         self.filter_bar.source_idle()
-        for panel in (self._stats, self._schema):
+        for panel in (self._stats, self._schema, self._projection):
             if panel is not None:
                 panel.source_idle()

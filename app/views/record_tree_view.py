@@ -1,7 +1,7 @@
 """The record tree: a QTreeView that copies values and shows elided rows on demand."""
 from __future__ import annotations
 
-from PySide6.QtCore import QModelIndex, QPoint, Qt, Signal
+from PySide6.QtCore import QModelIndex, QPoint, QSize, Qt, Signal
 from PySide6.QtGui import QAction, QGuiApplication, QKeyEvent, QKeySequence
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -13,6 +13,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.models.heat_strip import STRIP_SIZE
 from app.models.record_tree_model import RecordTreeModel
 from app.views.tree_edit_requests import (
     AddFeature,
@@ -73,6 +74,7 @@ class RecordTreeView(QTreeView):
         self.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.setAllColumnsShowFocus(True)
+        self.setIconSize(QSize(*STRIP_SIZE))  # the model's only decoration: an embedding's heat strip
         self.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         self.customContextMenuRequested.connect(self._context_menu)
         self.clicked.connect(self._show_more_at)

@@ -350,13 +350,14 @@ class ChartDelegate(QStyledItemDelegate):
 # ---------------------------------------------------------------- the bar over a pass
 
 class PassBar(QWidget):
-    """Scope (shown records / all records), Refresh, progress, Cancel and a one-line summary."""
+    """Scope (shown records / all records; left out when not ``scoped``), Refresh, progress, Cancel and a
+    one-line summary."""
 
     refresh_requested = Signal()
     cancel_requested = Signal()
     scope_changed = Signal()
 
-    def __init__(self, parent: QWidget | None = None) -> None:
+    def __init__(self, parent: QWidget | None = None, scoped: bool = True) -> None:
         super().__init__(parent)
         self.scope = QComboBox(self)
         self.scope.addItem("Shown records", SCOPE_SHOWN)
@@ -385,8 +386,11 @@ class PassBar(QWidget):
         layout = QHBoxLayout(self)
         layout.setContentsMargins(8, 4, 8, 4)
         layout.setSpacing(6)
-        layout.addWidget(QLabel("Over:", self))
-        layout.addWidget(self.scope)
+        if scoped:  # (a pass over all records, whatever is shown, has no scope to choose)
+            layout.addWidget(QLabel("Over:", self))
+            layout.addWidget(self.scope)
+        else:
+            self.scope.hide()
         layout.addWidget(self.refresh)
         layout.addWidget(self.progress)
         layout.addWidget(self.cancel)

@@ -39,7 +39,7 @@ from typing import Iterable, Mapping, Sequence, cast
 from codec.errors import SchemaError
 
 __all__ = ["LABEL_WORDS", "LabelMap", "LabelNames", "MAX_LABEL_MAP_BYTES", "find_label_map", "is_label_key",
-           "label_keys", "load_label_map", "names_text"]
+           "label_keys", "load_label_map", "names_text", "LABEL_KEYS", "TEXT_KEYS", "record_label_key"]
 
 MAX_LABEL_MAP_BYTES = 64 << 20  # the largest label maps in use (21k ImageNet classes) are a few MB
 PBTXT_SUFFIXES = (".pbtxt", ".pbtx", ".prototxt", ".textproto", ".txtpb")
@@ -233,6 +233,24 @@ def label_keys(keys: Iterable[str]) -> list[str]:
     ``label_count`` are not.
     """
     return [key for key in dict.fromkeys(keys) if is_label_key(key)]
+
+
+LABEL_KEYS = ("image/class/label", "image/object/class/label")  # image-level first: a classifier's label
+TEXT_KEYS = ("image/class/text", "image/object/class/text")
+
+
+def record_label_key(types: Mapping[str, str], tfds_labels: Iterable[str] = ()) -> str | None:
+    """The feature that is a record's label, from its keys and dtypes (``types``); None when none is.
+
+    Object Detection API class ids first, then a TFDS dataset's class labels
+    (``tfds_labels``), then the first int64 key :func:`label_keys` picks, then
+    the Object Detection API class text. The check's label order and the
+    embedding projection colour by it.
+    """
+    keys = set(types)
+    ints = [k for k in sorted(keys) if types[k] == "int64"]
+    return (next((k for k in LABEL_KEYS if k in keys), None) or next((k for k in tfds_labels if k in keys), None)
+            or next(iter(label_keys(ints)), None) or next((k for k in TEXT_KEYS if k in keys), None))
 
 
 def names_text(ids: Iterable[int], names: LabelMap | None, sep: str = ", ") -> str:

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from codec.datasets.label_maps import LABEL_KEYS, TEXT_KEYS, record_label_key
+
 __all__ = ["BBOX_KEYS", "Roles", "resolve_roles"]
 
 IMAGE_KEY = "image/encoded"
@@ -18,8 +20,6 @@ FORMAT_KEYS = ("image/format",)
 WIDTH_KEYS = ("image/width",)
 HEIGHT_KEYS = ("image/height",)
 BBOX_KEYS = tuple(f"image/object/bbox/{side}" for side in ("xmin", "ymin", "xmax", "ymax"))
-LABEL_KEYS = ("image/class/label", "image/object/class/label")  # image-level first: a classifier's label
-TEXT_KEYS = ("image/class/text", "image/object/class/text")
 
 
 @dataclass(frozen=True)
@@ -69,8 +69,7 @@ def resolve_roles(types: dict[str, str], decoded, payload, labels, image_key: st
             image_key = _detected_image(decoded)
     ints = [k for k in sorted(keys) if types[k] == "int64"]
     if label_key is None:
-        label_key = (_first(keys, LABEL_KEYS) or _first(keys, tfds_labels) or next(iter(label_keys(ints)), None)
-                     or _first(keys, TEXT_KEYS))
+        label_key = record_label_key(types, tfds_labels)
     checked: list[tuple[str, str]] = []
     if labels:
         for key in dict.fromkeys([*LABEL_KEYS, *tfds_labels, *label_keys(ints)]):
