@@ -1,4 +1,4 @@
-"""The Audio tab: for each audio value of a record, a header line, a waveform per channel and a spectrogram.
+"""The Audio tab: for each audio value of a record, a header line, a player, a waveform per channel and a spectrogram.
 
 Clips decode on a worker (app.workers.audio_loader); the waveform is painted from a min/max envelope
 of the visible range only, recomputed when the range or the width changes. The mouse wheel or the
@@ -14,6 +14,7 @@ from PySide6.QtGui import QColor, QImage, QPainter, QPaintEvent, QWheelEvent
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QScrollArea, QToolButton, QVBoxLayout, QWidget
 
 from app.style import palette
+from app.views.audio_player import PlayerBar
 from app.workers.audio_loader import LoadedClip, load_clips
 from app.workers.background import PoolJobs
 from codec.decode.audio import AudioRef
@@ -129,6 +130,7 @@ class ClipPanel(QWidget):
         self.header.setText(self._header_html())
         top.addWidget(self.header, 1)
         self.waveforms: list[Waveform] = []
+        self.player: PlayerBar | None = None
         self.spectrogram: Spectrogram | None = None
         if clip.samples is None:
             layout.addLayout(top)
@@ -146,6 +148,8 @@ class ClipPanel(QWidget):
         top.addWidget(self.zoom_in)
         top.addWidget(self.zoom_out)
         layout.addLayout(top)
+        self.player = PlayerBar(clip.samples, clip.sample_rate, self)
+        layout.addWidget(self.player)
         for c in range(clip.samples.shape[1]):
             wave = Waveform(self, clip.samples[:, c])
             wave.setToolTip(f"channel {c + 1}")
@@ -235,6 +239,8 @@ class AudioView(QScrollArea):
         self._generation += 1
         self._pending = False
         for panel in self._panels:
+            if panel.player is not None:
+                panel.player.stop()
             panel.deleteLater()
         self._panels = []
         self.message.setText("")

@@ -119,3 +119,26 @@ def test_dark_theme_repaints_waveform_and_spectrogram(qtbot, window) -> None:
         assert dark_spec <= set(level_colors()) and not dark_spec & light_spec
     finally:
         window.theme.actions[palette.LIGHT].trigger()
+
+
+def test_play_button_gives_the_player_the_clip_and_toggles(qtbot, window) -> None:
+    from app.views.audio_player import PLAYBACK_EXTRA, playback_available
+
+    _tab, view = _audio_tab(qtbot, window, 0)
+    [panel] = view.panels()
+    bar = panel.player
+    if not playback_available():
+        assert PLAYBACK_EXTRA in bar.note.text() and not bar.play_button.isVisibleTo(bar)
+        pytest.skip("QtMultimedia is not installed: the note says so")
+    assert bar.player.sourceDevice() is None
+    qtbot.mouseClick(bar.play_button, Qt.MouseButton.LeftButton)
+    assert bar.play_button.isChecked() and "Pause" in bar.play_button.text()
+    device = bar.player.sourceDevice()
+    assert device is not None and bytes(device.data())[:4] == b"RIFF"
+    import io as _io
+
+    import soundfile
+    played, rate = soundfile.read(_io.BytesIO(bytes(device.data())), dtype="int16", always_2d=True)
+    assert rate == 16000 and np.array_equal(played, panel.clip.samples)  # the clip's own samples
+    qtbot.mouseClick(bar.play_button, Qt.MouseButton.LeftButton)
+    assert not bar.play_button.isChecked() and "Play" in bar.play_button.text()
