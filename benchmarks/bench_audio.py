@@ -11,12 +11,12 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import numpy as np
 
+from benchmarks.common import best_ms
 from codec.decode.audio_views import spectrogram, waveform_envelope
 
 RATE = 48_000
@@ -29,15 +29,6 @@ def clip(minutes: float) -> np.ndarray:
     sweep = np.sin(2 * np.pi * (100 + (10_000 - 100) * t / (2 * t[-1])) * t)
     noise = np.random.default_rng(0).standard_normal(frames) * 0.2
     return (np.stack([sweep * 0.8, noise], axis=1) * 32767).clip(-32768, 32767).astype(np.int16)
-
-
-def best_ms(fn, runs: int = 5) -> float:
-    times = []
-    for _ in range(runs):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return min(times) * 1000
 
 
 def main(argv: list[str] | None = None) -> None:
