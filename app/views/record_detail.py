@@ -7,7 +7,7 @@ also shows its values as a grid under the tree.
 :meth:`RecordDetail.show_record` reads and decodes the record: on the GUI
 thread when it is small and the file plain, otherwise on a thread pool while
 "loading…" shows. ``record_shown(index)`` fires when every tab is filled
-(images included); ``record_failed(index, message)`` when it cannot be read, and also
+(images and audio included); ``record_failed(index, message)`` when it cannot be read, and also
 ``file_changed(message)`` when that is because the file changed on disk.
 """
 from __future__ import annotations
@@ -112,7 +112,7 @@ class RecordDetail(QWidget):
         self._generation = 0
         self._index = -1
         self._loaded: LoadedRecord | None = None
-        self._awaiting_images = False
+        self._awaiting_images = self._awaiting_audio = False
         self._wanted_tab = TREE_TAB
         self._switching = False
         self._loading_text = ""
@@ -160,6 +160,7 @@ class RecordDetail(QWidget):
         self.tabs.addTab(self.hex, "Hex")
         self.tabs.addTab(self.text, "Text")
         self.audio = AudioView(self)
+        self.audio.audio_shown.connect(self._audio_shown)
         self.tabs.addTab(self.audio, "Audio")
         self.tabs.currentChanged.connect(self._tab_changed)
 
@@ -207,7 +208,7 @@ class RecordDetail(QWidget):
         self._generation += 1
         self._index = index
         self._loaded = None
-        self._awaiting_images = False
+        self._awaiting_images = self._awaiting_audio = False
         remote = tfile.is_remote  # its bytes come over the network: never read on this thread
         try:
             info = None if remote else tfile.record_info(index)
@@ -243,7 +244,7 @@ class RecordDetail(QWidget):
         self._generation += 1
         self._index = -1
         self._loaded = None
-        self._awaiting_images = False
+        self._awaiting_images = self._awaiting_audio = False
         self.header.setText(f"<span style='color:{palette.MUTED_COLOR}'>No record selected</span>")
         self._show_placeholder("Select a record to see its features, images and bytes.")
         self._clear_tabs()
@@ -316,6 +317,7 @@ class RecordDetail(QWidget):
             self.text.clear()
         self.stack.setCurrentWidget(self.tabs)
         self._awaiting_images = True
+        self._awaiting_audio = bool(loaded.audio)
         count = self.images.set_record(loaded.decoded, loaded.images, loaded.labels)  # may emit images_shown now
         audio_count = self.audio.set_record(loaded.audio or [])
         self._update_tabs(count, raw, hex_first=loaded.info.status.damaged or loaded.binary, audio_count=audio_count)
@@ -327,6 +329,15 @@ class RecordDetail(QWidget):
     def _images_shown(self, count: int) -> None:
         if self._awaiting_images and self._loaded is not None:
             self._awaiting_images = False
+            self._shown_if_done()
+
+    def _audio_shown(self, _count: int) -> None:
+        if self._awaiting_audio and self._loaded is not None:
+            self._awaiting_audio = False
+            self._shown_if_done()
+
+    def _shown_if_done(self) -> None:
+        if not (self._awaiting_images or self._awaiting_audio):
             self.record_shown.emit(self._loaded.info.index)
 
     def _header_html(self, loaded: LoadedRecord) -> str:

@@ -142,3 +142,12 @@ def test_play_button_gives_the_player_the_clip_and_toggles(qtbot, window) -> Non
     assert rate == 16000 and np.array_equal(played, panel.clip.samples)  # the clip's own samples
     qtbot.mouseClick(bar.play_button, Qt.MouseButton.LeftButton)
     assert not bar.play_button.isChecked() and "Play" in bar.play_button.text()
+
+
+def test_record_shown_waits_for_the_audio(qtbot, window) -> None:
+    tab, _view = _audio_tab(qtbot, window, 0)
+    with qtbot.waitSignal(tab.detail.record_shown, timeout=TIMEOUT) as shown:
+        tab.select_record(2)
+    assert shown.args == [2]
+    [panel] = tab.detail.audio.panels()  # decoded before the detail said it was shown
+    assert panel.clip.ref.codec == "pcm_float" and "0.350 s" in panel.header_text()  # 5600 frames at 16 kHz
