@@ -12,6 +12,7 @@ from PySide6.QtCore import QBuffer, QByteArray, QIODevice, Qt, QUrl
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QSlider, QToolButton, QWidget
 
 from app.style import palette
+from app.workers.background import PoolJobs
 
 try:
     from PySide6.QtMultimedia import QAudioOutput, QMediaPlayer
@@ -44,6 +45,10 @@ class PlayerBar(QWidget):
         super().__init__(parent)
         self._samples, self._rate = samples, rate
         self._buffer: QBuffer | None = None
+        self._making = False
+        self._jobs = PoolJobs(self, max_threads=1)
+        self._jobs.finished.connect(self._wav_made)
+        self._jobs.failed.connect(lambda _ticket, message: self._fail(message))
         self.player = self.output = None
         layout = QHBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
@@ -74,21 +79,33 @@ class PlayerBar(QWidget):
         self.player.playbackStateChanged.connect(self._state)
         self._position(0)
 
-    def _ensure_source(self) -> None:
-        """The WAV is made on the first play, not for every record shown."""
-        if self._buffer is None:
-            self._buffer = QBuffer(self)
-            self._buffer.setData(QByteArray(wav_in_memory(self._samples, self._rate)))
-            self._buffer.open(QIODevice.OpenModeFlag.ReadOnly)
-            self.player.setSourceDevice(self._buffer, QUrl("clip.wav"))
-
     def _toggled(self, on: bool) -> None:
         self.play_button.setText("⏸ Pause" if on else "▶ Play")
-        if on:
-            self._ensure_source()
-            self.player.play()
-        else:
+        if not on:
             self.player.pause()
+        elif self._buffer is not None:
+            self.player.play()
+        elif not self._making:  # the WAV is made on the first play, on the worker (a long clip is large)
+            self._making = True
+            self._jobs.submit(0, lambda: wav_in_memory(self._samples, self._rate))
+
+    def _wav_made(self, _ticket: int, wav: bytes) -> None:
+        self._making = False
+        self._buffer = QBuffer(self)
+        self._buffer.setData(QByteArray(wav))
+        self._buffer.open(QIODevice.OpenModeFlag.ReadOnly)
+        self.player.setSourceDevice(self._buffer, QUrl("clip.wav"))
+        if self.play_button.isChecked():
+            self.player.play()
+
+    def _fail(self, message: str) -> None:
+        self._making = False
+        self.play_button.setChecked(False)
+        self.note.setText(f"Cannot play: {message}")
+        self.note.show()
+
+    def wait(self, msecs: int = -1) -> bool:
+        return self._jobs.wait(msecs)
 
     def _state(self, state) -> None:
         if state == QMediaPlayer.PlaybackState.StoppedState and self.play_button.isChecked():

@@ -233,7 +233,8 @@ class AudioView(QScrollArea):
         return self._pending
 
     def wait(self, msecs: int = -1) -> bool:
-        return self._jobs.wait(msecs)
+        """Block until decodes and WAVs being made for playback have finished (tests, shutdown)."""
+        return self._jobs.wait(msecs) and all(p.player.wait(msecs) for p in self._panels if p.player)
 
     def clear(self) -> None:
         self._generation += 1

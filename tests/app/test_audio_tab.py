@@ -133,6 +133,7 @@ def test_play_button_gives_the_player_the_clip_and_toggles(qtbot, window) -> Non
     assert bar.player.sourceDevice() is None
     qtbot.mouseClick(bar.play_button, Qt.MouseButton.LeftButton)
     assert bar.play_button.isChecked() and "Pause" in bar.play_button.text()
+    qtbot.waitUntil(lambda: bar.player.sourceDevice() is not None, timeout=TIMEOUT)  # the WAV is made on a worker
     device = bar.player.sourceDevice()
     assert device is not None and bytes(device.data())[:4] == b"RIFF"
     import io as _io
