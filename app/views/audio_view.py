@@ -226,6 +226,10 @@ class AudioView(QScrollArea):
         self.message.setMargin(12)
         self._layout.insertWidget(0, self.message)
 
+    def _say(self, text: str) -> None:
+        self.message.setText(text)
+        self.message.setVisible(bool(text))  # an empty line would still take its margins
+
     def panels(self) -> list[ClipPanel]:
         return list(self._panels)
 
@@ -244,14 +248,14 @@ class AudioView(QScrollArea):
                 panel.player.stop()
             panel.deleteLater()
         self._panels = []
-        self.message.setText("")
+        self._say("")
 
     def set_record(self, refs: list[AudioRef]) -> int:
         """Decode ``refs`` on the worker and show them; the count of audio values."""
         self.clear()
         if refs:
             self._pending = True
-            self.message.setText("Decoding audio…")
+            self._say("Decoding audio…")
             generation = self._generation
             self._jobs.submit(generation, lambda: load_clips(refs) if generation == self._generation else None)
         return len(refs)
@@ -260,7 +264,7 @@ class AudioView(QScrollArea):
         if generation != self._generation or clips is None:
             return
         self._pending = False
-        self.message.setText("" if clips else "No audio decodes here.")
+        self._say("" if clips else "No audio decodes here.")
         for n, clip in enumerate(clips):
             panel = ClipPanel(clip, self._body)
             self._panels.append(panel)
@@ -270,5 +274,5 @@ class AudioView(QScrollArea):
     def _failed(self, generation: int, message: str) -> None:
         if generation == self._generation:
             self._pending = False
-            self.message.setText(f"Audio cannot be decoded: {message}")
+            self._say(f"Audio cannot be decoded: {message}")
             self.audio_shown.emit(0)
