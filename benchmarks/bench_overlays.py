@@ -13,13 +13,14 @@ import argparse
 import io
 import os
 import sys
-import time
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import numpy as np
 from PIL import Image, ImageDraw
+
+from benchmarks.common import best_ms
 
 W, H = 1024, 768
 
@@ -57,15 +58,6 @@ def record(objects: int) -> bytes:
     f["image/height"].int64_list.value.append(H)
     f["image/width"].int64_list.value.append(W)
     return ex.SerializeToString()
-
-
-def best_ms(fn, repeat: int = 5) -> float:
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return min(times) * 1000
 
 
 def main() -> int:

@@ -37,6 +37,16 @@ def timed(label: str, results: dict):
     results[label] = time.perf_counter() - t
 
 
+def best_ms(fn, repeat: int = 5) -> float:
+    """The fastest of ``repeat`` calls of ``fn()``, in milliseconds."""
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return min(times) * 1000
+
+
 def rss_mb() -> float:
     """Anonymous resident memory (MiB): the heap, not the mmap'd file's page cache."""
     with open("/proc/self/status") as f:

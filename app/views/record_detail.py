@@ -1,4 +1,4 @@
-"""The selected record in detail: a header line, then Tree, Images, Hex and Text tabs.
+"""The selected record in detail: a header line, then Tree, Images, Hex, Text and Audio tabs.
 
 Records decode with their source's payload; a record that is not what the
 payload expects says why on a line under the header. A 1-D or 2-D tensor
@@ -7,7 +7,7 @@ also shows its values as a grid under the tree.
 :meth:`RecordDetail.show_record` reads and decodes the record: on the GUI
 thread when it is small and the file plain, otherwise on a thread pool while
 "loading…" shows. ``record_shown(index)`` fires when every tab is filled
-(images included); ``record_failed(index, message)`` when it cannot be read, and also
+(images and audio included); ``record_failed(index, message)`` when it cannot be read, and also
 ``file_changed(message)`` when that is because the file changed on disk.
 """
 from __future__ import annotations
@@ -24,12 +24,14 @@ from app.models.labels import STATUS_TEXT, kind_text
 from app.models.record_tree_model import RecordTreeModel
 from app.models.value_text import summarize
 from app.style import palette
+from app.views.audio_view import AudioView
 from app.views.hex_view import HexView
 from app.views.image_preview import ImagePreview
 from app.views.record_tree_view import RecordTreeView
 from app.views.tensor_view import TensorGrid
 from app.workers.background import PoolJobs
 from app.workers.worker import one_line
+from codec.decode.audio import AudioRef, find_audio
 from codec.decode.decoder import DecodedRecord, RecordKind, TreeNode, build_tree, decode_record, is_text
 from codec.decode.images import ImageRef, find_images
 from codec.errors import FileChangedError
@@ -43,7 +45,8 @@ INLINE_COMPRESSED_BYTES = 256 << 10
 TEXT_LIMIT_BYTES = 1 << 20  # the Text tab shows at most this much of a raw record
 LOADING_DELAY_MS = 150  # "loading…" replaces the previous record only after this long
 
-TREE_TAB, IMAGES_TAB, HEX_TAB, TEXT_TAB = range(4)
+TREE_TAB, IMAGES_TAB, HEX_TAB, TEXT_TAB, AUDIO_TAB = range(5)
+NO_AUDIO_TIP = "This record holds no audio (WAV, FLAC, Ogg or MP3 bytes, or PCM samples beside a sample rate)"
 
 
 @dataclass
@@ -61,6 +64,7 @@ class LoadedRecord:
     note: str | None = None  # instead of "at offset N" (an edited record: codec.sources.pinned.PinnedRecord)
     binary: bool = False  # a raw record whose bytes are not text: the Text tab would show boxes
     labels: object = None  # class names of label ids (the source's codec.datasets.label_maps.LabelNames)
+    audio: list[AudioRef] | None = None  # found here, decoded by the Audio tab on its worker
 
 
 def load_record(tfile: RecordReader, index: int) -> LoadedRecord:
@@ -79,7 +83,7 @@ def load_record(tfile: RecordReader, index: int) -> LoadedRecord:
         info=rec.info, decoded=decoded, tree=tree, images=find_images(decoded),
         framed=framed_record(tfile, rec.info.offset, rec.data, rec.stored_crc, rec.computed_crc),
         text=text, text_cut=cut, summaries=summarize(tree, decoded, labels=labels), note=tfile.note,
-        binary=binary, labels=labels)
+        binary=binary, labels=labels, audio=find_audio(decoded))
 
 
 def _load_or_changed(tfile: RecordReader, index: int) -> LoadedRecord | FileChangedError:
@@ -108,7 +112,7 @@ class RecordDetail(QWidget):
         self._generation = 0
         self._index = -1
         self._loaded: LoadedRecord | None = None
-        self._awaiting_images = False
+        self._awaiting_images = self._awaiting_audio = False
         self._wanted_tab = TREE_TAB
         self._switching = False
         self._loading_text = ""
@@ -155,6 +159,9 @@ class RecordDetail(QWidget):
         self.tabs.addTab(self.images, "Images")
         self.tabs.addTab(self.hex, "Hex")
         self.tabs.addTab(self.text, "Text")
+        self.audio = AudioView(self)
+        self.audio.audio_shown.connect(self._audio_shown)
+        self.tabs.addTab(self.audio, "Audio")
         self.tabs.currentChanged.connect(self._tab_changed)
 
         self.placeholder = QLabel(self)
@@ -201,7 +208,7 @@ class RecordDetail(QWidget):
         self._generation += 1
         self._index = index
         self._loaded = None
-        self._awaiting_images = False
+        self._awaiting_images = self._awaiting_audio = False
         remote = tfile.is_remote  # its bytes come over the network: never read on this thread
         try:
             info = None if remote else tfile.record_info(index)
@@ -237,14 +244,14 @@ class RecordDetail(QWidget):
         self._generation += 1
         self._index = -1
         self._loaded = None
-        self._awaiting_images = False
+        self._awaiting_images = self._awaiting_audio = False
         self.header.setText(f"<span style='color:{palette.MUTED_COLOR}'>No record selected</span>")
         self._show_placeholder("Select a record to see its features, images and bytes.")
         self._clear_tabs()
 
     def wait(self, msecs: int = -1) -> bool:
         """Block until background loads and image decodes have finished (tests, shutdown)."""
-        return self._jobs.wait(msecs) and self.images.wait(msecs)
+        return self._jobs.wait(msecs) and self.images.wait(msecs) and self.audio.wait(msecs)
 
     # -- loading ----------------------------------------------------------
     def _load_done(self, generation: int, loaded: LoadedRecord | FileChangedError | None) -> None:
@@ -288,6 +295,7 @@ class RecordDetail(QWidget):
         self.images.clear()
         self.hex.clear()
         self.text.clear()
+        self.audio.clear()
         self._update_tabs(image_count=0, raw=False)
 
     # -- display ----------------------------------------------------------
@@ -309,8 +317,10 @@ class RecordDetail(QWidget):
             self.text.clear()
         self.stack.setCurrentWidget(self.tabs)
         self._awaiting_images = True
+        self._awaiting_audio = bool(loaded.audio)
         count = self.images.set_record(loaded.decoded, loaded.images, loaded.labels)  # may emit images_shown now
-        self._update_tabs(count, raw, hex_first=loaded.info.status.damaged or loaded.binary)
+        audio_count = self.audio.set_record(loaded.audio or [])
+        self._update_tabs(count, raw, hex_first=loaded.info.status.damaged or loaded.binary, audio_count=audio_count)
 
     def _restyle(self, _theme: str) -> None:
         if self._loaded is not None:
@@ -319,6 +329,15 @@ class RecordDetail(QWidget):
     def _images_shown(self, count: int) -> None:
         if self._awaiting_images and self._loaded is not None:
             self._awaiting_images = False
+            self._shown_if_done()
+
+    def _audio_shown(self, _count: int) -> None:
+        if self._awaiting_audio and self._loaded is not None:
+            self._awaiting_audio = False
+            self._shown_if_done()
+
+    def _shown_if_done(self) -> None:
+        if not (self._awaiting_images or self._awaiting_audio):
             self.record_shown.emit(self._loaded.info.index)
 
     def _header_html(self, loaded: LoadedRecord) -> str:
@@ -337,20 +356,25 @@ class RecordDetail(QWidget):
         return (f"<b>Record {info.index:,}</b> · {kind} · {info.length:,} bytes · "
                 f"{status_html} <span style='color:{palette.MUTED_COLOR}'>&nbsp;{where}</span>")
 
-    def _update_tabs(self, image_count: int, raw: bool, hex_first: bool = False) -> None:
+    def _update_tabs(self, image_count: int, raw: bool, hex_first: bool = False, audio_count: int = 0) -> None:
         self._switching = True
         try:
             self.tabs.setTabText(IMAGES_TAB, f"Images ({image_count})" if image_count else "Images")
             self.tabs.setTabEnabled(IMAGES_TAB, image_count > 0)
             self.tabs.setTabVisible(TEXT_TAB, raw)
             self.tabs.setTabEnabled(TEXT_TAB, raw)
-            self.tabs.setCurrentIndex(HEX_TAB if hex_first else self._tab_for(image_count, raw))
+            self.tabs.setTabText(AUDIO_TAB, f"Audio ({audio_count})" if audio_count else "Audio")
+            self.tabs.setTabEnabled(AUDIO_TAB, audio_count > 0)
+            self.tabs.setTabToolTip(AUDIO_TAB, "" if audio_count else NO_AUDIO_TIP)
+            self.tabs.setCurrentIndex(HEX_TAB if hex_first else self._tab_for(image_count, raw, audio_count))
         finally:
             self._switching = False
 
-    def _tab_for(self, image_count: int, raw: bool) -> int:
+    def _tab_for(self, image_count: int, raw: bool, audio_count: int = 0) -> int:
         """The user's last choice when this record has it, else the best stand-in."""
         wanted = self._wanted_tab
+        if wanted == AUDIO_TAB and not audio_count:
+            return TEXT_TAB if raw else TREE_TAB
         if wanted == IMAGES_TAB and not image_count:
             return TEXT_TAB if raw else TREE_TAB
         if wanted == TEXT_TAB and not raw:
