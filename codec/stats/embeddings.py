@@ -230,7 +230,8 @@ class ProjectionRunner(StatsRunner):
     def _new_result(self) -> _Gather:
         return _Gather(self.key, None, self.label_key, self.dims)
 
-    def _pass(self, f, indices: range, base: int, result: _Gather):
+    # result is what _new_result made: a _Gather here, where StatsRunner's is a FileStats.
+    def _pass(self, f, indices: range, base: int, result: _Gather):  # type: ignore[override]
         lo, hi = np.searchsorted(self.order, [base + indices.start, base + indices.stop]).tolist()
         mine = (self.order[lo:hi] - base).tolist()
         scale = len(indices) / max(len(mine), 1)  # progress in records of the range, as the pool counts
