@@ -9,6 +9,7 @@ from PySide6.QtCore import Qt
 
 from app.views.filter_bar import EmptyState
 from codec.decode.example_proto import Example
+from codec.stats.pool import SMALL_INPUT
 from codec.storage.writer import write_records
 from tests.gui_helpers import open_done
 
@@ -92,13 +93,16 @@ def first_step_held(monkeypatch):
     relay = filter_module.streamed
 
     def held(steps, matches, stream):
+        go_on.used = True  # the pass ran here, where it can be held (not on the pool)
         for n, step in enumerate(relay(steps, matches, stream)):
             yield step
             if n == 0:
                 go_on.wait(TIMEOUT / 1000)
 
+    go_on.used = False
     monkeypatch.setattr(filter_module, "streamed", held)
-    return go_on
+    yield go_on
+    assert go_on.used
 
 
 def test_matches_show_as_they_are_found(window, qtbot, big_file, first_step_held):
@@ -144,12 +148,14 @@ def test_no_match_yet_then_an_empty_state_with_a_clear_link(window, qtbot, big_f
 
 @pytest.fixture
 def big_file(tmp_path):
-    """A file whose filter pass reads several 1 MB steps (3.7 MB; labels 0..4, one record in 5 has each)."""
+    """A file whose filter pass reads several 1 MB steps (3.7 MiB; labels 0..4, one record in 5 has each),
+    under SMALL_INPUT: filtered in this process, where ``first_step_held`` can hold the pass."""
     from tests.builders import example
 
-    proto = [example(label=[k], pad=[b"x" * 100]) for k in range(5)]
+    proto = [example(label=[k], pad=[b"x" * 80]) for k in range(5)]
     path = tmp_path / "big.tfrecord"
     write_records(str(path), [proto[k % 5] for k in range(N_BIG)])
+    assert 3 << 20 < path.stat().st_size < SMALL_INPUT
     return str(path)
 
 
