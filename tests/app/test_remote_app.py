@@ -481,14 +481,17 @@ def test_resume_goes_on_indexing_from_where_cancel_stopped(window, qtbot, tmp_pa
         stopped = tab.model.rowCount()
         assert "Resume" in window.statusBar().currentMessage()
         assert window.status.resume_button.isVisible() and window.resume_action.isEnabled()
-        first = Counter(start for start, _ in slow.stats.ranges)
+        first_ranges = list(slow.stats.ranges)
         window.status.resume_button.click()  # (File > Resume Indexing does the same)
         assert tab.is_running() and not window.status.resume_button.isVisible()
         wait_done(qtbot, tab, TIMEOUT)
         assert tab.state().phase == "done" and tab.model.rowCount() == len(records)
         resumed_from = tab.session.source.record_info(stopped - 1).end
-        again = Counter(start for start, _ in slow.stats.ranges) - first
-    assert not [start for start in again if start < resumed_from - (8 << 20)], again  # not from zero
+        again = Counter(slow.stats.ranges) - Counter(first_ranges)
+    # not from zero: before where it stopped, at most the odd block the table or the detail shows (a restart
+    # would read every byte before resumed_from again)
+    early = sum(n * (end - start) for (start, end), n in again.items() if start < resumed_from - (8 << 20))
+    assert early <= 1 << 20, again
     assert not window.status.resume_button.isVisible() and not window.resume_action.isEnabled()
     assert [tab.session.records.read(i).data for i in (0, stopped, len(records) - 1)] == \
         [records[0], records[stopped], records[-1]]
