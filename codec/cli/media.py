@@ -23,8 +23,9 @@ def extractors() -> list[Callable[[int, DecodedRecord], list[dict]]]:
     record; a line with an ``error`` is a value that does not decode (exit 1)."""
     from codec.decode.audio import audio_media
     from codec.decode.masks import EXTRACTORS
+    from codec.decode.video import video_media
 
-    return [audio_media, *EXTRACTORS]
+    return [audio_media, video_media, *EXTRACTORS]
 
 
 def cmd_media(args) -> int:
