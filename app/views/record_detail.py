@@ -1,4 +1,4 @@
-"""The selected record in detail: a header line, then Tree, Images, Hex, Text and Audio tabs.
+"""The selected record in detail: a header line, then Tree, Images, Hex, Text, Audio and Video tabs.
 
 Records decode with their source's payload; a record that is not what the
 payload expects says why on a line under the header. A 1-D or 2-D tensor
@@ -7,7 +7,7 @@ also shows its values as a grid under the tree.
 :meth:`RecordDetail.show_record` reads and decodes the record: on the GUI
 thread when it is small and the file plain, otherwise on a thread pool while
 "loading…" shows. ``record_shown(index)`` fires when every tab is filled
-(images and audio included); ``record_failed(index, message)`` when it cannot be read, and also
+(images, audio and the first video frame included); ``record_failed(index, message)`` when it cannot be read, and also
 ``file_changed(message)`` when that is because the file changed on disk.
 """
 from __future__ import annotations
@@ -29,11 +29,13 @@ from app.views.hex_view import HexView
 from app.views.image_preview import ImagePreview
 from app.views.record_tree_view import RecordTreeView
 from app.views.tensor_view import TensorGrid
+from app.views.video_view import VideoView
 from app.workers.background import PoolJobs
 from app.workers.worker import one_line
 from codec.decode.audio import AudioRef, find_audio
 from codec.decode.decoder import DecodedRecord, RecordKind, TreeNode, build_tree, decode_record, is_text
 from codec.decode.images import ImageRef, find_images
+from codec.decode.video import Video, find_videos
 from codec.errors import FileChangedError
 from codec.format.framing import Compression, RecordInfo, RecordStatus
 from codec.sources.protocol import RecordReader
@@ -45,8 +47,10 @@ INLINE_COMPRESSED_BYTES = 256 << 10
 TEXT_LIMIT_BYTES = 1 << 20  # the Text tab shows at most this much of a raw record
 LOADING_DELAY_MS = 150  # "loading…" replaces the previous record only after this long
 
-TREE_TAB, IMAGES_TAB, HEX_TAB, TEXT_TAB, AUDIO_TAB = range(5)
+TREE_TAB, IMAGES_TAB, HEX_TAB, TEXT_TAB, AUDIO_TAB, VIDEO_TAB = range(6)
 NO_AUDIO_TIP = "This record holds no audio (WAV, FLAC, Ogg or MP3 bytes, or PCM samples beside a sample rate)"
+NO_VIDEO_TIP = ("This record holds no video (a TFDS Video, a list of encoded frames, or MP4, WebM, Matroska "
+                "or AVI bytes)")
 
 
 @dataclass
@@ -65,6 +69,7 @@ class LoadedRecord:
     binary: bool = False  # a raw record whose bytes are not text: the Text tab would show boxes
     labels: object = None  # class names of label ids (the source's codec.datasets.label_maps.LabelNames)
     audio: list[AudioRef] | None = None  # found here, decoded by the Audio tab on its worker
+    videos: list[Video] | None = None  # found here, decoded by the Video tab on its worker
 
 
 def load_record(tfile: RecordReader, index: int) -> LoadedRecord:
@@ -83,7 +88,7 @@ def load_record(tfile: RecordReader, index: int) -> LoadedRecord:
         info=rec.info, decoded=decoded, tree=tree, images=find_images(decoded),
         framed=framed_record(tfile, rec.info.offset, rec.data, rec.stored_crc, rec.computed_crc),
         text=text, text_cut=cut, summaries=summarize(tree, decoded, labels=labels), note=tfile.note,
-        binary=binary, labels=labels, audio=find_audio(decoded))
+        binary=binary, labels=labels, audio=find_audio(decoded), videos=find_videos(decoded))
 
 
 def _load_or_changed(tfile: RecordReader, index: int) -> LoadedRecord | FileChangedError:
@@ -112,7 +117,7 @@ class RecordDetail(QWidget):
         self._generation = 0
         self._index = -1
         self._loaded: LoadedRecord | None = None
-        self._awaiting_images = self._awaiting_audio = False
+        self._awaiting_images = self._awaiting_audio = self._awaiting_video = False
         self._wanted_tab = TREE_TAB
         self._switching = False
         self._loading_text = ""
@@ -162,6 +167,9 @@ class RecordDetail(QWidget):
         self.audio = AudioView(self)
         self.audio.audio_shown.connect(self._audio_shown)
         self.tabs.addTab(self.audio, "Audio")
+        self.video = VideoView(self)
+        self.video.video_shown.connect(self._video_shown)
+        self.tabs.addTab(self.video, "Video")
         self.tabs.currentChanged.connect(self._tab_changed)
 
         self.placeholder = QLabel(self)
@@ -208,7 +216,7 @@ class RecordDetail(QWidget):
         self._generation += 1
         self._index = index
         self._loaded = None
-        self._awaiting_images = self._awaiting_audio = False
+        self._awaiting_images = self._awaiting_audio = self._awaiting_video = False
         remote = tfile.is_remote  # its bytes come over the network: never read on this thread
         try:
             info = None if remote else tfile.record_info(index)
@@ -244,14 +252,14 @@ class RecordDetail(QWidget):
         self._generation += 1
         self._index = -1
         self._loaded = None
-        self._awaiting_images = self._awaiting_audio = False
+        self._awaiting_images = self._awaiting_audio = self._awaiting_video = False
         self.header.setText(f"<span style='color:{palette.MUTED_COLOR}'>No record selected</span>")
         self._show_placeholder("Select a record to see its features, images and bytes.")
         self._clear_tabs()
 
     def wait(self, msecs: int = -1) -> bool:
         """Block until background loads and image decodes have finished (tests, shutdown)."""
-        return self._jobs.wait(msecs) and self.images.wait(msecs) and self.audio.wait(msecs)
+        return self._jobs.wait(msecs) and self.images.wait(msecs) and self.audio.wait(msecs) and self.video.wait(msecs)
 
     # -- loading ----------------------------------------------------------
     def _load_done(self, generation: int, loaded: LoadedRecord | FileChangedError | None) -> None:
@@ -296,6 +304,7 @@ class RecordDetail(QWidget):
         self.hex.clear()
         self.text.clear()
         self.audio.clear()
+        self.video.clear()
         self._update_tabs(image_count=0, raw=False)
 
     # -- display ----------------------------------------------------------
@@ -320,7 +329,10 @@ class RecordDetail(QWidget):
         self._awaiting_audio = bool(loaded.audio)
         count = self.images.set_record(loaded.decoded, loaded.images, loaded.labels)  # may emit images_shown now
         audio_count = self.audio.set_record(loaded.audio or [])
-        self._update_tabs(count, raw, hex_first=loaded.info.status.damaged or loaded.binary, audio_count=audio_count)
+        self._awaiting_video = bool(loaded.videos)
+        video_count = self.video.set_record(loaded.videos or [], loaded.info.index)
+        self._update_tabs(count, raw, hex_first=loaded.info.status.damaged or loaded.binary, audio_count=audio_count,
+                          video_count=video_count)
 
     def _restyle(self, _theme: str) -> None:
         if self._loaded is not None:
@@ -336,8 +348,13 @@ class RecordDetail(QWidget):
             self._awaiting_audio = False
             self._shown_if_done()
 
+    def _video_shown(self, _count: int) -> None:
+        if self._awaiting_video and self._loaded is not None:
+            self._awaiting_video = False
+            self._shown_if_done()
+
     def _shown_if_done(self) -> None:
-        if not (self._awaiting_images or self._awaiting_audio):
+        if not (self._awaiting_images or self._awaiting_audio or self._awaiting_video):
             self.record_shown.emit(self._loaded.info.index)
 
     def _header_html(self, loaded: LoadedRecord) -> str:
@@ -356,7 +373,8 @@ class RecordDetail(QWidget):
         return (f"<b>Record {info.index:,}</b> · {kind} · {info.length:,} bytes · "
                 f"{status_html} <span style='color:{palette.MUTED_COLOR}'>&nbsp;{where}</span>")
 
-    def _update_tabs(self, image_count: int, raw: bool, hex_first: bool = False, audio_count: int = 0) -> None:
+    def _update_tabs(self, image_count: int, raw: bool, hex_first: bool = False, audio_count: int = 0,
+                     video_count: int = 0) -> None:
         self._switching = True
         try:
             self.tabs.setTabText(IMAGES_TAB, f"Images ({image_count})" if image_count else "Images")
@@ -366,14 +384,18 @@ class RecordDetail(QWidget):
             self.tabs.setTabText(AUDIO_TAB, f"Audio ({audio_count})" if audio_count else "Audio")
             self.tabs.setTabEnabled(AUDIO_TAB, audio_count > 0)
             self.tabs.setTabToolTip(AUDIO_TAB, "" if audio_count else NO_AUDIO_TIP)
-            self.tabs.setCurrentIndex(HEX_TAB if hex_first else self._tab_for(image_count, raw, audio_count))
+            self.tabs.setTabText(VIDEO_TAB, f"Video ({video_count})" if video_count else "Video")
+            self.tabs.setTabEnabled(VIDEO_TAB, video_count > 0)
+            self.tabs.setTabToolTip(VIDEO_TAB, "" if video_count else NO_VIDEO_TIP)
+            self.tabs.setCurrentIndex(HEX_TAB if hex_first else self._tab_for(image_count, raw, audio_count,
+                                                                              video_count))
         finally:
             self._switching = False
 
-    def _tab_for(self, image_count: int, raw: bool, audio_count: int = 0) -> int:
+    def _tab_for(self, image_count: int, raw: bool, audio_count: int = 0, video_count: int = 0) -> int:
         """The user's last choice when this record has it, else the best stand-in."""
         wanted = self._wanted_tab
-        if wanted == AUDIO_TAB and not audio_count:
+        if (wanted == AUDIO_TAB and not audio_count) or (wanted == VIDEO_TAB and not video_count):
             return TEXT_TAB if raw else TREE_TAB
         if wanted == IMAGES_TAB and not image_count:
             return TEXT_TAB if raw else TREE_TAB
