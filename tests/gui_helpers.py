@@ -28,3 +28,14 @@ def open_remote(window, qtbot, url: str, timeout: int = 30000):
     with qtbot.waitSignal(opening.opened, timeout=timeout) as opened:
         pass
     return wait_done(qtbot, opened.args[0], timeout)
+
+
+def select_decoded(qtbot, tab, record: int, view, tab_index: int, timeout: int = 20000):
+    """Select ``record`` in ``tab``, wait until the detail has it and ``view`` (a detail tab decoding on a
+    worker) is no longer pending, then show that tab; ``(tab, view)``."""
+    detail = tab.detail
+    tab.select_record(record)
+    qtbot.waitUntil(lambda: detail.current_record() == record and detail.loaded() is not None
+                    and not view.pending(), timeout=timeout)
+    detail.tabs.setCurrentIndex(tab_index)
+    return tab, view

@@ -247,13 +247,20 @@ class VideoView(QWidget):
         video = self._video
         self._jobs.submit((self._generation, n), lambda: frame_image(video, n))
 
-    def _job_done(self, ticket: object, result: object) -> None:
+    def _answer_for(self, ticket: object, export_note: str) -> bool:
+        """Whether a pool answer is for the video shown now (its decoder free again); an exported frame's
+        answer is noted here instead (``export_note``), a stale one dropped."""
         if isinstance(ticket, tuple) and ticket[0] == "export":
-            self._noted(f"Frame saved to {result}")
-            return
+            self._noted(export_note)
+            return False
         if not isinstance(ticket, tuple) or ticket[0] != self._generation:
-            return
+            return False
         self._busy = False
+        return True
+
+    def _job_done(self, ticket: object, result: object) -> None:
+        if not self._answer_for(ticket, f"Frame saved to {result}"):
+            return
         if isinstance(result, OpenedVideo):
             self._opened(result)
             return
@@ -262,12 +269,8 @@ class VideoView(QWidget):
             self._decode(self._wanted)
 
     def _job_failed(self, ticket: object, message: str) -> None:
-        if isinstance(ticket, tuple) and ticket[0] == "export":
-            self._noted(f"The frame was not saved: {message}")
+        if not self._answer_for(ticket, f"The frame was not saved: {message}"):
             return
-        if not isinstance(ticket, tuple) or ticket[0] != self._generation:
-            return
-        self._busy = False
         self.pause()
         if ticket[1] == "open":
             self._pending = False

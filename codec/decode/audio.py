@@ -14,7 +14,8 @@ from typing import Any
 import numpy as np
 
 from codec.decode.decoded import DecodedRecord
-from codec.decode.decoder import feature_values, record_feature_lists, record_features
+from codec.decode.decoder import feature_values, number_beside, record_feature_lists, record_features
+from codec.decode.media_lines import media_line
 from codec.errors import TFRecordError, UsageError
 
 __all__ = ["AUDIO_EXTRA", "AudioDecodeError", "AudioRef", "AudioSamples", "audio_media", "decode_audio",
@@ -122,19 +123,9 @@ def names_audio(key: str) -> bool:
 
 
 def _beside(features: Any, key: str, names: tuple[str, ...]) -> int | None:
-    """The first positive whole number under ``names`` beside ``key``: its siblings, its own
-    sub-keys (``key/name``, ``key_name``), then the top level and ``audio/name``."""
-    parent = key.rpartition("/")[0]
-    places = [f"{parent}/{n}" if parent else n for n in names]
-    places += [f"{key}/{n}" for n in names] + [f"{key}_{n}" for n in names]
-    places += list(names) + [f"audio/{n}" for n in names]
-    for place in places:
-        if place in features:
-            values = feature_values(features[place])[1]
-            value = values[0] if len(values) == 1 else None
-            if isinstance(value, (int, float)) and float(value).is_integer() and value > 0:
-                return int(value)
-    return None
+    """The first positive whole number under ``names`` beside ``key`` (decoder.number_beside's places)."""
+    value = number_beside(features, key, names, "audio", whole=True)
+    return None if value is None else int(value)
 
 
 def _raw_pcm(features: Any, key: str, dtype: str | None, values: list) -> AudioRef | None:
@@ -250,11 +241,7 @@ def audio_media(index: int, decoded: DecodedRecord) -> list[dict]:
     the samples' sha256; a value that does not decode has an ``error`` and null figures."""
     lines = []
     for ref in find_audio(decoded):
-        line: dict = {"index": index, "key": ref.key, "type": "audio", "codec": ref.codec}
-        if ref.step is not None:
-            line["step"] = ref.step
-        if ref.value_index:
-            line["value"] = ref.value_index
+        line = media_line(index, ref.key, "audio", ref.codec, ref.step, ref.value_index)
         try:
             audio = decode_audio(ref)
         except AudioDecodeError as exc:

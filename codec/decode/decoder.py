@@ -29,6 +29,7 @@ __all__ = [
     "detect_kind",
     "feature_cell",
     "feature_keys",
+    "number_beside",
     "feature_values",
     "format_value",
     "is_text",
@@ -283,6 +284,25 @@ def feature_keys(decoded: DecodedRecord) -> list[str]:
     """Sorted keys of an Example's features or a SequenceExample's context."""
     features = record_features(decoded)
     return sorted(features) if features is not None else []
+
+
+def number_beside(features: Any, key: str, names: tuple[str, ...], family: str, *,
+                  whole: bool = False) -> int | float | None:
+    """The first positive number (a whole one when ``whole``) held alone under ``names`` beside ``key``: its
+    siblings, its own sub-keys (``key/name``, ``key_name``), then the top level and ``family/name``. How a
+    sample rate is found beside audio and a frame rate beside video (docs/media.md)."""
+    parent = key.rpartition("/")[0]
+    places = [f"{parent}/{n}" if parent else n for n in names]
+    places += [f"{key}/{n}" for n in names] + [f"{key}_{n}" for n in names]
+    places += list(names) + [f"{family}/{n}" for n in names]
+    for place in places:
+        if place in features:
+            values = feature_values(features[place])[1]
+            value = values[0] if len(values) == 1 else None
+            if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) \
+                    and value > 0 and (not whole or float(value).is_integer()):
+                return value
+    return None
 
 
 # ---------------------------------------------------------------- tree

@@ -17,9 +17,10 @@ from typing import Any, Iterator
 import numpy as np
 
 from codec.decode.decoded import DecodedRecord
-from codec.decode.decoder import feature_values, record_feature_lists, record_features
+from codec.decode.decoder import feature_values, number_beside, record_feature_lists, record_features
 from codec.decode.image_sniff import probe_image
 from codec.decode.images import ImageDecodeError, ImageRef, decode_image
+from codec.decode.media_lines import media_line
 from codec.errors import TFRecordError
 
 __all__ = ["DEFAULT_FRAME_RATE", "VIDEO_HINT", "NoVideoStream", "Video", "VideoDecodeError", "find_videos", "frame_png",
@@ -186,8 +187,8 @@ class _Stream:
         self._av = _av()
         self._data, self._key = data, key
         self._errors = (self._av.FFmpegError, ValueError, IndexError, OSError, EOFError)
-        self._container = None
-        self._decoding: Iterator | None = None
+        self._container: Any = None
+        self._decoding: Iterator[np.ndarray] | None = None
         self._next = 0
         container = self._container_or_error()
         try:
@@ -213,19 +214,19 @@ class _Stream:
     def _failed(self, exc: Exception) -> VideoDecodeError:
         return VideoDecodeError(f"{self._key}: the video does not decode: {' '.join(str(exc).split())}")
 
-    def _restart(self) -> None:
+    def _restart(self) -> Iterator[np.ndarray]:
         self.close()
-        self._container = self._container_or_error()
-        self._decoding = (f.to_ndarray(format="rgb24") for f in self._container.decode(video=0))
+        container = self._container = self._container_or_error()
+        self._decoding = (f.to_ndarray(format="rgb24") for f in container.decode(video=0))
         self._next = 0
+        return self._decoding
 
     def frame(self, i: int, passed: Any) -> np.ndarray:
         """Frame ``i``; each frame decoded on the way is handed to ``passed(n, pixels)`` (the cache)."""
-        if self._decoding is None or i < self._next:
-            self._restart()
+        decoding = self._restart() if self._decoding is None or i < self._next else self._decoding
         try:
             while True:
-                pixels = next(self._decoding)
+                pixels = next(decoding)
                 self._next += 1
                 if self._next - 1 == i:
                     return pixels
@@ -276,22 +277,9 @@ def _key_words(part: str) -> set[str]:
 
 
 def _rate_beside(features: Any, key: str) -> float | None:
-    """The first positive number under a frame-rate name beside ``key``: its siblings, its own
-    sub-keys (``key/fps``, ``key_fps``), then the top level and ``video/...``."""
-    if features is None:
-        return None
-    parent = key.rpartition("/")[0]
-    places = [f"{parent}/{n}" if parent else n for n in RATE_NAMES]
-    places += [f"{key}/{n}" for n in RATE_NAMES] + [f"{key}_{n}" for n in RATE_NAMES]
-    places += list(RATE_NAMES) + [f"video/{n}" for n in RATE_NAMES]
-    for place in places:
-        if place in features:
-            values = feature_values(features[place])[1]
-            value = values[0] if len(values) == 1 else None
-            if isinstance(value, (int, float)) and not isinstance(value, bool) \
-                    and math.isfinite(value) and value > 0:
-                return float(value)
-    return None
+    """A frame rate beside ``key``: a positive number under RATE_NAMES (decoder.number_beside's places)."""
+    value = number_beside(features, key, RATE_NAMES, "video")
+    return None if value is None else float(value)
 
 
 def _frame_refs(key: str, frames: list[tuple[int | None, Any]]) -> list[ImageRef] | None:
@@ -338,10 +326,10 @@ def find_videos(decoded: DecodedRecord) -> list[Video]:
     """Every video of a record, keys in sorted order: TFDS Video features, encoded video bytes in any bytes
     feature, an Example's list of 2+ encoded images under a key naming frames, and a SequenceExample feature
     list of 2+ steps holding one encoded image each. Nothing is decoded here; never raises for odd data."""
-    features = record_features(decoded)
+    features = record_features(decoded) or {}
     videos = _tfds_videos(decoded, features)
     taken = {video.key for video in videos}
-    for key in sorted(features) if features is not None else ():
+    for key in sorted(features):
         if key in taken:
             continue
         dtype, values = feature_values(features[key])
@@ -379,11 +367,7 @@ def video_media(index: int, decoded: DecodedRecord) -> list[dict]:
     container holds no video stream (audio in MP4 or WebM) are not video and are left out."""
     lines = []
     for video in find_videos(decoded):
-        line: dict = {"index": index, "key": video.key, "type": "video", "codec": video.codec}
-        if video.step is not None:
-            line["step"] = video.step
-        if video.value_index:
-            line["value"] = video.value_index
+        line = media_line(index, video.key, "video", video.codec, video.step, video.value_index)
         try:
             frames, shape, sha = video.summary()
             line.update(frames=frames, shape=list(shape), frame_rate=video.frame_rate, sha256=sha)

@@ -16,7 +16,7 @@ from app.style import palette  # noqa: E402
 from app.views.audio_view import level_colors  # noqa: E402
 from app.views.record_detail import AUDIO_TAB, NO_AUDIO_TIP, TREE_TAB  # noqa: E402
 from tests.builders import FIXTURES  # noqa: E402
-from tests.gui_helpers import open_done  # noqa: E402
+from tests.gui_helpers import open_done, select_decoded  # noqa: E402
 
 TIMEOUT = 20000
 AUDIO = FIXTURES / "media" / "audio.tfrecord"
@@ -28,12 +28,7 @@ def _audio_tab(qtbot, window, record: int):
 
 def _select(qtbot, tab, record: int):
     """Select ``record`` and wait until its audio has decoded (the record may already be selected on open)."""
-    detail, view = tab.detail, tab.detail.audio
-    tab.select_record(record)
-    qtbot.waitUntil(lambda: detail.current_record() == record and detail.loaded() is not None
-                    and not view.pending(), timeout=TIMEOUT)
-    detail.tabs.setCurrentIndex(AUDIO_TAB)
-    return tab, view
+    return select_decoded(qtbot, tab, record, tab.detail.audio, AUDIO_TAB, TIMEOUT)
 
 
 def test_record_0_shows_one_waveform_one_spectrogram_and_its_duration(qtbot, window) -> None:

@@ -12,10 +12,10 @@ from PIL import Image  # noqa: E402
 from PySide6.QtCore import Qt  # noqa: E402
 
 from app.views.record_detail import NO_VIDEO_TIP, VIDEO_TAB  # noqa: E402
-from codec.storage.writer import TFRecordWriter  # noqa: E402
+from codec.storage.writer import write_records  # noqa: E402
 from tests.builders import example, sequence_example  # noqa: E402
 from tests.codec.test_video import _encode, _frames, _png  # noqa: E402
-from tests.gui_helpers import open_done  # noqa: E402
+from tests.gui_helpers import open_done, select_decoded  # noqa: E402
 
 TIMEOUT = 20000
 
@@ -32,21 +32,15 @@ def frames() -> list[np.ndarray]:
 def videos_file(tmp_path, frames) -> str:
     """Record 0: six PNG frames in a feature list, no frame rate; 1: an MP4 at 25 fps; 2: no video."""
     path = tmp_path / "videos.tfrecord"
-    with TFRecordWriter(path) as w:
-        w.write(sequence_example({"label": 1}, {"camera": [_png(p) for p in frames]}))
-        w.write(example({"clip/encoded": _encode(frames, "mp4", "mpeg4", 25)}))
-        w.write(example({"label": 3}))
+    write_records(path, [sequence_example({"label": 1}, {"camera": [_png(p) for p in frames]}),
+                         example({"clip/encoded": _encode(frames, "mp4", "mpeg4", 25)}),
+                         example({"label": 3})])
     return str(path)
 
 
 def _video_tab(qtbot, window, path: str, record: int):
     tab = open_done(window, qtbot, path)
-    detail, view = tab.detail, tab.detail.video
-    tab.select_record(record)
-    qtbot.waitUntil(lambda: detail.current_record() == record and detail.loaded() is not None
-                    and not view.pending(), timeout=TIMEOUT)
-    detail.tabs.setCurrentIndex(VIDEO_TAB)
-    return tab, view
+    return select_decoded(qtbot, tab, record, tab.detail.video, VIDEO_TAB, TIMEOUT)
 
 
 def _shown_pixels(view) -> np.ndarray:

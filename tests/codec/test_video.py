@@ -13,7 +13,7 @@ from PIL import Image
 from codec.cli.main import main
 from codec.decode.decoder import decode_record
 from codec.decode.video import VIDEO_HINT, VideoDecodeError, find_videos, frame_png, sniff_video
-from codec.storage.writer import TFRecordWriter
+from codec.storage.writer import write_records
 from tests.builders import FIXTURES, example, sequence_example
 
 av = pytest.importorskip("av")
@@ -55,11 +55,8 @@ def _sha(frames: list[np.ndarray]) -> str:
 
 
 def _file(tmp_path, records: list[bytes]) -> str:
-    path = tmp_path / "videos.tfrecord"
-    with TFRecordWriter(path) as w:
-        for r in records:
-            w.write(r)
-    return str(path)
+    write_records(tmp_path / "videos.tfrecord", records)
+    return str(tmp_path / "videos.tfrecord")
 
 
 def _media(path: str, capsys) -> tuple[int, list[dict]]:
