@@ -6,7 +6,7 @@ decodes, a newer request waits and those in between are skipped, so scrubbing an
 from __future__ import annotations
 
 from PySide6.QtCore import QRectF, Qt, QTimer, Signal
-from PySide6.QtGui import QImage, QKeyEvent, QPainter, QPaintEvent
+from PySide6.QtGui import QHideEvent, QImage, QKeyEvent, QPainter, QPaintEvent
 from PySide6.QtWidgets import (
     QComboBox,
     QFileDialog,
@@ -313,6 +313,10 @@ class VideoView(QWidget):
             self.pause()
             return
         self.show_frame(self._wanted + 1)
+
+    def hideEvent(self, event: QHideEvent) -> None:
+        self.pause()  # a tab the user left does not go on playing
+        super().hideEvent(event)
 
     def keyPressEvent(self, event: QKeyEvent) -> None:
         if event.key() in FRAME_KEYS_BACK:

@@ -212,7 +212,8 @@ class _Stream:
         return container
 
     def _failed(self, exc: Exception) -> VideoDecodeError:
-        return VideoDecodeError(f"{self._key}: the video does not decode: {' '.join(str(exc).split())}")
+        why = getattr(exc, "strerror", None) or str(exc)  # FFmpeg's reason without its errno and '<none>' file
+        return VideoDecodeError(f"{self._key}: the video does not decode: {' '.join(why.split())}")
 
     def _restart(self) -> Iterator[np.ndarray]:
         self.close()
