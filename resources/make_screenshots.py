@@ -3,7 +3,7 @@
 Drives the real main window (a throwaway Settings and index cache in a temporary
 folder), switches the theme through View > Theme, and saves
 ``{sorted,help,filter-scan,pixel-inspector,projection}-{light,dark}-{1600x1000,1024x700}.png`` and
-``masks-keypoints-{light,dark}-1600x1000.png``.
+``masks-keypoints-{light,dark}-1600x1000.png`` and ``video-{light,dark}-1600x1000.png``.
 Run it under Xvfb with the xcb platform, so dialogs and the screen can be grabbed:
 
     Xvfb :81 -screen 0 1700x1100x24 &
@@ -140,6 +140,29 @@ def make_masks_file(path: Path) -> Path:
     f["image/height"].int64_list.value.append(h)
     f["image/width"].int64_list.value.append(w)
     write_records(str(path), [ex.SerializeToString()])
+
+
+def make_video_file(path: Path, frames: int = 48) -> Path:
+    """One SequenceExample: 48 PNG frames of a ball crossing a sky (a feature list), 10 fps in its context."""
+    from codec.decode.example_proto import SequenceExample
+    from codec.storage.writer import write_records
+
+    w, h = 320, 200
+    y, x = np.mgrid[0:h, 0:w]
+    sky = np.stack([110 + y // 4, 150 + y // 5, 200 - y // 6], -1).astype(np.uint8)
+    pngs = []
+    for n in range(frames):
+        scene = Image.fromarray(sky)
+        cx, cy = 20 + n * (w - 40) // (frames - 1), h - 40 - int(110 * np.sin(np.pi * n / (frames - 1)))
+        ImageDraw.Draw(scene).ellipse((cx - 14, cy - 14, cx + 14, cy + 14), fill=(220, 60, 50))
+        pngs.append(_png(scene))
+    se = SequenceExample()
+    se.context.feature["video/frame_rate"].int64_list.value.append(10)
+    steps = se.feature_lists.feature_list["video/frames"]
+    for png in pngs:
+        steps.feature.add().bytes_list.value.append(png)
+    write_records(str(path), [se.SerializeToString()])
+    return path
 
 
 def make_embedding_file(path: Path, n: int = 20_000, dims: int = 64) -> Path:
@@ -324,6 +347,19 @@ class Shooter:
         return self.grab_window()
 
 
+    def video(self):
+        """The Video tab: a feature list of 48 PNG frames scrubbed to frame 12, its label and controls."""
+        from app.views.record_detail import VIDEO_TAB
+
+        tab = self.open_done(make_video_file(self.work / "video.tfrecord"))
+        tab.select_record(0)
+        view = tab.detail.video
+        wait_until(lambda: tab.detail.current_record() == 0 and view.frame_count() > 0, what="the video")
+        tab.detail.tabs.setCurrentIndex(VIDEO_TAB)
+        view.slider.setValue(11)
+        wait_until(lambda: view.current_frame() == 11, what="frame 12")
+        return self.grab_window()
+
     def projection(self):
         """View > Embedding Projection over 20,000 64-dim embeddings in six classes, a point hovered;
         the record's embedding as a heat strip in the Tree."""
@@ -365,8 +401,8 @@ class Shooter:
 
 
 SUBJECTS = {"sorted": "sorted", "help": "help", "filter-scan": "filter_scan", "pixel-inspector": "pixel_inspector",
-            "masks": "masks", "projection": "projection"}
-SUBJECT_SIZES = {"masks": ((1600, 1000),)}  # a subject shot at fewer sizes than SIZES
+            "masks": "masks", "projection": "projection", "video": "video"}
+SUBJECT_SIZES = {"masks": ((1600, 1000),), "video": ((1600, 1000),)}  # a subject shot at fewer sizes than SIZES
 SUBJECT_FILES = {"masks": "masks-keypoints"}  # a subject whose files are named otherwise
 
 
