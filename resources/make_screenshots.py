@@ -1,4 +1,5 @@
-"""Make the docs' screenshots: six subjects, light and dark, at 1600×1000 and 1024×700 (masks at 1600×1000).
+"""Make the docs' screenshots: seven subjects, light and dark, at 1600×1000 and 1024×700 (masks, video at
+1600×1000 only).
 
 Drives the real main window (a throwaway Settings and index cache in a temporary
 folder), switches the theme through View > Theme, and saves

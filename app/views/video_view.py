@@ -375,11 +375,11 @@ class VideoView(QWidget):
         worker.deleteLater()
         self._exporter = None
         self._show_export(False)
-        done = last[0] if last else 0
+        done, total = last if last else (0, self._count)
         if error:
-            note = f"Export stopped after {done:,} frames: {error}"
+            note = f"Export stopped after {done:,} of {total:,} frames: {error}"
         elif worker.cancelled:
-            note = f"Export cancelled: {done:,} frames written to {folder}"
+            note = f"Export cancelled: {done:,} of {total:,} frames written to {folder}"
         else:
             note = f"{done:,} frames written to {folder}"
         self._noted(note)

@@ -111,3 +111,34 @@ def test_export_the_frame_shown_and_every_frame(qtbot, window, videos_file, fram
     for n, name in enumerate(names):
         assert np.array_equal(np.asarray(Image.open(folder / name)), frames[n])
     assert not view.progress.isVisible() and not view.cancel_button.isVisible()
+
+
+def test_cancel_stops_an_export_of_every_frame(qtbot, window, videos_file, tmp_path, monkeypatch) -> None:
+    import threading
+
+    from app.views import video_view
+    from app.workers.video_loader import export_frames
+
+    _tab, view = _video_tab(qtbot, window, videos_file, 0)
+    release = threading.Event()
+
+    def held(video, record, folder):  # the real export, held after its first frame until Cancel is clicked
+        frames = export_frames(video, record, folder)
+        yield next(frames)
+        release.wait(TIMEOUT / 1000)
+        yield from frames
+
+    monkeypatch.setattr(video_view, "export_frames", held)
+    folder = tmp_path / "all"
+    folder.mkdir()
+    monkeypatch.setattr(view, "ask_folder", lambda: str(folder))
+    qtbot.mouseClick(view.export_all_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: view.progress.value() == 1, timeout=TIMEOUT)
+    assert view.cancel_button.isVisible() and not view.export_all_button.isEnabled()
+    with qtbot.waitSignal(view.export_done, timeout=TIMEOUT) as done:
+        qtbot.mouseClick(view.cancel_button, Qt.MouseButton.LeftButton)
+        release.set()
+    # the frame under way when Cancel came is finished (each file is whole), then the export stops
+    assert done.args[0] == f"Export cancelled: 2 of 6 frames written to {folder}"
+    assert sorted(p.name for p in folder.iterdir()) == ["000000_camera_frame_0001.png", "000000_camera_frame_0002.png"]
+    assert view.export_all_button.isEnabled() and not view.cancel_button.isVisible()
