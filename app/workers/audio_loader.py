@@ -1,4 +1,5 @@
-"""Decode a record's audio values off the GUI thread: samples, and a spectrogram about a screen wide."""
+"""Decode a record's audio values off the GUI thread: samples, their envelope pyramid, and spectrograms
+about a screen wide (of the channels' mean, and of each channel of a multi-channel clip)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -6,12 +7,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from codec.decode.audio import AudioDecodeError, AudioRef, decode_audio
-from codec.decode.audio_views import spectrogram
+from codec.decode.audio_views import EnvelopePyramid, spectrogram, spectrogram_levels
 from codec.errors import UsageError
 
 SPECTROGRAM_FFT = 512
 SPECTROGRAM_FRAMES = 1500  # about a screen's width: the hop grows with the clip
-DB_RANGE = 90.0  # the image spans the loudest bin down to this many dB below it
+MIN_HOP = 16  # a short clip still gets frames enough for a smooth image
 
 
 @dataclass(frozen=True)
@@ -22,11 +23,22 @@ class LoadedClip:
     samples: np.ndarray | None = None  # frames x channels
     sample_rate: int = 0
     levels: np.ndarray | None = None  # the spectrogram as 0-255, bins x frames, low frequencies first
+    channel_levels: tuple[np.ndarray, ...] = ()  # each channel's, for a clip of two or more
+    pyramid: EnvelopePyramid | None = None
     error: str | None = None
 
     @property
     def duration(self) -> float:
         return len(self.samples) / self.sample_rate if self.samples is not None and self.sample_rate else 0.0
+
+    def levels_for(self, channel: int | None) -> np.ndarray | None:
+        """The spectrogram of ``channel`` (None: of the channels' mean)."""
+        return self.levels if channel is None or not self.channel_levels else self.channel_levels[channel]
+
+
+def _levels(samples: np.ndarray, rate: int) -> np.ndarray:
+    hop = max(MIN_HOP, len(samples) // SPECTROGRAM_FRAMES)
+    return spectrogram_levels(spectrogram(samples, rate, SPECTROGRAM_FFT, hop))
 
 
 def load_clips(refs: list[AudioRef]) -> list[LoadedClip]:
@@ -39,9 +51,7 @@ def load_clips(refs: list[AudioRef]) -> list[LoadedClip]:
             if not ref.weak:
                 clips.append(LoadedClip(ref, error=str(exc)))
             continue
-        hop = max(SPECTROGRAM_FFT // 4, audio.frames // SPECTROGRAM_FRAMES)
-        db = spectrogram(audio.samples, audio.sample_rate, SPECTROGRAM_FFT, hop)
-        top = float(db.max())
-        levels = np.clip((db - (top - DB_RANGE)) * (255.0 / DB_RANGE), 0, 255).astype(np.uint8)
-        clips.append(LoadedClip(ref, audio.samples, audio.sample_rate, levels))
+        samples, rate = audio.samples, audio.sample_rate
+        each = tuple(_levels(samples[:, c], rate) for c in range(samples.shape[1])) if samples.shape[1] > 1 else ()
+        clips.append(LoadedClip(ref, samples, rate, _levels(samples, rate), each, EnvelopePyramid(samples)))
     return clips
