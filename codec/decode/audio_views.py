@@ -127,18 +127,21 @@ class EnvelopePyramid:
             at = (e // b) * b
             m = np.where(at >= s, at, m)
         lo_fill, hi_fill = _extreme_values(self.dtype)
-        mins = np.full((n, self.channels), lo_fill, dtype=self.dtype)
-        maxs = np.full((n, self.channels), hi_fill, dtype=self.dtype)
-        head_start, head_end, tail_start, tail_end = s, m, m, e
+        # Rows 0..n-1 gather each column's part before m, rows n..2n-1 its part after.
+        mins = np.full((2 * n, self.channels), lo_fill, dtype=self.dtype)
+        maxs = np.full((2 * n, self.channels), hi_fill, dtype=self.dtype)
+        starts, ends = np.concatenate([s, m]), np.concatenate([m, e])
+        head = np.arange(2 * n) < n
         for level in range(top, -1, -1):
             b = self.factor ** level
             level_mins, level_maxs = self.levels[level]
-            first, last = -(-head_start // b), head_end // b
+            first, last = -(-starts // b), ends // b
             _take(level_mins, level_maxs, first, last, mins, maxs, lo_fill, hi_fill)
-            head_end = np.where(last > first, first * b, head_end)
-            first, last = -(-tail_start // b), tail_end // b
-            _take(level_mins, level_maxs, first, last, mins, maxs, lo_fill, hi_fill)
-            tail_start = np.where(last > first, last * b, tail_start)
+            taken = last > first
+            # left for finer levels: [start, first * b) of a part before m, [last * b, end) of one after
+            ends = np.where(head & taken, first * b, ends)
+            starts = np.where(~head & taken, last * b, starts)
+        mins, maxs = np.minimum(mins[:n], mins[n:]), np.maximum(maxs[:n], maxs[n:])
         return mins.T.copy(), maxs.T.copy()
 
 
@@ -164,12 +167,18 @@ def _take(level_mins, level_maxs, first, last, mins, maxs, lo_fill, hi_fill) -> 
     width = int((last - first).max(initial=0))
     if width <= 0:
         return
-    idx = first[:, None] + np.arange(width)
-    inside = idx < last[:, None]
-    idx = np.where(inside, idx, 0)[:, :, None]
-    inside = inside[:, :, None]
-    np.minimum(mins, np.where(inside, level_mins[idx[:, :, 0]], lo_fill).min(axis=1), out=mins)
-    np.maximum(maxs, np.where(inside, level_maxs[idx[:, :, 0]], hi_fill).max(axis=1), out=maxs)
+    # Entry k of each range, its last entry again where the range is shorter (harmless to a min or a
+    # max); an empty range reads some entry and is masked out after.
+    final = np.clip(last - 1, 0, len(level_mins) - 1)
+    idx = np.minimum(first, final)
+    low, high = level_mins[idx], level_maxs[idx]
+    for k in range(1, width):
+        idx = np.minimum(first + k, final)
+        np.minimum(low, level_mins[idx], out=low)
+        np.maximum(high, level_maxs[idx], out=high)
+    empty = (last <= first)[:, None]
+    np.minimum(mins, np.where(empty, lo_fill, low), out=mins)
+    np.maximum(maxs, np.where(empty, hi_fill, high), out=maxs)
 
 
 # ---------------------------------------------------------------- axes
