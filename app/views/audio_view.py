@@ -138,7 +138,7 @@ class Spectrogram(_ClipStrip):
         self.levels = levels
         self.image = self._image(levels)
         self._scaled: tuple | None = None
-        self.setMinimumHeight(120)
+        self.setMinimumHeight(160)
 
     @staticmethod
     def _image(levels: np.ndarray) -> QImage:
