@@ -151,12 +151,13 @@ class Spectrogram(_ClipStrip):
     def set_levels(self, levels: np.ndarray) -> None:
         self.levels = levels
         self.image = self._image(levels)
+        self._scaled = None
         self.update()
 
     def scaled(self) -> QImage:
         """The visible range of the image at the widget's size, averaged down (no aliased speckle)."""
         start, end = self._panel.visible_range()
-        key = (start, end, self.width(), self.height(), id(self.image))
+        key = (start, end, self.width(), self.height())
         if self._scaled is None or self._scaled[0] != key:
             frames = max(1, self._panel.frames)
             width = self.image.width()

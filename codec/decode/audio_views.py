@@ -227,8 +227,9 @@ def time_ticks(start: float, end: float, most: int = 8) -> list[tuple[float, str
     if end <= start:
         return []
     span = end - start
-    step = next((t for t in _TIME_STEPS if t * most >= span), None) if span > most else None
-    step = step or _nice_step(span, most)
+    step = _nice_step(span, most)
+    if span > most:  # a second or more a step: a round number of seconds or minutes
+        step = float(next((t for t in _TIME_STEPS if t * most >= span), _TIME_STEPS[-1]))
     decimals = int(min(3, max(0, -np.floor(np.log10(step) + 1e-9))))
     first = int(np.ceil(start / step - 1e-9))
     last = int(np.floor(end / step + 1e-9))
