@@ -85,6 +85,7 @@ class PlayerBar(QWidget):
         self.slider.sliderMoved.connect(self._slid)
         self.player.positionChanged.connect(self._position)
         self.player.playbackStateChanged.connect(self._state)
+        self.player.mediaStatusChanged.connect(self._loaded)
         self._show_time(0)
 
     def _toggled(self, on: bool) -> None:
@@ -146,6 +147,11 @@ class PlayerBar(QWidget):
         self.player.stop()
         self.player.setSource(QUrl())
         self._buffer = None
+
+    def _loaded(self, status) -> None:
+        """A position asked for before the WAV had loaded is taken now (a player may drop it before)."""
+        if status == QMediaPlayer.MediaStatus.LoadedMedia and self._at and self.player.position() != self._at:
+            self.player.setPosition(self._at)
 
     def _state(self, state) -> None:
         if state == QMediaPlayer.PlaybackState.StoppedState and self.play_button.isChecked():

@@ -203,12 +203,14 @@ class _FakePlayer(QObject):
 
     positionChanged = Signal(int)
     playbackStateChanged = Signal(object)
+    mediaStatusChanged = Signal(object)
     PlaybackState = enum.Enum("PlaybackState", "StoppedState PlayingState PausedState")
+    MediaStatus = enum.Enum("MediaStatus", "NoMedia LoadingMedia LoadedMedia")
     made: list[_FakePlayer] = []
 
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
-        self.device, self.seeks, self.playing = None, [], False
+        self.device, self.seeks, self.playing, self.at = None, [], False, 0
         _FakePlayer.made.append(self)
 
     def setAudioOutput(self, _output) -> None:
@@ -225,7 +227,11 @@ class _FakePlayer(QObject):
 
     def setPosition(self, ms: int) -> None:
         self.seeks.append(ms)
+        self.at = ms
         self.positionChanged.emit(ms)
+
+    def position(self) -> int:
+        return self.at
 
     def play(self) -> None:
         self.playing = True
@@ -263,6 +269,9 @@ def test_a_click_seeks_the_player_and_playback_moves_the_playhead(qtbot, window,
     qtbot.mouseClick(bar.play_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: bar.player.sourceDevice() is not None and bar.player.playing, timeout=TIMEOUT)
     assert bar.player.seeks == [200]  # playback starts at the playhead
+    bar.player.at = 0  # a player that dropped it (media not loaded yet) is given it again once loaded
+    bar.player.mediaStatusChanged.emit(_FakePlayer.MediaStatus.LoadedMedia)
+    assert bar.player.seeks == [200, 200]
     _press(wave, wave.width() // 4)
     assert bar.player.seeks[-1] == 100 and panel.position == 1600
     with qtbot.waitSignal(panel.position_changed, timeout=TIMEOUT) as moved:
