@@ -319,7 +319,7 @@ class RecordDetail(QWidget):
         self._awaiting_images = True
         self._awaiting_audio = bool(loaded.audio)
         count = self.images.set_record(loaded.decoded, loaded.images, loaded.labels)  # may emit images_shown now
-        audio_count = self.audio.set_record(loaded.audio or [], self.current_record())
+        audio_count = self.audio.set_record(loaded.audio or [])
         self._update_tabs(count, raw, hex_first=loaded.info.status.damaged or loaded.binary, audio_count=audio_count)
 
     def _restyle(self, _theme: str) -> None:
