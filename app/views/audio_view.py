@@ -154,24 +154,36 @@ class Spectrogram(_ClipStrip):
         self._scaled = None
         self.update()
 
-    def scaled(self) -> QImage:
-        """The visible range of the image at the widget's size, averaged down (no aliased speckle)."""
+    def _source(self) -> QRectF:
+        """The visible range in image columns (fractional)."""
         start, end = self._panel.visible_range()
-        key = (start, end, self.width(), self.height())
+        frames, width = max(1, self._panel.frames), self.image.width()
+        return QRectF(start / frames * width, 0, max(1e-6, (end - start) / frames * width), self.image.height())
+
+    def scaled(self) -> QImage:
+        """The visible range at the widget's size, averaged down (no aliased speckle): rows always,
+        columns when the range holds more of them than the widget is wide."""
+        source = self._source()
+        whole = source.width() <= self.width()  # zoomed in past the image's columns: the whole image, rows fitted
+        key = (None if whole else self._panel.visible_range(), self.width(), self.height())
         if self._scaled is None or self._scaled[0] != key:
-            frames = max(1, self._panel.frames)
-            width = self.image.width()
-            left = min(width - 1, int(start / frames * width))
-            right = max(left + 1, min(width, int(np.ceil(end / frames * width))))
-            part = self.image.copy(left, 0, right - left, self.image.height())
-            self._scaled = (key, part.scaled(max(1, self.width()), max(1, self.height()),
-                                             Qt.AspectRatioMode.IgnoreAspectRatio,
+            if not whole:  # whole columns: at most one off, under a pixel here
+                left = int(source.left())
+                right = max(left + 1, min(self.image.width(), int(np.ceil(source.right()))))
+                part, width = self.image.copy(left, 0, right - left, self.image.height()), self.width()
+            else:  # (its columns are stretched when painted)
+                part, width = self.image, self.image.width()
+            self._scaled = (key, part.scaled(max(1, width), max(1, self.height()), Qt.AspectRatioMode.IgnoreAspectRatio,
                                              Qt.TransformationMode.SmoothTransformation))
         return self._scaled[1]
 
     def paintEvent(self, event: QPaintEvent) -> None:
         painter = QPainter(self)
-        painter.drawImage(0, 0, self.scaled())
+        picture, source = self.scaled(), self._source()
+        if source.width() > self.width():
+            painter.drawImage(0, 0, picture)
+        else:
+            painter.drawImage(QRectF(self.rect()), picture, QRectF(source.left(), 0, source.width(), picture.height()))
         self._paint_frequencies(painter)
         self._paint_playhead(painter)
 
