@@ -13,7 +13,7 @@ import html
 import os
 
 import numpy as np
-from PySide6.QtCore import QPointF, QRectF, QSize, Qt, Signal
+from PySide6.QtCore import QPointF, QRectF, QSize, Qt, QTimer, Signal
 from PySide6.QtGui import QColor, QImage, QMouseEvent, QPainter, QPaintEvent, QWheelEvent
 from PySide6.QtWidgets import (
     QComboBox,
@@ -39,6 +39,7 @@ ZOOM_STEP = 2.0
 SCROLL_STEP = 0.1  # of the visible span per wheel notch
 MIN_VISIBLE_FRAMES = 32
 AXIS_HEIGHT = 20
+DETAIL_DELAY_MS = 120  # a zoomed-in range's own spectrogram is computed once zooming pauses this long
 
 
 def level_colors() -> list[int]:
@@ -138,6 +139,7 @@ class Spectrogram(_ClipStrip):
         self.levels = levels
         self.image = self._image(levels)
         self._scaled: tuple | None = None
+        self.detail: tuple | None = None  # (channel, start, end), levels, picture: see set_detail
         self.setMinimumHeight(160)
 
     @staticmethod
@@ -153,6 +155,24 @@ class Spectrogram(_ClipStrip):
         self.image = self._image(levels)
         self._scaled = None
         self.update()
+
+    def zoomed_in(self) -> bool:
+        """The visible range holds fewer of the clip's spectrogram columns than half the width."""
+        return self._source().width() < self.width() / 2
+
+    def set_detail(self, what: tuple, levels: np.ndarray) -> None:
+        """The spectrogram of the range (channel, start, end) ``what`` at about the widget's width."""
+        self.detail = (what, levels, self._image(levels).scaled(
+            levels.shape[1], max(1, self.height()), Qt.AspectRatioMode.IgnoreAspectRatio,
+            Qt.TransformationMode.SmoothTransformation))
+        self.update()
+
+    def shown_detail(self) -> np.ndarray | None:
+        """The levels of the zoomed-in range painted now, None when the clip's own picture is stretched."""
+        start, end = self._panel.visible_range()
+        if self.detail is not None and self.zoomed_in() and self.detail[0] == (self._panel.channel, start, end):
+            return self.detail[1]
+        return None
 
     def _source(self) -> QRectF:
         """The visible range in image columns (fractional)."""
@@ -180,10 +200,14 @@ class Spectrogram(_ClipStrip):
     def paintEvent(self, event: QPaintEvent) -> None:
         painter = QPainter(self)
         picture, source = self.scaled(), self._source()
-        if source.width() > self.width():
+        if self.shown_detail() is not None:
+            painter.drawImage(QRectF(self.rect()), self.detail[2])
+        elif source.width() > self.width():
             painter.drawImage(0, 0, picture)
         else:
             painter.drawImage(QRectF(self.rect()), picture, QRectF(source.left(), 0, source.width(), picture.height()))
+            if self.zoomed_in():
+                self._panel.want_detail()
         self._paint_frequencies(painter)
         self._paint_playhead(painter)
 
@@ -240,12 +264,14 @@ class ClipPanel(QWidget):
     """One audio value: its header line, zoom buttons and visible range, the playhead and its time,
     a channel choice, waveforms, spectrogram and time axis, and Save as WAV.
 
-    ``position_changed(frame)`` when the playhead moves; ``saved(message)`` when a save has ended.
+    ``position_changed(frame)`` when the playhead moves; ``saved(message)`` when a save has ended;
+    ``detail_shown()`` when the spectrogram of a zoomed-in range has been computed and is shown.
     """
 
     range_changed = Signal()
     position_changed = Signal(int)
     saved = Signal(str)
+    detail_shown = Signal()
 
     def __init__(self, clip: LoadedClip, parent: QWidget | None = None, record: int = -1) -> None:
         super().__init__(parent)
@@ -274,6 +300,13 @@ class ClipPanel(QWidget):
         self._jobs = PoolJobs(self, max_threads=1)
         self._jobs.finished.connect(lambda _ticket, message: self._saved(message))
         self._jobs.failed.connect(lambda _ticket, message: self._saved(f"cannot save the clip: {message}", True))
+        self._detail_jobs = PoolJobs(self, max_threads=1)
+        self._detail_jobs.finished.connect(self._detail_made)
+        self._detail_timer = QTimer(self)
+        self._detail_timer.setSingleShot(True)
+        self._detail_timer.setInterval(DETAIL_DELAY_MS)
+        self._detail_timer.timeout.connect(self._make_detail)
+        self._detail_asked: tuple | None = None
         controls = QHBoxLayout()
         channels = clip.samples.shape[1]
         if channels > 1:
@@ -423,6 +456,25 @@ class ClipPanel(QWidget):
         rate = self.clip.sample_rate or 1
         self.position_label.setText(f"{clock_text(self.position / rate)} / {clock_text(self.frames / rate)}")
 
+    # -- a zoomed-in spectrogram -----------------------------------------------
+    def want_detail(self) -> None:
+        """The spectrogram is zoomed in past its columns: compute the range's own, once the zooming pauses."""
+        if (self.channel, self._start, self._end) != self._detail_asked:
+            self._detail_timer.start()
+
+    def _make_detail(self) -> None:
+        what = (self.channel, self._start, self._end)
+        if self.spectrogram is None or what == self._detail_asked:
+            return
+        self._detail_asked = what
+        clip, columns = self.clip, max(1, self.spectrogram.width())
+        self._detail_jobs.submit(what, lambda: clip.detail_levels(what[0], what[1], what[2], columns))
+
+    def _detail_made(self, what: tuple, levels: np.ndarray) -> None:
+        if what == (self.channel, self._start, self._end):
+            self.spectrogram.set_detail(what, levels)
+            self.detail_shown.emit()
+
     # -- channels ---------------------------------------------------------
     def set_channel(self, channel: int | None) -> None:
         """Show and play one channel (0-based), or all of them (None)."""
@@ -482,7 +534,7 @@ class ClipPanel(QWidget):
         """Block until saves and WAVs being made for playback have finished (tests, shutdown)."""
         if self.player is None:
             return True
-        return self._jobs.wait(msecs) and self.player.wait(msecs)
+        return self._jobs.wait(msecs) and self._detail_jobs.wait(msecs) and self.player.wait(msecs)
 
 
 class AudioView(QScrollArea):

@@ -24,6 +24,7 @@ class LoadedClip:
     sample_rate: int = 0
     levels: np.ndarray | None = None  # the spectrogram as 0-255, bins x frames, low frequencies first
     channel_levels: tuple[np.ndarray, ...] = ()  # each channel's, for a clip of two or more
+    tops: tuple[float, ...] = ()  # the loudest bin (dB) of the mix, then of each channel: 255 in their levels
     pyramid: EnvelopePyramid | None = None
     error: str | None = None
 
@@ -35,10 +36,22 @@ class LoadedClip:
         """The spectrogram of ``channel`` (None: of the channels' mean)."""
         return self.levels if channel is None or not self.channel_levels else self.channel_levels[channel]
 
+    def detail_levels(self, channel: int | None, start: int, end: int, columns: int) -> np.ndarray:
+        """The spectrogram of frames [start, end) of ``channel`` (None: the mix), about ``columns`` frames
+        across, coloured as the whole clip's: what a zoomed-in view shows (on a worker)."""
+        data = self.samples if channel is None or not self.channel_levels else self.samples[:, channel]
+        top = self.tops[0 if channel is None or not self.channel_levels else channel + 1]
+        hop = max(1, (end - start) // max(1, columns))
+        db = spectrogram(data[start:end + SPECTROGRAM_FFT - 1], self.sample_rate, SPECTROGRAM_FFT, hop)
+        return spectrogram_levels(db, top=top)
 
-def _levels(samples: np.ndarray, rate: int) -> np.ndarray:
+
+def _levels(samples: np.ndarray, rate: int) -> tuple[np.ndarray, float]:
+    """The spectrogram as levels, and its loudest bin in dB."""
     hop = max(MIN_HOP, len(samples) // SPECTROGRAM_FRAMES)
-    return spectrogram_levels(spectrogram(samples, rate, SPECTROGRAM_FFT, hop))
+    db = spectrogram(samples, rate, SPECTROGRAM_FFT, hop)
+    top = float(db.max())
+    return spectrogram_levels(db, top=top), top
 
 
 def load_clips(refs: list[AudioRef]) -> list[LoadedClip]:
@@ -52,6 +65,8 @@ def load_clips(refs: list[AudioRef]) -> list[LoadedClip]:
                 clips.append(LoadedClip(ref, error=str(exc)))
             continue
         samples, rate = audio.samples, audio.sample_rate
-        each = tuple(_levels(samples[:, c], rate) for c in range(samples.shape[1])) if samples.shape[1] > 1 else ()
-        clips.append(LoadedClip(ref, samples, rate, _levels(samples, rate), each, EnvelopePyramid(samples)))
+        mix = [_levels(samples, rate)]
+        each = [_levels(samples[:, c], rate) for c in range(samples.shape[1])] if samples.shape[1] > 1 else []
+        clips.append(LoadedClip(ref, samples, rate, mix[0][0], tuple(levels for levels, _ in each),
+                                tuple(top for _, top in mix + each), EnvelopePyramid(samples)))
     return clips

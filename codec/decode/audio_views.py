@@ -76,10 +76,12 @@ def spectrogram(samples: np.ndarray, rate: int, n_fft: int = 512, hop: int | Non
     return np.maximum(db, DB_FLOOR).astype(np.float32)
 
 
-def spectrogram_levels(db: np.ndarray, db_range: float = DB_RANGE) -> np.ndarray:
-    """``db`` as 0-255 levels (indices into SPECTROGRAM_COLORS): the loudest bin 255, ``db_range`` dB
-    below it and quieter 0. The top is at least DB_FLOOR + db_range, so silence stays 0."""
-    top = max(float(db.max()) if db.size else DB_FLOOR, DB_FLOOR + db_range)
+def spectrogram_levels(db: np.ndarray, db_range: float = DB_RANGE, top: float | None = None) -> np.ndarray:
+    """``db`` as 0-255 levels (indices into SPECTROGRAM_COLORS): the loudest bin (or ``top`` dB: a part
+    coloured as its whole clip) 255, ``db_range`` dB below it and quieter 0. The top is at least
+    DB_FLOOR + db_range, so silence stays 0."""
+    loudest = top if top is not None else (float(db.max()) if db.size else DB_FLOOR)
+    top = max(loudest, DB_FLOOR + db_range)
     return np.clip((db - (top - db_range)) * (255.0 / db_range), 0, 255).round().astype(np.uint8)
 
 

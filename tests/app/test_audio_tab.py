@@ -378,3 +378,27 @@ def test_export_dialog_writes_one_wav_per_audio_value_with_the_source_samples(qt
         got, rate = soundfile.read(str(out / image_file_name(i, ref.key, 0, None, "wav")), dtype=want.dtype.name,
                                    always_2d=True)
         assert rate == 16000 and np.array_equal(got, want), i
+
+
+def test_zoomed_in_the_spectrogram_is_computed_for_the_range_in_the_clips_colours(qtbot, window, tmp_path) -> None:
+    path, _samples = _stereo_file(tmp_path)  # 4,000 frames: the clip's own picture is 219 columns wide
+    _tab, view = _select(qtbot, open_done(window, qtbot, str(path)), 0)
+    [panel] = view.panels()
+    spec, clip = panel.spectrogram, panel.clip
+    qtbot.waitUntil(lambda: spec.isVisible() and spec.width() > 100, timeout=TIMEOUT)
+    with qtbot.waitSignal(panel.detail_shown, timeout=TIMEOUT):
+        for _ in range(3):
+            qtbot.mouseClick(panel.zoom_in, Qt.MouseButton.LeftButton)  # 500 frames: ~27 of its columns
+    start, end = panel.visible_range()
+    assert (start, end) == (1750, 2250) and spec.zoomed_in()
+    detail = spec.shown_detail()
+    assert np.array_equal(detail, clip.detail_levels(None, start, end, spec.width()))
+    assert detail.shape[1] >= spec.width() // 2  # about a column per pixel, not 27 stretched
+    # coloured as the whole clip: its tones at the levels the clip's own picture gives them
+    for tone_bin in (28, 128):
+        assert abs(float(detail[tone_bin].mean()) - float(clip.levels[tone_bin].mean())) < 8
+    with qtbot.waitSignal(panel.detail_shown, timeout=TIMEOUT):
+        panel.channel_box.setCurrentIndex(1)  # channel 1: its 440 Hz only
+    assert spec.shown_detail()[28].mean() > 200 > spec.shown_detail()[128].mean()
+    qtbot.mouseClick(panel.zoom_out, Qt.MouseButton.LeftButton)
+    assert spec.shown_detail() is None  # another range: the clip's picture until its own is made

@@ -103,6 +103,8 @@ def test_levels_span_the_peak_down_to_the_range_below_it() -> None:
     db = np.array([[peak, peak - DB_RANGE / 2, peak - DB_RANGE, peak - DB_RANGE - 30, DB_FLOOR]], dtype=np.float32)
     assert spectrogram_levels(db).tolist() == [[255, 128, 0, 0, 0]]
     assert spectrogram_levels(db, 40.0).tolist() == [[255, 0, 0, 0, 0]]
+    # a part coloured as its whole clip, whose loudest bin is 10 dB above the part's
+    assert spectrogram_levels(db, top=peak + 10).tolist() == [[223, 96, 0, 0, 0]]
     silence = np.full((4, 3), DB_FLOOR, dtype=np.float32)
     assert (spectrogram_levels(silence) == 0).all()  # not the top colour
     quiet = np.full((2, 2), DB_FLOOR + 10, dtype=np.float32)  # a near-silent clip stays dark too
