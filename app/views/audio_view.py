@@ -306,7 +306,8 @@ class ClipPanel(QWidget):
         self._detail_timer.setSingleShot(True)
         self._detail_timer.setInterval(DETAIL_DELAY_MS)
         self._detail_timer.timeout.connect(self._make_detail)
-        self._detail_asked: tuple | None = None
+        self._detail_asked: tuple | None = None  # the last range computed
+        self._detail_wanted: tuple | None = None  # the range the timer will compute
         controls = QHBoxLayout()
         channels = clip.samples.shape[1]
         if channels > 1:
@@ -459,7 +460,9 @@ class ClipPanel(QWidget):
     # -- a zoomed-in spectrogram -----------------------------------------------
     def want_detail(self) -> None:
         """The spectrogram is zoomed in past its columns: compute the range's own, once the zooming pauses."""
-        if (self.channel, self._start, self._end) != self._detail_asked:
+        what = (self.channel, self._start, self._end)
+        if what not in (self._detail_asked, self._detail_wanted):  # (a repaint alone does not delay it)
+            self._detail_wanted = what
             self._detail_timer.start()
 
     def _make_detail(self) -> None:
