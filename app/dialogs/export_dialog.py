@@ -1,11 +1,11 @@
-"""Export records (TFRecord, JSON Lines, CSV, images) or the index, with progress and Cancel.
+"""Export records (TFRecord, JSON Lines, CSV, images, audio) or the index, with progress and Cancel.
 
 The work is the codec's: :func:`codec.ops.export.export_iter` for records (over
 the records as the table shows them, edits included) and ``tfrlens-cli
 index`` for the index of the file on disk. It runs on a
 :class:`~app.workers.worker.GeneratorWorker`; the dialog stays open with a progress
 bar, and Cancel stops it at the next record (a TFRecord, JSON Lines or CSV
-output is then not written at all; image files already written stay).
+output is then not written at all; image and audio files already written stay).
 """
 from __future__ import annotations
 
@@ -47,10 +47,12 @@ FORMATS = (
     ("jsonl", "JSON Lines (one record per line, as cat --json)", ".jsonl"),
     ("csv", "CSV (one column per feature)", ".csv"),
     ("images", "Images (a folder, one file per image)", None),
+    ("audio", "Audio (a folder, one WAV per audio value)", None),
     ("index-native", "Index, native format (of the file on disk)", ".tfri"),
     ("index-dali", "Index, DALI format (of the file on disk)", ".idx"),
 )
-RECORD_FORMATS = ("tfrecord", "jsonl", "csv", "images")
+RECORD_FORMATS = ("tfrecord", "jsonl", "csv", "images", "audio")
+FOLDER_FORMATS = {"images": "_images", "audio": "_audio"}  # and the default folder's suffix
 
 
 def _dispose(worker: GeneratorWorker) -> None:
@@ -77,7 +79,7 @@ def default_output(path: str, fmt: str, selection: bool) -> str:
     if fmt.startswith("index"):
         return os.path.join(folder, name + suffix)
     stem += "-selection" if selection else "-export"
-    return os.path.join(folder, stem + ("_images" if suffix is None else suffix))
+    return os.path.join(folder, stem + (FOLDER_FORMATS[fmt] if suffix is None else suffix))
 
 
 class ExportDialog(QDialog):
@@ -203,9 +205,9 @@ class ExportDialog(QDialog):
 
     def _browse(self) -> None:
         fmt = self.fmt()
-        if fmt == "images":
+        if fmt in FOLDER_FORMATS:
             start = os.path.dirname(self.output.text())
-            path = QFileDialog.getExistingDirectory(self, "Export Images to Folder", start)
+            path = QFileDialog.getExistingDirectory(self, f"Export {fmt.title()} to Folder", start)
         else:
             path, _ = QFileDialog.getSaveFileName(self, "Export To", self.output.text())
         if path:
@@ -247,6 +249,8 @@ class ExportDialog(QDialog):
             "jsonl": "One JSON object per record, as tfrlens-cli cat --json writes it.",
             "csv": "Lists as JSON arrays; binary bytes as base64. Feature lists of SequenceExamples are left out.",
             "images": "Every encoded image as its own file (raw pixel buffers as PNG), named by record and key.",
+            "audio": "Every audio value as a WAV file named by record and key (000012_audio_encoded.wav); "
+                     "lossless samples unchanged, as tfrlens-cli export --format audio writes them.",
             "index-native": "TFRecord Lens's own binary index (offsets and statuses).",
             "index-dali": "One line per record: offset and framed size, for NVIDIA DALI's TFRecord reader.",
         }[fmt])
@@ -275,7 +279,8 @@ class ExportDialog(QDialog):
         self._out = out
         if fmt in RECORD_FORMATS:
             report = self._report = ExportReport(out, fmt)
-            records, indices, compression = self.records, self.indices(), self.compression.currentData()
+            records, indices = self.records, self.indices()
+            compression = self.compression.currentData() if fmt == "tfrecord" else None
             formulas = "escape" if self.escape_formulas.isChecked() else "keep"
             make = lambda: export_iter(records, out, fmt, indices, compression, report, formulas)  # noqa: E731
         else:
@@ -300,7 +305,8 @@ class ExportDialog(QDialog):
     def _finished(self, _last) -> None:
         worker, self.worker = self.worker, None
         if worker.cancelled:
-            kept = "; image files written so far stay" if self.fmt() == "images" else "; nothing was written"
+            kept = (f"; {'image' if self.fmt() == 'images' else 'audio'} files written so far stay"
+                    if self.fmt() in FOLDER_FORMATS else "; nothing was written")
             self.message = f"export cancelled{kept}"
             result = None
         else:

@@ -8,11 +8,12 @@ from __future__ import annotations
 import io
 
 import numpy as np
-from PySide6.QtCore import QBuffer, QByteArray, QIODevice, Qt, QUrl
+from PySide6.QtCore import QBuffer, QByteArray, QIODevice, Qt, QUrl, Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QSlider, QToolButton, QWidget
 
 from app.style import palette
 from app.workers.background import PoolJobs
+from codec.decode.audio_views import clock_text
 
 try:
     from PySide6.QtMultimedia import QAudioOutput, QMediaPlayer
@@ -39,16 +40,23 @@ def wav_in_memory(samples: np.ndarray, rate: int) -> bytes:
 
 
 class PlayerBar(QWidget):
-    """A play/pause button, a position slider to seek and the time; or a note when playback is unavailable."""
+    """A play/pause button, a position slider to seek and the time; or a note when playback is unavailable.
+
+    ``position_changed(ms)`` as playback (or the slider) moves; :meth:`seek` moves the player.
+    """
+
+    position_changed = Signal(int)
 
     def __init__(self, samples: np.ndarray, rate: int, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self._samples, self._rate = samples, rate
+        self.samples, self._rate = samples, rate
         self._buffer: QBuffer | None = None
         self._making = False
+        self._ticket = 0  # a WAV made for samples since replaced is dropped
+        self._at = 0  # ms: where playback starts or resumes
         self._jobs = PoolJobs(self, max_threads=1)
         self._jobs.finished.connect(self._wav_made)
-        self._jobs.failed.connect(lambda _ticket, message: self._fail(message))
+        self._jobs.failed.connect(lambda ticket, message: ticket == self._ticket and self._fail(message))
         self.player = self.output = None
         layout = QHBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
@@ -74,10 +82,11 @@ class PlayerBar(QWidget):
         self.output = QAudioOutput(self)
         self.player.setAudioOutput(self.output)
         self.play_button.toggled.connect(self._toggled)
-        self.slider.sliderMoved.connect(self.player.setPosition)
+        self.slider.sliderMoved.connect(self._slid)
         self.player.positionChanged.connect(self._position)
         self.player.playbackStateChanged.connect(self._state)
-        self._position(0)
+        self.player.mediaStatusChanged.connect(self._loaded)
+        self._show_time(0)
 
     def _toggled(self, on: bool) -> None:
         self.play_button.setText("⏸ Pause" if on else "▶ Play")
@@ -87,14 +96,19 @@ class PlayerBar(QWidget):
             self.player.play()
         elif not self._making:  # the WAV is made on the first play, on the worker (a long clip is large)
             self._making = True
-            self._jobs.submit(0, lambda: wav_in_memory(self._samples, self._rate))
+            samples, rate = self.samples, self._rate
+            self._jobs.submit(self._ticket, lambda: wav_in_memory(samples, rate))
 
-    def _wav_made(self, _ticket: int, wav: bytes) -> None:
+    def _wav_made(self, ticket: int, wav: bytes) -> None:
+        if ticket != self._ticket:
+            return
         self._making = False
         self._buffer = QBuffer(self)
         self._buffer.setData(QByteArray(wav))
         self._buffer.open(QIODevice.OpenModeFlag.ReadOnly)
         self.player.setSourceDevice(self._buffer, QUrl("clip.wav"))
+        if self._at:
+            self.player.setPosition(self._at)
         if self.play_button.isChecked():
             self.player.play()
 
@@ -107,14 +121,53 @@ class PlayerBar(QWidget):
     def wait(self, msecs: int = -1) -> bool:
         return self._jobs.wait(msecs)
 
+    def seek(self, ms: int) -> None:
+        """Play from ``ms`` on (now, or when playback starts)."""
+        self._at = max(0, int(ms))
+        if self.player is None:
+            return
+        if self._buffer is not None:
+            self.player.setPosition(self._at)
+        else:
+            self._show_time(self._at)
+
+    def _slid(self, ms: int) -> None:
+        self.seek(ms)
+        if self._buffer is None:  # (else the player reports the new position)
+            self.position_changed.emit(ms)
+
+    def set_samples(self, samples: np.ndarray) -> None:
+        """Play ``samples`` (one channel, or all) from now on, from the same position; playback pauses."""
+        self.samples = samples
+        self._ticket += 1
+        self._making = False
+        if self.player is None:
+            return
+        self.play_button.setChecked(False)
+        self.player.stop()
+        self.player.setSource(QUrl())
+        self._buffer = None
+
+    def _loaded(self, status) -> None:
+        """A position asked for before the WAV had loaded is taken now (a player may drop it before)."""
+        if status == QMediaPlayer.MediaStatus.LoadedMedia and self._at and self.player.position() != self._at:
+            self.player.setPosition(self._at)
+
     def _state(self, state) -> None:
         if state == QMediaPlayer.PlaybackState.StoppedState and self.play_button.isChecked():
             self.play_button.setChecked(False)  # the clip ended
 
     def _position(self, ms: int) -> None:
+        if self._buffer is None:
+            return  # (a player without a source reports 0)
+        self._at = ms
+        self._show_time(ms)
+        self.position_changed.emit(ms)
+
+    def _show_time(self, ms: int) -> None:
         if not self.slider.isSliderDown():
             self.slider.setValue(ms)
-        self.time.setText(f"{ms / 1000:.2f} / {self.slider.maximum() / 1000:.2f} s")
+        self.time.setText(f"{clock_text(ms / 1000)} / {clock_text(self.slider.maximum() / 1000)}")
 
     def stop(self) -> None:
         if self.player is not None:

@@ -1,10 +1,21 @@
-"""waveform_envelope and spectrogram against synthetic tones."""
+"""waveform_envelope, its pyramid, spectrogram and its colours, and the axes' ticks, against synthetic clips."""
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from codec.decode.audio_views import DB_FLOOR, spectrogram, waveform_envelope
+from codec.decode.audio_views import (
+    DB_FLOOR,
+    DB_RANGE,
+    SPECTROGRAM_COLORS,
+    EnvelopePyramid,
+    clock_text,
+    frequency_ticks,
+    spectrogram,
+    spectrogram_levels,
+    time_ticks,
+    waveform_envelope,
+)
 
 
 @pytest.mark.parametrize("frames,columns", [(1000, 10), (1003, 7), (5, 20), (48000, 1999)])
@@ -54,3 +65,76 @@ def test_a_1khz_sine_peaks_in_the_1khz_bin(dtype: type) -> None:
 def test_spectrogram_of_silence_and_short_clips() -> None:
     db = spectrogram(np.zeros((100, 2), dtype=np.float32), 8000, n_fft=256)
     assert db.shape == (129, 1) and (db == DB_FLOOR).all()
+
+
+@pytest.mark.parametrize("frames,dtype", [(100_003, np.int16), (4_096, np.float32), (9, np.int32)])
+def test_pyramid_envelope_equals_the_full_envelope_for_any_range(frames: int, dtype: type) -> None:
+    rng = np.random.default_rng(frames)
+    if np.issubdtype(dtype, np.integer):
+        samples = rng.integers(-30000, 30000, size=(frames, 2)).astype(dtype)
+    else:
+        samples = rng.uniform(-1, 1, size=(frames, 2)).astype(dtype)
+    pyramid = EnvelopePyramid(samples)
+    assert [len(mins) for mins, _ in pyramid.levels][-1] <= 8 and pyramid.levels[0][0] is samples  # no copy
+    ranges = [(0, frames, 2000), (0, frames, 1), (frames // 3, frames // 3 + 5, 2000), (0, 0, 10)]
+    ranges += [(int(a), int(a + rng.integers(0, frames - a + 1)), int(rng.integers(1, 3000)))
+               for a in rng.integers(0, frames, size=60)]
+    for start, end, columns in ranges:
+        mins, maxs = pyramid.envelope(start, end, columns)
+        want_mins, want_maxs = waveform_envelope(samples[start:end], columns)
+        assert mins.dtype == samples.dtype and mins.shape == want_mins.shape, (start, end, columns)
+        assert np.array_equal(mins, want_mins) and np.array_equal(maxs, want_maxs), (start, end, columns)
+
+
+def test_pyramid_keeps_a_one_sample_spike_at_every_zoom() -> None:
+    samples = np.zeros(1_000_000, dtype=np.int16)
+    samples[654_321] = 32000
+    pyramid = EnvelopePyramid(samples)
+    for start, end in [(0, 1_000_000), (600_000, 700_000), (654_000, 654_400), (654_321, 654_322)]:
+        _mins, maxs = pyramid.envelope(start, end, 1000)
+        assert maxs.shape[0] == 1 and maxs.max() == 32000
+        column = (654_321 - start) * maxs.shape[1] // (end - start)  # (exactly, where runs are equal)
+        assert abs(int(maxs[0].argmax()) - column) <= 1
+    assert pyramid.envelope(0, 654_321, 1000)[1].max() == 0
+
+
+def test_levels_span_the_peak_down_to_the_range_below_it() -> None:
+    peak = -6.0
+    db = np.array([[peak, peak - DB_RANGE / 2, peak - DB_RANGE, peak - DB_RANGE - 30, DB_FLOOR]], dtype=np.float32)
+    assert spectrogram_levels(db).tolist() == [[255, 128, 0, 0, 0]]
+    assert spectrogram_levels(db, 40.0).tolist() == [[255, 0, 0, 0, 0]]
+    # a part coloured as its whole clip, whose loudest bin is 10 dB above the part's
+    assert spectrogram_levels(db, top=peak + 10).tolist() == [[223, 96, 0, 0, 0]]
+    silence = np.full((4, 3), DB_FLOOR, dtype=np.float32)
+    assert (spectrogram_levels(silence) == 0).all()  # not the top colour
+    quiet = np.full((2, 2), DB_FLOOR + 10, dtype=np.float32)  # a near-silent clip stays dark too
+    assert spectrogram_levels(quiet).max() < 40
+
+
+def test_colour_map_runs_dark_to_light() -> None:
+    assert SPECTROGRAM_COLORS.shape == (256, 3) and SPECTROGRAM_COLORS.dtype == np.uint8
+    lightness = SPECTROGRAM_COLORS.astype(int) @ np.array([299, 587, 114])
+    assert (np.diff(lightness) >= 0).all()  # perceptually ordered: louder is never darker
+    assert SPECTROGRAM_COLORS[0].tolist() == [0, 0, 4] and SPECTROGRAM_COLORS[255].tolist() == [252, 253, 191]
+
+
+def test_a_tone_stands_out_of_the_colour_range() -> None:
+    rate = 16000
+    t = np.arange(rate) / rate
+    tone = (0.5 * np.sin(2 * np.pi * 1000 * t) * 32767).astype(np.int16)  # 16-bit: quantisation ~ -100 dB
+    levels = spectrogram_levels(spectrogram(tone, rate, 512, 128))
+    assert (levels[32] == 255).all() or levels[32].min() > 240
+    far = np.r_[0:20, 45:257]
+    assert np.median(levels[far]) == 0  # the noise floor is below the range: no speckle
+
+
+def test_axis_ticks_and_clock_text() -> None:
+    assert frequency_ticks(16000) == [(0.0, "0 Hz"), (2000.0, "2 kHz"), (4000.0, "4 kHz"), (6000.0, "6 kHz"),
+                                      (8000.0, "8 kHz")]
+    assert [label for _, label in frequency_ticks(8000, 3)] == ["0 Hz", "2 kHz", "4 kHz"]
+    assert [label for _, label in frequency_ticks(2000, 4)] == ["0 Hz", "500 Hz", "1 kHz"]
+    assert [label for _, label in time_ticks(0, 600, 6)] == ["0:00", "2:00", "4:00", "6:00", "8:00", "10:00"]
+    assert [label for _, label in time_ticks(0.1, 0.3, 4)] == ["0:00.10", "0:00.15", "0:00.20", "0:00.25", "0:00.30"]
+    assert time_ticks(5, 5) == []
+    assert clock_text(0) == "0:00.0" and clock_text(75.34) == "1:15.3" and clock_text(59.96) == "1:00.0"
+    assert clock_text(600, 0) == "10:00" and clock_text(1.2345, 3) == "0:01.234"
