@@ -588,24 +588,17 @@ class AudioView(QScrollArea):
         self._panels = []
         self._say("")
 
-    def set_record(self, refs: list[AudioRef]) -> int:
-        """Decode ``refs`` on the worker and show them; the count of audio values."""
+    def set_record(self, refs: list[AudioRef], record: int = -1) -> int:
+        """Decode ``refs`` (of record number ``record``, which starts the names Save as WAV offers, as
+        export's do) on the worker and show them; the count of audio values."""
         self.clear()
-        self._record = self._record_shown()
+        self._record = record
         if refs:
             self._pending = True
             self._say("Decoding audio…")
             generation = self._generation
             self._jobs.submit(generation, lambda: load_clips(refs) if generation == self._generation else None)
         return len(refs)
-
-    def _record_shown(self) -> int:
-        """The number of the record the detail around this view shows (-1 outside one): the names
-        Save as WAV offers start with it, as export's do."""
-        widget = self.parentWidget()
-        while widget is not None and not hasattr(widget, "current_record"):
-            widget = widget.parentWidget()
-        return widget.current_record() if widget is not None else -1
 
     def _loaded(self, generation: int, clips: list[LoadedClip] | None) -> None:
         if generation != self._generation or clips is None:

@@ -328,7 +328,7 @@ class RecordDetail(QWidget):
         self._awaiting_images = True
         self._awaiting_audio = bool(loaded.audio)
         count = self.images.set_record(loaded.decoded, loaded.images, loaded.labels)  # may emit images_shown now
-        audio_count = self.audio.set_record(loaded.audio or [])
+        audio_count = self.audio.set_record(loaded.audio or [], loaded.info.index)
         self._awaiting_video = bool(loaded.videos)
         video_count = self.video.set_record(loaded.videos or [], loaded.info.index)
         self._update_tabs(count, raw, hex_first=loaded.info.status.damaged or loaded.binary, audio_count=audio_count,
