@@ -166,6 +166,27 @@ def make_video_file(path: Path, frames: int = 48) -> Path:
     return path
 
 
+def make_audio_file(path: Path, rate: int = 22_050, seconds: float = 8.0) -> Path:
+    """One Example: an 8 s stereo WAV, eight decaying notes on the left, noise bursts over a rising sweep on the right."""
+    import soundfile
+
+    from codec.decode.example_proto import Example
+    from codec.storage.writer import write_records
+
+    t = np.arange(int(rate * seconds)) / rate
+    notes = np.sin(2 * np.pi * 330 * t) * np.exp(-4 * (t % 1.0))
+    sweep = 0.25 * np.sin(2 * np.pi * (200 * t + 600 * t * t))  # 200 Hz rising to 9.8 kHz
+    bursts = np.where(t % 0.5 < 0.03, 0.7, 0.0) * np.random.default_rng(1).standard_normal(len(t))
+    stereo = np.stack([0.8 * notes, bursts + sweep], -1)
+    wav = io.BytesIO()
+    soundfile.write(wav, (np.clip(stereo, -1, 1) * 32767).astype(np.int16), rate, format="WAV", subtype="PCM_16")
+    ex = Example()
+    ex.features.feature["audio/encoded"].bytes_list.value.append(wav.getvalue())
+    ex.features.feature["label"].int64_list.value.append(1)
+    write_records(str(path), [ex.SerializeToString()])
+    return path
+
+
 def make_embedding_file(path: Path, n: int = 20_000, dims: int = 64) -> Path:
     """``n`` Examples with a ``dims``-float ``embedding`` around one of six centres, its ``label`` and an ``id``."""
     from codec.decode.example_proto import Example
@@ -361,6 +382,20 @@ class Shooter:
         wait_until(lambda: view.current_frame() == 11, what="frame 12")
         return self.grab_window()
 
+    def audio(self):
+        """The Audio tab: a stereo WAV's two waveforms and its spectrogram, the playhead at 0:03."""
+        from app.views.record_detail import AUDIO_TAB
+
+        tab = self.open_done(make_audio_file(self.work / "audio.tfrecord"))
+        tab.select_record(0)
+        view = tab.detail.audio
+        wait_until(lambda: tab.detail.current_record() == 0 and bool(view.panels()), what="the audio")
+        tab.detail.tabs.setCurrentIndex(AUDIO_TAB)
+        panel = view.panels()[0]
+        panel.seek(3 * panel.clip.sample_rate)
+        settle()
+        return self.grab_window()
+
     def projection(self):
         """View > Embedding Projection over 20,000 64-dim embeddings in six classes, a point hovered;
         the record's embedding as a heat strip in the Tree."""
@@ -402,8 +437,8 @@ class Shooter:
 
 
 SUBJECTS = {"sorted": "sorted", "help": "help", "filter-scan": "filter_scan", "pixel-inspector": "pixel_inspector",
-            "masks": "masks", "projection": "projection", "video": "video"}
-SUBJECT_SIZES = {"masks": ((1600, 1000),), "video": ((1600, 1000),)}  # a subject shot at fewer sizes than SIZES
+            "masks": "masks", "projection": "projection", "video": "video", "audio": "audio"}
+SUBJECT_SIZES = {"masks": ((1600, 1000),), "video": ((1600, 1000),), "audio": ((1600, 1000),)}  # a subject shot at fewer sizes than SIZES
 SUBJECT_FILES = {"masks": "masks-keypoints"}  # a subject whose files are named otherwise
 
 
