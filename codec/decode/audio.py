@@ -8,7 +8,7 @@ from __future__ import annotations
 import hashlib
 import io
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -18,12 +18,14 @@ from codec.decode.decoder import feature_values, record_feature_lists, record_fe
 from codec.errors import TFRecordError, UsageError
 
 __all__ = ["AUDIO_EXTRA", "AudioDecodeError", "AudioRef", "AudioSamples", "audio_media", "decode_audio",
-           "find_audio", "sniff_audio", "wav_bytes"]
+           "find_audio", "names_audio", "names_encoded_audio", "pcm_ref", "sniff_audio", "wav_bytes"]
 
 AUDIO_EXTRA = "pip install soundfile"
 AUDIO_WORDS = frozenset({"audio", "wav", "wave", "pcm", "samples", "waveform"})
 # A last key part this generic names audio when an earlier part does (``audio/data``).
 GENERIC_WORDS = frozenset({"data", "values", "raw", "signal"})
+# A last key part that names an audio file's bytes when an earlier part names audio (``audio/encoded``).
+ENCODED_WORDS = frozenset({"encoded", "bytes", "file", "data", "content"})
 RATE_NAMES = ("sample_rate", "sampling_rate", "sr")
 CHANNEL_NAMES = ("channels", "num_channels")
 INT16_MIN, INT16_MAX = -32768, 32767
@@ -39,8 +41,9 @@ class AudioDecodeError(TFRecordError, ValueError):
 
 @dataclass(frozen=True)
 class AudioRef:
-    """One audio value of a record: ``codec`` is wav/flac/ogg/mp3 (``data`` the encoded bytes) or
-    pcm_int16/pcm_float (``samples`` the values as stored, ``sample_rate``/``channels`` beside them)."""
+    """One audio value of a record: ``codec`` is wav/flac/ogg/mp3 (``data`` the encoded bytes),
+    pcm_int16/pcm_int32/pcm_float (``samples`` the values as stored, ``sample_rate``/``channels`` beside
+    them), or unknown (bytes under a key naming audio that are none of these; ``problem`` says why)."""
 
     key: str
     codec: str
@@ -51,6 +54,7 @@ class AudioRef:
     sample_rate: int = 0
     channels: int = 1
     weak: bool = False  # bare MP3 frame sync: audio only if it decodes
+    problem: str | None = None  # found but unusable (empty bytes, no sample rate): why it does not decode
 
 
 @dataclass(frozen=True)
@@ -121,47 +125,90 @@ def names_audio(key: str) -> bool:
     return parts[-1].lower() in GENERIC_WORDS and any(_key_words(p) & AUDIO_WORDS for p in parts[:-1])
 
 
-def _beside(features: Any, key: str, names: tuple[str, ...]) -> int | None:
-    """The first positive whole number under ``names`` beside ``key``: its siblings, its own
-    sub-keys (``key/name``, ``key_name``), then the top level and ``audio/name``."""
+def _beside(features: Any, key: str, names: tuple[str, ...]) -> tuple[int | None, str | None]:
+    """(the first positive whole number under ``names`` beside ``key``, None), trying its siblings, its
+    own sub-keys (``key/name``, ``key_name``), then the top level and ``audio/name``; (None, why) when
+    such a feature is there but none holds one, and (None, None) when there is none."""
     parent = key.rpartition("/")[0]
     places = [f"{parent}/{n}" if parent else n for n in names]
     places += [f"{key}/{n}" for n in names] + [f"{key}_{n}" for n in names]
     places += list(names) + [f"audio/{n}" for n in names]
-    for place in places:
+    refused = None
+    for place in dict.fromkeys(places):
         if place in features:
             values = feature_values(features[place])[1]
             value = values[0] if len(values) == 1 else None
             if isinstance(value, (int, float)) and float(value).is_integer() and value > 0:
-                return int(value)
-    return None
+                return int(value), None
+            if refused is None:
+                said = repr(values[0]) if len(values) == 1 else f"{len(values)} values"
+                refused = f"{place} is {said}, not one positive whole number"
+    return None, refused
+
+
+def pcm_ref(key: str, samples: np.ndarray, sample_rate: int | None, channels: int = 1) -> AudioRef:
+    """Raw PCM ``samples`` (as stored, interleaved) as an AudioRef: integers that fit int16 are 16-bit PCM,
+    ones that fit int32 32-bit, floats float32; wider integers or no ``sample_rate`` a ``problem``."""
+    flat = np.asarray(samples).reshape(-1)
+    if flat.dtype.kind == "f":
+        ref = AudioRef(key, "pcm_float", samples=flat.astype(np.float32), sample_rate=sample_rate or 0,
+                       channels=channels)
+    else:
+        low, high = (int(flat.min()), int(flat.max())) if flat.size else (0, 0)
+        if INT16_MIN <= low and high <= INT16_MAX:
+            ref = AudioRef(key, "pcm_int16", samples=flat.astype(np.int16), sample_rate=sample_rate or 0,
+                           channels=channels)
+        elif -2 ** 31 <= low and high < 2 ** 31:
+            ref = AudioRef(key, "pcm_int32", samples=flat.astype(np.int32), sample_rate=sample_rate or 0,
+                           channels=channels)
+        else:
+            return AudioRef(key, "pcm_int32", problem=f"{key}: samples wider than 32 bits")
+    if sample_rate is None:
+        return replace(ref, problem=f"{key}: no sample rate")
+    return ref
 
 
 def _raw_pcm(features: Any, key: str, dtype: str | None, values: list) -> AudioRef | None:
-    """An int or float list under a key naming audio, with a sample rate beside it, as raw PCM."""
+    """An int or float list under a key naming audio as raw PCM, with the sample rate beside it; without
+    one (or with one that is not a positive whole number) a value with a ``problem``."""
     if dtype not in ("int64", "float") or len(values) < 2 or not names_audio(key):
         return None
-    rate = _beside(features, key, RATE_NAMES)
-    if rate is None:
-        return None
-    channels = _beside(features, key, CHANNEL_NAMES) or 1
     if dtype == "int64":
         samples = np.asarray(values, dtype=np.int64)
         if samples.min() < INT16_MIN or samples.max() > INT16_MAX:
             return None  # wider integers: not 16-bit PCM (docs/media.md)
-        return AudioRef(key, "pcm_int16", samples=samples.astype(np.int16), sample_rate=rate, channels=channels)
-    return AudioRef(key, "pcm_float", samples=np.asarray(values, dtype=np.float32), sample_rate=rate,
-                    channels=channels)
+    else:
+        samples = np.asarray(values, dtype=np.float32)
+    rate, refused = _beside(features, key, RATE_NAMES)
+    ref = pcm_ref(key, samples, rate, _beside(features, key, CHANNEL_NAMES)[0] or 1)
+    if rate is None:
+        why = refused or f"no sample rate beside it ({', '.join(RATE_NAMES)})"
+        return replace(ref, problem=f"{key}: {why}")
+    return ref
+
+
+def names_encoded_audio(key: str) -> bool:
+    """A bytes key meant for an audio file: one naming audio, or ``…/encoded`` (``bytes``, ``file``)
+    under a part that names audio (``audio/encoded``)."""
+    parts = key.split("/")
+    return names_audio(key) or (parts[-1].lower() in ENCODED_WORDS
+                                and any(_key_words(p) & AUDIO_WORDS for p in parts[:-1]))
 
 
 def _encoded(key: str, dtype: str | None, values: list, step: int | None) -> list[AudioRef]:
+    """Encoded clips of a bytes feature; under a key naming audio, a value that is none is one with a problem."""
     if dtype != "bytes":
         return []
     refs = []
+    meant = names_encoded_audio(key)
     for n, value in enumerate(values):
         found = sniff_audio(value)
         if found is not None:
-            refs.append(AudioRef(key, found[0], n, step, data=bytes(value), weak=found[1]))
+            refs.append(AudioRef(key, found[0], n, step, data=bytes(value), weak=found[1] and not meant))
+        elif meant:
+            what = "empty (0 bytes)" if not value else (
+                f"not WAV, FLAC, Ogg or MP3 ({len(value):,} bytes starting {bytes(value[:4]).hex(' ')})")
+            refs.append(AudioRef(key, "unknown", n, step, data=bytes(value), problem=f"{key}: {what}"))
     return refs
 
 
@@ -171,8 +218,12 @@ def find_audio(decoded: DecodedRecord) -> list[AudioRef]:
     features = record_features(decoded)
     if features is None:
         return []
+    given = {ref.key: ref for ref in decoded.audio()} if decoded.audio is not None else {}
     refs: list[AudioRef] = []
-    for key in sorted(features):
+    for key in sorted(set(features) | set(given)):
+        if key in given:  # where the payload's spec says audio is (a TFDS Audio feature)
+            refs.append(given[key])
+            continue
         dtype, values = feature_values(features[key])
         refs.extend(_encoded(key, dtype, values, None))
         raw = _raw_pcm(features, key, dtype, values)
@@ -202,12 +253,14 @@ def decode_audio(ref: AudioRef) -> AudioSamples:
     """The samples of ``ref``, frames x channels, in a dtype that holds them exactly (16-bit PCM int16,
     24/32-bit int32, float float32); lossy and other codecs as the decoder's float32.
 
-    Raises AudioDecodeError (one line) for bytes libsndfile cannot read.
+    Raises AudioDecodeError (one line) for bytes libsndfile cannot read and for a ref with a ``problem``.
     """
+    if ref.problem is not None:
+        raise AudioDecodeError(ref.problem)
     if ref.samples is not None:
         if ref.samples.size % ref.channels:
             raise AudioDecodeError(f"{ref.samples.size:,} values do not split into {ref.channels} channels")
-        subtype = "PCM_16" if ref.codec == "pcm_int16" else "FLOAT_LIST"
+        subtype = {"pcm_int16": "PCM_16", "pcm_int32": "PCM_32"}.get(ref.codec, "FLOAT_LIST")
         return AudioSamples(ref.samples.reshape(-1, ref.channels), ref.sample_rate, subtype)
     sf = _soundfile()
     try:

@@ -256,8 +256,9 @@ def mask_entries(index: int, decoded: DecodedRecord) -> list[dict]:
             for mask in instance_masks(decoded)]
 
 
-def _coordinate(value: float) -> float | None:
-    return value if math.isfinite(value) else None  # JSON has no NaN: a missing keypoint is null
+def _point(x: float, y: float) -> list[float | None]:
+    """[x, y], or [null, null] for a missing keypoint (either coordinate NaN: JSON has no NaN)."""
+    return [x, y] if math.isfinite(x) and math.isfinite(y) else [None, None]
 
 
 def keypoint_entries(index: int, decoded: DecodedRecord) -> list[dict]:
@@ -267,7 +268,7 @@ def keypoint_entries(index: int, decoded: DecodedRecord) -> list[dict]:
     if found is None:
         return []
     points = None if found.points is None else [
-        [_coordinate(float(x)), _coordinate(float(y)), int(v) if math.isfinite(v) else None]
+        [*_point(float(x), float(y)), int(v) if math.isfinite(v) else None]
         for x, y, v in found.points]
     return [_with_problem({"index": index, "type": "keypoints", "points": points}, found.problem)]
 
