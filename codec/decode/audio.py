@@ -29,6 +29,7 @@ ENCODED_WORDS = frozenset({"encoded", "bytes", "file", "data", "content"})
 RATE_NAMES = ("sample_rate", "sampling_rate", "sr")
 CHANNEL_NAMES = ("channels", "num_channels")
 INT16_MIN, INT16_MAX = -32768, 32767
+MAX_RATE = 2 ** 31 - 1  # the highest sample rate (and channel count) libsndfile and a WAV header hold
 READ_BLOCK = 1 << 16  # frames decoded at a time
 # WAV subtypes whose samples a WAV holds unchanged; other sources are written as 32-bit float.
 _WAV_KEEPS = {"PCM_16": "int16", "PCM_24": "int32", "PCM_32": "int32", "PCM_U8": "int16", "PCM_S8": "int16",
@@ -138,11 +139,11 @@ def _beside(features: Any, key: str, names: tuple[str, ...]) -> tuple[int | None
         if place in features:
             values = feature_values(features[place])[1]
             value = values[0] if len(values) == 1 else None
-            if isinstance(value, (int, float)) and float(value).is_integer() and value > 0:
+            if isinstance(value, (int, float)) and float(value).is_integer() and 0 < value <= MAX_RATE:
                 return int(value), None
             if refused is None:
                 said = repr(values[0]) if len(values) == 1 else f"{len(values)} values"
-                refused = f"{place} is {said}, not one positive whole number"
+                refused = f"{place} is {said}, not one whole number from 1 to {MAX_RATE:,}"
     return None, refused
 
 
@@ -291,7 +292,12 @@ def wav_bytes(ref: AudioRef) -> bytes:
     if subtype not in _WAV_KEEPS:
         subtype = "FLOAT"
     out = io.BytesIO()
-    _soundfile().write(out, audio.samples, audio.sample_rate, subtype=subtype, format="WAV")
+    sf = _soundfile()
+    try:
+        sf.write(out, audio.samples, audio.sample_rate, subtype=subtype, format="WAV")
+    except (sf.LibsndfileError, RuntimeError, ValueError, TypeError, OverflowError) as exc:
+        raise AudioDecodeError(f"{audio.channels} channels at {audio.sample_rate:,} Hz do not make a WAV file: "
+                               f"{_one_line(exc)}") from None
     return out.getvalue()
 
 
