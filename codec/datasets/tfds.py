@@ -446,7 +446,7 @@ def audio_refs(decoded: DecodedRecord) -> list:
     """The record's Audio features as :class:`codec.decode.audio.AudioRef` values: the samples as decoded,
     frames × channels, at the spec's sample rate (a ``problem`` when the spec gives none or the samples
     do not decode per the spec)."""
-    from codec.decode.audio import AudioRef, pcm_ref
+    from codec.decode.audio import MAX_RATE, AudioRef, pcm_ref
 
     values = decoded.value if isinstance(decoded.value, dict) else {}
     refs = []
@@ -459,11 +459,12 @@ def audio_refs(decoded: DecodedRecord) -> list:
             why = value.note or f"{key!r}: samples of shape {list(getattr(value.array, 'shape', []))}"
             refs.append(AudioRef(key, codec, problem=why))
             continue
-        channels = value.array.shape[1] if value.array.ndim == 2 else 1
-        ref = pcm_ref(key, value.array, spec.sample_rate, channels)
-        if ref.problem is not None and spec.sample_rate is None and ref.samples is not None:
-            ref = AudioRef(key, ref.codec, problem=f"{key}: features.json gives no sample rate")
-        refs.append(ref)
+        rate = spec.sample_rate
+        if rate is None or not 0 < rate <= MAX_RATE:
+            said = "no sample rate" if rate is None else f"sample rate {rate:,}"
+            refs.append(AudioRef(key, codec, problem=f"{key}: features.json gives {said}"))
+            continue
+        refs.append(pcm_ref(key, value.array, rate, value.array.shape[1] if value.array.ndim == 2 else 1))
     return refs
 
 

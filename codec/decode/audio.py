@@ -147,26 +147,21 @@ def _beside(features: Any, key: str, names: tuple[str, ...]) -> tuple[int | None
     return None, refused
 
 
-def pcm_ref(key: str, samples: np.ndarray, sample_rate: int | None, channels: int = 1) -> AudioRef:
+def pcm_ref(key: str, samples: np.ndarray, sample_rate: int, channels: int = 1) -> AudioRef:
     """Raw PCM ``samples`` (as stored, interleaved) as an AudioRef: integers that fit int16 are 16-bit PCM,
-    ones that fit int32 32-bit, floats float32; wider integers or no ``sample_rate`` a ``problem``."""
+    ones that fit int32 32-bit, floats float32; wider integers a value with a ``problem``."""
     flat = np.asarray(samples).reshape(-1)
     if flat.dtype.kind == "f":
-        ref = AudioRef(key, "pcm_float", samples=flat.astype(np.float32), sample_rate=sample_rate or 0,
-                       channels=channels)
-    else:
-        low, high = (int(flat.min()), int(flat.max())) if flat.size else (0, 0)
-        if INT16_MIN <= low and high <= INT16_MAX:
-            ref = AudioRef(key, "pcm_int16", samples=flat.astype(np.int16), sample_rate=sample_rate or 0,
-                           channels=channels)
-        elif -2 ** 31 <= low and high < 2 ** 31:
-            ref = AudioRef(key, "pcm_int32", samples=flat.astype(np.int32), sample_rate=sample_rate or 0,
-                           channels=channels)
-        else:
-            return AudioRef(key, "pcm_int32", problem=f"{key}: samples wider than 32 bits")
-    if sample_rate is None:
-        return replace(ref, problem=f"{key}: no sample rate")
-    return ref
+        return AudioRef(key, "pcm_float", samples=flat.astype(np.float32), sample_rate=sample_rate,
+                        channels=channels)
+    low, high = (int(flat.min()), int(flat.max())) if flat.size else (0, 0)
+    if INT16_MIN <= low and high <= INT16_MAX:
+        return AudioRef(key, "pcm_int16", samples=flat.astype(np.int16), sample_rate=sample_rate,
+                        channels=channels)
+    if -2 ** 31 <= low and high < 2 ** 31:
+        return AudioRef(key, "pcm_int32", samples=flat.astype(np.int32), sample_rate=sample_rate,
+                        channels=channels)
+    return AudioRef(key, "pcm_int32", problem=f"{key}: samples wider than 32 bits")
 
 
 def _raw_pcm(features: Any, key: str, dtype: str | None, values: list) -> AudioRef | None:
@@ -181,7 +176,7 @@ def _raw_pcm(features: Any, key: str, dtype: str | None, values: list) -> AudioR
     else:
         samples = np.asarray(values, dtype=np.float32)
     rate, refused = _beside(features, key, RATE_NAMES)
-    ref = pcm_ref(key, samples, rate, _beside(features, key, CHANNEL_NAMES)[0] or 1)
+    ref = pcm_ref(key, samples, rate or 0, _beside(features, key, CHANNEL_NAMES)[0] or 1)
     if rate is None:
         why = refused or f"no sample rate beside it ({', '.join(RATE_NAMES)})"
         return replace(ref, problem=f"{key}: {why}")

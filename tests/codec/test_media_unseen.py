@@ -372,3 +372,18 @@ def test_tfds_media_and_export_use_the_spec_sample_rates(two_audio_dataset, tmp_
         assert (rate, noise_rate) == (16000, 8000)
         assert np.array_equal(speech[:, 0], clip["speech"]) and speech.shape[1] == 1
         assert np.array_equal(noise, clip["noise"]) and noise.shape[1] == 2
+
+
+def test_tfds_audio_without_a_usable_sample_rate_is_an_error_line(two_audio_dataset, tmp_path, capsys):
+    import shutil
+
+    folder = tmp_path / "two_sounds" / "1.0.0"
+    shutil.copytree(two_audio_dataset[0], folder)
+    spec = _tfds_spec()
+    spec["featuresDict"]["features"]["noise"]["audio"]["sampleRate"] = "-5"
+    del spec["featuresDict"]["features"]["speech"]["audio"]["sampleRate"]
+    (folder / "features.json").write_text(json.dumps(spec))
+    code, lines = _media(capsys, str(folder))
+    assert code == 1 and len(lines) == 2 * len(two_audio_dataset[1])
+    assert {line["error"] for line in lines} == {"noise: features.json gives sample rate -5",
+                                                "speech: features.json gives no sample rate"}
