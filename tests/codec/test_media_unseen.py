@@ -177,6 +177,7 @@ def _mask_cases():
     boxless = rng.choice([0.0, 1.0], (2, 4, 5)).astype(np.float32)
     png_masks = [rng.choice([0, 0, 1, 255], (h, w)).astype(np.uint8) for _ in range(2)]
     png_bits = rng.choice([0, 255], (5, 7)).astype(np.uint8)
+    deep = rng.choice([0, 1, 255, 256, 65535], (h, w)).astype(np.uint16)  # TF's decode_png keeps the high byte
     seg = rng.choice([0, 3, 7, 255], (10, 12)).astype(np.uint8)
     seg_palette = rng.choice([0, 2, 5], (8, 8)).astype(np.uint8)
     image = _png(np.zeros((h, w, 3), np.uint8))
@@ -188,7 +189,7 @@ def _mask_cases():
                  "image/object/keypoint/x": xs, "image/object/keypoint/y": ys,
                  "image/object/keypoint/visibility": vis}),
         example({"image/encoded": image, "image/height": h, "image/width": w,
-                 "image/object/mask": [_png(m) for m in png_masks] + [_png(png_bits, "1")]}),
+                 "image/object/mask": [_png(m) for m in png_masks] + [_png(png_bits, "1"), _png(deep)]}),
         example({"image/height": 4, "image/width": 5, "image/object/mask": boxless.reshape(-1)}),
         example({"image/encoded": _png(np.zeros((10, 12, 3), np.uint8)),
                  "image/segmentation/class/encoded": _png(seg),
@@ -203,7 +204,7 @@ def _mask_cases():
     want = [mask(0, i, m) for i, m in enumerate(float_masks)]
     want.append({"index": 0, "type": "keypoints",
                  "points": [[x * w, y * h, v] for x, y, v in zip(xs, ys, vis)]})
-    want += [mask(1, i, m) for i, m in enumerate(png_masks + [png_bits])]
+    want += [mask(1, i, m) for i, m in enumerate(png_masks + [png_bits, deep >> 8])]
     want += [mask(2, i, m) for i, m in enumerate(boxless)]
     want.append({"index": 3, "type": "keypoints", "points": [[0.5 * 12, 0.25 * 10, 1], [None, None, 0]]})
     want += [{"index": 3, "key": key, "type": "segmentation", "shape": list(m.shape),
