@@ -65,6 +65,7 @@ class AudioSamples:
     samples: np.ndarray
     sample_rate: int
     subtype: str  # libsndfile's (PCM_16, PCM_24, FLOAT, VORBIS, ...); PCM_16/FLOAT for raw lists
+    container: str = ""  # libsndfile's major format of encoded bytes (WAV, AIFF, ...); "" for raw lists
 
     @property
     def frames(self) -> int:
@@ -201,10 +202,9 @@ def _encoded(key: str, dtype: str | None, values: list, step: int | None) -> lis
         found = sniff_audio(value)
         if found is not None:
             refs.append(AudioRef(key, found[0], n, step, data=bytes(value), weak=found[1] and not meant))
-        elif meant:
-            what = "empty (0 bytes)" if not value else (
-                f"not WAV, FLAC, Ogg or MP3 ({len(value):,} bytes starting {bytes(value[:4]).hex(' ')})")
-            refs.append(AudioRef(key, "unknown", n, step, data=bytes(value), problem=f"{key}: {what}"))
+        elif meant:  # another container libsndfile may read (AIFF, CAF, AU...), or a value that is no audio
+            problem = f"{key}: empty (0 bytes)" if not value else None
+            refs.append(AudioRef(key, "unknown", n, step, data=bytes(value), problem=problem))
     return refs
 
 
@@ -267,8 +267,11 @@ def decode_audio(ref: AudioRef) -> AudioSamples:
             while len(block := f.read(READ_BLOCK, dtype=dtype, always_2d=True)):
                 blocks.append(block)
             samples = np.concatenate(blocks) if blocks else np.zeros((0, f.channels), dtype=dtype)
-            return AudioSamples(samples, int(f.samplerate), f.subtype)
+            return AudioSamples(samples, int(f.samplerate), f.subtype, f.format)
     except (sf.LibsndfileError, RuntimeError, ValueError, TypeError) as exc:
+        if ref.codec == "unknown":
+            raise AudioDecodeError(f"{ref.key}: not audio libsndfile reads ({len(ref.data):,} bytes starting "
+                                   f"{ref.data[:4].hex(' ')})") from None
         raise AudioDecodeError(f"{ref.codec} bytes do not decode: {_one_line(exc)}") from None
 
 
@@ -316,6 +319,8 @@ def audio_media(index: int, decoded: DecodedRecord) -> list[dict]:
                 continue
             line.update(sample_rate=None, channels=None, frames=None, duration=None, sha256=None, error=str(exc))
         else:
+            if ref.codec == "unknown":
+                line["codec"] = audio.container.lower()  # what libsndfile found (aiff, caf, au, ...)
             line.update(sample_rate=audio.sample_rate, channels=audio.channels, frames=audio.frames,
                         duration=audio.frames / audio.sample_rate if audio.sample_rate else None,
                         sha256=audio.sha256())

@@ -96,6 +96,8 @@ def _audio_cases() -> list[dict]:
              sha=None, subtype=None),
         dict(key="sound", data=_encode(mp3, 16000, "MP3", "MPEG_LAYER_III"), codec="mp3", read="float32",
              sha=None, subtype=None),
+        dict(key="audio/encoded", data=_encode(mono8k, 8000, "AIFF", "PCM_16"), codec="aiff", read="int16",
+             sha="<i2", subtype="PCM_16"),  # not sniffed: read by libsndfile as its key names audio
         dict(key="speech/pcm", raw=raw16, rate=8000, codec="pcm_int16", sha="<i2", subtype="PCM_16",
              extra={"speech/sample_rate": 8000, "speech/channels": 2}),
         dict(key="audio/samples", raw=rawf, rate=22050, codec="pcm_float", sha="<f4", subtype="FLOAT",
@@ -249,6 +251,7 @@ def _hostile_records() -> list[bytes]:
                  "image/object/mask": np.ones(33, np.float32)}),  # not 2 × 4 × 5
         example({"image/height": 4, "image/width": 5, "image/object/mask": np.ones(21, np.float32)}),
         example({"audio/wav": _encode(tone, 8000, "WAV", "PCM_16")}),  # a good value after them
+        example({"audio/encoded": b"not audio at all"}),
         example({"audio/pcm": tone, "sr": 2 ** 40}),  # more than libsndfile's int holds
         example({"audio/pcm": np.arange(-1024, 1024), "sr": 8000, "channels": 2048}),  # more channels than a WAV holds
     ]
@@ -258,9 +261,11 @@ def test_hostile_values_are_one_line_errors_and_exit_1(tmp_path, capsys):
     path = _write(tmp_path / "hostile.tfrecord", _hostile_records())
     code, lines = _media(capsys, path)
     assert code == 1
-    assert [line["index"] for line in lines] == [0, 1, 2, 3, 4, 5, 6, 7, 8]
-    assert "2,147,483,647" in lines[7]["error"] and lines[7]["sample_rate"] is None
-    assert (lines[8]["channels"], lines[8]["frames"], "error" in lines[8]) == (2048, 1, False)
+    assert [line["index"] for line in lines] == [0, 1, 2, 3, 4, 5, 6, 7, 8, 9]
+    assert (lines[7]["codec"], lines[7]["error"]) == (
+        "unknown", "audio/encoded: not audio libsndfile reads (16 bytes starting 6e 6f 74 20)")
+    assert "2,147,483,647" in lines[8]["error"] and lines[8]["sample_rate"] is None
+    assert (lines[9]["channels"], lines[9]["frames"], "error" in lines[9]) == (2048, 1, False)
     for line in lines[:6]:
         assert isinstance(line["error"], str) and line["error"] and "\n" not in line["error"], line
     for line in lines[:4]:
@@ -277,11 +282,11 @@ def test_hostile_values_are_one_line_errors_and_exit_1(tmp_path, capsys):
     run = subprocess.run([sys.executable, "-m", "codec.cli", "media", path], capture_output=True, text=True,
                          env=env, timeout=60)
     assert run.returncode == 1 and "Traceback" not in run.stderr + run.stdout
-    assert len(run.stdout.splitlines()) == 9 and run.stdout.count("error: ") == 7
+    assert len(run.stdout.splitlines()) == 10 and run.stdout.count("error: ") == 8
     out = tmp_path / "wavs"
     run = subprocess.run([sys.executable, "-m", "codec.cli", "export", path, "--format", "audio", "--to", str(out)],
                          capture_output=True, text=True, env=env, timeout=60)
-    assert "Traceback" not in run.stderr and "6 audio value(s) do not decode" in run.stderr
+    assert "Traceback" not in run.stderr and "7 audio value(s) do not decode" in run.stderr
     assert [p.name for p in out.iterdir()] == ["000006_audio_wav.wav"]
 
 
