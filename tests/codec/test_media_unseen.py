@@ -5,7 +5,6 @@ float-list and PNG masks, keypoints, segmentation maps, a TFDS dataset with two 
 hostile values."""
 from __future__ import annotations
 
-import hashlib
 import io
 import json
 import os
@@ -21,6 +20,8 @@ from PIL import Image
 from codec.cli.main import main
 from codec.storage.writer import TFRecordWriter
 from tests.builders import example
+from tests.codec.test_audio import _encoded as _encode
+from tests.codec.test_audio import _sha
 
 ROOT = Path(__file__).resolve().parents[2]
 AUDIO_LINE = {"index", "key", "type", "codec", "sample_rate", "channels", "frames", "duration", "sha256"}
@@ -32,16 +33,6 @@ def _signal(frames: int, channels: int, rate: int, seed: int) -> np.ndarray:
     pitch = 200.0 + 150.0 * np.arange(channels)[None, :]
     noise = np.random.default_rng(seed).uniform(-0.1, 0.1, (frames, channels))
     return 0.8 * np.sin(2 * np.pi * pitch * t) + noise
-
-
-def _encode(samples: np.ndarray, rate: int, fmt: str, subtype: str) -> bytes:
-    out = io.BytesIO()
-    sf.write(out, samples, rate, format=fmt, subtype=subtype)
-    return out.getvalue()
-
-
-def _sha(samples: np.ndarray, dtype: str) -> str:
-    return hashlib.sha256(np.ascontiguousarray(samples, dtype=dtype).tobytes()).hexdigest()
 
 
 def _write(path: Path, records: list[bytes]) -> str:
