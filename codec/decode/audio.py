@@ -44,7 +44,7 @@ class AudioDecodeError(TFRecordError, ValueError):
 class AudioRef:
     """One audio value of a record: ``codec`` is wav/flac/ogg/mp3 (``data`` the encoded bytes),
     pcm_int16/pcm_int32/pcm_float (``samples`` the values as stored, ``sample_rate``/``channels`` beside
-    them), or unknown (bytes under a key naming audio that are none of these; ``problem`` says why)."""
+    them), or unknown (other bytes under a key naming audio, for libsndfile to try)."""
 
     key: str
     codec: str

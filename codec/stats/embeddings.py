@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Iterator, Sequence
 
 import numpy as np
+from google_crc32c import value as crc32c
 
 from codec.decode.example_columns import KIND_BYTES, KIND_FLOAT, KIND_INT64, decode_examples
 from codec.decode.example_proto import Example
@@ -230,13 +231,11 @@ def _read_spans(tfile: TFRecordFile, starts: np.ndarray, ends: np.ndarray) -> by
 
 def sampled_batches(tfile: TFRecordFile, rows: np.ndarray, gather: _Gather, base: int = 0) -> Iterator[int]:
     """Records ``rows`` (ascending) of a plain file into ``gather`` as ``base + row``, a batch at a time,
-    yielding how many were read so far: only their byte ranges are read (neighbours share a read), straight from the
-    offset index, with their data CRCs checked (unless the file says not to). A record that is damaged,
-    bigger than a read or fails its CRC is read by the file itself, which records the damage."""
+    yielding how many were read so far. Only their byte ranges are read, found in the offset index
+    (neighbours share a read), and their data CRCs checked unless the file says not to; a record that
+    is damaged, bigger than a read or fails its CRC is read by the file itself, which records the damage."""
     index, total = tfile.index, len(tfile.index)
     check, unchecked, ok = tfile.check_crc, int(RecordStatus.UNCHECKED), int(RecordStatus.OK)
-    from google_crc32c import value as crc32c
-
     for lo in range(0, rows.size, BATCH):
         batch = rows[lo:lo + BATCH]
         starts, statuses = _located(index, batch)
@@ -254,9 +253,11 @@ def sampled_batches(tfile: TFRecordFile, rows: np.ndarray, gather: _Gather, base
         data_start = at + HEADER_SIZE
         data_end = data_start + np.where(good, length, 0)
         if check and good.any():
-            crcs = np.fromiter((crc32c(buf[a:b]) for a, b in zip(data_start[good].tolist(), data_end[good].tolist())),
+            crcs = np.fromiter((crc32c(buf[a:b]) for a, b in zip(data_start[good].tolist(),
+                                                                  data_end[good].tolist())),
                                dtype=np.uint64, count=int(good.sum()))
-            masked = (((crcs >> np.uint64(15)) | (crcs << np.uint64(17))) + np.uint64(MASK_DELTA)) & np.uint64(0xFFFFFFFF)
+            masked = (((crcs >> np.uint64(15)) | (crcs << np.uint64(17))) + np.uint64(MASK_DELTA)) \
+                & np.uint64(0xFFFFFFFF)  # the masked CRC-32C (codec.format.crc), for a batch at once
             stored = raw[data_end[good][:, None] + np.arange(4)].view("<u4").ravel()
             good[np.flatnonzero(good)[masked != stored]] = False
         numbers = batch[usable][good]
