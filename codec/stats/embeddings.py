@@ -356,11 +356,10 @@ def _finish(result: Projection, gather: _Gather) -> None:
     result.records = records[order]
     result.points, result.explained = pca_2d(np.concatenate(gather.vectors)[order])
     values = [v for part in gather.labels for v in part]
-    values = [values[k] for k in order.tolist()]
+    values = list(map(values.__getitem__, order.tolist()))
     distinct = sorted({v for v in values if v is not None}, key=lambda v: (isinstance(v, bytes), v))
-    code = {v: i for i, v in enumerate(distinct)}
-    result.labels = np.fromiter((code.get(v, -1) if v is not None else -1 for v in values), dtype=np.int32,
-                                count=len(values))
+    code = {None: -1, **{v: i for i, v in enumerate(distinct)}}
+    result.labels = np.fromiter(map(code.__getitem__, values), dtype=np.int32, count=len(values))
     result.label_names = [gather.label_text(v) for v in distinct]
 
 
