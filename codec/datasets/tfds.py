@@ -395,6 +395,8 @@ class TfdsPayload:
         decoded.note = "; ".join(notes) if notes else None
         decoded.fields = lambda: self.features_flat(decoded)
         decoded.boxes = lambda: boxes(decoded)
+        if any(leaf.spec.kind == "audio" for leaf in self._leaves):
+            decoded.audio = lambda: audio_refs(decoded)
         return decoded
 
     def line_extras(self, decoded: DecodedRecord, path: str | None) -> dict:
@@ -438,6 +440,32 @@ class TfdsPayload:
     def bbox_keys(self) -> dict[str, str]:
         """Keys of BBoxFeatures and their format (``REL_YXYX``...)."""
         return {leaf.key: leaf.spec.bbox_format for leaf in self._leaves if leaf.spec.kind == "bbox"}
+
+
+def audio_refs(decoded: DecodedRecord) -> list:
+    """The record's Audio features as :class:`codec.decode.audio.AudioRef` values: the samples as decoded,
+    frames × channels, at the spec's sample rate (a ``problem`` when the spec gives none or the samples
+    do not decode per the spec)."""
+    from codec.decode.audio import MAX_RATE, AudioRef, pcm_ref
+
+    values = decoded.value if isinstance(decoded.value, dict) else {}
+    refs = []
+    for key, value in sorted(values.items()):
+        spec = value.leaf.spec
+        if spec.kind != "audio" or value.leaf.depth:
+            continue
+        codec = "pcm_float" if spec.dtype.startswith(("float", "bfloat")) else "pcm_int16"
+        if value.note is not None or value.array is None or value.array.ndim not in (1, 2):
+            why = value.note or f"{key!r}: samples of shape {list(getattr(value.array, 'shape', []))}"
+            refs.append(AudioRef(key, codec, problem=why))
+            continue
+        rate = spec.sample_rate
+        if rate is None or not 0 < rate <= MAX_RATE:
+            said = "no sample rate" if rate is None else f"sample rate {rate:,}"
+            refs.append(AudioRef(key, codec, problem=f"{key}: features.json gives {said}"))
+            continue
+        refs.append(pcm_ref(key, value.array, rate, value.array.shape[1] if value.array.ndim == 2 else 1))
+    return refs
 
 
 def _keys_of(value: FeatureValue) -> list[str]:

@@ -8,26 +8,29 @@ from __future__ import annotations
 import hashlib
 import io
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 
 from codec.decode.decoded import DecodedRecord
-from codec.decode.decoder import feature_values, number_beside, record_feature_lists, record_features
+from codec.decode.decoder import feature_values, number_beside_or_why, record_feature_lists, record_features
 from codec.decode.media_lines import media_line
 from codec.errors import TFRecordError, UsageError
 
 __all__ = ["AUDIO_EXTRA", "AudioDecodeError", "AudioRef", "AudioSamples", "audio_media", "decode_audio",
-           "find_audio", "sniff_audio", "wav_bytes"]
+           "find_audio", "names_audio", "names_encoded_audio", "pcm_ref", "sniff_audio", "wav_bytes"]
 
 AUDIO_EXTRA = "pip install soundfile"
 AUDIO_WORDS = frozenset({"audio", "wav", "wave", "pcm", "samples", "waveform"})
 # A last key part this generic names audio when an earlier part does (``audio/data``).
 GENERIC_WORDS = frozenset({"data", "values", "raw", "signal"})
+# A last key part that names an audio file's bytes when an earlier part names audio (``audio/encoded``).
+ENCODED_WORDS = frozenset({"encoded", "bytes", "file", "data", "content"})
 RATE_NAMES = ("sample_rate", "sampling_rate", "sr")
 CHANNEL_NAMES = ("channels", "num_channels")
 INT16_MIN, INT16_MAX = -32768, 32767
+MAX_RATE = 2 ** 31 - 1  # the highest sample rate (and channel count) libsndfile and a WAV header hold
 READ_BLOCK = 1 << 16  # frames decoded at a time
 # WAV subtypes whose samples a WAV holds unchanged; other sources are written as 32-bit float.
 _WAV_KEEPS = {"PCM_16": "int16", "PCM_24": "int32", "PCM_32": "int32", "PCM_U8": "int16", "PCM_S8": "int16",
@@ -40,8 +43,9 @@ class AudioDecodeError(TFRecordError, ValueError):
 
 @dataclass(frozen=True)
 class AudioRef:
-    """One audio value of a record: ``codec`` is wav/flac/ogg/mp3 (``data`` the encoded bytes) or
-    pcm_int16/pcm_float (``samples`` the values as stored, ``sample_rate``/``channels`` beside them)."""
+    """One audio value of a record: ``codec`` is wav/flac/ogg/mp3 (``data`` the encoded bytes),
+    pcm_int16/pcm_int32/pcm_float (``samples`` the values as stored, ``sample_rate``/``channels`` beside
+    them), or unknown (other bytes under a key naming audio, for libsndfile to try)."""
 
     key: str
     codec: str
@@ -52,6 +56,7 @@ class AudioRef:
     sample_rate: int = 0
     channels: int = 1
     weak: bool = False  # bare MP3 frame sync: audio only if it decodes
+    problem: str | None = None  # found but unusable (empty bytes, no sample rate): why it does not decode
 
 
 @dataclass(frozen=True)
@@ -61,6 +66,7 @@ class AudioSamples:
     samples: np.ndarray
     sample_rate: int
     subtype: str  # libsndfile's (PCM_16, PCM_24, FLOAT, VORBIS, ...); PCM_16/FLOAT for raw lists
+    container: str = ""  # libsndfile's major format of encoded bytes (WAV, AIFF, ...); "" for raw lists
 
     @property
     def frames(self) -> int:
@@ -122,37 +128,70 @@ def names_audio(key: str) -> bool:
     return parts[-1].lower() in GENERIC_WORDS and any(_key_words(p) & AUDIO_WORDS for p in parts[:-1])
 
 
-def _beside(features: Any, key: str, names: tuple[str, ...]) -> int | None:
-    """The first positive whole number under ``names`` beside ``key`` (decoder.number_beside's places)."""
-    value = number_beside(features, key, names, "audio", whole=True)
-    return None if value is None else int(value)
+def _beside(features: Any, key: str, names: tuple[str, ...]) -> tuple[int | None, str | None]:
+    """(the first whole number from 1 to MAX_RATE under ``names`` beside ``key``, None), in
+    decoder.number_beside's places; (None, why) when such a feature is there but none holds one."""
+    value, refused = number_beside_or_why(features, key, names, "audio", whole=True, limit=MAX_RATE)
+    return (None if value is None else int(value)), refused
+
+
+def pcm_ref(key: str, samples: np.ndarray, sample_rate: int, channels: int = 1) -> AudioRef:
+    """Raw PCM ``samples`` (as stored, interleaved) as an AudioRef: integers that fit int16 are 16-bit PCM,
+    ones that fit int32 32-bit, floats float32; wider integers a value with a ``problem``."""
+    flat = np.asarray(samples).reshape(-1)
+    if flat.dtype.kind == "f":
+        return AudioRef(key, "pcm_float", samples=flat.astype(np.float32), sample_rate=sample_rate,
+                        channels=channels)
+    low, high = (int(flat.min()), int(flat.max())) if flat.size else (0, 0)
+    if INT16_MIN <= low and high <= INT16_MAX:
+        return AudioRef(key, "pcm_int16", samples=flat.astype(np.int16), sample_rate=sample_rate,
+                        channels=channels)
+    if -2 ** 31 <= low and high < 2 ** 31:
+        return AudioRef(key, "pcm_int32", samples=flat.astype(np.int32), sample_rate=sample_rate,
+                        channels=channels)
+    return AudioRef(key, "pcm_int32", problem=f"{key}: samples wider than 32 bits")
 
 
 def _raw_pcm(features: Any, key: str, dtype: str | None, values: list) -> AudioRef | None:
-    """An int or float list under a key naming audio, with a sample rate beside it, as raw PCM."""
+    """An int or float list under a key naming audio as raw PCM, with the sample rate beside it; without
+    one (or with one that is not a positive whole number) a value with a ``problem``."""
     if dtype not in ("int64", "float") or len(values) < 2 or not names_audio(key):
         return None
-    rate = _beside(features, key, RATE_NAMES)
-    if rate is None:
-        return None
-    channels = _beside(features, key, CHANNEL_NAMES) or 1
     if dtype == "int64":
         samples = np.asarray(values, dtype=np.int64)
         if samples.min() < INT16_MIN or samples.max() > INT16_MAX:
             return None  # wider integers: not 16-bit PCM (docs/media.md)
-        return AudioRef(key, "pcm_int16", samples=samples.astype(np.int16), sample_rate=rate, channels=channels)
-    return AudioRef(key, "pcm_float", samples=np.asarray(values, dtype=np.float32), sample_rate=rate,
-                    channels=channels)
+    else:
+        samples = np.asarray(values, dtype=np.float32)
+    rate, refused = _beside(features, key, RATE_NAMES)
+    ref = pcm_ref(key, samples, rate or 0, _beside(features, key, CHANNEL_NAMES)[0] or 1)
+    if rate is None:
+        why = refused or f"no sample rate beside it ({', '.join(RATE_NAMES)})"
+        return replace(ref, problem=f"{key}: {why}")
+    return ref
+
+
+def names_encoded_audio(key: str) -> bool:
+    """A bytes key meant for an audio file: one naming audio, or ``…/encoded`` (``bytes``, ``file``)
+    under a part that names audio (``audio/encoded``)."""
+    parts = key.split("/")
+    return names_audio(key) or (parts[-1].lower() in ENCODED_WORDS
+                                and any(_key_words(p) & AUDIO_WORDS for p in parts[:-1]))
 
 
 def _encoded(key: str, dtype: str | None, values: list, step: int | None) -> list[AudioRef]:
+    """Encoded clips of a bytes feature; under a key naming audio, a value that is none is one with a problem."""
     if dtype != "bytes":
         return []
     refs = []
+    meant = names_encoded_audio(key)
     for n, value in enumerate(values):
         found = sniff_audio(value)
         if found is not None:
-            refs.append(AudioRef(key, found[0], n, step, data=bytes(value), weak=found[1]))
+            refs.append(AudioRef(key, found[0], n, step, data=bytes(value), weak=found[1] and not meant))
+        elif meant:  # another container libsndfile may read (AIFF, CAF, AU...), or a value that is no audio
+            problem = f"{key}: empty (0 bytes)" if not value else None
+            refs.append(AudioRef(key, "unknown", n, step, data=bytes(value), problem=problem))
     return refs
 
 
@@ -162,8 +201,12 @@ def find_audio(decoded: DecodedRecord) -> list[AudioRef]:
     features = record_features(decoded)
     if features is None:
         return []
+    given = {ref.key: ref for ref in decoded.audio()} if decoded.audio is not None else {}
     refs: list[AudioRef] = []
-    for key in sorted(features):
+    for key in sorted(set(features) | set(given)):
+        if key in given:  # where the payload's spec says audio is (a TFDS Audio feature)
+            refs.append(given[key])
+            continue
         dtype, values = feature_values(features[key])
         refs.extend(_encoded(key, dtype, values, None))
         raw = _raw_pcm(features, key, dtype, values)
@@ -193,12 +236,14 @@ def decode_audio(ref: AudioRef) -> AudioSamples:
     """The samples of ``ref``, frames x channels, in a dtype that holds them exactly (16-bit PCM int16,
     24/32-bit int32, float float32); lossy and other codecs as the decoder's float32.
 
-    Raises AudioDecodeError (one line) for bytes libsndfile cannot read.
+    Raises AudioDecodeError (one line) for bytes libsndfile cannot read and for a ref with a ``problem``.
     """
+    if ref.problem is not None:
+        raise AudioDecodeError(ref.problem)
     if ref.samples is not None:
         if ref.samples.size % ref.channels:
             raise AudioDecodeError(f"{ref.samples.size:,} values do not split into {ref.channels} channels")
-        subtype = "PCM_16" if ref.codec == "pcm_int16" else "FLOAT_LIST"
+        subtype = {"pcm_int16": "PCM_16", "pcm_int32": "PCM_32"}.get(ref.codec, "FLOAT_LIST")
         return AudioSamples(ref.samples.reshape(-1, ref.channels), ref.sample_rate, subtype)
     sf = _soundfile()
     try:
@@ -209,8 +254,11 @@ def decode_audio(ref: AudioRef) -> AudioSamples:
             while len(block := f.read(READ_BLOCK, dtype=dtype, always_2d=True)):
                 blocks.append(block)
             samples = np.concatenate(blocks) if blocks else np.zeros((0, f.channels), dtype=dtype)
-            return AudioSamples(samples, int(f.samplerate), f.subtype)
+            return AudioSamples(samples, int(f.samplerate), f.subtype, f.format)
     except (sf.LibsndfileError, RuntimeError, ValueError, TypeError) as exc:
+        if ref.codec == "unknown":
+            raise AudioDecodeError(f"{ref.key}: not audio libsndfile reads ({len(ref.data):,} bytes starting "
+                                   f"{ref.data[:4].hex(' ')})") from None
         raise AudioDecodeError(f"{ref.codec} bytes do not decode: {_one_line(exc)}") from None
 
 
@@ -229,7 +277,12 @@ def wav_bytes(ref: AudioRef) -> bytes:
     if subtype not in _WAV_KEEPS:
         subtype = "FLOAT"
     out = io.BytesIO()
-    _soundfile().write(out, audio.samples, audio.sample_rate, subtype=subtype, format="WAV")
+    sf = _soundfile()
+    try:
+        sf.write(out, audio.samples, audio.sample_rate, subtype=subtype, format="WAV")
+    except (sf.LibsndfileError, RuntimeError, ValueError, TypeError, OverflowError) as exc:
+        raise AudioDecodeError(f"{audio.channels} channels at {audio.sample_rate:,} Hz do not make a WAV file: "
+                               f"{_one_line(exc)}") from None
     return out.getvalue()
 
 
@@ -249,6 +302,8 @@ def audio_media(index: int, decoded: DecodedRecord) -> list[dict]:
                 continue
             line.update(sample_rate=None, channels=None, frames=None, duration=None, sha256=None, error=str(exc))
         else:
+            if ref.codec == "unknown":
+                line["codec"] = audio.container.lower()  # what libsndfile found (aiff, caf, au, ...)
             line.update(sample_rate=audio.sample_rate, channels=audio.channels, frames=audio.frames,
                         duration=audio.frames / audio.sample_rate if audio.sample_rate else None,
                         sha256=audio.sha256())

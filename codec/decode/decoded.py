@@ -75,6 +75,8 @@ class DecodedRecord:
     fields: Callable[[], dict] | None = None
     # A payload's own boxes: (ymin, xmin, ymax, xmax, class name or None), normalised (a TFDS BBoxFeature).
     boxes: Callable[[], list] | None = None
+    # A payload's own audio values (codec.decode.audio.AudioRef), where its spec says they are (TFDS Audio).
+    audio: Callable[[], list] | None = None
     _features: Any = field(default=None, repr=False, compare=False)
 
 

@@ -30,6 +30,7 @@ __all__ = [
     "feature_cell",
     "feature_keys",
     "number_beside",
+    "number_beside_or_why",
     "feature_values",
     "format_value",
     "is_text",
@@ -291,18 +292,31 @@ def number_beside(features: Any, key: str, names: tuple[str, ...], family: str, 
     """The first positive number (a whole one when ``whole``) held alone under ``names`` beside ``key``: its
     siblings, its own sub-keys (``key/name``, ``key_name``), then the top level and ``family/name``. How a
     sample rate is found beside audio and a frame rate beside video (docs/media.md)."""
+    return number_beside_or_why(features, key, names, family, whole=whole)[0]
+
+
+def number_beside_or_why(features: Any, key: str, names: tuple[str, ...], family: str, *, whole: bool = False,
+                         limit: float = math.inf) -> tuple[int | float | None, str | None]:
+    """(number_beside's number up to ``limit``, None); (None, why) when such a feature is there but none
+    holds one, and (None, None) when there is none."""
     parent = key.rpartition("/")[0]
     places = [f"{parent}/{n}" if parent else n for n in names]
     places += [f"{key}/{n}" for n in names] + [f"{key}_{n}" for n in names]
     places += list(names) + [f"{family}/{n}" for n in names]
-    for place in places:
+    refused = None
+    for place in dict.fromkeys(places):
         if place in features:
             values = feature_values(features[place])[1]
             value = values[0] if len(values) == 1 else None
             if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) \
-                    and value > 0 and (not whole or float(value).is_integer()):
-                return value
-    return None
+                    and 0 < value <= limit and (not whole or float(value).is_integer()):
+                return value, None
+            if refused is None:
+                said = repr(values[0]) if len(values) == 1 else f"{len(values)} values"
+                wanted = "one whole number" if whole else "one number"
+                bound = f" from 1 to {limit:,.0f}" if math.isfinite(limit) else " above 0"
+                refused = f"{place} is {said}, not {wanted}{bound}"
+    return None, refused
 
 
 # ---------------------------------------------------------------- tree

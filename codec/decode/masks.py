@@ -14,6 +14,7 @@ import numpy as np
 
 from codec.decode.decoder import DecodedRecord, feature_values, record_features
 from codec.decode.image_sniff import check_pixels, open_image
+from codec.decode.png_samples import png_bit_depth
 
 __all__ = ["EXTRACTORS", "InstanceMask", "Keypoints", "Overlays", "SegmentationMap", "instance_masks",
            "keypoint_entries", "keypoints", "mask_entries", "record_overlays", "segmentation_entries",
@@ -109,6 +110,8 @@ def _png_pixels(data: bytes, grey: bool) -> np.ndarray:
     ``decode_png(channels=1)`` reads); otherwise palette indices stay as they are and a colour image whose
     channels differ is refused (a label map holds one class id per pixel).
     """
+    if not data:
+        raise ValueError("empty (0 bytes)")
     if bytes(data[:8]) != _PNG:
         raise ValueError(f"not a PNG ({len(data)} bytes starting {bytes(data[:4]).hex(' ')})")
     try:
@@ -117,6 +120,8 @@ def _png_pixels(data: bytes, grey: bool) -> np.ndarray:
             if grey and image.mode not in ("1", "L", "I", "I;16", "I;16B"):
                 image = image.convert("L")
             pixels = np.asarray(image)
+            if grey and png_bit_depth(bytes(data)) == 16:  # decode_png's uint8: each sample's high byte
+                pixels = (pixels.astype(np.uint32) >> 8).astype(np.uint8)
     except Exception as exc:  # noqa: BLE001 — Pillow raises many types on damaged PNGs
         said = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise ValueError(f"PNG does not decode: {said}") from None
@@ -256,8 +261,9 @@ def mask_entries(index: int, decoded: DecodedRecord) -> list[dict]:
             for mask in instance_masks(decoded)]
 
 
-def _coordinate(value: float) -> float | None:
-    return value if math.isfinite(value) else None  # JSON has no NaN: a missing keypoint is null
+def _point(x: float, y: float) -> list[float | None]:
+    """[x, y], or [null, null] for a missing keypoint (either coordinate NaN: JSON has no NaN)."""
+    return [x, y] if math.isfinite(x) and math.isfinite(y) else [None, None]
 
 
 def keypoint_entries(index: int, decoded: DecodedRecord) -> list[dict]:
@@ -267,7 +273,7 @@ def keypoint_entries(index: int, decoded: DecodedRecord) -> list[dict]:
     if found is None:
         return []
     points = None if found.points is None else [
-        [_coordinate(float(x)), _coordinate(float(y)), int(v) if math.isfinite(v) else None]
+        [*_point(float(x), float(y)), int(v) if math.isfinite(v) else None]
         for x, y, v in found.points]
     return [_with_problem({"index": index, "type": "keypoints", "points": points}, found.problem)]
 

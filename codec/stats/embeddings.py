@@ -10,11 +10,16 @@ from dataclasses import dataclass, field
 from typing import Iterator, Sequence
 
 import numpy as np
+from google_crc32c import value as crc32c
 
 from codec.decode.example_columns import KIND_BYTES, KIND_FLOAT, KIND_INT64, decode_examples
 from codec.decode.example_proto import Example
+from codec.format.crc import MASK_DELTA
+from codec.format.framing import HEADER_SIZE, Compression, RecordStatus
+from codec.index.record_index import CHUNK_BITS
 from codec.index.scan import IndexProgress
 from codec.sources.record_pass import iter_records
+from codec.sources.tfrecord_file import TFRecordFile
 from codec.stats.pool import StatsRunner
 
 __all__ = ["MIN_DIMS", "SAMPLE", "Projection", "ProjectionRunner", "embedding_keys", "is_embedding", "project", "project_iter",
@@ -25,6 +30,11 @@ SAMPLE = 100_000  # records projected, at most
 BATCH = 8192  # records decoded at once by the columnar decoder
 PROBE = 256  # records read first to choose the label feature and the length for every worker
 _FLOAT = 1  # a shape's dtype count slot for float lists (codec.stats.schema._Shape.dtypes)
+# Reading a sample of a plain file: bytes between two sampled records read through rather than skipped
+# (one read instead of two), and the most one read takes.
+MAX_GAP = 1 << 14
+RUN_BYTES = 1 << 20
+_FRAMING = HEADER_SIZE + 4  # header and data CRC around each record's data
 
 
 def is_embedding(shape) -> bool:
@@ -94,17 +104,20 @@ class _Gather:
         self.pending = []
         lengths = np.fromiter(map(len, records), dtype=np.int64, count=len(records))
         ends = np.cumsum(lengths)
-        buf = b"".join(records)
-        cols = decode_examples(buf, ends - lengths, ends)
+        self.add_columns(numbers, b"".join(records), ends - lengths, ends)
+
+    def add_columns(self, numbers: np.ndarray, buf: bytes, starts: np.ndarray, ends: np.ndarray) -> None:
+        """Records ``numbers``, whose bytes are ``buf[starts[k]:ends[k]]``, decoded at once."""
+        cols = decode_examples(buf, starts, ends)
         if self.label_key is None:
             self.label_key = self._choose_label(cols)
-        n = len(records)
+        n = len(numbers)
         labels = np.full(n, None, dtype=object)
         rows, vectors = self._vectors(cols)
         self._labels(cols, buf, labels)
         extra_rows, extra = [], []
         for r in np.flatnonzero(~cols.ok).tolist():  # any other layout: through protobuf
-            vec, labels[r] = self._one(records[r])
+            vec, labels[r] = self._one(buf[int(starts[r]):int(ends[r])])
             if vec is not None and self.dims is None:
                 self.dims = vec.size
             if vec is not None and vec.size == self.dims:
@@ -178,6 +191,107 @@ class _Gather:
         return f"{value} ({name})" if name is not None else str(value)
 
 
+def _located(index, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Offsets and statuses of the records ``rows`` (ascending), a chunk of the index at a time."""
+    offsets = np.empty(rows.size, dtype=np.int64)
+    statuses = np.empty(rows.size, dtype=np.uint8)
+    chunks = rows >> CHUNK_BITS
+    cuts = (np.flatnonzero(np.diff(chunks)) + 1).tolist()
+    for a, b in zip([0, *cuts], [*cuts, rows.size]):
+        first = int(chunks[a]) << CHUNK_BITS
+        chunk_offsets, chunk_statuses = index.run(first, first + (1 << CHUNK_BITS))
+        at = rows[a:b] - first
+        offsets[a:b], statuses[a:b] = chunk_offsets[at], chunk_statuses[at]
+    return offsets, statuses
+
+
+def _runs(starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
+    """The read each record's bytes [starts, ends) are in: a new one where the gap from the record before
+    passes MAX_GAP or the read would pass RUN_BYTES."""
+    new = np.ones(starts.size, dtype=bool)
+    new[1:] = starts[1:] - ends[:-1] > MAX_GAP
+    base = starts[np.flatnonzero(new)][np.cumsum(new) - 1]
+    block = (starts - base) // RUN_BYTES
+    new[1:] |= block[1:] != block[:-1]
+    return np.cumsum(new) - 1
+
+
+def _read_spans(tfile: TFRecordFile, starts: np.ndarray, ends: np.ndarray) -> bytes:
+    """The bytes [starts[k], ends[k]) of a plain file (ascending), end to end; neighbours share a read."""
+    if not starts.size:
+        return b""
+    runs = _runs(starts, ends)
+    first = np.flatnonzero(np.r_[True, runs[1:] != runs[:-1]])
+    last = np.r_[first[1:], runs.size] - 1
+    run_starts, run_ends = starts[first], ends[last]
+    reads = [tfile.read_bytes(a, b - a) for a, b in zip(run_starts.tolist(), run_ends.tolist())]
+    within = (starts - run_starts[runs]).tolist()
+    return b"".join([reads[r][a:a + n] for r, a, n in zip(runs.tolist(), within, (ends - starts).tolist())])
+
+
+def sampled_batches(tfile: TFRecordFile, rows: np.ndarray, gather: _Gather, base: int = 0) -> Iterator[int]:
+    """Records ``rows`` (ascending) of a plain file into ``gather`` as ``base + row``, a batch at a time,
+    yielding how many were read so far. Only their byte ranges are read, found in the offset index
+    (neighbours share a read), and their data CRCs checked unless the file says not to; a record that
+    is damaged, bigger than a read or fails its CRC is read by the file itself, which records the damage."""
+    index, total = tfile.index, len(tfile.index)
+    check, unchecked, ok = tfile.check_crc, int(RecordStatus.UNCHECKED), int(RecordStatus.OK)
+    for lo in range(0, rows.size, BATCH):
+        batch = rows[lo:lo + BATCH]
+        starts, statuses = _located(index, batch)
+        ends = np.full(batch.size, tfile.data_end, dtype=np.int64)  # a record ends where the next starts
+        inner = batch + 1 < total
+        ends[inner] = _located(index, batch[inner] + 1)[0]
+        usable = ((statuses == ok) | (statuses == unchecked)) & (ends - starts <= RUN_BYTES) \
+            & (ends - starts >= _FRAMING)
+        spans = ends[usable] - starts[usable]
+        buf = _read_spans(tfile, starts[usable], ends[usable])
+        at = np.cumsum(spans) - spans  # each usable record's header in buf
+        raw = np.frombuffer(buf, dtype=np.uint8)
+        length = raw[at[:, None] + np.arange(8)].view("<u8").ravel().astype(np.int64) if at.size else at
+        good = length + _FRAMING <= spans
+        data_start = at + HEADER_SIZE
+        data_end = data_start + np.where(good, length, 0)
+        if check and good.any():
+            crcs = np.fromiter((crc32c(buf[a:b]) for a, b in zip(data_start[good].tolist(),
+                                                                  data_end[good].tolist())),
+                               dtype=np.uint64, count=int(good.sum()))
+            masked = (((crcs >> np.uint64(15)) | (crcs << np.uint64(17))) + np.uint64(MASK_DELTA)) \
+                & np.uint64(0xFFFFFFFF)  # the masked CRC-32C (codec.format.crc), for a batch at once
+            stored = raw[data_end[good][:, None] + np.arange(4)].view("<u4").ravel()
+            good[np.flatnonzero(good)[masked != stored]] = False
+        numbers = batch[usable][good]
+        fresh = numbers[statuses[usable][good] == unchecked]
+        if fresh.size:
+            index.set_statuses(fresh, np.full(fresh.size, ok, dtype=np.uint8))
+        gather.add_columns(numbers + base, buf, data_start[good], data_end[good])
+        read_apart = np.r_[batch[~usable], batch[usable][~good]]
+        for i in np.sort(read_apart).tolist():
+            rec = tfile.read(i)
+            if rec.info.status.data_intact:
+                gather.add(base + i, rec.data)
+        gather.flush()
+        yield lo + batch.size
+
+
+def _gather_rows(source, rows: Sequence[int], gather: _Gather, base: int = 0) -> Iterator[IndexProgress]:
+    """Records ``rows`` (ascending) of ``source`` into ``gather`` as ``base + row``, with progress: a plain
+    file's by :func:`sampled_batches`, anything else's through :func:`iter_records`."""
+    if not (isinstance(source, TFRecordFile) and source.compression is Compression.NONE):
+        for item in iter_records(source, rows, intact_only=True):
+            if isinstance(item, IndexProgress):
+                yield item
+            else:
+                gather.add(base + item[0], item[1])
+        gather.flush()
+        return
+    n = len(rows)
+    for done in sampled_batches(source, np.asarray(rows, dtype=np.int64), gather, base):
+        yield IndexProgress(done, done, n, len(source.problems), done == n)
+    if not n:
+        yield IndexProgress(0, 0, 0, len(source.problems), True)
+
+
 def project_iter(source, key: str, result: Projection, sample: int = SAMPLE, seed: int = 0,
                  workers: int | None = 1) -> Iterator[IndexProgress]:
     """Read ``key``'s vectors of (a seeded sample of) ``source``'s records and fill ``result`` with their
@@ -197,19 +311,12 @@ def project_iter(source, key: str, result: Projection, sample: int = SAMPLE, see
     tasks = plan_stats(source, workers) if pool_decodes_alike(source) else []
     if not tasks:
         gather = _Gather(key, names)
-        for item in iter_records(source, order, intact_only=True):
-            if isinstance(item, IndexProgress):
-                yield item
-            else:
-                gather.add(item[0], item[1])
-        gather.flush()
+        yield from _gather_rows(source, order, gather)
         _finish(result, gather)
         return
     probe = _Gather(key, names)
-    for item in iter_records(source, order[:PROBE], intact_only=True):
-        if not isinstance(item, IndexProgress):
-            probe.add(item[0], item[1])
-    probe.flush()
+    for _ in _gather_rows(source, order[:PROBE], probe):
+        pass
     gather = _Gather(key, names, probe.label_key, probe.dims)
     setup = {"named": [], "check_crc": source.check_crc, "key": key, "label_key": probe.label_key,
              "dims": probe.dims, "total": n, "sample": sample, "seed": seed}
@@ -235,12 +342,8 @@ class ProjectionRunner(StatsRunner):
         lo, hi = np.searchsorted(self.order, [base + indices.start, base + indices.stop]).tolist()
         mine = (self.order[lo:hi] - base).tolist()
         scale = len(indices) / max(len(mine), 1)  # progress in records of the range, as the pool counts
-        for item in iter_records(f, mine, intact_only=True):
-            if isinstance(item, IndexProgress):
-                yield int(item.records * scale)
-            else:
-                result.add(base + item[0], item[1])
-        result.flush()
+        for item in _gather_rows(f, mine, result, base):
+            yield int(item.records * scale)
         yield len(indices)
 
 
@@ -253,11 +356,10 @@ def _finish(result: Projection, gather: _Gather) -> None:
     result.records = records[order]
     result.points, result.explained = pca_2d(np.concatenate(gather.vectors)[order])
     values = [v for part in gather.labels for v in part]
-    values = [values[k] for k in order.tolist()]
+    values = list(map(values.__getitem__, order.tolist()))
     distinct = sorted({v for v in values if v is not None}, key=lambda v: (isinstance(v, bytes), v))
-    code = {v: i for i, v in enumerate(distinct)}
-    result.labels = np.fromiter((code.get(v, -1) if v is not None else -1 for v in values), dtype=np.int32,
-                                count=len(values))
+    code = {None: -1, **{v: i for i, v in enumerate(distinct)}}
+    result.labels = np.fromiter(map(code.__getitem__, values), dtype=np.int32, count=len(values))
     result.label_names = [gather.label_text(v) for v in distinct]
 
 
@@ -266,12 +368,22 @@ def pca_2d(x: np.ndarray) -> tuple[np.ndarray, tuple[float, float]]:
 
     Eigenvectors of the covariance (dims × dims: cheap for 10^5 rows), each
     signed so its largest loading is positive, so a run gives the same picture.
+    The products run on one BLAS thread: at this size threads only wait for each other on a busy machine.
     """
-    x = np.asarray(x, dtype=np.float64)
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(limits=1, user_api="blas"):
+        return _pca_2d(np.asarray(x, dtype=np.float64))
+
+
+def _pca_2d(x: np.ndarray) -> tuple[np.ndarray, tuple[float, float]]:
     finite = np.isfinite(x).all(axis=1)  # a row with NaN or inf is put at the centre
-    centred = np.zeros_like(x)
-    if finite.any():
-        centred[finite] = x[finite] - x[finite].mean(axis=0)
+    if finite.all():
+        centred = x - x.mean(axis=0)
+    else:
+        centred = np.zeros_like(x)
+        if finite.any():
+            centred[finite] = x[finite] - x[finite].mean(axis=0)
     cov = centred.T @ centred / max(len(x) - 1, 1)
     values, vectors = np.linalg.eigh(cov)
     top = np.argsort(values)[::-1][:2]

@@ -103,15 +103,17 @@ def test_raw_pcm_lists_need_an_audio_key_and_a_sample_rate(tmp_path, capsys):
         example({"speech/pcm16": pcm, "speech/sample_rate": 8000, "speech/channels": 2}),
         example({"waveform": floats, "sr": 44100}),
         example({"audio/data": np.arange(10), "sample_rate": 16000}),
-        example({"audio/samples": floats}),  # no sample rate beside it
+        example({"audio/samples": floats}),  # no sample rate beside it: a value that does not decode
         example({"audio/label": np.arange(4), "audio/sample_rate": 16000}),  # not a key naming samples
         example({"audio/pcm": np.array([0, 40000]), "audio/sample_rate": 16000}),  # wider than int16
         example({"audio/sample_rate": 16000, "audio/num_samples": 100}),  # single numbers
     ]
     code, lines = _media(_file(tmp_path, records), capsys)
-    assert code == 0
+    assert code == 1
     assert [(line["index"], line["key"], line["codec"]) for line in lines] == [
-        (0, "speech/pcm16", "pcm_int16"), (1, "waveform", "pcm_float"), (2, "audio/data", "pcm_int16")]
+        (0, "speech/pcm16", "pcm_int16"), (1, "waveform", "pcm_float"), (2, "audio/data", "pcm_int16"),
+        (3, "audio/samples", "pcm_float")]
+    assert lines[3]["error"] == "audio/samples: no sample rate beside it (sample_rate, sampling_rate, sr)"
     assert (lines[0]["sample_rate"], lines[0]["channels"], lines[0]["frames"]) == (8000, 2, 300)
     assert lines[0]["sha256"] == _sha(pcm, "<i2")
     assert (lines[1]["sample_rate"], lines[1]["frames"], lines[1]["sha256"]) == (44100, 50, _sha(floats, "<f4"))

@@ -116,3 +116,39 @@ def test_a_vector_with_nan_goes_to_the_centre():
     points, explained = pca_2d(x)
     assert points[2].tolist() == [0, 0] and np.isfinite(points).all()
     assert explained == pytest.approx((0.8, 0.2))
+
+
+@pytest.mark.parametrize("reads", [{}, {"MAX_GAP": 0, "RUN_BYTES": 600}])
+def test_a_sample_of_a_plain_file_reads_only_its_records_and_skips_a_damaged_one(tmp_path, monkeypatch, reads):
+    from codec.decode.example_proto import Example
+    from codec.stats import embeddings
+
+    for name, value in reads.items():  # small reads: a read per record, runs cut short
+        monkeypatch.setattr(embeddings, name, value)
+    records, labels = _clusters(300)
+    chosen = sample_records(300, 100, 1)
+    bad = chosen[10]
+    path = tmp_path / "e.tfrecord"
+    write_records(str(path), records)
+    with open_tfrecord(str(path)) as f:
+        f.build_index()
+        at = f.index.offset(bad) + 12 + len(records[bad])
+    data = bytearray(path.read_bytes())
+    data[at] ^= 0xFF  # record `bad`'s data CRC no longer matches its data
+    path.write_bytes(bytes(data))
+    with open_tfrecord(str(path)) as f:
+        f.build_index()
+        p = project(f, "emb", sample=100, seed=1)
+        assert [(problem.index, problem.kind.value) for problem in f.problems] == [(bad, "data_crc")]
+        assert {f.index.status(i).name for i in chosen if i != bad} == {"OK"}
+        assert {f.index.status(i).name for i in range(300) if i not in chosen} == {"UNCHECKED"}  # never read
+    kept = [i for i in chosen if i != bad]
+    assert p.records.tolist() == kept and p.sampled
+    vectors = np.array([Example.FromString(records[i]).features.feature["emb"].float_list.value for i in kept])
+    assert np.allclose(p.points, pca_2d(vectors.astype(np.float32))[0], atol=1e-5)
+    assert [p.label_names[c] for c in p.labels] == [str(labels[i]) for i in kept]
+    with open_tfrecord(str(path), check_crc=False) as f:
+        f.build_index()
+        unchecked = project(f, "emb", sample=100, seed=1)
+        assert not f.problems
+    assert unchecked.records.tolist() == chosen  # CRCs not checked: the damaged record is read as it is
