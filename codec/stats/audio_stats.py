@@ -1,0 +1,148 @@
+"""Audio statistics per feature: durations, sample rates, channels and values that do not decode.
+
+Audio is found as ``tfrlens-cli media`` finds it (:func:`codec.decode.audio.find_audio`). Encoded
+clips are measured from their header alone (libsndfile opens them and reports frames, rate and
+channels without decoding a sample); raw PCM lists from their length and the sample rate beside
+them. Every figure depends on the values alone, so :meth:`AudioStats.merge` of any split of the
+records equals one pass over them.
+"""
+from __future__ import annotations
+
+import io
+
+import numpy as np
+
+from codec.decode.audio import AudioDecodeError, AudioRef, decode_audio, find_audio, names_audio
+from codec.decode.decoded import DecodedRecord
+from codec.decode.example_columns import KIND_BYTES, KIND_FLOAT, KIND_INT64
+from codec.stats.numbers import Numbers, Pending
+
+__all__ = ["AudioKeyStats", "AudioStats", "audio_candidates", "clip_header"]
+
+# First bytes codec.decode.audio.sniff_audio knows: R(IFF/F64), f(LaC), O(ggS), I(D3), an MPEG frame sync.
+_FIRST = np.array([ord("R"), ord("f"), ord("O"), ord("I"), 0xFF], dtype=np.uint8)
+
+
+def clip_header(ref: AudioRef) -> tuple[int, int, int]:
+    """(sample rate, channels, frames) of one audio value without decoding its samples: an encoded
+    clip's header (as libsndfile reads it), a PCM list's length over its channels.
+
+    Raises AudioDecodeError (one line) for bytes libsndfile cannot open.
+    """
+    if ref.samples is not None:
+        audio = decode_audio(ref)  # (a reshape: raises when the list does not split into its channels)
+        return audio.sample_rate, audio.channels, audio.frames
+    import soundfile as sf
+
+    try:
+        with sf.SoundFile(io.BytesIO(ref.data)) as f:
+            return int(f.samplerate), int(f.channels), int(f.frames)
+    except (sf.LibsndfileError, RuntimeError, ValueError, TypeError) as exc:
+        reason = " ".join(str(exc).split()) or type(exc).__name__
+        raise AudioDecodeError(f"{ref.codec} bytes do not decode: {reason}") from None
+
+
+def _add_count(counts: dict, key, n: int = 1) -> None:
+    counts[key] = counts.get(key, 0) + n
+
+
+class AudioKeyStats:
+    """The audio values of one feature: how many, by codec, their durations, rates and channels."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.undecodable = 0
+        self.codecs: dict[str, int] = {}
+        self.sample_rates: dict[int, int] = {}
+        self.channels: dict[int, int] = {}
+        self.durations = Pending("d", Numbers(False, double=True))
+
+    def add(self, ref: AudioRef) -> None:
+        try:
+            rate, channels, frames = clip_header(ref)
+        except AudioDecodeError:
+            if ref.weak:  # bare MP3 frame sync that does not open: not audio (as media says)
+                return
+            self.undecodable += 1
+        else:
+            _add_count(self.sample_rates, rate)
+            _add_count(self.channels, channels)
+            self.durations.buf.append(frames / rate if rate else 0.0)
+        self.count += 1
+        _add_count(self.codecs, ref.codec)
+
+    def merge(self, other: AudioKeyStats) -> None:
+        self.count += other.count
+        self.undecodable += other.undecodable
+        for mine, theirs in ((self.codecs, other.codecs), (self.sample_rates, other.sample_rates),
+                             (self.channels, other.channels)):
+            for k, n in theirs.items():
+                _add_count(mine, k, n)
+        self.durations.merge(other.durations)
+
+    def to_json(self) -> dict:
+        self.durations.flush()
+        nums = self.durations.target
+        duration = dict(nums.summary(), histogram=nums.hist.result(nums.min, nums.max, False, double=True))
+        return {"count": self.count, "undecodable": self.undecodable, "codecs": _ranked(self.codecs),
+                "duration": duration, "sample_rates": _pairs(self.sample_rates), "channels": _pairs(self.channels)}
+
+
+def _ranked(counts: dict) -> dict:
+    return dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
+
+
+def _pairs(counts: dict) -> list[list[int]]:
+    """[value, count] pairs, most common first (ties: the smaller value first)."""
+    return [[int(v), n] for v, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))]
+
+
+class AudioStats:
+    """Audio statistics of a pass, by feature: (True, key) for a feature list's steps, (False, key) else."""
+
+    def __init__(self) -> None:
+        self.keys: dict[tuple[bool, str], AudioKeyStats] = {}
+
+    def add_decoded(self, decoded: DecodedRecord) -> None:
+        """Every audio value of one decoded record."""
+        for ref in find_audio(decoded):
+            where = (ref.step is not None, ref.key)
+            acc = self.keys.get(where)
+            if acc is None:
+                acc = self.keys[where] = AudioKeyStats()
+            acc.add(ref)
+
+    def merge(self, other: AudioStats) -> None:
+        for where, theirs in other.keys.items():
+            acc = self.keys.get(where)
+            if acc is None:
+                acc = self.keys[where] = AudioKeyStats()
+            acc.merge(theirs)
+
+    def section(self, sequence: bool) -> dict[str, dict]:
+        """The ``audio`` objects of a report's features (``sequence``: of its feature lists), by key; only
+        keys with at least one audio value."""
+        return {key: acc.to_json() for (steps, key), acc in sorted(self.keys.items())
+                if steps == sequence and acc.count}
+
+
+def audio_candidates(cols, buf: bytes) -> np.ndarray:
+    """Records of a columnar batch (:class:`codec.decode.example_columns.ExampleColumns` over ``buf``)
+    that may hold audio: a bytes value whose first bytes may start a clip, or a list of two or more
+    numbers under a key that names audio. The others need not be decoded again to look for it."""
+    kinds, found = cols.entry_kind, []
+    starts, ends = cols.bytes_starts, cols.bytes_ends
+    if starts.size:
+        a = np.frombuffer(buf, dtype=np.uint8)
+        long = np.flatnonzero(ends - starts >= 4)
+        first, second = a[starts[long]], a[starts[long] + 1]
+        hit = long[np.isin(first, _FIRST) & ((first != 0xFF) | ((second & 0xE0) == 0xE0))]
+        if hit.size:
+            entries = np.flatnonzero(kinds == KIND_BYTES)  # their values follow one another from entry_offset
+            owner = entries[np.searchsorted(cols.entry_offset[entries], hit, side="right") - 1]
+            found.append(cols.entry_record[owner])
+    audio_keys = [k for k, name in enumerate(cols.keys) if names_audio(name)]
+    if audio_keys:
+        numeric = ((kinds == KIND_INT64) | (kinds == KIND_FLOAT)) & (cols.entry_count >= 2)
+        found.append(cols.entry_record[numeric & np.isin(cols.entry_key, audio_keys)])
+    return np.unique(np.concatenate(found)) if found else np.zeros(0, dtype=np.int64)
