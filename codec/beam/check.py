@@ -271,8 +271,8 @@ def assemble(plan, options: CheckOptions, items: list, runner: str = "beam") -> 
     ``("rec", digest, members)``, images ``("pix", digest, members)`` and near pairs ``("pair", a, b, d)``."""
     import numpy as np
 
-    from codec.doctor.engine import add_task_findings, finish, min_run
     from codec.doctor.audio_checks import sample_rate_findings
+    from codec.doctor.engine import add_task_findings, finish, min_run
     from codec.doctor.grouping import NEAR_CHECKS, Store, digest_order, label_order_findings, missing_findings
     from codec.errors import TFRecordError
 

@@ -1,18 +1,17 @@
 """The doctor's audio checks: clips that do not decode, silent and clipped clips, sample rates that differ."""
 from __future__ import annotations
 
-import io
 import json
 
 import numpy as np
-import soundfile as sf
 
 from codec.cli.main import main
 from codec.decode.audio import AudioSamples
 from codec.doctor import CheckOptions, run_check
 from codec.doctor.audio_checks import AUDIO_CHECKS, clip_problems
-from codec.storage.writer import TFRecordWriter
 from tests.builders import FIXTURES, example
+
+from .test_audio_stats import encoded, write
 
 AUDIO = FIXTURES / "media" / "audio.tfrecord"
 
@@ -23,16 +22,7 @@ def _tone(frames: int, amplitude: float = 0.5, channels: int = 1) -> np.ndarray:
 
 
 def _wav(samples: np.ndarray, rate: int = 16000, subtype: str = "PCM_16", fmt: str = "WAV") -> bytes:
-    out = io.BytesIO()
-    sf.write(out, samples, rate, format=fmt, subtype=subtype)
-    return out.getvalue()
-
-
-def _write(path, records: list[bytes]) -> str:
-    with TFRecordWriter(path) as w:
-        for r in records:
-            w.write(r)
-    return str(path)
+    return encoded(samples, rate, fmt, subtype)
 
 
 def _dataset(tmp_path) -> str:
@@ -42,7 +32,7 @@ def _dataset(tmp_path) -> str:
     good = _wav(_tone(1600))
     quiet = np.zeros((1600, 1), np.int16)
     quiet[::7], quiet[3::7] = 16, -16  # peak 16 of 32,768: -66.2 dBFS
-    return _write(tmp_path / "clips.tfrecord", [
+    return write(tmp_path / "clips.tfrecord", [
         example({"audio/encoded": good}),
         example({"audio/encoded": _wav(_tone(1600), subtype="PCM_24", fmt="FLAC")}),
         example({"audio/encoded": _wav(_tone(1600), subtype="VORBIS", fmt="OGG")}),
@@ -115,7 +105,7 @@ def test_reference_file_is_clean_and_json_carries_the_findings(tmp_path, capsys)
 def test_two_workers_give_one_process_findings(tmp_path):
     """Two files on two workers: per-record findings and the rates of both files joined."""
     path = _dataset(tmp_path)
-    other = _write(tmp_path / "more.tfrecord", [example({"audio/encoded": _wav(_tone(400), 8000)})] * 2)
+    other = write(tmp_path / "more.tfrecord", [example({"audio/encoded": _wav(_tone(400), 8000)})] * 2)
     one = run_check([path, other], CheckOptions(checks=AUDIO_CHECKS, workers=1))
     two = run_check([path, other], CheckOptions(checks=AUDIO_CHECKS, workers=2))
     assert [f.to_json() for f in one.findings] == [f.to_json() for f in two.findings]

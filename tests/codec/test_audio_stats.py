@@ -22,13 +22,15 @@ def _tone(frames: int, channels: int = 1, amplitude: float = 0.5) -> np.ndarray:
     return np.stack([np.sin(t / (5 + c)) * amplitude for c in range(channels)], axis=1)
 
 
-def _encoded(samples: np.ndarray, rate: int, fmt: str, subtype: str) -> bytes:
+def encoded(samples: np.ndarray, rate: int, fmt: str, subtype: str) -> bytes:
+    """``samples`` encoded by libsndfile (also used by test_audio_doctor)."""
     out = io.BytesIO()
     sf.write(out, samples, rate, format=fmt, subtype=subtype)
     return out.getvalue()
 
 
-def _write(path, records: list[bytes]) -> str:
+def write(path, records: list[bytes]) -> str:
+    """A TFRecord file of ``records``; its path."""
     with TFRecordWriter(path) as w:
         for r in records:
             w.write(r)
@@ -38,11 +40,11 @@ def _write(path, records: list[bytes]) -> str:
 def _records() -> list[bytes]:
     """Every kind of clip once: WAV 16-bit stereo 8 kHz, 24-bit FLAC, OGG Vorbis, a float list, an int16 list,
     bytes that start like a WAV and are cut short; and a record without audio."""
-    wav = _encoded(_tone(800, 2), 8000, "WAV", "PCM_16")
+    wav = encoded(_tone(800, 2), 8000, "WAV", "PCM_16")
     return [
         example({"audio/encoded": wav, "label": 1}),
-        example({"audio/encoded": _encoded(_tone(4000), 16000, "FLAC", "PCM_24"), "label": 2}),
-        example({"audio/encoded": _encoded(_tone(2205), 22050, "OGG", "VORBIS"), "label": 1}),
+        example({"audio/encoded": encoded(_tone(4000), 16000, "FLAC", "PCM_24"), "label": 2}),
+        example({"audio/encoded": encoded(_tone(2205), 22050, "OGG", "VORBIS"), "label": 1}),
         example({"audio/samples": np.float32(_tone(1600)[:, 0]), "audio/sample_rate": 16000}),
         example({"audio/pcm16": (_tone(3200)[:, 0] * 32767).astype(np.int64), "audio/sample_rate": 16000}),
         example({"audio/encoded": wav[:20], "label": 3}),
@@ -51,7 +53,7 @@ def _records() -> list[bytes]:
 
 
 def test_every_kind_of_clip_exactly(tmp_path):
-    path = _write(tmp_path / "clips.tfrecord", _records())
+    path = write(tmp_path / "clips.tfrecord", _records())
     with TFRecordFile(path) as f:
         f.build_index()
         features = compute_stats(f).to_json()["features"]
@@ -112,13 +114,13 @@ def test_one_record_at_a_time_gives_the_batch_figures():
 
 
 def test_feature_list_clips_and_text_and_json(tmp_path, capsys):
-    clip = _encoded(_tone(1600), 16000, "WAV", "PCM_16")
-    path = _write(tmp_path / "seq.tfrecord", [sequence_example({"id": 1}, {"frames/audio": [clip, clip]})])
+    clip = encoded(_tone(1600), 16000, "WAV", "PCM_16")
+    path = write(tmp_path / "seq.tfrecord", [sequence_example({"id": 1}, {"frames/audio": [clip, clip]})])
     assert main(["stats", "--json", path]) == 0
     report = json.loads(capsys.readouterr().out)
     audio = report["sequence"]["frames/audio"]["audio"]
     assert audio["count"] == 2 and audio["sample_rates"] == [[16000, 2]] and audio["duration"]["mean"] == 0.1
-    clips = _write(tmp_path / "clips.tfrecord", _records())
+    clips = write(tmp_path / "clips.tfrecord", _records())
     assert main(["stats", clips]) == 0
     text = capsys.readouterr().out
     assert "    audio              4 clip(s): wav 2, flac 1, ogg 1; 1 do not decode" in text
@@ -131,8 +133,8 @@ def test_two_workers_give_one_process_figures(tmp_path, capsys):
     records = _records()
     folder = tmp_path / "set"
     folder.mkdir()
-    _write(folder / "clips-00000-of-00002.tfrecord", records[:3])
-    _write(folder / "clips-00001-of-00002.tfrecord", records[3:])
+    write(folder / "clips-00000-of-00002.tfrecord", records[:3])
+    write(folder / "clips-00001-of-00002.tfrecord", records[3:])
     reports = []
     for workers in ("1", "2"):
         assert main(["stats", "--json", "--workers", workers, str(folder)]) == 0
