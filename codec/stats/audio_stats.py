@@ -19,8 +19,10 @@ from codec.stats.numbers import Numbers, Pending
 
 __all__ = ["AudioKeyStats", "AudioStats", "audio_candidates", "clip_header"]
 
-# First bytes codec.decode.audio.sniff_audio knows: R(IFF/F64), f(LaC), O(ggS), I(D3), an MPEG frame sync.
-_FIRST = np.array([ord("R"), ord("f"), ord("O"), ord("I"), 0xFF], dtype=np.uint8)
+# The first four bytes codec.decode.audio.sniff_audio knows (as little-endian uint32), and ID3's three;
+# an MPEG frame sync (0xFF, then three set bits) is the other start it takes.
+_MAGIC4 = np.frombuffer(b"RIFFRF64fLaCOggS", dtype="<u4")
+_ID3 = int.from_bytes(b"ID3", "little")
 
 
 def clip_header(ref: AudioRef) -> tuple[int, int, int]:
@@ -128,15 +130,18 @@ class AudioStats:
 
 def audio_candidates(cols, buf: bytes) -> np.ndarray:
     """Records of a columnar batch (:class:`codec.decode.example_columns.ExampleColumns` over ``buf``)
-    that may hold audio: a bytes value whose first bytes may start a clip, or a list of two or more
+    that may hold audio: a bytes value whose first bytes start a clip as media sniffs it, or a list of two or more
     numbers under a key that names audio. The others need not be decoded again to look for it."""
     kinds, found = cols.entry_kind, []
     starts, ends = cols.bytes_starts, cols.bytes_ends
     if starts.size:
         a = np.frombuffer(buf, dtype=np.uint8)
         long = np.flatnonzero(ends - starts >= 4)
-        first, second = a[starts[long]], a[starts[long] + 1]
-        hit = long[np.isin(first, _FIRST) & ((first != 0xFF) | ((second & 0xE0) == 0xE0))]
+        at = starts[long]
+        head = a[at].astype(np.uint32) | a[at + 1].astype(np.uint32) << 8 | a[at + 2].astype(np.uint32) << 16
+        sync = (a[at] == 0xFF) & ((a[at + 1] & 0xE0) == 0xE0)
+        head4 = head | a[at + 3].astype(np.uint32) << 24
+        hit = long[np.isin(head4, _MAGIC4) | (head == _ID3) | sync]
         if hit.size:
             entries = np.flatnonzero(kinds == KIND_BYTES)  # their values follow one another from entry_offset
             owner = entries[np.searchsorted(cols.entry_offset[entries], hit, side="right") - 1]
