@@ -141,3 +141,20 @@ def test_two_workers_give_one_process_figures(tmp_path, capsys):
         reports.append(json.loads(capsys.readouterr().out))
     assert reports[0] == reports[1]
     assert reports[1]["features"]["audio/encoded"]["audio"]["count"] == 4
+
+
+def test_only_records_that_may_hold_audio_are_decoded_again():
+    """Text starting with R, f, O or I is no candidate; a bare MP3 frame sync that does not open is not audio."""
+    from codec.decode.example_columns import decode_examples
+    from codec.stats.audio_stats import audio_candidates
+
+    records = _records() + [example({"name": name}) for name in (b"Rome", b"fish", b"Oslo", b"Ireland", b"RIF")]
+    records.append(example({"audio/encoded": b"\xff\xfb\x90\x00" + bytes(64)}))
+    buf = b"".join(records)
+    ends = np.cumsum([len(r) for r in records])
+    found = audio_candidates(decode_examples(buf, ends - [len(r) for r in records], ends), buf)
+    assert found.tolist() == [0, 1, 2, 3, 4, 5, 12]
+    stats = FileStats()
+    for r in records[-1:]:
+        stats.add(r)
+    assert "audio" not in stats.to_json()["features"]["audio/encoded"]
