@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 
 import numpy as np
+import pytest
 
 from codec.cli.main import main
 from codec.decode.audio import AudioSamples
@@ -112,3 +113,16 @@ def test_two_workers_give_one_process_findings(tmp_path):
     [rates] = [f for f in two.findings if f.check == "audio_sample_rate"]
     assert rates.detail.startswith("audio/encoded: 2 sample rates: 16,000 Hz in 7 clips, 8,000 Hz in 3 clips")
     assert [(r.path, r.index) for r in rates.records] == [(path, 7), (other, 0), (other, 1)]
+
+
+@pytest.mark.slow  # a Beam pipeline on the direct runner: a few seconds
+def test_on_beam_the_report_is_the_local_one(tmp_path, capsys):
+    """``check --runner direct``: the clips' rates come back with each task's summary, and the report is the same."""
+    pytest.importorskip("apache_beam")
+    path = _dataset(tmp_path)
+    argv = ["check", "--json", "--checks", ",".join(sorted(AUDIO_CHECKS)), path]
+    assert main(argv) == 1
+    local = capsys.readouterr().out
+    assert main([*argv, "--runner", "direct", "--beam-option", "direct_num_workers=1"]) == 1
+    assert capsys.readouterr().out == local
+    assert "audio_sample_rate" in local
