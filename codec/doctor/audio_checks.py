@@ -90,12 +90,12 @@ def sample_rate_findings(results: list, paths: list[str]) -> list[Finding]:
             listed += [RecordRef(paths[r.file_id], i) for i in indices[:MAX_RATE_EXAMPLES - len(listed)]]
     out = []
     for key in sorted(clips):
-        by_rate = sorted(clips[key].items(), key=lambda kv: (-kv[1], kv[0]))
-        if len(by_rate) < 2:
+        ranked = sorted(clips[key].items(), key=lambda kv: (-kv[1], kv[0]))
+        if len(ranked) < 2:
             continue
-        shown = ", ".join(f"{rate:,} Hz in {n:,} clip{'s' if n != 1 else ''}" for rate, n in by_rate)
-        refs = sorted({ref for rate, _ in by_rate[1:] for ref in examples[(key, rate)]})
+        shown = ", ".join(f"{hz:,} Hz in {count:,} clip{'s' if count != 1 else ''}" for hz, count in ranked)
+        refs = sorted({ref for hz, _ in ranked[1:] for ref in examples[(key, hz)]})
         out.append(Finding("audio_sample_rate", WARNING, refs,
-                           f"{key}: {len(by_rate)} sample rates: {shown} (records listed: up to "
+                           f"{key}: {len(ranked)} sample rates: {shown} (records listed: up to "
                            f"{MAX_RATE_EXAMPLES} of each rate but the most common)"))
     return out

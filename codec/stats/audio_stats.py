@@ -15,7 +15,7 @@ import numpy as np
 from codec.decode.audio import AudioDecodeError, AudioRef, decode_audio, find_audio, names_audio
 from codec.decode.decoded import DecodedRecord
 from codec.decode.example_columns import KIND_BYTES, KIND_FLOAT, KIND_INT64
-from codec.stats.numbers import Numbers, Pending
+from codec.stats.numbers import FLUSH_VALUES, Numbers
 
 __all__ = ["AudioKeyStats", "AudioStats", "audio_candidates", "clip_header"]
 
@@ -57,7 +57,8 @@ class AudioKeyStats:
         self.codecs: dict[str, int] = {}
         self.sample_rates: dict[int, int] = {}
         self.channels: dict[int, int] = {}
-        self.durations = Pending("d", Numbers(False, double=True))
+        self.durations = Numbers(False, double=True)  # seconds
+        self._waiting: list[float] = []  # durations not folded into ``durations`` yet
 
     def add(self, ref: AudioRef) -> None:
         try:
@@ -69,9 +70,16 @@ class AudioKeyStats:
         else:
             _add_count(self.sample_rates, rate)
             _add_count(self.channels, channels)
-            self.durations.buf.append(frames / rate if rate else 0.0)
+            self._waiting.append(frames / rate if rate else 0.0)
+            if len(self._waiting) >= FLUSH_VALUES:
+                self._flush()
         self.count += 1
         _add_count(self.codecs, ref.codec)
+
+    def _flush(self) -> None:
+        if self._waiting:
+            self.durations.add(np.array(self._waiting, dtype=np.float64))
+            self._waiting = []
 
     def merge(self, other: AudioKeyStats) -> None:
         self.count += other.count
@@ -80,12 +88,15 @@ class AudioKeyStats:
                              (self.channels, other.channels)):
             for k, n in theirs.items():
                 _add_count(mine, k, n)
+        self._flush()
+        other._flush()
         self.durations.merge(other.durations)
 
     def to_json(self) -> dict:
-        self.durations.flush()
-        nums = self.durations.target
-        duration = dict(nums.summary(), histogram=nums.hist.result(nums.min, nums.max, False, double=True))
+        self._flush()
+        nums, hist = self.durations, self.durations.hist
+        assert hist is not None
+        duration = dict(nums.summary(), histogram=hist.result(nums.min, nums.max, False, double=True))
         return {"count": self.count, "undecodable": self.undecodable, "codecs": _ranked(self.codecs),
                 "duration": duration, "sample_rates": _pairs(self.sample_rates), "channels": _pairs(self.channels)}
 
