@@ -15,7 +15,6 @@ import argparse
 import io
 import os
 import sys
-import time
 from unittest import mock
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -23,7 +22,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import numpy as np
 import soundfile as sf
 
-from benchmarks.common import ensure_file
+from benchmarks.common import best_ms, ensure_file
 from codec import TFRecordFile
 from codec.decode.example_proto import Example
 from codec.doctor import CheckOptions, run_check
@@ -68,15 +67,6 @@ def text_records(n: int):
         yield _example({"name": names[k % len(names)], "label": k % 10})
 
 
-def _best(fn, repeat: int = 3) -> float:
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return min(times)
-
-
 def _stats(path: str) -> None:
     with TFRecordFile(path) as f:
         f.build_index()
@@ -93,14 +83,14 @@ def main(argv: list[str] | None = None) -> None:
              "no audio (text)": ensure_file(f"audio_qa_text_{10 * n}.tfrecord", lambda: text_records(10 * n))}
     counts = {"WAV clips": n, "float PCM lists": n, "no audio (text)": 10 * n}
     for name, path in files.items():
-        with_audio = _best(lambda: _stats(path))
+        with_audio = best_ms(lambda p=path: _stats(p), 3) / 1000
         with mock.patch("codec.stats.audio_stats.AudioStats.add_decoded"), \
                 mock.patch("codec.stats.columns.audio_candidates", lambda cols, buf: np.zeros(0, np.int64)):
-            without = _best(lambda: _stats(path))
+            without = best_ms(lambda p=path: _stats(p), 3) / 1000
         print(f"stats, {name}: {counts[name] / with_audio:,.0f} records/s "
               f"(audio part off: {counts[name] / without:,.0f} records/s)")
     for name in ("WAV clips", "float PCM lists"):
-        took = _best(lambda: run_check([files[name]], CheckOptions(checks=AUDIO_CHECKS, workers=1)), 1)
+        took = best_ms(lambda p=files[name]: run_check([p], CheckOptions(checks=AUDIO_CHECKS, workers=1)), 1) / 1000
         print(f"check (audio checks, 1 process), {name}: {counts[name] / took:,.0f} records/s")
 
 
