@@ -153,3 +153,20 @@ def paint_share(painter: QPainter, rect: QRectF, parts: list[tuple[str, int, QCo
                          Qt.AlignmentFlag.AlignVCenter, text)
         x += w + 6
     painter.restore()
+
+
+def paint_histogram_with_counts(painter: QPainter, rect: QRectF, counts: list[int], low: str, high: str,
+                                groups: list[list[tuple[str, int]]]) -> None:
+    """A histogram on the left half (one column when ``low == high``), then each group of categories
+    (e.g. sample rates, channels) as labelled columns in the alternate colour."""
+    groups = [g for g in groups if g]
+    hist_w = rect.width() * (0.5 if groups else 1.0)
+    area = QRectF(rect.left(), rect.top(), hist_w - 12, rect.height())
+    if low == high:
+        paint_columns(painter, area, [(low, sum(counts))])
+    else:
+        paint_histogram(painter, area, counts, low, high)
+    slot = (rect.width() - hist_w) / max(1, len(groups))
+    for k, items in enumerate(groups):
+        paint_columns(painter, QRectF(rect.left() + hist_w + k * slot, rect.top(), slot - 12, rect.height()), items,
+                      color=BAR_ALT_COLOR)

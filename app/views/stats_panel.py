@@ -5,9 +5,11 @@ Cancel) and shows ``FileStats.to_json()`` as a table with one row per
 feature, grouped (numeric features, bytes features; for SequenceExamples the
 context and the feature lists): presence, type(s) with mixed types flagged,
 values per record, min/max/mean/std, NaN/inf, text/image shares, image
-formats and sizes, and a chart per feature painted by :mod:`app.views.charts`
-(a histogram, the counts of a few values, the most common values, the
-image formats), in the spirit of Facets Overview.
+formats and sizes, audio codecs, durations, sample rates and channels, and a
+chart per feature painted by :mod:`app.views.charts` (a histogram, the counts
+of a few values, the most common values, the image formats, an audio
+feature's durations beside its sample rates and channels), in the spirit of
+Facets Overview.
 """
 from __future__ import annotations
 
@@ -107,6 +109,8 @@ def _dtype_text(f: dict) -> str:
     if f.get("mixed_types"):
         kinds = " + ".join(k for k in f.get("dtypes", {}) if k != "none")
         return f"mixed: {kinds}"
+    if f.get("audio"):
+        return f"{dtype} · audio"
     if dtype == "bytes":
         if f.get("image_share", 0) >= 0.5:
             return "bytes · images"
@@ -115,8 +119,20 @@ def _dtype_text(f: dict) -> str:
     return dtype
 
 
+def _audio_summary(a: dict) -> str:
+    """``wav 3, flac 3`` / ``0.25–0.45 s`` / ``16,000 Hz · 1 ch``: an audio feature's clips."""
+    codecs = ", ".join(f"{k} {v:,}" for k, v in a["codecs"].items())
+    if a["duration"].get("min") is None:
+        return f"{codecs}\nnone decodes"
+    rates = ", ".join(f"{r:,}" for r, _ in a["sample_rates"]) + " Hz"
+    channels = ", ".join(str(c) for c, _ in a["channels"]) + " ch"
+    return f"{codecs}\n{_span(a['duration'], ' s')}\n{rates} · {channels}"
+
+
 def _summary(f: dict) -> str:
     dtype = f.get("dtype")
+    if f.get("audio") and not f.get("mixed_types"):
+        return _audio_summary(f["audio"])
     if dtype == "bool":
         return f"true {f['true']:,}\nfalse {f['false']:,}"
     if dtype in NUMERIC:
@@ -164,6 +180,10 @@ def _issues(f: dict, records: int, sequence: bool) -> tuple[str, QColor | None]:
     if none:
         notes.append(f"{none:,} with no value list")
         color = color or palette.WARN_TEXT
+    undecodable = f.get("audio", {}).get("undecodable")
+    if undecodable:
+        notes.append(f"{undecodable:,} audio value(s) do not decode")
+        color = palette.BAD_TEXT
     missing = records - f.get("present", 0)
     if missing > 0 and not sequence:
         notes.append(f"missing in {missing:,}")
@@ -175,6 +195,12 @@ def _chart(f: dict) -> tuple | None:
     """What to plot for a feature: ("columns", items) | ("hist", counts, lo, hi) | ("bars", items, total)
     | ("share", parts); None when a chart would say nothing."""
     dtype = f.get("dtype")
+    audio = f.get("audio")
+    if audio and audio["duration"].get("min") is not None:
+        d = audio["duration"]
+        return ("audio", d["histogram"]["counts"], _num(d["min"]) + " s", _num(d["max"]) + " s",
+                [(f"{r / 1000:g} kHz", n) for r, n in audio["sample_rates"]],
+                [(f"{c} ch", n) for c, n in audio["channels"]])
     if dtype == "bool":
         return ("columns", [("true", f["true"]), ("false", f["false"])]) if f.get("count") else None
     if dtype in NUMERIC:
@@ -202,6 +228,11 @@ def _chart(f: dict) -> tuple | None:
 
 def _chart_text(f: dict) -> str:
     """The chart column's words: for copying, tooltips, and where no chart is drawn."""
+    audio = f.get("audio")
+    if audio and audio["duration"].get("min") is not None:
+        rates = ", ".join(f"{r:,} Hz ×{n:,}" for r, n in audio["sample_rates"])
+        channels = ", ".join(f"{c} ch ×{n:,}" for c, n in audio["channels"])
+        return f"audio: {_span(audio['duration'], ' s')}; {rates}; {channels}"
     top = f.get("top")
     if f.get("dtype") == "bytes":
         if f.get("image_formats") and f.get("image_share", 0) >= 0.5:
@@ -344,6 +375,8 @@ class ChartDelegate(QStyledItemDelegate):
                     charts.paint_columns(painter, area, [(f"{axis} {lo}", sum(counts))], color=charts.BAR_ALT_COLOR)
                 else:
                     charts.paint_histogram(painter, area, counts, f"{axis} {lo}", hi, color=charts.BAR_ALT_COLOR)
+        elif kind == "audio":  # durations, then the sample rates and the channels
+            charts.paint_histogram_with_counts(painter, rect, chart[1], chart[2], chart[3], [chart[4], chart[5]])
         painter.restore()
 
 

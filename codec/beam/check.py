@@ -156,7 +156,7 @@ class _Inspect:
                                                 (r.file_id, r.start + row, label, r.label_texts.get(label),
                                                  r.rec_digest[row].tobytes(), int(r.phash[row]))))
         summary = TaskResult(r.task_id, r.file_id, r.start, r.count, findings=r.findings, dropped=r.dropped,
-                             runs=r.runs, error=r.error)
+                             runs=r.runs, error=r.error, audio_rates=r.audio_rates)
         yield "task", k, summary, signatures
 
 
@@ -271,6 +271,7 @@ def assemble(plan, options: CheckOptions, items: list, runner: str = "beam") -> 
     ``("rec", digest, members)``, images ``("pix", digest, members)`` and near pairs ``("pair", a, b, d)``."""
     import numpy as np
 
+    from codec.doctor.audio_checks import sample_rate_findings
     from codec.doctor.engine import add_task_findings, finish, min_run
     from codec.doctor.grouping import NEAR_CHECKS, Store, digest_order, label_order_findings, missing_findings
     from codec.errors import TFRecordError
@@ -342,6 +343,8 @@ def assemble(plan, options: CheckOptions, items: list, runner: str = "beam") -> 
         out += missing_findings([(plan.file_paths[r.file_id], tasks[k][1]) for k, r in enumerate(results) if r.count])
     if "label_order" in plan.checks:
         out += label_order_findings(results, plan.file_paths, min_run(options), options.shuffle_buffer)
+    if "audio_sample_rate" in plan.checks:
+        out += sample_rate_findings(results, plan.file_paths)
     findings += [f for f in out if f.check in plan.checks]
     return finish(records, findings, dropped)
 

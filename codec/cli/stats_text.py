@@ -57,12 +57,29 @@ def _feature_lines(name: str, f: dict, records: int, sequence: bool) -> list[str
             formats = ", ".join(f"{k} {v:,}" for k, v in f["image_formats"].items())
             lines.append(f"    images             {formats}; width {_num(w['min'])}..{_num(w['max'])}, "
                          f"height {_num(h['min'])}..{_num(h['max'])}")
+    if f.get("audio"):
+        lines += _audio_lines(f["audio"])
     top = f.get("top")
     if top and any(c > 1 for _, c in top):
         names = f.get("names", {})
         shown = ", ".join(f"{_short(v)}{f' ({names[str(v)]})' if str(v) in names else ''} ×{c:,}" for v, c in top)
         more = "" if f.get("top_complete", True) and f.get("distinct", len(top)) is not None else " (counts partial)"
         lines.append(f"    most common        {shown}{more}")
+    return lines
+
+
+def _audio_lines(a: dict) -> list[str]:
+    """A feature's audio: clips by codec, durations, sample rates and channels, and those that do not decode."""
+    codecs = ", ".join(f"{k} {n:,}" for k, n in a["codecs"].items())
+    bad = f"; {a['undecodable']:,} do not decode" if a["undecodable"] else ""
+    lines = [f"    audio              {a['count']:,} clip(s): {codecs}{bad}"]
+    d = a["duration"]
+    if d["min"] is not None:
+        lines.append(f"    duration (s)       min {d['min']:.3f}  max {d['max']:.3f}  mean {d['mean']:.3f}"
+                     f"   {sparkline(d['histogram']['counts'])}")
+        rates = ", ".join(f"{r:,} Hz ×{n:,}" for r, n in a["sample_rates"])
+        channels = ", ".join(f"{c} ch ×{n:,}" for c, n in a["channels"])
+        lines.append(f"    sample rates       {rates};  channels {channels}")
     return lines
 
 

@@ -1,8 +1,9 @@
 """The dataset doctor: checks a set of TFRecord files for what spoils training before training does.
 
 Duplicates, the same image in two splits, one image with two labels, bad boxes,
-images that do not decode or whose declared format or size lies, class ids not
-in the label map, missing features, shards written in label order, and damage.
+images that do not decode or whose declared format or size lies, audio that does
+not decode, is silent or clipped, sample rates that differ, class ids not in the
+label map, missing features, shards written in label order, and damage.
 :func:`check_iter` runs them on a process pool (both cores) and yields progress;
 its last item is the :class:`CheckReport`. The app's Dataset Check panel and
 ``tfrlens-cli check`` are both views over it.

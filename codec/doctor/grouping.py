@@ -21,6 +21,7 @@ from collections import Counter
 
 import numpy as np
 
+from codec.doctor.audio_checks import sample_rate_findings
 from codec.doctor.hashing import near_pairs
 from codec.doctor.per_record import HAS_IMAGE, SKIPPED, TaskResult
 from codec.doctor.report import ERROR, WARNING, Finding, RecordRef
@@ -112,6 +113,8 @@ class Store:
             out += self._missing(usable)
         if "label_order" in checks:
             out += label_order_findings(self.results, self.paths, min_run, shuffle_buffer)
+        if "audio_sample_rate" in checks:
+            out += sample_rate_findings(self.results, self.paths)
         return [f for f in out if f.check in checks]
 
     def _finding(self, check: str, severity: str, rows: np.ndarray, detail: str) -> Finding:

@@ -15,6 +15,7 @@ import numpy as np
 from codec.decode.decoder import decode_record, feature_values, record_features
 from codec.decode.image_sniff import MAX_PIXELS, candidate_formats, open_image
 from codec.doctor import checks as rules
+from codec.doctor.audio_checks import AUDIO_CHECKS, MAX_RATE_EXAMPLES, record_audio
 from codec.doctor.hashing import DIGEST_BYTES, digest, perceptual_hash, pixel_digest
 from codec.doctor.keys import BBOX_KEYS, Roles, resolve_roles
 from codec.errors import ImageTooLargeError, TFRecordError
@@ -64,6 +65,7 @@ class TaskResult:
     kept: Counter = field(default_factory=Counter)
     dropped: Counter = field(default_factory=Counter)
     runs: list[tuple[int, int, str]] = field(default_factory=list)  # (first index, length, label)
+    audio_rates: dict[tuple[str, int], list] = field(default_factory=dict)  # (key, rate) -> [clips, [indices]]
     error: str | None = None
 
 
@@ -84,6 +86,7 @@ class Inspector:
         self._roles: dict[tuple, Roles] = {}
         self.hashing = bool(checks & {"near_duplicate", "split_leak", "label_conflict", "exact_duplicate"})
         self.imaging = self.hashing or bool(checks & {"image_decode", "image_format", "image_size"})
+        self.hearing = bool(checks & AUDIO_CHECKS)
 
     # ------------------------------------------------------------ a task
     def run(self, task: Task, progress=None) -> TaskResult:
@@ -182,8 +185,21 @@ class Inspector:
                 names = self.labels.get(key if kind == "id" else key.rsplit("/", 1)[0] + "/label")
                 for problem in rules.label_problems(key, kind, values.get(key) or [], names):
                     self._find(out, "unknown_label", "error", i, problem)
+        if self.hearing:
+            self._audio(decoded, i, out)
         if roles.image_key is not None and roles.image_key in values and self.imaging:
             self._image(decoded, roles, values, types, i, k, out)
+
+    def _audio(self, decoded, i: int, out: TaskResult) -> None:
+        """The record's clips decoded: findings of each, and its sample rates for audio_sample_rate."""
+        findings, rates = record_audio(decoded, self.checks)
+        for check, detail in findings:
+            self._find(out, check, "error" if check == "audio_decode" else "warning", i, detail)
+        for where in rates:
+            entry = out.audio_rates.setdefault(where, [0, []])
+            entry[0] += 1
+            if len(entry[1]) < MAX_RATE_EXAMPLES and i not in entry[1][-1:]:
+                entry[1].append(i)
 
     def _label_text(self, label) -> str:
         if isinstance(label, bytes):

@@ -14,7 +14,8 @@ __all__ = ["CHECKS", "ERROR", "NEAR_THRESHOLD", "SHUFFLE_BUFFER", "WARNING", "Ch
            "CheckReport", "Finding", "RecordRef"]
 
 CHECKS: tuple[str, ...] = ("damage", "exact_duplicate", "split_leak", "near_duplicate", "label_conflict", "bbox",
-                           "image_decode", "image_format", "image_size", "unknown_label", "missing_feature",
+                           "image_decode", "image_format", "image_size", "audio_decode", "audio_silent",
+                           "audio_clipped", "audio_sample_rate", "unknown_label", "missing_feature",
                            "label_order")
 ERROR, WARNING = "error", "warning"
 NEAR_THRESHOLD = 8  # bits of 64 (pHash): re-encoded and resized copies differ by 0-4, light edits by up to ~8

@@ -15,6 +15,7 @@ import numpy as np
 
 from codec.decode.decoder import RecordKind
 from codec.decode.example_columns import KIND_BYTES, KIND_FLOAT, KIND_INT64, KIND_NONE, decode_examples
+from codec.stats.audio_stats import audio_candidates
 
 __all__ = ["add_batch"]
 
@@ -56,6 +57,9 @@ def add_batch(stats, records: list[bytes]) -> None:
             spans = _spans(mine[kind == KIND_BYTES], cols)
             starts, ends = cols.bytes_starts[spans].tolist(), cols.bytes_ends[spans].tolist()
             acc.bytes.add([buf[a:b] for a, b in zip(starts, ends)])
+    for r in audio_candidates(cols, buf).tolist():  # (decoded again: only records that may hold audio)
+        if cols.ok[r]:
+            stats.add_audio(records[r])
 
 
 def _spans(entries: np.ndarray, cols) -> np.ndarray:

@@ -21,6 +21,10 @@ A payload's values are summarised exactly (docs/exact-values.md): integers
 up to 2**64 - 1 (dtype "int64" stands for every integer type), doubles as
 "float64" (shown in full, not as float32), bools as "bool" (``count``,
 ``true``, ``false``, ``top``), enums by name as bytes.
+A feature holding audio (found as ``tfrlens-cli media`` finds it) has an ``audio`` object:
+``count``, ``undecodable``, ``codecs``, ``duration`` (seconds: min/max/mean, ``histogram``),
+``sample_rates`` and ``channels`` ([value, count] pairs), from clip headers alone
+(:mod:`codec.stats.audio_stats`).
 Feature lists (``sequence``): ``present``, ``dtype``, ``length`` (steps per
 record, with a histogram), ``values_per_step`` and the same value stats
 over all steps.
@@ -49,6 +53,7 @@ from codec.decode.image_sniff import probe_image
 from codec.decode.payloads import record_fields
 from codec.index.scan import IndexProgress
 from codec.sources.record_pass import PassCounts, quick_decode, record_pass
+from codec.stats.audio_stats import AudioStats
 from codec.stats.numbers import FLUSH_VALUES, MAX_TRACKED, TOP_N, IntPending
 from codec.stats.numbers import Numbers as _Numbers
 from codec.stats.numbers import Pending as _Pending
@@ -413,6 +418,7 @@ class FileStats:
         self.features: dict[str, FeatureStats] = {}  # an Example's features or a SequenceExample's context
         self.sequence: dict[str, FeatureStats] = {}  # feature lists
         self.counts = PassCounts()
+        self.audio = AudioStats()  # per audio feature: durations, rates, channels (codec.stats.audio_stats)
         self._batch: list[bytes] = []  # records waiting to be decoded together (see add)
 
     def __getstate__(self) -> dict:
@@ -462,10 +468,16 @@ class FileStats:
             acc = self.features[name] = FeatureStats(name)
         return acc
 
+    def add_audio(self, data: bytes) -> None:
+        """The audio of one record the columnar path counted already (:func:`codec.stats.columns.add_batch`)."""
+        self.audio.add_decoded(quick_decode(data, self.payload))
+
     def add_one(self, data: bytes) -> None:
         """One record's data, decoded here."""
         decoded = quick_decode(data, self.payload)
         self.kinds[decoded.kind.value] += 1
+        if decoded.kind is not RecordKind.RAW:
+            self.audio.add_decoded(decoded)
         if decoded.kind is RecordKind.EXAMPLE and decoded.fields is None:
             self._add_features(decoded.message.features.feature)
         elif decoded.kind is RecordKind.SEQUENCE_EXAMPLE:
@@ -521,6 +533,7 @@ class FileStats:
                 if acc is None:
                     acc = mine[name] = FeatureStats(name, sequence)
                 acc.merge(stats)
+        self.audio.merge(other.audio)
 
     def to_json(self) -> dict:
         """The ``tfrlens-cli stats --json`` object (see the module docstring)."""
@@ -531,9 +544,14 @@ class FileStats:
         if self.labels:
             for name, feature in features.items():
                 self._name_classes(name, feature)
+        sequence = {name: self.sequence[name].to_json() for name in sorted(self.sequence)}
+        for section, sequential in ((features, False), (sequence, True)):
+            for name, audio in self.audio.section(sequential).items():
+                if name in section:
+                    section[name]["audio"] = audio
         if self.is_sequence:
             out["context"] = features
-            out["sequence"] = {name: self.sequence[name].to_json() for name in sorted(self.sequence)}
+            out["sequence"] = sequence
         else:
             out["features"] = features
         return out
