@@ -262,8 +262,13 @@ def decode_audio(ref: AudioRef) -> AudioSamples:
         raise AudioDecodeError(f"{ref.codec} bytes do not decode: {_one_line(exc)}") from None
 
 
+# libsndfile names the in-memory file it could not open ("Error opening <_io.BytesIO object at 0x...>: "),
+# an address that differs from run to run and says nothing to the user.
+_OPENING = re.compile(r"Error opening <[^>]*>: ")
+
+
 def _one_line(exc: Exception) -> str:
-    return " ".join(str(exc).split()) or type(exc).__name__
+    return " ".join(_OPENING.sub("", str(exc)).split()) or type(exc).__name__
 
 
 def wav_bytes(ref: AudioRef) -> bytes:

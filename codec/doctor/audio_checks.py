@@ -9,7 +9,6 @@ scale is.
 from __future__ import annotations
 
 import math
-import re
 
 import numpy as np
 
@@ -24,8 +23,6 @@ SILENT_DBFS = -60.0  # a clip whose peak is below this is silent (quieter than a
 CLIP_LEVEL = 0.999  # a sample this close to full scale (|x| >= 0.999 of it) is at full scale
 CLIP_SHARE = 0.001  # a clip with at least this share of its samples at full scale is clipped
 MAX_RATE_EXAMPLES = 10  # records named per (feature, sample rate) in a sample-rate finding
-# libsndfile names the in-memory file it could not open ("Error opening <_io.BytesIO object at 0x...>: ").
-_OPENING = re.compile(r"Error opening <[^>]*>: ")
 
 
 def ref_text(ref: AudioRef) -> str:
@@ -68,7 +65,7 @@ def record_audio(decoded, checks: frozenset[str]) -> tuple[list[tuple[str, str]]
             audio = decode_audio(ref)
         except AudioDecodeError as exc:
             if not ref.weak:  # bare MP3 frame sync that does not decode is not audio
-                findings.append(("audio_decode", f"{ref_text(ref)}: {_OPENING.sub('', str(exc))}"))
+                findings.append(("audio_decode", f"{ref_text(ref)}: {exc}"))
             continue
         rates.append((ref.key, audio.sample_rate))
         if checks & {"audio_silent", "audio_clipped"}:
