@@ -119,3 +119,31 @@ def _started(path: str) -> float:
 
 def _file_order(name: str) -> tuple[float, str]:
     return _started(name), name
+
+
+def unfinished_tail(f):
+    """The problem that is a file's last record cut short at its end (a writer still at work), or None."""
+    from codec.format.framing import ProblemKind
+
+    if not f.problems:
+        return None
+    last = f.problems[-1]
+    if last.kind is not ProblemKind.TRUNCATED or last.offset + last.size < f.data_end:
+        return None
+    return last
+
+
+def take_as_being_written(source) -> None:
+    """An indexed source of event files (one file or a set), each file whose last record is cut short at
+    its end taken as still being written (``start_follow``): that record is "being written", not damage."""
+    shards = getattr(source, "shards", None)
+    if shards is None:
+        if unfinished_tail(source) is not None and "://" not in source.path:
+            source.start_follow()
+        return
+    for k, shard in enumerate(shards):
+        if "://" in shard.path:
+            continue
+        with source.using(k) as f:
+            if f is not None and unfinished_tail(f) is not None:
+                f.start_follow()

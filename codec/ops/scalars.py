@@ -18,8 +18,8 @@ import struct
 from dataclasses import dataclass, field
 from typing import Callable, Iterator
 
-from codec.datasets.event_logs import Run
-from codec.format.framing import Problem, ProblemKind
+from codec.datasets.event_logs import Run, unfinished_tail
+from codec.format.framing import Problem
 
 __all__ = ["FileProblems", "ScalarPoint", "point_json", "scalar_points"]
 
@@ -185,19 +185,9 @@ def _event_records(path: str, check_crc: bool, report: FileProblems) -> Iterator
         return
     with f:
         f.build_index()
-        unfinished = _unfinished_tail(f)
+        unfinished = unfinished_tail(f)
         for item in iter_records(f, intact_only=True):
             if not isinstance(item, IndexProgress):
                 yield item[1]
         report.problems = [p for p in f.problems if p is not unfinished]
         report.writing = unfinished is not None
-
-
-def _unfinished_tail(f) -> Problem | None:
-    """The problem that is the file's last record cut short at its end (a writer still at work), or None."""
-    if not f.problems:
-        return None
-    last = f.problems[-1]
-    if last.kind is not ProblemKind.TRUNCATED or last.offset + last.size < f.data_end:
-        return None
-    return last
