@@ -58,13 +58,23 @@ def cmd_scalars(args) -> int:
 
 
 def _write_json(points) -> None:
+    """One line per point, spelt as ``json.dumps(point_json(point))`` spells it (runs' and tags' strings
+    encoded once each: a log has few of them and many points)."""
     import json
 
     from codec.ops.scalars import point_json
 
+    strings: dict[str, str] = {}
     write = sys.stdout.write
     for point in points:
-        write(json.dumps(point_json(point)) + "\n")
+        run, tag, value, wall_time = point.run, point.tag, point.value, point.wall_time
+        if value - value != 0 or wall_time - wall_time != 0:  # NaN or an infinity: protobuf's JSON spelling
+            write(json.dumps(point_json(point)) + "\n")
+            continue
+        run_json = strings.get(run) or strings.setdefault(run, json.dumps(run))
+        tag_json = strings.get(tag) or strings.setdefault(tag, json.dumps(tag))
+        write(f'{{"run": {run_json}, "tag": {tag_json}, "step": {point.step}, "wall_time": {wall_time!r}, '
+              f'"value": {value!r}}}\n')
 
 
 def _write_csv(points, escape: bool) -> None:
@@ -79,7 +89,7 @@ def _write_csv(points, escape: bool) -> None:
     for point in points:
         row = point_json(point)
         writer.writerow((csv_text(point.run, counters, escape), csv_text(point.tag, counters, escape),
-                         point.step, repr(point.wall_time), _number_text(row["value"])))
+                         point.step, _number_text(row["wall_time"]), _number_text(row["value"])))
 
 
 def _number_text(value) -> str:
@@ -92,9 +102,11 @@ def _write_table(points) -> None:
     from datetime import datetime, timezone
 
     def cells(point) -> tuple:
-        when = datetime.fromtimestamp(point.wall_time, timezone.utc).isoformat(" ", "milliseconds")
-        return point.run, point.tag, str(point.step), when.replace("+00:00", "Z"), _number_text(
-            repr(point.value) if isinstance(point.value, float) else point.value)
+        try:
+            when = datetime.fromtimestamp(point.wall_time, timezone.utc).isoformat(" ", "milliseconds")
+        except (OverflowError, ValueError, OSError):  # NaN, an infinity, a year past 9999
+            when = repr(point.wall_time)
+        return point.run, point.tag, str(point.step), when.replace("+00:00", "Z"), repr(point.value)
 
     points = iter(points)
     first = [cells(p) for p in itertools.islice(points, _TABLE_SAMPLE)]

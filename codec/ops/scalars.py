@@ -73,9 +73,9 @@ class FileProblems:
 
 
 def point_json(point: ScalarPoint) -> dict:
-    """``{"run", "tag", "step", "wall_time", "value"}``; a NaN or infinite value as protobuf's JSON spells
+    """``{"run", "tag", "step", "wall_time", "value"}``; a NaN or infinite number as protobuf's JSON spells
     it (``"NaN"``, ``"Infinity"``, ``"-Infinity"``)."""
-    return {"run": point.run, "tag": point.tag, "step": point.step, "wall_time": point.wall_time,
+    return {"run": point.run, "tag": point.tag, "step": point.step, "wall_time": _json_number(point.wall_time),
             "value": _json_number(point.value)}
 
 

@@ -74,7 +74,8 @@ def test_the_shared_logs_give_the_manifests_points_exactly(capsys):
     code, out, err = run(capsys, "scalars", "--json", LOGS)
     assert code == 0 and err == ""
     assert json_lines(out) == MANIFEST["scalars"]
-    assert list(json_lines(out)[0]) == ["run", "tag", "step", "wall_time", "value"]
+    keys = ("run", "tag", "step", "wall_time", "value")
+    assert out.splitlines() == [json.dumps({key: p[key] for key in keys}) for p in MANIFEST["scalars"]]
 
 
 def test_tf1_simple_values(capsys, tmp_path):
@@ -83,6 +84,7 @@ def test_tf1_simple_values(capsys, tmp_path):
         Event(wall_time=2.0, graph_def=b"\x0a\x00").SerializeToString(),  # a graph: no points
         simple(1, 10.5, loss=0.25, acc=0.5),
         simple(2, 11.5, loss=float("nan")),
+        simple(3, float("inf"), loss=float("-inf")),
     ])
     code, out, _ = run(capsys, "scalars", "--json", tmp_path)
     assert code == 0
@@ -90,7 +92,10 @@ def test_tf1_simple_values(capsys, tmp_path):
         {"run": "run1", "tag": "loss", "step": 1, "wall_time": 10.5, "value": 0.25},
         {"run": "run1", "tag": "acc", "step": 1, "wall_time": 10.5, "value": 0.5},
         {"run": "run1", "tag": "loss", "step": 2, "wall_time": 11.5, "value": "NaN"},
+        {"run": "run1", "tag": "loss", "step": 3, "wall_time": "Infinity", "value": "-Infinity"},
     ]
+    code, out, _ = run(capsys, "scalars", tmp_path)
+    assert code == 0 and out.splitlines()[-1].split() == ["run1", "loss", "3", "inf", "-inf"]
 
 
 def test_tensor_dtypes_and_a_tags_plugin_remembered_from_its_first_value(capsys, tmp_path):
