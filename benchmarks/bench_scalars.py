@@ -5,10 +5,11 @@
 The folder (benchmarks/_data/tb_logs_<MB>mb, made once) holds 4 runs written as TF2's summary
 writer writes them: per step 4 scalar summaries (one event each), a histogram (a tensor of the
 histograms plugin), and every 25 steps a 64 KiB image summary, so most bytes are not scalars, as
-in real logs. Figures: the best of 3 runs of the command (`scalars --json` to /dev/null, a process
-each) and of the library's pass alone. TensorBoard's plugin_event_accumulator.EventAccumulator (keeping every scalar, the
-other plugins' data left out; the accumulator TensorBoard's own server uses) is timed when tensorboard imports, in this Python or in the one
-given with --tensorboard-python (tensorboard is never a dependency).
+in real logs. Figures: the best of --repeat runs (2) of the command (`scalars --json` to /dev/null,
+a process each), of the library's pass alone, and of TensorBoard's own reader,
+plugin_event_accumulator.EventAccumulator (the one its server uses; every scalar kept, other plugins'
+data sampled down to one), timed when tensorboard imports, in this Python or in the one given with
+--tensorboard-python (tensorboard is never a dependency).
 """
 from __future__ import annotations
 
@@ -32,9 +33,9 @@ BUCKETS = 30
 ACCUMULATOR = r"""
 import sys, time
 from tensorboard.backend.event_processing import plugin_event_accumulator as ea
-folder, runs = sys.argv[1], sys.argv[2:]
+folder, repeat, runs = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
 best = float("inf")
-for _ in range(3):
+for _ in range(repeat):
     t = time.perf_counter()
     n = 0
     for run in runs:
@@ -101,7 +102,7 @@ def make_logs(folder: str, megabytes: int) -> int:
     return points
 
 
-def best_of(fn, repeat: int = 3) -> float:
+def best_of(fn, repeat: int) -> float:
     best = float("inf")
     for _ in range(repeat):
         t = time.perf_counter()
@@ -113,6 +114,7 @@ def best_of(fn, repeat: int = 3) -> float:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--mb", type=int, default=200, help="size of the log folder (MiB)")
+    parser.add_argument("--repeat", type=int, default=2, help="runs of each reader; the best is shown")
     parser.add_argument("--tensorboard-python", metavar="PYTHON", default=sys.executable,
                         help="a Python where tensorboard imports, for EventAccumulator (default: this one)")
     args = parser.parse_args()
@@ -128,7 +130,7 @@ def main() -> int:
     from codec.ops.scalars import scalar_points
 
     counted = []
-    library = best_of(lambda: counted.append(sum(1 for _ in scalar_points(runs_of([folder])))))
+    library = best_of(lambda: counted.append(sum(1 for _ in scalar_points(runs_of([folder])))), args.repeat)
     assert counted[-1] == points, (counted[-1], points)
     env = dict(os.environ, PYTHONPATH=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -137,10 +139,10 @@ def main() -> int:
             subprocess.run([sys.executable, "-m", "codec.cli", "scalars", "--json", folder], stdout=sink, check=True,
                            env=env)
 
-    cli = best_of(command)
+    cli = best_of(command, args.repeat)
     print(f"scalars, library pass:          {library:7.2f} s  {size / (1 << 20) / library:6.0f} MiB/s")
     print(f"scalars --json (the command):   {cli:7.2f} s  {size / (1 << 20) / cli:6.0f} MiB/s")
-    found = subprocess.run([args.tensorboard_python, "-c", ACCUMULATOR, folder, *RUNS], capture_output=True,
+    found = subprocess.run([args.tensorboard_python, "-c", ACCUMULATOR, folder, str(args.repeat), *RUNS], capture_output=True,
                            text=True)
     if found.returncode != 0:
         last = (found.stderr.strip().splitlines() or ["?"])[-1]

@@ -2,7 +2,7 @@
 
 The message types come from TensorBoard's own ``.proto`` files (vendored in
 ``event_protos/``), loaded from the descriptor set protoc made of them
-(``event_protos/events.desc``, rebuilt by ``event_protos/regenerate.py``): reading
+(``event_protos/events.desc``; ``python -m codec.decode.events`` writes it again): reading
 needs only protobuf, and the types live in a private pool, clashing with nothing.
 A file is an event file by its name (``tfevents`` in it, as TensorBoard decides)
 or by its first record: an Event whose ``file_version`` starts ``brain.Event:``.
@@ -18,7 +18,9 @@ __all__ = ["EVENT_TYPE", "EventPayload", "event_class", "event_type", "is_event_
 
 EVENT_TYPE = "tensorboard.Event"
 FILE_VERSION_PREFIX = "brain.Event:"
-_DESCRIPTOR_SET = os.path.join(os.path.dirname(os.path.abspath(__file__)), "event_protos", "events.desc")
+_PROTOS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "event_protos")
+_DESCRIPTOR_SET = os.path.join(_PROTOS, "events.desc")
+_ROOT_PROTO = "tensorboard/compat/proto/event.proto"
 
 _type: Any = None  # the loaded codec.decode.messages.MessageType, once
 
@@ -82,3 +84,26 @@ class EventPayload:
         """``{"run": name}`` for a record of a log folder's file; nothing otherwise."""
         run = self.runs.get(path) if path is not None else None
         return {} if run is None else {"run": run}
+
+
+def compiled_descriptor_set() -> bytes:
+    """What protoc (from grpcio-tools) makes of the vendored .proto files now: what ``events.desc`` must hold."""
+    import tempfile
+
+    from grpc_tools import protoc
+
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "events.desc")
+        code = protoc.main(["protoc", f"--proto_path={_PROTOS}", "--include_imports", f"--descriptor_set_out={out}",
+                            os.path.join(_PROTOS, _ROOT_PROTO)])
+        if code != 0:
+            raise RuntimeError(f"protoc failed on {_ROOT_PROTO} (exit code {code})")
+        with open(out, "rb") as f:
+            return f.read()
+
+
+if __name__ == "__main__":  # python -m codec.decode.events: write events.desc again from the vendored sources
+    data = compiled_descriptor_set()
+    with open(_DESCRIPTOR_SET, "wb") as f:
+        f.write(data)
+    print(f"wrote {_DESCRIPTOR_SET} ({len(data):,} bytes)")
