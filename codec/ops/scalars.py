@@ -13,10 +13,12 @@ from __future__ import annotations
 
 import fnmatch
 import math
+import os
 import re
+import stat
 import struct
 from dataclasses import dataclass, field
-from typing import Callable, Iterator
+from typing import Callable, Iterator, NamedTuple
 
 from codec.datasets.event_logs import Run, unfinished_tail
 from codec.format.framing import Problem
@@ -50,9 +52,8 @@ _DTYPES: dict[int, tuple[str, str, Callable]] = {
 }
 
 
-@dataclass(frozen=True, slots=True)
-class ScalarPoint:
-    """One scalar value of a run's tag at a step."""
+class ScalarPoint(NamedTuple):
+    """One scalar value of a run's tag at a step (a tuple: a log has millions, made in a tight loop)."""
 
     run: str
     tag: str
@@ -149,7 +150,8 @@ def _point_value(value, plugins: dict[str, str]) -> float | None:
 
 def _tensor_scalar(tensor) -> float | None:
     """The one number of a rank-0 (or one-element) numeric TensorProto, or None."""
-    if any(dim.size != 1 for dim in tensor.tensor_shape.dim):
+    dims = tensor.tensor_shape.dim
+    if dims and any(dim.size != 1 for dim in dims):
         return None
     spec = _DTYPES.get(tensor.dtype)
     if spec is None:
@@ -172,7 +174,78 @@ def _tensor_scalar(tensor) -> float | None:
 
 def _event_records(path: str, check_crc: bool, report: FileProblems) -> Iterator[bytes]:
     """The intact records of one event file, CRCs checked unless ``check_crc`` is off; its damage goes in
-    ``report`` (an unfinished last record is not damage: ``report.writing``)."""
+    ``report`` (an unfinished last record is not damage: ``report.writing``).
+
+    A sound plain file is read in large blocks here; from the first thing out of the ordinary (a CRC
+    that fails, a record cut short, a compressed file) the codec's reader takes over at that record,
+    so damage is found, resynchronised past and reported exactly as every command reports it.
+    """
+    clean = _clean_records(path, check_crc)
+    done = 0
+    try:
+        while True:
+            yield next(clean)
+            done += 1
+    except StopIteration as stop:
+        if stop.value:
+            return
+    yield from _records_after(path, check_crc, report, done)
+
+
+def _clean_records(path: str, check_crc: bool):
+    """The records of a plain file while every header and record holds; returns True when all of it did
+    (False at the first record that does not, or a file that cannot be read here)."""
+    from google_crc32c import value as crc32c
+
+    from codec.format.crc import mask
+    from codec.format.layout import CRC, HEADER_SIZE, LENGTH, OVERHEAD
+
+    unpack_length, unpack_crc = LENGTH.unpack_from, CRC.unpack_from
+    try:
+        st = os.stat(path)
+        if not stat.S_ISREG(st.st_mode):  # a FIFO or a device: the codec's reader refuses it in one line
+            return False
+        f = open(path, "rb")
+    except OSError:
+        return False
+    try:
+        buf = b""
+        pos = 0
+        unread = st.st_size
+        while True:
+            if len(buf) - pos < HEADER_SIZE:
+                more = f.read(_BLOCK)
+                if not more:
+                    return pos == len(buf)
+                buf, pos, unread = buf[pos:] + more, 0, unread - len(more)
+                continue
+            (length,) = unpack_length(buf, pos)
+            if mask(crc32c(buf[pos:pos + 8])) != unpack_crc(buf, pos + 8)[0]:
+                return False
+            end = pos + OVERHEAD + length
+            if end > len(buf):
+                if end - len(buf) > unread:
+                    return False  # cut short: the codec's reader says whether it is being written
+                more = f.read(max(_BLOCK, end - len(buf)))
+                if not more:  # it shrank while read
+                    return False
+                buf, pos, unread = buf[pos:] + more, 0, unread - len(more)
+                continue
+            data = buf[pos + HEADER_SIZE:end - 4]
+            if check_crc and mask(crc32c(data)) != unpack_crc(buf, end - 4)[0]:
+                return False
+            yield data
+            pos = end
+    finally:
+        f.close()
+
+
+_BLOCK = 4 << 20
+
+
+def _records_after(path: str, check_crc: bool, report: FileProblems, start: int) -> Iterator[bytes]:
+    """The intact records of ``path`` from record ``start`` on, read by the codec's reader (damage found,
+    recorded and read past as every command does); its problems go in ``report``."""
     from codec.errors import TFRecordError
     from codec.index.scan import IndexProgress
     from codec.sources.record_pass import iter_records
@@ -186,7 +259,7 @@ def _event_records(path: str, check_crc: bool, report: FileProblems) -> Iterator
     with f:
         f.build_index()
         unfinished = unfinished_tail(f)
-        for item in iter_records(f, intact_only=True):
+        for item in iter_records(f, range(start, len(f)), intact_only=True):
             if not isinstance(item, IndexProgress):
                 yield item[1]
         report.problems = [p for p in f.problems if p is not unfinished]

@@ -156,6 +156,25 @@ def test_a_corrupted_crc_in_the_middle_is_one_line_and_exit_1(capsys, tmp_path):
     assert code == 0 and len(json_lines(out)) == 10
 
 
+def test_a_damaged_header_in_the_middle_is_read_past(capsys, tmp_path):
+    records = [file_version()] + [simple(step, float(step), loss=step / 10) for step in range(10)]
+    path = write_log(tmp_path / "train", "events.out.tfevents.1.host", records)
+    data = bytearray(open(path, "rb").read())
+    data[data.index(simple(5, 5.0, loss=0.5)) - 12] ^= 0x01  # record 6's length
+    open(path, "wb").write(bytes(data))
+    code, out, err = run(capsys, "scalars", "--json", tmp_path)
+    assert code == 1 and len(err.splitlines()) == 1 and f"problem: {path}: offset " in err
+    assert [p["step"] for p in json_lines(out)] == [0, 1, 2, 3, 4, 6, 7, 8, 9]  # found again after it
+
+
+def test_a_gzip_event_file_is_read_through_the_codecs_reader(capsys, tmp_path):
+    records = [file_version()] + [simple(step, float(step), loss=1.0) for step in range(3)]
+    (tmp_path / "r").mkdir()
+    write_records(tmp_path / "r" / "events.out.tfevents.1.host.gz", records, "gzip")
+    code, out, _ = run(capsys, "scalars", "--json", tmp_path)
+    assert code == 0 and [p["step"] for p in json_lines(out)] == [0, 1, 2]
+
+
 def test_tag_glob(capsys):
     code, out, _ = run(capsys, "scalars", "--json", "--tag", "metrics/*", LOGS)
     assert code == 0
