@@ -11,27 +11,29 @@ record (an Event whose ``file_version`` starts ``brain.Event:``).
 """
 from __future__ import annotations
 
-import glob
 import os
-import re
-from dataclasses import dataclass, field
 
 from codec.decode.events import is_event_file_name, is_file_version_event
 from codec.errors import UsageError
-from codec.format.framing import HEADER_SIZE
+from codec.format.layout import HEADER_SIZE
 
 __all__ = ["Run", "is_event_file", "is_log_folder", "log_runs", "runs_of"]
 
-_STARTED = re.compile(r"tfevents\.(\d+)")  # events.out.tfevents.<seconds>.<host>.<pid>.<n>[.v2]
+_STARTED = "tfevents."  # events.out.tfevents.<seconds>.<host>.<pid>.<n>[.v2]
 _SNIFF_BYTES = 64 << 10  # a first record larger than this is not an event file's file_version record
 
 
-@dataclass
 class Run:
     """One run: its name (relative to the folder opened) and its event files, in the order they are read."""
 
-    name: str
-    files: list[str] = field(default_factory=list)
+    __slots__ = ("name", "files")  # (no dataclass: every command imports this module, `cat` of one record too)
+
+    def __init__(self, name: str, files: list[str]) -> None:
+        self.name = name
+        self.files = files
+
+    def __repr__(self) -> str:
+        return f"Run({self.name!r}, {self.files!r})"
 
 
 def is_event_file(path: str) -> bool:
@@ -88,7 +90,12 @@ def runs_of(paths: list[str]) -> list[Run]:
                 raise UsageError(f"no TensorBoard event files in {path}")
             runs.extend(found)
             continue
-        named = [path] if os.path.exists(path) or not any(c in path for c in "*?[") else sorted(glob.glob(path))
+        if os.path.exists(path) or not any(c in path for c in "*?["):
+            named = [path]
+        else:
+            import glob
+
+            named = sorted(glob.glob(path))
         if not named:
             raise UsageError(f"no files match {path}")
         for file in named:
@@ -113,8 +120,10 @@ def _walk(folder: str):
 
 def _started(path: str) -> float:
     """The time in an event file's name (when its writer started); files without one sort last."""
-    found = _STARTED.search(os.path.basename(path))
-    return float(found.group(1)) if found else float("inf")
+    name = os.path.basename(path)
+    at = name.find(_STARTED)
+    digits = name[at + len(_STARTED):].split(".", 1)[0] if at >= 0 else ""
+    return float(digits) if digits.isdigit() else float("inf")
 
 
 def _file_order(name: str) -> tuple[float, str]:

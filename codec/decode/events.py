@@ -10,9 +10,14 @@ or by its first record: an Event whose ``file_version`` starts ``brain.Event:``.
 from __future__ import annotations
 
 import os
-from typing import Any
 
-from codec.decode.decoded import DecodedRecord, RecordKind
+# typing and codec.decode.decoded (dataclasses) are not imported here: every command asks whether its files
+# are event files (codec.datasets.event_logs), and a one-record `cat` should not pay for them.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from codec.decode.decoded import DecodedRecord
 
 __all__ = ["EVENT_TYPE", "EventPayload", "event_class", "event_type", "is_event_file_name", "is_file_version_event"]
 
@@ -22,7 +27,7 @@ _PROTOS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "event_protos
 _DESCRIPTOR_SET = os.path.join(_PROTOS, "events.desc")
 _ROOT_PROTO = "tensorboard/compat/proto/event.proto"
 
-_type: Any = None  # the loaded codec.decode.messages.MessageType, once
+_type = None  # the loaded codec.decode.messages.MessageType, once
 
 
 def event_type():
@@ -63,8 +68,11 @@ class EventPayload:
     name = EVENT_TYPE
 
     def __init__(self, runs: dict[str, str] | None = None) -> None:
+        from codec.decode.decoded import RecordKind
+
         self.runs = dict(runs or {})
         self._type = event_type()
+        self._message, self._event = RecordKind.MESSAGE, RecordKind.EVENT
 
     def __repr__(self) -> str:
         return f"EventPayload({len(self.runs)} files in runs)"
@@ -76,8 +84,8 @@ class EventPayload:
     def decode(self, data: bytes) -> DecodedRecord:
         """The record as an Event (EVENT), or RAW with a note saying why not; never raises."""
         decoded = self._type.decode(data)
-        if decoded.kind is RecordKind.MESSAGE:
-            decoded.kind = RecordKind.EVENT
+        if decoded.kind is self._message:
+            decoded.kind = self._event
         return decoded
 
     def line_extras(self, decoded: DecodedRecord, path: str | None) -> dict:
