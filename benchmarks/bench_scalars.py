@@ -22,7 +22,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from benchmarks.common import data_path
+from benchmarks.common import best_ms, data_path
 from codec import encode_record
 
 RUNS = ("train", "eval", "sweep/lr_0.1", "sweep/lr_0.01")
@@ -103,12 +103,8 @@ def make_logs(folder: str, megabytes: int) -> int:
 
 
 def best_of(fn, repeat: int) -> float:
-    best = float("inf")
-    for _ in range(repeat):
-        t = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t)
-    return best
+    """The fastest of ``repeat`` calls of ``fn()``, in seconds."""
+    return best_ms(fn, repeat) / 1000
 
 
 def main() -> int:

@@ -17,21 +17,11 @@ from codec.cli.main import main
 from codec.decode.events import event_class
 from codec.storage.writer import write_records
 from tests.builders import FIXTURES
+from tests.codec.test_events import json_lines, run
 
 LOGS = FIXTURES / "formats" / "logs"
 MANIFEST = json.loads((LOGS / "MANIFEST.json").read_text())["logs"]
 Event = event_class()
-
-
-def run(capsys, *argv) -> tuple[int, str, str]:
-    code = main([str(a) for a in argv])
-    out, err = capsys.readouterr()
-    assert "Traceback" not in err
-    return code, out, err
-
-
-def json_lines(out: str) -> list[dict]:
-    return [json.loads(line) for line in out.splitlines()]
 
 
 def file_version(wall_time: float = 1.0) -> bytes:
