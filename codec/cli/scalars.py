@@ -45,6 +45,11 @@ def cmd_scalars(args) -> int:
         for problem in report.problems:
             damaged = True
             sys.stderr.write(f"tfrlens-cli: problem: {report.path}: {problem_line(problem).strip()}\n")
+        if report.not_events:
+            damaged = True
+            n = report.not_events
+            sys.stderr.write(f"tfrlens-cli: problem: {report.path}: {n:,} intact record{'s' if n != 1 else ''} "
+                             f"not an Event (the first: intact record {report.first_not_event:,}), left out\n")
 
     points = scalar_points(runs, tag=args.tag, check_crc=not args.no_crc, on_file=on_file)
     if args.json:

@@ -29,7 +29,7 @@ __all__ = ["FileProblems", "ScalarPoint", "point_json", "scalar_points"]
 # graph_def (4), log_message (6), session_log (7), tagged_run_metadata (8), meta_graph_def (9), one of
 # the `what` oneof as the summary is.
 _NOT_SUMMARY = frozenset({0x1A, 0x22, 0x32, 0x3A, 0x42, 0x4A})
-_WALL_TIME, _STEP, _SUMMARY = 0x09, 0x10, 0x2A
+_STEP = 0x10
 SCALARS_PLUGIN = "scalars"
 
 # DataType number -> (struct format of one little-endian value in tensor_content, the TensorProto list
@@ -71,6 +71,8 @@ class FileProblems:
     problems: list[Problem] = field(default_factory=list)
     writing: bool = False
     error: str | None = None  # the file could not be read at all (one line)
+    not_events: int = 0  # intact records that do not parse as an Event (left out)
+    first_not_event: int | None = None  # the number of the first of them in the file
 
 
 def point_json(point: ScalarPoint) -> dict:
@@ -93,6 +95,8 @@ def scalar_points(runs: list[Run], *, tag: str | None = None, check_crc: bool = 
     ``tag``: a glob (``fnmatch``, case-sensitive) the tag must match. ``on_file`` is told each
     file's problems once it is read to its end.
     """
+    from google.protobuf.message import DecodeError
+
     from codec.decode.events import event_class
 
     parse = event_class().FromString
@@ -101,10 +105,16 @@ def scalar_points(runs: list[Run], *, tag: str | None = None, check_crc: bool = 
         plugins: dict[str, str] = {}  # tag -> the plugin its first metadata named, in this run
         for path in run.files:
             report = FileProblems(path)
-            for data in _event_records(path, check_crc, report):
+            for number, data in enumerate(_event_records(path, check_crc, report)):
                 if not _may_have_summary(data):
                     continue
-                event = parse(data)
+                try:
+                    event = parse(data)
+                except (DecodeError, RuntimeError, ValueError):
+                    report.not_events += 1
+                    if report.first_not_event is None:
+                        report.first_not_event = number
+                    continue
                 if not event.HasField("summary"):
                     continue
                 for value in event.summary.value:

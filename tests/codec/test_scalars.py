@@ -165,6 +165,15 @@ def test_a_gzip_event_file_is_read_through_the_codecs_reader(capsys, tmp_path):
     assert code == 0 and [p["step"] for p in json_lines(out)] == [0, 1, 2]
 
 
+def test_a_record_that_is_not_an_event_is_a_problem_line(capsys, tmp_path):
+    write_log(tmp_path / "r", "events.out.tfevents.1.host",
+              [file_version(), simple(1, 1.0, loss=1.0), b"\x2a\xff\xff", b"\x2a\x05ab", simple(2, 2.0, loss=2.0)])
+    code, out, err = run(capsys, "scalars", "--json", tmp_path)
+    assert code == 1 and [p["step"] for p in json_lines(out)] == [1, 2]
+    assert err.splitlines() == [f"tfrlens-cli: problem: {tmp_path / 'r' / 'events.out.tfevents.1.host'}: 2 intact "
+                                "records not an Event (the first: intact record 2), left out"]
+
+
 def test_tag_glob(capsys):
     code, out, _ = run(capsys, "scalars", "--json", "--tag", "metrics/*", LOGS)
     assert code == 0
