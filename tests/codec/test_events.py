@@ -72,6 +72,14 @@ def test_info_names_the_folder_and_the_kind(capsys):
     assert "decoded as:  TensorBoard events" in out
 
 
+def test_filters_see_an_events_fields_by_path(capsys):
+    code, out, _ = run(capsys, "cat", "--json", "--workers", "1", "--where", 'step == 3 and summary.value.tag == "loss"',
+                       LOGS)
+    lines = json_lines(out)
+    assert code == 0 and [(line["run"], line["value"]["step"]) for line in lines] == [("train", "3"), ("eval", "3")]
+    assert {line["value"]["summary"]["value"][0]["tag"] for line in lines} == {"loss"}
+
+
 def test_nested_runs_are_named_by_their_path_below_the_folder(tmp_path):
     for rel, started in (("a/b", 30), (".", 20), ("c", 10), ("a/b", 40)):
         folder = tmp_path / rel
