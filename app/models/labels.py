@@ -6,7 +6,8 @@ from codec.decode.images import ImageRef
 from codec.format.framing import RecordStatus
 
 KIND_TEXT = {RecordKind.EXAMPLE: "Example", RecordKind.SEQUENCE_EXAMPLE: "SequenceExample", RecordKind.RAW: "raw",
-             RecordKind.TENSOR: "Tensor", RecordKind.MESSAGE: "Message", RecordKind.PROTOBUF: "Protobuf (no schema)"}
+             RecordKind.TENSOR: "Tensor", RecordKind.MESSAGE: "Message", RecordKind.PROTOBUF: "Protobuf (no schema)",
+             RecordKind.EVENT: "Event"}
 STATUS_TEXT = {
     RecordStatus.UNCHECKED: "ok",
     RecordStatus.OK: "ok",

@@ -74,7 +74,7 @@ class _Parser(argparse.ArgumentParser):
         self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n")
 
 
-COMMANDS = ("info", "verify", "repair", "cat", "index", "export", "stats", "schema", "check", "media")
+COMMANDS = ("info", "verify", "repair", "cat", "index", "export", "stats", "schema", "check", "media", "scalars")
 RUNNER_COMMANDS = ("verify", "repair", "stats", "schema", "check")  # --runner: Beam options may follow "--"
 
 
@@ -182,6 +182,10 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         p.add_argument("--where", metavar="EXPR", help=WHERE_HELP)
         p.add_argument("--workers", type=int, metavar="N", help=WORKERS_HELP + " (for --where)")
         p.set_defaults(func=cmd_media)
+    if wanted("scalars"):
+        from codec.cli.scalars import add_scalars_parser
+
+        add_scalars_parser(sub)
     return parser
 
 

@@ -155,7 +155,8 @@ def cmd_cat(args) -> int:
             chosen = selected(f, flt, None if args.range is None else chosen, args)
         try:
             for i, data, status, offset, length in _records(f, chosen):
-                show(i, offset, length, status, data, f.location(i)[0] if choice.dataset is not None else None)
+                show(i, offset, length, status, data,
+                     f.location(i)[0] if getattr(choice.payload, "line_extras", None) is not None else None)
         finally:
             show.flush()
         return EXIT_PROBLEMS if f.problems else EXIT_OK

@@ -80,6 +80,8 @@ def choose_for(files: Sequence[str], *, proto: str | None = None, type_name: str
                 if not choice.files:
                     raise UsageError(f"TFDS dataset {choice.dataset.name} {choice.dataset.version}: no shard "
                                      f"files in {files[0]}")
+    elif proto is None and type_name is None and files:
+        _event_files(choice, files)
     if proto is not None or type_name is not None:  # the user's type, over a dataset's spec too
         if proto is None or type_name is None:
             raise UsageError("--proto and --type go together: --proto FILE --type full.MessageName")
@@ -88,6 +90,22 @@ def choose_for(files: Sequence[str], *, proto: str | None = None, type_name: str
         choice.payload = load_message_type(proto, type_name)
     choice.labels = _labels(label_map, files, choice)
     return choice
+
+
+def _event_files(choice: Choice, files: list[str]) -> None:
+    """TensorBoard event files decode as Events; a log folder opens as its runs' files, run by run."""
+    from codec.datasets.event_logs import is_event_file, is_log_folder, log_runs
+
+    if len(files) == 1 and is_log_folder(files[0]):
+        from codec.decode.events import EventPayload
+
+        runs = log_runs(files[0])
+        choice.files = [path for run in runs for path in run.files]
+        choice.payload = EventPayload({path: run.name for run in runs for path in run.files})
+    elif all(not os.path.isdir(path) and is_event_file(path) for path in files):
+        from codec.decode.events import EventPayload
+
+        choice.payload = EventPayload()
 
 
 def _beside(path: str, name: str) -> str | None:

@@ -24,6 +24,7 @@ class RecordKind(str, Enum):
     TENSOR = "tensor"  # a TensorProto (tf.io.serialize_tensor)
     MESSAGE = "message"  # the user's own protobuf message, by the descriptor they gave
     PROTOBUF = "protobuf"  # protobuf wire format of no known type, read schema-less
+    EVENT = "event"  # a TensorBoard event file's Event message (codec.decode.events)
     RAW = "raw"
 
 

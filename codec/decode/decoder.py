@@ -94,7 +94,7 @@ def _candidate_kind(data: bytes) -> RecordKind:
 
 
 _MESSAGE_CLASSES = {RecordKind.EXAMPLE: Example, RecordKind.SEQUENCE_EXAMPLE: SequenceExample}
-_OTHER_KINDS = frozenset({RecordKind.TENSOR, RecordKind.MESSAGE, RecordKind.PROTOBUF})  # read by codec.decode.payloads
+_OTHER_KINDS = frozenset({RecordKind.TENSOR, RecordKind.MESSAGE, RecordKind.PROTOBUF, RecordKind.EVENT})  # read by codec.decode.payloads
 _TENSOR_DTYPE_TAG = 0x08  # TensorProto field 1 (dtype), varint
 _TENSOR_SHAPE_TAG = 0x12  # TensorProto field 2 (tensor_shape), length-delimited
 

@@ -133,6 +133,10 @@ class MessageKind(KindReader):
         return self._messages.message_fields(decoded.message)
 
 
+class EventKind(MessageKind):
+    """A TensorBoard event file's Event (:mod:`codec.decode.events`): read as any message is."""
+
+
 class ProtobufKind(KindReader):
     """Protobuf of no known type, read schema-less; ``parse`` reads its fields from bytes (None: not protobuf)."""
 
@@ -154,11 +158,12 @@ class ProtobufKind(KindReader):
 
 _READERS: dict[RecordKind, KindReader] = {}  # made on first use and kept
 _READER_CLASSES: dict[RecordKind, type[KindReader]] = {
-    RecordKind.TENSOR: TensorKind, RecordKind.MESSAGE: MessageKind, RecordKind.PROTOBUF: ProtobufKind}
+    RecordKind.TENSOR: TensorKind, RecordKind.MESSAGE: MessageKind, RecordKind.PROTOBUF: ProtobufKind,
+    RecordKind.EVENT: EventKind}
 
 
 def kind_reader(kind: RecordKind) -> KindReader | None:
-    """The reader of a tensor, message or schema-less protobuf record; None for other kinds."""
+    """The reader of a tensor, message, event or schema-less protobuf record; None for other kinds."""
     reader = _READERS.get(kind)
     if reader is None and kind in _READER_CLASSES:
         reader = _READERS[kind] = _READER_CLASSES[kind]()
