@@ -1,0 +1,139 @@
+"""ArrayRecord's index of its chunks: the postscript in the file's last 64 KiB, which points at the
+footer chunk, whose records are the metadata (version, counts, writer options) and one entry per
+chunk (its offset and record count). From these, record N is one read of its chunk.
+
+The messages are array_record's ``layout.proto`` (RiegeliPostscript, RiegeliFooterMetadata,
+ArrayRecordFooter), read field by field: they hold only varints and one string.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from codec.format.riegeli import BLOCK_SIZE, ChunkDamage, int_field, proto_fields
+
+MAGIC = 0x71930E704FDAE05E  # RiegeliPostscript.magic
+VERSION = 1  # ArrayRecordMetadata.version this reader knows
+POSTSCRIPT_SPAN = BLOCK_SIZE  # the postscript chunk begins this far before the file's end
+
+
+@dataclass(frozen=True)
+class ArrayRecordLayout:
+    """Where an ArrayRecord file's chunks are: ``chunk_offsets[k]`` holds ``chunk_records[k]`` records;
+    the last chunk ends at ``footer_offset``."""
+
+    footer_offset: int
+    num_records: int
+    chunk_offsets: list[int]
+    chunk_records: list[int]
+    writer_options: str | None
+
+    @property
+    def options(self) -> dict[str, str]:
+        """The writer options string as name -> value (``zstd:3`` -> zstd: 3; a bare word -> "")."""
+        out: dict[str, str] = {}
+        for part in (self.writer_options or "").split(","):
+            name, _, value = part.strip().partition(":")
+            if name:
+                out[name] = value
+        return out
+
+    @property
+    def group_size(self) -> int:
+        """Records per chunk as written: the option, else the first chunk's count (as Google's reader takes it)."""
+        stated = self.options.get("group_size", "")
+        if stated.isdigit():
+            return int(stated)
+        return self.chunk_records[0] if self.chunk_records else 1
+
+    @property
+    def compression(self) -> str:
+        """The compression the writer was asked for (zstd, brotli, snappy or uncompressed), or "unknown"."""
+        options = self.options
+        return next((name for name in ("zstd", "brotli", "snappy", "uncompressed") if name in options), "unknown")
+
+
+def footer_offset(postscript_records: list[bytes], where: int) -> int:
+    """The footer's offset from the postscript chunk's records (three copies; the first sound one)."""
+    for record in postscript_records:
+        try:
+            fields = proto_fields(record)
+        except ValueError:
+            continue
+        offset = int_field(fields, 1)
+        if int_field(fields, 2) == MAGIC and offset is not None and offset < where:
+            return offset
+    raise ChunkDamage(f"chunk at offset {where:,}: no ArrayRecord postscript (its magic number or footer "
+                      "offset is missing)", offset=where)
+
+
+def parse_footer(records: list[bytes], where: int) -> ArrayRecordLayout:
+    """The layout from the footer chunk's records (at ``where``): the metadata, then one entry per chunk."""
+    def damaged(why: str) -> ChunkDamage:
+        return ChunkDamage(f"chunk at offset {where:,} (the ArrayRecord footer): {why}", offset=where)
+
+    if not records:
+        raise damaged("no metadata record")
+    try:
+        outer = proto_fields(records[0])
+        metadata = proto_fields(next(v for v in outer.get(1, ()) if isinstance(v, bytes)))
+    except (ValueError, StopIteration):
+        raise damaged("its metadata is not an ArrayRecordMetadata message") from None
+    version = int_field(metadata, 1)
+    if version != VERSION:
+        raise damaged(f"ArrayRecord version {version}, this reader knows version {VERSION}")
+    num_chunks = int_field(metadata, 2) or 0
+    num_records = int_field(metadata, 3) or 0
+    if len(records) != num_chunks + 1:
+        raise damaged(f"{num_chunks:,} chunks stated, {len(records) - 1:,} entries found")
+    offsets, counts = _entries(records[1:], damaged)
+    if sum(counts) != num_records:
+        raise damaged(f"{num_records:,} records stated, its chunks hold {sum(counts):,}")
+    if any(b <= a for a, b in zip(offsets, offsets[1:])) or (offsets and offsets[-1] >= where):
+        raise damaged("its chunk offsets are out of order")
+    options = next((v for v in metadata.get(4, ()) if isinstance(v, bytes)), None)
+    return ArrayRecordLayout(where, num_records, offsets, counts,
+                             None if options is None else options.decode("utf-8", "replace"))
+
+
+def _entries(entries: list[bytes], damaged) -> tuple[list[int], list[int]]:
+    """(chunk offsets, record counts) of the ArrayRecordFooter entries."""
+    offsets, counts = [], []
+    for entry in entries:
+        if len(entry) < 32 and entry[:1] == b"\x08":  # the usual small message: its fields in order, read inline
+            got = _three_varints(entry)
+            if got is not None:
+                offsets.append(got[0])
+                counts.append(got[2])
+                continue
+        try:
+            fields = proto_fields(entry)
+        except ValueError:
+            raise damaged("an entry is not an ArrayRecordFooter message") from None
+        offset = int_field(fields, 1)
+        if offset is None:
+            raise damaged("an entry has no chunk offset")
+        offsets.append(offset)
+        counts.append(int_field(fields, 3) or 0)
+    return offsets, counts
+
+
+def _three_varints(entry: bytes) -> tuple[int, int, int] | None:
+    """Fields 1, 2 and 3 of an entry written in order, or None for anything else."""
+    values = []
+    pos, n = 0, len(entry)
+    for tag in (0x08, 0x10, 0x18):
+        if pos >= n or entry[pos] != tag:
+            return None
+        pos += 1
+        value, shift = 0, 0
+        while True:
+            if pos >= n or shift > 63:
+                return None
+            byte = entry[pos]
+            pos += 1
+            value |= (byte & 0x7F) << shift
+            if byte < 0x80:
+                break
+            shift += 7
+        values.append(value)
+    return (values[0], values[1], values[2]) if pos == n else None

@@ -1,0 +1,215 @@
+"""Riegeli/records as ArrayRecord writes it: block headers, chunk headers and simple chunks.
+
+The layout is Riegeli's own specification (riegeli_records_file_format.md): a block header
+every 64 KiB interrupts the chunks, each chunk is a 40-byte header and its data. Only bytes
+are handled here; reading them from a file is :mod:`codec.sources.array_record_file`'s.
+Hashes (HighwayHash-64) are not computed here: no well-kept Python implementation exists.
+"""
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass
+
+from codec.errors import CorruptRecordError
+from codec.format.varints import varint64
+
+BLOCK_SIZE = 1 << 16
+BLOCK_HEADER_SIZE = 24
+USABLE_BLOCK_SIZE = BLOCK_SIZE - BLOCK_HEADER_SIZE
+CHUNK_HEADER_SIZE = 40
+# The first 64 bytes of every Riegeli/records file: a block header and the signature chunk's header.
+SIGNATURE = bytes.fromhex(
+    "83af70d10d884a3f" "0000000000000000" "4000000000000000" "91bac23c9287e1a9"
+    "0000000000000000" "e19f13c0e9b1c372" "7300000000000000" "0000000000000000")
+
+SIGNATURE_CHUNK, METADATA_CHUNK, PADDING_CHUNK = 0x73, 0x6D, 0x70
+SIMPLE_CHUNK, TRANSPOSED_CHUNK = 0x72, 0x74
+COMPRESSIONS = {0: "none", 0x62: "brotli", 0x7A: "zstd", 0x73: "snappy"}
+
+_HEADER = struct.Struct("<QQQQQ")  # header_hash, data_size, data_hash, type|num_records<<8, decoded_data_size
+_BLOCK = struct.Struct("<QQQ")  # header_hash, previous_chunk, next_chunk
+
+
+class ChunkDamage(CorruptRecordError):
+    """A chunk that cannot be read as the format says; ``offset`` is where the chunk begins."""
+
+
+class TransposedChunk(ChunkDamage):
+    """A transposed chunk: decoded only by Google's ``array-record`` package."""
+
+
+def is_riegeli(head: bytes) -> bool:
+    """Whether ``head`` (a file's first bytes) begins with the Riegeli/records signature."""
+    return head[:len(SIGNATURE)] == SIGNATURE
+
+
+@dataclass(frozen=True)
+class ChunkHeader:
+    """The 40 bytes before a chunk's data."""
+
+    header_hash: int
+    data_size: int
+    data_hash: int
+    chunk_type: int
+    num_records: int
+    decoded_data_size: int
+
+    @classmethod
+    def parse(cls, buf: bytes, pos: int = 0) -> ChunkHeader:
+        header_hash, data_size, data_hash, kind, decoded = _HEADER.unpack_from(buf, pos)
+        return cls(header_hash, data_size, data_hash, kind & 0xFF, kind >> 8, decoded)
+
+    @property
+    def type_name(self) -> str:
+        return {SIGNATURE_CHUNK: "signature", METADATA_CHUNK: "metadata", PADDING_CHUNK: "padding",
+                SIMPLE_CHUNK: "simple", TRANSPOSED_CHUNK: "transposed"}.get(
+                    self.chunk_type, f"unknown type {self.chunk_type:#04x}")
+
+
+def overhead_blocks(pos: int, size: int) -> int:
+    """How many block headers interrupt ``size`` chunk bytes written from file position ``pos``."""
+    return (size + (pos + USABLE_BLOCK_SIZE - 1) % BLOCK_SIZE) // USABLE_BLOCK_SIZE
+
+
+def add_with_overhead(pos: int, size: int) -> int:
+    """The file position ``size`` chunk bytes after ``pos``, block headers included."""
+    return pos + size + overhead_blocks(pos, size) * BLOCK_HEADER_SIZE
+
+
+def chunk_end(begin: int, header: ChunkHeader) -> int:
+    """Where the chunk beginning at ``begin`` ends (its padding included), as the format defines it."""
+    remaining = BLOCK_SIZE - 1 - (begin + header.num_records + BLOCK_SIZE - 1) % BLOCK_SIZE
+    boundary = begin + header.num_records + max(0, remaining - (USABLE_BLOCK_SIZE - 1))
+    return max(add_with_overhead(begin, CHUNK_HEADER_SIZE + header.data_size), boundary)
+
+
+def without_block_headers(buf: bytes, start: int) -> bytes:
+    """``buf``, read from file position ``start``, with the block headers inside it taken out."""
+    first = -start % BLOCK_SIZE  # where the first block boundary falls in buf
+    if first >= len(buf):
+        return buf
+    parts = [buf[:first]]
+    for at in range(first, len(buf), BLOCK_SIZE):
+        parts.append(buf[at + BLOCK_HEADER_SIZE:at + BLOCK_SIZE])
+    return b"".join(parts)
+
+
+def read_chunk(buf: bytes, begin: int) -> tuple[ChunkHeader, bytes]:
+    """(header, data) of the chunk at file position ``begin`` whose bytes (block headers in) are ``buf``."""
+    logical = without_block_headers(buf, begin)
+    if len(logical) < CHUNK_HEADER_SIZE:
+        raise ChunkDamage(f"chunk at offset {begin:,}: the file ends inside its header", offset=begin)
+    header = ChunkHeader.parse(logical)
+    data = logical[CHUNK_HEADER_SIZE:CHUNK_HEADER_SIZE + header.data_size]
+    if len(data) < header.data_size:
+        raise ChunkDamage(f"chunk at offset {begin:,}: its header says {header.data_size:,} bytes of data, "
+                          f"{len(data):,} are there", offset=begin)
+    return header, data
+
+
+def _decompress(kind: int, data: bytes, begin: int, what: str) -> bytes:
+    """``data`` of a chunk at ``begin`` decompressed as ``kind`` says (prefixed by its decompressed size)."""
+    if kind == 0:
+        return data
+    got = varint64(data, 0, len(data))
+    if got is None:
+        raise ChunkDamage(f"chunk at offset {begin:,}: the {what}' decompressed size is not a varint", offset=begin)
+    size, pos = got
+    name = COMPRESSIONS.get(kind, f"{kind:#04x}")
+    try:
+        if kind == 0x7A:
+            import zstandard
+
+            out = zstandard.ZstdDecompressor().decompress(data[pos:], max_output_size=size)
+        elif kind == 0x62:
+            import brotli
+
+            out = brotli.decompress(data[pos:])
+        elif kind == 0x73:
+            import cramjam
+
+            out = bytes(cramjam.snappy.decompress_raw(data[pos:]))
+        else:
+            raise ChunkDamage(f"chunk at offset {begin:,}: unknown compression type {name}", offset=begin)
+    except ChunkDamage:
+        raise
+    except Exception as exc:  # noqa: BLE001 - each decompressor raises its own kind for damaged input
+        raise ChunkDamage(f"chunk at offset {begin:,}: the {what} do not decompress as {name} "
+                          f"({str(exc) or type(exc).__name__})", offset=begin) from None
+    if len(out) != size:
+        raise ChunkDamage(f"chunk at offset {begin:,}: the {what} decompress to {len(out):,} bytes, "
+                          f"not the {size:,} stated", offset=begin)
+    return out
+
+
+def chunk_compression(data: bytes) -> str:
+    """The compression of a simple chunk's ``data`` (its first byte), by name."""
+    return COMPRESSIONS.get(data[0], f"unknown ({data[0]:#04x})") if data else "none"
+
+
+def simple_records(header: ChunkHeader, data: bytes, begin: int) -> list[bytes]:
+    """The records of the simple chunk at ``begin``, every size checked against the header."""
+    if header.chunk_type == TRANSPOSED_CHUNK:
+        raise TransposedChunk(f"chunk at offset {begin:,} is transposed", offset=begin)
+    if header.chunk_type != SIMPLE_CHUNK:
+        raise ChunkDamage(f"chunk at offset {begin:,}: a {header.type_name} chunk where records were expected",
+                          offset=begin)
+    if not data:
+        raise ChunkDamage(f"chunk at offset {begin:,}: no data", offset=begin)
+    kind = data[0]
+    got = varint64(data, 1, len(data))
+    if got is None or got[0] > len(data) - got[1]:
+        raise ChunkDamage(f"chunk at offset {begin:,}: the size of its record sizes runs past its data", offset=begin)
+    sizes_size, pos = got
+    sizes = _decompress(kind, data[pos:pos + sizes_size], begin, "record sizes")
+    values = _decompress(kind, data[pos + sizes_size:], begin, "records")
+    records, at, p, n = [], 0, 0, len(sizes)
+    for _ in range(header.num_records):
+        got = varint64(sizes, p, n)
+        if got is None:
+            raise ChunkDamage(f"chunk at offset {begin:,}: {header.num_records:,} record sizes stated, "
+                              f"{len(records):,} found", offset=begin)
+        size, p = got
+        records.append(values[at:at + size])
+        at += size
+    if p != n:
+        raise ChunkDamage(f"chunk at offset {begin:,}: {n - p:,} bytes after its {header.num_records:,} record sizes",
+                          offset=begin)
+    if at != len(values) or at != header.decoded_data_size:
+        raise ChunkDamage(f"chunk at offset {begin:,}: its records' sizes add up to {at:,} bytes; "
+                          f"the records hold {len(values):,}, the header says {header.decoded_data_size:,}",
+                          offset=begin)
+    return records
+
+
+def proto_fields(buf: bytes) -> dict[int, list[int | bytes]]:
+    """The fields of a serialized protobuf message by number (varints and length-delimited only:
+    what ArrayRecord's footer and postscript hold); ValueError when it is not one."""
+    fields: dict[int, list[int | bytes]] = {}
+    pos, end = 0, len(buf)
+    while pos < end:
+        got = varint64(buf, pos, end)
+        if got is None:
+            raise ValueError("bad tag")
+        tag, pos = got
+        number, wire = tag >> 3, tag & 7
+        got = varint64(buf, pos, end)
+        if got is None or number == 0:
+            raise ValueError("bad field")
+        value, pos = got
+        if wire == 2:
+            if value > end - pos:
+                raise ValueError("field runs past the message")
+            fields.setdefault(number, []).append(buf[pos:pos + value])
+            pos += value
+        elif wire == 0:
+            fields.setdefault(number, []).append(value)
+        else:
+            raise ValueError(f"wire type {wire}")
+    return fields
+
+
+def int_field(fields: dict[int, list[int | bytes]], number: int) -> int | None:
+    """The last varint value of field ``number`` (protobuf keeps the last), None when absent."""
+    values = [v for v in fields.get(number, ()) if isinstance(v, int)]
+    return values[-1] if values else None

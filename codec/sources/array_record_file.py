@@ -1,0 +1,498 @@
+"""An ArrayRecord file as a record source, and the choice between it and a TFRecord file by content.
+
+:class:`ArrayRecordFile` reads the postscript and footer (:mod:`codec.format.array_record`) as its
+index pass, then reads record N as one read of its chunk (:mod:`codec.format.riegeli`), the last
+chunks read kept decoded. A record's offset is Riegeli's record position: its chunk's offset plus
+its place in the chunk. :func:`open_record_file` opens a path as whichever of the two its first
+bytes say it is, whatever it is called.
+"""
+from __future__ import annotations
+
+import bisect
+import os
+import threading
+from collections import OrderedDict
+from typing import Iterator
+
+import numpy as np
+
+from codec.errors import CorruptRecordError, RecordIndexError, TFRecordError, UsageError
+from codec.format.array_record import POSTSCRIPT_SPAN, ArrayRecordLayout, footer_offset, parse_footer
+from codec.format.framing import Compression, Problem, ProblemKind, RecordInfo, RecordStatus
+from codec.format.riegeli import SIGNATURE, ChunkDamage, TransposedChunk, is_riegeli, read_chunk, simple_records
+from codec.index.record_index import RecordIndex
+from codec.index.scan import IndexProgress
+from codec.sources.byte_sources import ByteSource, LocalBytes, RemoteBytes
+from codec.sources.pinned import PinnedRecord
+from codec.sources.protocol import RecordData
+from codec.sources.tfrecord_file import TFRecordFile
+from codec.storage.opening import io_errors, open_fd, read_upto
+from codec.storage.remote_errors import RemoteFolderError
+
+__all__ = ["ArrayRecordFile", "array_record_available", "is_array_record", "open_record_file"]
+
+CACHED_CHUNKS = 8  # decoded chunks kept: a group's records read one by one decode it once
+EXTRA = "pip install 'tfrecord-lens[array-record]'"
+
+
+def array_record_available() -> bool:
+    """Whether Google's ``array-record`` package imports (it reads transposed chunks and checks hashes)."""
+    try:
+        from array_record.python import array_record_module  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+class ArrayRecordFile:
+    """An ArrayRecord file (local or a URL): records by number, each a read of its chunk.
+
+    :meth:`index_iter` reads the chunk index from the footer (never a scan of the records);
+    :meth:`read` decodes the record's chunk, checking every size the chunk states, and never
+    raises for damage: a chunk that cannot be read marks its records damaged and adds one
+    problem naming the chunk's offset. :meth:`verify_iter` decodes every chunk, and checks
+    every header and data hash through Google's ``array-record`` package when it imports.
+    """
+
+    note = None
+    payload = None
+    labels = None
+    unsaved = False
+    modified = False
+    statuses_stored = True
+    is_set = False
+    numbered_out_of_order = False
+    compression = Compression.NONE  # (no GZIP or ZLIB stream around it: its chunks compress themselves)
+    container = "array_record"
+    use_cache = False  # the footer is the index: reading it is as fast as the cache
+    following = False
+
+    def __init__(self, path: str | os.PathLike, *, check_crc: bool = True, use_cache: bool = True,
+                 info: dict | None = None, byte_source: ByteSource | None = None, **_ignored: object) -> None:
+        """``byte_source``: the file already opened for sniffing (else opened here)."""
+        self.path = os.fspath(path)
+        self.check_crc = check_crc
+        if byte_source is None:
+            if "://" in self.path and _is_url(self.path):
+                byte_source = RemoteBytes(self.path, info)
+            else:
+                byte_source, _ = LocalBytes.open(self.path)
+        self.byte_source: ByteSource = byte_source
+        self.index = RecordIndex()
+        self.problems: list[Problem] = []
+        self.indexed = False
+        self.verified = False
+        self.layout: ArrayRecordLayout | None = None
+        self.lock = threading.RLock()
+        self._starts: list[int] = []  # the first record number of each chunk
+        self._decoded: OrderedDict[int, list[bytes] | None] = OrderedDict()  # chunk -> records (None: damaged)
+        self._google = None  # Google's reader, opened for a transposed chunk or the hashes
+
+    # -- the bytes --------------------------------------------------------
+    @property
+    def file_size(self) -> int:
+        return self.byte_source.size
+
+    @property
+    def data_end(self) -> int:
+        return self.file_size
+
+    @property
+    def mtime_ns(self) -> int:
+        return self.byte_source.mtime_ns
+
+    @property
+    def identity(self):
+        return self.byte_source.identity
+
+    @property
+    def version(self) -> str:
+        return self.byte_source.version
+
+    @property
+    def remote(self):
+        return self.byte_source.remote
+
+    @property
+    def is_remote(self) -> bool:
+        return self.byte_source.is_remote
+
+    @property
+    def bytes_fetched(self) -> int | None:
+        return self.byte_source.fetched
+
+    def read_bytes(self, offset: int, size: int) -> bytes:
+        """The file's bytes as they are on disk (a hex view)."""
+        with io_errors(self.path):
+            return self.byte_source.read_at(offset, size)
+
+    # -- lifetime -----------------------------------------------------------
+    def release(self) -> bool:
+        return self.byte_source.release()
+
+    @property
+    def is_open(self) -> bool:
+        return self.byte_source.is_open
+
+    def holding(self):
+        return self.byte_source.holding()
+
+    def streaming(self):
+        return self.byte_source.streaming()
+
+    def close(self) -> None:
+        with self.lock:
+            self.byte_source.close()
+            self._google = None
+
+    def __enter__(self) -> ArrayRecordFile:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"<ArrayRecordFile {self.path!r} records={len(self)}>"
+
+    # -- the index: the footer ---------------------------------------------------
+    def index_iter(self, *, verify: bool = False) -> Iterator[IndexProgress]:
+        """Read the chunk index from the postscript and footer (once), then verify if asked."""
+        if not self.indexed:
+            self._read_layout()
+            yield IndexProgress(len(self.index), self.file_size, self.file_size, len(self.problems), not verify)
+        if verify and not self.verified:
+            yield from self.verify_iter()
+
+    def build_index(self, *, verify: bool = False) -> ArrayRecordFile:
+        for _ in self.index_iter(verify=verify):
+            pass
+        return self
+
+    def resume_iter(self, *, verify: bool = False) -> Iterator[IndexProgress]:
+        return self.index_iter(verify=verify)
+
+    def _read_layout(self) -> None:
+        """The postscript (the file's last 64 KiB), then the footer chunk it points at: one read each."""
+        size = self.file_size
+        if size < POSTSCRIPT_SPAN:
+            raise CorruptRecordError(f"not a complete ArrayRecord file: {self.path} ({size:,} bytes: the file "
+                                     "ends before its postscript; a write that stopped early?)", offset=size)
+        where = size - POSTSCRIPT_SPAN
+        try:
+            with io_errors(self.path):
+                header, data = read_chunk(self.byte_source.read_at(where, POSTSCRIPT_SPAN), where)
+                footer_at = footer_offset(simple_records(header, data, where), where)
+                header, data = read_chunk(self.byte_source.read_at(footer_at, where - footer_at), footer_at)
+                layout = parse_footer(simple_records(header, data, footer_at), footer_at)
+        except ChunkDamage as exc:
+            raise CorruptRecordError(f"cannot read the ArrayRecord index of {self.path}: {exc}",
+                                     offset=exc.offset) from None
+        offsets = np.asarray(layout.chunk_offsets, dtype=np.uint64)
+        counts = np.asarray(layout.chunk_records, dtype=np.int64)
+        starts = np.zeros(len(counts) + 1, dtype=np.int64)
+        np.cumsum(counts, out=starts[1:])
+        # Riegeli's record position: the chunk's offset plus the record's place in it
+        within = np.arange(layout.num_records, dtype=np.int64) - np.repeat(starts[:-1], counts)
+        positions = np.repeat(offsets, counts) + within.astype(np.uint64)
+        with self.lock:
+            self.layout = layout
+            self._starts = starts[:-1].tolist()
+            self.index = RecordIndex.from_arrays(positions, np.zeros(layout.num_records, dtype=np.uint8))
+            self.indexed = True
+
+    # -- chunks --------------------------------------------------------------------
+    def chunk_of(self, i: int) -> tuple[int, int]:
+        """(chunk number, place in the chunk) of record ``i``."""
+        k = bisect.bisect_right(self._starts, i) - 1
+        return k, i - self._starts[k]
+
+    def chunk_span(self, k: int) -> tuple[int, int]:
+        """(begin, end) of chunk ``k`` in the file: up to the next chunk, or the footer for the last."""
+        layout = self.layout
+        assert layout is not None
+        offsets = layout.chunk_offsets
+        return offsets[k], offsets[k + 1] if k + 1 < len(offsets) else layout.footer_offset
+
+    def chunk_records(self, k: int) -> list[bytes] | None:
+        """The records of chunk ``k``, decoded by one read (kept for the next few reads); None when it
+        is damaged (its records are marked and the problem added)."""
+        with self.lock:
+            if k in self._decoded:
+                self._decoded.move_to_end(k)
+                return self._decoded[k]
+        records = self._decode(k)
+        with self.lock:
+            self._decoded[k] = records
+            if len(self._decoded) > CACHED_CHUNKS:
+                self._decoded.popitem(last=False)
+        return records
+
+    def _decode(self, k: int) -> list[bytes] | None:
+        begin, end = self.chunk_span(k)
+        assert self.layout is not None
+        expected = self.layout.chunk_records[k]
+        try:
+            with io_errors(self.path):
+                header, data = read_chunk(self.byte_source.read_at(begin, end - begin), begin)
+            if header.num_records != expected:
+                raise ChunkDamage(f"chunk at offset {begin:,}: {header.num_records:,} records in its header, "
+                                  f"{expected:,} in the footer", offset=begin)
+            try:
+                records = simple_records(header, data, begin)
+            except TransposedChunk:
+                records = self._transposed(k, begin)
+        except ChunkDamage as exc:
+            self._damaged(k, str(exc))
+            return None
+        self._mark(k, RecordStatus.OK, only_unchecked=True)
+        return records
+
+    def _transposed(self, k: int, begin: int) -> list[bytes]:
+        """A transposed chunk's records, through Google's reader (a local file only)."""
+        if not array_record_available():
+            raise UsageError(f"{self.path}: chunk at offset {begin:,} is transposed (written with transpose:true); "
+                             f"reading it needs Google's array-record package: {EXTRA}")
+        if self.is_remote:
+            raise UsageError(f"{self.path}: chunk at offset {begin:,} is transposed: Google's reader, which "
+                             "decodes it, reads local files only (copy the file here first)")
+        start = self._starts[k]
+        assert self.layout is not None
+        try:
+            return list(self._google_reader().read(list(range(start, start + self.layout.chunk_records[k]))))
+        except RuntimeError as exc:  # Google's reader raises RuntimeError, naming the damage
+            raise ChunkDamage(f"chunk at offset {begin:,}: {_first_line(exc)}", offset=begin) from None
+
+    def _google_reader(self):
+        with self.lock:
+            if self._google is None:
+                from array_record.python import array_record_module
+
+                self._google = array_record_module.ArrayRecordReader(self.path)
+            return self._google
+
+    def _mark(self, k: int, status: RecordStatus, only_unchecked: bool = False) -> None:
+        assert self.layout is not None
+        first, count = self._starts[k], self.layout.chunk_records[k]
+        if not count:
+            return
+        if only_unchecked and self.index.status(first) is not RecordStatus.UNCHECKED:
+            return
+        rows = np.arange(first, first + count, dtype=np.int64)
+        self.index.set_statuses(rows, np.full(count, int(status), dtype=np.uint8))
+
+    def _damaged(self, k: int, detail: str) -> None:
+        """Chunk ``k`` cannot be read: its records are damaged, one problem names it."""
+        self._mark(k, RecordStatus.DATA_CRC)
+        begin, _ = self.chunk_span(k)
+        first = self._starts[k] if self.layout and self.layout.chunk_records[k] else None
+        self.add_problem(Problem(first, int(begin), ProblemKind.DATA_CRC, detail))
+
+    def add_problem(self, problem: Problem) -> None:
+        with self.lock:
+            if any(p.offset == problem.offset and p.kind is problem.kind for p in self.problems):
+                return
+            problems = list(self.problems)
+            bisect.insort(problems, problem, key=lambda p: p.offset)
+            self.problems = problems
+
+    # -- records ---------------------------------------------------------------------
+    def __len__(self) -> int:
+        return len(self.index)
+
+    def _check_index(self, i: int) -> int:
+        n = len(self.index)
+        j = i + n if i < 0 else i
+        if not 0 <= j < n:
+            raise RecordIndexError(f"record {i} out of range: {self.path} has {n} records")
+        return j
+
+    def read(self, i: int) -> RecordData:
+        """Record ``i`` from its chunk; a record of a damaged chunk comes empty, with its status."""
+        i = self._check_index(i)
+        k, j = self.chunk_of(i)
+        records = self.chunk_records(k)
+        offset = self.index.offset(i)
+        if records is None:
+            return RecordData(RecordInfo(i, offset, 0, RecordStatus.DATA_CRC), b"", None, None)
+        data = records[j]
+        return RecordData(RecordInfo(i, offset, len(data), self.index.status(i)), data, None, None)
+
+    def record_info(self, i: int) -> RecordInfo:
+        return self.read(i).info
+
+    def __getitem__(self, key):
+        if isinstance(key, slice):
+            return [self[i] for i in range(*key.indices(len(self)))]
+        rec = self.read(key)
+        if rec.status.damaged:
+            problem = next((p for p in self.problems if p.offset == self.chunk_span(self.chunk_of(rec.info.index)[0])[0]),
+                           None)
+            detail = problem.detail if problem is not None else "its chunk cannot be read"
+            raise CorruptRecordError(f"corrupted record: {self.path}: record {rec.info.index}: {detail}",
+                                     offset=rec.info.offset, index=rec.info.index)
+        return rec.data
+
+    def __iter__(self) -> Iterator[bytes]:
+        for i in range(len(self)):
+            yield self[i]
+
+    def intact(self) -> Iterator[tuple[int, bytes]]:
+        for i in range(len(self)):
+            rec = self.read(i)
+            if rec.status.data_intact:
+                yield i, rec.data
+
+    def find_record(self, offset: int) -> int:
+        return self.index.find_offset(offset)
+
+    def record_before(self, problem: Problem) -> int:
+        return self.find_record(problem.offset)
+
+    def problem_count(self) -> int:
+        return len(self.problems)
+
+    def location(self, i: int) -> tuple[str, int]:
+        return self.path, self.index.offset(self._check_index(i))
+
+    def pinned(self, i: int) -> PinnedRecord:
+        return PinnedRecord(self, i, self._check_index(i), None)
+
+    # -- verify ----------------------------------------------------------------------
+    def verify_iter(self, every: int = 1 << 14, *, keep_rows: bool = False) -> Iterator[IndexProgress]:
+        """Decode every chunk now, checking every size it states; then, when Google's package imports
+        and the file is local, every header and data hash through its reader."""
+        self.build_index()
+        assert self.layout is not None
+        n, chunks = len(self), len(self.layout.chunk_offsets)
+        with self.lock:
+            self._decoded.clear()
+            self.problems = []
+        self.index = RecordIndex.from_arrays(self.index.offsets(), np.zeros(n, dtype=np.uint8))
+        done = 0
+        with self.holding(), self.streaming():
+            for k in range(chunks):
+                self._decode(k)
+                done += self.layout.chunk_records[k]
+                if k % 64 == 63:
+                    yield IndexProgress(done, self.chunk_span(k)[1], self.file_size, len(self.problems))
+        if self.hashes_checked:
+            yield from self._check_hashes()
+        self.verified = True
+        yield IndexProgress(n, self.file_size, self.file_size, len(self.problems), True)
+
+    def verify(self) -> list[Problem]:
+        for _ in self.verify_iter():
+            pass
+        return self.problems
+
+    @property
+    def hashes_checked(self) -> bool:
+        """Whether :meth:`verify_iter` checks the hashes: Google's package imports and the file is local."""
+        return not self.is_remote and array_record_available()
+
+    def _check_hashes(self) -> Iterator[IndexProgress]:
+        """Every chunk's header and data hash, by reading a record of each through Google's reader."""
+        assert self.layout is not None
+        try:
+            reader = self._google_reader()
+        except RuntimeError as exc:  # its footer or postscript hash failed
+            self.add_problem(Problem(None, self.layout.footer_offset, ProblemKind.DATA_CRC,
+                                     f"chunk at offset {self.layout.footer_offset:,} (the footer or postscript): "
+                                     f"{_first_line(exc)}"))
+            return
+        for k, first in enumerate(self._starts):
+            if not self.layout.chunk_records[k] or self.index.status(first).damaged:
+                continue
+            try:
+                reader.read([first])
+            except RuntimeError as exc:
+                self._damaged(k, f"chunk at offset {self.chunk_span(k)[0]:,}: {_first_line(exc)}")
+            if k % 256 == 255:
+                yield IndexProgress(first, self.chunk_span(k)[1], self.file_size, len(self.problems))
+
+    # -- what info shows ---------------------------------------------------------------
+    def info_lines(self) -> list[str]:
+        """The format, the writer's options and, when group_size > 1, why random access is slow."""
+        layout = self.layout
+        if layout is None:
+            return ["format:      ArrayRecord"]
+        lines = [f"format:      ArrayRecord ({len(layout.chunk_offsets):,} chunks, {layout.compression}, "
+                 f"group_size {layout.group_size:,})",
+                 f"writer:      {layout.writer_options or '(no options recorded)'}"]
+        if layout.group_size > 1:
+            lines.append(f"warning:     group_size {layout.group_size:,} > 1: each chunk holds {layout.group_size:,} "
+                         f"records compressed together, so reading any one record reads and decompresses its whole "
+                         f"group (random access, as tfds.data_source and Grain do it, costs up to "
+                         f"{layout.group_size:,}x the bytes); write with group_size:1 for random access")
+        hashes = ("checked by verify (through Google's array-record package)" if self.hashes_checked
+                  else f"not checked (sizes and structure are): {EXTRA} to check them")
+        lines.append(f"hashes:      {hashes}")
+        return lines
+
+    # -- facts of a record source (codec.sources.protocol.RecordSource) ----------------
+    @property
+    def files(self) -> list[str]:
+        return [self.path]
+
+    @property
+    def unusable(self) -> list[tuple[str, str]]:
+        return []
+
+    def publish(self) -> list[tuple[int, int]]:
+        return []
+
+    def file_row(self, k: int, j: int) -> int | None:
+        return j if k == 0 and 0 <= j < len(self) else None
+
+    def is_edited(self, i: int) -> bool:
+        return False
+
+    def start_follow(self) -> None:
+        raise UsageError(f"cannot follow {self.path}: an ArrayRecord file is read through its footer, "
+                         "written when the file is closed")
+
+
+def _first_line(exc: BaseException) -> str:
+    return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+
+
+def _is_url(path: str) -> bool:
+    from codec.storage.remote import is_url
+
+    return is_url(path)
+
+
+def is_array_record(path: str) -> bool:
+    """Whether the local file ``path`` begins with the Riegeli/records signature (False when unreadable:
+    opening it as a TFRecord file then says why)."""
+    try:
+        fd, _ = open_fd(path)
+    except TFRecordError:
+        return False
+    try:
+        return is_riegeli(read_upto(fd, path, 0, len(SIGNATURE)))
+    except TFRecordError:
+        return False
+    finally:
+        os.close(fd)
+
+
+def open_record_file(path: str | os.PathLike, *, check_crc: bool = True, use_cache: bool = True,
+                     info: dict | None = None, **options) -> TFRecordFile | ArrayRecordFile:
+    """``path`` opened as what its first bytes are: an ArrayRecord (Riegeli) file or a TFRecord file.
+
+    ``options`` go to :class:`TFRecordFile` (``fork_halves``). A URL's first bytes cost one small read.
+    """
+    path = os.fspath(path)
+    if "://" in path and _is_url(path):
+        try:
+            remote = RemoteBytes(path, info)
+        except RemoteFolderError:
+            remote = None  # (a folder named without its trailing slash: the caller lists it)
+        if remote is not None:
+            if is_riegeli(remote.head(len(SIGNATURE))):
+                return ArrayRecordFile(path, check_crc=check_crc, byte_source=remote)
+            remote.close()
+    elif is_array_record(path):
+        return ArrayRecordFile(path, check_crc=check_crc)
+    return TFRecordFile(path, check_crc=check_crc, use_cache=use_cache, info=info, **options)
