@@ -48,6 +48,8 @@ def cmd_info(args) -> int:
         if hasattr(f, "shards"):
             _out(f"shards:      {len(f.shards):,}" + (f" ({len(f.unusable)} unusable)" if f.unusable else ""))
         _out(f"compression: {f.compression.value}")
+        for line in f.info_lines() if hasattr(f, "info_lines") else ():  # an ArrayRecord file's format and options
+            _out(line)
         note = None if hasattr(f, "shards") else tensorflow_name_note(f.path, f.compression)
         if note:
             _out(f"note:        {note}")

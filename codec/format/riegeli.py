@@ -163,7 +163,8 @@ def simple_records(header: ChunkHeader, data: bytes, begin: int) -> list[bytes]:
     sizes_size, pos = got
     sizes = _decompress(kind, data[pos:pos + sizes_size], begin, "record sizes")
     values = _decompress(kind, data[pos + sizes_size:], begin, "records")
-    records, at, p, n = [], 0, 0, len(sizes)
+    records: list[bytes] = []
+    at, p, n = 0, 0, len(sizes)
     for _ in range(header.num_records):
         got = varint64(sizes, p, n)
         if got is None:

@@ -29,7 +29,7 @@ from codec.sources.tfrecord_file import TFRecordFile
 from codec.storage.opening import io_errors, open_fd, read_upto
 from codec.storage.remote_errors import RemoteFolderError
 
-__all__ = ["ArrayRecordFile", "array_record_available", "is_array_record", "open_record_file"]
+__all__ = ["ArrayRecordFile", "RecordFile", "array_record_available", "is_array_record", "open_record_file"]
 
 CACHED_CHUNKS = 8  # decoded chunks kept: a group's records read one by one decode it once
 EXTRA = "pip install 'tfrecord-lens[array-record]'"
@@ -477,8 +477,11 @@ def is_array_record(path: str) -> bool:
         os.close(fd)
 
 
+RecordFile = TFRecordFile | ArrayRecordFile  # one file of records, whichever its bytes say
+
+
 def open_record_file(path: str | os.PathLike, *, check_crc: bool = True, use_cache: bool = True,
-                     info: dict | None = None, **options) -> TFRecordFile | ArrayRecordFile:
+                     info: dict | None = None, **options) -> RecordFile:
     """``path`` opened as what its first bytes are: an ArrayRecord (Riegeli) file or a TFRecord file.
 
     ``options`` go to :class:`TFRecordFile` (``fork_halves``). A URL's first bytes cost one small read.
