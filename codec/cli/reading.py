@@ -132,6 +132,8 @@ def _print_problems(f: TFRecordFile) -> None:
     _out("meaning:")
     for key in keys:
         _out(f"  {key.replace('_recovered', ' (recovered)')}: {DAMAGE[key].happened}")
+    if hasattr(f, "info_lines"):
+        return  # an ArrayRecord file: what tf.data does with TFRecord damage does not apply
     first = f.problems[0]
     record = first.index if first.index is not None else f.record_before(first) + 1
     _out(f"tensorflow:  {tensorflow_stops(damage_key(first), record)}")

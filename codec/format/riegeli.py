@@ -24,6 +24,7 @@ SIGNATURE = bytes.fromhex(
 
 SIGNATURE_CHUNK, METADATA_CHUNK, PADDING_CHUNK = 0x73, 0x6D, 0x70
 SIMPLE_CHUNK, TRANSPOSED_CHUNK = 0x72, 0x74
+KNOWN_CHUNKS = frozenset((SIGNATURE_CHUNK, METADATA_CHUNK, PADDING_CHUNK, SIMPLE_CHUNK, TRANSPOSED_CHUNK))
 COMPRESSIONS = {0: "none", 0x62: "brotli", 0x7A: "zstd", 0x73: "snappy"}
 
 _HEADER = struct.Struct("<QQQQQ")  # header_hash, data_size, data_hash, type|num_records<<8, decoded_data_size
@@ -66,6 +67,9 @@ class ChunkHeader:
                     self.chunk_type, f"unknown type {self.chunk_type:#04x}")
 
 
+ZERO_HEADER = ChunkHeader(0, 0, 0, 0, 0, 0)  # what space never written reads as
+
+
 def overhead_blocks(pos: int, size: int) -> int:
     """How many block headers interrupt ``size`` chunk bytes written from file position ``pos``."""
     return (size + (pos + USABLE_BLOCK_SIZE - 1) % BLOCK_SIZE) // USABLE_BLOCK_SIZE
@@ -94,12 +98,18 @@ def without_block_headers(buf: bytes, start: int) -> bytes:
     return b"".join(parts)
 
 
-def read_chunk(buf: bytes, begin: int) -> tuple[ChunkHeader, bytes]:
-    """(header, data) of the chunk at file position ``begin`` whose bytes (block headers in) are ``buf``."""
+def chunk_header(buf: bytes, begin: int) -> tuple[ChunkHeader, bytes]:
+    """The header of the chunk at file position ``begin`` whose bytes (block headers in) are ``buf``,
+    and those bytes without the block headers."""
     logical = without_block_headers(buf, begin)
     if len(logical) < CHUNK_HEADER_SIZE:
         raise ChunkDamage(f"chunk at offset {begin:,}: the file ends inside its header", offset=begin)
-    header = ChunkHeader.parse(logical)
+    return ChunkHeader.parse(logical), logical
+
+
+def read_chunk(buf: bytes, begin: int) -> tuple[ChunkHeader, bytes]:
+    """(header, data) of the chunk at file position ``begin`` whose bytes (block headers in) are ``buf``."""
+    header, logical = chunk_header(buf, begin)
     data = logical[CHUNK_HEADER_SIZE:CHUNK_HEADER_SIZE + header.data_size]
     if len(data) < header.data_size:
         raise ChunkDamage(f"chunk at offset {begin:,}: its header says {header.data_size:,} bytes of data, "

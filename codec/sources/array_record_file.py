@@ -19,7 +19,22 @@ import numpy as np
 from codec.errors import CorruptRecordError, RecordIndexError, TFRecordError, UsageError
 from codec.format.array_record import POSTSCRIPT_SPAN, ArrayRecordLayout, footer_offset, parse_footer
 from codec.format.framing import Compression, Problem, ProblemKind, RecordInfo, RecordStatus
-from codec.format.riegeli import SIGNATURE, ChunkDamage, TransposedChunk, is_riegeli, read_chunk, simple_records
+from codec.format.riegeli import (
+    CHUNK_HEADER_SIZE,
+    KNOWN_CHUNKS,
+    SIGNATURE,
+    SIMPLE_CHUNK,
+    TRANSPOSED_CHUNK,
+    ZERO_HEADER,
+    ChunkDamage,
+    TransposedChunk,
+    add_with_overhead,
+    chunk_end,
+    chunk_header,
+    is_riegeli,
+    read_chunk,
+    simple_records,
+)
 from codec.index.record_index import RecordIndex
 from codec.index.scan import IndexProgress
 from codec.sources.byte_sources import ByteSource, LocalBytes, RemoteBytes
@@ -87,6 +102,8 @@ class ArrayRecordFile:
         self._starts: list[int] = []  # the first record number of each chunk
         self._decoded: OrderedDict[int, list[bytes] | None] = OrderedDict()  # chunk -> records (None: damaged)
         self._google = None  # Google's reader, opened for a transposed chunk or the hashes
+        self.walked = False  # no footer: the chunks were found by walking them (see _walk)
+        self._layout_problems: list[Problem] = []  # what reading the index found (kept by a verify pass)
 
     # -- the bytes --------------------------------------------------------
     @property
@@ -174,19 +191,17 @@ class ArrayRecordFile:
     def _read_layout(self) -> None:
         """The postscript (the file's last 64 KiB), then the footer chunk it points at: one read each."""
         size = self.file_size
-        if size < POSTSCRIPT_SPAN:
-            raise CorruptRecordError(f"not a complete ArrayRecord file: {self.path} ({size:,} bytes: the file "
-                                     "ends before its postscript; a write that stopped early?)", offset=size)
         where = size - POSTSCRIPT_SPAN
         try:
+            if size < POSTSCRIPT_SPAN:
+                raise ChunkDamage(f"the file is {size:,} bytes, shorter than its 64 KiB postscript", offset=0)
             with io_errors(self.path):
                 header, data = read_chunk(self.byte_source.read_at(where, POSTSCRIPT_SPAN), where)
                 footer_at = footer_offset(simple_records(header, data, where), where)
                 header, data = read_chunk(self.byte_source.read_at(footer_at, where - footer_at), footer_at)
                 layout = parse_footer(simple_records(header, data, footer_at), footer_at)
         except ChunkDamage as exc:
-            raise CorruptRecordError(f"cannot read the ArrayRecord index of {self.path}: {exc}",
-                                     offset=exc.offset) from None
+            layout = self._walk(str(exc))
         offsets = np.asarray(layout.chunk_offsets, dtype=np.uint64)
         counts = np.asarray(layout.chunk_records, dtype=np.int64)
         starts = np.zeros(len(counts) + 1, dtype=np.int64)
@@ -196,9 +211,83 @@ class ArrayRecordFile:
         positions = np.repeat(offsets, counts) + within.astype(np.uint64)
         with self.lock:
             self.layout = layout
+            self._layout_problems = list(self.problems)
             self._starts = starts[:-1].tolist()
             self.index = RecordIndex.from_arrays(positions, np.zeros(layout.num_records, dtype=np.uint8))
             self.indexed = True
+
+    def _walk(self, why: str) -> ArrayRecordLayout:
+        """Without a footer (a file cut short, a damaged end): the record chunks found by walking the chunk
+        headers from the start, as far as they hold; one problem says so (and one where the walk stopped)."""
+        size, pos = self.file_size, 0
+        offsets: list[int] = []
+        counts: list[int] = []
+        end_of_records = 0
+        stop: Problem | None = None
+        with io_errors(self.path):
+            while pos < size:
+                raw = self.byte_source.read_at(pos, add_with_overhead(pos, CHUNK_HEADER_SIZE) - pos)
+                try:
+                    header, _ = chunk_header(raw, pos)
+                except ChunkDamage as exc:
+                    if raw.strip(b"\0"):
+                        stop = Problem(sum(counts), pos, ProblemKind.TRUNCATED, f"{exc}: nothing after it is read")
+                    break
+                if header == ZERO_HEADER:
+                    break  # the end of what was written (zeros: space never written)
+                end = chunk_end(pos, header)
+                if header.chunk_type not in KNOWN_CHUNKS or end > size:
+                    what = ("the file ends inside it" if header.chunk_type in KNOWN_CHUNKS
+                            else "its header is damaged")
+                    kind = ProblemKind.TRUNCATED if end > size else ProblemKind.GARBAGE
+                    stop = Problem(sum(counts), pos, kind, f"chunk at offset {pos:,}: {what}: nothing after it is read")
+                    break
+                if header.chunk_type in (SIMPLE_CHUNK, TRANSPOSED_CHUNK) and header.num_records:
+                    offsets.append(pos)
+                    counts.append(header.num_records)
+                    end_of_records = end
+                pos = end
+        if self._drop_own_chunks(offsets, counts):
+            stop = None  # (what lies after the footer and postscript holds no records)
+        if offsets:
+            end_of_records = min(end_of_records, size)
+        found = sum(counts)
+        self.walked = True
+        self.problems = [Problem(None, max(0, size - POSTSCRIPT_SPAN), ProblemKind.TRUNCATED,
+                                 f"no ArrayRecord footer ({why}): {found:,} records found by walking the "
+                                 "chunks from the start (a file cut short, or its end damaged)")]
+        if stop is not None:
+            self.add_problem(stop)
+        return ArrayRecordLayout(end_of_records if offsets else 0, found, offsets, counts, None)
+
+    def _drop_own_chunks(self, offsets: list[int], counts: list[int]) -> bool:
+        """Drop the footer and postscript from the end of a walk's chunks, when they are there (True)."""
+        dropped = False
+        for _ in range(2):
+            if not offsets:
+                break
+            begin = offsets[-1]
+            if begin != self.file_size - POSTSCRIPT_SPAN and not self._own_chunk(begin):  # (the postscript's place)
+                break
+            offsets.pop()
+            counts.pop()
+            dropped = True
+        return dropped
+
+    def _own_chunk(self, begin: int) -> bool:
+        """Whether the chunk at ``begin`` reads as an ArrayRecord postscript or footer."""
+        try:
+            header, data = read_chunk(self.byte_source.read_at(begin, self.file_size - begin), begin)
+            records = simple_records(header, data, begin)
+        except ChunkDamage:
+            return False
+        for reads in (footer_offset, parse_footer):
+            try:
+                reads(records, begin)
+            except ChunkDamage:
+                continue
+            return True
+        return False
 
     # -- chunks --------------------------------------------------------------------
     def chunk_of(self, i: int) -> tuple[int, int]:
@@ -366,7 +455,7 @@ class ArrayRecordFile:
         n, chunks = len(self), len(self.layout.chunk_offsets)
         with self.lock:
             self._decoded.clear()
-            self.problems = []
+            self.problems = list(self._layout_problems)
         self.index = RecordIndex.from_arrays(self.index.offsets(), np.zeros(n, dtype=np.uint8))
         done = 0
         with self.holding(), self.streaming():
@@ -388,7 +477,7 @@ class ArrayRecordFile:
     @property
     def hashes_checked(self) -> bool:
         """Whether :meth:`verify_iter` checks the hashes: Google's package imports and the file is local."""
-        return not self.is_remote and array_record_available()
+        return not self.is_remote and not self.walked and array_record_available()
 
     def _check_hashes(self) -> Iterator[IndexProgress]:
         """Every chunk's header and data hash, by reading a record of each through Google's reader."""
@@ -406,6 +495,10 @@ class ArrayRecordFile:
             try:
                 reader.read([first])
             except RuntimeError as exc:
+                if any(name in str(exc) for name in _INDEX_MESSAGES):  # its own reading of the footer failed
+                    self.add_problem(Problem(None, self.layout.footer_offset, ProblemKind.DATA_CRC,
+                                             f"the ArrayRecord footer or postscript: {_first_line(exc)}"))
+                    return
                 self._damaged(k, f"chunk at offset {self.chunk_span(k)[0]:,}: {_first_line(exc)}")
             if k % 256 == 255:
                 yield IndexProgress(first, self.chunk_span(k)[1], self.file_size, len(self.problems))
@@ -424,8 +517,13 @@ class ArrayRecordFile:
                          f"records compressed together, so reading any one record reads and decompresses its whole "
                          f"group (random access, as tfds.data_source and Grain do it, costs up to "
                          f"{layout.group_size:,}x the bytes); write with group_size:1 for random access")
-        hashes = ("checked by verify (through Google's array-record package)" if self.hashes_checked
-                  else f"not checked (sizes and structure are): {EXTRA} to check them")
+        if self.hashes_checked:
+            hashes = "checked by verify (through Google's array-record package)"
+        elif self.walked or self.is_remote:
+            hashes = "not checked (sizes and structure are): " + ("no footer" if self.walked else "a URL")
+        else:
+            hashes = f"not checked (sizes and structure are): {EXTRA} to check them"
+
         lines.append(f"hashes:      {hashes}")
         return lines
 
@@ -450,6 +548,9 @@ class ArrayRecordFile:
     def start_follow(self) -> None:
         raise UsageError(f"cannot follow {self.path}: an ArrayRecord file is read through its footer, "
                          "written when the file is closed")
+
+
+_INDEX_MESSAGES = ("RiegeliPostscript", "RiegeliFooterMetadata", "ArrayRecordFooter")  # Google's reader's words
 
 
 def _first_line(exc: BaseException) -> str:
