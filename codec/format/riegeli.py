@@ -8,7 +8,8 @@ Hashes (HighwayHash-64) are not computed here: no well-kept Python implementatio
 from __future__ import annotations
 
 import struct
-from dataclasses import dataclass
+import threading
+from typing import NamedTuple
 
 from codec.errors import CorruptRecordError
 from codec.format.varints import varint64
@@ -44,9 +45,8 @@ def is_riegeli(head: bytes) -> bool:
     return head[:len(SIGNATURE)] == SIGNATURE
 
 
-@dataclass(frozen=True)
-class ChunkHeader:
-    """The 40 bytes before a chunk's data."""
+class ChunkHeader(NamedTuple):
+    """The 40 bytes before a chunk's data (a tuple: one is made per chunk read)."""
 
     header_hash: int
     data_size: int
@@ -117,20 +117,43 @@ def read_chunk(buf: bytes, begin: int) -> tuple[ChunkHeader, bytes]:
     return header, data
 
 
+_local = threading.local()
+
+
+def _varint(buf: bytes, pos: int) -> tuple[int, int] | None:
+    """:func:`varint64` at ``pos``, the one- and two-byte ones (sizes under 16 KiB) without its loop."""
+    n = len(buf)
+    if pos < n:
+        b = buf[pos]
+        if b < 0x80:
+            return b, pos + 1
+        if pos + 1 < n and buf[pos + 1] < 0x80:
+            return (b & 0x7F) | (buf[pos + 1] << 7), pos + 2
+    return varint64(buf, pos, n)
+
+
+def _zstd():
+    """This thread's zstd decompressor (one made per chunk costs more than the chunk's decompression)."""
+    decompressor = getattr(_local, "zstd", None)
+    if decompressor is None:
+        import zstandard
+
+        decompressor = _local.zstd = zstandard.ZstdDecompressor()
+    return decompressor
+
+
 def _decompress(kind: int, data: bytes, begin: int, what: str) -> bytes:
     """``data`` of a chunk at ``begin`` decompressed as ``kind`` says (prefixed by its decompressed size)."""
     if kind == 0:
         return data
-    got = varint64(data, 0, len(data))
+    got = _varint(data, 0)
     if got is None:
         raise ChunkDamage(f"chunk at offset {begin:,}: the {what}' decompressed size is not a varint", offset=begin)
     size, pos = got
-    name = COMPRESSIONS.get(kind, f"{kind:#04x}")
     try:
         if kind == 0x7A:
-            import zstandard
-
-            out = zstandard.ZstdDecompressor().decompress(data[pos:], max_output_size=size)
+            decompressor = getattr(_local, "zstd", None) or _zstd()
+            out = decompressor.decompress(data[pos:], max_output_size=size)
         elif kind == 0x62:
             import brotli
 
@@ -140,10 +163,11 @@ def _decompress(kind: int, data: bytes, begin: int, what: str) -> bytes:
 
             out = bytes(cramjam.snappy.decompress_raw(data[pos:]))
         else:
-            raise ChunkDamage(f"chunk at offset {begin:,}: unknown compression type {name}", offset=begin)
+            raise ChunkDamage(f"chunk at offset {begin:,}: unknown compression type {kind:#04x}", offset=begin)
     except ChunkDamage:
         raise
     except Exception as exc:  # noqa: BLE001 - each decompressor raises its own kind for damaged input
+        name = COMPRESSIONS[kind]
         raise ChunkDamage(f"chunk at offset {begin:,}: the {what} do not decompress as {name} "
                           f"({str(exc) or type(exc).__name__})", offset=begin) from None
     if len(out) != size:
@@ -167,7 +191,7 @@ def simple_records(header: ChunkHeader, data: bytes, begin: int) -> list[bytes]:
     if not data:
         raise ChunkDamage(f"chunk at offset {begin:,}: no data", offset=begin)
     kind = data[0]
-    got = varint64(data, 1, len(data))
+    got = _varint(data, 1)
     if got is None or got[0] > len(data) - got[1]:
         raise ChunkDamage(f"chunk at offset {begin:,}: the size of its record sizes runs past its data", offset=begin)
     sizes_size, pos = got
@@ -176,7 +200,7 @@ def simple_records(header: ChunkHeader, data: bytes, begin: int) -> list[bytes]:
     records: list[bytes] = []
     at, p, n = 0, 0, len(sizes)
     for _ in range(header.num_records):
-        got = varint64(sizes, p, n)
+        got = _varint(sizes, p)
         if got is None:
             raise ChunkDamage(f"chunk at offset {begin:,}: {header.num_records:,} record sizes stated, "
                               f"{len(records):,} found", offset=begin)

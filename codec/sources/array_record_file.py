@@ -47,6 +47,8 @@ from codec.storage.remote_errors import RemoteFolderError
 __all__ = ["ArrayRecordFile", "RecordFile", "array_record_available", "is_array_record", "open_record_file"]
 
 CACHED_CHUNKS = 8  # decoded chunks kept: a group's records read one by one decode it once
+RUN_BYTES = 1 << 20
+HASH_BATCH = 4096  # chunks whose hashes Google's reader checks in one call  # chunks read in order come this many bytes at a time
 EXTRA = "pip install 'tfrecord-lens[array-record]'"
 
 
@@ -101,6 +103,8 @@ class ArrayRecordFile:
         self.lock = threading.RLock()
         self._starts: list[int] = []  # the first record number of each chunk
         self._decoded: OrderedDict[int, list[bytes] | None] = OrderedDict()  # chunk -> records (None: damaged)
+        self._run: tuple[int, list[list[bytes] | None]] = (0, [])  # (first chunk, their records): read in order
+        self._last = -2  # the chunk read last (the next one read makes a run)
         self._google = None  # Google's reader, opened for a transposed chunk or the hashes
         self.walked = False  # no footer: the chunks were found by walking them (see _walk)
         self._layout_problems: list[Problem] = []  # what reading the index found (kept by a verify pass)
@@ -306,23 +310,78 @@ class ArrayRecordFile:
         """The records of chunk ``k``, decoded by one read (kept for the next few reads); None when it
         is damaged (its records are marked and the problem added)."""
         with self.lock:
+            first, run = self._run
+            if first <= k < first + len(run):
+                self._last = k
+                return run[k - first]
             if k in self._decoded:
                 self._decoded.move_to_end(k)
+                self._last = k
                 return self._decoded[k]
+            in_order = self._last == k - 1
+        if in_order:  # a pass: the chunks ahead come in one read too
+            run = self.decode_run(k)
+            with self.lock:
+                self._run, self._last = (k, run), k
+            return run[0]
         records = self._decode(k)
         with self.lock:
             self._decoded[k] = records
             if len(self._decoded) > CACHED_CHUNKS:
                 self._decoded.popitem(last=False)
+            self._last = k
         return records
 
-    def _decode(self, k: int) -> list[bytes] | None:
+    def decode_run(self, k: int) -> list[list[bytes] | None]:
+        """Chunk ``k`` and those after it within RUN_BYTES (at least one), read at once and decoded."""
+        assert self.layout is not None
+        offsets = self.layout.chunk_offsets
+        base = offsets[k]
+        stop = max(k + 1, bisect.bisect_right(offsets, base + RUN_BYTES, lo=k) - 1)
+        end = self.chunk_span(stop - 1)[1]
+        with io_errors(self.path):
+            buf = self.byte_source.read_at(base, end - base)
+        out = []
+        good: list[int] = []
+        ends = offsets[k + 1:stop] + [end]
+        for j, begin, chunk_stop in zip(range(k, stop), offsets[k:stop], ends):
+            records = self._decode(j, buf[begin - base:chunk_stop - base], mark=False)
+            out.append(records)
+            if records is not None:
+                good.append(j)
+        self._mark_good(good)
+        return out
+
+    def _mark_good(self, chunks: list[int]) -> None:
+        """The records of ``chunks`` (decoded, sound) are OK, unless already marked otherwise."""
+        if not chunks:
+            return
+        assert self.layout is not None
+        counts = np.asarray([self.layout.chunk_records[j] for j in chunks], dtype=np.int64)
+        firsts = np.asarray([self._starts[j] for j in chunks], dtype=np.int64)
+        rows = np.repeat(firsts, counts) + (np.arange(int(counts.sum())) - np.repeat(np.cumsum(counts) - counts, counts))
+        if not len(rows):
+            return
+        low, high = int(rows[0]), int(rows[-1]) + 1
+        parts, i = [], low
+        while i < high:  # (the index's runs stop at the end of its own chunks)
+            parts.append(self.index.run(i, high)[1])
+            i += len(parts[-1])
+        statuses = np.concatenate(parts)
+        unchecked = rows[statuses[rows - low] == int(RecordStatus.UNCHECKED)]
+        if len(unchecked):
+            self.index.set_statuses(unchecked, np.full(len(unchecked), int(RecordStatus.OK), dtype=np.uint8))
+
+    def _decode(self, k: int, raw: bytes | None = None, mark: bool = True) -> list[bytes] | None:
+        """Chunk ``k``'s records from its bytes ``raw`` (read here when None); None when it is damaged."""
         begin, end = self.chunk_span(k)
         assert self.layout is not None
         expected = self.layout.chunk_records[k]
         try:
-            with io_errors(self.path):
-                header, data = read_chunk(self.byte_source.read_at(begin, end - begin), begin)
+            if raw is None:
+                with io_errors(self.path):
+                    raw = self.byte_source.read_at(begin, end - begin)
+            header, data = read_chunk(raw, begin)
             if header.num_records != expected:
                 raise ChunkDamage(f"chunk at offset {begin:,}: {header.num_records:,} records in its header, "
                                   f"{expected:,} in the footer", offset=begin)
@@ -333,7 +392,8 @@ class ArrayRecordFile:
         except ChunkDamage as exc:
             self._damaged(k, str(exc))
             return None
-        self._mark(k, RecordStatus.OK, only_unchecked=True)
+        if mark:
+            self._mark(k, RecordStatus.OK, only_unchecked=True)
         return records
 
     def _transposed(self, k: int, begin: int) -> list[bytes]:
@@ -365,6 +425,9 @@ class ArrayRecordFile:
         if not count:
             return
         if only_unchecked and self.index.status(first) is not RecordStatus.UNCHECKED:
+            return
+        if count == 1:
+            self.index.set_status(first, status)
             return
         rows = np.arange(first, first + count, dtype=np.int64)
         self.index.set_statuses(rows, np.full(count, int(status), dtype=np.uint8))
@@ -408,6 +471,40 @@ class ArrayRecordFile:
 
     def record_info(self, i: int) -> RecordInfo:
         return self.read(i).info
+
+    def iter_rows(self, order: range, every: int, intact_only: bool
+                  ) -> Iterator[tuple[int, bytes, RecordStatus, int, int] | IndexProgress]:
+        """:func:`codec.sources.record_pass.iter_records` over consecutive records: a run of chunks per
+        read (:meth:`decode_run`), each decoded once, their records sliced out here."""
+        assert self.layout is not None
+        n, problems = len(order), self.problem_count
+        i, stop, next_progress = order.start, order.stop, every
+        offsets, counts = self.layout.chunk_offsets, self.layout.chunk_records
+        while i < stop:
+            k, _ = self.chunk_of(i)
+            run = self.decode_run(k)
+            for kk, records in enumerate(run, k):
+                first = self._starts[kk]
+                last = min(first + counts[kk], stop)
+                if i >= last:
+                    continue
+                status = self.index.status(first)
+                if records is None or status.damaged:
+                    if not intact_only:
+                        for row in range(i, last):
+                            yield row, b"", RecordStatus.DATA_CRC, offsets[kk] + row - first, 0
+                else:
+                    base = offsets[kk] - first
+                    for row in range(i, last):
+                        data = records[row - first]
+                        yield row, data, status, base + row, len(data)
+                i = last
+                while i - order.start >= next_progress:
+                    yield IndexProgress(next_progress, next_progress, n, problems())
+                    next_progress += every
+                if i >= stop:
+                    break
+        yield IndexProgress(n, n, n, problems(), True)
 
     def __getitem__(self, key):
         if isinstance(key, slice):
@@ -455,15 +552,15 @@ class ArrayRecordFile:
         n, chunks = len(self), len(self.layout.chunk_offsets)
         with self.lock:
             self._decoded.clear()
+            self._run, self._last = (0, []), -2
             self.problems = list(self._layout_problems)
         self.index = RecordIndex.from_arrays(self.index.offsets(), np.zeros(n, dtype=np.uint8))
-        done = 0
+        k = 0
         with self.holding(), self.streaming():
-            for k in range(chunks):
-                self._decode(k)
-                done += self.layout.chunk_records[k]
-                if k % 64 == 63:
-                    yield IndexProgress(done, self.chunk_span(k)[1], self.file_size, len(self.problems))
+            while k < chunks:
+                k += len(self.decode_run(k))
+                done = self._starts[k] if k < chunks else n
+                yield IndexProgress(done, self.chunk_span(k - 1)[1], self.file_size, len(self.problems))
         if self.hashes_checked:
             yield from self._check_hashes()
         self.verified = True
@@ -489,19 +586,24 @@ class ArrayRecordFile:
                                      f"chunk at offset {self.layout.footer_offset:,} (the footer or postscript): "
                                      f"{_first_line(exc)}"))
             return
-        for k, first in enumerate(self._starts):
-            if not self.layout.chunk_records[k] or self.index.status(first).damaged:
-                continue
-            try:
-                reader.read([first])
-            except RuntimeError as exc:
-                if any(name in str(exc) for name in _INDEX_MESSAGES):  # its own reading of the footer failed
-                    self.add_problem(Problem(None, self.layout.footer_offset, ProblemKind.DATA_CRC,
-                                             f"the ArrayRecord footer or postscript: {_first_line(exc)}"))
-                    return
-                self._damaged(k, f"chunk at offset {self.chunk_span(k)[0]:,}: {_first_line(exc)}")
-            if k % 256 == 255:
-                yield IndexProgress(first, self.chunk_span(k)[1], self.file_size, len(self.problems))
+        chunks = [k for k, count in enumerate(self.layout.chunk_records)
+                  if count and not self.index.status(self._starts[k]).damaged]
+        for at in range(0, len(chunks), HASH_BATCH):
+            batch = chunks[at:at + HASH_BATCH]
+            try:  # a record of each chunk: its reader checks the chunk's hashes as it decodes it
+                reader.read([self._starts[k] for k in batch])
+            except RuntimeError:
+                for k in batch:  # which chunk it was (damage is rare: one by one only here)
+                    try:
+                        reader.read([self._starts[k]])
+                    except RuntimeError as exc:
+                        if any(name in str(exc) for name in _INDEX_MESSAGES):  # its reading of the footer failed
+                            self.add_problem(Problem(None, self.layout.footer_offset, ProblemKind.DATA_CRC,
+                                                     f"the ArrayRecord footer or postscript: {_first_line(exc)}"))
+                            return
+                        self._damaged(k, f"chunk at offset {self.chunk_span(k)[0]:,}: {_first_line(exc)}")
+            last = batch[-1]
+            yield IndexProgress(self._starts[last], self.chunk_span(last)[1], self.file_size, len(self.problems))
 
     # -- what info shows ---------------------------------------------------------------
     def info_lines(self) -> list[str]:
