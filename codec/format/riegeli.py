@@ -142,14 +142,18 @@ def _zstd():
     return decompressor
 
 
-def _decompress(kind: int, data: bytes, begin: int, what: str) -> bytes:
-    """``data`` of a chunk at ``begin`` decompressed as ``kind`` says (prefixed by its decompressed size)."""
+def _decompress(kind: int, data: bytes, begin: int, what: str, limit: int) -> bytes:
+    """``data`` of a chunk at ``begin`` decompressed as ``kind`` says (prefixed by its decompressed size,
+    which must not pass ``limit``: nothing is allocated for a size the chunk's header rules out)."""
     if kind == 0:
         return data
     got = _varint(data, 0)
     if got is None:
         raise ChunkDamage(f"chunk at offset {begin:,}: the {what}' decompressed size is not a varint", offset=begin)
     size, pos = got
+    if size > limit:
+        raise ChunkDamage(f"chunk at offset {begin:,}: the {what} claim {size:,} bytes decompressed, "
+                          f"more than the {limit:,} its header allows", offset=begin)
     try:
         if kind == 0x7A:
             decompressor = getattr(_local, "zstd", None) or _zstd()
@@ -195,8 +199,8 @@ def simple_records(header: ChunkHeader, data: bytes, begin: int) -> list[bytes]:
     if got is None or got[0] > len(data) - got[1]:
         raise ChunkDamage(f"chunk at offset {begin:,}: the size of its record sizes runs past its data", offset=begin)
     sizes_size, pos = got
-    sizes = _decompress(kind, data[pos:pos + sizes_size], begin, "record sizes")
-    values = _decompress(kind, data[pos + sizes_size:], begin, "records")
+    sizes = _decompress(kind, data[pos:pos + sizes_size], begin, "record sizes", 10 * header.num_records)
+    values = _decompress(kind, data[pos + sizes_size:], begin, "records", header.decoded_data_size)
     records: list[bytes] = []
     at, p, n = 0, 0, len(sizes)
     for _ in range(header.num_records):
