@@ -261,3 +261,17 @@ def test_an_http_url_reads_as_the_local_file(tmp_path, capsys):
         code, out, _ = run(capsys, "info", url)
     assert code == 0 and "format:      ArrayRecord (60 chunks, zstd, group_size 1)" in out
     assert "hashes:      not checked (sizes and structure are): a URL" in out
+
+
+def test_a_tfds_array_record_folder(capsys):
+    folder = FORMATS / "tfds_array_record" / "lens_ar_demo" / "2.0.0"
+    code, out, _ = run(capsys, "cat", "--json", folder)
+    assert code == 0
+    lines = [json.loads(line) for line in out.splitlines()]
+    entry = MANIFEST["tfds_array_record/lens_ar_demo/2.0.0"]
+    for split, want in entry["splits"].items():
+        got = [line["features"] for line in lines if line["split"] == split]
+        assert len(got) == want["num_examples"]
+        assert [(g["caption"], g["id"]["values"], g["image"]["sha256"], g["image"]["shape"], g["label"])
+                for g in got] == [(w["caption"], [w["id"]], w["image"]["sha256"], w["image"]["shape"], w["label"])
+                                  for w in want["records"]]
