@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from codec.format.riegeli import BLOCK_SIZE, ChunkDamage, int_field, proto_fields
+from codec.format.varints import varint64
 
 MAGIC = 0x71930E704FDAE05E  # RiegeliPostscript.magic
 VERSION = 1  # ArrayRecordMetadata.version this reader knows
@@ -122,18 +123,9 @@ def _three_varints(entry: bytes) -> tuple[int, int, int] | None:
     values = []
     pos, n = 0, len(entry)
     for tag in (0x08, 0x10, 0x18):
-        if pos >= n or entry[pos] != tag:
+        got = varint64(entry, pos + 1, n) if pos < n and entry[pos] == tag else None
+        if got is None:
             return None
-        pos += 1
-        value, shift = 0, 0
-        while True:
-            if pos >= n or shift > 63:
-                return None
-            byte = entry[pos]
-            pos += 1
-            value |= (byte & 0x7F) << shift
-            if byte < 0x80:
-                break
-            shift += 7
+        value, pos = got
         values.append(value)
     return (values[0], values[1], values[2]) if pos == n else None

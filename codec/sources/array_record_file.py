@@ -16,7 +16,7 @@ from typing import Iterator
 
 import numpy as np
 
-from codec.errors import CorruptRecordError, RecordIndexError, TFRecordError, UsageError
+from codec.errors import CorruptRecordError, TFRecordError, UsageError
 from codec.format.array_record import POSTSCRIPT_SPAN, ArrayRecordLayout, footer_offset, parse_footer
 from codec.format.framing import Compression, Problem, ProblemKind, RecordInfo, RecordStatus
 from codec.format.riegeli import (
@@ -38,6 +38,7 @@ from codec.format.riegeli import (
 from codec.index.record_index import RecordIndex
 from codec.index.scan import IndexProgress
 from codec.sources.byte_sources import ByteSource, LocalBytes, RemoteBytes
+from codec.sources.one_file import OneFile
 from codec.sources.pinned import PinnedRecord
 from codec.sources.protocol import RecordData
 from codec.sources.tfrecord_file import TFRecordFile
@@ -61,7 +62,7 @@ def array_record_available() -> bool:
     return True
 
 
-class ArrayRecordFile:
+class ArrayRecordFile(OneFile):
     """An ArrayRecord file (local or a URL): records by number, each a read of its chunk.
 
     :meth:`index_iter` reads the chunk index from the footer (never a scan of the records);
@@ -77,8 +78,6 @@ class ArrayRecordFile:
     unsaved = False
     modified = False
     statuses_stored = True
-    is_set = False
-    numbered_out_of_order = False
     compression = Compression.NONE  # (no GZIP or ZLIB stream around it: its chunks compress themselves)
     container = "array_record"
     use_cache = False  # the footer is the index: reading it is as fast as the cache
@@ -111,36 +110,8 @@ class ArrayRecordFile:
 
     # -- the bytes --------------------------------------------------------
     @property
-    def file_size(self) -> int:
-        return self.byte_source.size
-
-    @property
     def data_end(self) -> int:
         return self.file_size
-
-    @property
-    def mtime_ns(self) -> int:
-        return self.byte_source.mtime_ns
-
-    @property
-    def identity(self):
-        return self.byte_source.identity
-
-    @property
-    def version(self) -> str:
-        return self.byte_source.version
-
-    @property
-    def remote(self):
-        return self.byte_source.remote
-
-    @property
-    def is_remote(self) -> bool:
-        return self.byte_source.is_remote
-
-    @property
-    def bytes_fetched(self) -> int | None:
-        return self.byte_source.fetched
 
     def read_bytes(self, offset: int, size: int) -> bytes:
         """The file's bytes as they are on disk (a hex view)."""
@@ -150,16 +121,6 @@ class ArrayRecordFile:
     # -- lifetime -----------------------------------------------------------
     def release(self) -> bool:
         return self.byte_source.release()
-
-    @property
-    def is_open(self) -> bool:
-        return self.byte_source.is_open
-
-    def holding(self):
-        return self.byte_source.holding()
-
-    def streaming(self):
-        return self.byte_source.streaming()
 
     def close(self) -> None:
         with self.lock:
@@ -439,25 +400,7 @@ class ArrayRecordFile:
         first = self._starts[k] if self.layout and self.layout.chunk_records[k] else None
         self.add_problem(Problem(first, int(begin), ProblemKind.DATA_CRC, detail))
 
-    def add_problem(self, problem: Problem) -> None:
-        with self.lock:
-            if any(p.offset == problem.offset and p.kind is problem.kind for p in self.problems):
-                return
-            problems = list(self.problems)
-            bisect.insort(problems, problem, key=lambda p: p.offset)
-            self.problems = problems
-
     # -- records ---------------------------------------------------------------------
-    def __len__(self) -> int:
-        return len(self.index)
-
-    def _check_index(self, i: int) -> int:
-        n = len(self.index)
-        j = i + n if i < 0 else i
-        if not 0 <= j < n:
-            raise RecordIndexError(f"record {i} out of range: {self.path} has {n} records")
-        return j
-
     def read(self, i: int) -> RecordData:
         """Record ``i`` from its chunk; a record of a damaged chunk comes empty, with its status."""
         i = self._check_index(i)
@@ -518,27 +461,11 @@ class ArrayRecordFile:
                                      offset=rec.info.offset, index=rec.info.index)
         return rec.data
 
-    def __iter__(self) -> Iterator[bytes]:
-        for i in range(len(self)):
-            yield self[i]
-
     def intact(self) -> Iterator[tuple[int, bytes]]:
         for i in range(len(self)):
             rec = self.read(i)
             if rec.status.data_intact:
                 yield i, rec.data
-
-    def find_record(self, offset: int) -> int:
-        return self.index.find_offset(offset)
-
-    def record_before(self, problem: Problem) -> int:
-        return self.find_record(problem.offset)
-
-    def problem_count(self) -> int:
-        return len(self.problems)
-
-    def location(self, i: int) -> tuple[str, int]:
-        return self.path, self.index.offset(self._check_index(i))
 
     def pinned(self, i: int) -> PinnedRecord:
         return PinnedRecord(self, i, self._check_index(i), None)
@@ -628,24 +555,6 @@ class ArrayRecordFile:
 
         lines.append(f"hashes:      {hashes}")
         return lines
-
-    # -- facts of a record source (codec.sources.protocol.RecordSource) ----------------
-    @property
-    def files(self) -> list[str]:
-        return [self.path]
-
-    @property
-    def unusable(self) -> list[tuple[str, str]]:
-        return []
-
-    def publish(self) -> list[tuple[int, int]]:
-        return []
-
-    def file_row(self, k: int, j: int) -> int | None:
-        return j if k == 0 and 0 <= j < len(self) else None
-
-    def is_edited(self, i: int) -> bool:
-        return False
 
     def start_follow(self) -> None:
         raise UsageError(f"cannot follow {self.path}: an ArrayRecord file is read through its footer, "
