@@ -11,6 +11,8 @@ import struct
 import threading
 from typing import NamedTuple
 
+import numpy as np
+
 from codec.errors import CorruptRecordError
 from codec.format.varints import varint64
 
@@ -26,6 +28,7 @@ SIGNATURE = bytes.fromhex(
 SIGNATURE_CHUNK, METADATA_CHUNK, PADDING_CHUNK = 0x73, 0x6D, 0x70
 SIMPLE_CHUNK, TRANSPOSED_CHUNK = 0x72, 0x74
 KNOWN_CHUNKS = frozenset((SIGNATURE_CHUNK, METADATA_CHUNK, PADDING_CHUNK, SIMPLE_CHUNK, TRANSPOSED_CHUNK))
+MANY_RECORDS = 16  # a chunk of this many records has its sizes read by numpy
 COMPRESSIONS = {0: "none", 0x62: "brotli", 0x7A: "zstd", 0x73: "snappy"}
 
 _HEADER = struct.Struct("<QQQQQ")  # header_hash, data_size, data_hash, type|num_records<<8, decoded_data_size
@@ -180,6 +183,26 @@ def _decompress(kind: int, data: bytes, begin: int, what: str, limit: int) -> by
     return out
 
 
+def varint_array(buf: bytes, count: int) -> tuple[np.ndarray, np.ndarray] | None:
+    """The ``count`` varints that make up ``buf`` exactly (as uint64, kept to 64 bits as protobuf does)
+    and the position after each; None when ``buf`` is not exactly ``count`` varints of at most 10 bytes."""
+    b = np.frombuffer(buf, dtype=np.uint8)
+    ends = np.flatnonzero(b < 0x80)
+    if len(ends) != count or (count and ends[-1] != len(b) - 1) or (not count and len(b)):
+        return None
+    starts = np.zeros(count, dtype=np.int64)
+    starts[1:] = ends[:-1] + 1
+    lengths = ends - starts + 1
+    longest = int(lengths.max()) if count else 0
+    if longest > 10:
+        return None
+    values = (b[starts] & 0x7F).astype(np.uint64)
+    for k in range(1, longest):
+        has = np.flatnonzero(lengths > k)
+        values[has] |= (b[starts[has] + k] & 0x7F).astype(np.uint64) << np.uint64(7 * k)
+    return values, ends + 1
+
+
 def chunk_compression(data: bytes) -> str:
     """The compression of a simple chunk's ``data`` (its first byte), by name."""
     return COMPRESSIONS.get(data[0], f"unknown ({data[0]:#04x})") if data else "none"
@@ -201,6 +224,8 @@ def simple_records(header: ChunkHeader, data: bytes, begin: int) -> list[bytes]:
     sizes_size, pos = got
     sizes = _decompress(kind, data[pos:pos + sizes_size], begin, "record sizes", 10 * header.num_records)
     values = _decompress(kind, data[pos + sizes_size:], begin, "records", header.decoded_data_size)
+    if header.num_records >= MANY_RECORDS:
+        return _split(header, sizes, values, begin)
     records: list[bytes] = []
     at, p, n = 0, 0, len(sizes)
     for _ in range(header.num_records):
@@ -219,6 +244,21 @@ def simple_records(header: ChunkHeader, data: bytes, begin: int) -> list[bytes]:
                           f"the records hold {len(values):,}, the header says {header.decoded_data_size:,}",
                           offset=begin)
     return records
+
+
+def _split(header: ChunkHeader, sizes: bytes, values: bytes, begin: int) -> list[bytes]:
+    """:func:`simple_records`' last step for a chunk of many records: their sizes read by numpy."""
+    got = varint_array(sizes, header.num_records)
+    if got is None:
+        raise ChunkDamage(f"chunk at offset {begin:,}: its record sizes are not {header.num_records:,} varints",
+                          offset=begin)
+    lengths = got[0]
+    if int(lengths.max()) > len(values) or int(lengths.sum()) != len(values) or len(values) != header.decoded_data_size:
+        raise ChunkDamage(f"chunk at offset {begin:,}: its records' sizes do not add up to the "
+                          f"{header.decoded_data_size:,} bytes its header says (the records hold {len(values):,})",
+                          offset=begin)
+    ends = np.cumsum(lengths, dtype=np.int64).tolist()
+    return [values[a:b] for a, b in zip([0] + ends[:-1], ends)]
 
 
 def proto_fields(buf: bytes) -> dict[int, list[int | bytes]]:

@@ -275,3 +275,39 @@ def test_a_tfds_array_record_folder(capsys):
         assert [(g["caption"], g["id"]["values"], g["image"]["sha256"], g["image"]["shape"], g["label"])
                 for g in got] == [(w["caption"], [w["id"]], w["image"]["sha256"], w["image"]["shape"], w["label"])
                                   for w in want["records"]]
+
+
+def test_varint_array_reads_what_varint64_reads():
+    import random
+
+    from codec.format.riegeli import varint_array
+    from codec.format.varints import varint64
+
+    def encode(n: int) -> bytes:
+        out = bytearray()
+        while True:
+            out.append((n & 0x7F) | (0x80 if n > 0x7F else 0))
+            n >>= 7
+            if not n:
+                return bytes(out)
+
+    edges = [0, 1, 127, 128, 16383, 16384, (1 << 63) - 1, 1 << 63, (1 << 64) - 1]
+    rng = random.Random(0)
+    for numbers in ([], edges, [rng.getrandbits(rng.randrange(1, 65)) for _ in range(500)]):
+        buf = b"".join(encode(n) for n in numbers)
+        values, after = varint_array(buf, len(numbers))
+        pos, expected = 0, []
+        while pos < len(buf):
+            value, pos = varint64(buf, pos, len(buf))
+            expected.append((value, pos))
+        assert list(zip(values.tolist(), after.tolist())) == expected
+        assert values.tolist() == numbers
+        assert varint_array(buf, len(numbers) + 1) is None and varint_array(buf + b"\x80", len(numbers)) is None
+    assert varint_array(b"\xff" * 10 + b"\x01", 1) is None  # eleven bytes: no varint
+
+
+@google
+def test_a_chunk_of_many_records(tmp_path):
+    records = [b"r%d" % i * (i % 300) for i in range(130)]  # sizes of one and two varint bytes
+    f = open_record_file(write(tmp_path / "many.array_record", "group_size:64,snappy", records)).build_index()
+    assert list(f) == records and f.verify() == []
