@@ -187,6 +187,8 @@ def varint_array(buf: bytes, count: int) -> tuple[np.ndarray, np.ndarray] | None
     """The ``count`` varints that make up ``buf`` exactly (as uint64, kept to 64 bits as protobuf does)
     and the position after each; None when ``buf`` is not exactly ``count`` varints of at most 10 bytes."""
     b = np.frombuffer(buf, dtype=np.uint8)
+    if len(b) == count and (count == 0 or int(b.max()) < 0x80):  # every one a byte (records under 128 bytes)
+        return b.astype(np.uint64), np.arange(1, count + 1, dtype=np.int64)
     ends = np.flatnonzero(b < 0x80)
     if len(ends) != count or (count and ends[-1] != len(b) - 1) or (not count and len(b)):
         return None
