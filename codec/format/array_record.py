@@ -68,15 +68,17 @@ def footer_offset(postscript_records: list[bytes], where: int) -> int:
                       "offset is missing)", offset=where)
 
 
-def parse_footer(records: list[bytes], where: int) -> ArrayRecordLayout:
-    """The layout from the footer chunk's records (at ``where``): the metadata, then one entry per chunk."""
+def parse_footer(values: bytes, ends: np.ndarray, where: int) -> ArrayRecordLayout:
+    """The layout from the footer chunk at ``where``, its records one after another in ``values`` (each
+    ending where ``ends`` says): the metadata, then one entry per chunk."""
     def damaged(why: str) -> ChunkDamage:
         return ChunkDamage(f"chunk at offset {where:,} (the ArrayRecord footer): {why}", offset=where)
 
-    if not records:
+    if not len(ends):
         raise damaged("no metadata record")
+    first = int(ends[0])
     try:
-        outer = proto_fields(records[0])
+        outer = proto_fields(values[:first])
         metadata = proto_fields(next(v for v in outer.get(1, ()) if isinstance(v, bytes)))
     except (ValueError, StopIteration):
         raise damaged("its metadata is not an ArrayRecordMetadata message") from None
@@ -85,9 +87,9 @@ def parse_footer(records: list[bytes], where: int) -> ArrayRecordLayout:
         raise damaged(f"ArrayRecord version {version}, this reader knows version {VERSION}")
     num_chunks = int_field(metadata, 2) or 0
     num_records = int_field(metadata, 3) or 0
-    if len(records) != num_chunks + 1:
-        raise damaged(f"{num_chunks:,} chunks stated, {len(records) - 1:,} entries found")
-    offsets, counts = _entries(records[1:], damaged)
+    if len(ends) != num_chunks + 1:
+        raise damaged(f"{num_chunks:,} chunks stated, {len(ends) - 1:,} entries found")
+    offsets, counts = _entries(values[first:], ends[1:] - first, damaged)
     if sum(counts) != num_records:
         raise damaged(f"{num_records:,} records stated, its chunks hold {sum(counts):,}")
     if (np.diff(np.asarray(offsets, dtype=np.uint64).astype(np.int64)) <= 0).any() or (offsets and offsets[-1] >= where):
@@ -97,18 +99,20 @@ def parse_footer(records: list[bytes], where: int) -> ArrayRecordLayout:
                              None if options is None else options.decode("utf-8", "replace"))
 
 
-def _entries(entries: list[bytes], damaged) -> tuple[list[int], list[int]]:
-    """(chunk offsets, record counts) of the ArrayRecordFooter entries: as numpy reads them when every
-    entry is its three fields in order (as the writer writes them), else field by field."""
-    got = varint_array(b"".join(entries), 6 * len(entries))
+def _entries(buf: bytes, ends: np.ndarray, damaged) -> tuple[list[int], list[int]]:
+    """(chunk offsets, record counts) of the ArrayRecordFooter entries in ``buf`` (each ending where ``ends``
+    says): as numpy reads them when every entry is its three fields in order (as the writer writes them),
+    else field by field."""
+    got = varint_array(buf, 6 * len(ends))
     if got is not None:
         values, after = got
-        ends = np.cumsum([len(e) for e in entries], dtype=np.int64)
         if (np.array_equal(after[5::6], ends) and (values[0::6] == 0x08).all() and (values[2::6] == 0x10).all()
                 and (values[4::6] == 0x18).all()):
             return values[1::6].tolist(), values[5::6].tolist()
     offsets, counts = [], []
-    for entry in entries:
+    bounds = ends.tolist()
+    for a, b in zip([0] + bounds[:-1], bounds):
+        entry = buf[a:b]
         try:
             fields = proto_fields(entry)
         except ValueError:

@@ -210,8 +210,8 @@ def chunk_compression(data: bytes) -> str:
     return COMPRESSIONS.get(data[0], f"unknown ({data[0]:#04x})") if data else "none"
 
 
-def simple_records(header: ChunkHeader, data: bytes, begin: int) -> list[bytes]:
-    """The records of the simple chunk at ``begin``, every size checked against the header."""
+def _buffers(header: ChunkHeader, data: bytes, begin: int) -> tuple[bytes, bytes]:
+    """(record sizes, records) of the simple chunk at ``begin``, decompressed."""
     if header.chunk_type == TRANSPOSED_CHUNK:
         raise TransposedChunk(f"chunk at offset {begin:,} is transposed", offset=begin)
     if header.chunk_type != SIMPLE_CHUNK:
@@ -226,8 +226,15 @@ def simple_records(header: ChunkHeader, data: bytes, begin: int) -> list[bytes]:
     sizes_size, pos = got
     sizes = _decompress(kind, data[pos:pos + sizes_size], begin, "record sizes", 10 * header.num_records)
     values = _decompress(kind, data[pos + sizes_size:], begin, "records", header.decoded_data_size)
+    return sizes, values
+
+
+def simple_records(header: ChunkHeader, data: bytes, begin: int) -> list[bytes]:
+    """The records of the simple chunk at ``begin``, every size checked against the header."""
+    sizes, values = _buffers(header, data, begin)
     if header.num_records >= MANY_RECORDS:
-        return _split(header, sizes, values, begin)
+        ends = _ends(header, sizes, values, begin).tolist()
+        return [values[a:b] for a, b in zip([0] + ends[:-1], ends)]
     records: list[bytes] = []
     at, p, n = 0, 0, len(sizes)
     for _ in range(header.num_records):
@@ -248,19 +255,26 @@ def simple_records(header: ChunkHeader, data: bytes, begin: int) -> list[bytes]:
     return records
 
 
-def _split(header: ChunkHeader, sizes: bytes, values: bytes, begin: int) -> list[bytes]:
-    """:func:`simple_records`' last step for a chunk of many records: their sizes read by numpy."""
+def simple_values(header: ChunkHeader, data: bytes, begin: int) -> tuple[bytes, np.ndarray]:
+    """The simple chunk at ``begin`` as its records one after another and where each ends (checked as
+    :func:`simple_records` checks them): a chunk of many records without a bytes object per record."""
+    sizes, values = _buffers(header, data, begin)
+    return values, _ends(header, sizes, values, begin)
+
+
+def _ends(header: ChunkHeader, sizes: bytes, values: bytes, begin: int) -> np.ndarray:
+    """Where each record ends in ``values``, from the chunk's record ``sizes`` read by numpy."""
     got = varint_array(sizes, header.num_records)
     if got is None:
         raise ChunkDamage(f"chunk at offset {begin:,}: its record sizes are not {header.num_records:,} varints",
                           offset=begin)
     lengths = got[0]
-    if int(lengths.max()) > len(values) or int(lengths.sum()) != len(values) or len(values) != header.decoded_data_size:
+    if (len(lengths) and int(lengths.max()) > len(values)) or int(lengths.sum()) != len(values) \
+            or len(values) != header.decoded_data_size:
         raise ChunkDamage(f"chunk at offset {begin:,}: its records' sizes do not add up to the "
                           f"{header.decoded_data_size:,} bytes its header says (the records hold {len(values):,})",
                           offset=begin)
-    ends = np.cumsum(lengths, dtype=np.int64).tolist()
-    return [values[a:b] for a, b in zip([0] + ends[:-1], ends)]
+    return np.cumsum(lengths, dtype=np.int64)
 
 
 def proto_fields(buf: bytes) -> dict[int, list[int | bytes]]:

@@ -34,6 +34,7 @@ from codec.format.riegeli import (
     is_riegeli,
     read_chunk,
     simple_records,
+    simple_values,
 )
 from codec.index.record_index import RecordIndex
 from codec.index.scan import IndexProgress
@@ -164,7 +165,7 @@ class ArrayRecordFile(OneFile):
                 header, data = read_chunk(self.byte_source.read_at(where, POSTSCRIPT_SPAN), where)
                 footer_at = footer_offset(simple_records(header, data, where), where)
                 header, data = read_chunk(self.byte_source.read_at(footer_at, where - footer_at), footer_at)
-                layout = parse_footer(simple_records(header, data, footer_at), footer_at)
+                layout = parse_footer(*simple_values(header, data, footer_at), footer_at)
         except ChunkDamage as exc:
             layout = self._walk(str(exc))
         offsets = np.asarray(layout.chunk_offsets, dtype=np.uint64)
@@ -243,16 +244,18 @@ class ArrayRecordFile(OneFile):
         """Whether the chunk at ``begin`` reads as an ArrayRecord postscript or footer."""
         try:
             header, data = read_chunk(self.byte_source.read_at(begin, self.file_size - begin), begin)
-            records = simple_records(header, data, begin)
+            values, ends = simple_values(header, data, begin)
         except ChunkDamage:
             return False
-        for reads in (footer_offset, parse_footer):
+        bounds = ends.tolist()
+        try:
+            footer_offset([values[a:b] for a, b in zip([0] + bounds[:-1], bounds)][:3], begin)
+        except ChunkDamage:
             try:
-                reads(records, begin)
+                parse_footer(values, ends, begin)
             except ChunkDamage:
-                continue
-            return True
-        return False
+                return False
+        return True
 
     # -- chunks --------------------------------------------------------------------
     def chunk_of(self, i: int) -> tuple[int, int]:

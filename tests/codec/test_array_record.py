@@ -311,3 +311,12 @@ def test_a_chunk_of_many_records(tmp_path):
     records = [b"r%d" % i * (i % 300) for i in range(130)]  # sizes of one and two varint bytes
     f = open_record_file(write(tmp_path / "many.array_record", "group_size:64,snappy", records)).build_index()
     assert list(f) == records and f.verify() == []
+
+
+def test_a_damaged_postscript_leaves_every_record(tmp_path, capsys):
+    path = flipped(tmp_path, "default.array_record", BLOCK_SIZE + 0x40)  # the postscript chunk's data
+    code, out, _ = run(capsys, "verify", path)
+    assert code == 1 and "60 records, 60 ok, 1 problem(s)" in out
+    assert "no ArrayRecord footer (chunk at offset 65,536: " in out
+    whole = open_record_file(FORMATS / "default.array_record").build_index()
+    assert list(open_record_file(path).build_index()) == list(whole)  # the footer chunk is not taken for records
