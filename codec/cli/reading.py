@@ -289,6 +289,9 @@ def cmd_index(args) -> int:
     if to_stdout and args.format == "native" and sys.stdout.isatty():  # as gzip refuses, before any work
         raise UsageError("refusing to write a binary index to a terminal; use -o FILE or redirect")
     with _open(args) as f:
+        if hasattr(f, "info_lines"):
+            raise UsageError(f"{f.path} is an ArrayRecord file: its footer is its index, there is no TFRecord "
+                             "index to write")
         if not to_stdout:
             from codec.storage.writer import check_not_input
 

@@ -236,6 +236,12 @@ def test_a_folder_of_array_record_shards(tmp_path, capsys):
     assert lines[2]["value"] == MANIFEST["group1_uncompressed.array_record"]["records"][0]["value"]
 
 
+def test_index_says_the_footer_is_the_index(tmp_path, capsys):
+    code, out, err = run(capsys, "index", "-o", tmp_path / "x.idx", FORMATS / "default.array_record")
+    assert (code, out) == (2, "") and err.count("\n") == 1 and "its footer is its index" in err
+    assert not (tmp_path / "x.idx").exists()
+
+
 def test_every_command_reads_it(tmp_path, capsys):
     path = FORMATS / "default.array_record"
     for argv in (["stats", "--json"], ["schema"], ["check"]):
