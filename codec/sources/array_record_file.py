@@ -36,6 +36,7 @@ from codec.format.riegeli import (
     simple_records,
     simple_values,
 )
+from codec.index import cache as index_cache
 from codec.index.record_index import RecordIndex
 from codec.index.scan import IndexProgress
 from codec.sources.byte_sources import ByteSource, LocalBytes, RemoteBytes
@@ -577,6 +578,17 @@ def _is_url(path: str) -> bool:
     return is_url(path)
 
 
+def _cached_tfrecord(remote: RemoteBytes, use_cache: bool) -> bool:
+    """Whether the index cache holds this version of the object: a TFRecord file (it keeps no other)."""
+    if not use_cache or remote.size < index_cache.MIN_CACHED_BYTES:
+        return False
+    entry = index_cache.open_entry(remote.path, remote.size, remote.version)
+    if entry is None:
+        return False
+    with entry:
+        return True
+
+
 def is_array_record(path: str) -> bool:
     """Whether the local file ``path`` begins with the Riegeli/records signature (False when unreadable:
     opening it as a TFRecord file then says why)."""
@@ -608,9 +620,11 @@ def open_record_file(path: str | os.PathLike, *, check_crc: bool = True, use_cac
         except RemoteFolderError:
             remote = None  # (a folder named without its trailing slash: the caller lists it)
         if remote is not None:
-            if is_riegeli(remote.head(len(SIGNATURE))):
+            # (through the object's block cache: a TFRecord file's own sniff reads the same block, fetched once;
+            # an object the index cache knows is a TFRecord file, opened without a read)
+            if not _cached_tfrecord(remote, use_cache) and is_riegeli(remote.remote.read(0, len(SIGNATURE))):
                 return ArrayRecordFile(path, check_crc=check_crc, byte_source=remote)
-            remote.close()
+            return TFRecordFile(path, check_crc=check_crc, use_cache=use_cache, info=info, remote=remote, **options)
     elif is_array_record(path):
         return ArrayRecordFile(path, check_crc=check_crc)
     return TFRecordFile(path, check_crc=check_crc, use_cache=use_cache, info=info, **options)

@@ -62,9 +62,11 @@ class TFRecordFile(OneFile):
     statuses_stored = True
 
     def __init__(self, path: str | os.PathLike, *, check_crc: bool = True, use_cache: bool = True,
-                 fork_halves: bool = False, info: dict | None = None, walked: WalkedFile | None = None):
+                 fork_halves: bool = False, info: dict | None = None, walked: WalkedFile | None = None,
+                 remote: RemoteBytes | None = None):
         """``walked``: a small plain file already read and indexed whole (:mod:`codec.index.small_files`):
-        nothing is opened now (the file is as if released; a read reopens it and checks it unchanged)."""
+        nothing is opened now (the file is as if released; a read reopens it and checks it unchanged).
+        ``remote``: the URL's object already opened (its first block read and kept)."""
         self.path = os.fspath(path)
         self.check_crc = check_crc
         self.byte_source: ByteSource
@@ -73,7 +75,7 @@ class TFRecordFile(OneFile):
             self.byte_source = LocalBytes(self.path, walked.size, walked.mtime_ns, walked.identity, None)
             self.use_cache = False
         elif "://" in self.path and _is_url(self.path):
-            self.byte_source = RemoteBytes(self.path, info)
+            self.byte_source = remote if remote is not None else RemoteBytes(self.path, info)
             self.use_cache = use_cache and self.byte_source.size >= index_cache.MIN_CACHED_BYTES
             # the compression from the index cache when it knows this version of the object, else sniffed
             entry = index_cache.open_entry(self.path, self.file_size, self.version) if self.use_cache else None
