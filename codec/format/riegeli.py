@@ -150,6 +150,8 @@ def _decompress(kind: int, data: bytes, begin: int, what: str, limit: int) -> by
     which must not pass ``limit``: nothing is allocated for a size the chunk's header rules out)."""
     if kind == 0:
         return data
+    if kind not in COMPRESSIONS:
+        raise ChunkDamage(f"chunk at offset {begin:,}: unknown compression type {kind:#04x}", offset=begin)
     got = _varint(data, 0)
     if got is None:
         raise ChunkDamage(f"chunk at offset {begin:,}: the {what}' decompressed size is not a varint", offset=begin)
@@ -165,14 +167,10 @@ def _decompress(kind: int, data: bytes, begin: int, what: str, limit: int) -> by
             import brotli
 
             out = brotli.decompress(data[pos:])
-        elif kind == 0x73:
+        else:  # 0x73, snappy (raw, unframed)
             import cramjam
 
             out = bytes(cramjam.snappy.decompress_raw(data[pos:]))
-        else:
-            raise ChunkDamage(f"chunk at offset {begin:,}: unknown compression type {kind:#04x}", offset=begin)
-    except ChunkDamage:
-        raise
     except Exception as exc:  # noqa: BLE001 - each decompressor raises its own kind for damaged input
         name = COMPRESSIONS[kind]
         raise ChunkDamage(f"chunk at offset {begin:,}: the {what} do not decompress as {name} "
@@ -275,6 +273,80 @@ def _ends(header: ChunkHeader, sizes: bytes, values: bytes, begin: int) -> np.nd
                           f"{header.decoded_data_size:,} bytes its header says (the records hold {len(values):,})",
                           offset=begin)
     return np.cumsum(lengths, dtype=np.int64)
+
+
+def logical_positions(positions: list[int], start: int) -> np.ndarray:
+    """Where file ``positions`` (chunk beginnings at or after ``start``) fall once the block headers from
+    ``start`` on are taken out (:func:`without_block_headers`)."""
+    p = np.asarray(positions, dtype=np.int64)
+    crossed = -(-p // BLOCK_SIZE) - (-(-start // BLOCK_SIZE))  # block boundaries in [start, p)
+    return p - start - BLOCK_HEADER_SIZE * crossed
+
+
+def single_records(logical: bytes, starts: np.ndarray, limits: np.ndarray) -> list[bytes] | None:
+    """The one record of each simple chunk whose bytes (block headers out) begin at ``starts`` in
+    ``logical`` and end by ``limits``: the chunks of a ``group_size:1`` file, read with numpy instead of a
+    call per field. None unless every chunk holds one record, zstd-compressed or not at all, with the
+    sizes and values exactly as its header says: the caller then reads the chunks one by one
+    (:func:`simple_records` says what is wrong)."""
+    arr = np.frombuffer(logical, dtype=np.uint8)
+    if not len(starts) or (starts + CHUNK_HEADER_SIZE + 3 > limits).any():
+        return None
+    header = arr[starts[:, None] + np.arange(CHUNK_HEADER_SIZE)].view("<u8")
+    data_size, kind, decoded = header[:, 1].astype(np.int64), header[:, 3], header[:, 4].astype(np.int64)
+    end = starts + CHUNK_HEADER_SIZE + data_size
+    if (kind != (1 << 8 | SIMPLE_CHUNK)).any() or (data_size < 0).any() or (end > limits).any():
+        return None
+    compression = arr[starts + CHUNK_HEADER_SIZE]
+    sizes_size = arr[starts + CHUNK_HEADER_SIZE + 1].astype(np.int64)
+    sizes_at = starts + CHUNK_HEADER_SIZE + 2
+    values_at = sizes_at + sizes_size
+    if (sizes_size >= 0x80).any() or (values_at > end).any():
+        return None
+    if (compression == 0).all():
+        got = varint_array(b"".join(logical[a:b] for a, b in zip(sizes_at.tolist(), values_at.tolist())), len(starts))
+        if got is None or not np.array_equal(got[1], np.cumsum(sizes_size)) or not np.array_equal(got[0], decoded) \
+                or not np.array_equal(end - values_at, decoded):
+            return None
+        return [logical[a:b] for a, b in zip(values_at.tolist(), end.tolist())]
+    if not (compression == 0x7A).all() or (arr[sizes_at] >= 0x80).any():
+        return None
+    return _zstd_singles(logical, arr, sizes_at, values_at, end, decoded)
+
+
+def _zstd_singles(logical: bytes, arr: np.ndarray, sizes_at: np.ndarray, values_at: np.ndarray, end: np.ndarray,
+                  decoded: np.ndarray) -> list[bytes] | None:
+    """:func:`single_records` of zstd chunks: each chunk's two frames decompressed, their sizes checked."""
+    sizes_out = arr[sizes_at].astype(np.int64)  # each sizes buffer's decompressed size (a one-byte varint)
+    stated = np.zeros(len(values_at), dtype=np.uint64)  # each values buffer's decompressed size (a varint)
+    frame_at = np.zeros(len(values_at), dtype=np.int64)  # where its frame begins, once the varint ends
+    done = np.zeros(len(values_at), dtype=bool)
+    for k in range(10):
+        at = values_at + k
+        live = ~done & (at < end)
+        byte = arr[np.where(live, at, 0)].astype(np.uint64)
+        stated[live] |= (byte[live] & np.uint64(0x7F)) << np.uint64(7 * k)
+        ended = live & (byte < 0x80)
+        frame_at[ended] = at[ended] + 1
+        done |= ended
+        if done.all():
+            break
+    if not done.all() or not np.array_equal(stated.astype(np.int64), decoded):
+        return None
+    decompress = getattr(_local, "zstd", None) or _zstd()
+    sizes, records = [], []
+    try:
+        for a, b, n, c, d, m in zip((sizes_at + 1).tolist(), values_at.tolist(), sizes_out.tolist(),
+                                    frame_at.tolist(), end.tolist(), decoded.tolist()):
+            sizes.append(decompress.decompress(logical[a:b], max_output_size=n))
+            records.append(decompress.decompress(logical[c:d], max_output_size=m))
+    except Exception:  # noqa: BLE001 - a damaged frame: the caller reads the chunks one by one to say which
+        return None
+    got = varint_array(b"".join(sizes), len(records))
+    if got is None or not np.array_equal(got[1], np.cumsum(sizes_out)) or not np.array_equal(got[0], decoded) \
+            or [len(r) for r in records] != decoded.tolist():
+        return None
+    return records
 
 
 def proto_fields(buf: bytes) -> dict[int, list[int | bytes]]:

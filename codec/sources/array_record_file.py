@@ -32,9 +32,12 @@ from codec.format.riegeli import (
     chunk_end,
     chunk_header,
     is_riegeli,
+    logical_positions,
     read_chunk,
     simple_records,
     simple_values,
+    single_records,
+    without_block_headers,
 )
 from codec.index import cache as index_cache
 from codec.index.record_index import RecordIndex
@@ -306,6 +309,11 @@ class ArrayRecordFile(OneFile):
         end = self.chunk_span(stop - 1)[1]
         with io_errors(self.path):
             buf = self.byte_source.read_at(base, end - base)
+        if all(n == 1 for n in self.layout.chunk_records[k:stop]):
+            singles = self._singles(buf, base, offsets[k:stop], end)
+            if singles is not None:
+                self._mark_good(list(range(k, stop)))
+                return [[record] for record in singles]
         out = []
         good: list[int] = []
         ends = offsets[k + 1:stop] + [end]
@@ -316,6 +324,12 @@ class ArrayRecordFile(OneFile):
                 good.append(j)
         self._mark_good(good)
         return out
+
+    def _singles(self, buf: bytes, base: int, begins: list[int], end: int) -> list[bytes] | None:
+        """The records of a run of one-record chunks (``begins``, up to ``end``) read at once
+        (:func:`codec.format.riegeli.single_records`), or None to read them one by one."""
+        positions = logical_positions(begins + [end], base)
+        return single_records(without_block_headers(buf, base), positions[:-1], positions[1:])
 
     def _mark_good(self, chunks: list[int]) -> None:
         """The records of ``chunks`` (decoded, sound) are OK, unless already marked otherwise."""

@@ -326,3 +326,33 @@ def test_a_damaged_postscript_leaves_every_record(tmp_path, capsys):
     assert "no ArrayRecord footer (chunk at offset 65,536: " in out
     whole = open_record_file(FORMATS / "default.array_record").build_index()
     assert list(open_record_file(path).build_index()) == list(whole)  # the footer chunk is not taken for records
+
+
+@pytest.mark.parametrize("compression", ["zstd", "uncompressed"])
+def test_a_pass_reads_one_record_chunks_a_run_at_a_time(tmp_path, monkeypatch, compression):
+    import codec.sources.array_record_file as module
+
+    if not array_record_available():
+        pytest.skip("no writer for a file crossing block boundaries")
+    records = [bytes([i % 251]) * (90 + i % 40) for i in range(2500)]  # chunks across three block boundaries
+    path = write(tmp_path / "big.array_record", f"group_size:1,{compression}", records)
+    from codec.format.riegeli import simple_records
+    from codec.sources.record_pass import iter_records
+
+    f = open_record_file(path).build_index()
+    one_by_one: list[int] = []
+    monkeypatch.setattr(module, "simple_records", lambda *a: one_by_one.append(a[2]) or simple_records(*a))
+    assert f.file_size > 3 * BLOCK_SIZE
+    assert [item[1] for item in iter_records(f) if isinstance(item, tuple)] == records
+    assert one_by_one == []  # every chunk read by the run's numpy path
+    data = bytearray(path.read_bytes())
+    bad = next(i for i in range(1234, 2500) if 0 < f.index.offset(i) % BLOCK_SIZE < BLOCK_SIZE - 48)
+    middle = f.index.offset(bad)
+    data[middle + 40] ^= 0x01  # chunk bad's compression byte: no such compression
+    path.write_bytes(bytes(data))
+    f = open_record_file(path).build_index()
+    got = [item for item in iter_records(f) if isinstance(item, tuple)]
+    assert [i for i, _, status, *_ in got if status.damaged] == [bad]
+    assert [item[1] for item in got if not item[2].damaged] == records[:bad] + records[bad + 1:]
+    assert [p.offset for p in f.problems] == [middle] and one_by_one  # the run was read again chunk by chunk
+    assert "unknown compression type" in f.problems[0].detail
