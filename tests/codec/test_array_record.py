@@ -288,14 +288,7 @@ def test_varint_array_reads_what_varint64_reads():
 
     from codec.format.riegeli import varint_array
     from codec.format.varints import varint64
-
-    def encode(n: int) -> bytes:
-        out = bytearray()
-        while True:
-            out.append((n & 0x7F) | (0x80 if n > 0x7F else 0))
-            n >>= 7
-            if not n:
-                return bytes(out)
+    from tests.codec.test_wire_format import varint as encode
 
     edges = [0, 1, 127, 128, 16383, 16384, (1 << 63) - 1, 1 << 63, (1 << 64) - 1]
     rng = random.Random(0)
