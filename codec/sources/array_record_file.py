@@ -89,8 +89,9 @@ class ArrayRecordFile(OneFile):
     following = False
 
     def __init__(self, path: str | os.PathLike, *, check_crc: bool = True, use_cache: bool = True,
-                 info: dict | None = None, byte_source: ByteSource | None = None, **_ignored: object) -> None:
-        """``byte_source``: the file already opened for sniffing (else opened here)."""
+                 info: dict | None = None, byte_source: ByteSource | None = None) -> None:
+        """``byte_source``: the file already opened for sniffing (else opened here). ``check_crc`` and
+        ``use_cache`` are :class:`TFRecordFile`'s: chunks are always checked, and the footer is the index."""
         self.path = os.fspath(path)
         self.check_crc = check_crc
         if byte_source is None:
@@ -125,7 +126,11 @@ class ArrayRecordFile(OneFile):
 
     # -- lifetime -----------------------------------------------------------
     def release(self) -> bool:
-        return self.byte_source.release()
+        if not self.byte_source.release():
+            return False
+        with self.lock:
+            self._google = None  # (its own file handle)
+        return True
 
     def close(self) -> None:
         with self.lock:
