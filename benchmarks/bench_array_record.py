@@ -7,7 +7,8 @@ writer (the ``array-record`` package is needed): zstd with group_size 1 and with
 it prints the open (postscript and footer), ``--reads`` random reads one record at a time, and a full
 pass in order, for :class:`codec.sources.array_record_file.ArrayRecordFile` and for Google's
 ``ArrayRecordReader`` (random reads with ``readahead_buffer_size:0``, as ``tfds.data_source`` and Grain
-open it; the pass as one ``read`` of every index). Targets (issue 28): random reads within 2x of
+open it, and its ``ArrayRecordDataSource``, which ``tfds.data_source`` returns; the pass as one ``read`` of
+every index). Targets (issue 28): random reads within 2x of
 Google's per record, a full pass within 1.5x.
 """
 from __future__ import annotations
@@ -58,8 +59,12 @@ def bench(path: str, reads: int) -> None:
     ours = seconds(lambda: [f.read(i).data for i in order]) / len(order)
     google = array_record_module.ArrayRecordReader(path, "readahead_buffer_size:0")
     theirs = seconds(lambda: [google.read([i]) for i in order]) / len(order)
+    from array_record.python.array_record_data_source import ArrayRecordDataSource
+
+    source = ArrayRecordDataSource([path])
+    data_source = seconds(lambda: [source[i] for i in order]) / len(order)
     print(f"  random reads ({len(order):,}): ours {ours * 1e6:.1f} us/record, Google's {theirs * 1e6:.1f} us/record "
-          f"({ours / theirs:.2f}x)")
+          f"({ours / theirs:.2f}x), its ArrayRecordDataSource (tfds.data_source's) {data_source * 1e6:.1f} us/record")
     fresh = ArrayRecordFile(path).build_index()
     ours = seconds(lambda: [x for x in iter_records(fresh) if not isinstance(x, IndexProgress)])
     google = array_record_module.ArrayRecordReader(path)
