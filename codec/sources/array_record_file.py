@@ -445,25 +445,30 @@ class ArrayRecordFile(OneFile):
         assert self.layout is not None
         n, problems = len(order), self.problem_count
         i, stop, next_progress = order.start, order.stop, every
-        offsets, counts = self.layout.chunk_offsets, self.layout.chunk_records
+        offsets, counts, starts = self.layout.chunk_offsets, self.layout.chunk_records, self._starts
+        codes = self.index.statuses().tobytes()  # (damage known before the pass: a hash that failed)
+        ok, bad = RecordStatus.OK, RecordStatus.DATA_CRC
+        low, high = int(RecordStatus.LENGTH_CRC), int(RecordStatus.TRUNCATED)
         while i < stop:
             k, _ = self.chunk_of(i)
             run = self.decode_run(k)
             for kk, records in enumerate(run, k):
-                first = self._starts[kk]
+                first = starts[kk]
                 last = min(first + counts[kk], stop)
                 if i >= last:
                     continue
-                status = self.index.status(first)
-                if records is None or status.damaged:
+                if records is None or low <= codes[first] <= high:
                     if not intact_only:
                         for row in range(i, last):
-                            yield row, b"", RecordStatus.DATA_CRC, offsets[kk] + row - first, 0
+                            yield row, b"", bad, offsets[kk] + row - first, 0
+                elif last == first + 1:  # one record (group_size:1)
+                    data = records[0]
+                    yield first, data, ok, offsets[kk], len(data)
                 else:
                     base = offsets[kk] - first
                     for row in range(i, last):
                         data = records[row - first]
-                        yield row, data, status, base + row, len(data)
+                        yield row, data, ok, base + row, len(data)
                 i = last
                 while i - order.start >= next_progress:
                     yield IndexProgress(next_progress, next_progress, n, problems())
