@@ -349,3 +349,29 @@ def test_a_pass_reads_one_record_chunks_a_run_at_a_time(tmp_path, monkeypatch, c
     assert [item[1] for item in got if not item[2].damaged] == records[:bad] + records[bad + 1:]
     assert [p.offset for p in f.problems] == [middle] and one_by_one  # the run was read again chunk by chunk
     assert "unknown compression type" in f.problems[0].detail
+
+
+def test_changed_bytes_never_raise_anything_but_one_line(tmp_path):
+    import random
+
+    from codec.errors import TFRecordError
+    from codec.sources.record_pass import iter_records
+
+    rng = random.Random(28)
+    originals = [(FORMATS / name).read_bytes() for name in SHARED]
+    path = tmp_path / "changed.array_record"
+    for _ in range(100):
+        data = bytearray(rng.choice(originals))
+        written = len(data.rstrip(b"\0"))
+        for _ in range(rng.choice([1, 2, 5])):  # in the chunks, or in the postscript
+            at = rng.randrange(written) if rng.random() < 0.8 else rng.randrange(BLOCK_SIZE, BLOCK_SIZE + 110)
+            data[at] = rng.randrange(256)
+        path.write_bytes(bytes(data[:rng.randrange(len(data))] if rng.random() < 0.1 else data))
+        try:
+            with open_record_file(path) as f:
+                f.build_index()
+                got = [item for item in iter_records(f) if isinstance(item, tuple)]
+                f.verify()
+                assert len(got) == len(f) and all(f.read(i).info.index == i for i in range(len(f)))
+        except TFRecordError as exc:
+            assert "\n" not in str(exc)
