@@ -1,4 +1,4 @@
-"""TFRecord Lens codec: read, index, verify, decode and write TFRecord files.
+"""TFRecord Lens codec: read, index, verify, decode and write TFRecord files (and read ArrayRecord files).
 
 Pure Python (no Qt): everything a script or the command line needs. The GUI
 in ``app`` is a view over this package.
@@ -39,6 +39,7 @@ _SOURCES = {
     **dict.fromkeys(("RepairReport", "repair", "repair_iter"), "ops.repair"),
     **dict.fromkeys(("FileSchema", "infer_schema", "schema_iter"), "stats.schema"),
     "ShardSet": "sources.shard_set",
+    **dict.fromkeys(("ArrayRecordFile", "open_record_file"), "sources.array_record_file"),
     **dict.fromkeys(("FileStats", "compute_stats", "stats_iter"), "stats.file_stats"),
 }
 
@@ -54,6 +55,7 @@ __all__ = [
     "export_iter", "parse_records_spec", "write_index", "ExprError", "Filter", "compile_filter", "filter_iter",
     "format_error", "matching_indices", "RepairReport", "repair", "repair_iter", "FileSchema", "infer_schema",
     "schema_iter", "ShardSet", "FileStats", "compute_stats", "stats_iter",
+    "ArrayRecordFile", "open_record_file",
 ]
 
 
@@ -105,6 +107,7 @@ if TYPE_CHECKING:  # what type checkers and IDEs see
     from codec.ops.export import ExportReport, export, export_iter, parse_records_spec
     from codec.ops.repair import RepairReport, repair, repair_iter
     from codec.query.filter import ExprError, Filter, compile_filter, filter_iter, format_error, matching_indices
+    from codec.sources.array_record_file import ArrayRecordFile, open_record_file
     from codec.sources.protocol import RecordData, RecordSource
     from codec.sources.shard_set import ShardSet
     from codec.sources.tfrecord_file import TFRecordFile, open_tfrecord

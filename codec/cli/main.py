@@ -94,11 +94,13 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         if name == "index":
             p.add_argument("file", help="a TFRecord file or URL (plain, GZIP or ZLIB)")
         elif name in ("verify", "repair"):
-            p.add_argument("file", nargs="+", help="TFRecord files, globs or folders (plain, GZIP or ZLIB); "
+            p.add_argument("file", nargs="+", help="TFRecord files (plain, GZIP or ZLIB; verify: ArrayRecord too), "
+                                                   "globs or folders; "
                                                    "URLs too: s3://, gs://, https://...")
         else:
             p.add_argument("file", nargs="+",
-                           help="a TFRecord file (plain, GZIP or ZLIB) or URL (s3://, gs://, https://...); "
+                           help="a TFRecord file (plain, GZIP or ZLIB) or an ArrayRecord file, or URL (s3://, gs://, "
+                                "https://...); "
                                 "several files, a folder or a glob (of URLs too) are read as one set of shards")
         p.add_argument("--no-crc", action="store_true", help="do not check CRCs")
         p.add_argument("--no-cache", action="store_true", help="ignore and do not write the index cache")

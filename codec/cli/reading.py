@@ -48,6 +48,8 @@ def cmd_info(args) -> int:
         if hasattr(f, "shards"):
             _out(f"shards:      {len(f.shards):,}" + (f" ({len(f.unusable)} unusable)" if f.unusable else ""))
         _out(f"compression: {f.compression.value}")
+        for line in f.info_lines() if hasattr(f, "info_lines") else ():  # an ArrayRecord file's format and options
+            _out(line)
         note = None if hasattr(f, "shards") else tensorflow_name_note(f.path, f.compression)
         if note:
             _out(f"note:        {note}")
@@ -130,6 +132,8 @@ def _print_problems(f: TFRecordFile) -> None:
     _out("meaning:")
     for key in keys:
         _out(f"  {key.replace('_recovered', ' (recovered)')}: {DAMAGE[key].happened}")
+    if hasattr(f, "info_lines"):
+        return  # an ArrayRecord file: what tf.data does with TFRecord damage does not apply
     first = f.problems[0]
     record = first.index if first.index is not None else f.record_before(first) + 1
     _out(f"tensorflow:  {tensorflow_stops(damage_key(first), record)}")
@@ -286,6 +290,9 @@ def cmd_index(args) -> int:
     if to_stdout and args.format == "native" and sys.stdout.isatty():  # as gzip refuses, before any work
         raise UsageError("refusing to write a binary index to a terminal; use -o FILE or redirect")
     with _open(args) as f:
+        if hasattr(f, "info_lines"):
+            raise UsageError(f"{f.path} is an ArrayRecord file: its footer is its index, there is no TFRecord "
+                             "index to write")
         if not to_stdout:
             from codec.storage.writer import check_not_input
 

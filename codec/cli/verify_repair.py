@@ -30,7 +30,7 @@ def cmd_verify(args) -> int:
             verify_report(args, one, "none", n, n, [], True)
             return EXIT_OK
     from codec.ops.verify import status_counts, verify_data
-    from codec.sources.tfrecord_file import TFRecordFile
+    from codec.sources.array_record_file import open_record_file
 
     found, single = _entries(args)
     code = EXIT_OK
@@ -38,7 +38,7 @@ def cmd_verify(args) -> int:
     for path, info in found:
         extra = {"info": info} if _is_url(path) else {"fork_halves": True}  # async clients are not fork-safe
         try:
-            f = TFRecordFile(path, check_crc=True, use_cache=not args.no_cache, **extra)
+            f = open_record_file(path, check_crc=True, use_cache=not args.no_cache, **extra)
         except TFRecordError as exc:
             if single:
                 raise

@@ -71,7 +71,7 @@ def _plan(found: list[tuple[str, dict | None]], workers: int) -> tuple[list, lis
     every file was indexed here (else None)."""
     from codec.doctor.per_record import Task, problem_findings
     from codec.format.framing import Compression
-    from codec.sources.tfrecord_file import TFRecordFile
+    from codec.sources.array_record_file import open_record_file
 
     sizes = [_size(p, info) for p, info in found]
     total = sum(sizes)
@@ -82,7 +82,7 @@ def _plan(found: list[tuple[str, dict | None]], workers: int) -> tuple[list, lis
     for file_id, ((path, info), size) in enumerate(zip(found, sizes)):
         f = None
         if info is None:
-            f = TFRecordFile(path, check_crc=True, use_cache=True)  # fails now, in one line, if it is no TFRecord
+            f = open_record_file(path, check_crc=True, use_cache=True)  # fails now, in one line, if it is neither
         if f is None or workers <= 1 or size < 2 * piece or f.compression is not Compression.NONE:
             if f is not None:
                 f.close()

@@ -91,11 +91,11 @@ class Inspector:
     # ------------------------------------------------------------ a task
     def run(self, task: Task, progress=None) -> TaskResult:
         """Check the task's records; ``progress(n)`` is told of every few hundred records done."""
-        from codec.sources.tfrecord_file import TFRecordFile
+        from codec.sources.array_record_file import open_record_file
 
         out = TaskResult(task.task_id, task.file_id, task.start)
         try:
-            f = TFRecordFile(task.path, check_crc=True, use_cache=True, info=task.info)
+            f = open_record_file(task.path, check_crc=True, use_cache=True, info=task.info)
         except TFRecordError as exc:
             out.error = str(exc)
             return out

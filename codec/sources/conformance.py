@@ -9,13 +9,14 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from codec.sources.array_record_file import ArrayRecordFile
     from codec.sources.pinned import PinnedRecord
     from codec.sources.protocol import RecordReader, RecordSource
     from codec.sources.shard_set import ShardRecord, ShardSet
     from codec.sources.tfrecord_file import TFRecordFile
 
-    def _sources(file: TFRecordFile, shards: ShardSet) -> list[RecordSource]:
-        return [file, shards]
+    def _sources(file: TFRecordFile, array_records: ArrayRecordFile, shards: ShardSet) -> list[RecordSource]:
+        return [file, array_records, shards]
 
     def _readers(pinned: PinnedRecord, shard_record: ShardRecord) -> list[RecordReader]:
         return [pinned, shard_record]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from codec.index import cache as index_cache
 from codec.index.small_files import SMALL_BYTES, walk_small_file
+from codec.sources.array_record_file import ArrayRecordFile, open_record_file
 from codec.sources.tfrecord_file import TFRecordFile
 
 __all__ = ["indexed_file", "walked_file"]
@@ -25,12 +26,13 @@ def walked_file(path: str, *, check_crc: bool = True, use_cache: bool = True,
 
 
 def indexed_file(path: str, *, check_crc: bool = True, use_cache: bool = True, info: dict | None = None,
-                 verify: bool = False) -> TFRecordFile:
-    """``path`` opened and indexed: a small plain file in one read, any other as :class:`TFRecordFile` does."""
-    f = walked_file(path, check_crc=check_crc, use_cache=use_cache, verify=verify) if info is None else None
-    if f is not None:
-        return f
-    f = TFRecordFile(path, check_crc=check_crc, use_cache=use_cache, info=info)
+                 verify: bool = False) -> TFRecordFile | ArrayRecordFile:
+    """``path`` opened and indexed: a small plain file in one read, any other as :class:`TFRecordFile` does
+    (or :class:`ArrayRecordFile`, when its first bytes say it is one)."""
+    walked = walked_file(path, check_crc=check_crc, use_cache=use_cache, verify=verify) if info is None else None
+    if walked is not None:
+        return walked
+    f = open_record_file(path, check_crc=check_crc, use_cache=use_cache, info=info)
     try:
         return f.build_index(verify=verify)
     except BaseException:

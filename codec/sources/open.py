@@ -1,5 +1,6 @@
 """One way to open what a user names: a file, several files, a folder or a glob (one set of shards),
-a URL (an object, a glob or a prefix), a TFDS dataset folder, with the payload chosen for it.
+a URL (an object, a glob or a prefix), a TFDS dataset folder, with the payload chosen for it. A file
+is a TFRecord or an ArrayRecord file as its first bytes say (:func:`codec.sources.array_record_file.open_record_file`).
 
 :func:`open_paths` returns the opened source and how its records decode; the command line
 (:mod:`codec.cli.sources`) and the app's opening code both call it. It opens, and indexes nothing:
@@ -12,6 +13,7 @@ from typing import Any, Callable, Sequence
 
 from codec.datasets.payload_choice import Choice, apply, choose_for
 from codec.errors import UsageError
+from codec.sources.array_record_file import ArrayRecordFile, open_record_file
 from codec.sources.shard_set import ShardSet, looks_like_shard_set
 from codec.sources.tfrecord_file import TFRecordFile
 from codec.storage.listing import expand_entries
@@ -23,10 +25,10 @@ Chooser = Callable[[str, Sequence[str]], Choice]  # (what the source is called, 
 
 @dataclass
 class Opened:
-    """An opened source (a :class:`TFRecordFile` or a :class:`ShardSet`) and how its records decode
+    """An opened source (a :class:`TFRecordFile`, an :class:`ArrayRecordFile` or a :class:`ShardSet`) and how its records decode
     (``choice``, already given to the source); ``notes``: one line each, what a URL's listing left out."""
 
-    source: TFRecordFile | ShardSet
+    source: TFRecordFile | ArrayRecordFile | ShardSet
     choice: Choice
     notes: list[str] = field(default_factory=list)
 
@@ -62,7 +64,7 @@ def open_paths(paths: Sequence[str], choose: Chooser = default_choice, *, as_set
     choice = choose(paths[0], paths) if len(paths) == 1 else None
     files = choice.files if choice is not None else paths
     options: dict[str, Any] = {"check_crc": check_crc, "use_cache": use_cache}
-    source: TFRecordFile | ShardSet
+    source: TFRecordFile | ArrayRecordFile | ShardSet
     dataset = choice is not None and choice.dataset is not None
     notes: list[str] = []
     if as_set is False and _is_url(files[0]):
@@ -70,13 +72,13 @@ def open_paths(paths: Sequence[str], choose: Chooser = default_choice, *, as_set
     elif as_set is None and not dataset and any(_is_url(p) for p in files):
         found, notes = _expanded(files)
         if len(files) == 1 and len(found) == 1 and found[0][0] == files[0] and not looks_like_shard_set(files):
-            source = TFRecordFile(files[0], info=found[0][1], **options)
+            source = open_record_file(files[0], info=found[0][1], **options)
         else:
             source = _shard_set(found, files, name, options)
     elif as_set or looks_like_shard_set(files) or dataset and looks_like_shard_set(paths):
         source = _shard_set(_expanded(files)[0], files if not dataset else paths, name, options)
     else:
-        source = TFRecordFile(files[0], **options)
+        source = open_record_file(files[0], **options)
     if choice is None:
         try:
             choice = choose(source.path, paths)
@@ -95,12 +97,12 @@ def _is_url(path: str) -> bool:
     return is_url(path)
 
 
-def _one_url(url: str, options: dict[str, Any]) -> TFRecordFile | ShardSet:
+def _one_url(url: str, options: dict[str, Any]) -> TFRecordFile | ArrayRecordFile | ShardSet:
     """The object ``url`` names; a folder named without its trailing slash opens as the set of its objects."""
     from codec.storage.remote_errors import RemoteFolderError
 
     try:
-        return TFRecordFile(url, **options)
+        return open_record_file(url, **options)
     except RemoteFolderError:
         return ShardSet.from_args([url.rstrip("/") + "/"], **options)
 

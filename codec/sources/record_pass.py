@@ -49,6 +49,10 @@ def iter_records(tfile, indices: Sequence[int] | None = None, every: int = PROGR
         yield from _iter_shard_set(tfile, every, intact_only)
         return
     order = range(len(tfile)) if indices is None else indices
+    rows = getattr(tfile, "iter_rows", None)  # an ArrayRecord file: its chunks decoded a run at a time
+    if rows is not None and isinstance(order, range) and order.step == 1:
+        yield from rows(order, every, intact_only)
+        return
     # The fast path reads a plain file's bytes itself, a run of records per
     # read; anything else (a compressed file, the GUI's edited view of a
     # file) goes through its own read(i).

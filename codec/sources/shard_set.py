@@ -32,6 +32,7 @@ from codec.format.framing import Compression, Problem, RecordInfo, RecordStatus
 from codec.index.record_index import RecordIndex
 from codec.index.scan import IndexProgress
 from codec.index.small_files import SMALL_BYTES
+from codec.sources.array_record_file import RecordFile, open_record_file
 from codec.sources.indexed_files import walked_file
 from codec.sources.pinned import PinnedRecord
 from codec.sources.protocol import RecordData
@@ -46,7 +47,7 @@ _SHARD_PATTERN = re.compile(r"-\d{5}-of-\d{5}")
 class Shard:
     path: str
     size: int
-    file: TFRecordFile | None = None
+    file: RecordFile | None = None
     count: int | None = None  # records, once indexed
     error: str | None = None  # why the shard could not be read
     info: dict | None = None  # a remote shard's listing entry (size, ETag...): opened without asking again
@@ -112,7 +113,7 @@ class _SetIndex:
 class ShardRecord(PinnedRecord):
     """Record ``row`` of a set, read from its shard: a hex view shows the shard's real offsets."""
 
-    def __init__(self, shard: TFRecordFile, row: int, local: int, payload=None, labels=None) -> None:
+    def __init__(self, shard: RecordFile, row: int, local: int, payload=None, labels=None) -> None:
         super().__init__(shard, row, local, None)
         self.payload, self.labels = payload, labels  # the set's: its shards decode alike
         self.note = (f"record {local:,} of {os.path.basename(shard.path)}, "
@@ -177,10 +178,10 @@ class ShardSet:
         self.insertions: list[tuple[int, int]] = []  # (first record, count) of each shard as it was published
         self.current: int | None = None  # the shard being indexed
         self._in_order = 0  # every shard before this one is indexed
-        self._files: list[TFRecordFile] = []  # every shard file made so far (open or released)
+        self._files: list[RecordFile] = []  # every shard file made so far (open or released)
         self._version = 0  # grows when numbering or a shard's problems may have changed in place
         self._problems_cache: tuple[tuple[int, int], list[Problem]] | None = None
-        self._open: OrderedDict[int, TFRecordFile] = OrderedDict()
+        self._open: OrderedDict[int, RecordFile] = OrderedDict()
         self._lock = threading.RLock()
         self.indexed = False
         self.verified = False
@@ -290,13 +291,13 @@ class ShardSet:
         f = self._file(0)
         return f.compression if f is not None else Compression.NONE
 
-    def shard_file(self, k: int) -> TFRecordFile:
+    def shard_file(self, k: int) -> RecordFile:
         f = self._file(k)
         if f is None:
             raise FileAccessError(self.shards[k].error or f"cannot open {self.shards[k].path}")
         return f
 
-    def _file(self, k: int) -> TFRecordFile | None:
+    def _file(self, k: int) -> RecordFile | None:
         """The shard's TFRecordFile, opened on demand; the LRU ones beyond max_open released."""
         shard = self.shards[k]
         with self._lock:
@@ -307,8 +308,8 @@ class ShardSet:
             if shard.file is None:
                 try:
                     extra: dict[str, Any] = {} if shard.info is None else {"info": shard.info}
-                    shard.file = TFRecordFile(shard.path, check_crc=self.check_crc, use_cache=self.use_cache,
-                                              **extra)
+                    shard.file = open_record_file(shard.path, check_crc=self.check_crc, use_cache=self.use_cache,
+                                                  **extra)
                     self._files.append(shard.file)
                 except TFRecordError as exc:
                     shard.error = str(exc)
@@ -351,7 +352,7 @@ class ShardSet:
         k = int(np.searchsorted(starts, j, side="right")) - 1  # shards with no records share a start
         return k, j - int(starts[k])
 
-    def locate(self, i: int) -> tuple[TFRecordFile, int]:
+    def locate(self, i: int) -> tuple[RecordFile, int]:
         """(shard file, record number inside it) of record ``i`` of the set, the shard opened."""
         k, j = self._split(i)
         return self.shard_file(k), j
@@ -516,7 +517,7 @@ class ShardSet:
         return out
 
     @contextmanager
-    def using(self, k: int) -> Iterator[TFRecordFile | None]:
+    def using(self, k: int) -> Iterator[RecordFile | None]:
         """Shard ``k``'s file (None if unusable), pinned open until the block ends, so
         another thread opening shards cannot release it half-way (it would reopen
         outside the count of open files)."""
@@ -532,12 +533,12 @@ class ShardSet:
                 pin.__exit__(None, None, None)
 
     @contextmanager
-    def _indexing(self, k: int, verify: bool) -> Iterator[TFRecordFile | None]:
+    def _indexing(self, k: int, verify: bool) -> Iterator[RecordFile | None]:
         """Shard ``k``'s file for its index pass: a small plain local shard read whole and
         indexed at once (:mod:`codec.index.small_files`; no file left open), else :meth:`using`."""
-        f = self._walked(k, verify)
-        if f is not None:
-            yield f
+        walked = self._walked(k, verify)
+        if walked is not None:
+            yield walked
             return
         with self.using(k) as f:
             yield f
@@ -556,7 +557,7 @@ class ShardSet:
             return shard.file
 
     @contextmanager
-    def _located(self, i: int) -> Iterator[tuple[TFRecordFile, int]]:
+    def _located(self, i: int) -> Iterator[tuple[RecordFile, int]]:
         """:meth:`locate` with the shard pinned open while the block runs."""
         k, j = self._split(i)
         with self.using(k) as f:

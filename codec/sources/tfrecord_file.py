@@ -8,7 +8,6 @@ that nothing blocks on it.
 """
 from __future__ import annotations
 
-import bisect
 import os
 import threading
 from typing import Iterator
@@ -17,7 +16,6 @@ from codec.errors import (
     CorruptRecordError,
     FileAccessError,
     FileChangedError,
-    RecordIndexError,
     TruncatedRecordError,
     UsageError,
 )
@@ -31,17 +29,17 @@ from codec.index.scan_sources import PlainSource, StreamSource
 from codec.index.small_files import WalkedFile
 from codec.sources.byte_sources import ByteSource, LocalBytes, RemoteBytes
 from codec.sources.following import Follower
+from codec.sources.one_file import OneFile
 from codec.sources.pinned import PinnedRecord
 from codec.sources.protocol import RecordData
 from codec.sources.verification import Verifier
 from codec.sources.zran_reads import ZranIndexes
-from codec.storage.file_identity import FileIdentity
 from codec.storage.inflate import InflateReader, InflateScanner, StreamDamage, prefetch
 from codec.storage.opening import SNIFF_WINDOW, io_errors, plain_records, sniff
 from codec.storage.zran import ZranReader, zran_available
 
 
-class TFRecordFile:
+class TFRecordFile(OneFile):
     """A TFRecord file (plain, GZIP or ZLIB) with an offset index.
 
     Opening sniffs the compression; :meth:`index_iter` (or :meth:`build_index`)
@@ -64,9 +62,11 @@ class TFRecordFile:
     statuses_stored = True
 
     def __init__(self, path: str | os.PathLike, *, check_crc: bool = True, use_cache: bool = True,
-                 fork_halves: bool = False, info: dict | None = None, walked: WalkedFile | None = None):
+                 fork_halves: bool = False, info: dict | None = None, walked: WalkedFile | None = None,
+                 remote: RemoteBytes | None = None):
         """``walked``: a small plain file already read and indexed whole (:mod:`codec.index.small_files`):
-        nothing is opened now (the file is as if released; a read reopens it and checks it unchanged)."""
+        nothing is opened now (the file is as if released; a read reopens it and checks it unchanged).
+        ``remote``: the URL's object already opened (its first block read and kept)."""
         self.path = os.fspath(path)
         self.check_crc = check_crc
         self.byte_source: ByteSource
@@ -75,7 +75,7 @@ class TFRecordFile:
             self.byte_source = LocalBytes(self.path, walked.size, walked.mtime_ns, walked.identity, None)
             self.use_cache = False
         elif "://" in self.path and _is_url(self.path):
-            self.byte_source = RemoteBytes(self.path, info)
+            self.byte_source = remote if remote is not None else RemoteBytes(self.path, info)
             self.use_cache = use_cache and self.byte_source.size >= index_cache.MIN_CACHED_BYTES
             # the compression from the index cache when it knows this version of the object, else sniffed
             entry = index_cache.open_entry(self.path, self.file_size, self.version) if self.use_cache else None
@@ -112,30 +112,6 @@ class TFRecordFile:
             self.indexed = True
             self.verified = walked.verified
 
-    # -- the bytes ------------------------------------------------------
-    @property
-    def file_size(self) -> int:
-        return self.byte_source.size
-
-    @property
-    def mtime_ns(self) -> int:
-        return self.byte_source.mtime_ns
-
-    @property
-    def identity(self) -> FileIdentity | None:
-        """Which file, which version (None for a URL: its reads are pinned to the version opened)."""
-        return self.byte_source.identity
-
-    @property
-    def version(self) -> str:
-        """What keys its index in the cache."""
-        return self.byte_source.version
-
-    @property
-    def remote(self):
-        """The :class:`codec.storage.remote.RemoteFile` of a URL, else None."""
-        return self.byte_source.remote
-
     # -- lifetime ---------------------------------------------------------
     def release(self) -> bool:
         """Close the OS handles but keep the index; the next read reopens the file.
@@ -148,19 +124,6 @@ class TFRecordFile:
             if self.stream_reader is not None:
                 self.stream_reader.close()
             return True
-
-    @property
-    def is_open(self) -> bool:
-        return self.byte_source.is_open
-
-    def holding(self):
-        """Context: the file is open and will not be released until the block ends (a pass)."""
-        return self.byte_source.holding()
-
-    def streaming(self):
-        """Context: the calling thread reads the file front to back (a pass); a remote file's
-        reads then come from chunks fetched ahead. Nothing changes for a local file."""
-        return self.byte_source.streaming()
 
     def close(self) -> None:
         """Close the file; a pass still running on another thread fails at its next read."""
@@ -339,9 +302,6 @@ class TFRecordFile:
                          self.index, self.problems, self.verified, self.stream_end)
 
     # -- random access ----------------------------------------------------
-    def __len__(self) -> int:
-        return len(self.index)
-
     @property
     def data_end(self) -> int:
         """Where the records' bytes end: the file's size, or a compressed file's uncompressed size."""
@@ -386,13 +346,6 @@ class TFRecordFile:
     def read_bytes(self, offset: int, size: int) -> bytes:
         """Raw bytes of the (uncompressed) stream, e.g. for a hex view."""
         return self._bytes(offset, size)
-
-    def _check_index(self, i: int) -> int:
-        n = len(self.index)
-        j = i + n if i < 0 else i
-        if not 0 <= j < n:
-            raise RecordIndexError(f"record {i} out of range: {self.path} has {n} records")
-        return j
 
     def record_info(self, i: int) -> RecordInfo:
         i = self._check_index(i)
@@ -456,14 +409,6 @@ class TFRecordFile:
                                        "the stream ends inside it", offset=offset, index=i)
         return length, body[:length], CRC.unpack_from(body, length)[0]
 
-    def add_problem(self, problem: Problem) -> None:
-        with self.lock:
-            if any(p.offset == problem.offset and p.kind is problem.kind for p in self.problems):
-                return  # another thread (a verify pass, a view reading rows) found it first
-            problems = list(self.problems)
-            bisect.insort(problems, problem, key=lambda p: p.offset)
-            self.problems = problems  # swapped whole: readers on other threads see a consistent list
-
     def __getitem__(self, key):
         if isinstance(key, slice):
             return [self[i] for i in range(*key.indices(len(self)))]
@@ -480,31 +425,12 @@ class TFRecordFile:
                 offset=rec.info.offset, index=rec.info.index)
         return rec.data
 
-    def __iter__(self) -> Iterator[bytes]:
-        for i in range(len(self)):
-            yield self[i]
-
     def intact(self) -> Iterator[tuple[int, bytes]]:
         """(index, data) of every record whose data CRC holds, checked now."""
         for i in range(len(self)):
             rec = self.read(i)
             if rec.status.data_intact and (not self.check_crc or rec.stored_crc == rec.computed_crc):
                 yield i, rec.data
-
-    def find_record(self, offset: int) -> int:
-        """The record containing (or nearest before) byte ``offset``; -1 if none."""
-        return self.index.find_offset(offset)
-
-    def record_before(self, problem: Problem) -> int:
-        """The last record starting at or before ``problem`` (-1 if none)."""
-        return self.find_record(problem.offset)
-
-    def problem_count(self) -> int:
-        return len(self.problems)
-
-    def location(self, i: int) -> tuple[str, int]:
-        """(file, offset) of record ``i``."""
-        return self.path, self.index.offset(self._check_index(i))
 
     def pinned(self, i: int) -> PinnedRecord:
         """Record ``i`` for a detail view."""
@@ -567,18 +493,6 @@ class TFRecordFile:
                 self._follower = None
                 self.byte_source.let_go()
 
-    # -- facts of a record source (codec.sources.protocol.RecordSource) ----------
-    is_set = False  # one file
-    numbered_out_of_order = False  # records are appended, never numbered in between
-
-    @property
-    def is_remote(self) -> bool:
-        return self.byte_source.is_remote
-
-    @property
-    def bytes_fetched(self) -> int | None:
-        return self.byte_source.fetched
-
     # -- the verify pass (codec.sources.verification) ---------------------------
     def verify_iter(self, every: int = 1 << 14, *, keep_rows: bool = False) -> Iterator[IndexProgress]:
         """Check every record's data CRC (indexing first if needed); see :meth:`Verifier.run`."""
@@ -600,23 +514,6 @@ class TFRecordFile:
             known = {(p.offset, p.kind) for p in self.problems}
             fresh = [p for p in found if (p.offset, p.kind) not in known]
             self.problems = sorted(self.problems + fresh, key=lambda p: p.offset)
-
-    @property
-    def files(self) -> list[str]:
-        return [self.path]
-
-    @property
-    def unusable(self) -> list[tuple[str, str]]:
-        return []  # (a file that cannot be read is not opened at all)
-
-    def publish(self) -> list[tuple[int, int]]:
-        return []
-
-    def file_row(self, k: int, j: int) -> int | None:
-        return j if k == 0 and 0 <= j < len(self) else None
-
-    def is_edited(self, i: int) -> bool:
-        return False
 
 
 def _is_url(path: str) -> bool:
