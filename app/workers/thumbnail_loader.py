@@ -24,8 +24,11 @@ from PySide6.QtCore import QObject, QRunnable, QThread, QThreadPool, Signal
 from app.models.labels import STATUS_TEXT, caption_text
 from app.models.overlay_layers import build_layers
 from app.models.qimage import to_qimage
-from app.models.tiles import ThumbRequest, ThumbResult
+from app.models.tiles import AUDIO_ASPECT, ThumbRequest, ThumbResult, waveform_image
+from app.style import palette
 from app.workers.worker import GUI_SWITCH_INTERVAL, one_line
+from codec.decode.audio import AudioDecodeError, find_audio
+from codec.decode.audio_summary import glance_text, tile_envelope, tile_text
 from codec.decode.decoder import (
     DecodedRecord,
     RecordKind,
@@ -42,7 +45,7 @@ from codec.decode.image_boxes import find_boxes
 from codec.decode.images import ImageRef, RawShape, find_images, main_image, needs_frame, thumbnail
 from codec.decode.tensor_view import tensor_label
 from codec.decode.tensors import tensor_of
-from codec.errors import ImageDecodeError
+from codec.errors import ImageDecodeError, UsageError
 from codec.format.framing import RecordStatus
 from codec.sources.protocol import RecordData
 
@@ -176,6 +179,9 @@ def make_thumbnail(read: Callable[[int], RecordData], request: ThumbRequest, sou
                            note=note if status.data_intact else STATUS_TEXT[status])
     ref = _pick_image(decoded, request.image_key, request.raw_shape)
     if ref is None:
+        audio = _audio_tile(decoded, request, caption, status)
+        if audio is not None:
+            return audio
         what = f"no image in {request.image_key!r}" if request.image_key else "no image"
         return ThumbResult(request, "none", caption=caption, note=what, status=status)
     boxes = find_boxes(decoded, ref, labels)
@@ -195,11 +201,34 @@ def make_thumbnail(read: Callable[[int], RecordData], request: ThumbRequest, sou
                        status, framed=needs_frame(ref, image), overlays=layers or None)
 
 
+def _audio_tile(decoded: DecodedRecord, request: ThumbRequest, caption: str,
+                status: RecordStatus) -> ThumbResult | None:
+    """The tile of the record's first audio value (of ``request.image_key`` when set): its waveform at the
+    tile's width, with its duration; None when the record has no audio."""
+    refs = [r for r in find_audio(decoded) if request.image_key in (None, r.key) and r.step in (None, 0)]
+    for ref in sorted(refs, key=lambda r: r.step is not None):  # a feature before a list's first step
+        try:
+            glance, low, high = tile_envelope(ref, request.side)
+        except (AudioDecodeError, UsageError) as exc:
+            if ref.weak:
+                continue  # bare MPEG frame sync that does not decode is not audio
+            return ThumbResult(request, "error", caption=caption, note=f"{ref.key}: {exc}", status=status,
+                               medium="audio")
+        colors = (palette.CANVAS_BG, palette.CHART_AXIS, palette.SERIES_1)
+        image = waveform_image(low, high, request.side, max(8, round(request.side * AUDIO_ASPECT)), colors)
+        note = f"{ref.key}: {glance_text(glance, raw=ref.samples is not None)}"
+        return ThumbResult(request, "ok", image, caption=caption, note=note, status=status, medium="audio",
+                           badge=tile_text(glance))
+    return None
+
+
 def sample_keys(read: Callable[[int], RecordData], records: Iterable[int],
                 source: Any = None) -> tuple[list[str], list[str]]:
-    """Image feature keys and caption feature keys seen in ``records``, best captions first."""
+    """The keys a tile can show (images', then audio's) and caption feature keys seen in ``records``,
+    best captions first."""
     payload = _decoding(source)[0]
     image_keys: dict[str, None] = {}
+    audio_keys: dict[str, None] = {}
     captions: dict[str, int] = {}
     for i in records:
         try:
@@ -212,13 +241,16 @@ def sample_keys(read: Callable[[int], RecordData], records: Iterable[int],
         for ref in find_images(decoded):
             if ref.step is None or ref.step == 0:
                 image_keys.setdefault(ref.key)
+        for audio in find_audio(decoded):
+            if audio.step is None or audio.step == 0:
+                audio_keys.setdefault(audio.key)
         for score, key in _caption_candidates(decoded):
             captions[key] = max(score, captions.get(key, 0))
         lists = record_feature_lists(decoded)
         for key in sorted(lists) if lists is not None else ():
             captions.pop(key, None)
     ranked = sorted(captions, key=lambda k: (-captions[k], k))
-    return list(image_keys), ranked
+    return list(image_keys) + [k for k in audio_keys if k not in image_keys], ranked
 
 
 # ---------------------------------------------------------------- the pool

@@ -17,7 +17,7 @@ from codec.decode.audio import AudioDecodeError, AudioRef, decode_audio, find_au
 from codec.decode.audio_views import waveform_envelope
 from codec.decode.decoded import DecodedRecord
 
-__all__ = ["AudioGlance", "audio_glance", "bytes_summary", "clock_text", "pcm_summary", "rate_text",
+__all__ = ["AudioGlance", "audio_glance", "bytes_summary", "clock_text", "glance_text", "pcm_summary", "rate_text",
            "summary_text", "tile_envelope", "tile_text"]
 
 CODEC_NAMES = {"wav": "WAV", "flac": "FLAC", "ogg": "Ogg", "mp3": "MP3", "pcm_int16": "int16 PCM",
@@ -94,19 +94,21 @@ def _seconds_text(seconds: float | None) -> str:
     return f"{seconds:.2f} s" if seconds < 60 else clock_text(seconds)
 
 
-def summary_text(ref: AudioRef) -> str:
-    """The tree's line: ``WAV · 16 kHz · mono · 0.25 s``; ``WAV · does not decode: …`` when unreadable.
+def glance_text(glance: AudioGlance, raw: bool = False) -> str:
+    """``WAV · 16 kHz · mono · 0.25 s``: channels read ``mono``/``stereo`` from an encoded clip's header,
+    ``N ch`` for a raw list (``raw``: the count a ``channels`` feature gives, 1 without one) and past two."""
+    words = {} if raw else _CHANNEL_WORDS
+    channels = words.get(glance.channels, f"{glance.channels} ch")
+    return f"{glance.name} · {rate_text(glance.sample_rate)} · {channels} · {_seconds_text(glance.duration)}"
 
-    Channels read ``mono``/``stereo`` when an encoded clip's header says so, ``N ch`` for raw lists
-    (the count a ``channels`` feature gives, 1 without one) and for more than two.
-    """
+
+def summary_text(ref: AudioRef) -> str:
+    """The tree's line for ``ref`` (:func:`glance_text`); ``WAV · does not decode: …`` when unreadable."""
     try:
         glance = audio_glance(ref)
     except AudioDecodeError as exc:
         return f"{CODEC_NAMES.get(ref.codec, ref.codec)} · does not decode: {exc}"
-    raw = ref.samples is not None
-    channels = f"{glance.channels} ch" if raw else _CHANNEL_WORDS.get(glance.channels, f"{glance.channels} ch")
-    return f"{glance.name} · {rate_text(glance.sample_rate)} · {channels} · {_seconds_text(glance.duration)}"
+    return glance_text(glance, raw=ref.samples is not None)
 
 
 def bytes_summary(data: bytes) -> str | None:
