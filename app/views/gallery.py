@@ -181,6 +181,17 @@ class GalleryDelegate(QStyledItemDelegate):
         parent = self.parent()
         return (parent.palette() if isinstance(parent, QWidget) else QApplication.palette()).mid().color()
 
+    @staticmethod
+    def placeholder_text(tile: Tile) -> str:
+        """What a tile without a thumbnail says ("" while it is being made)."""
+        if tile.state == "error":
+            return "audio does not decode" if tile.medium == "audio" else "cannot decode"
+        if tile.state == "unreadable":
+            return "cannot read"
+        if tile.state == "none":
+            return "damaged record" if tile.status.damaged else "no image"
+        return ""
+
     def _paint_placeholder(self, painter: QPainter, box: QRectF, tile: Tile) -> None:
         painter.setRenderHint(QPainter.RenderHint.Antialiasing)
         inner = box.adjusted(4, 4, -4, -4)
@@ -189,21 +200,19 @@ class GalleryDelegate(QStyledItemDelegate):
             painter.setBrush(palette.ERROR_BG)
             painter.drawRoundedRect(inner, 4, 4)
             painter.setPen(palette.ERROR_TEXT)
-            text = {"error": "audio does not decode" if tile.medium == "audio" else "cannot decode",
-                    "unreadable": "cannot read"}.get(tile.state, "damaged record")
         elif tile.state == "none":
             painter.setPen(QPen(palette.TILE_FRAME, 1.2, Qt.PenStyle.DashLine))
             painter.setBrush(Qt.BrushStyle.NoBrush)
             painter.drawRoundedRect(inner, 4, 4)
             painter.setPen(palette.MUTED_TEXT)
-            text = "no image"
         else:
             painter.setPen(Qt.PenStyle.NoPen)
             painter.setBrush(palette.CANVAS_BG)
             painter.drawRoundedRect(inner, 4, 4)
             return
         painter.setFont(self._small)
-        painter.drawText(inner.adjusted(4, 4, -4, -4), Qt.AlignmentFlag.AlignCenter | Qt.TextFlag.TextWordWrap, text)
+        painter.drawText(inner.adjusted(4, 4, -4, -4), Qt.AlignmentFlag.AlignCenter | Qt.TextFlag.TextWordWrap,
+                         self.placeholder_text(tile))
 
     def _paint_caption(self, painter: QPainter, option: QStyleOptionViewItem, tile_rect: QRect, tile: Tile) -> None:
         rect = QRect(tile_rect.left() + PAD, tile_rect.top() + PAD + self.box_height() + 2, self.side,
