@@ -95,15 +95,28 @@ def caption_score(key: str, dtype: str | None, count: int, text: bool) -> int:
     return 20 if dtype == "bytes" else 10
 
 
+_NUMBER_LISTS = {"int64_list": "int64", "float_list": "float"}
+
+
+def _dtype_and_count(feature: Any) -> tuple[str | None, int, list]:
+    """A feature's dtype, count and values, the values only of bytes: a number list's count is read
+    without making its values (a raw PCM list of 80,000 samples costs milliseconds to make)."""
+    kind = None if isinstance(feature, tuple) else feature.WhichOneof("kind")
+    if kind in _NUMBER_LISTS:
+        return _NUMBER_LISTS[kind], len(getattr(feature, kind).value), []
+    dtype, values = feature_values(feature)
+    return dtype, len(values), values
+
+
 def _caption_candidates(decoded: DecodedRecord) -> list[tuple[int, str]]:
     features = record_features(decoded)
     if features is None:
         return []
     out = []
     for key in features:
-        dtype, values = feature_values(features[key])
+        dtype, count, values = _dtype_and_count(features[key])
         text = dtype == "bytes" and all(is_text(v) for v in values[:MAX_CAPTION_VALUES])
-        score = caption_score(key, dtype, len(values), text)
+        score = caption_score(key, dtype, count, text)
         if score > 0:
             out.append((score, key))
     return out
