@@ -26,7 +26,7 @@ from app.models.overlay_layers import build_layers
 from app.models.qimage import to_qimage
 from app.models.tiles import AUDIO_ASPECT, ThumbRequest, ThumbResult, waveform_image
 from app.style import palette
-from app.workers.worker import GUI_SWITCH_INTERVAL, one_line
+from app.workers.worker import GUI_SWITCH_INTERVAL, PAINT_GATE, one_line
 from codec.decode.audio import AudioDecodeError, find_audio
 from codec.decode.audio_summary import glance_text, tile_envelope, tile_text
 from codec.decode.decoder import (
@@ -279,6 +279,7 @@ class _Drain(QRunnable):
     def run(self) -> None:
         loader = self._loader
         while True:
+            PAINT_GATE.wait_open(loader._stop)  # a tile is all Python and numpy: not while the grid paints
             request = loader._next()
             if request is None:
                 return
@@ -305,6 +306,7 @@ class ThumbnailLoader(QObject):
         self._in_flight: set[ThumbRequest] = set()
         self._draining = 0
         self._closed = False
+        self._stop = threading.Event()  # set on close: a tile waiting for a paint to end waits no more
         self.pool = QThreadPool(self)
         count = threads if threads is not None else max(2, min(4, QThread.idealThreadCount() - 1))
         self.pool.setMaxThreadCount(count)
@@ -332,6 +334,7 @@ class ThumbnailLoader(QObject):
         with self._lock:
             self._closed = True
             self._queue.clear()
+        self._stop.set()
         self.pool.waitForDone()
 
     # -- on pool threads --------------------------------------------------

@@ -153,13 +153,18 @@ def test_choosing_an_audio_key_shows_it_where_the_record_has_an_image_too(window
 
 def test_tree_rows_of_audio_values_say_rate_channels_and_duration(window, qtbot):
     tab = open_done(window, qtbot, str(AUDIO))
+    model = tab.detail.tree_model
+
+    def values() -> dict:
+        root = model.root_index()
+        return {model.index(r, 0, root).data(): model.index(r, 2, root).data() for r in range(model.rowCount(root))}
+
     texts = []
     for record in range(4):
-        with qtbot.waitSignal(tab.detail.record_shown, timeout=TIMEOUT):
-            tab.select_record(record)
-        model = tab.detail.tree_model
-        root = model.root_index()
-        values = {model.index(r, 0, root).data(): model.index(r, 2, root).data() for r in range(model.rowCount(root))}
-        texts.append(values[EXPECTED[record]["key"]])
+        tab.select_record(record)
+        key = EXPECTED[record]["key"]
+        qtbot.waitUntil(lambda: tab.detail.current_record() == record and tab.detail.loaded() is not None  # noqa: B023
+                        and key in values(), timeout=TIMEOUT)  # noqa: B023
+        texts.append(values()[key])
     assert texts == ["WAV · 16 kHz · mono · 0.25 s", "FLAC · 16 kHz · mono · 0.30 s",
                      "float PCM · 16 kHz · 1 ch · 0.35 s", "int16 PCM · 16 kHz · 1 ch · 0.40 s"]
