@@ -165,7 +165,7 @@ def _image_label(value: Any, dtype: str | None) -> str | None:
 
 def _audio_label(value: Any) -> str | None:
     """``WAV · 16 kHz · mono · 0.25 s`` when a bytes value is encoded audio (its header only)."""
-    return bytes_summary(value) if isinstance(value, (bytes, bytearray)) else None
+    return bytes_summary(value) if isinstance(value, bytes) else None
 
 
 def _one_value(node: TreeNode, value: Any, max_len: int, labels: LabelSource | None) -> str:

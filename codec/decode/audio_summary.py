@@ -111,7 +111,7 @@ def summary_text(ref: AudioRef) -> str:
     return glance_text(glance, raw=ref.samples is not None)
 
 
-def bytes_summary(data: bytes | bytearray) -> str | None:
+def bytes_summary(data: bytes) -> str | None:
     """The tree's line for a bytes value that is encoded audio (by its first bytes), else None.
 
     Bare MPEG frame sync is audio only when its header reads (as ``media`` lists it only when it decodes).
