@@ -17,6 +17,8 @@ Prints, for each file:
   frame) while the loader makes tiles: tiles made per second while scrolling, the share of the tiles
   on screen already drawn at each frame, and the longest GUI-thread stall (the longest gap a 5 ms
   timer saw, less its 5 ms) and the slowest frame (scroll + paint).
+
+``BENCH_ONLY=audio`` (or ``images``) runs one of the two; ``BENCH_VERBOSE=1`` prints each gap over 100 ms.
 """
 from __future__ import annotations
 
@@ -134,6 +136,8 @@ def scroll_through(app, path: str) -> dict:
     def tick() -> None:
         now = clock.elapsed()
         gaps.append(now - last_tick[0])
+        if os.environ.get("BENCH_VERBOSE") and now - last_tick[0] > 100:
+            print(f"    gap {now - last_tick[0]} ms at {now} ms, frame {len(frames)}, made {made[0]}", flush=True)
         last_tick[0] = now
 
     frames: list[float] = []
@@ -199,7 +203,10 @@ def main() -> None:
 
     QSettings.setPath(QSettings.Format.IniFormat, QSettings.Scope.UserScope, tempfile.mkdtemp())
     app = QApplication.instance() or QApplication([])
+    which = os.environ.get("BENCH_ONLY")
     for name, path in (("audio", audio), ("images", photos)):
+        if which and which != name:
+            continue
         size = os.path.getsize(path) / 2**20
         print(f"{name}: {n:,} records, {size:,.0f} MiB")
         row(f"  {name} tiles {SIDE}px, one thread", f"{one_thread(path, min(n, 600)):,.0f} tiles/s")
