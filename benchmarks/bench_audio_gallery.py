@@ -14,9 +14,10 @@ Prints, for each file:
 - tiles/s on one thread (read + decode + find the clip or image + waveform or thumbnail + QImage) at 128 px;
 - through the real main window (offscreen): open, wait for the index, show the gallery, then scroll
   from the top to the bottom at half a screen every 16 ms frame (a fast fling, the view painted each
-  frame) while the loader makes tiles: tiles made per second while scrolling, the share of the tiles
-  on screen already drawn at each frame, and the longest GUI-thread stall (the longest gap a 5 ms
-  timer saw, less its 5 ms) and the slowest frame (scroll + paint).
+  frame), and then, from the middle with its screen drawn, 300 frames of two scroll steps (a mouse
+  wheel), while the loader makes tiles. For each: tiles made per second, the share of the tiles on
+  screen already drawn at each frame, the longest GUI-thread stall (the longest gap a 5 ms timer
+  saw, less its 5 ms) and the frames' time (scroll + paint).
 
 ``BENCH_ONLY=audio`` (or ``images``) runs one of the two; ``BENCH_VERBOSE=1`` prints each gap over 100 ms.
 """
@@ -41,6 +42,7 @@ RATE = 16000
 SIDE = 128
 FRAME_MS = 16
 TICK_MS = 5
+WHEEL_FRAMES = 300
 
 
 def _clip(i: int) -> np.ndarray:
@@ -99,10 +101,10 @@ def one_thread(path: str, count: int) -> float:
 
 
 def scroll_through(app, path: str) -> dict:
-    """Open ``path`` in the main window, show its gallery and fling through it top to bottom."""
-    from PySide6.QtCore import QElapsedTimer, QEventLoop, QThread, QTimer
+    """Open ``path`` in the main window, show its gallery, fling through it top to bottom, then
+    wheel-scroll from the middle: each phase's figures (:func:`_scroll`)."""
+    from PySide6.QtCore import QThread
 
-    from app.models.gallery_model import TILE_ROLE
     from app.models.settings import Settings
     from app.shell.main_window import MainWindow
 
@@ -126,12 +128,46 @@ def scroll_through(app, path: str) -> dict:
     while model.pending():  # the first screen, so both files start alike
         app.processEvents()
         QThread.msleep(1)
-    made = [0]
-    model.tile_ready.connect(lambda _record: made.__setitem__(0, made[0] + 1))
+    fling = _scroll(app, gallery, max(1, gallery.view.viewport().height() // 2), start=0)
+    fling["records"] = model.rowCount()
+    while model.pending():  # the fling's last screen
+        app.processEvents()
+        QThread.msleep(1)
+    middle = bar.maximum() // 2
+    bar.setValue(middle)
+    gallery.view.viewport().repaint()  # painting asks for the screen's tiles
+    app.processEvents()
+    while model.pending():  # a screen drawn, then the wheel
+        app.processEvents()
+        QThread.msleep(1)
+    wheel = _scroll(app, gallery, bar.singleStep() * 2, start=middle, frames_max=WHEEL_FRAMES)
+    gallery.stop()
+    window.close()
+    window.deleteLater()
+    app.processEvents()
+    return {"fling": fling, "wheel": wheel}
 
+
+def _scroll(app, gallery, step: int, start: int, frames_max: int | None = None) -> dict:
+    """Scroll ``step`` pixels every FRAME_MS (the view painted each frame) from ``start`` to the bottom
+    or for ``frames_max`` frames, while the loader makes tiles; what the GUI thread went through."""
+    from PySide6.QtCore import QElapsedTimer, QEventLoop, QTimer
+
+    from app.models.gallery_model import TILE_ROLE
+
+    model, bar = gallery.model, gallery.view.verticalScrollBar()
+    made = [0]
+
+    def count(_record: int) -> None:
+        made[0] += 1
+
+    model.tile_ready.connect(count)
     clock = QElapsedTimer()
     gaps: list[int] = []
     last_tick = [0]
+    frames: list[float] = []
+    filled: list[float] = []
+    loop = QEventLoop()
 
     def tick() -> None:
         now = clock.elapsed()
@@ -139,11 +175,6 @@ def scroll_through(app, path: str) -> dict:
         if os.environ.get("BENCH_VERBOSE") and now - last_tick[0] > 100:
             print(f"    gap {now - last_tick[0]} ms at {now} ms, frame {len(frames)}, made {made[0]}", flush=True)
         last_tick[0] = now
-
-    frames: list[float] = []
-    filled: list[float] = []
-    step = max(1, gallery.view.viewport().height() // 2)
-    loop = QEventLoop()
 
     def frame() -> None:
         t = time.perf_counter()
@@ -154,7 +185,7 @@ def scroll_through(app, path: str) -> dict:
         if screen is not None:
             tiles = [model.index(r, 0).data(TILE_ROLE) for r in range(screen[0], screen[1] + 1)]
             filled.append(sum(tile.state != "pending" for tile in tiles) / max(1, len(tiles)))
-        if bar.value() >= bar.maximum():
+        if bar.value() >= bar.maximum() or (frames_max is not None and len(frames) >= frames_max):
             loop.quit()
 
     ticker, scroller = QTimer(), QTimer()
@@ -162,7 +193,7 @@ def scroll_through(app, path: str) -> dict:
     ticker.timeout.connect(tick)
     scroller.setInterval(FRAME_MS)
     scroller.timeout.connect(frame)
-    bar.setValue(0)
+    bar.setValue(start)
     app.processEvents()
     t0 = time.perf_counter()
     clock.start()
@@ -172,8 +203,8 @@ def scroll_through(app, path: str) -> dict:
     elapsed = time.perf_counter() - t0
     scroller.stop()
     ticker.stop()
-    result = {
-        "records": model.rowCount(),
+    model.tile_ready.disconnect(count)
+    return {
         "seconds": elapsed,
         "frames": len(frames),
         "tiles_per_s": made[0] / elapsed,
@@ -182,11 +213,6 @@ def scroll_through(app, path: str) -> dict:
         "frame_ms_median": statistics.median(frames) * 1000,
         "frame_ms_worst": max(frames) * 1000,
     }
-    gallery.stop()
-    window.close()
-    window.deleteLater()
-    app.processEvents()
-    return result
 
 
 def main() -> None:
@@ -210,13 +236,22 @@ def main() -> None:
         size = os.path.getsize(path) / 2**20
         print(f"{name}: {n:,} records, {size:,.0f} MiB")
         row(f"  {name} tiles {SIDE}px, one thread", f"{one_thread(path, min(n, 600)):,.0f} tiles/s")
-        r = scroll_through(app, path)
+        phases = scroll_through(app, path)
+        r = phases["fling"]
         row(f"  {name}: fling through {r['records']:,} tiles in the main window",
-            f"{r['seconds']:.1f} s", f"{r['frames']:,} frames")
-        row("    tiles made while scrolling", f"{r['tiles_per_s']:,.0f} tiles/s",
-            f"on screen drawn at each frame: {r['filled'] * 100:.0f}% on average")
-        row("    longest GUI-thread stall", f"{r['stall_ms']:.0f} ms",
-            f"frame (scroll + paint): median {r['frame_ms_median']:.1f} ms, worst {r['frame_ms_worst']:.1f} ms")
+            f"{r['seconds']:.1f} s", f"{r['frames']:,} frames of half a screen")
+        _phase_rows(r)
+        r = phases["wheel"]
+        row(f"  {name}: wheel-scroll from the middle", f"{r['seconds']:.1f} s",
+            f"{r['frames']:,} frames of two scroll steps")
+        _phase_rows(r)
+
+
+def _phase_rows(r: dict) -> None:
+    row("    tiles made while scrolling", f"{r['tiles_per_s']:,.0f} tiles/s",
+        f"on screen drawn at each frame: {r['filled'] * 100:.0f}% on average")
+    row("    longest GUI-thread stall", f"{r['stall_ms']:.0f} ms",
+        f"frame (scroll + paint): median {r['frame_ms_median']:.1f} ms, worst {r['frame_ms_worst']:.1f} ms")
 
 
 if __name__ == "__main__":
