@@ -167,6 +167,15 @@ def _decoding(source: Any) -> tuple[Any, Any]:
     return (None, None) if source is None else (source.payload, source.labels)
 
 
+_NO_STOP = threading.Event()  # a step's wait ends with the paint (or PAINT_WAIT_MAX), never sooner
+
+
+def _between_steps() -> None:
+    """Let a paint of the grid run before the next step of a tile: each step is a few long C calls
+    (a raw PCM list becomes Python numbers, then an array) that a paint's Python calls would wait for."""
+    PAINT_GATE.wait_open(_NO_STOP)
+
+
 def make_thumbnail(read: Callable[[int], RecordData], request: ThumbRequest, source: Any = None) -> ThumbResult:
     """Read record ``request.record`` and make its tile; never raises.
 
@@ -183,6 +192,7 @@ def make_thumbnail(read: Callable[[int], RecordData], request: ThumbRequest, sou
                            status=status)
     payload, labels = _decoding(source)
     decoded = decode_record(rec.data, payload)
+    _between_steps()
     caption = caption_for(decoded, request.caption_key, labels)
     if request.side <= 0:
         return ThumbResult(request, "caption", caption=caption, status=status)
@@ -190,7 +200,9 @@ def make_thumbnail(read: Callable[[int], RecordData], request: ThumbRequest, sou
         note = decoded.note or "raw record (not an Example)"
         return ThumbResult(request, "none", caption=caption, status=status,
                            note=note if status.data_intact else STATUS_TEXT[status])
+    _between_steps()
     ref = _pick_image(decoded, request.image_key, request.raw_shape)
+    _between_steps()
     if ref is None:
         audio = _audio_tile(decoded, request, caption, status)
         if audio is not None:
@@ -219,6 +231,7 @@ def _audio_tile(decoded: DecodedRecord, request: ThumbRequest, caption: str,
     """The tile of the record's first audio value (of ``request.image_key`` when set): its waveform at the
     tile's width, with its duration; None when the record has no audio."""
     refs = [r for r in find_audio(decoded) if request.image_key in (None, r.key) and r.step in (None, 0)]
+    _between_steps()
     for ref in sorted(refs, key=lambda r: r.step is not None):  # a feature before a list's first step
         try:
             glance, low, high = tile_envelope(ref, request.side)
