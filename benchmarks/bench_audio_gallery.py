@@ -6,6 +6,7 @@ Builds two files in benchmarks/_data (kept between runs):
 
 - ``gallery_audio_N.tfrecord``: N Examples, each a 1-5 s clip at 16 kHz, in turn a 16-bit WAV
   (``audio/encoded``), an int16 PCM list and a float PCM list (``audio/samples`` with ``audio/sample_rate``);
+  ``--kinds wav`` (or ``int``, ``float``, or two of them) makes a file of those only;
 - ``gallery_photos_cycled_N.tfrecord``: N detection Examples, 640x480 JPEGs with boxes as
   bench_gallery.py makes them (500 distinct pictures, repeated).
 
@@ -55,7 +56,10 @@ def _clip(i: int) -> np.ndarray:
     return (np.clip(wave, -1, 1) * 32767).astype(np.int16)
 
 
-def audio_records(n: int):
+KINDS = ("wav", "int", "float")
+
+
+def audio_records(n: int, kinds: tuple[str, ...] = KINDS):
     import soundfile as sf
 
     from codec.decode.example_proto import Example
@@ -64,11 +68,12 @@ def audio_records(n: int):
         samples = _clip(i)
         ex = Example()
         f = ex.features.feature
-        if i % 3 == 0:
+        kind = kinds[i % len(kinds)]
+        if kind == "wav":
             out = io.BytesIO()
             sf.write(out, samples, RATE, format="WAV", subtype="PCM_16")
             f["audio/encoded"].bytes_list.value.append(out.getvalue())
-        elif i % 3 == 1:
+        elif kind == "int":
             f["audio/samples"].int64_list.value.extend(samples.tolist())
         else:
             f["audio/samples"].float_list.value.extend((samples / 32768).tolist())
@@ -218,10 +223,14 @@ def _scroll(app, gallery, step: int, start: int, frames_max: int | None = None) 
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--records", type=int, default=10_000)
+    ap.add_argument("--kinds", default=",".join(KINDS), help="the audio records' kinds, in turn: wav, int, float")
     args = ap.parse_args()
     n = args.records
+    kinds = tuple(args.kinds.split(","))
+    assert set(kinds) <= set(KINDS), f"--kinds: {args.kinds}"
     os.environ["TFRLENS_CACHE_DIR"] = tempfile.mkdtemp(prefix="tfrlens-bench-cache-")
-    audio = ensure_file(f"gallery_audio_{n}.tfrecord", lambda: audio_records(n))
+    name = "" if kinds == KINDS else "_" + "_".join(kinds)
+    audio = ensure_file(f"gallery_audio{name}_{n}.tfrecord", lambda: audio_records(n, kinds))
     photos = ensure_file(f"gallery_photos_cycled_{n}.tfrecord", lambda: photo_records(n))
 
     from PySide6.QtCore import QSettings
