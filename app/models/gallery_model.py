@@ -49,6 +49,8 @@ class Tile:
     status: RecordStatus
     framed: bool = False  # a 1-bit or one-colour image: drawn with a frame to show against the background
     overlays: OverlayLayers | None = None  # masks, keypoints and class maps, at the thumbnail's scale
+    medium: str = "image"  # "audio": ``image`` is a clip's waveform
+    badge: str = ""  # an audio clip's duration and rate, drawn on the tile
 
 
 class GalleryModel(QAbstractListModel):
@@ -183,6 +185,12 @@ class GalleryModel(QAbstractListModel):
     def pending(self) -> int:
         return self.loader.pending() + len(self._asked)
 
+    def drop_audio_tiles(self) -> None:
+        """Forget the waveform tiles (drawn in the theme's colours when made: the theme changed)."""
+        for record in [r for r, result in self._images.items() if result.medium == "audio"]:
+            self._image_bytes -= self._images.pop(record).nbytes
+        self._changed_all()
+
     def forget(self) -> None:
         """Drop every cached tile (the records were replaced or renumbered)."""
         self._epoch += 1
@@ -299,7 +307,7 @@ class GalleryModel(QAbstractListModel):
         if result is None:
             return Tile(record, "pending", None, [], caption or "", "", status)
         return Tile(record, result.state, result.image, result.boxes, caption or "", result.note, status,
-                    result.framed, result.overlays)
+                    result.framed, result.overlays, result.medium, result.badge)
 
     def _live_status(self, record: int, result: ThumbResult | None) -> RecordStatus:
         if self._status is not None:

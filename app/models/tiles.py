@@ -5,8 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Protocol
 
+import numpy as np
 from PySide6.QtCore import SignalInstance
-from PySide6.QtGui import QImage
+from PySide6.QtGui import QColor, QImage
 
 from app.models.overlay_layers import OverlayLayers
 from codec.decode.image_boxes import BoundingBox
@@ -45,12 +46,35 @@ class ThumbResult:
     status: RecordStatus = RecordStatus.UNCHECKED
     framed: bool = False  # a 1-bit or one-colour image: drawn with a frame so it shows on the background
     overlays: OverlayLayers | None = None  # masks, keypoints and class maps at the thumbnail's scale
+    medium: str = "image"  # "audio": ``image`` is the clip's waveform
+    badge: str = ""  # drawn on the tile: an audio clip's duration and rate (``0:03.2 · 16 kHz``)
 
     @property
     def nbytes(self) -> int:
         layers = self.overlays
         drawn = [] if layers is None else [layers.masks, *layers.segmentation]
         return sum(image.sizeInBytes() for image in (self.image, *drawn) if image is not None)
+
+
+AUDIO_ASPECT = 0.5  # an audio tile's height over its width
+
+
+def waveform_image(low: np.ndarray, high: np.ndarray, width: int, height: int,
+                   colors: tuple[QColor, QColor, QColor]) -> QImage:
+    """A min/max envelope (float, -1..1, one value per column) drawn ``width`` x ``height``: each pixel
+    column filled from its low to its high, over a centre line. ``colors``: background, line, wave."""
+    background, axis, wave = (np.array(c.getRgb(), dtype=np.uint8) for c in colors)
+    rgba = np.empty((height, width, 4), dtype=np.uint8)
+    rgba[:] = background
+    mid = (height - 1) / 2
+    rgba[int(round(mid))] = axis
+    if len(low):
+        columns = (np.arange(width) * len(low)) // width  # the envelope stretched (or thinned) to the width
+        top = np.floor(mid - high[columns] * mid)
+        bottom = np.ceil(mid - low[columns] * mid)
+        rows = np.arange(height)[:, None]
+        rgba[(rows >= top) & (rows <= bottom)] = wave
+    return QImage(rgba.tobytes(), width, height, 4 * width, QImage.Format.Format_RGBA8888).copy()
 
 
 class TileLoading(Protocol):

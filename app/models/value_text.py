@@ -14,6 +14,7 @@ import datetime as dt
 import math
 from typing import Any, Protocol
 
+from codec.decode.audio_summary import bytes_summary, pcm_summary
 from codec.decode.decoder import DecodedRecord, TreeNode, format_value, is_text, one_line_text, value_at, value_count
 from codec.decode.image_sniff import probe_image
 from codec.decode.payloads import flat_key
@@ -162,14 +163,24 @@ def _image_label(value: Any, dtype: str | None) -> str | None:
     return f"<{info.format} {info.width}x{info.height}> · {len(value):,} bytes" if info else None
 
 
+def _audio_label(value: Any) -> str | None:
+    """``WAV · 16 kHz · mono · 0.25 s`` when a bytes value is encoded audio (its header only)."""
+    return bytes_summary(value) if isinstance(value, bytes) else None
+
+
 def _one_value(node: TreeNode, value: Any, max_len: int, labels: LabelSource | None) -> str:
-    text = _image_label(value, node.dtype) or show_value(value, node.dtype, max_len)
+    text = _image_label(value, node.dtype) or _audio_label(value) or show_value(value, node.dtype, max_len)
     return labeled(value, text, flat_key(node.path), labels)
 
 
-def _values_summary(node: TreeNode, max_len: int, labels: LabelSource | None = None) -> str:
-    """One value as the codec formats it, or ``[a, b, …] (n)`` for several."""
+def _values_summary(node: TreeNode, max_len: int, labels: LabelSource | None = None,
+                    decoded: DecodedRecord | None = None) -> str:
+    """One value as the codec formats it, or ``[a, b, …] (n)`` for several; raw PCM as its audio summary."""
     n = value_count(node)
+    if n > 1 and decoded is not None and node.role == "feature" and node.dtype in ("int64", "float"):
+        audio = pcm_summary(decoded, flat_key(node.path))
+        if audio is not None:
+            return audio
     if n == 0:
         return "[]"
     if n == 1:
@@ -194,7 +205,7 @@ def value_text(node: TreeNode, decoded: DecodedRecord | None = None, max_len: in
     if role == "value":
         return _one_value(node, node.values[0], max(max_len, VALUE_MAX_LEN), labels)
     if role in ("feature", "step", "tensor") or (role == "field" and not node.children):
-        return _values_summary(node, max_len, labels)
+        return _values_summary(node, max_len, labels, decoded)
     if role == "feature_list":
         return _plural(len(node.children), "step")
     if role in ("example", "features"):

@@ -160,11 +160,37 @@ class GalleryDelegate(QStyledItemDelegate):
         if self.show_boxes and tile.boxes:
             paint_boxes(painter, tile.boxes, target, scale, scale, None if thin else self._chip_font,
                         rim=3 if thin else 4, line=1.5 if thin else 2)
+        if tile.badge:
+            self._paint_badge(painter, target, tile.badge)
+
+    def _paint_badge(self, painter: QPainter, target: QRectF, text: str) -> None:
+        """An audio tile's duration and rate in its lower right corner, on the label background."""
+        painter.setFont(self._small)
+        metrics = QFontMetrics(self._small)
+        text = metrics.elidedText(text, Qt.TextElideMode.ElideRight, max(1, int(target.width()) - 6))
+        w, h = metrics.horizontalAdvance(text) + 6, metrics.height() + 2
+        chip = QRectF(target.right() - w - 2, target.bottom() - h - 2, w, h)
+        painter.setPen(Qt.PenStyle.NoPen)
+        painter.setBrush(palette.TILE_LABEL_BG)
+        painter.drawRoundedRect(chip, 3, 3)
+        painter.setPen(palette.CAPTION_TEXT)
+        painter.drawText(chip, Qt.AlignmentFlag.AlignCenter, text)
 
     def frame_color(self) -> QColor:
         """The frame around a plain thumbnail: the palette's mid tone, seen on light and dark backgrounds."""
         parent = self.parent()
         return (parent.palette() if isinstance(parent, QWidget) else QApplication.palette()).mid().color()
+
+    @staticmethod
+    def placeholder_text(tile: Tile) -> str:
+        """What a tile without a thumbnail says ("" while it is being made)."""
+        if tile.state == "error":
+            return "audio does not decode" if tile.medium == "audio" else "cannot decode"
+        if tile.state == "unreadable":
+            return "cannot read"
+        if tile.state == "none":
+            return "damaged record" if tile.status.damaged else "no image"
+        return ""
 
     def _paint_placeholder(self, painter: QPainter, box: QRectF, tile: Tile) -> None:
         painter.setRenderHint(QPainter.RenderHint.Antialiasing)
@@ -174,20 +200,19 @@ class GalleryDelegate(QStyledItemDelegate):
             painter.setBrush(palette.ERROR_BG)
             painter.drawRoundedRect(inner, 4, 4)
             painter.setPen(palette.ERROR_TEXT)
-            text = {"error": "cannot decode", "unreadable": "cannot read"}.get(tile.state, "damaged record")
         elif tile.state == "none":
             painter.setPen(QPen(palette.TILE_FRAME, 1.2, Qt.PenStyle.DashLine))
             painter.setBrush(Qt.BrushStyle.NoBrush)
             painter.drawRoundedRect(inner, 4, 4)
             painter.setPen(palette.MUTED_TEXT)
-            text = "no image"
         else:
             painter.setPen(Qt.PenStyle.NoPen)
             painter.setBrush(palette.CANVAS_BG)
             painter.drawRoundedRect(inner, 4, 4)
             return
         painter.setFont(self._small)
-        painter.drawText(inner.adjusted(4, 4, -4, -4), Qt.AlignmentFlag.AlignCenter | Qt.TextFlag.TextWordWrap, text)
+        painter.drawText(inner.adjusted(4, 4, -4, -4), Qt.AlignmentFlag.AlignCenter | Qt.TextFlag.TextWordWrap,
+                         self.placeholder_text(tile))
 
     def _paint_caption(self, painter: QPainter, option: QStyleOptionViewItem, tile_rect: QRect, tile: Tile) -> None:
         rect = QRect(tile_rect.left() + PAD, tile_rect.top() + PAD + self.box_height() + 2, self.side,
@@ -336,9 +361,10 @@ class Gallery(QWidget):
         self._sampler.finished.connect(self._sampled_keys)
 
         self.image_combo = QComboBox(self)
-        self.image_combo.setToolTip("Which image feature to show (Auto: the picture the boxes are on: image/encoded, "
-                                    "a feature named image or in colour, never a depth map or mask; "
-                                    "the first step of a SequenceExample)")
+        self.image_combo.setToolTip("Which image or audio feature to show (Auto: the picture the boxes are on: "
+                                    "image/encoded, a feature named image or in colour, never a depth map or "
+                                    "mask; the first step of a SequenceExample; without an image, the first "
+                                    "audio clip as a waveform)")
         self.image_combo.addItem("Auto", None)
         self.image_combo.addItem(RAW_TEXT, RAW_CHOICE)
         self.image_combo.setItemData(1, "Show bytes of a given shape as raw pixels (height × width × channels)",
@@ -369,6 +395,7 @@ class Gallery(QWidget):
         self.layers_button.setMenu(layers_menu)
         self.layers_button.hide()  # until a tile has a layer: the bar stays as narrow as before without
         self.model.tile_ready.connect(self._tile_arrived)
+        palette.changes.changed.connect(self._theme_changed)
         preference = stretch_preference()
         self.stretch_check = QCheckBox("Stretch", self)
         self.stretch_check.setChecked(preference.value())
@@ -387,7 +414,7 @@ class Gallery(QWidget):
         bar = QHBoxLayout()
         bar.setContentsMargins(6, 4, 6, 4)
         bar.setSpacing(6)
-        bar.addWidget(QLabel("Image:", self))
+        bar.addWidget(QLabel("Show:", self))
         bar.addWidget(self.image_combo)
         bar.addSpacing(6)
         bar.addWidget(QLabel("Caption:", self))
@@ -588,6 +615,9 @@ class Gallery(QWidget):
             tile = self.model.cached_tile(record)
             if tile is not None and tile.overlays is not None:
                 self.layers_button.show()
+
+    def _theme_changed(self, _theme: str) -> None:
+        self.model.drop_audio_tiles()  # waveforms were drawn in the old theme's colours
 
     def _layer_toggled(self, layer: str, on: bool) -> None:
         setattr(self.delegate.layers, layer, on)

@@ -24,8 +24,11 @@ from PySide6.QtCore import QObject, QRunnable, QThread, QThreadPool, Signal
 from app.models.labels import STATUS_TEXT, caption_text
 from app.models.overlay_layers import build_layers
 from app.models.qimage import to_qimage
-from app.models.tiles import ThumbRequest, ThumbResult
-from app.workers.worker import GUI_SWITCH_INTERVAL, one_line
+from app.models.tiles import AUDIO_ASPECT, ThumbRequest, ThumbResult, waveform_image
+from app.style import palette
+from app.workers.worker import GUI_SWITCH_INTERVAL, PAINT_GATE, one_line
+from codec.decode.audio import AudioDecodeError, find_audio
+from codec.decode.audio_summary import glance_text, tile_envelope, tile_text
 from codec.decode.decoder import (
     DecodedRecord,
     RecordKind,
@@ -42,7 +45,7 @@ from codec.decode.image_boxes import find_boxes
 from codec.decode.images import ImageRef, RawShape, find_images, main_image, needs_frame, thumbnail
 from codec.decode.tensor_view import tensor_label
 from codec.decode.tensors import tensor_of
-from codec.errors import ImageDecodeError
+from codec.errors import ImageDecodeError, UsageError
 from codec.format.framing import RecordStatus
 from codec.sources.protocol import RecordData
 
@@ -92,15 +95,28 @@ def caption_score(key: str, dtype: str | None, count: int, text: bool) -> int:
     return 20 if dtype == "bytes" else 10
 
 
+_NUMBER_LISTS = {"int64_list": "int64", "float_list": "float"}
+
+
+def _dtype_and_count(feature: Any) -> tuple[str | None, int, list]:
+    """A feature's dtype, count and values, the values only of bytes: a number list's count is read
+    without making its values (a raw PCM list of 80,000 samples costs milliseconds to make)."""
+    kind = None if isinstance(feature, tuple) else feature.WhichOneof("kind")
+    if kind in _NUMBER_LISTS:
+        return _NUMBER_LISTS[kind], len(getattr(feature, kind).value), []
+    dtype, values = feature_values(feature)
+    return dtype, len(values), values
+
+
 def _caption_candidates(decoded: DecodedRecord) -> list[tuple[int, str]]:
     features = record_features(decoded)
     if features is None:
         return []
     out = []
     for key in features:
-        dtype, values = feature_values(features[key])
+        dtype, count, values = _dtype_and_count(features[key])
         text = dtype == "bytes" and all(is_text(v) for v in values[:MAX_CAPTION_VALUES])
-        score = caption_score(key, dtype, len(values), text)
+        score = caption_score(key, dtype, count, text)
         if score > 0:
             out.append((score, key))
     return out
@@ -151,6 +167,15 @@ def _decoding(source: Any) -> tuple[Any, Any]:
     return (None, None) if source is None else (source.payload, source.labels)
 
 
+_NO_STOP = threading.Event()  # a step's wait ends with the paint (or PAINT_WAIT_MAX), never sooner
+
+
+def _between_steps() -> None:
+    """Let a paint of the grid run before the next step of a tile: each step is a few long C calls
+    (a raw PCM list becomes Python numbers, then an array) that a paint's Python calls would wait for."""
+    PAINT_GATE.wait_open(_NO_STOP)
+
+
 def make_thumbnail(read: Callable[[int], RecordData], request: ThumbRequest, source: Any = None) -> ThumbResult:
     """Read record ``request.record`` and make its tile; never raises.
 
@@ -167,6 +192,7 @@ def make_thumbnail(read: Callable[[int], RecordData], request: ThumbRequest, sou
                            status=status)
     payload, labels = _decoding(source)
     decoded = decode_record(rec.data, payload)
+    _between_steps()
     caption = caption_for(decoded, request.caption_key, labels)
     if request.side <= 0:
         return ThumbResult(request, "caption", caption=caption, status=status)
@@ -174,8 +200,13 @@ def make_thumbnail(read: Callable[[int], RecordData], request: ThumbRequest, sou
         note = decoded.note or "raw record (not an Example)"
         return ThumbResult(request, "none", caption=caption, status=status,
                            note=note if status.data_intact else STATUS_TEXT[status])
+    _between_steps()
     ref = _pick_image(decoded, request.image_key, request.raw_shape)
+    _between_steps()
     if ref is None:
+        audio = _audio_tile(decoded, request, caption, status)
+        if audio is not None:
+            return audio
         what = f"no image in {request.image_key!r}" if request.image_key else "no image"
         return ThumbResult(request, "none", caption=caption, note=what, status=status)
     boxes = find_boxes(decoded, ref, labels)
@@ -195,11 +226,35 @@ def make_thumbnail(read: Callable[[int], RecordData], request: ThumbRequest, sou
                        status, framed=needs_frame(ref, image), overlays=layers or None)
 
 
+def _audio_tile(decoded: DecodedRecord, request: ThumbRequest, caption: str,
+                status: RecordStatus) -> ThumbResult | None:
+    """The tile of the record's first audio value (of ``request.image_key`` when set): its waveform at the
+    tile's width, with its duration; None when the record has no audio."""
+    refs = [r for r in find_audio(decoded) if request.image_key in (None, r.key) and r.step in (None, 0)]
+    _between_steps()
+    for ref in sorted(refs, key=lambda r: r.step is not None):  # a feature before a list's first step
+        try:
+            glance, low, high = tile_envelope(ref, request.side)
+        except (AudioDecodeError, UsageError) as exc:
+            if ref.weak:
+                continue  # bare MPEG frame sync that does not decode is not audio
+            return ThumbResult(request, "error", caption=caption, note=f"{ref.key}: {exc}", status=status,
+                               medium="audio")
+        colors = (palette.CANVAS_BG, palette.CHART_AXIS, palette.SERIES_1)
+        image = waveform_image(low, high, request.side, max(8, round(request.side * AUDIO_ASPECT)), colors)
+        note = f"{ref.key}: {glance_text(glance, raw=ref.samples is not None)}"
+        return ThumbResult(request, "ok", image, caption=caption, note=note, status=status, medium="audio",
+                           badge=tile_text(glance))
+    return None
+
+
 def sample_keys(read: Callable[[int], RecordData], records: Iterable[int],
                 source: Any = None) -> tuple[list[str], list[str]]:
-    """Image feature keys and caption feature keys seen in ``records``, best captions first."""
+    """The keys a tile can show (images', then audio's) and caption feature keys seen in ``records``,
+    best captions first."""
     payload = _decoding(source)[0]
     image_keys: dict[str, None] = {}
+    audio_keys: dict[str, None] = {}
     captions: dict[str, int] = {}
     for i in records:
         try:
@@ -212,13 +267,16 @@ def sample_keys(read: Callable[[int], RecordData], records: Iterable[int],
         for ref in find_images(decoded):
             if ref.step is None or ref.step == 0:
                 image_keys.setdefault(ref.key)
+        for audio in find_audio(decoded):
+            if audio.step is None or audio.step == 0:
+                audio_keys.setdefault(audio.key)
         for score, key in _caption_candidates(decoded):
             captions[key] = max(score, captions.get(key, 0))
         lists = record_feature_lists(decoded)
         for key in sorted(lists) if lists is not None else ():
             captions.pop(key, None)
     ranked = sorted(captions, key=lambda k: (-captions[k], k))
-    return list(image_keys), ranked
+    return list(image_keys) + [k for k in audio_keys if k not in image_keys], ranked
 
 
 # ---------------------------------------------------------------- the pool
@@ -234,6 +292,7 @@ class _Drain(QRunnable):
     def run(self) -> None:
         loader = self._loader
         while True:
+            PAINT_GATE.wait_open(loader._stop)  # a tile is all Python and numpy: not while the grid paints
             request = loader._next()
             if request is None:
                 return
@@ -260,6 +319,7 @@ class ThumbnailLoader(QObject):
         self._in_flight: set[ThumbRequest] = set()
         self._draining = 0
         self._closed = False
+        self._stop = threading.Event()  # set on close: a tile waiting for a paint to end waits no more
         self.pool = QThreadPool(self)
         count = threads if threads is not None else max(2, min(4, QThread.idealThreadCount() - 1))
         self.pool.setMaxThreadCount(count)
@@ -287,6 +347,7 @@ class ThumbnailLoader(QObject):
         with self._lock:
             self._closed = True
             self._queue.clear()
+        self._stop.set()
         self.pool.waitForDone()
 
     # -- on pool threads --------------------------------------------------
