@@ -14,7 +14,14 @@ from typing import Any
 import numpy as np
 
 from codec.decode.decoded import DecodedRecord
-from codec.decode.decoder import feature_values, number_beside_or_why, record_feature_lists, record_features
+from codec.decode.decoder import (
+    feature_dtype,
+    feature_values,
+    number_array,
+    number_beside_or_why,
+    record_feature_lists,
+    record_features,
+)
 from codec.decode.media_lines import media_line
 from codec.errors import TFRecordError, UsageError
 
@@ -152,7 +159,7 @@ def pcm_ref(key: str, samples: np.ndarray, sample_rate: int, channels: int = 1) 
     return AudioRef(key, "pcm_int32", problem=f"{key}: samples wider than 32 bits")
 
 
-def _raw_pcm(features: Any, key: str, dtype: str | None, values: list) -> AudioRef | None:
+def _raw_pcm(features: Any, key: str, dtype: str | None, values: np.ndarray) -> AudioRef | None:
     """An int or float list under a key naming audio as raw PCM, with the sample rate beside it; without
     one (or with one that is not a positive whole number) a value with a ``problem``."""
     if dtype not in ("int64", "float") or len(values) < 2 or not names_audio(key):
@@ -207,11 +214,13 @@ def find_audio(decoded: DecodedRecord) -> list[AudioRef]:
         if key in given:  # where the payload's spec says audio is (a TFDS Audio feature)
             refs.append(given[key])
             continue
-        dtype, values = feature_values(features[key])
-        refs.extend(_encoded(key, dtype, values, None))
-        raw = _raw_pcm(features, key, dtype, values)
-        if raw is not None:
-            refs.append(raw)
+        dtype = feature_dtype(features[key])
+        if dtype == "bytes":
+            refs.extend(_encoded(key, dtype, feature_values(features[key])[1], None))
+        elif dtype is not None and names_audio(key):  # (a number list elsewhere is never read)
+            raw = _raw_pcm(features, key, dtype, number_array(features[key]))
+            if raw is not None:
+                refs.append(raw)
     lists = record_feature_lists(decoded) or {}
     for key in sorted(lists):
         for step, feature in enumerate(lists[key].feature):

@@ -29,6 +29,9 @@ __all__ = [
     "detect_kind",
     "feature_cell",
     "feature_keys",
+    "feature_dtype",
+    "feature_length",
+    "number_array",
     "number_beside",
     "number_beside_or_why",
     "feature_values",
@@ -240,6 +243,49 @@ def feature_values(feature: Any) -> tuple[str | None, list[Value]]:
     if kind == "bytes_list":
         return "bytes", list(feature.bytes_list.value)
     return None, []
+
+
+_KIND_DTYPES = {"int64_list": "int64", "float_list": "float", "bytes_list": "bytes"}
+
+
+def feature_dtype(feature: Any) -> str | None:
+    """:func:`feature_values`' dtype alone, without reading a value (a large number list costs nothing)."""
+    if isinstance(feature, tuple):
+        return feature[0]
+    return _KIND_DTYPES.get(feature.WhichOneof("kind"))
+
+
+def feature_length(feature: Any) -> int:
+    """How many values a Feature (or a flat view's ``(dtype, values)``) holds, without reading them."""
+    if isinstance(feature, tuple):
+        return len(feature[1])
+    kind = feature.WhichOneof("kind")
+    return 0 if kind is None else len(getattr(feature, kind).value)
+
+
+def number_array(feature: Any) -> Any:
+    """A number Feature's values as a numpy array (float32 for a FloatList, int64 for an Int64List) made from
+    its packed wire form: no Python object per value (a 80,000-sample PCM list in well under a millisecond)."""
+    import numpy as np
+
+    dtype = feature_dtype(feature)
+    if isinstance(feature, tuple) or dtype not in ("float", "int64"):
+        return np.asarray(feature_values(feature)[1], dtype=np.float32 if dtype == "float" else np.int64)
+    numbers = feature.float_list if dtype == "float" else feature.int64_list
+    wire = numbers.SerializeToString()  # field 1, packed: a tag byte, the payload's length, the payload
+    if not wire:
+        return np.zeros(0, np.float32 if dtype == "float" else np.int64)
+    head = read_varint(wire, 1)
+    if wire[0] != 0x0A or head is None or sum(head) != len(wire):  # not one packed run (never so from upb): the slow way
+        return np.asarray(list(numbers.value), dtype=np.float32 if dtype == "float" else np.int64)
+    if dtype == "float":
+        return np.frombuffer(wire, "<f4", offset=head[1]).astype(np.float32)
+    from codec.format.riegeli import varint_array
+
+    decoded = varint_array(wire[head[1]:], len(numbers.value))
+    if decoded is None:
+        return np.asarray(list(numbers.value), dtype=np.int64)
+    return decoded[0].view(np.int64)
 
 
 def shown_values(feature: Any) -> tuple[str | None, list[Value] | list[str]]:

@@ -23,6 +23,8 @@ from PIL import Image
 from codec.decode.decoder import (
     DecodedRecord,
     RecordKind,
+    feature_dtype,
+    feature_length,
     feature_values,
     is_text,
     record_feature_lists,
@@ -286,12 +288,12 @@ def _image_ref(key: str, index: int, step: int | None, data: bytes, ints: dict[s
 
 
 def _int_features(features: Any) -> dict[str, list[int]]:
-    ints = {}
-    for key in features:
-        dtype, values = feature_values(features[key])
-        if dtype == "int64":
-            ints[key] = values
-    return ints
+    """The short int lists (sizes, shapes) a raw image's shape is read from; long ones are never read."""
+    return {key: feature_values(features[key])[1] for key in features
+            if feature_dtype(features[key]) == "int64" and feature_length(features[key]) <= MAX_SHAPE_INTS}
+
+
+MAX_SHAPE_INTS = 8  # an int list longer than this is no image size or shape
 
 
 def _dtype_hints(features: Any) -> dict[str, str]:
@@ -310,9 +312,9 @@ def _dtype_hints(features: Any) -> dict[str, str]:
 
 def _refs_in_feature(key: str, feature: Any, step: int | None, ints: dict[str, list[int]],
                      hints: dict[str, str], raw_shape: RawShape | None, guess_square: bool) -> list[ImageRef]:
-    dtype, values = feature_values(feature)
-    if dtype != "bytes":
+    if feature_dtype(feature) != "bytes":
         return []
+    dtype, values = feature_values(feature)
     refs = (_image_ref(key, i, step, value, ints, hints, raw_shape, guess_square) for i, value in enumerate(values))
     return [ref for ref in refs if ref is not None]
 

@@ -17,7 +17,7 @@ from typing import Any, Iterator
 import numpy as np
 
 from codec.decode.decoded import DecodedRecord
-from codec.decode.decoder import feature_values, number_beside, record_feature_lists, record_features
+from codec.decode.decoder import feature_dtype, feature_values, number_beside, record_feature_lists, record_features
 from codec.decode.image_sniff import probe_image
 from codec.decode.images import ImageDecodeError, ImageRef, decode_image
 from codec.decode.media_lines import media_line
@@ -332,6 +332,8 @@ def find_videos(decoded: DecodedRecord) -> list[Video]:
     taken = {video.key for video in videos}
     for key in sorted(features):
         if key in taken:
+            continue
+        if feature_dtype(features[key]) != "bytes":  # (encoded video and frame lists are bytes)
             continue
         dtype, values = feature_values(features[key])
         rate = _rate_beside(features, key)

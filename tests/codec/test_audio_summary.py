@@ -79,8 +79,11 @@ def test_raw_pcm_that_does_not_split_into_its_channels():
     assert pcm_summary(decoded, "audio").startswith("int16 PCM · does not decode: 3 values do not split")
 
 
-def test_raw_pcm_without_a_sample_rate_is_not_audio():
-    assert pcm_summary(decoded_example(audio=ints(1, 2, 3, 4)), "audio") is None
+def test_raw_pcm_without_a_sample_rate_says_what_is_missing():
+    """A number list under a key naming audio is meant as audio: without a rate it says so (as media does)."""
+    summary = pcm_summary(decoded_example(audio=ints(1, 2, 3, 4)), "audio")
+    assert summary == "int16 PCM · does not decode: audio: no sample rate beside it (sample_rate, sampling_rate, sr)"
+    assert pcm_summary(decoded_example(values=ints(1, 2, 3, 4)), "values") is None
 
 
 def test_the_reference_fixture_reads_as_its_manifest_says():
