@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from codec.decode.decoded import DecodedRecord
+from codec.decode.decoded import DecodedRecord, RecordKind
 from codec.decode.decoder import (
     feature_dtype,
     feature_values,
@@ -204,7 +204,10 @@ def _encoded(key: str, dtype: str | None, values: list, step: int | None) -> lis
 
 def find_audio(decoded: DecodedRecord) -> list[AudioRef]:
     """Every audio value of a record, keys in sorted order: encoded clips in any bytes feature (an
-    Example's, a SequenceExample's context and each step of its lists), raw PCM in the features."""
+    Example's, a SequenceExample's context and each step of its lists), raw PCM in the features. An Event's
+    audio is where its summaries say (the payload's ``audio``), and nowhere else."""
+    if decoded.kind is RecordKind.EVENT:
+        return decoded.audio() if decoded.audio is not None else []
     features = record_features(decoded)
     if features is None:
         return []

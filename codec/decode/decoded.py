@@ -78,6 +78,10 @@ class DecodedRecord:
     boxes: Callable[[], list] | None = None
     # A payload's own audio values (codec.decode.audio.AudioRef), where its spec says they are (TFDS Audio).
     audio: Callable[[], list] | None = None
+    # A payload's own images (codec.decode.images.ImageRef), all of them: find_images looks nowhere else (an Event).
+    images: Callable[[], list] | None = None
+    # A payload's own tree of the record (codec.decode.decoder.build_tree returns it): an Event's, named by tag.
+    tree: Callable[[], TreeNode] | None = None
     _features: Any = field(default=None, repr=False, compare=False)
 
 

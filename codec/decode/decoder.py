@@ -391,7 +391,9 @@ def _feature_list_node(key: str, feature_list: Any) -> TreeNode:
 
 
 def build_tree(decoded: DecodedRecord) -> TreeNode:
-    """The record as a tree: root role is its kind; features sorted by key."""
+    """The record as a tree: root role is its kind; features sorted by key (a payload's own, when it gives one)."""
+    if decoded.tree is not None:
+        return decoded.tree()
     if decoded.kind is RecordKind.EXAMPLE:
         children = _features_nodes(decoded.message.features.feature, "features")
         return TreeNode(name="Example", role="example", children=children)

@@ -82,16 +82,32 @@ class EventPayload:
         return "TensorBoard events (tensorboard.Event, from TensorBoard's event.proto)"
 
     def decode(self, data: bytes) -> DecodedRecord:
-        """The record as an Event (EVENT), or RAW with a note saying why not; never raises."""
+        """The record as an Event (EVENT), or RAW with a note saying why not; never raises. Its images, audio
+        and tree are its summaries' (:mod:`codec.decode.event_media`), read when asked for."""
         decoded = self._type.decode(data)
         if decoded.kind is self._message:
             decoded.kind = self._event
+            event = decoded.message
+            decoded.images = lambda: _media().event_images(event)
+            decoded.audio = lambda: _media().event_audio(event)
+            decoded.tree = lambda: _media().event_tree(event)
         return decoded
+
+    def run_of(self, path: str | None) -> str | None:
+        """The run of a log folder's file (None for a file named on its own)."""
+        return self.runs.get(path) if path is not None else None
 
     def line_extras(self, decoded: DecodedRecord, path: str | None) -> dict:
         """``{"run": name}`` for a record of a log folder's file; nothing otherwise."""
-        run = self.runs.get(path) if path is not None else None
+        run = self.run_of(path)
         return {} if run is None else {"run": run}
+
+
+def _media() -> Any:
+    """codec.decode.event_media, imported when an event's media or tree is first asked for (Pillow, numpy)."""
+    from codec.decode import event_media
+
+    return event_media
 
 
 def compiled_descriptor_set() -> bytes:

@@ -331,8 +331,11 @@ def find_images(decoded: DecodedRecord, *, raw_shape: RawShape | None = None,
     features named like images. ``raw_shape`` (the user's word) makes every
     bytes value of exactly that size pixels; ``guess_square`` guesses a
     square shape whatever the feature's name. Never raises for odd data:
-    what cannot be read is simply not an image.
+    what cannot be read is simply not an image. A payload that knows its
+    images (an Event's summaries) gives them alone.
     """
+    if decoded.images is not None:
+        return decoded.images()
     if decoded.kind is RecordKind.TENSOR:
         from codec.decode.tensors import tensor_of
 
