@@ -41,6 +41,7 @@ from codec.decode.decoder import (
     record_features,
     shown_values,
 )
+from codec.decode.event_media import event_caption
 from codec.decode.image_boxes import find_boxes
 from codec.decode.images import ImageRef, RawShape, find_images, main_image, needs_frame, thumbnail
 from codec.decode.tensor_view import tensor_label
@@ -127,15 +128,17 @@ def _best_caption_key(decoded: DecodedRecord) -> str | None:
     return max(candidates, key=lambda c: (c[0], -len(c[1]), c[1]))[1] if candidates else None
 
 
-def caption_for(decoded: DecodedRecord, key: str | None, labels: Any = None) -> str:
+def caption_for(decoded: DecodedRecord, key: str | None, labels: Any = None, run: str | None = None) -> str:
     """The caption of a record from feature ``key`` (None: the best one), "" when it has none.
 
     Text values bare (``daisy``, ``cat, dog``), numbers after their name's
     last part (``label 3``, ``label 3 (cat)`` when ``labels`` names the id);
-    a tensor's dtype and shape (``uint8 [8, 8, 3]``).
+    a tensor's dtype and shape (``uint8 [8, 8, 3]``); an event's run, tags and step.
     """
     if key is None and decoded.kind is RecordKind.TENSOR:
         return tensor_label(tensor_of(decoded))
+    if key is None and decoded.kind is RecordKind.EVENT:
+        return event_caption(decoded.message, run)
     if key is None:
         key = _best_caption_key(decoded)
         if key is None:
@@ -167,6 +170,14 @@ def _decoding(source: Any) -> tuple[Any, Any]:
     return (None, None) if source is None else (source.payload, source.labels)
 
 
+def _run(source: Any, record: int, decoded: DecodedRecord) -> str | None:
+    """The log folder run of an event record (None for other records and a file opened on its own)."""
+    run_of = getattr(getattr(source, "payload", None), "run_of", None)
+    if run_of is None or decoded.kind is not RecordKind.EVENT:
+        return None
+    return run_of(source.location(record)[0])
+
+
 _NO_STOP = threading.Event()  # a step's wait ends with the paint (or PAINT_WAIT_MAX), never sooner
 
 
@@ -193,7 +204,7 @@ def make_thumbnail(read: Callable[[int], RecordData], request: ThumbRequest, sou
     payload, labels = _decoding(source)
     decoded = decode_record(rec.data, payload)
     _between_steps()
-    caption = caption_for(decoded, request.caption_key, labels)
+    caption = caption_for(decoded, request.caption_key, labels, _run(source, request.record, decoded))
     if request.side <= 0:
         return ThumbResult(request, "caption", caption=caption, status=status)
     if decoded.kind is RecordKind.RAW:

@@ -183,7 +183,7 @@ def _readable(value: Any, path: tuple) -> list[TreeNode]:
         return []  # shown as it is already
     scalar = _scalar(value)
     if scalar is not None:
-        return row("scalar", *scalar)
+        return row("scalar", scalar[0], [scalar[1]])
     texts = _texts(value)
     if texts is not None:
         return row("text", "string", texts)
