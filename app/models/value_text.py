@@ -217,6 +217,8 @@ def value_text(node: TreeNode, decoded: DecodedRecord | None = None, max_len: in
         return f"{_plural(len(context.children), 'context feature')} · {_plural(len(lists.children), 'list')}"
     if role == "raw":
         return format_value(decoded.data if decoded is not None else b"", "bytes", max_len)
+    if role == "message" and node.values and node.children:  # an event's summary value: its first row's value
+        return value_text(node.children[0], decoded, max_len, labels)
     if role in ("message", "protobuf", "field"):
         return _plural(len(node.children), "field")
     if role == "repeated":

@@ -195,8 +195,10 @@ def _readable(value: Any, path: tuple) -> list[TreeNode]:
 
 
 def event_tree(event: Any) -> TreeNode:
-    """An Event's tree: the message's fields, with its time in UTC beside ``wall_time``, and each summary value
-    named by its tag, typed by what it holds (:func:`summary_kind`), its scalar or text first."""
+    """An Event's tree: the message's fields, with its time in UTC beside ``wall_time``, and its summary as a map
+    of its values by tag (role "map", no ``value`` level between), each typed by what it holds
+    (:func:`summary_kind`) with its scalar, text, images or clips as its first row; a tag node's ``values`` are
+    that row's, for a view to show on the tag's own row. Paths stay the message's (``summary/value/0/tag``)."""
     root = message_tree(event)
     for i, node in enumerate(root.children):
         if node.name == "wall_time":
@@ -207,12 +209,15 @@ def event_tree(event: Any) -> TreeNode:
             break
     summary = next((n for n in root.children if n.name == "summary" and n.role == "message"), None)
     values = next((n for n in summary.children if n.name == "value"), None) if summary is not None else None
-    if values is None or values.role != "repeated":
+    if summary is None or values is None or values.role != "repeated" or len(summary.children) != 1:
         return root
     for node, value in zip(values.children, event.summary.value):
         node.name = value.tag or node.name
         node.dtype = summary_kind(value)
-        node.children[:0] = _readable(value, node.path)
+        readable = _readable(value, node.path)
+        node.children[:0] = readable
+        node.values = list(readable[0].values) if readable else []
+    summary.role, summary.children = "map", values.children
     return root
 
 

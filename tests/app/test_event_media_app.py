@@ -69,10 +69,13 @@ def test_the_tree_shows_a_text_summary_as_text_under_its_tag(log_tab, qtbot):
                     timeout=TIMEOUT)
     detail.tabs.setCurrentIndex(TREE_TAB)
     model = detail.tree_model
-    notes = _row(model, _row(model, _row(model, model.root_index(), "summary"), "value"), "notes")
+    summary = _row(model, model.root_index(), "summary")
+    assert detail.tree.isExpanded(summary)  # its tags show without a click
+    notes = _row(model, summary, "notes")
     assert notes.siblingAtColumn(1).data() == "text"
-    text = _row(model, notes, "text")
-    assert text.siblingAtColumn(2).data() == '"' + TEXT.replace("\n", "\\n") + '"'  # the text on one line
+    shown = '"' + TEXT.replace("\n", "\\n") + '"'  # the text on one line
+    assert notes.siblingAtColumn(2).data() == shown  # on the tag's row
+    assert _row(model, notes, "text").siblingAtColumn(2).data() == shown
 
 
 def test_a_filter_on_a_summary_tag_keeps_its_events(log_tab, qtbot):

@@ -73,20 +73,22 @@ def test_the_tree_names_summary_values_by_tag_with_their_scalar_and_text_first(d
     tree = build_tree(decoded["scalar"])
     assert _node(tree, "time (UTC)").values == ["2026-11-27T10:30:32.500Z"]
     assert _node(tree, "step").values == [1]
-    loss = _node(tree, "summary", "value", "loss")
+    loss = _node(tree, "summary", "loss")
     assert (loss.dtype, loss.children[0].name, loss.children[0].values) == ("scalars", "scalar", [0.5])
-    text = _node(build_tree(decoded["tf2_text"]), "summary", "value", "notes")
+    assert loss.values == [0.5]  # the tag's own row shows it too
+    assert (_node(tree, "summary").role, len(_node(tree, "summary").children)) == ("map", 1)
+    text = _node(build_tree(decoded["tf2_text"]), "summary", "notes")
     assert (text.dtype, text.children[0].name, text.children[0].values) == ("text", "text", [TEXT])
-    assert _node(build_tree(decoded["tf1_text"]), "summary", "value", "log", "text").values == ["first", "second"]
-    images = _node(build_tree(decoded["tf2_image_later"]), "summary", "value", "samples")
+    assert _node(build_tree(decoded["tf1_text"]), "summary", "log", "text").values == ["first", "second"]
+    images = _node(build_tree(decoded["tf2_image_later"]), "summary", "samples")
     assert (images.dtype, images.children[0].name, images.children[0].values) == ("images", "images",
                                                                                   [IMAGES["grey"]])
-    voice = _node(build_tree(decoded["tf1_audio"]), "summary", "value", "voice")
+    voice = _node(build_tree(decoded["tf1_audio"]), "summary", "voice")
     assert (voice.dtype, voice.children[0].name, voice.children[0].values) == ("audio", "clips", [CLIP])
-    acc = _node(build_tree(decoded["tf1_scalar"]), "summary", "value", "acc")
+    acc = _node(build_tree(decoded["tf1_scalar"]), "summary", "acc")
     assert acc.dtype == "simple_value" and _node(acc, "simple_value").values == [0.75]
     # paths stay the message's, so a value row still names its field
-    assert _node(tree, "summary", "value", "loss", "tag").path == ("summary", "value", 0, "tag")
+    assert _node(tree, "summary", "loss", "tag").path == ("summary", "value", 0, "tag")
 
 
 def test_an_events_caption_names_its_run_media_tags_and_step(decoded):
