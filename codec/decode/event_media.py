@@ -222,14 +222,10 @@ def event_tree(event: Any) -> TreeNode:
 
 
 def event_caption(event: Any, run: str | None) -> str:
-    """A gallery tile's words: ``train · samples · step 20`` (the run, the tags holding images or audio, else
-    every tag, and the step)."""
+    """A gallery tile's words: ``samples · step 20 · train`` (the tags holding images or audio, else every tag;
+    the step; the run): a narrow tile cuts the end, and tag and step tell a run's tiles apart."""
     media = [ref.key for ref in event_images(event)] + [ref.key for ref in event_audio(event)]
     tags = list(dict.fromkeys(media or [v.tag for v in event.summary.value]))
     shown = ", ".join(tags[:_MAX_CAPTION_TAGS]) + (f" (+{len(tags) - _MAX_CAPTION_TAGS})"
                                                    if len(tags) > _MAX_CAPTION_TAGS else "")
-    parts = [run] if run else []
-    if shown:
-        parts.append(shown)
-    parts.append(f"step {event.step}")
-    return " · ".join(parts)
+    return " · ".join(part for part in (shown, f"step {event.step}", run) if part)

@@ -1,5 +1,5 @@
 """TensorBoard image, text and audio summaries through the real main window: a log folder's gallery shows the
-image summaries (captioned by run, tag and step) and audio tiles, the Images tab the images, the Audio tab the
+image summaries (captioned by tag, step and run) and audio tiles, the Images tab the images, the Audio tab the
 clip, and the tree the text under its tag."""
 from __future__ import annotations
 
@@ -24,21 +24,21 @@ def log_tab(window, qtbot, tmp_path):
     return open_done(window, qtbot, str(tmp_path))
 
 
-def test_the_gallery_shows_image_summaries_captioned_by_run_tag_and_step_and_audio_tiles(log_tab, qtbot):
+def test_the_gallery_shows_image_summaries_captioned_by_tag_step_and_run_and_audio_tiles(log_tab, qtbot):
     log_tab.qa.show_gallery()
     model = log_tab.qa.gallery.model
     qtbot.waitUntil(lambda: model.rowCount() == COUNT and model.tile_count() == COUNT, timeout=TIMEOUT)
     tiles = [model.index(row, 0).data(TILE_ROLE) for row in range(COUNT)]
     images = tiles[RECORDS["tf2_images"]]
-    assert (images.state, images.caption) == ("ok", "train · samples · step 2"), images.note
+    assert (images.state, images.caption) == ("ok", "samples · step 2 · train"), images.note
     assert (images.image.width(), images.image.height()) != (0, 0)
-    assert tiles[RECORDS["tf1_image"]].caption == "train · input · step 3"
+    assert tiles[RECORDS["tf1_image"]].caption == "input · step 3 · train"
     for name in ("tf2_audio", "tf1_audio"):
         tile = tiles[RECORDS[name]]
         assert (tile.state, tile.medium) == ("ok", "audio"), tile.note
         assert tile.badge == "0:00.1 · 8 kHz"
     assert tiles[RECORDS["scalar"]].state == "none"  # a scalar has nothing to show but its caption
-    assert tiles[RECORDS["scalar"]].caption == "train · loss · step 1"
+    assert tiles[RECORDS["scalar"]].caption == "loss · step 1 · train"
 
 
 def test_the_images_tab_shows_both_images_of_a_tf2_image_summary(log_tab, qtbot):

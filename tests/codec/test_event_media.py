@@ -91,10 +91,10 @@ def test_the_tree_names_summary_values_by_tag_with_their_scalar_and_text_first(d
     assert _node(tree, "summary", "loss", "tag").path == ("summary", "value", 0, "tag")
 
 
-def test_an_events_caption_names_its_run_media_tags_and_step(decoded):
-    assert event_caption(decoded["tf2_images"].message, "train") == "train · samples · step 2"
+def test_an_events_caption_names_its_media_tags_step_and_run(decoded):
+    assert event_caption(decoded["tf2_images"].message, "train") == "samples · step 2 · train"
     assert event_caption(decoded["tf1_audio"].message, None) == "voice · step 6"
-    assert event_caption(decoded["scalar"].message, "eval") == "eval · loss · step 1"
+    assert event_caption(decoded["scalar"].message, "eval") == "loss · step 1 · eval"
 
 
 def test_media_json_lists_the_clips_of_a_log_folder_with_their_run(capsys, tmp_path):
