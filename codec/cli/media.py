@@ -38,7 +38,7 @@ def cmd_media(args) -> int:
     broken = found = 0
     with _open(args, verify=not args.no_crc) as f:
         f.build_index()
-        extras = getattr(f.payload, "line_extras", None)  # a log folder's run, as cat --json names it
+        run_of = getattr(f.payload, "run_of", None)  # a log folder's run, as cat --json names it
         chosen = selected(f, flt, None, args) if flt is not None else range(len(f))
         for item in iter_records(f, chosen):  # a run of records at a time
             if isinstance(item, IndexProgress):
@@ -47,8 +47,9 @@ def cmd_media(args) -> int:
             decoded = decode_record(data, f.payload)
             for find in finders:
                 for line in find(i, decoded):
-                    if extras is not None:
-                        line.update(extras(decoded, f.location(i)[0]))
+                    run = run_of(f.location(i)[0]) if run_of is not None else None
+                    if run is not None:
+                        line["run"] = run
                     found += 1
                     broken += "error" in line
                     _out(json.dumps(line) if args.json else media_text(line))
