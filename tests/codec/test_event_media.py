@@ -132,3 +132,27 @@ def test_a_filter_on_a_summary_tag_finds_its_events(capsys, tmp_path):
     assert code == 0
     assert [json.loads(line)["index"] for line in out.splitlines()] == [RECORDS["tf2_images"],
                                                                        RECORDS["tf2_image_later"]]
+
+
+def test_tensorflows_own_image_and_text_summaries_are_read(capsys, tmp_path):
+    """tests/fixtures/formats/logs was written by TensorFlow: tf.summary.image (two 8x8 PNGs every tenth step)
+    and tf.summary.text in each run."""
+    from codec.sources.tfrecord_file import TFRecordFile
+    from tests.builders import FIXTURES
+
+    logs = FIXTURES / "formats" / "logs"
+    code, _, err = run(capsys, "export", "--format", "images", "--to", tmp_path / "images", logs)
+    assert code == 0, err
+    starts = [4, 20, 36, 54, 70, 86]  # train's events, then eval's (50 each)
+    assert sorted(os.listdir(tmp_path / "images")) == sorted(
+        f"{i:06d}_samples{suffix}.png" for i in starts for suffix in ("", "_1"))
+    payload, texts = EventPayload(), []
+    for run_name in ("train", "eval"):
+        [path] = (logs / run_name).iterdir()
+        with TFRecordFile(os.fspath(path)) as f:
+            f.build_index()
+            for i in range(len(f)):
+                tree = build_tree(payload.decode(f.read(i).data))
+                summary = [n for n in tree.children if n.name == "summary"]
+                texts += [n.values[0] for n in (summary[0].children if summary else []) if n.dtype == "text"]
+    assert texts == [f"step {step} of {name}" for name in ("train", "eval") for step in (0, 10, 20)]
