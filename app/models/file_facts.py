@@ -17,6 +17,7 @@ from codec.sources.protocol import RecordSource
 from codec.storage.url_secrets import shown_path
 
 Fact = tuple[str, str]
+INFO_WIDTH = 13  # ``info`` aligns its values after "compression: "
 
 
 def _split(line: str) -> Fact:
@@ -60,5 +61,5 @@ def file_facts(source: RecordSource, dataset: Any = None) -> list[Fact]:
 
 def facts_text(facts: list[Fact]) -> str:
     """The facts as ``info`` prints them (for the clipboard)."""
-    width = max((len(name) for name, _ in facts), default=0) + 2
+    width = max([INFO_WIDTH - 1, *(len(name) for name, _ in facts)]) + 1
     return "\n".join(f"{name + ':':<{width}}{value}" for name, value in facts)

@@ -61,6 +61,11 @@ def group_size_warning(source: RecordSource) -> str | None:
     return None if f is None else f.group_size_warning()
 
 
+def reads_array_record(reader) -> bool:
+    """Whether a detail view's record reader (a pinned record, or a file) reads from an ArrayRecord file."""
+    return getattr(getattr(reader, "source", reader), "container", TFRECORD) == ARRAY_RECORD
+
+
 def read_only_reason(source: RecordSource) -> str | None:
     """Why ``source``'s records cannot be edited in place (an ArrayRecord file), else None."""
     return READ_ONLY_REASON if getattr(source, "container", TFRECORD) == ARRAY_RECORD else None

@@ -379,7 +379,9 @@ class CorruptionTools(QObject):
         self._pending = None
         detail = self.detail
         hexv = detail.hex
-        if problem.index is None:
+        if container_of(self.file) != TFRECORD:  # an ArrayRecord chunk: compressed, no bytes of a record to mark
+            note = f"{self._title(problem)} near record {row:,}: {problem.detail}"
+        elif problem.index is None:
             note = self._show_skipped_bytes(row, problem)
         else:
             start, end = self.damage_range(problem, hexv.model.record)
