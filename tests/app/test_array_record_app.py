@@ -286,6 +286,14 @@ def test_a_damaged_chunk_is_in_the_problems_panel_in_plain_words(window, qtbot, 
     assert "The chunk that holds this record does not read back as it was written" in tip
     assert "Google's ArrayRecordReader" in tip and "tf.data" not in tip
     assert window.status.problems_label.text() == "⚠ 1 problem"
+    # picking it in the panel selects its record and says what is wrong, with no bytes to mark
+    problem = tab.session.source.problems[0]
+    with qtbot.waitSignal(panel.problem_shown, timeout=TIMEOUT):
+        panel.show_problem(problem)
+    assert tab.current_record() == 0
+    assert window.statusBar().currentMessage().startswith("damaged chunk near record 0: chunk at offset 64: ")
+    tip = tab.proxy.index(0, Column.STATUS).data(Qt.ItemDataRole.ToolTipRole)
+    assert tip.startswith("damaged chunk: chunk at offset 64: ") and "Google's ArrayRecordReader" in tip
 
 
 # -- TFDS ArrayRecord folders ------------------------------------------------------
