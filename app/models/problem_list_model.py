@@ -18,7 +18,7 @@ from app.models.record_format import TFRECORD, container_of
 from app.models.records_owner import RecordsOwner
 from app.style import icons, palette
 from codec.format.framing import HEADER_SIZE, Compression, Problem, ProblemKind
-from codec.format.problem_text import KIND_WORDS, explain_problem, kind_words
+from codec.format.problem_text import explain_problem, kind_words
 from codec.sources.protocol import RecordSource
 
 PROBLEM_ROLE = Qt.ItemDataRole.UserRole  # the codec Problem of a row
@@ -82,11 +82,11 @@ def expected_found(p: Problem) -> tuple[str, str]:
     return "", ""
 
 
-def problems_summary(problems: list[Problem]) -> str:
+def problems_summary(problems: list[Problem], container: str = TFRECORD) -> str:
     """"2 problems: 1 length CRC, 1 data CRC" (grouped by kind, in order of first appearance)."""
     if not problems:
         return "no problems"
-    kinds = Counter(KIND_WORDS.get(p.kind, p.kind.value) for p in problems)
+    kinds = Counter(kind_words(p.kind, container) for p in problems)
     n = len(problems)
     return f"{n:,} problem{'' if n == 1 else 's'}: " + ", ".join(f"{c:,} {k}" for k, c in kinds.items())
 

@@ -207,14 +207,15 @@ class CorruptionTools(QObject):
 
     def _note(self, running: bool) -> str:
         phase = self.session.phase
+        checked = "data CRC" if container_of(self.file) == TFRECORD else "chunk"  # (an ArrayRecord file's)
         if running:
-            what = "checking data CRCs" if phase == "verify" else "indexing"
+            what = f"checking {checked}s" if phase == "verify" else "indexing"
             return f"{what}… {self.session.fraction:.0%}"
         if phase == "cancelled":
             return "stopped: the file was not checked to the end"
         if not self.file.verified:
-            return "data CRCs not checked yet (File > Verify Checksums)"
-        return "every data CRC checked"
+            return f"{checked}s not checked yet (File > Verify Checksums)"
+        return f"every {checked} checked"
 
     def _update_extent(self, running: bool, fraction: float) -> None:
         tfile = self.file

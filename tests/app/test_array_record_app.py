@@ -16,7 +16,10 @@ pytest.importorskip("PySide6.QtWidgets")
 array_record_module = pytest.importorskip("array_record.python.array_record_module")
 pytestmark = pytest.mark.gui
 
-from PySide6.QtCore import Qt  # noqa: E402
+from PySide6.QtCore import QMimeData, QPointF, Qt, QUrl  # noqa: E402
+from PySide6.QtGui import QDropEvent  # noqa: E402
+
+from app.__main__ import build_window, parse_args  # noqa: E402
 
 from app.models.gallery_model import TILE_ROLE  # noqa: E402
 from app.models.problem_list_model import ProblemColumn  # noqa: E402
@@ -147,6 +150,26 @@ def test_a_renamed_file_opens_by_its_content(window, qtbot, images_file, tmp_pat
     tab = open_done(window, qtbot, str(renamed))
     assert isinstance(tab.session.source, ArrayRecordFile) and tab.model.rowCount() == N
     assert window.compression_label.text() == "ArrayRecord · zstd · group_size 1"
+
+
+def test_the_command_line_a_drop_and_recent_files_open_it(window, qtbot, images_file, tmp_path):
+    other = write(tmp_path / "grouped.bin", "group_size:4")
+    w = build_window(parse_args([str(images_file)]))
+    qtbot.addWidget(w)
+    assert [t.title for t in w.file_tabs()] == ["detection.array_record"]
+    assert wait_done(qtbot, w.file_tabs()[0]).model.rowCount() == N
+    mime = QMimeData()
+    mime.setUrls([QUrl.fromLocalFile(str(other))])
+    window.dropEvent(QDropEvent(QPointF(20, 20), Qt.DropAction.CopyAction, mime, Qt.MouseButton.LeftButton,
+                                Qt.KeyboardModifier.NoModifier))
+    tab = wait_done(qtbot, window.current_tab())
+    assert tab.title == "grouped.bin" and isinstance(tab.session.source, ArrayRecordFile)
+    window.close_current()
+    assert window.settings.recent_files()[0] == os.path.abspath(other)
+    item = window.start_page.recent_list.item(0)
+    window.start_page.recent_list.itemActivated.emit(item)
+    tab = wait_done(qtbot, window.current_tab())
+    assert tab.model.rowCount() == N and window.compression_label.text() == "ArrayRecord · zstd · group_size 4"
 
 
 def test_editing_following_and_salvage_are_off_with_their_reasons(window, qtbot, images_file):
