@@ -10,8 +10,7 @@ from codec.format.problem_text import ARRAY_RECORD
 from codec.sources.protocol import RecordSource
 
 TFRECORD = "tfrecord"
-READ_ONLY_REASON = ("an ArrayRecord file is read-only here: File > Export… writes a copy "
-                    "(as TFRecord, or as ArrayRecord)")
+READ_ONLY_REASON = "an ArrayRecord file is read-only here: File > Export… writes a copy (as TFRecord, for one)"
 FOLLOW_REASON = "an ArrayRecord file is indexed by its footer, written when the writer closes it: it cannot be followed"
 SALVAGE_REASON = ("salvage rewrites TFRecord files; the damaged chunks of an ArrayRecord file are marked in the table, "
                   "and File > Export… copies its intact records")
