@@ -427,10 +427,10 @@ class RecordTableModel(QAbstractTableModel):
             status = self.records.index.status(i)
             if not status.damaged and self._gap_before(i):
                 return GAP_STATUS
-            return self._status_text(status)
+            return self.status_text(status)
         return row.cells.get(self._features[col - BASE_COLUMNS], "")
 
-    def _status_text(self, status: RecordStatus) -> str:
+    def status_text(self, status: RecordStatus) -> str:
         """A status in words, as the records' container has it (an ArrayRecord file's chunks carry no CRCs)."""
         return (STATUS_TEXT if container_of(self.records) == TFRECORD else ARRAY_RECORD_STATUS_TEXT)[status]
 
@@ -442,7 +442,7 @@ class RecordTableModel(QAbstractTableModel):
             return f"record {i} starts at byte {offset:,} ({offset:#x})"
         gap = self._gap_before(i)
         if col in (Column.INDEX, Column.STATUS) or status.damaged or gap:
-            notes = [self._problem_detail(i) or self._status_text(status)]
+            notes = [self._problem_detail(i) or self.status_text(status)]
             if gap:
                 notes[:0] = [f"before this record: {gap}", renumbered_note(i)]
             return "\n".join(notes)

@@ -152,7 +152,7 @@ class MainWindow(QMainWindow):
                                  "Open a file, a glob of shards or a prefix from s3://, gs://, https://...")
         self.demo_action = a("Open &Demo Dataset", self.open_demo, None, "demo")
         self.verify_action = a("&Verify Checksums", self.verify_current, "Ctrl+Shift+V", "verify",
-                               "Check every record's data CRC")
+                               "Check every record's data CRC (in an ArrayRecord file: decode every chunk)")
         self.info_action = a("File &Info…", self.file_info_current, None, None,
                              "The file's format, writer options, size and records, as tfrlens-cli info says them")
         self.cancel_action = a("&Stop", self.cancel_current, "Esc", "cancel", "Stop indexing or verifying")

@@ -20,7 +20,6 @@ from PySide6.QtCore import QMimeData, QPointF, Qt, QUrl  # noqa: E402
 from PySide6.QtGui import QDropEvent  # noqa: E402
 
 from app.__main__ import build_window, parse_args  # noqa: E402
-
 from app.models.gallery_model import TILE_ROLE  # noqa: E402
 from app.models.problem_list_model import ProblemColumn  # noqa: E402
 from app.models.record_format import FOLLOW_REASON, READ_ONLY_REASON, SALVAGE_REASON  # noqa: E402
