@@ -1,10 +1,11 @@
-"""Make the docs' screenshots: seven subjects, light and dark, at 1600×1000 and 1024×700 (masks, video at
-1600×1000 only).
+"""Make the docs' screenshots: nine subjects, light and dark, at 1600×1000 and 1024×700 (masks, video, audio
+and array-record at 1600×1000 only).
 
 Drives the real main window (a throwaway Settings and index cache in a temporary
 folder), switches the theme through View > Theme, and saves
 ``{sorted,help,filter-scan,pixel-inspector,projection}-{light,dark}-{1600x1000,1024x700}.png`` and
-``masks-keypoints-{light,dark}-1600x1000.png`` and ``video-{light,dark}-1600x1000.png``.
+``masks-keypoints-{light,dark}-1600x1000.png``, ``video-{light,dark}-1600x1000.png`` and
+``array-record-{light,dark}-1600x1000.png``.
 Run it under Xvfb with the xcb platform, so dialogs and the screen can be grabbed:
 
     Xvfb :81 -screen 0 1700x1100x24 &
@@ -71,6 +72,50 @@ def make_scan_file(path: Path) -> Path:
         ex.features.feature["name"].bytes_list.value.append(f"item-{v:02d}".encode())
         variants.append(ex.SerializeToString())
     write_records(str(path), (variants[(i * 37) % 100] for i in range(SCAN_RECORDS)))
+    return path
+
+
+def make_array_record_file(path: Path, n: int = 48) -> Path:
+    """``n`` PNG Examples with boxes and class names (shapes on a plain ground), as an ArrayRecord file written
+    by Google's writer with group_size 4: the window warns that random access reads whole groups."""
+    from array_record.python.array_record_module import ArrayRecordWriter
+
+    from codec.decode.example_proto import Example
+
+    names = ("circle", "square", "triangle")
+    colours = ((220, 80, 60), (60, 140, 220), (90, 180, 90))
+    writer = ArrayRecordWriter(str(path), "group_size:4")
+    for k in range(n):
+        w, h = 160, 120
+        img = Image.new("RGB", (w, h), (70 + (k * 13) % 60, 80, 120 + (k * 9) % 80))
+        draw = ImageDraw.Draw(img)
+        ex = Example()
+        f = ex.features.feature
+        for j in range(k % 3 + 1):
+            cls = (k + j) % 3
+            x0, y0 = 10 + 48 * j, 15 + (k * 7 + j * 23) % 50
+            box = (x0, y0, x0 + 40, y0 + 40)
+            if cls == 0:
+                draw.ellipse(box, fill=colours[cls])
+            elif cls == 1:
+                draw.rectangle(box, fill=colours[cls])
+            else:
+                draw.polygon([(box[0], box[3]), ((box[0] + box[2]) // 2, box[1]), (box[2], box[3])], fill=colours[cls])
+            f["image/object/bbox/xmin"].float_list.value.append(box[0] / w)
+            f["image/object/bbox/xmax"].float_list.value.append(box[2] / w)
+            f["image/object/bbox/ymin"].float_list.value.append(box[1] / h)
+            f["image/object/bbox/ymax"].float_list.value.append(box[3] / h)
+            f["image/object/class/label"].int64_list.value.append(cls + 1)
+            f["image/object/class/text"].bytes_list.value.append(names[cls].encode())
+        out = io.BytesIO()
+        img.save(out, "PNG")
+        f["image/encoded"].bytes_list.value.append(out.getvalue())
+        f["image/format"].bytes_list.value.append(b"png")
+        f["image/height"].int64_list.value.append(h)
+        f["image/width"].int64_list.value.append(w)
+        f["caption"].bytes_list.value.append(f"shapes {k}".encode())
+        writer.write(ex.SerializeToString())
+    writer.close()
     return path
 
 
@@ -436,9 +481,27 @@ class Shooter:
         return self.grab_screen()
 
 
+    def array_record(self):
+        """An ArrayRecord file of images written with group_size 4: the gallery, the warning over the tab,
+        the writer options in the status bar and File > File Info… open over the window."""
+        tab = self.open_done(make_array_record_file(self.work / "shapes.array_record"))
+        tab.select_record(5)
+        tab.qa.show_gallery()
+        gallery = tab.qa.gallery.model
+        wait_until(lambda: gallery.rowCount() > 0 and gallery.pending() == 0, what="the gallery")
+        dialog = self.window.file_info_current()
+        geometry = self.window.frameGeometry()
+        dialog.move(geometry.x() + geometry.width() - dialog.width() - 40,
+                    geometry.y() + geometry.height() - dialog.height() - 80)
+        wait_until(lambda: dialog.isVisible(), what="File Info")
+        return self.grab_screen()
+
+
 SUBJECTS = {"sorted": "sorted", "help": "help", "filter-scan": "filter_scan", "pixel-inspector": "pixel_inspector",
-            "masks": "masks", "projection": "projection", "video": "video", "audio": "audio"}
-SUBJECT_SIZES = {"masks": ((1600, 1000),), "video": ((1600, 1000),), "audio": ((1600, 1000),)}  # a subject shot at fewer sizes than SIZES
+            "masks": "masks", "projection": "projection", "video": "video", "audio": "audio",
+            "array-record": "array_record"}
+SUBJECT_SIZES = {"masks": ((1600, 1000),), "video": ((1600, 1000),), "audio": ((1600, 1000),),
+                 "array-record": ((1600, 1000),)}  # a subject shot at fewer sizes than SIZES
 SUBJECT_FILES = {"masks": "masks-keypoints"}  # a subject whose files are named otherwise
 
 

@@ -327,7 +327,9 @@ class GalleryModel(QAbstractListModel):
             lines.append(result.note)
         status = self._live_status(record, result)
         if status.damaged:
-            lines.append(f"record damaged: {STATUS_TEXT[status]}")
+            source = self._rows.sourceModel()  # (its words for the records' container)
+            text = source.status_text(status) if hasattr(source, "status_text") else STATUS_TEXT[status]
+            lines.append(f"record damaged: {text}")
         return "\n".join(lines)
 
     # -- asking for thumbnails --------------------------------------------

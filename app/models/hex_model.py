@@ -12,6 +12,7 @@ from typing import Any
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QObject, QPersistentModelIndex, Qt
 from PySide6.QtGui import QColor
 
+from app.models.record_format import reads_array_record
 from app.style import palette
 from codec.format.crc import masked_crc
 from codec.format.framing import CRC, FOOTER_SIZE, HEADER, HEADER_SIZE, LENGTH, Compression
@@ -48,6 +49,12 @@ class FramedRecord:
     computed_data_crc: int | None
     stream_offsets: bool = False  # offsets are in the decompressed stream (GZIP/ZLIB)
     unsaved: bool = False  # an edited record, framed as saving will write it: offsets count from its start
+    position: int | None = None  # an ArrayRecord record's position: its bytes as decoded from its chunk, unframed
+
+    @property
+    def chunked(self) -> bool:
+        """An ArrayRecord record: no header or footer of its own (its chunk is compressed), offsets from 0."""
+        return self.position is not None
 
     @property
     def length(self) -> int | None:
@@ -83,7 +90,10 @@ class FramedRecord:
 
 def framed_record(tfile: RecordReader, offset: int, data: bytes, stored_crc: int | None,
                   computed_crc: int | None) -> FramedRecord:
-    """Collect header and footer around ``data`` (what ``TFRecordFile.read`` returned)."""
+    """Collect header and footer around ``data`` (what ``TFRecordFile.read`` returned); an ArrayRecord
+    record has neither: its bytes alone, as decoded from its chunk."""
+    if reads_array_record(tfile):
+        return FramedRecord(0, b"", data, b"", None, position=offset)
     header = tfile.read_bytes(offset, HEADER_SIZE)
     footer = b""
     if stored_crc is not None:
@@ -113,7 +123,7 @@ class HexModel(QAbstractTableModel):
         self.beginResetModel()
         self._rec = rec
         self._highlight = None
-        self._bad_length_crc = rec is not None and not rec.length_crc_ok
+        self._bad_length_crc = rec is not None and not rec.chunked and not rec.length_crc_ok
         self._bad_data_crc = rec is not None and rec.data_crc_ok is False
         self.endResetModel()
 
@@ -154,6 +164,8 @@ class HexModel(QAbstractTableModel):
     def part(self, pos: int) -> str:
         """"length", "length_crc", "data" or "footer" for a record-relative position."""
         rec = self._rec
+        if rec is not None and rec.chunked:
+            return "data"
         if pos < LENGTH.size:
             return "length"
         if pos < HEADER_SIZE:
@@ -254,4 +266,4 @@ class HexModel(QAbstractTableModel):
             return f"{where}\nheader: masked CRC-32C of the length bytes"
         if part == "footer":
             return f"{where}\nfooter: masked CRC-32C of the data"
-        return f"{where}\ndata byte {pos - HEADER_SIZE:,}"
+        return f"{where}\ndata byte {pos - len(rec.header):,}"

@@ -16,6 +16,7 @@ STATUS_TEXT = {
     RecordStatus.TRUNCATED: "truncated",
     RecordStatus.WRITING: "being written",
 }
+ARRAY_RECORD_STATUS_TEXT = {**STATUS_TEXT, RecordStatus.DATA_CRC: "chunk damaged"}  # (no CRCs: chunks)
 EDITED_STATUS = "edited"  # a record's Status while it is new or changed and not saved
 GAP_STATUS = "ok, after skipped bytes"  # the Status of the first record found after damage
 UNREADABLE_KIND, LARGE_KIND, NO_KIND = "unreadable", "large", "—"  # the Kind of a record not decoded, and why

@@ -14,10 +14,11 @@ from typing import Any
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
 
+from app.models.record_format import TFRECORD, container_of
 from app.models.records_owner import RecordsOwner
 from app.style import icons, palette
 from codec.format.framing import HEADER_SIZE, Compression, Problem, ProblemKind
-from codec.format.problem_text import KIND_WORDS, explain_problem
+from codec.format.problem_text import explain_problem, kind_words
 from codec.sources.protocol import RecordSource
 
 PROBLEM_ROLE = Qt.ItemDataRole.UserRole  # the codec Problem of a row
@@ -52,11 +53,13 @@ def is_recovered(p: Problem) -> bool:
     return p.kind is ProblemKind.LENGTH_CRC and p.index is not None
 
 
-def problem_title(p: Problem) -> str:
-    """The kind in a few words, with the size of a run of skipped bytes."""
-    word = KIND_WORDS.get(p.kind, p.kind.value)
+def problem_title(p: Problem, container: str = TFRECORD) -> str:
+    """The kind in a few words (as ``container``'s damage reads), with the size of a run of skipped bytes."""
+    word = kind_words(p.kind, container)
     if is_recovered(p):
         return f"{word} (recovered)"
+    if container != TFRECORD:
+        return word  # (an ArrayRecord problem names its chunk in its detail)
     if p.kind is ProblemKind.GARBAGE:
         return f"garbage run of {p.size:,} bytes"
     if p.kind is ProblemKind.LENGTH_CRC and p.size:
@@ -79,11 +82,11 @@ def expected_found(p: Problem) -> tuple[str, str]:
     return "", ""
 
 
-def problems_summary(problems: list[Problem]) -> str:
+def problems_summary(problems: list[Problem], container: str = TFRECORD) -> str:
     """"2 problems: 1 length CRC, 1 data CRC" (grouped by kind, in order of first appearance)."""
     if not problems:
         return "no problems"
-    kinds = Counter(KIND_WORDS.get(p.kind, p.kind.value) for p in problems)
+    kinds = Counter(kind_words(p.kind, container) for p in problems)
     n = len(problems)
     return f"{n:,} problem{'' if n == 1 else 's'}: " + ", ".join(f"{c:,} {k}" for k, c in kinds.items())
 
@@ -212,7 +215,7 @@ class ProblemListModel(QAbstractTableModel):
         if col == ProblemColumn.COMPRESSED:
             return f"{p.compressed_offset:,}" if p.compressed_offset is not None else ""
         if col == ProblemColumn.KIND:
-            return problem_title(p)
+            return problem_title(p, container_of(self.records))
         if col == ProblemColumn.EXPECTED:
             return expected_found(p)[0]
         if col == ProblemColumn.FOUND:
@@ -234,7 +237,8 @@ class ProblemListModel(QAbstractTableModel):
         where = "the decompressed stream" if self.compressed else "the file"
         if p.path is not None:  # a shard of a set
             where = os.path.basename(p.path)
-        lines = [f"{problem_title(p)} at byte {p.offset:,} ({p.offset:#x}) of {where}"]
+        container = container_of(self.records)
+        lines = [f"{problem_title(p, container)} at byte {p.offset:,} ({p.offset:#x}) of {where}"]
         if p.size:
             lines.append(f"{p.size:,} damaged bytes: {p.offset:,}–{p.offset + p.size - 1:,}")
         if p.compressed_offset is not None:
@@ -252,7 +256,7 @@ class ProblemListModel(QAbstractTableModel):
                 lines.append(f"no record left here: the last record before it is #{before:,}")
         lines.append(p.detail)
         lines.append(explain_problem(p, p.index if p.index is not None else record_before(self.records, p) + 1,
-                                     self._first_stop()))
+                                     self._first_stop(), container))
         return "\n".join(lines)
 
     def _first_stop(self) -> int | None:

@@ -11,8 +11,9 @@ from typing import Callable
 
 import numpy as np
 
+from app.models.record_format import container_of
 from codec.format.framing import Problem, RecordStatus
-from codec.format.problem_text import KIND_WORDS, damage_key, damage_line, explain, status_key
+from codec.format.problem_text import damage_key, damage_line, explain, kind_words, status_key
 from codec.sources.protocol import RecordSource
 
 
@@ -47,7 +48,7 @@ class ProblemNotes:
         self._map()
         line = self._lines.get(i)
         if line is None and (key := status_key(status)) is not None:  # no problem of its own (being written)
-            line = f"record {i:,}: {damage_line(key, i, self._first)}"
+            line = f"record {i:,}: {damage_line(key, i, self._first, container_of(self._records()))}"
         return line
 
     def gap_before(self, i: int) -> str | None:
@@ -88,11 +89,12 @@ class ProblemNotes:
                 stops.append((nxt, p))
         self._first = min((i for i, _ in stops), default=None)
         self._details, self._lines = {}, {}
+        container = container_of(records)
         for i, p in stops:
             damage = damage_key(p)
-            meaning, line = explain(damage, i, self._first), damage_line(damage, i, self._first)
+            meaning, line = explain(damage, i, self._first, container), damage_line(damage, i, self._first, container)
             if p.index is not None:
-                self._details[i] = f"{KIND_WORDS[p.kind]}: {p.detail}\n{meaning}"
+                self._details[i] = f"{kind_words(p.kind, container)}: {p.detail}\n{meaning}"
                 self._lines[i] = f"record {i:,}: {line}"
             else:
                 self._gaps[i] += f"\n{meaning}"
@@ -101,7 +103,7 @@ class ProblemNotes:
 
     def _after_gap(self, records: RecordSource, p) -> tuple[int | None, str]:
         nxt = records.find_record(p.offset) + 1
-        return (nxt if nxt < len(records) else None), f"{KIND_WORDS[p.kind]} at byte {p.offset:,}: {p.detail}"
+        return (nxt if nxt < len(records) else None), f"{kind_words(p.kind, container_of(records))} at byte {p.offset:,}: {p.detail}"
 
 
 class ShardProblemNotes(ProblemNotes):
@@ -133,4 +135,4 @@ class ShardProblemNotes(ProblemNotes):
     def _after_gap(self, records: RecordSource, p) -> tuple[int | None, str]:
         nxt = records.record_before(p) + 1
         return ((nxt if 0 < nxt < len(records) else None),
-                f"{KIND_WORDS[p.kind]} at byte {p.offset:,} of {os.path.basename(p.path)}: {p.detail}")
+                f"{kind_words(p.kind, container_of(records))} at byte {p.offset:,} of {os.path.basename(p.path)}: {p.detail}")

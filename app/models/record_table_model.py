@@ -26,8 +26,18 @@ from PySide6.QtCore import QAbstractTableModel, QModelIndex, Qt, Signal, SignalI
 from PySide6.QtGui import QFont
 
 from app.models.column_choice import SAMPLE_RECORDS, FeatureFacts, SampleRows, ranked_keys
-from app.models.labels import EDITED_STATUS, GAP_STATUS, KIND_TEXT, LARGE_KIND, NO_KIND, STATUS_TEXT, UNREADABLE_KIND
+from app.models.labels import (
+    ARRAY_RECORD_STATUS_TEXT,
+    EDITED_STATUS,
+    GAP_STATUS,
+    KIND_TEXT,
+    LARGE_KIND,
+    NO_KIND,
+    STATUS_TEXT,
+    UNREADABLE_KIND,
+)
 from app.models.problem_notes import ProblemNotes, renumbered_note
+from app.models.record_format import TFRECORD, container_of
 from app.models.records_owner import RecordsOwner
 from app.models.row_cache import RowCache
 from app.models.table_rows import LOADING_ROW, MAX_DECODE_BYTES, RowJob, TableRow, build_row, cell_text
@@ -417,8 +427,12 @@ class RecordTableModel(QAbstractTableModel):
             status = self.records.index.status(i)
             if not status.damaged and self._gap_before(i):
                 return GAP_STATUS
-            return STATUS_TEXT[status]
+            return self.status_text(status)
         return row.cells.get(self._features[col - BASE_COLUMNS], "")
+
+    def status_text(self, status: RecordStatus) -> str:
+        """A status in words, as the records' container has it (an ArrayRecord file's chunks carry no CRCs)."""
+        return (STATUS_TEXT if container_of(self.records) == TFRECORD else ARRAY_RECORD_STATUS_TEXT)[status]
 
     def _tooltip(self, i: int, col: int, row: TableRow, status: RecordStatus) -> str | None:
         if col == Column.OFFSET or (col == Column.STATUS and self.is_edited(i)):
@@ -428,7 +442,7 @@ class RecordTableModel(QAbstractTableModel):
             return f"record {i} starts at byte {offset:,} ({offset:#x})"
         gap = self._gap_before(i)
         if col in (Column.INDEX, Column.STATUS) or status.damaged or gap:
-            notes = [self._problem_detail(i) or STATUS_TEXT[status]]
+            notes = [self._problem_detail(i) or self.status_text(status)]
             if gap:
                 notes[:0] = [f"before this record: {gap}", renumbered_note(i)]
             return "\n".join(notes)

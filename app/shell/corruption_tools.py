@@ -30,6 +30,7 @@ from PySide6.QtWidgets import QHBoxLayout, QSplitter, QWidget
 
 from app.models.hex_model import FramedRecord
 from app.models.problem_list_model import ProblemListModel, is_recovered, problem_title, record_before
+from app.models.record_format import SALVAGE_REASON, TFRECORD, container_of
 from app.models.record_table_model import RECORD_ROLE
 from app.shell.row_selection import RowSelection
 from app.shell.session import TabSession
@@ -109,6 +110,9 @@ class CorruptionTools(QObject):
 
         self.panel.problem_activated.connect(self.show_problem)
         self.panel.salvage_requested.connect(self.salvage_requested)
+        if container_of(self.file) != TFRECORD:  # salvage rewrites TFRecord framing
+            self.panel.salvage_button.setEnabled(False)
+            self.panel.salvage_button.setToolTip(SALVAGE_REASON)
         self.panel.close_requested.connect(lambda: self.set_panel_visible(False))
         self.map.mark_clicked.connect(self._mark_clicked)
         self.map.offset_clicked.connect(self.select_near)
@@ -130,6 +134,10 @@ class CorruptionTools(QObject):
     def records(self) -> RecordSource:
         """What the table's record numbers index: the source, or its edited view (which reads alike)."""
         return self.session.records
+
+    def _title(self, p: Problem) -> str:
+        """The problem's kind in a few words, as its container's damage reads."""
+        return problem_title(p, container_of(self.file))
 
     # -- layout -----------------------------------------------------------
     def beside_table(self, table: QWidget) -> QWidget:
@@ -199,14 +207,15 @@ class CorruptionTools(QObject):
 
     def _note(self, running: bool) -> str:
         phase = self.session.phase
+        checked = "data CRC" if container_of(self.file) == TFRECORD else "chunk"  # (an ArrayRecord file's)
         if running:
-            what = "checking data CRCs" if phase == "verify" else "indexing"
+            what = f"checking {checked}s" if phase == "verify" else "indexing"
             return f"{what}… {self.session.fraction:.0%}"
         if phase == "cancelled":
             return "stopped: the file was not checked to the end"
         if not self.file.verified:
-            return "data CRCs not checked yet (File > Verify Checksums)"
-        return "every data CRC checked"
+            return f"{checked}s not checked yet (File > Verify Checksums)"
+        return f"every {checked} checked"
 
     def _update_extent(self, running: bool, fraction: float) -> None:
         tfile = self.file
@@ -248,7 +257,7 @@ class CorruptionTools(QObject):
             else:
                 end = p.offset + max(p.size, 1)
             where = f"record {p.index:,}" if p.index is not None else "between records"
-            text = f"{problem_title(p)} at byte {p.offset:,} ({where})"
+            text = f"{self._title(p)} at byte {p.offset:,} ({where})"
             if p.compressed_offset is not None:
                 text += f"\nthe compressed stream broke at byte {p.compressed_offset:,}"
             marks.append(Mark(p.offset, max(end, p.offset + 1), text, p, is_recovered(p)))
@@ -330,7 +339,7 @@ class CorruptionTools(QObject):
         row = self.record_for(problem)
         if row < 0:
             self._pending = None
-            self.message.emit(f"{problem_title(problem)} at byte {problem.offset:,}: no record was found "
+            self.message.emit(f"{self._title(problem)} at byte {problem.offset:,}: no record was found "
                                   "anywhere near it")
             self.problem_shown.emit(problem)
             return
@@ -371,12 +380,14 @@ class CorruptionTools(QObject):
         self._pending = None
         detail = self.detail
         hexv = detail.hex
-        if problem.index is None:
+        if container_of(self.file) != TFRECORD:  # an ArrayRecord chunk: compressed, no bytes of a record to mark
+            note = f"{self._title(problem)} near record {row:,}: {problem.detail}"
+        elif problem.index is None:
             note = self._show_skipped_bytes(row, problem)
         else:
             start, end = self.damage_range(problem, hexv.model.record)
             hexv.highlight(start, end)
-            note = f"{problem_title(problem)} in record {row:,}: bytes {start:,}–{end - 1:,} highlighted"
+            note = f"{self._title(problem)} in record {row:,}: bytes {start:,}–{end - 1:,} highlighted"
         detail.tabs.setCurrentIndex(HEX_TAB)
         self.message.emit(note)
         self.problem_shown.emit(problem)
@@ -398,7 +409,7 @@ class CorruptionTools(QObject):
         if problem.size <= 0:
             stream = f"; the stream broke at compressed byte {problem.compressed_offset:,}" \
                 if problem.compressed_offset is not None else ""
-            return f"{problem_title(problem)} at byte {problem.offset:,} ({where}){stream}"
+            return f"{self._title(problem)} at byte {problem.offset:,} ({where}){stream}"
         try:
             with self.session.watching_changes():
                 data = self.file.read_bytes(problem.offset, min(problem.size, SPAN_LIMIT))
@@ -410,7 +421,7 @@ class CorruptionTools(QObject):
         hexv.summary.setText(self._skipped_html(problem, row, len(data), where))
         hexv.highlight(problem.offset, problem.offset + len(data))
         self._showing_span = True
-        return f"{problem_title(problem)} at byte {problem.offset:,}: {problem.size:,} bytes {where} highlighted"
+        return f"{self._title(problem)} at byte {problem.offset:,}: {problem.size:,} bytes {where} highlighted"
 
     def _skipped_html(self, problem: Problem, row: int, shown: int, where: str) -> str:
         last = problem.offset + problem.size - 1

@@ -16,6 +16,7 @@ from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QMainWindow, QMenu
 
 from app.dialogs.salvage_dialog import SalvageDialog
+from app.models.record_format import SALVAGE_REASON, TFRECORD, container_of
 from app.models.settings import Settings
 
 if TYPE_CHECKING:
@@ -81,6 +82,9 @@ class DamageActions(QObject):
             return None
         if tab.is_set:
             self._message("salvage works on one file: open the damaged shard on its own")
+            return None
+        if container_of(tab.session.source) != TFRECORD:
+            self._message(f"cannot salvage: {SALVAGE_REASON}")
             return None
         dialog = self._dialog
         if dialog is not None and (dialog.is_running() or dialog.source == tab.path) and dialog.isVisible():

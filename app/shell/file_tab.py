@@ -21,6 +21,7 @@ from PySide6.QtWidgets import QMenu, QSplitter, QVBoxLayout, QWidget
 from app.dialogs import edit_dialogs
 from app.models.column_choice import schema_signature
 from app.models.filtered_table_model import FilteredTableModel, window_rows_for
+from app.models.record_format import format_text, format_tip, group_size_warning, read_only_reason
 from app.models.record_table_model import REMOTE_CACHE_ROWS, RecordTableModel
 from app.models.records_owner import RecordsOwner
 from app.models.settings import Settings, full_path
@@ -67,7 +68,8 @@ class FileTab(QWidget):
     the file changed on disk while it was read (any thread may emit it),
     ``disk_changed(str)`` the tab's bar shows that its file changed on disk (a
     :class:`codec.storage.file_identity.Change` value; see :class:`DiskChanges`),
-    ``follow_requested()`` Follow was pressed on the bar of a grown file.
+    ``follow_requested()`` Follow was pressed on the bar of a grown file, ``format_note(str)`` once indexed,
+    what the file's format makes slow (an ArrayRecord group_size above 1), for the tab's message bar.
     """
 
     is_set = False  # its rows come from one file (a ShardSetTab: from several)
@@ -78,6 +80,7 @@ class FileTab(QWidget):
     file_changed = Signal(str)
     disk_changed = Signal(str)
     follow_requested = Signal()
+    format_note = Signal(str)
 
     def __init__(self, source: OpenedSource, settings: Settings, parent: QWidget | None = None,
                  *, auto_verify_bytes: int = AUTO_VERIFY_BYTES) -> None:
@@ -86,6 +89,7 @@ class FileTab(QWidget):
         self.settings = settings
         self.open_note: str | None = None  # why the file does not decode as it did last time, if so
         self._compression_noted = False
+        self._format_noted = False  # the group_size warning was given
         self._reopening_from: str | None = None  # the path shown before a save reopened the tab
         self._columns_ready = False
         self._columns_fitted = False  # the feature columns shown are the default ones, fitted to the width
@@ -196,7 +200,7 @@ class FileTab(QWidget):
                                     + 2 * self.table.frameWidth() + self.table.horizontalScrollBar().sizeHint().height())
 
     def _make_session(self, source: OpenedSource, *, auto_verify: bool) -> TabSession:
-        return TabSession(source, self, auto_verify=auto_verify)
+        return TabSession(source, self, auto_verify=auto_verify, edit_block=read_only_reason(source))
 
     def _make_model(self, owner: RecordsOwner) -> RecordTableModel:
         return RecordTableModel(owner, self)
@@ -265,6 +269,8 @@ class FileTab(QWidget):
             can_follow=self.follow.active or self.follow.why_not() is None,
             resumable=session.resumable,
             compression_note=self.compression_note(),
+            container=format_text(source),
+            container_tip=format_tip(source),
         )
 
     def compression_note(self) -> str | None:
@@ -336,6 +342,7 @@ class FileTab(QWidget):
             self.message.emit(f"{self.title}: {session.failure}")
             return
         self._widen_for_damage()
+        self._note_format()
         session.start_editing()  # editing starts once the whole file is indexed
         self.goto.resolve(final=True)
         if session.phase == "cancelled":
@@ -346,6 +353,13 @@ class FileTab(QWidget):
         elif not self._compression_noted and self.compression_note():
             self._compression_noted = True  # said once; the status bar's compression keeps it as its tip
             self.message.emit(f"{self.title}: {self.compression_note()}")
+
+    def _note_format(self) -> None:
+        """Once: why random access into this ArrayRecord file is slow (its group_size > 1), for the message bar."""
+        warning = None if self._format_noted else group_size_warning(self.session.source)
+        if warning is not None:
+            self._format_noted = True
+            self.format_note.emit(f"{self.title}: {warning}")
 
     def _samples_ready(self) -> None:
         """The first rows of a remote source were read in the background: choose the feature columns now."""

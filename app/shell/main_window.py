@@ -25,6 +25,8 @@ from PySide6.QtWidgets import (
 )
 
 from app.dialogs import url_dialogs
+from app.dialogs.file_info_dialog import FileInfoDialog
+from app.models.file_facts import file_facts
 from app.models.settings import Settings
 from app.shell import opening
 from app.shell.check_actions import CheckActions
@@ -141,16 +143,18 @@ class MainWindow(QMainWindow):
     def _make_actions(self) -> None:
         a = self._action
         self.open_action = a("&Open…", self.open_dialog, QKeySequence.StandardKey.Open, "open",
-                             "Open TFRecord files (plain, GZIP or ZLIB)")
+                             "Open TFRecord files (plain, GZIP or ZLIB) or ArrayRecord files")
         self.open_folder_action = a("Open &Folder as Dataset…", self.open_folder_dialog, None, "open",
-                                    "Open every TFRecord file in a folder as one dataset, in one tab")
+                                    "Open every TFRecord or ArrayRecord file in a folder (a TFDS dataset: split by split) as one dataset")
         self.open_set_action = a("Open Files as One &Dataset…", self.open_set_dialog, None, None,
                                  "Open several shards as one dataset, records numbered across them")
         self.open_url_action = a("Open &URL…", self.open_url_dialog, "Ctrl+Shift+O", "remote",
                                  "Open a file, a glob of shards or a prefix from s3://, gs://, https://...")
         self.demo_action = a("Open &Demo Dataset", self.open_demo, None, "demo")
         self.verify_action = a("&Verify Checksums", self.verify_current, "Ctrl+Shift+V", "verify",
-                               "Check every record's data CRC")
+                               "Check every record's data CRC (in an ArrayRecord file: decode every chunk)")
+        self.info_action = a("File &Info…", self.file_info_current, None, None,
+                             "The file's format, writer options, size and records, as tfrlens-cli info says them")
         self.cancel_action = a("&Stop", self.cancel_current, "Esc", "cancel", "Stop indexing or verifying")
         self.resume_action = a("&Resume Indexing", lambda: self._tab_call(FileTab.resume), None, None,
                                "Go on indexing a stopped file from where it stopped")
@@ -175,7 +179,7 @@ class MainWindow(QMainWindow):
                                  "damaged")
         self.prev_bad_action = a("&Previous Damaged Record",
                                  lambda: self._tab_call(lambda t: t.next_damaged(backwards=True)), "Shift+F8")
-        self._tab_actions = [self.verify_action, self.cancel_action, self.close_action, self.copy_rows_action,
+        self._tab_actions = [self.info_action, self.verify_action, self.cancel_action, self.close_action, self.copy_rows_action,
                              self.copy_json_action, self.copy_offset_action, self.goto_action, self.first_action,
                              self.last_action, self.next_bad_action, self.prev_bad_action, self.follow_action]
 
@@ -194,6 +198,7 @@ class MainWindow(QMainWindow):
         self.reports.message.connect(self.say)
         self.reports.finished.connect(self._current_changed)
         file_menu.addSeparator()
+        file_menu.addAction(self.info_action)
         file_menu.addAction(self.verify_action)
         file_menu.addAction(self.cancel_action)
         file_menu.addAction(self.resume_action)
@@ -354,6 +359,7 @@ class MainWindow(QMainWindow):
         """Wire a new tab in (at index ``at``, else last), show it and start indexing it."""
         tab.state_changed.connect(self._refresh_status)
         tab.message.connect(lambda text, t=tab: self.say(text, t))
+        tab.format_note.connect(lambda text, t=tab: self.show_error(text, t))  # (the tab's message bar)
         tab.qa.filter_bar.runner.started.connect(lambda t=tab: self.messages.action_started(t))  # a new filter
         self.damage.tab_opened(tab)
         self.edit_actions.tab_opened(tab)
@@ -400,11 +406,21 @@ class MainWindow(QMainWindow):
         if tab.open_note and not tab.is_set:  # a set says it with its unusable shards
             self.show_error(tab.open_note, tab)
 
+    def file_info_current(self) -> FileInfoDialog | None:
+        """File > File Info…: the current tab's facts, as ``tfrlens-cli info`` says them (non-modal)."""
+        tab = self.current_tab()
+        if tab is None:
+            return None
+        dialog = FileInfoDialog(tab.title, file_facts(tab.session.source, getattr(tab, "dataset", None)), self)
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.show()
+        return dialog
+
     def open_demo(self) -> FileTab | None:
         return self.open_file(demo_path())
 
     def open_dialog(self) -> None:
-        paths = opening.ask_files(self, self.settings, "Open TFRecord Files")
+        paths = opening.ask_files(self, self.settings, "Open TFRecord or ArrayRecord Files")
         if paths:
             self.open_files(paths)
 

@@ -19,11 +19,14 @@ from codec.sources.open import open_paths
 
 
 def file_filters() -> str:
-    """The Open dialog's name filters: TFRecord files first (the default), then all files.
+    """The Open dialog's name filters: TFRecord files first (the default), ArrayRecord files, then all files.
 
-    The names the codec takes for TFRecord files, and ``*.record`` (the Object Detection API's habit).
+    The names the codec takes for TFRecord files, and ``*.record`` (the Object Detection API's habit);
+    ArrayRecord files as their writers name them (TFDS: ``name-train.array_record-00000-of-00001``).
+    Any file opens as what its bytes are, whatever its name.
     """
-    return f"TFRecord files ({' '.join([*name_globs(), '*.record'])});;All files (*)"
+    return (f"TFRecord files ({' '.join([*name_globs(), '*.record'])});;"
+            "ArrayRecord files (*.array_record *.array_record-* *.arrayrecord);;All files (*)")
 
 
 def open_file_tab(path: str, settings: Settings, parent: QWidget | None = None) -> FileTab:

@@ -89,7 +89,7 @@ class TabStatusBar(QObject):
         elif running and s.phase == "index":
             records += " so far…"
         elif running and s.phase == "verify":
-            records += f", checking CRCs… {s.fraction:.0%}"
+            records += f", checking {'chunks' if s.container else 'CRCs'}… {s.fraction:.0%}"
         elif running and s.phase == "sort":
             records += f", sorting… {s.fraction:.0%}"
         elif s.phase == "cancelled":
@@ -104,6 +104,11 @@ class TabStatusBar(QObject):
             text = f"⚠ {s.problems:,} problem" + ("" if s.problems == 1 else "s")
             style = f"color: {palette.DAMAGED_TEXT.name()}; font-weight: bold;"
             tip = "Damaged records are marked in the table (F8: next damaged record)"
+        elif s.container:  # ArrayRecord: the footer read, then every chunk decoded (and hashed, if it can be)
+            text = "✓ all chunks ok" if s.verified else "✓ footer ok"
+            style = f"color: {palette.OK_COLOR};"
+            tip = "Every chunk decoded and its sizes checked" if s.verified else \
+                "Chunks not checked yet: File > Verify Checksums"
         else:
             text = "✓ all CRCs ok" if s.verified else "✓ headers ok"
             style = f"color: {palette.OK_COLOR};"
@@ -112,9 +117,13 @@ class TabStatusBar(QObject):
         self.problems_label.setToolTip(tip)
         if self.problems_label.styleSheet() != style:  # restyling costs milliseconds: only on change
             self.problems_label.setStyleSheet(style)
-        self.compression_label.setText(COMPRESSION_TEXT.get(s.compression, s.compression)
-                                       + (" ⚠" if s.compression_note else ""))
-        self.compression_label.setToolTip(s.compression_note or COMPRESSION_TIP)
+        if s.container:  # its chunks compress themselves: the format and writer options say how
+            self.compression_label.setText(s.container)
+            self.compression_label.setToolTip(s.container_tip)
+        else:
+            self.compression_label.setText(COMPRESSION_TEXT.get(s.compression, s.compression)
+                                           + (" ⚠" if s.compression_note else ""))
+            self.compression_label.setToolTip(s.compression_note or COMPRESSION_TIP)
         self.size_label.setText(human_size(s.file_size))
         self.size_label.setToolTip(f"{s.file_size:,} bytes")
         self.payload_label.setText(f"as {s.decoded_as}" if s.decoded_as else "")

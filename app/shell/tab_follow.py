@@ -17,6 +17,7 @@ from typing import Callable, Iterator
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
+from app.models.record_format import FOLLOW_REASON, TFRECORD, container_of
 from app.shell.session import TabSession
 from app.workers.worker import GeneratorWorker
 
@@ -50,6 +51,8 @@ class TabFollow(QObject):
     def why_not(self) -> str | None:
         """Why this tab cannot follow its file now (None: it can)."""
         session, source = self.session, self.session.source
+        if container_of(source) != TFRECORD:
+            return FOLLOW_REASON
         if source.is_set or session.edit_block:
             return "only a single file can be followed, not a set of shards"
         if source.is_remote:

@@ -28,6 +28,8 @@ class TabState:
     can_follow: bool = False  # View > Follow applies (a local file, no unsaved edits, indexed)
     resumable: bool = False  # indexing was stopped before the end: Resume goes on from there
     compression_note: str | None = None  # the name says another compression than the bytes: what TensorFlow does
+    container: str | None = None  # an ArrayRecord source's format and writer options (None: TFRecord)
+    container_tip: str = ""  # its writer options string and whether its hashes are checked
 
 
 class GoTarget(NamedTuple):

@@ -138,6 +138,11 @@ class HexView(QWidget):
     @staticmethod
     def summary_html(rec: FramedRecord) -> str:
         """The framing: length and length CRC, then the data CRC, each checked; where it is."""
+        if rec.chunked:  # ArrayRecord: the chunk's compression and sizes were checked as it was decoded
+            return (f"<b>{len(rec.data):,}</b> bytes, as decoded from the record's ArrayRecord chunk "
+                    f"(record position {rec.position:,})<br><span style='color:{palette.MUTED_COLOR}'>"
+                    "records in an ArrayRecord file have no framing of their own: offsets count from the "
+                    "record's first byte</span>")
         parts = []
         length = rec.length
         if length is None:

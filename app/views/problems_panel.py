@@ -20,6 +20,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.models.problem_list_model import ProblemColumn, ProblemListModel, problems_summary
+from app.models.record_format import container_of
 from app.style import palette
 from codec.format.framing import Problem
 
@@ -146,7 +147,7 @@ class ProblemsPanel(QWidget):
             self._update_summary()
 
     def _update_summary(self, *_) -> None:
-        text = problems_summary(self.model.problems())
+        text = problems_summary(self.model.problems(), container_of(self.model.records))
         self.summary.setText(f"{text} · {self._note}" if self._note else text)
 
     def select_problem(self, problem: Problem) -> None:

@@ -20,7 +20,7 @@ from PySide6.QtGui import QFontDatabase, QTextDocumentFragment
 from PySide6.QtWidgets import QLabel, QPlainTextEdit, QSplitter, QStackedWidget, QTabWidget, QVBoxLayout, QWidget
 
 from app.models.hex_model import FramedRecord, framed_record
-from app.models.labels import STATUS_TEXT, kind_text
+from app.models.labels import ARRAY_RECORD_STATUS_TEXT, STATUS_TEXT, kind_text
 from app.models.record_tree_model import RecordTreeModel
 from app.models.value_text import summarize
 from app.style import palette
@@ -365,7 +365,7 @@ class RecordDetail(QWidget):
         if status is RecordStatus.WRITING:
             color = palette.MUTED_COLOR  # its bytes are still arriving: neither ok nor damaged
         status_html = f"<span style='color:{color}'>{'&#9679; ' if status.damaged else ''}" \
-                      f"{html.escape(STATUS_TEXT[status])}</span>"
+                      f"{html.escape((ARRAY_RECORD_STATUS_TEXT if loaded.framed.chunked else STATUS_TEXT)[status])}</span>"
         if status.damaged:
             status_html = f"<b>{status_html}</b>"
         where = html.escape(loaded.note) if loaded.note else f"at offset {info.offset:,}"

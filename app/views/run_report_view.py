@@ -30,13 +30,14 @@ from PySide6.QtWidgets import (
 )
 
 from app.models.labels import COMPRESSION_TEXT
-from app.models.problem_list_model import KIND_WORDS, problem_title
+from app.models.problem_list_model import problem_title
 from app.style import icons, palette
 from app.views.check_panel import CheckPanel
 from app.views.schema_view import CodePage
 from app.views.stats_panel import records_text, show_stats, stats_tree
 from codec.doctor.report import CHECKS
 from codec.format.framing import ProblemKind
+from codec.format.problem_text import KIND_WORDS
 from codec.ops.reports import RunReport, schema_python
 
 TARGET_ROLE = Qt.ItemDataRole.UserRole + 80  # (path, go-to target) of a row of the files tree

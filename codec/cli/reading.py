@@ -126,12 +126,13 @@ def _print_problems(f: TFRecordFile) -> None:
     _out(f"problems:    {len(f.problems)} ({kinds_summary(f.problems)})")
     for p in f.problems:
         _out(problem_line(p))
-    from codec.format.problem_text import DAMAGE, damage_key, tensorflow_stops
+    from codec.format.problem_text import damage_key, damage_table, tensorflow_stops
 
     keys = list(dict.fromkeys(damage_key(p) for p in f.problems))
+    damage = damage_table(getattr(f, "container", "tfrecord"))
     _out("meaning:")
     for key in keys:
-        _out(f"  {key.replace('_recovered', ' (recovered)')}: {DAMAGE[key].happened}")
+        _out(f"  {key.replace('_recovered', ' (recovered)')}: {damage[key].happened}")
     if hasattr(f, "info_lines"):
         return  # an ArrayRecord file: what tf.data does with TFRecord damage does not apply
     first = f.problems[0]

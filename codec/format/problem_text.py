@@ -68,6 +68,42 @@ DAMAGE: dict[str, DamageText] = {
 
 KIND_WORDS = {kind: DAMAGE[kind.value].name for kind in ProblemKind}  # a problem kind in a few words
 
+ARRAY_RECORD = "array_record"  # a source's ``container`` when its records are in ArrayRecord chunks
+
+# The same kinds found in an ArrayRecord file: its records sit in chunks of ``group_size`` records, so
+# damage is a chunk's, and the reader that meets it is Google's ArrayRecordReader (what tfds.data_source
+# and Grain read through), not tf.data. Its ``tensorflow`` field holds what that reader does.
+ARRAY_RECORD_DAMAGE: dict[str, DamageText] = {
+    "data_crc": DamageText(
+        "damaged chunk",
+        "the chunk that holds this record does not read back as it was written (its bytes changed after it "
+        "was written: a bad copy or bit rot), so none of its records can be trusted; the chunks around it "
+        "are read as usual",
+        "fails with RuntimeError (\"Corrupted Riegeli/records file\") on any read of this chunk's records"),
+    "truncated": DamageText(
+        "no footer",
+        "the file's end, which indexes its chunks, is missing or damaged (a file cut short, or a writer that "
+        "never closed it): the chunks were found by walking them from the start, and every record written "
+        "whole is read",
+        "reads no record of the file: it needs the footer"),
+    "garbage": DamageText(
+        "damaged chunk header",
+        "a chunk's header does not read (overwritten bytes): the chunks after it cannot be found, so their "
+        "records are not read",
+        "reads no record of the file: it needs the footer"),
+}
+ARRAY_RECORD_DAMAGE = {**DAMAGE, **ARRAY_RECORD_DAMAGE}  # (other kinds do not arise in an ArrayRecord file)
+
+
+def damage_table(container: str = "tfrecord") -> dict[str, DamageText]:
+    """:data:`DAMAGE` for a TFRecord source, :data:`ARRAY_RECORD_DAMAGE` for an ArrayRecord one."""
+    return ARRAY_RECORD_DAMAGE if container == ARRAY_RECORD else DAMAGE
+
+
+def kind_words(kind: ProblemKind, container: str = "tfrecord") -> str:
+    """A problem kind in a few words, as the container's damage reads (a damaged ArrayRecord chunk, not a CRC)."""
+    return damage_table(container)[kind.value].name
+
 
 def damage_key(p: Problem) -> str:
     """The :data:`DAMAGE` key of ``p``: its kind, or ``length_crc_recovered`` when its record was recovered."""
@@ -83,11 +119,14 @@ def status_key(status: RecordStatus) -> str | None:
     return "length_crc_recovered" if status is RecordStatus.LENGTH_CRC else status.label
 
 
-def tensorflow_stops(key: str, record: int | None, first: int | None = None) -> str:
+def tensorflow_stops(key: str, record: int | None, first: int | None = None, container: str = "tfrecord") -> str:
     """What ``tf.data.TFRecordDataset`` does at this damage, at ``record`` (the number of records before it).
 
-    ``first`` is the record of the file's first damage: TensorFlow never reads on past it.
+    ``first`` is the record of the file's first damage: TensorFlow never reads on past it. In an
+    ArrayRecord file (``container``): what Google's ArrayRecordReader does there instead.
     """
+    if container == ARRAY_RECORD:
+        return f"Google's ArrayRecordReader (tfds.data_source, Grain) {ARRAY_RECORD_DAMAGE[key].tensorflow}"
     error = f'DataLossError ("{DAMAGE[key].tensorflow}")'
     if first is not None and record is not None and first < record:
         return f"tf.data never gets here: it stops with DataLossError at record {first:,}, the first damage"
@@ -102,17 +141,19 @@ def tensorflow_stops(key: str, record: int | None, first: int | None = None) -> 
     return f"tf.data stops with {error} at record {record:,}, after yielding {read}"
 
 
-def explain(key: str, record: int | None = None, first: int | None = None) -> str:
+def explain(key: str, record: int | None = None, first: int | None = None, container: str = "tfrecord") -> str:
     """Two sentences: what happened, and what TensorFlow does there (see :func:`tensorflow_stops`)."""
-    happened = DAMAGE[key].happened
-    return f"{happened[0].upper()}{happened[1:]}. {tensorflow_stops(key, record, first)}."
+    happened = damage_table(container)[key].happened
+    return f"{happened[0].upper()}{happened[1:]}. {tensorflow_stops(key, record, first, container)}."
 
 
-def damage_line(key: str, record: int | None = None, first: int | None = None) -> str:
+def damage_line(key: str, record: int | None = None, first: int | None = None, container: str = "tfrecord") -> str:
     """One line (a status bar's): ``data CRC: what happened; what TensorFlow does``."""
-    return f"{DAMAGE[key].name}: {DAMAGE[key].happened}; {tensorflow_stops(key, record, first)}"
+    text = damage_table(container)[key]
+    return f"{text.name}: {text.happened}; {tensorflow_stops(key, record, first, container)}"
 
 
-def explain_problem(p: Problem, record: int | None = None, first: int | None = None) -> str:
+def explain_problem(p: Problem, record: int | None = None, first: int | None = None,
+                    container: str = "tfrecord") -> str:
     """:func:`explain` for ``p``: ``record`` is where TensorFlow meets it (``p.index`` when None)."""
-    return explain(damage_key(p), p.index if record is None else record, first)
+    return explain(damage_key(p), p.index if record is None else record, first, container)

@@ -561,6 +561,16 @@ class ArrayRecordFile(OneFile):
             yield IndexProgress(self._starts[last], self.chunk_span(last)[1], self.file_size, len(self.problems))
 
     # -- what info shows ---------------------------------------------------------------
+    def group_size_warning(self) -> str | None:
+        """Why random access is slow when the writer's group_size is above 1 (one line), else None."""
+        layout = self.layout
+        if layout is None or layout.group_size <= 1:
+            return None
+        return (f"group_size {layout.group_size:,} > 1: each chunk holds {layout.group_size:,} "
+                f"records compressed together, so reading any one record reads and decompresses its whole "
+                f"group (random access, as tfds.data_source and Grain do it, costs up to "
+                f"{layout.group_size:,}x the bytes); write with group_size:1 for random access")
+
     def info_lines(self) -> list[str]:
         """The format, the writer's options and, when group_size > 1, why random access is slow."""
         layout = self.layout
@@ -569,11 +579,9 @@ class ArrayRecordFile(OneFile):
         lines = [f"format:      ArrayRecord ({len(layout.chunk_offsets):,} chunks, {layout.compression}, "
                  f"group_size {layout.group_size:,})",
                  f"writer:      {layout.writer_options or '(no options recorded)'}"]
-        if layout.group_size > 1:
-            lines.append(f"warning:     group_size {layout.group_size:,} > 1: each chunk holds {layout.group_size:,} "
-                         f"records compressed together, so reading any one record reads and decompresses its whole "
-                         f"group (random access, as tfds.data_source and Grain do it, costs up to "
-                         f"{layout.group_size:,}x the bytes); write with group_size:1 for random access")
+        warning = self.group_size_warning()
+        if warning is not None:
+            lines.append(f"warning:     {warning}")
         if self.hashes_checked:
             hashes = "checked by verify (through Google's array-record package)"
         elif self.walked or self.is_remote:

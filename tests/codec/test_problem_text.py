@@ -17,9 +17,11 @@ from codec.format.problem_text import (
     status_key,
     tensorflow_stops,
 )
-from tests.builders import MANIFEST, fixture_path
+from codec.sources.array_record_file import open_record_file
+from tests.builders import FIXTURES, MANIFEST, fixture_path
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
+FORMATS = FIXTURES / "formats"
 DAMAGED = sorted(name for name, entry in MANIFEST.items()
                  if entry.get("corruption") and not entry["corruption"].get("not_a_tfrecord"))
 
@@ -85,3 +87,18 @@ def test_info_says_what_the_problems_mean_and_where_tensorflow_stops(capsys):
     assert out[at + 1] == f"  length_crc: {DAMAGE['length_crc'].happened}"
     assert out[at + 2] == 'tensorflow:  tf.data stops with DataLossError ("corrupted record") at record 10, ' \
                           "after yielding records 0–9"
+
+
+def test_array_record_damage_is_a_chunks_and_names_googles_reader_not_tf_data():
+    from codec.format.problem_text import ARRAY_RECORD, damage_table, kind_words
+
+    f = open_record_file(FORMATS / "default.array_record").build_index()
+    assert f.container == ARRAY_RECORD
+    for kind in (ProblemKind.DATA_CRC, ProblemKind.TRUNCATED, ProblemKind.GARBAGE):
+        text = damage_table(ARRAY_RECORD)[kind.value]
+        assert kind_words(kind, ARRAY_RECORD) == text.name and text.name != KIND_WORDS[kind]
+        sentences = explain(kind.value, 3, 0, ARRAY_RECORD)
+        assert "Google's ArrayRecordReader" in sentences and "tf.data" not in sentences
+        assert damage_line(kind.value, 3, 0, ARRAY_RECORD).startswith(f"{text.name}: ")
+    assert kind_words(ProblemKind.DATA_CRC) == "data CRC"  # TFRecord's words stay TFRecord's
+    assert explain("data_crc", 3, container=ARRAY_RECORD).startswith("The chunk that holds this record")
