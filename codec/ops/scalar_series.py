@@ -1,0 +1,274 @@
+"""What a Scalars view plots, without Qt: points per tag and run, smoothing, axis ticks, histograms.
+
+:class:`LogSeries` takes a log's event records as they are read (record by record,
+a run at a time, and more as a followed file grows) and keeps each tag's scalar
+points per run, and each histogram tag's distributions per run, in the order read.
+Scalars are the points ``tfrlens-cli scalars`` prints (:mod:`codec.ops.scalars`);
+histograms are TF1 ``histo`` values (HistogramProto) and TF2 tensors of the
+``histograms`` plugin (k×3: left edge, right edge, count), as TensorBoard reads them.
+"""
+from __future__ import annotations
+
+import fnmatch
+import math
+import re
+import struct
+import time
+from dataclasses import dataclass, field
+from typing import Iterable, Iterator, NamedTuple
+
+from codec.ops.scalars import ScalarPoint, may_have_summary, point_value
+
+__all__ = ["AXES", "HISTOGRAMS_PLUGIN", "HistogramPoint", "LogSeries", "RunSeries", "histogram_buckets",
+           "nice_ticks", "smooth", "tag_matcher", "tick_label", "time_ticks"]
+
+HISTOGRAMS_PLUGIN = "histograms"
+STEP, RELATIVE, WALL = "step", "relative", "wall"
+AXES = (STEP, RELATIVE, WALL)  # the x axes: the step, hours since the run's first point, the wall time
+
+
+class HistogramPoint(NamedTuple):
+    """One histogram of a run's tag at a step: ``buckets`` as (left, right, count) triples."""
+
+    run: str
+    tag: str
+    step: int
+    wall_time: float
+    buckets: tuple[tuple[float, float, float], ...]
+
+
+@dataclass
+class RunSeries:
+    """One run's points of one tag, in the order read."""
+
+    steps: list[int] = field(default_factory=list)
+    wall_times: list[float] = field(default_factory=list)
+    values: list[float] = field(default_factory=list)
+
+    def xs(self, axis: str, start: float) -> list[float]:
+        """The x of each point on ``axis`` (``start``: the run's first wall time, for RELATIVE hours)."""
+        if axis == STEP:
+            return [float(s) for s in self.steps]
+        if axis == RELATIVE:
+            return [(t - start) / 3600.0 for t in self.wall_times]
+        return list(self.wall_times)
+
+
+class LogSeries:
+    """Scalar and histogram points of a log's runs, by tag then run (see the module docstring)."""
+
+    def __init__(self) -> None:
+        from codec.decode.events import event_class
+
+        self._parse = event_class().FromString
+        self.points: list[ScalarPoint] = []  # every scalar point in the order read (what an export writes)
+        self.scalars: dict[str, dict[str, RunSeries]] = {}
+        self.histograms: dict[str, dict[str, list[HistogramPoint]]] = {}
+        self.runs: list[str] = []  # in the order first read
+        self.started: dict[str, float] = {}  # run -> its first point's wall time (RELATIVE's zero)
+        self.not_events = 0  # intact records that are not Events (left out)
+        self._plugins: dict[str, dict[str, str]] = {}  # run -> tag -> the plugin its first metadata named
+
+    def add_record(self, run: str, data: bytes) -> int:
+        """Read one event record of ``run``; the number of points (scalar or histogram) it added."""
+        from google.protobuf.message import DecodeError
+
+        if not may_have_summary(data):
+            return 0
+        try:
+            event = self._parse(data)
+        except (DecodeError, RuntimeError, ValueError):
+            self.not_events += 1
+            return 0
+        if not event.HasField("summary"):
+            return 0
+        plugins = self._plugins.setdefault(run, {})
+        added = 0
+        for value in event.summary.value:
+            number = point_value(value, plugins)
+            if number is not None:
+                self._add_scalar(ScalarPoint(run, value.tag, event.step, event.wall_time, number))
+                added += 1
+                continue
+            buckets = histogram_buckets(value, plugins)
+            if buckets is not None:
+                self._run_seen(run, event.wall_time)
+                point = HistogramPoint(run, value.tag, event.step, event.wall_time, buckets)
+                self.histograms.setdefault(value.tag, {}).setdefault(run, []).append(point)
+                added += 1
+        return added
+
+    def _add_scalar(self, point: ScalarPoint) -> None:
+        self._run_seen(point.run, point.wall_time)
+        self.points.append(point)
+        series = self.scalars.setdefault(point.tag, {}).setdefault(point.run, RunSeries())
+        series.steps.append(point.step)
+        series.wall_times.append(point.wall_time)
+        series.values.append(point.value)
+
+    def _run_seen(self, run: str, wall_time: float) -> None:
+        if run not in self.started:
+            self.runs.append(run)
+            self.started[run] = wall_time
+
+    def scalar_tags(self, pattern: str = "") -> list[str]:
+        """The scalar tags (sorted) that the glob ``pattern`` matches (every tag for "")."""
+        return _matching(self.scalars, pattern)
+
+    def histogram_tags(self, pattern: str = "") -> list[str]:
+        return _matching(self.histograms, pattern)
+
+    def shown_points(self, tags: Iterable[str], runs: Iterable[str]) -> Iterator[ScalarPoint]:
+        """The points of ``tags`` and ``runs``, in the order read (``tfrlens-cli scalars``'s order)."""
+        tags, runs = set(tags), set(runs)
+        return (p for p in self.points if p.tag in tags and p.run in runs)
+
+
+def _matching(by_tag: dict, pattern: str) -> list[str]:
+    match = tag_matcher(pattern)
+    return sorted(tag for tag in by_tag if match(tag))
+
+
+def tag_matcher(pattern: str):
+    """A test of a tag against a glob as ``scalars --tag`` takes it (``*`` crosses ``/``); a pattern
+    without a glob character matches tags containing it, as a filter box is expected to."""
+    pattern = pattern.strip()
+    if not pattern:
+        return lambda _tag: True
+    if not any(c in pattern for c in "*?["):
+        return lambda tag: pattern in tag
+    match = re.compile(fnmatch.translate(pattern)).match
+    return lambda tag: match(tag) is not None
+
+
+def smooth(values: list[float], weight: float) -> list[float]:
+    """TensorBoard's smoothing: an exponential moving average debiased by ``1 - weight**n`` (so the first
+    points are not pulled to 0). Non-finite values are kept as they are and skipped by the average; a
+    constant series is returned unchanged, as TensorBoard does."""
+    if not values or weight <= 0:
+        return list(values)
+    first = values[0]
+    if all(v == first for v in values):
+        return list(values)
+    out = []
+    last, n = 0.0, 0
+    for v in values:
+        if not math.isfinite(v):
+            out.append(v)
+            continue
+        last = last * weight + (1.0 - weight) * v
+        n += 1
+        out.append(last / (1.0 - weight ** n) if weight < 1 else last)
+    return out
+
+
+def nice_ticks(lo: float, hi: float, target: int = 5) -> list[float]:
+    """Round numbers (1, 2 or 5 times a power of ten apart) from ``lo`` to ``hi``, about ``target`` of them."""
+    if not (math.isfinite(lo) and math.isfinite(hi)):
+        return []
+    if hi < lo:
+        lo, hi = hi, lo
+    if hi == lo:
+        return [lo]
+    raw = (hi - lo) / max(1, target)
+    power = 10.0 ** math.floor(math.log10(raw))
+    step = next(m * power for m in (1, 2, 5, 10) if m * power >= raw * 0.999)
+    first = math.ceil(lo / step - 1e-9)
+    ticks = []
+    k = first
+    while k * step <= hi + step * 1e-9:
+        ticks.append(_clean(k * step, step))
+        k += 1
+    return ticks
+
+
+def _clean(value: float, step: float) -> float:
+    """``value`` rounded to the digits ``step`` has (no 0.30000000000000004 on an axis)."""
+    digits = max(0, -math.floor(math.log10(step)) + 1)
+    out = round(value, digits)
+    return 0.0 if out == 0 else out
+
+
+def tick_label(value: float, step: float) -> str:
+    """A tick's text: as few digits as the spacing needs (``1e-05``-style far from 1)."""
+    if value == 0:
+        return "0"
+    magnitude = max(abs(value), abs(step))
+    if magnitude >= 1e6 or magnitude < 1e-4:
+        return f"{value:.3g}"
+    digits = max(0, -math.floor(math.log10(step))) if step > 0 else 0
+    return f"{value:.{digits}f}"
+
+
+_TIME_STEPS = (1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 10800, 21600, 43200, 86400,
+               2 * 86400, 7 * 86400, 14 * 86400, 30 * 86400)
+
+
+def time_ticks(lo: float, hi: float, target: int = 5) -> list[tuple[float, str]]:
+    """(seconds since the epoch, local-time label) at round times between ``lo`` and ``hi``."""
+    if not (math.isfinite(lo) and math.isfinite(hi)) or hi <= lo:
+        return [(lo, _time_text(lo, 60, hi - lo))] if math.isfinite(lo) else []
+    raw = (hi - lo) / max(1, target)
+    step = next((s for s in _TIME_STEPS if s >= raw), None)
+    if step is None:  # months apart: round days
+        step = 86400 * math.ceil(raw / 86400)
+    offset = -time.localtime(lo).tm_gmtoff if step >= 3600 else 0  # round hours and days in local time
+    first = math.ceil((lo - offset) / step) * step + offset
+    out, t = [], first
+    while t <= hi:
+        out.append((t, _time_text(t, step, hi - lo)))
+        t += step
+    return out
+
+
+def _time_text(t: float, step: float, span: float) -> str:
+    try:
+        when = time.localtime(t)
+    except (OverflowError, ValueError, OSError):
+        return repr(t)
+    if span >= 86400:
+        return time.strftime("%m-%d %H:%M", when)
+    return time.strftime("%H:%M:%S" if step < 60 else "%H:%M", when)
+
+
+def histogram_buckets(value, plugins: dict[str, str]) -> tuple[tuple[float, float, float], ...] | None:
+    """The (left, right, count) buckets of a summary value that is a histogram, or None.
+
+    TF1 ``histo``: bucket i spans the previous limit to ``bucket_limit[i]``, the first from ``min`` and the
+    last to ``max`` (TensorBoard's own migration). TF2: a k×3 float tensor of the ``histograms`` plugin."""
+    kind = value.WhichOneof("value")
+    if kind == "histo":
+        h = value.histo
+        limits, counts = list(h.bucket_limit), list(h.bucket)
+        if not counts or len(limits) != len(counts):
+            return None
+        lefts = [h.min, *limits[:-1]]
+        rights = [*limits[:-1], h.max]
+        return tuple(zip(lefts, rights, (float(c) for c in counts)))
+    if kind != "tensor" or plugins.get(value.tag) != HISTOGRAMS_PLUGIN:
+        return None
+    return _bucket_tensor(value.tensor)
+
+
+_FLOATS = {1: ("<f", "float_val"), 2: ("<d", "double_val")}  # DT_FLOAT, DT_DOUBLE
+
+
+def _bucket_tensor(tensor) -> tuple[tuple[float, float, float], ...] | None:
+    dims = [d.size for d in tensor.tensor_shape.dim]
+    spec = _FLOATS.get(tensor.dtype)
+    if spec is None or len(dims) != 2 or dims[1] != 3 or dims[0] < 0:
+        return None
+    fmt, list_name = spec
+    n = dims[0] * 3
+    if tensor.tensor_content:
+        size = struct.calcsize(fmt)
+        if len(tensor.tensor_content) != n * size:
+            return None
+        flat = struct.unpack(f"<{n}{fmt[1]}", tensor.tensor_content)
+    else:
+        flat = tuple(getattr(tensor, list_name))
+        if len(flat) == 1 and n > 1:  # one value stands for all (TensorProto's rule)
+            flat = flat * n
+        if len(flat) != n:
+            return None
+    return tuple((float(flat[k]), float(flat[k + 1]), float(flat[k + 2])) for k in range(0, n, 3))

@@ -1,0 +1,169 @@
+"""What the Scalars view plots, without Qt: smoothing, ticks, points per tag and run, histograms."""
+from __future__ import annotations
+
+import io
+import json
+import math
+import struct
+
+import pytest
+
+from codec.decode.events import event_class
+from codec.ops.scalar_series import (
+    RELATIVE,
+    STEP,
+    WALL,
+    LogSeries,
+    nice_ticks,
+    smooth,
+    tag_matcher,
+    tick_label,
+    time_ticks,
+)
+from codec.ops.scalars import write_csv
+from codec.sources.record_pass import iter_records
+from codec.sources.tfrecord_file import TFRecordFile
+from tests.builders import FIXTURES
+from tests.codec.test_events import run
+from tests.codec.test_scalars import file_version, simple
+
+LOGS = FIXTURES / "formats" / "logs"
+Event = event_class()
+
+
+def tensorboard_smoothing(values, weight):
+    """TensorBoard's own code (tf-smoothing, resampleData), transcribed line for line."""
+    last = 0 if values else math.nan
+    num_accum = 0
+    constant = all(v == values[0] for v in values)
+    out = []
+    for v in values:
+        if constant or not math.isfinite(v):
+            out.append(v)
+        else:
+            last = last * weight + (1 - weight) * v
+            num_accum += 1
+            debias = 1 - weight ** num_accum if weight != 1 else 1
+            out.append(last / debias)
+    return out
+
+
+def test_smoothing_is_tensorboards_debiased_average_on_known_numbers():
+    values = [1.0, 2.0, 3.0, 4.0]
+    # weight 0.5: averages 0.5, 1.25, 2.125, 3.0625 debiased by 0.5, 0.75, 0.875, 0.9375
+    assert smooth(values, 0.5) == pytest.approx([1.0, 5 / 3, 17 / 7, 49 / 15])
+    noisy = [5.0, 3.0, float("nan"), 4.0, 1.0, float("inf"), 0.5]
+    for weight in (0.0, 0.3, 0.6, 0.9, 0.99):
+        got, want = smooth(noisy, weight), tensorboard_smoothing(noisy, weight)
+        assert [repr(v) for v in got[2::3]] == [repr(v) for v in want[2::3]]  # NaN and inf kept
+        assert got == pytest.approx(want, nan_ok=True)
+    assert smooth([2.0, 2.0, 2.0], 0.9) == [2.0, 2.0, 2.0]  # a constant series is left alone
+    assert smooth([1.0, 3.0], 0.0) == [1.0, 3.0]
+    assert smooth([], 0.6) == []
+
+
+def test_nice_ticks_are_round_and_cover_the_range():
+    assert nice_ticks(0, 10, 5) == [0, 2, 4, 6, 8, 10]
+    assert nice_ticks(0.13, 0.92, 4) == [0.2, 0.4, 0.6, 0.8]
+    assert nice_ticks(-3, 3, 6) == [-3, -2, -1, 0, 1, 2, 3]
+    assert nice_ticks(0.1, 0.30000000000000004, 2) == [0.1, 0.2, 0.3]
+    assert nice_ticks(5, 5) == [5]
+    assert nice_ticks(0, math.nan) == []
+    assert [tick_label(t, 0.2) for t in nice_ticks(0.13, 0.92, 4)] == ["0.2", "0.4", "0.6", "0.8"]
+    assert tick_label(2000, 500) == "2000"
+    assert tick_label(2e-6, 1e-6) == "2e-06"
+
+
+def test_time_ticks_fall_on_round_minutes():
+    lo = 1_795_775_431.0
+    ticks = time_ticks(lo, lo + 3600, 6)
+    assert len(ticks) >= 5
+    assert all(t % 600 == 0 for t, _ in ticks)
+    assert all(len(label) == 5 and label[2] == ":" for _, label in ticks)  # HH:MM
+
+
+def test_tag_filter_takes_a_glob_or_a_part_of_the_tag():
+    assert tag_matcher("metrics/*")("metrics/accuracy")
+    assert not tag_matcher("metrics/*")("loss")
+    assert tag_matcher("*acc*")("metrics/accuracy")
+    assert tag_matcher("acc")("metrics/accuracy")
+    assert tag_matcher("")("anything")
+
+
+def fixture_series() -> LogSeries:
+    series = LogSeries()
+    for name in ("train", "eval"):
+        path = next((LOGS / name).iterdir())
+        with TFRecordFile(str(path)) as f:
+            f.build_index()
+            for item in iter_records(f, intact_only=True):
+                if isinstance(item, tuple):
+                    series.add_record(name, item[1])
+    return series
+
+
+def test_the_fixture_logs_points_per_tag_and_run_and_the_csv_equals_the_commands(capsys):
+    series = fixture_series()
+    assert series.scalar_tags() == ["loss", "metrics/accuracy"]
+    assert series.scalar_tags("metrics/*") == ["metrics/accuracy"]
+    assert series.runs == ["train", "eval"]
+    assert set(series.scalars["loss"]) == {"train", "eval"}
+    loss = series.scalars["loss"]["train"]
+    assert len(loss.steps) == len(loss.values) == 30 and loss.steps == sorted(loss.steps)
+    assert loss.xs(STEP, 0) == [float(s) for s in loss.steps]
+    assert loss.xs(RELATIVE, series.started["train"])[0] == pytest.approx(
+        (loss.wall_times[0] - series.started["train"]) / 3600)
+    assert loss.xs(WALL, 0) == loss.wall_times
+    out = io.StringIO()
+    write_csv(series.shown_points(["loss"], series.runs), out)
+    code, cli, _ = run(capsys, "scalars", "--csv", "--tag", "loss", LOGS)
+    assert code == 0 and out.getvalue() == cli
+
+
+def test_histograms_from_the_fixture_tf2_writer():
+    series = fixture_series()
+    assert series.histogram_tags() == ["weights"]
+    points = series.histograms["weights"]["train"]
+    assert points and all(len(p.buckets) > 0 for p in points)
+    left, right, count = points[0].buckets[0]
+    assert left <= right and count >= 0
+
+
+def test_histograms_from_tf1_and_tf2_summaries():
+    tf1 = Event(wall_time=10.0, step=3)
+    histo = tf1.summary.value.add(tag="w").histo
+    histo.min, histo.max = -1.0, 2.0
+    histo.bucket_limit.extend([0.0, 1.0, 1.7976931348623157e308])
+    histo.bucket.extend([4, 0, 6])
+    tf2 = Event(wall_time=11.0, step=4)
+    value = tf2.summary.value.add(tag="h")
+    value.metadata.plugin_data.plugin_name = "histograms"
+    value.tensor.dtype = 2  # DT_DOUBLE
+    value.tensor.tensor_shape.dim.add(size=2)
+    value.tensor.tensor_shape.dim.add(size=3)
+    value.tensor.tensor_content = struct.pack("<6d", 0.0, 0.5, 3, 0.5, 1.0, 7)
+    later = Event(wall_time=12.0, step=5)  # the plugin named on the tag's first value only
+    later_value = later.summary.value.add(tag="h")
+    later_value.tensor.dtype = 1  # DT_FLOAT, from float_val
+    later_value.tensor.tensor_shape.dim.add(size=1)
+    later_value.tensor.tensor_shape.dim.add(size=3)
+    later_value.tensor.float_val.extend([0.0, 1.0, 9.0])
+    series = LogSeries()
+    for event in (tf1, tf2, later):
+        assert series.add_record("r", event.SerializeToString()) == 1
+    assert series.histograms["w"]["r"][0].buckets == ((-1.0, 0.0, 4.0), (0.0, 1.0, 0.0), (1.0, 2.0, 6.0))
+    assert [p.buckets for p in series.histograms["h"]["r"]] == [((0.0, 0.5, 3.0), (0.5, 1.0, 7.0)),
+                                                                ((0.0, 1.0, 9.0),)]
+    assert [p.step for p in series.histograms["h"]["r"]] == [4, 5]
+    assert series.scalars == {}
+
+
+def test_scalars_of_tf1_events_and_what_is_not_an_event():
+    series = LogSeries()
+    for data in (file_version(), simple(1, 10.0, loss=2.0), simple(2, 11.0, loss=1.0, acc=0.5)):
+        series.add_record("run", data)
+    assert series.add_record("run", b"\x2a\x05junk!") == 0
+    assert series.not_events == 1
+    assert series.scalars["loss"]["run"].values == [2.0, 1.0]
+    assert series.started == {"run": 10.0}
+    assert [json.dumps(p) for p in series.shown_points(["acc"], ["run"])] == ['["run", "acc", 2, 11.0, 0.5]']
