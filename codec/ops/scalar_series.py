@@ -11,16 +11,18 @@ from __future__ import annotations
 
 import fnmatch
 import math
+import os
 import re
 import struct
 import time
 from dataclasses import dataclass, field
-from typing import Iterable, Iterator, NamedTuple
+from typing import Callable, Iterable, Iterator, NamedTuple
 
 from codec.ops.scalars import ScalarPoint, may_have_summary, point_value
 
-__all__ = ["AXES", "HISTOGRAMS_PLUGIN", "HistogramPoint", "LogSeries", "RunSeries", "histogram_buckets",
-           "nice_ticks", "smooth", "tag_matcher", "tick_label", "time_ticks"]
+__all__ = ["AXES", "HISTOGRAMS_PLUGIN", "EventPoints", "HistogramPoint", "LogSeries", "PointsBatch", "RunSeries",
+           "histogram_buckets", "log_points_iter", "nice_ticks", "run_namer", "smooth", "tag_matcher", "tick_label",
+           "time_ticks"]
 
 HISTOGRAMS_PLUGIN = "histograms"
 STEP, RELATIVE, WALL = "step", "relative", "wall"
@@ -54,49 +56,116 @@ class RunSeries:
         return list(self.wall_times)
 
 
-class LogSeries:
-    """Scalar and histogram points of a log's runs, by tag then run (see the module docstring)."""
+class EventPoints:
+    """Reads event records into points: a run's tags' plugins are remembered (a tag's plugin is named on
+    its first value only), so one reader goes over a run's records in order (a worker's, say)."""
 
     def __init__(self) -> None:
         from codec.decode.events import event_class
 
         self._parse = event_class().FromString
+        self._plugins: dict[str, dict[str, str]] = {}  # run -> tag -> the plugin its first metadata named
+        self.not_events = 0  # intact records that are not Events (left out)
+
+    def points(self, run: str, data: bytes) -> list[ScalarPoint | HistogramPoint]:
+        """The scalar and histogram points of one event record of ``run`` (none for other events)."""
+        from google.protobuf.message import DecodeError
+
+        if not may_have_summary(data):
+            return []
+        try:
+            event = self._parse(data)
+        except (DecodeError, RuntimeError, ValueError):
+            self.not_events += 1
+            return []
+        if not event.HasField("summary"):
+            return []
+        plugins = self._plugins.setdefault(run, {})
+        out: list[ScalarPoint | HistogramPoint] = []
+        for value in event.summary.value:
+            number = point_value(value, plugins)
+            if number is not None:
+                out.append(ScalarPoint(run, value.tag, event.step, event.wall_time, number))
+                continue
+            buckets = histogram_buckets(value, plugins)
+            if buckets is not None:
+                out.append(HistogramPoint(run, value.tag, event.step, event.wall_time, buckets))
+        return out
+
+
+class PointsBatch(NamedTuple):
+    """Points read from a log's records (a pass's progress): how far it came, what it found."""
+
+    points: list
+    records: int  # records gone through so far
+    fraction: float
+    not_events: int
+
+
+def run_namer(source) -> Callable[[int], str]:
+    """Record number -> its run: a log folder's runs (``source.payload.runs``); a file on its own is a
+    run named by its folder's name."""
+    runs = getattr(source.payload, "runs", None) or {}
+    shards = getattr(source, "shards", None)
+    if shards is None:
+        name = runs.get(source.path) or os.path.basename(os.path.dirname(os.path.abspath(source.path))) or "."
+        return lambda _i: name
+    names = [runs.get(s.path) or os.path.basename(os.path.dirname(s.path)) or "." for s in shards]
+    return lambda i: names[source.shard_of(i)]
+
+
+def log_points_iter(source, reader: EventPoints, start: int = 0, stop: int | None = None,
+                    every: int = 2000) -> Iterator[PointsBatch]:
+    """The points of ``source``'s intact records (a log: one event file or a set of them) from record
+    ``start`` (to ``stop``, else all), a batch every ``every`` records; the last batch says 1.0."""
+    from codec.index.scan import IndexProgress
+    from codec.sources.record_pass import iter_records
+
+    run_of = run_namer(source)
+    indices = None if start == 0 and stop is None else range(start, len(source) if stop is None else stop)
+    batch: list = []
+    seen = 0
+    for item in iter_records(source, indices, every, intact_only=True):
+        if isinstance(item, IndexProgress):
+            yield PointsBatch(batch, seen, item.fraction, reader.not_events)
+            batch = []
+            continue
+        seen += 1
+        batch.extend(reader.points(run_of(item[0]), item[1]))
+    yield PointsBatch(batch, seen, 1.0, reader.not_events)
+
+
+class LogSeries:
+    """Scalar and histogram points of a log's runs, by tag then run (see the module docstring)."""
+
+    def __init__(self) -> None:
         self.points: list[ScalarPoint] = []  # every scalar point in the order read (what an export writes)
         self.scalars: dict[str, dict[str, RunSeries]] = {}
         self.histograms: dict[str, dict[str, list[HistogramPoint]]] = {}
         self.runs: list[str] = []  # in the order first read
         self.started: dict[str, float] = {}  # run -> its first point's wall time (RELATIVE's zero)
-        self.not_events = 0  # intact records that are not Events (left out)
-        self._plugins: dict[str, dict[str, str]] = {}  # run -> tag -> the plugin its first metadata named
+        self._reader: EventPoints | None = None
+
+    def add(self, points: Iterable[ScalarPoint | HistogramPoint]) -> None:
+        """Keep ``points`` (read by an :class:`EventPoints`), after those kept before."""
+        for point in points:
+            if isinstance(point, HistogramPoint):
+                self._run_seen(point.run, point.wall_time)
+                self.histograms.setdefault(point.tag, {}).setdefault(point.run, []).append(point)
+            else:
+                self._add_scalar(point)
 
     def add_record(self, run: str, data: bytes) -> int:
-        """Read one event record of ``run``; the number of points (scalar or histogram) it added."""
-        from google.protobuf.message import DecodeError
+        """Read and keep one event record of ``run`` (a reader of this series' own); the points it held."""
+        if self._reader is None:
+            self._reader = EventPoints()
+        points = self._reader.points(run, data)
+        self.add(points)
+        return len(points)
 
-        if not may_have_summary(data):
-            return 0
-        try:
-            event = self._parse(data)
-        except (DecodeError, RuntimeError, ValueError):
-            self.not_events += 1
-            return 0
-        if not event.HasField("summary"):
-            return 0
-        plugins = self._plugins.setdefault(run, {})
-        added = 0
-        for value in event.summary.value:
-            number = point_value(value, plugins)
-            if number is not None:
-                self._add_scalar(ScalarPoint(run, value.tag, event.step, event.wall_time, number))
-                added += 1
-                continue
-            buckets = histogram_buckets(value, plugins)
-            if buckets is not None:
-                self._run_seen(run, event.wall_time)
-                point = HistogramPoint(run, value.tag, event.step, event.wall_time, buckets)
-                self.histograms.setdefault(value.tag, {}).setdefault(run, []).append(point)
-                added += 1
-        return added
+    @property
+    def not_events(self) -> int:
+        return 0 if self._reader is None else self._reader.not_events
 
     def _add_scalar(self, point: ScalarPoint) -> None:
         self._run_seen(point.run, point.wall_time)

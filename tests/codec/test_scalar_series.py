@@ -167,3 +167,20 @@ def test_scalars_of_tf1_events_and_what_is_not_an_event():
     assert series.scalars["loss"]["run"].values == [2.0, 1.0]
     assert series.started == {"run": 10.0}
     assert [json.dumps(p) for p in series.shown_points(["acc"], ["run"])] == ['["run", "acc", 2, 11.0, 0.5]']
+
+
+def test_points_of_a_log_folder_opened_as_one_set_name_their_runs():
+    from codec.datasets.payload_choice import choose_for
+    from codec.ops.scalar_series import EventPoints, log_points_iter
+    from codec.sources.open import open_paths
+
+    opened = open_paths([str(LOGS)], lambda *_: choose_for([str(LOGS)]))
+    with opened.source as source:
+        source.build_index()
+        series = LogSeries()
+        batches = list(log_points_iter(source, EventPoints(), every=7))
+        for batch in batches:
+            series.add(batch.points)
+    assert batches[-1].fraction == 1.0 and batches[-1].records == 100 and len(batches) > 2
+    assert [(p.run, p.tag, p.step, p.value) for p in series.points] == \
+           [(p.run, p.tag, p.step, p.value) for p in fixture_series().points]
