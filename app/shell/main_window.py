@@ -34,6 +34,7 @@ from app.shell.edit_actions import EditActions
 from app.shell.file_dialogs import FileDialogSizer
 from app.shell.file_tab import FileTab
 from app.shell.help_actions import HelpActions
+from app.shell.log_tabs import is_log
 from app.shell.payload_actions import PayloadActions
 from app.shell.qa_docks import QaDocks, TabQa
 from app.shell.recent_files import RecentFiles, sweep_stale_temps_in
@@ -367,6 +368,8 @@ class MainWindow(QMainWindow):
         self.disk_watch.refresh()
         tab.start()
         tab.table.setFocus()
+        if is_log(tab.session.source):  # a TensorBoard log: its plots are what it is opened for
+            self.qa.show_scalars()
         return tab
 
     # -- URLs -------------------------------------------------------------------

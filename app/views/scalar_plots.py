@@ -1,0 +1,394 @@
+"""The Scalars view's plots, painted with QPainter: a tag's runs as lines, and a histogram's buckets.
+
+:class:`ScalarPlot` draws one tag: each run's smoothed line over its raw line (faint),
+axes with round ticks (:mod:`codec.ops.scalar_series`), zoom by the wheel or a dragged
+rectangle (a double-click resets it), and a tooltip at the nearest point.
+:class:`HistogramPlot` draws one run's histogram of a tag: the distribution at a step,
+or several steps offset one above another (older behind), as TensorBoard's "offset" view.
+"""
+from __future__ import annotations
+
+import bisect
+import math
+import time
+from dataclasses import dataclass
+
+from PySide6.QtCore import QPointF, QRect, QRectF, QSize, Qt, Signal
+from PySide6.QtGui import QColor, QPainter, QPainterPath, QPalette, QPen
+from PySide6.QtWidgets import QSizePolicy, QToolTip, QWidget
+
+from app.style import palette
+from codec.ops.scalar_series import STEP, WALL, HistogramPoint, nice_ticks, tick_label, time_ticks
+
+MARGIN_LEFT, MARGIN_RIGHT, MARGIN_TOP, MARGIN_BOTTOM = 56, 12, 24, 30
+RAW_ALPHA = 70  # the raw line behind the smoothed one
+HOVER_PIXELS = 24  # how near the pointer a point must be for its tooltip
+ZOOM_STEP = 0.8  # a wheel notch shows this share of the range
+
+
+@dataclass
+class Curve:
+    """One run's line in a tag's plot: x per the axis chosen, raw and smoothed values, and what a tooltip says."""
+
+    run: str
+    color: QColor
+    xs: list[float]
+    values: list[float]
+    smoothed: list[float]
+    steps: list[int]
+    wall_times: list[float]
+
+
+def _finite_range(values) -> tuple[float, float] | None:
+    finite = [v for v in values if math.isfinite(v)]
+    if not finite:
+        return None
+    return min(finite), max(finite)
+
+
+class _Frame:
+    """Data <-> pixels inside a plot's axes."""
+
+    def __init__(self, area: QRectF, x0: float, x1: float, y0: float, y1: float) -> None:
+        self.area, self.x0, self.x1, self.y0, self.y1 = area, x0, x1, y0, y1
+
+    def px(self, x: float) -> float:
+        return self.area.left() + (x - self.x0) / (self.x1 - self.x0) * self.area.width()
+
+    def py(self, y: float) -> float:
+        return self.area.bottom() - (y - self.y0) / (self.y1 - self.y0) * self.area.height()
+
+    def data_x(self, px: float) -> float:
+        return self.x0 + (px - self.area.left()) / self.area.width() * (self.x1 - self.x0)
+
+    def data_y(self, py: float) -> float:
+        return self.y0 + (self.area.bottom() - py) / self.area.height() * (self.y1 - self.y0)
+
+
+def _padded(lo: float, hi: float) -> tuple[float, float]:
+    if hi == lo:
+        pad = abs(lo) * 0.1 or 1.0
+        return lo - pad, hi + pad
+    pad = (hi - lo) * 0.05
+    return lo - pad, hi + pad
+
+
+class _PlotBase(QWidget):
+    """A card with a title, axes and ticks; subclasses say the ranges and paint inside."""
+
+    def __init__(self, title: str, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.title = title
+        self.setMinimumSize(280, 200)
+        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
+        self.setMouseTracking(True)
+
+    def sizeHint(self) -> QSize:
+        return QSize(380, 240)
+
+    def _area(self) -> QRectF:
+        return QRectF(MARGIN_LEFT, MARGIN_TOP, max(10, self.width() - MARGIN_LEFT - MARGIN_RIGHT),
+                      max(10, self.height() - MARGIN_TOP - MARGIN_BOTTOM))
+
+    def _paint_frame(self, p: QPainter, frame: _Frame, x_axis: str = STEP) -> None:
+        """Background, title, grid, tick labels and the axes' lines."""
+        qp = self.palette()
+        p.fillRect(self.rect(), qp.color(QPalette.ColorRole.Base))
+        p.setPen(qp.color(QPalette.ColorRole.Text))
+        font = p.font()
+        title_font = font
+        title_font.setBold(True)
+        p.setFont(title_font)
+        p.drawText(QRectF(8, 2, self.width() - 16, MARGIN_TOP - 4), Qt.AlignmentFlag.AlignVCenter
+                   | Qt.AlignmentFlag.AlignLeft, self.title)
+        title_font.setBold(False)
+        p.setFont(title_font)
+        area = frame.area
+        grid = QPen(palette.CHART_TRACK, 1)
+        label_pen = QPen(palette.CHART_LABEL)
+        metrics = p.fontMetrics()
+        y_ticks = nice_ticks(frame.y0, frame.y1, max(2, int(area.height() // 40)))
+        y_step = y_ticks[1] - y_ticks[0] if len(y_ticks) > 1 else abs(frame.y1 - frame.y0) or 1.0
+        for t in y_ticks:
+            y = frame.py(t)
+            p.setPen(grid)
+            p.drawLine(QPointF(area.left(), y), QPointF(area.right(), y))
+            p.setPen(label_pen)
+            p.drawText(QRectF(0, y - 8, MARGIN_LEFT - 6, 16), Qt.AlignmentFlag.AlignRight
+                       | Qt.AlignmentFlag.AlignVCenter, tick_label(t, y_step))
+        count = max(2, int(area.width() // 90))
+        if x_axis == WALL:
+            x_ticks = time_ticks(frame.x0, frame.x1, count)
+        else:
+            ticks = nice_ticks(frame.x0, frame.x1, count)
+            step = ticks[1] - ticks[0] if len(ticks) > 1 else abs(frame.x1 - frame.x0) or 1.0
+            x_ticks = [(t, tick_label(t, step)) for t in ticks]
+        for t, text in x_ticks:
+            x = frame.px(t)
+            p.setPen(grid)
+            p.drawLine(QPointF(x, area.top()), QPointF(x, area.bottom()))
+            p.setPen(label_pen)
+            w = metrics.horizontalAdvance(text) + 4
+            p.drawText(QRectF(x - w / 2, area.bottom() + 4, w, 16), Qt.AlignmentFlag.AlignCenter, text)
+        p.setPen(QPen(palette.CHART_AXIS, 1))
+        p.drawLine(area.bottomLeft(), area.bottomRight())
+        p.drawLine(area.bottomLeft(), area.topLeft())
+
+
+class ScalarPlot(_PlotBase):
+    """One tag's runs (see the module docstring). ``zoomed(bool)``: the view left or came back to the whole."""
+
+    zoomed = Signal(bool)
+
+    def __init__(self, tag: str, parent: QWidget | None = None) -> None:
+        super().__init__(tag, parent)
+        self.curves: list[Curve] = []
+        self.x_axis = STEP
+        self.view: tuple[float, float, float, float] | None = None  # (x0, x1, y0, y1) zoomed; None: all
+        self._drag_from: QPointF | None = None
+        self._drag_to: QPointF | None = None
+        self._hover: tuple[int, int] | None = None  # (curve, point)
+        self.setToolTip("")
+
+    def set_curves(self, curves: list[Curve], x_axis: str) -> None:
+        if x_axis != self.x_axis:
+            self.view = None
+        self.curves, self.x_axis = curves, x_axis
+        self._hover = None
+        self.update()
+
+    def full_range(self) -> tuple[float, float, float, float]:
+        """(x0, x1, y0, y1) holding every finite point, padded."""
+        xs = _finite_range(x for c in self.curves for x in c.xs) or (0.0, 1.0)
+        ys = _finite_range(v for c in self.curves for v in (*c.values, *c.smoothed)) or (0.0, 1.0)
+        x0, x1 = xs if xs[1] > xs[0] else _padded(*xs)
+        return (x0, x1, *_padded(*ys))
+
+    def frame(self) -> _Frame:
+        return _Frame(self._area(), *(self.view or self.full_range()))
+
+    def zoom_to(self, x0: float, x1: float, y0: float, y1: float) -> None:
+        if x1 <= x0 or y1 <= y0:
+            return
+        self.view = (x0, x1, y0, y1)
+        self.update()
+        self.zoomed.emit(True)
+
+    def reset_zoom(self) -> None:
+        self.view = None
+        self.update()
+        self.zoomed.emit(False)
+
+    # -- painting ----------------------------------------------------------
+    def paintEvent(self, _event) -> None:
+        p = QPainter(self)
+        p.setRenderHint(QPainter.RenderHint.Antialiasing)
+        frame = self.frame()
+        self._paint_frame(p, frame, self.x_axis)
+        p.setClipRect(frame.area.adjusted(-1, -1, 1, 1))
+        for curve in self.curves:
+            faint = QColor(curve.color)
+            faint.setAlpha(RAW_ALPHA)
+            if curve.smoothed is not curve.values:
+                p.setPen(QPen(faint, 1))
+                p.drawPath(_line(frame, curve.xs, curve.values))
+            p.setPen(QPen(curve.color, 1.6))
+            p.drawPath(_line(frame, curve.xs, curve.smoothed))
+        if self._hover is not None:
+            curve = self.curves[self._hover[0]]
+            k = self._hover[1]
+            point = QPointF(frame.px(curve.xs[k]), frame.py(curve.smoothed[k]))
+            p.setPen(QPen(self.palette().color(QPalette.ColorRole.Base), 1.5))
+            p.setBrush(curve.color)
+            p.drawEllipse(point, 4, 4)
+        if self._drag_from is not None and self._drag_to is not None:
+            band = QColor(palette.CHART_BAR)
+            band.setAlpha(40)
+            p.setPen(QPen(palette.CHART_BAR, 1, Qt.PenStyle.DashLine))
+            p.setBrush(band)
+            p.drawRect(QRectF(self._drag_from, self._drag_to).normalized())
+        p.end()
+
+    # -- zoom and hover ----------------------------------------------------
+    def wheelEvent(self, event) -> None:
+        frame = self.frame()
+        pos = event.position()
+        if not frame.area.contains(pos):
+            return super().wheelEvent(event)
+        factor = ZOOM_STEP if event.angleDelta().y() > 0 else 1 / ZOOM_STEP
+        cx, cy = frame.data_x(pos.x()), frame.data_y(pos.y())
+        self.zoom_to(cx - (cx - frame.x0) * factor, cx + (frame.x1 - cx) * factor,
+                     cy - (cy - frame.y0) * factor, cy + (frame.y1 - cy) * factor)
+        event.accept()
+
+    def mousePressEvent(self, event) -> None:
+        if event.button() == Qt.MouseButton.LeftButton and self.frame().area.contains(event.position()):
+            self._drag_from = self._drag_to = event.position()
+        super().mousePressEvent(event)
+
+    def mouseMoveEvent(self, event) -> None:
+        if self._drag_from is not None:
+            self._drag_to = event.position()
+            self.update()
+            return
+        self._show_hover(event.position(), event.globalPosition().toPoint())
+
+    def mouseReleaseEvent(self, event) -> None:
+        start, end = self._drag_from, event.position()
+        self._drag_from = self._drag_to = None
+        self.update()
+        if start is not None and abs(end.x() - start.x()) > 4 and abs(end.y() - start.y()) > 4:
+            frame = self.frame()
+            xs = sorted((frame.data_x(start.x()), frame.data_x(end.x())))
+            ys = sorted((frame.data_y(start.y()), frame.data_y(end.y())))
+            self.zoom_to(xs[0], xs[1], ys[0], ys[1])
+        super().mouseReleaseEvent(event)
+
+    def mouseDoubleClickEvent(self, event) -> None:
+        self.reset_zoom()
+        event.accept()
+
+    def leaveEvent(self, event) -> None:
+        if self._hover is not None:
+            self._hover = None
+            self.update()
+        super().leaveEvent(event)
+
+    def nearest(self, pos: QPointF) -> tuple[int, int] | None:
+        """(curve, point) of the point nearest ``pos`` on the smoothed lines, if within HOVER_PIXELS."""
+        frame = self.frame()
+        best, where = HOVER_PIXELS ** 2, None
+        x = frame.data_x(pos.x())
+        for c, curve in enumerate(self.curves):
+            k = bisect.bisect_left(curve.xs, x) if curve.xs == sorted(curve.xs) else None
+            candidates = range(len(curve.xs)) if k is None else range(max(0, k - 2), min(len(curve.xs), k + 2))
+            for j in candidates:
+                y = curve.smoothed[j]
+                if not math.isfinite(y):
+                    continue
+                d = (frame.px(curve.xs[j]) - pos.x()) ** 2 + (frame.py(y) - pos.y()) ** 2
+                if d < best:
+                    best, where = d, (c, j)
+        return where
+
+    def hover_text(self, c: int, k: int) -> str:
+        """What the tooltip says of point ``k`` of curve ``c``: run, step, value, smoothed, time."""
+        curve = self.curves[c]
+        when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(curve.wall_times[k])) \
+            if math.isfinite(curve.wall_times[k]) else repr(curve.wall_times[k])
+        lines = [f"<b>{_escape(curve.run)}</b>", f"step {curve.steps[k]:,}", f"value {curve.values[k]:.6g}"]
+        if curve.smoothed is not curve.values:
+            lines.append(f"smoothed {curve.smoothed[k]:.6g}")
+        lines.append(when)
+        return "<br>".join(lines)
+
+    def _show_hover(self, pos: QPointF, global_pos) -> None:
+        hit = self.nearest(pos)
+        if hit != self._hover:
+            self._hover = hit
+            self.update()
+        if hit is None:
+            QToolTip.hideText()
+        else:
+            QToolTip.showText(global_pos, self.hover_text(*hit), self, QRect(), 10000)
+
+
+def _escape(text: str) -> str:
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def _line(frame: _Frame, xs: list[float], ys: list[float]) -> QPainterPath:
+    """A polyline through the finite points, broken where a value is NaN or infinite."""
+    path = QPainterPath()
+    pen_down = False
+    px, py = frame.px, frame.py
+    for x, y in zip(xs, ys):
+        if not (math.isfinite(y) and math.isfinite(x)):
+            pen_down = False
+            continue
+        point = QPointF(px(x), py(y))
+        if pen_down:
+            path.lineTo(point)
+        else:
+            path.moveTo(point)
+            pen_down = True
+    return path
+
+
+class HistogramPlot(_PlotBase):
+    """One run's histograms of a tag: at a step (``set_step``), or several steps offset (``offset``)."""
+
+    OFFSET_STEPS = 12  # how many steps the offset view draws, spread over the run
+
+    def __init__(self, title: str, color: QColor, points: list[HistogramPoint], parent: QWidget | None = None) -> None:
+        super().__init__(title, parent)
+        self.color = color
+        self.points = points
+        self.offset = False
+        self.index = len(points) - 1  # the point shown at a step
+
+    def set_points(self, points: list[HistogramPoint]) -> None:
+        self.points = points
+        self.index = min(max(self.index, 0), len(points) - 1)
+        self.update()
+
+    def set_step(self, step: int) -> None:
+        """Show the last histogram at or before ``step`` (the first, if all are after it)."""
+        steps = [p.step for p in self.points]
+        self.index = max(0, bisect.bisect_right(steps, step) - 1)
+        self.update()
+
+    def set_offset(self, on: bool) -> None:
+        self.offset = on
+        self.update()
+
+    def shown(self) -> list[HistogramPoint]:
+        """The histograms drawn: the one at the step, or the offset view's, oldest first."""
+        if not self.points:
+            return []
+        if not self.offset:
+            return [self.points[self.index]]
+        n = len(self.points)
+        if n <= self.OFFSET_STEPS:
+            return list(self.points)
+        picks = sorted({round(k * (n - 1) / (self.OFFSET_STEPS - 1)) for k in range(self.OFFSET_STEPS)})
+        return [self.points[k] for k in picks]
+
+    def paintEvent(self, _event) -> None:
+        p = QPainter(self)
+        p.setRenderHint(QPainter.RenderHint.Antialiasing)
+        shown = self.shown()
+        edges = _finite_range(e for h in shown for b in h.buckets for e in b[:2]) or (0.0, 1.0)
+        peak = max((_density(b) for h in shown for b in h.buckets), default=1.0) or 1.0
+        x0, x1 = _padded(*edges) if edges[1] == edges[0] else edges
+        rows = len(shown)
+        lift = 0.6 if self.offset and rows > 1 else 0.0  # each older histogram sits this share of a peak lower
+        frame = _Frame(self._area(), x0, x1, 0.0, peak * (1 + lift * (rows - 1)) * 1.05)
+        self._paint_frame(p, frame)
+        p.setClipRect(frame.area.adjusted(-1, -1, 1, 1))
+        for k, histogram in enumerate(shown):
+            base = peak * lift * (rows - 1 - k)
+            fill = QColor(self.color)
+            fill.setAlpha(60 + int(140 * (k + 1) / rows) if rows > 1 else 110)
+            path = QPainterPath()
+            path.moveTo(frame.px(histogram.buckets[0][0]) if histogram.buckets else 0, frame.py(base))
+            for left, right, _count in histogram.buckets:
+                d = _density((left, right, _count))
+                path.lineTo(frame.px(left), frame.py(base + d))
+                path.lineTo(frame.px(right), frame.py(base + d))
+            if histogram.buckets:
+                path.lineTo(frame.px(histogram.buckets[-1][1]), frame.py(base))
+            path.closeSubpath()
+            p.setPen(QPen(self.color.darker(120) if not palette.is_dark() else self.color.lighter(120), 1))
+            p.setBrush(fill)
+            p.drawPath(path)
+            if self.offset and rows > 1:
+                p.setPen(QPen(palette.CHART_LABEL))
+                p.drawText(QPointF(frame.area.right() - 70, frame.py(base) - 2), f"step {histogram.step:,}")
+        p.end()
+
+
+def _density(bucket: tuple[float, float, float]) -> float:
+    """A bucket's height: its count, as TensorBoard draws it."""
+    return bucket[2] if math.isfinite(bucket[2]) else 0.0
+
