@@ -26,6 +26,7 @@ from app.shell.payload_choice import SettingsChoice, opening_choice
 from app.shell.session import OpenedSource, PassProgress, TabSession
 from app.shell.tab_state import TabState, parse_goto
 from app.views.shards_panel import ShardsPanel
+from codec.datasets.event_logs import is_log_folder
 from codec.datasets.payload_choice import Choice, apply
 from codec.errors import TFRecordError
 from codec.sources.open import open_paths
@@ -130,7 +131,9 @@ class ShardSetTab(FileTab):
         spec); :attr:`open_note` says when they cannot decode as before.
         """
         chooser = SettingsChoice(settings)
-        opened = open_paths(args, chooser, as_set=True)
+        # A TensorBoard log folder is named as itself, as the command line names it (not by its first file).
+        name = args[0] if len(args) == 1 and is_log_folder(args[0]) else None
+        opened = open_paths(args, chooser, as_set=True, name=name)
         return cls._over(opened.source, list(args), opened.choice, chooser.note, settings, parent)
 
     @classmethod

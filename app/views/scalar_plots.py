@@ -22,7 +22,9 @@ from codec.ops.scalar_series import STEP, WALL, HistogramPoint, nice_ticks, tick
 
 MARGIN_LEFT, MARGIN_RIGHT, MARGIN_TOP, MARGIN_BOTTOM = 56, 12, 24, 30
 RAW_ALPHA = 70  # the raw line behind the smoothed one
+PLOT_HEIGHT = 250  # a plot card's height (its width follows the grid)
 HOVER_PIXELS = 24  # how near the pointer a point must be for its tooltip
+OFFSET_LABELS = 72  # the offset view's room for its steps' labels
 ZOOM_STEP = 0.8  # a wheel notch shows this share of the range
 
 
@@ -79,19 +81,19 @@ class _PlotBase(QWidget):
     def __init__(self, title: str, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.title = title
-        self.setMinimumSize(280, 200)
+        self.setMinimumSize(280, PLOT_HEIGHT)
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
         self.setMouseTracking(True)
 
     def sizeHint(self) -> QSize:
-        return QSize(380, 240)
+        return QSize(380, PLOT_HEIGHT)
 
     def _area(self) -> QRectF:
         return QRectF(MARGIN_LEFT, MARGIN_TOP, max(10, self.width() - MARGIN_LEFT - MARGIN_RIGHT),
                       max(10, self.height() - MARGIN_TOP - MARGIN_BOTTOM))
 
-    def _paint_frame(self, p: QPainter, frame: _Frame, x_axis: str = STEP) -> None:
-        """Background, title, grid, tick labels and the axes' lines."""
+    def _paint_frame(self, p: QPainter, frame: _Frame, x_axis: str = STEP, y_labels: bool = True) -> None:
+        """Background, title, grid, tick labels (the y axis' unless not ``y_labels``) and the axes' lines."""
         qp = self.palette()
         p.fillRect(self.rect(), qp.color(QPalette.ColorRole.Base))
         p.setPen(qp.color(QPalette.ColorRole.Text))
@@ -109,7 +111,7 @@ class _PlotBase(QWidget):
         metrics = p.fontMetrics()
         y_ticks = nice_ticks(frame.y0, frame.y1, max(2, int(area.height() // 40)))
         y_step = y_ticks[1] - y_ticks[0] if len(y_ticks) > 1 else abs(frame.y1 - frame.y0) or 1.0
-        for t in y_ticks:
+        for t in y_ticks if y_labels else ():
             y = frame.py(t)
             p.setPen(grid)
             p.drawLine(QPointF(area.left(), y), QPointF(area.right(), y))
@@ -363,9 +365,11 @@ class HistogramPlot(_PlotBase):
         x0, x1 = _padded(*edges) if edges[1] == edges[0] else edges
         rows = len(shown)
         lift = 0.6 if self.offset and rows > 1 else 0.0  # each older histogram sits this share of a peak lower
-        frame = _Frame(self._area(), x0, x1, 0.0, peak * (1 + lift * (rows - 1)) * 1.05)
-        self._paint_frame(p, frame)
-        p.setClipRect(frame.area.adjusted(-1, -1, 1, 1))
+        area = self._area()
+        if lift:  # room on the right for the steps' labels; the y axis means nothing then
+            area.setRight(area.right() - OFFSET_LABELS)
+        frame = _Frame(area, x0, x1, 0.0, peak * (1 + lift * (rows - 1)) * 1.05)
+        self._paint_frame(p, frame, y_labels=not lift)
         for k, histogram in enumerate(shown):
             base = peak * lift * (rows - 1 - k)
             fill = QColor(self.color)
@@ -379,12 +383,14 @@ class HistogramPlot(_PlotBase):
             if histogram.buckets:
                 path.lineTo(frame.px(histogram.buckets[-1][1]), frame.py(base))
             path.closeSubpath()
+            p.setClipRect(frame.area.adjusted(-1, -1, 1, 1))
             p.setPen(QPen(self.color.darker(120) if not palette.is_dark() else self.color.lighter(120), 1))
             p.setBrush(fill)
             p.drawPath(path)
-            if self.offset and rows > 1:
+            p.setClipping(False)
+            if lift:
                 p.setPen(QPen(palette.CHART_LABEL))
-                p.drawText(QPointF(frame.area.right() - 70, frame.py(base) - 2), f"step {histogram.step:,}")
+                p.drawText(QPointF(frame.area.right() + 6, frame.py(base) + 4), f"step {histogram.step:,}")
         p.end()
 
 

@@ -156,3 +156,11 @@ def test_a_log_folder_whose_file_is_being_written_has_no_damage(window, qtbot, t
     assert tab.state().problems == 0
     view = scalars_of(window, qtbot, tab)
     assert view.runs() == ["train", "eval"]
+
+
+def test_a_log_folder_is_named_as_itself_and_its_files_open_on_their_own(window, qtbot):
+    folder = open_done(window, qtbot, str(LOGS))
+    assert folder.title == "logs" and folder.path == str(LOGS)
+    single = open_done(window, qtbot, str(TRAIN))
+    assert single is not folder and len(single.session.source) == 50
+    assert [c.run for c in scalars_of(window, qtbot, single).plot("loss").curves] == ["train"]
