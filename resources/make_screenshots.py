@@ -1,10 +1,10 @@
-"""Make the docs' screenshots: seven subjects, light and dark, at 1600×1000 and 1024×700 (masks, video at
-1600×1000 only).
+"""Make the docs' screenshots: nine subjects, light and dark, at 1600×1000 and 1024×700 (masks, video, audio,
+scalars at 1600×1000 only).
 
 Drives the real main window (a throwaway Settings and index cache in a temporary
 folder), switches the theme through View > Theme, and saves
 ``{sorted,help,filter-scan,pixel-inspector,projection}-{light,dark}-{1600x1000,1024x700}.png`` and
-``masks-keypoints-{light,dark}-1600x1000.png`` and ``video-{light,dark}-1600x1000.png``.
+``masks-keypoints-{light,dark}-1600x1000.png``, ``{video,audio,scalars}-{light,dark}-1600x1000.png``.
 Run it under Xvfb with the xcb platform, so dialogs and the screen can be grabbed:
 
     Xvfb :81 -screen 0 1700x1100x24 &
