@@ -4,11 +4,8 @@ from __future__ import annotations
 import os
 import shutil
 
-import pytest
 from PySide6.QtCore import QPoint, QPointF, Qt
 
-from app.models.settings import Settings
-from app.shell.main_window import MainWindow
 from codec.cli.main import main
 from codec.format.framing import RecordStatus
 from tests.builders import FIXTURES
@@ -17,16 +14,6 @@ from tests.gui_helpers import open_done
 
 LOGS = FIXTURES / "formats" / "logs"
 TRAIN = next((LOGS / "train").iterdir())
-
-
-@pytest.fixture
-def window(qtbot):
-    w = MainWindow(Settings())
-    qtbot.addWidget(w)
-    w.resize(1400, 900)
-    w.show()
-    qtbot.waitExposed(w)
-    return w
 
 
 def scalars_of(window, qtbot, tab):
