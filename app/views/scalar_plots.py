@@ -13,12 +13,13 @@ import math
 import time
 from dataclasses import dataclass
 
+import numpy as np
 from PySide6.QtCore import QPointF, QRect, QRectF, QSize, Qt, Signal
 from PySide6.QtGui import QColor, QPainter, QPainterPath, QPalette, QPen
 from PySide6.QtWidgets import QSizePolicy, QToolTip, QWidget
 
 from app.style import palette
-from codec.ops.scalar_series import STEP, WALL, HistogramPoint, nice_ticks, tick_label, time_ticks
+from codec.ops.scalar_series import STEP, WALL, HistogramPoint, nice_ticks, thinned, tick_label, time_ticks
 
 MARGIN_LEFT, MARGIN_RIGHT, MARGIN_TOP, MARGIN_BOTTOM = 56, 12, 24, 30
 RAW_ALPHA = 70  # the raw line behind the smoothed one
@@ -39,6 +40,22 @@ class Curve:
     smoothed: list[float]
     steps: list[int]
     wall_times: list[float]
+    _arrays: tuple | None = None
+    _ordered: bool | None = None
+
+    def arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(x, values, smoothed) as arrays, made once (to thin a long line for drawing)."""
+        if self._arrays is None:
+            self._arrays = (np.asarray(self.xs, dtype=np.float64), np.asarray(self.values, dtype=np.float64),
+                            np.asarray(self.smoothed, dtype=np.float64))
+        return self._arrays
+
+    def ordered(self) -> bool:
+        """Whether x never goes back (so the point under the pointer is found by bisection)."""
+        if self._ordered is None:
+            x = self.arrays()[0]
+            self._ordered = bool(np.all(x[1:] >= x[:-1]))
+        return self._ordered
 
 
 def _finite_range(values) -> tuple[float, float] | None:
@@ -188,14 +205,21 @@ class ScalarPlot(_PlotBase):
         frame = self.frame()
         self._paint_frame(p, frame, self.x_axis)
         p.setClipRect(frame.area.adjusted(-1, -1, 1, 1))
+        columns = int(frame.area.width())
         for curve in self.curves:
             faint = QColor(curve.color)
             faint.setAlpha(RAW_ALPHA)
+            x, raw, smoothed = curve.arrays()
+            drawn = thinned(x, raw, frame.x0, frame.x1, columns)
+            if drawn is None:
+                xs, raw_ys, smooth_ys = curve.xs, curve.values, curve.smoothed
+            else:  # a long line: the points that shape it at this width
+                xs, raw_ys, smooth_ys = x[drawn].tolist(), raw[drawn].tolist(), smoothed[drawn].tolist()
             if curve.smoothed is not curve.values:
                 p.setPen(QPen(faint, 1))
-                p.drawPath(_line(frame, curve.xs, curve.values))
+                p.drawPath(_line(frame, xs, raw_ys))
             p.setPen(QPen(curve.color, 1.6))
-            p.drawPath(_line(frame, curve.xs, curve.smoothed))
+            p.drawPath(_line(frame, xs, smooth_ys))
         if self._hover is not None:
             curve = self.curves[self._hover[0]]
             k = self._hover[1]
@@ -259,18 +283,26 @@ class ScalarPlot(_PlotBase):
     def nearest(self, pos: QPointF) -> tuple[int, int] | None:
         """(curve, point) of the point nearest ``pos`` on the smoothed lines, if within HOVER_PIXELS."""
         frame = self.frame()
-        best, where = HOVER_PIXELS ** 2, None
-        x = frame.data_x(pos.x())
+        area = frame.area
+        sx = area.width() / (frame.x1 - frame.x0)
+        sy = area.height() / (frame.y1 - frame.y0)
+        best, where = float(HOVER_PIXELS ** 2), None
+        reach = HOVER_PIXELS / sx
         for c, curve in enumerate(self.curves):
-            k = bisect.bisect_left(curve.xs, x) if curve.xs == sorted(curve.xs) else None
-            candidates = range(len(curve.xs)) if k is None else range(max(0, k - 2), min(len(curve.xs), k + 2))
-            for j in candidates:
-                y = curve.smoothed[j]
-                if not math.isfinite(y):
-                    continue
-                d = (frame.px(curve.xs[j]) - pos.x()) ** 2 + (frame.py(y) - pos.y()) ** 2
-                if d < best:
-                    best, where = d, (c, j)
+            x, _raw, y = curve.arrays()
+            lo, hi = 0, len(x)
+            if curve.ordered():  # only the points within reach along x
+                cx = frame.data_x(pos.x())
+                lo, hi = np.searchsorted(x, cx - reach), np.searchsorted(x, cx + reach, side="right")
+            if hi <= lo:
+                continue
+            dx = (area.left() + (x[lo:hi] - frame.x0) * sx) - pos.x()
+            dy = (area.bottom() - (y[lo:hi] - frame.y0) * sy) - pos.y()
+            d = dx * dx + dy * dy
+            d[~np.isfinite(d)] = np.inf
+            j = int(np.argmin(d))
+            if d[j] < best:
+                best, where = float(d[j]), (c, lo + j)
         return where
 
     def hover_text(self, c: int, k: int) -> str:

@@ -50,6 +50,8 @@ AXIS_NAMES = ((STEP, "Step"), (RELATIVE, "Relative (hours)"), (WALL, "Wall time"
 PLOT_WIDTH = 380  # a plot's width in the grid: as many columns as fit
 SCALARS_TAB, HISTOGRAMS_TAB = 0, 1
 DEFAULT_SMOOTHING = 0.6  # TensorBoard's own default
+REDRAW_MS = 60  # a control's change (the smoothing slider dragged) is drawn once it rests this long
+READ_REDRAW_MS = 600  # while a log is read, its plots grow this often
 
 
 class _Grid(QWidget):
@@ -102,11 +104,13 @@ class ScalarsView(QWidget):
     """A log's scalars and histograms (see the module docstring).
 
     ``message(str)``: a note for the status bar (an export written, or why not).
-    ``loaded()``: a pass over the records ended (points shown).
+    ``loaded()``: a pass over the records ended (points shown); ``redrawn()``: the plots show the points
+    and controls as they are now.
     """
 
     message = Signal(str)
     loaded = Signal()
+    redrawn = Signal()
 
     def __init__(self, source: Callable[[], RecordSource], busy: Callable[[], bool],
                  parent: QWidget | None = None) -> None:
@@ -115,10 +119,11 @@ class ScalarsView(QWidget):
         self._plots: dict[str, ScalarPlot] = {}
         self._histograms: dict[tuple[str, str], HistogramPlot] = {}
         self._hidden_runs: set[str] = set()
+        self._smoothing_kept: dict[tuple[str, str], tuple[float, int, list[float]]] = {}
         self._started = False
         self._redraw = QTimer(self)  # points come in bursts: draw once per burst
         self._redraw.setSingleShot(True)
-        self._redraw.setInterval(60)
+        self._redraw.setInterval(REDRAW_MS)
         self._redraw.timeout.connect(self.refresh)
 
         self.bar = PassBar(self, scoped=False)
@@ -206,7 +211,7 @@ class ScalarsView(QWidget):
         self.loader.waiting.connect(lambda: self._set_running(True, "waiting for indexing to finish…"))
         self.loader.started.connect(lambda: self._set_running(True, "reading the log…"))
         self.loader.progress.connect(lambda f: self.bar.progress.setValue(int(f * 1000)))
-        self.loader.points_added.connect(self._redraw.start)
+        self.loader.points_added.connect(self._points_added)
         self.loader.finished.connect(self._finished)
         self.loader.failed.connect(self._failed)
         palette.changes.changed.connect(self._recolor)
@@ -221,6 +226,7 @@ class ScalarsView(QWidget):
             plot.deleteLater()
         self._plots.clear()
         self._histograms.clear()
+        self._smoothing_kept.clear()
         self.loader.load()
 
     def ensure(self) -> None:
@@ -315,9 +321,8 @@ class ScalarsView(QWidget):
                 points = series.scalars[tag].get(run)
                 if points is None:
                     continue
-                values = points.values
-                curves.append(Curve(run, colors[run], points.xs(axis, series.started[run]), values,
-                                    smooth(values, weight) if weight > 0 else values, points.steps,
+                curves.append(Curve(run, colors[run], points.xs(axis, series.started[run]), points.values,
+                                    self._smoothed(tag, run, points.values, weight), points.steps,
                                     points.wall_times))
             plot.set_curves(curves, axis)
             plots.append(plot)
@@ -329,6 +334,19 @@ class ScalarsView(QWidget):
         else:
             self.empty.hide()
         self._refresh_histograms(colors, shown)
+        self.redrawn.emit()
+
+    def _smoothed(self, tag: str, run: str, values: list[float], weight: float) -> list[float]:
+        """``values`` smoothed by ``weight`` (the values themselves at 0), kept until either changes."""
+        if weight <= 0:
+            return values
+        key = (tag, run)
+        kept = self._smoothing_kept.get(key)
+        if kept is not None and kept[0] == weight and kept[1] == len(values):
+            return kept[2]
+        smoothed = smooth(values, weight)
+        self._smoothing_kept[key] = (weight, len(values), smoothed)
+        return smoothed
 
     def _hint(self, text: str) -> None:
         self.empty.setText(text)
@@ -392,7 +410,7 @@ class ScalarsView(QWidget):
     # -- controls ----------------------------------------------------------
     def _smoothing_changed(self, value: int) -> None:
         self.smoothing_label.setText(f"{value / 100:.2f}")
-        self.refresh()
+        self._redraw.start()  # (once the slider rests a moment: a long log takes a while to smooth)
 
     def _run_toggled(self, item: QListWidgetItem) -> None:
         run = item.data(Qt.ItemDataRole.UserRole)
@@ -415,6 +433,10 @@ class ScalarsView(QWidget):
         self.step_label.setText(f"{step:,}")
         for plot in self.histogram_grid.plots:
             plot.set_step(step)
+
+    def _points_added(self) -> None:
+        if not self._redraw.isActive():  # a long read redraws every READ_REDRAW_MS, not at each batch
+            self._redraw.start(READ_REDRAW_MS if self.loader.is_active() else REDRAW_MS)
 
     # -- the pass --------------------------------------------------------
     def _set_running(self, running: bool, text: str) -> None:

@@ -104,8 +104,8 @@ class ScalarsLoader(QObject):
         while run.queue:
             batch = run.queue.popleft()
             run.records = batch.records
-            if batch.points:
-                self.series.add(batch.points)
+            if len(batch.found):
+                self.series.merge(batch.found)
                 added = True
         if added:
             self.points_added.emit()

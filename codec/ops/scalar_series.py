@@ -20,8 +20,8 @@ from typing import Callable, Iterable, Iterator, NamedTuple
 
 from codec.ops.scalars import ScalarPoint, may_have_summary, point_value
 
-__all__ = ["AXES", "HISTOGRAMS_PLUGIN", "EventPoints", "HistogramPoint", "LogSeries", "PointsBatch", "RunSeries",
-           "histogram_buckets", "log_points_iter", "nice_ticks", "run_namer", "smooth", "tag_matcher", "tick_label",
+__all__ = ["AXES", "HISTOGRAMS_PLUGIN", "EventPoints", "HistogramPoint", "LogSeries", "PointsBatch", "RunSeries", "SeriesBatch",
+           "histogram_buckets", "log_points_iter", "nice_ticks", "run_namer", "smooth", "tag_matcher", "thinned", "tick_label",
            "time_ticks"]
 
 HISTOGRAMS_PLUGIN = "histograms"
@@ -93,10 +93,38 @@ class EventPoints:
         return out
 
 
+class SeriesBatch:
+    """Points grouped as a :class:`LogSeries` keeps them, made where they are read (a worker), so that
+    keeping them is a few list extends per tag and run, whatever their number."""
+
+    def __init__(self) -> None:
+        self.points: list[ScalarPoint] = []  # in the order read
+        self.series: dict[tuple[str, str], RunSeries] = {}  # (tag, run) -> its points here
+        self.histograms: list[HistogramPoint] = []
+        self.started: dict[str, float] = {}  # run -> its first point's wall time here, in the order seen
+
+    def __len__(self) -> int:
+        return len(self.points) + len(self.histograms)
+
+    def add(self, point: ScalarPoint | HistogramPoint) -> None:
+        if point.run not in self.started:
+            self.started[point.run] = point.wall_time
+        if isinstance(point, HistogramPoint):
+            self.histograms.append(point)
+            return
+        self.points.append(point)
+        series = self.series.get((point.tag, point.run))
+        if series is None:
+            series = self.series[(point.tag, point.run)] = RunSeries()
+        series.steps.append(point.step)
+        series.wall_times.append(point.wall_time)
+        series.values.append(point.value)
+
+
 class PointsBatch(NamedTuple):
     """Points read from a log's records (a pass's progress): how far it came, what it found."""
 
-    points: list
+    found: SeriesBatch
     records: int  # records gone through so far
     fraction: float
     not_events: int
@@ -123,15 +151,16 @@ def log_points_iter(source, reader: EventPoints, start: int = 0, stop: int | Non
 
     run_of = run_namer(source)
     indices = None if start == 0 and stop is None else range(start, len(source) if stop is None else stop)
-    batch: list = []
+    batch = SeriesBatch()
     seen = 0
     for item in iter_records(source, indices, every, intact_only=True):
         if isinstance(item, IndexProgress):
             yield PointsBatch(batch, seen, item.fraction, reader.not_events)
-            batch = []
+            batch = SeriesBatch()
             continue
         seen += 1
-        batch.extend(reader.points(run_of(item[0]), item[1]))
+        for point in reader.points(run_of(item[0]), item[1]):
+            batch.add(point)
     yield PointsBatch(batch, seen, 1.0, reader.not_events)
 
 
@@ -148,12 +177,25 @@ class LogSeries:
 
     def add(self, points: Iterable[ScalarPoint | HistogramPoint]) -> None:
         """Keep ``points`` (read by an :class:`EventPoints`), after those kept before."""
+        batch = SeriesBatch()
         for point in points:
-            if isinstance(point, HistogramPoint):
-                self._run_seen(point.run, point.wall_time)
-                self.histograms.setdefault(point.tag, {}).setdefault(point.run, []).append(point)
-            else:
-                self._add_scalar(point)
+            batch.add(point)
+        self.merge(batch)
+
+    def merge(self, batch: SeriesBatch) -> None:
+        """Keep a batch's points after those kept before."""
+        for run, wall_time in batch.started.items():
+            if run not in self.started:
+                self.runs.append(run)
+                self.started[run] = wall_time
+        self.points.extend(batch.points)
+        for (tag, run), found in batch.series.items():
+            series = self.scalars.setdefault(tag, {}).setdefault(run, RunSeries())
+            series.steps.extend(found.steps)
+            series.wall_times.extend(found.wall_times)
+            series.values.extend(found.values)
+        for point in batch.histograms:
+            self.histograms.setdefault(point.tag, {}).setdefault(point.run, []).append(point)
 
     def add_record(self, run: str, data: bytes) -> int:
         """Read and keep one event record of ``run`` (a reader of this series' own); the points it held."""
@@ -166,19 +208,6 @@ class LogSeries:
     @property
     def not_events(self) -> int:
         return 0 if self._reader is None else self._reader.not_events
-
-    def _add_scalar(self, point: ScalarPoint) -> None:
-        self._run_seen(point.run, point.wall_time)
-        self.points.append(point)
-        series = self.scalars.setdefault(point.tag, {}).setdefault(point.run, RunSeries())
-        series.steps.append(point.step)
-        series.wall_times.append(point.wall_time)
-        series.values.append(point.value)
-
-    def _run_seen(self, run: str, wall_time: float) -> None:
-        if run not in self.started:
-            self.runs.append(run)
-            self.started[run] = wall_time
 
     def scalar_tags(self, pattern: str = "") -> list[str]:
         """The scalar tags (sorted) that the glob ``pattern`` matches (every tag for "")."""
@@ -229,6 +258,33 @@ def smooth(values: list[float], weight: float) -> list[float]:
         n += 1
         out.append(last / (1.0 - weight ** n) if weight < 1 else last)
     return out
+
+
+def thinned(xs, ys, x0: float, x1: float, columns: int):
+    """Indices of the points worth drawing of a line ``columns`` pixels wide showing ``x0``..``x1``, or None
+    for all of them: when there are more than 4 a column, each column keeps its first, last, lowest and
+    highest point (the line looks the same), and points outside the range are left out but for the one
+    on each side. Non-finite values are left out then (a thinned line is not broken at them)."""
+    import numpy as np
+
+    n = len(xs)
+    if n <= 4 * max(1, columns) or not x1 > x0:
+        return None
+    x = np.asarray(xs, dtype=np.float64)
+    y = np.asarray(ys, dtype=np.float64)
+    keep = np.flatnonzero(np.isfinite(x) & np.isfinite(y))
+    if not keep.size:
+        return keep
+    col = np.floor((x[keep] - x0) / (x1 - x0) * columns)
+    col = np.clip(col, -1, columns).astype(np.int64)  # -1 and `columns`: everything left and right of the view
+    order = np.lexsort((y[keep], col))  # by column, then by value
+    cols = col[order]
+    starts = np.flatnonzero(np.r_[True, cols[1:] != cols[:-1]])
+    ends = np.r_[starts[1:], len(order)] - 1
+    lowest, highest = keep[order[starts]], keep[order[ends]]
+    first = np.minimum.reduceat(keep[order], starts)
+    last = np.maximum.reduceat(keep[order], starts)
+    return np.unique(np.concatenate([lowest, highest, first, last]))
 
 
 def nice_ticks(lo: float, hi: float, target: int = 5) -> list[float]:
@@ -283,7 +339,8 @@ def time_ticks(lo: float, hi: float, target: int = 5) -> list[tuple[float, str]]
         step = 86400 * math.ceil(raw / 86400)
     offset = -time.localtime(lo).tm_gmtoff if step >= 3600 else 0  # round hours and days in local time
     first = math.ceil((lo - offset) / step) * step + offset
-    out, t = [], first
+    out: list[tuple[float, str]] = []
+    t = float(first)
     while t <= hi:
         out.append((t, _time_text(t, step, hi - lo)))
         t += step

@@ -60,10 +60,12 @@ def test_the_fixture_log_folder_plots_each_tag_with_both_runs(window, qtbot):
 
 def test_smoothing_changes_the_drawn_series(window, qtbot):
     view = scalars_of(window, qtbot, open_done(window, qtbot, str(LOGS)))
-    view.smoothing.setValue(0)
+    with qtbot.waitSignal(view.redrawn):
+        view.smoothing.setValue(0)
     raw = view.plot("loss").curves[0]
     assert raw.smoothed == raw.values
-    view.smoothing.setValue(90)
+    with qtbot.waitSignal(view.redrawn):
+        view.smoothing.setValue(90)
     smoothed = view.plot("loss").curves[0]
     assert smoothed.values == raw.values and smoothed.smoothed != raw.values
     assert smoothed.smoothed[0] == raw.values[0]  # debiased: the first point is its own value

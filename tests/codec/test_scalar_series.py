@@ -180,7 +180,27 @@ def test_points_of_a_log_folder_opened_as_one_set_name_their_runs():
         series = LogSeries()
         batches = list(log_points_iter(source, EventPoints(), every=7))
         for batch in batches:
-            series.add(batch.points)
+            series.merge(batch.found)
     assert batches[-1].fraction == 1.0 and batches[-1].records == 100 and len(batches) > 2
     assert [(p.run, p.tag, p.step, p.value) for p in series.points] == \
            [(p.run, p.tag, p.step, p.value) for p in fixture_series().points]
+
+
+def test_a_long_line_is_thinned_to_what_shapes_it():
+    import numpy as np
+
+    from codec.ops.scalar_series import thinned
+
+    xs = list(range(10_000))
+    ys = [((i * 7919) % 1000) / 10 for i in xs]  # jagged
+    assert thinned(xs[:300], ys[:300], 0, 300, 100) is None  # few enough: all drawn
+    kept = thinned(xs, ys, 0, 10_000, 100)
+    assert len(kept) <= 4 * 102 and list(kept) == sorted(kept)
+    y, kept = np.asarray(ys), np.asarray(kept)
+    for column in range(100):  # each column's lowest and highest values are kept
+        values = y[column * 100:(column + 1) * 100]
+        drawn = y[kept[(kept >= column * 100) & (kept < (column + 1) * 100)]]
+        assert drawn.min() == values.min() and drawn.max() == values.max()
+    zoomed = thinned(xs, ys, 5_000, 5_100, 1000)  # zoomed in: the view's points and one beyond each side
+    assert zoomed is not None and set(range(5_000, 5_101)) <= set(zoomed.tolist()) and len(zoomed) < 120
+    assert thinned(xs, [float("nan")] * 10_000, 0, 10_000, 100).size == 0
