@@ -201,6 +201,12 @@ class ScalarPlot(_PlotBase):
     # -- painting ----------------------------------------------------------
     def paintEvent(self, _event) -> None:
         p = QPainter(self)
+        try:
+            self._paint(p)
+        finally:
+            p.end()
+
+    def _paint(self, p: QPainter) -> None:
         p.setRenderHint(QPainter.RenderHint.Antialiasing)
         frame = self.frame()
         self._paint_frame(p, frame, self.x_axis)
@@ -233,7 +239,6 @@ class ScalarPlot(_PlotBase):
             p.setPen(QPen(palette.CHART_BAR, 1, Qt.PenStyle.DashLine))
             p.setBrush(band)
             p.drawRect(QRectF(self._drag_from, self._drag_to).normalized())
-        p.end()
 
     # -- zoom and hover ----------------------------------------------------
     def wheelEvent(self, event) -> None:
@@ -390,11 +395,21 @@ class HistogramPlot(_PlotBase):
 
     def paintEvent(self, _event) -> None:
         p = QPainter(self)
+        try:
+            self._paint(p)
+        finally:
+            p.end()
+
+    def _paint(self, p: QPainter) -> None:
         p.setRenderHint(QPainter.RenderHint.Antialiasing)
-        shown = self.shown()
-        edges = _finite_range(e for h in shown for b in h.buckets for e in b[:2]) or (0.0, 1.0)
-        peak = max((_density(b) for h in shown for b in h.buckets), default=1.0) or 1.0
-        x0, x1 = _padded(*edges) if edges[1] == edges[0] else edges
+        shown = [h for h in self.shown() if len(h.buckets)]
+        edges = np.concatenate([h.buckets[:, :2].ravel() for h in shown]) if shown else np.zeros(0)
+        counts = np.concatenate([h.buckets[:, 2] for h in shown]) if shown else np.zeros(0)
+        edges, counts = edges[np.isfinite(edges)], counts[np.isfinite(counts)]
+        x0, x1 = (float(edges.min()), float(edges.max())) if edges.size else (0.0, 1.0)
+        if x1 <= x0:
+            x0, x1 = _padded(x0, x1)
+        peak = float(counts.max()) if counts.size and counts.max() > 0 else 1.0
         rows = len(shown)
         lift = 0.6 if self.offset and rows > 1 else 0.0  # each older histogram sits this share of a peak lower
         area = self._area()
@@ -402,31 +417,25 @@ class HistogramPlot(_PlotBase):
             area.setRight(area.right() - OFFSET_LABELS)
         frame = _Frame(area, x0, x1, 0.0, peak * (1 + lift * (rows - 1)) * 1.05)
         self._paint_frame(p, frame, y_labels=not lift)
+        edge = QPen(self.color.darker(120) if not palette.is_dark() else self.color.lighter(120), 1)
         for k, histogram in enumerate(shown):
             base = peak * lift * (rows - 1 - k)
             fill = QColor(self.color)
             fill.setAlpha(60 + int(140 * (k + 1) / rows) if rows > 1 else 110)
+            buckets = histogram.buckets
             path = QPainterPath()
-            path.moveTo(frame.px(histogram.buckets[0][0]) if histogram.buckets else 0, frame.py(base))
-            for left, right, _count in histogram.buckets:
-                d = _density((left, right, _count))
-                path.lineTo(frame.px(left), frame.py(base + d))
-                path.lineTo(frame.px(right), frame.py(base + d))
-            if histogram.buckets:
-                path.lineTo(frame.px(histogram.buckets[-1][1]), frame.py(base))
+            path.moveTo(frame.px(float(buckets[0, 0])), frame.py(base))
+            for left, right, count in buckets.tolist():
+                height = base + (count if math.isfinite(count) else 0.0)  # a bucket's height: its count
+                path.lineTo(frame.px(left), frame.py(height))
+                path.lineTo(frame.px(right), frame.py(height))
+            path.lineTo(frame.px(float(buckets[-1, 1])), frame.py(base))
             path.closeSubpath()
             p.setClipRect(frame.area.adjusted(-1, -1, 1, 1))
-            p.setPen(QPen(self.color.darker(120) if not palette.is_dark() else self.color.lighter(120), 1))
+            p.setPen(edge)
             p.setBrush(fill)
             p.drawPath(path)
             p.setClipping(False)
             if lift:
                 p.setPen(QPen(palette.CHART_LABEL))
                 p.drawText(QPointF(frame.area.right() + 6, frame.py(base) + 4), f"step {histogram.step:,}")
-        p.end()
-
-
-def _density(bucket: tuple[float, float, float]) -> float:
-    """A bucket's height: its count, as TensorBoard draws it."""
-    return bucket[2] if math.isfinite(bucket[2]) else 0.0
-

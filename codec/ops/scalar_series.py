@@ -13,10 +13,11 @@ import fnmatch
 import math
 import os
 import re
-import struct
 import time
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Iterator, NamedTuple
+
+import numpy as np
 
 from codec.ops.scalars import ScalarPoint, may_have_summary, point_value
 
@@ -25,18 +26,19 @@ __all__ = ["AXES", "HISTOGRAMS_PLUGIN", "EventPoints", "HistogramPoint", "LogSer
            "time_ticks"]
 
 HISTOGRAMS_PLUGIN = "histograms"
+HISTOGRAMS_KEPT = 1000  # per tag and run, at least this many and at most twice as many are kept (a memory bound)
 STEP, RELATIVE, WALL = "step", "relative", "wall"
 AXES = (STEP, RELATIVE, WALL)  # the x axes: the step, hours since the run's first point, the wall time
 
 
 class HistogramPoint(NamedTuple):
-    """One histogram of a run's tag at a step: ``buckets`` as (left, right, count) triples."""
+    """One histogram of a run's tag at a step: ``buckets`` a k×3 float64 array of (left, right, count) rows."""
 
     run: str
     tag: str
     step: int
     wall_time: float
-    buckets: tuple[tuple[float, float, float], ...]
+    buckets: np.ndarray
 
 
 @dataclass
@@ -174,6 +176,7 @@ class LogSeries:
         self.runs: list[str] = []  # in the order first read
         self.started: dict[str, float] = {}  # run -> its first point's wall time (RELATIVE's zero)
         self._reader: EventPoints | None = None
+        self._thinning: dict[tuple[str, str], list] = {}  # (tag, run) -> see _keep_histogram
 
     def add(self, points: Iterable[ScalarPoint | HistogramPoint]) -> None:
         """Keep ``points`` (read by an :class:`EventPoints`), after those kept before."""
@@ -195,7 +198,25 @@ class LogSeries:
             series.wall_times.extend(found.wall_times)
             series.values.extend(found.values)
         for point in batch.histograms:
-            self.histograms.setdefault(point.tag, {}).setdefault(point.run, []).append(point)
+            self._keep_histogram(point)
+
+    def _keep_histogram(self, point: HistogramPoint) -> None:
+        """Keep every stride-th histogram of its tag and run, and the latest; past twice HISTOGRAMS_KEPT the
+        stride doubles (every other one goes), so those kept stay spread evenly over the run."""
+        kept = self.histograms.setdefault(point.tag, {}).setdefault(point.run, [])
+        thinning = self._thinning.setdefault((point.tag, point.run), [1, 0, []])  # stride, seen, kept's numbers
+        stride, seen, numbers = thinning
+        if numbers and numbers[-1] % stride:  # the latest before, off the stride: this one is the latest now
+            kept.pop()
+            numbers.pop()
+        kept.append(point)
+        numbers.append(seen)
+        thinning[1] = seen + 1
+        if len(kept) > 2 * HISTOGRAMS_KEPT:
+            stride = thinning[0] = stride * 2
+            chosen = [k for k, n in enumerate(numbers) if n % stride == 0 or k == len(numbers) - 1]
+            kept[:] = [kept[k] for k in chosen]
+            numbers[:] = [numbers[k] for k in chosen]
 
     def add_record(self, run: str, data: bytes) -> int:
         """Read and keep one event record of ``run`` (a reader of this series' own); the points it held."""
@@ -357,8 +378,8 @@ def _time_text(t: float, step: float, span: float) -> str:
     return time.strftime("%H:%M:%S" if step < 60 else "%H:%M", when)
 
 
-def histogram_buckets(value, plugins: dict[str, str]) -> tuple[tuple[float, float, float], ...] | None:
-    """The (left, right, count) buckets of a summary value that is a histogram, or None.
+def histogram_buckets(value, plugins: dict[str, str]) -> np.ndarray | None:
+    """The buckets of a summary value that is a histogram (a k×3 float64 array: left, right, count), or None.
 
     TF1 ``histo``: bucket i spans the previous limit to ``bucket_limit[i]``, the first from ``min`` and the
     last to ``max`` (TensorBoard's own migration). TF2: a k×3 float tensor of the ``histograms`` plugin."""
@@ -368,33 +389,32 @@ def histogram_buckets(value, plugins: dict[str, str]) -> tuple[tuple[float, floa
         limits, counts = list(h.bucket_limit), list(h.bucket)
         if not counts or len(limits) != len(counts):
             return None
-        lefts = [h.min, *limits[:-1]]
-        rights = [*limits[:-1], h.max]
-        return tuple(zip(lefts, rights, (float(c) for c in counts)))
+        return np.array([[h.min, *limits[:-1]], [*limits[:-1], h.max], counts], dtype=np.float64).T.copy()
     if kind != "tensor" or plugins.get(value.tag) != HISTOGRAMS_PLUGIN:
         return None
     return _bucket_tensor(value.tensor)
 
 
-_FLOATS = {1: ("<f", "float_val"), 2: ("<d", "double_val")}  # DT_FLOAT, DT_DOUBLE
+_FLOATS = {1: ("<f4", "float_val"), 2: ("<f8", "double_val")}  # DT_FLOAT, DT_DOUBLE
 
 
-def _bucket_tensor(tensor) -> tuple[tuple[float, float, float], ...] | None:
+def _bucket_tensor(tensor) -> np.ndarray | None:
     dims = [d.size for d in tensor.tensor_shape.dim]
     spec = _FLOATS.get(tensor.dtype)
     if spec is None or len(dims) != 2 or dims[1] != 3 or dims[0] < 0:
         return None
-    fmt, list_name = spec
+    dtype, list_name = spec
     n = dims[0] * 3
     if tensor.tensor_content:
-        size = struct.calcsize(fmt)
-        if len(tensor.tensor_content) != n * size:
+        if len(tensor.tensor_content) != n * np.dtype(dtype).itemsize:
             return None
-        flat = struct.unpack(f"<{n}{fmt[1]}", tensor.tensor_content)
+        flat = np.frombuffer(tensor.tensor_content, dtype=dtype)
     else:
-        flat = tuple(getattr(tensor, list_name))
-        if len(flat) == 1 and n > 1:  # one value stands for all (TensorProto's rule)
-            flat = flat * n
-        if len(flat) != n:
+        values = getattr(tensor, list_name)
+        if len(values) == 1 and n > 1:  # one value stands for all (TensorProto's rule)
+            flat = np.full(n, values[0], dtype=np.float64)
+        elif len(values) == n:
+            flat = np.array(values, dtype=np.float64)
+        else:
             return None
-    return tuple((float(flat[k]), float(flat[k + 1]), float(flat[k + 2])) for k in range(0, n, 3))
+    return flat.astype(np.float64).reshape(dims[0], 3)

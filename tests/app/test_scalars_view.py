@@ -112,8 +112,10 @@ def test_histograms_at_a_step_and_offset(window, qtbot):
     first = view._steps[0]
     view.step_slider.setValue(0)
     assert [h.step for h in plot.shown()] == [first]
+    at_step = plot.grab().toImage()
     view.offset.setChecked(True)
     assert len(plot.shown()) > 1 and [h.step for h in plot.shown()] == sorted(h.step for h in plot.shown())
+    assert plot.grab().toImage() != at_step  # (pytest-qt fails the test if painting raised)
 
 
 def test_an_event_file_being_written_opens_without_damage_and_follow_adds_its_events(window, qtbot, tmp_path):

@@ -151,11 +151,29 @@ def test_histograms_from_tf1_and_tf2_summaries():
     series = LogSeries()
     for event in (tf1, tf2, later):
         assert series.add_record("r", event.SerializeToString()) == 1
-    assert series.histograms["w"]["r"][0].buckets == ((-1.0, 0.0, 4.0), (0.0, 1.0, 0.0), (1.0, 2.0, 6.0))
-    assert [p.buckets for p in series.histograms["h"]["r"]] == [((0.0, 0.5, 3.0), (0.5, 1.0, 7.0)),
-                                                                ((0.0, 1.0, 9.0),)]
+    assert series.histograms["w"]["r"][0].buckets.tolist() == [[-1.0, 0.0, 4.0], [0.0, 1.0, 0.0], [1.0, 2.0, 6.0]]
+    assert [p.buckets.tolist() for p in series.histograms["h"]["r"]] == [[[0.0, 0.5, 3.0], [0.5, 1.0, 7.0]],
+                                                                         [[0.0, 1.0, 9.0]]]
     assert [p.step for p in series.histograms["h"]["r"]] == [4, 5]
     assert series.scalars == {}
+
+
+def test_histograms_kept_per_tag_and_run_are_bounded_and_spread():
+    from codec.ops.scalar_series import HISTOGRAMS_KEPT
+
+    series = LogSeries()
+    for step in range(5 * HISTOGRAMS_KEPT):
+        event = Event(wall_time=1.0 + step, step=step)
+        histo = event.summary.value.add(tag="w").histo
+        histo.min, histo.max = 0.0, 1.0
+        histo.bucket_limit.append(1.0)
+        histo.bucket.append(step)
+        series.add_record("r", event.SerializeToString())
+    steps = [p.step for p in series.histograms["w"]["r"]]
+    assert HISTOGRAMS_KEPT <= len(steps) <= 2 * HISTOGRAMS_KEPT
+    assert steps[-1] == 5 * HISTOGRAMS_KEPT - 1 and steps[0] < 5  # the latest, and the start still there
+    gaps = {b - a for a, b in zip(steps, steps[1:])}
+    assert max(gaps) <= 4  # evenly spread
 
 
 def test_scalars_of_tf1_events_and_what_is_not_an_event():
