@@ -21,9 +21,10 @@ from codec.sources.open import open_paths
 def file_filters() -> str:
     """The Open dialog's name filters: TFRecord files first (the default), then all files.
 
-    The names the codec takes for TFRecord files, and ``*.record`` (the Object Detection API's habit).
+    The names the codec takes for TFRecord files, ``*.record`` (the Object Detection API's habit) and
+    TensorBoard's event files (``events.out.tfevents.*``, TFRecord files of Events).
     """
-    return f"TFRecord files ({' '.join([*name_globs(), '*.record'])});;All files (*)"
+    return f"TFRecord files ({' '.join([*name_globs(), '*.record', '*tfevents*'])});;All files (*)"
 
 
 def open_file_tab(path: str, settings: Settings, parent: QWidget | None = None) -> FileTab:

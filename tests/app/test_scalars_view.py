@@ -1,6 +1,7 @@
 """The Scalars view of a TensorBoard log, through the real main window (offscreen)."""
 from __future__ import annotations
 
+import fnmatch
 import os
 import shutil
 
@@ -155,3 +156,25 @@ def test_a_log_folder_is_named_as_itself_and_its_files_open_on_their_own(window,
     single = open_done(window, qtbot, str(TRAIN))
     assert single is not folder and len(single.session.source) == 50
     assert [c.run for c in scalars_of(window, qtbot, single).plot("loss").curves] == ["train"]
+
+
+def test_the_open_dialog_shows_event_files():
+    from app.shell.opening import file_filters
+
+    globs = file_filters().split(";;")[0].split("(")[1].rstrip(")").split()
+    assert any(fnmatch.fnmatch(TRAIN.name, g) for g in globs)
+
+
+def test_a_log_folder_dropped_on_the_window_opens_with_its_scalars(window, qtbot):
+    from PySide6.QtCore import QMimeData, QPointF, Qt, QUrl
+    from PySide6.QtGui import QDropEvent
+
+    data = QMimeData()
+    data.setUrls([QUrl.fromLocalFile(str(LOGS))])
+    event = QDropEvent(QPointF(50, 50), Qt.DropAction.CopyAction, data, Qt.MouseButton.NoButton,
+                       Qt.KeyboardModifier.NoModifier)
+    window.dropEvent(event)
+    tab = window.current_tab()
+    assert tab is not None and tab.title == "logs"
+    qtbot.waitUntil(lambda: not tab.is_running() and tab.state().phase == "done", timeout=20000)
+    assert scalars_of(window, qtbot, tab).runs() == ["train", "eval"]
