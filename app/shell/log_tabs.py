@@ -12,14 +12,8 @@ from typing import Callable
 
 from app.shell.session import TabSession
 from app.shell.tab_follow import TabFollow
+from app.views.scalars_view import is_log
 from codec.datasets.event_logs import take_as_being_written, unfinished_tail
-from codec.decode.events import EVENT_TYPE
-from codec.sources.protocol import RecordSource
-
-
-def is_log(source: RecordSource) -> bool:
-    """Whether ``source``'s records decode as TensorBoard Events (an event file, a log folder)."""
-    return getattr(source.payload, "name", None) == EVENT_TYPE
 
 
 def settle_unfinished_tail(session: TabSession, follow: TabFollow, refresh_rows: Callable[[], None]) -> None:

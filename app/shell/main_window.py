@@ -34,7 +34,6 @@ from app.shell.edit_actions import EditActions
 from app.shell.file_dialogs import FileDialogSizer
 from app.shell.file_tab import FileTab
 from app.shell.help_actions import HelpActions
-from app.shell.log_tabs import is_log
 from app.shell.payload_actions import PayloadActions
 from app.shell.qa_docks import QaDocks, TabQa
 from app.shell.recent_files import RecentFiles, sweep_stale_temps_in
@@ -50,6 +49,7 @@ from app.shell.window_tabs import WindowMenu, WindowTabs
 from app.style import icons
 from app.views.action_state import set_enabled
 from app.views.message_bar import MessageBar
+from app.views.scalars_view import is_log
 from app.views.start_page import StartPage
 from app.workers.worker import PAINT_GATE
 from codec.errors import TFRecordError

@@ -40,6 +40,7 @@ from app.style import palette
 from app.views.scalar_plots import Curve, HistogramPlot, ScalarPlot
 from app.views.stats_panel import PassBar
 from app.workers.scalars_loader import ScalarsLoader
+from codec.decode.events import EVENT_TYPE
 from codec.errors import TFRecordError
 from codec.ops.scalar_series import RELATIVE, STEP, WALL, smooth
 from codec.ops.scalars import write_csv
@@ -52,6 +53,11 @@ SCALARS_TAB, HISTOGRAMS_TAB = 0, 1
 DEFAULT_SMOOTHING = 0.6  # TensorBoard's own default
 REDRAW_MS = 60  # a control's change (the smoothing slider dragged) is drawn once it rests this long
 READ_REDRAW_MS = 600  # while a log is read, its plots grow this often
+
+
+def is_log(source: RecordSource) -> bool:
+    """Whether ``source``'s records decode as TensorBoard Events (an event file, a log folder)."""
+    return getattr(source.payload, "name", None) == EVENT_TYPE
 
 
 class _Grid(QWidget):
@@ -220,8 +226,13 @@ class ScalarsView(QWidget):
 
     # -- public ------------------------------------------------------------
     def load(self) -> None:
-        """Read the log's points (again) on a worker."""
+        """Read the log's points (again) on a worker (nothing for a file that is not a log: a hint)."""
         self._started = True
+        if not is_log(self.loader.source()):
+            self.bar.summary.setText("not a TensorBoard log: its records do not decode as Events "
+                                     "(Decode As… changes how they decode)")
+            self._hint("Open a TensorBoard log (an event file or a log folder) to plot its scalars.")
+            return
         for plot in [*self._plots.values(), *self._histograms.values()]:
             plot.deleteLater()
         self._plots.clear()

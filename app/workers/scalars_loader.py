@@ -61,6 +61,9 @@ class ScalarsLoader(QObject):
         """Intact records read so far that are not Events (left out)."""
         return self._reader.not_events
 
+    def source(self) -> RecordSource:
+        return self._source()
+
     def is_active(self) -> bool:
         return self.runner.is_active()
 

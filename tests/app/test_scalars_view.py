@@ -178,3 +178,12 @@ def test_a_log_folder_dropped_on_the_window_opens_with_its_scalars(window, qtbot
     assert tab is not None and tab.title == "logs"
     qtbot.waitUntil(lambda: not tab.is_running() and tab.state().phase == "done", timeout=20000)
     assert scalars_of(window, qtbot, tab).runs() == ["train", "eval"]
+
+
+def test_a_file_that_is_not_a_log_gets_a_hint_not_a_pass(window, qtbot):
+    tab = open_done(window, qtbot, "structured.tfrecord")
+    assert not window.qa.scalars_dock.isVisible()  # not shown by itself
+    window.qa.scalars_action.trigger()  # View > Scalars
+    view = tab.qa.scalars_view()
+    assert view.isVisible() and not view.loader.is_active()
+    assert view.bar.summary.text().startswith("not a TensorBoard log")
