@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from PySide6.QtCore import QPointF, QRect, QRectF, QSize, Qt, Signal
-from PySide6.QtGui import QColor, QPainter, QPainterPath, QPalette, QPen
+from PySide6.QtGui import QColor, QPainter, QPainterPath, QPalette, QPen, QPolygonF
 from PySide6.QtWidgets import QSizePolicy, QToolTip, QWidget
 
 from app.style import palette
@@ -58,11 +58,15 @@ class Curve:
         return self._ordered
 
 
-def _finite_range(values) -> tuple[float, float] | None:
-    finite = [v for v in values if math.isfinite(v)]
-    if not finite:
-        return None
-    return min(finite), max(finite)
+def _array_range(arrays: list[np.ndarray]) -> tuple[float, float] | None:
+    """(lowest, highest) finite value of ``arrays``, or None when they hold none."""
+    lows, highs = [], []
+    for a in arrays:
+        finite = a[np.isfinite(a)]
+        if finite.size:
+            lows.append(finite.min())
+            highs.append(finite.max())
+    return (float(min(lows)), float(max(highs))) if lows else None
 
 
 class _Frame:
@@ -167,21 +171,25 @@ class ScalarPlot(_PlotBase):
         self._drag_from: QPointF | None = None
         self._drag_to: QPointF | None = None
         self._hover: tuple[int, int] | None = None  # (curve, point)
+        self._full = None
         self.setToolTip("")
 
     def set_curves(self, curves: list[Curve], x_axis: str) -> None:
         if x_axis != self.x_axis:
             self.view = None
         self.curves, self.x_axis = curves, x_axis
+        self._full: tuple[float, float, float, float] | None = None
         self._hover = None
         self.update()
 
     def full_range(self) -> tuple[float, float, float, float]:
-        """(x0, x1, y0, y1) holding every finite point, padded."""
-        xs = _finite_range(x for c in self.curves for x in c.xs) or (0.0, 1.0)
-        ys = _finite_range(v for c in self.curves for v in (*c.values, *c.smoothed)) or (0.0, 1.0)
-        x0, x1 = xs if xs[1] > xs[0] else _padded(*xs)
-        return (x0, x1, *_padded(*ys))
+        """(x0, x1, y0, y1) holding every finite point, padded (worked out once per set of curves)."""
+        if self._full is None:
+            xs = _array_range([c.arrays()[0] for c in self.curves]) or (0.0, 1.0)
+            ys = _array_range([a for c in self.curves for a in c.arrays()[1:]]) or (0.0, 1.0)
+            x0, x1 = xs if xs[1] > xs[0] else _padded(*xs)
+            self._full = (x0, x1, *_padded(*ys))
+        return self._full
 
     def frame(self) -> _Frame:
         return _Frame(self._area(), *(self.view or self.full_range()))
@@ -217,15 +225,15 @@ class ScalarPlot(_PlotBase):
             faint.setAlpha(RAW_ALPHA)
             x, raw, smoothed = curve.arrays()
             drawn = thinned(x, raw, frame.x0, frame.x1, columns)
-            if drawn is None:
-                xs, raw_ys, smooth_ys = curve.xs, curve.values, curve.smoothed
-            else:  # a long line: the points that shape it at this width
-                xs, raw_ys, smooth_ys = x[drawn].tolist(), raw[drawn].tolist(), smoothed[drawn].tolist()
+            if drawn is not None:  # a long line: the points that shape it at this width
+                x, raw, smoothed = x[drawn], raw[drawn], smoothed[drawn]
             if curve.smoothed is not curve.values:
                 p.setPen(QPen(faint, 1))
-                p.drawPath(_line(frame, xs, raw_ys))
+                for line in _polylines(frame, x, raw):
+                    p.drawPolyline(line)
             p.setPen(QPen(curve.color, 1.6))
-            p.drawPath(_line(frame, xs, smooth_ys))
+            for line in _polylines(frame, x, smoothed):
+                p.drawPolyline(line)
         if self._hover is not None:
             curve = self.curves[self._hover[0]]
             k = self._hover[1]
@@ -336,22 +344,18 @@ def _escape(text: str) -> str:
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
-def _line(frame: _Frame, xs: list[float], ys: list[float]) -> QPainterPath:
-    """A polyline through the finite points, broken where a value is NaN or infinite."""
-    path = QPainterPath()
-    pen_down = False
-    px, py = frame.px, frame.py
-    for x, y in zip(xs, ys):
-        if not (math.isfinite(y) and math.isfinite(x)):
-            pen_down = False
-            continue
-        point = QPointF(px(x), py(y))
-        if pen_down:
-            path.lineTo(point)
-        else:
-            path.moveTo(point)
-            pen_down = True
-    return path
+def _polylines(frame: _Frame, xs: np.ndarray, ys: np.ndarray) -> list[QPolygonF]:
+    """The line through the finite points in pixels, a polyline per run of them (broken at NaN, infinities)."""
+    area = frame.area
+    px = area.left() + (xs - frame.x0) * (area.width() / (frame.x1 - frame.x0))
+    py = area.bottom() - (ys - frame.y0) * (area.height() / (frame.y1 - frame.y0))
+    finite = np.isfinite(px) & np.isfinite(py)
+    px, py = np.clip(px, -1e6, 1e6), np.clip(py, -1e6, 1e6)  # far outside a zoomed view: still drawable
+    edges = np.flatnonzero(np.diff(np.r_[False, finite, False].astype(np.int8)))
+    out = []
+    for start, end in zip(edges[::2], edges[1::2]):
+        out.append(QPolygonF([QPointF(x, y) for x, y in zip(px[start:end].tolist(), py[start:end].tolist())]))
+    return out
 
 
 class HistogramPlot(_PlotBase):

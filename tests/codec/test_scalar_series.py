@@ -211,14 +211,14 @@ def test_a_long_line_is_thinned_to_what_shapes_it():
 
     xs = list(range(10_000))
     ys = [((i * 7919) % 1000) / 10 for i in xs]  # jagged
-    assert thinned(xs[:300], ys[:300], 0, 300, 100) is None  # few enough: all drawn
+    assert thinned(xs[:200], ys[:200], 0, 200, 100) is None  # few enough: all drawn
     kept = thinned(xs, ys, 0, 10_000, 100)
-    assert len(kept) <= 4 * 102 and list(kept) == sorted(kept)
+    assert len(kept) <= 2 * 102 and list(kept) == sorted(kept)
     y, kept = np.asarray(ys), np.asarray(kept)
     for column in range(100):  # each column's lowest and highest values are kept
         values = y[column * 100:(column + 1) * 100]
         drawn = y[kept[(kept >= column * 100) & (kept < (column + 1) * 100)]]
         assert drawn.min() == values.min() and drawn.max() == values.max()
     zoomed = thinned(xs, ys, 5_000, 5_100, 1000)  # zoomed in: the view's points and one beyond each side
-    assert zoomed is not None and set(range(5_000, 5_101)) <= set(zoomed.tolist()) and len(zoomed) < 120
+    assert zoomed is not None and set(range(5_000, 5_101)) <= set(zoomed.tolist()) and len(zoomed) < 110
     assert thinned(xs, [float("nan")] * 10_000, 0, 10_000, 100).size == 0
