@@ -284,7 +284,7 @@ def smooth(values: list[float], weight: float) -> list[float]:
 def thinned(xs, ys, x0: float, x1: float, columns: int):
     """Indices of the points worth drawing of a line ``columns`` pixels wide showing ``x0``..``x1``, or None
     for all of them: when there are more than 2 a column, each column keeps its lowest and highest point
-    (the line looks the same), and the points outside the range are those of one column on each side.
+    (the line looks the same), and outside the range only the nearest point on each side is kept.
     Non-finite values are left out then (a thinned line is not broken at them)."""
     import numpy as np
 
@@ -293,16 +293,22 @@ def thinned(xs, ys, x0: float, x1: float, columns: int):
         return None
     x = np.asarray(xs, dtype=np.float64)
     y = np.asarray(ys, dtype=np.float64)
-    keep = np.flatnonzero(np.isfinite(x) & np.isfinite(y))
-    if not keep.size:
-        return keep
-    col = np.floor((x[keep] - x0) / (x1 - x0) * columns)
-    col = np.clip(col, -1, columns).astype(np.int64)  # -1 and `columns`: everything left and right of the view
-    order = np.lexsort((y[keep], col))  # by column, then by value
-    cols = col[order]
-    starts = np.flatnonzero(np.r_[True, cols[1:] != cols[:-1]])
-    ends = np.r_[starts[1:], len(order)] - 1
-    return np.unique(np.concatenate([keep[order[starts]], keep[order[ends]]]))
+    finite = np.isfinite(x) & np.isfinite(y)
+    inside = np.flatnonzero(finite & (x >= x0) & (x <= x1))
+    parts = []
+    left, right = np.flatnonzero(finite & (x < x0)), np.flatnonzero(finite & (x > x1))
+    if left.size:  # the nearest point on each side: the line leaves the view toward it
+        parts.append(left[np.argmax(x[left])][None])
+    if right.size:
+        parts.append(right[np.argmin(x[right])][None])
+    if inside.size:
+        col = np.minimum(((x[inside] - x0) / (x1 - x0) * columns).astype(np.int64), columns - 1)
+        order = np.lexsort((y[inside], col))  # by column, then by value
+        cols = col[order]
+        starts = np.flatnonzero(np.r_[True, cols[1:] != cols[:-1]])
+        ends = np.r_[starts[1:], len(order)] - 1
+        parts += [inside[order[starts]], inside[order[ends]]]
+    return np.unique(np.concatenate(parts)) if parts else np.zeros(0, dtype=np.int64)
 
 
 def nice_ticks(lo: float, hi: float, target: int = 5) -> list[float]:
