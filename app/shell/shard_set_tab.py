@@ -26,7 +26,6 @@ from app.shell.payload_choice import SettingsChoice, opening_choice
 from app.shell.session import OpenedSource, PassProgress, TabSession
 from app.shell.tab_state import TabState, parse_goto
 from app.views.shards_panel import ShardsPanel
-from codec.datasets.event_logs import is_log_folder
 from codec.datasets.payload_choice import Choice, apply
 from codec.errors import TFRecordError
 from codec.sources.open import open_paths
@@ -131,9 +130,12 @@ class ShardSetTab(FileTab):
         spec); :attr:`open_note` says when they cannot decode as before.
         """
         chooser = SettingsChoice(settings)
-        # A TensorBoard log folder is named as itself, as the command line names it (not by its first file).
-        name = args[0] if len(args) == 1 and is_log_folder(args[0]) else None
-        opened = open_paths(args, chooser, as_set=True, name=name)
+        if len(args) == 1:  # (asked first, as open_paths would: a TensorBoard log folder is named as itself)
+            choice = chooser(args[0], list(args))
+            name = args[0] if getattr(choice.payload, "runs", None) else None
+            opened = open_paths(args, lambda *_: choice, as_set=True, name=name)
+        else:
+            opened = open_paths(args, chooser, as_set=True)
         return cls._over(opened.source, list(args), opened.choice, chooser.note, settings, parent)
 
     @classmethod

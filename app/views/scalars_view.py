@@ -233,6 +233,8 @@ class ScalarsView(QWidget):
                                      "(Decode As… changes how they decode)")
             self._hint("Open a TensorBoard log (an event file or a log folder) to plot its scalars.")
             return
+        self.scalar_grid.set_plots([])
+        self.histogram_grid.set_plots([])
         for plot in [*self._plots.values(), *self._histograms.values()]:
             plot.deleteLater()
         self._plots.clear()
