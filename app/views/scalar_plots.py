@@ -109,6 +109,18 @@ class _PlotBase(QWidget):
     def sizeHint(self) -> QSize:
         return QSize(380, PLOT_HEIGHT)
 
+    def paintEvent(self, _event) -> None:
+        p = QPainter(self)
+        try:  # (a painter left active would bring the app down)
+            p.setRenderHint(QPainter.RenderHint.Antialiasing)
+            self._paint(p)
+        finally:
+            p.end()
+
+    def _paint(self, p: QPainter) -> None:
+        """Paint the plot (the subclass's)."""
+        raise NotImplementedError
+
     def _area(self) -> QRectF:
         return QRectF(MARGIN_LEFT, MARGIN_TOP, max(10, self.width() - MARGIN_LEFT - MARGIN_RIGHT),
                       max(10, self.height() - MARGIN_TOP - MARGIN_BOTTOM))
@@ -207,15 +219,7 @@ class ScalarPlot(_PlotBase):
         self.zoomed.emit(False)
 
     # -- painting ----------------------------------------------------------
-    def paintEvent(self, _event) -> None:
-        p = QPainter(self)
-        try:
-            self._paint(p)
-        finally:
-            p.end()
-
     def _paint(self, p: QPainter) -> None:
-        p.setRenderHint(QPainter.RenderHint.Antialiasing)
         frame = self.frame()
         self._paint_frame(p, frame, self.x_axis)
         p.setClipRect(frame.area.adjusted(-1, -1, 1, 1))
@@ -397,15 +401,7 @@ class HistogramPlot(_PlotBase):
         picks = sorted({round(k * (n - 1) / (self.OFFSET_STEPS - 1)) for k in range(self.OFFSET_STEPS)})
         return [self.points[k] for k in picks]
 
-    def paintEvent(self, _event) -> None:
-        p = QPainter(self)
-        try:
-            self._paint(p)
-        finally:
-            p.end()
-
     def _paint(self, p: QPainter) -> None:
-        p.setRenderHint(QPainter.RenderHint.Antialiasing)
         shown = [h for h in self.shown() if len(h.buckets)]
         edges = np.concatenate([h.buckets[:, :2].ravel() for h in shown]) if shown else np.zeros(0)
         counts = np.concatenate([h.buckets[:, 2] for h in shown]) if shown else np.zeros(0)
