@@ -1,8 +1,9 @@
 """The Scalars view's plots, painted with QPainter: a tag's runs as lines, and a histogram's buckets.
 
 :class:`ScalarPlot` draws one tag: each run's smoothed line over its raw line (faint),
-axes with round ticks (:mod:`codec.ops.scalar_series`), zoom by the wheel or a dragged
-rectangle (a double-click resets it), and a tooltip at the nearest point.
+axes with round ticks (:mod:`codec.ops.scalar_series`), zoom by the wheel with Ctrl or Alt
+held (the wheel alone scrolls the grid of plots, as in TensorBoard) or a dragged rectangle
+(a double-click resets it), and a tooltip at the nearest point.
 :class:`HistogramPlot` draws one run's histogram of a tag: the distribution at a step,
 or several steps offset one above another (older behind), as TensorBoard's "offset" view.
 """
@@ -256,7 +257,8 @@ class ScalarPlot(_PlotBase):
     def wheelEvent(self, event) -> None:
         frame = self.frame()
         pos = event.position()
-        if not frame.area.contains(pos):
+        zoom = Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.AltModifier
+        if not frame.area.contains(pos) or not event.modifiers() & zoom:  # the wheel alone scrolls the grid
             return super().wheelEvent(event)
         factor = ZOOM_STEP if event.angleDelta().y() > 0 else 1 / ZOOM_STEP
         cx, cy = frame.data_x(pos.x()), frame.data_y(pos.y())

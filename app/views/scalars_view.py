@@ -167,6 +167,9 @@ class ScalarsView(QWidget):
         controls.addWidget(self.smoothing, 1)
         controls.addWidget(self.smoothing_label)
         controls.addWidget(self.export_button)
+        zoom_hint = QLabel("Zoom: drag, or Ctrl+wheel · all: double-click", self)
+        palette.follow(zoom_hint, lambda: palette.HINT_STYLE)
+        controls.insertWidget(1, zoom_hint)
 
         self.legend = QListWidget(self)
         self.legend.setToolTip("The runs: uncheck one to hide it")

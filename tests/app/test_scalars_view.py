@@ -6,6 +6,8 @@ import os
 import shutil
 
 from PySide6.QtCore import QPoint, QPointF, Qt
+from PySide6.QtGui import QWheelEvent
+from PySide6.QtWidgets import QApplication
 
 from codec.cli.main import main
 from codec.format.framing import RecordStatus
@@ -100,6 +102,15 @@ def test_zoom_and_hover(window, qtbot):
     assert plot.view is not None and plot.view[1] < whole[1]
     qtbot.mouseDClick(plot, Qt.MouseButton.LeftButton, pos=QPoint(int(area.center().x()), int(area.center().y())))
     assert plot.view is None
+    center = QPointF(area.center())
+    for modifiers in (Qt.KeyboardModifier.NoModifier, Qt.KeyboardModifier.ControlModifier):
+        wheel = QWheelEvent(center, QPointF(plot.mapToGlobal(center.toPoint())), QPoint(0, 0), QPoint(0, 120),
+                            Qt.MouseButton.NoButton, modifiers, Qt.ScrollPhase.NoScrollPhase, False)
+        QApplication.sendEvent(plot, wheel)
+        if modifiers == Qt.KeyboardModifier.NoModifier:
+            assert plot.view is None  # the wheel alone scrolls the grid
+    assert plot.view is not None and plot.view[1] - plot.view[0] < whole[1] - whole[0]
+    qtbot.mouseDClick(plot, Qt.MouseButton.LeftButton, pos=center.toPoint())
     frame = plot.frame()
     curve = plot.curves[0]
     hit = plot.nearest(QPointF(frame.px(curve.xs[5]), frame.py(curve.smoothed[5])))
