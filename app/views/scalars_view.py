@@ -40,6 +40,7 @@ from app.style import palette
 from app.views.scalar_plots import Curve, HistogramPlot, ScalarPlot
 from app.views.stats_panel import PassBar
 from app.workers.scalars_loader import ScalarsLoader
+from app.workers.worker import call_on_worker
 from codec.decode.events import EVENT_TYPE
 from codec.errors import TFRecordError
 from codec.ops.scalar_series import RELATIVE, STEP, WALL, smooth
@@ -111,12 +112,13 @@ class ScalarsView(QWidget):
 
     ``message(str)``: a note for the status bar (an export written, or why not).
     ``loaded()``: a pass over the records ended (points shown); ``redrawn()``: the plots show the points
-    and controls as they are now.
+    and controls as they are now; ``exported(path, error)``: an export ended ("" when written).
     """
 
     message = Signal(str)
     loaded = Signal()
     redrawn = Signal()
+    exported = Signal(str, str)
 
     def __init__(self, source: Callable[[], RecordSource], busy: Callable[[], bool],
                  parent: QWidget | None = None) -> None:
@@ -294,27 +296,36 @@ class ScalarsView(QWidget):
     def smoothing_weight(self) -> float:
         return self.smoothing.value() / 100.0
 
-    def csv_text(self) -> str:
-        """The points shown (the tags the filter matches, the runs checked) as ``scalars --csv`` writes them."""
-        out = io.StringIO()
-        write_csv(self.loader.series.shown_points(self.shown_tags(), self.shown_runs()), out)
-        return out.getvalue()
+    def export_csv(self, path: str) -> None:
+        """Write the points shown (the tags the filter matches, the runs checked) to ``path`` as
+        ``scalars --csv`` writes them, atomically, on a worker; ``exported(path, error)`` says how it went."""
+        points = list(self.loader.series.shown_points(self.shown_tags(), self.shown_runs()))  # (as shown now)
 
-    def export_csv(self, path: str) -> bool:
-        """Write :meth:`csv_text` to ``path`` atomically; False with a message when it cannot be."""
-        try:
-            atomic_write_bytes(path, self.csv_text().encode("utf-8"))
-        except OSError as exc:
-            self.message.emit(describe_write_error(path, exc))
-            return False
-        except TFRecordError as exc:
-            self.message.emit(str(exc).splitlines()[0])
-            return False
-        self.message.emit(f"wrote {os.path.basename(path)}")
-        return True
+        def write() -> str:
+            out = io.StringIO()
+            write_csv(points, out)
+            try:
+                atomic_write_bytes(path, out.getvalue().encode("utf-8"))
+            except OSError as exc:
+                return describe_write_error(path, exc)
+            except TFRecordError as exc:
+                return str(exc).splitlines()[0]
+            return ""
+
+        self.export_button.setEnabled(False)
+        call_on_worker(write, self, lambda error: self._exported(path, error),
+                       lambda error: self._exported(path, error))
+
+    def _exported(self, path: str, error: str) -> None:
+        self.export_button.setEnabled(True)
+        self.message.emit(error or f"wrote {os.path.basename(path)}")
+        self.exported.emit(path, error)
 
     def export_dialog(self) -> None:
-        path, _ = QFileDialog.getSaveFileName(self, "Export Scalars as CSV", "scalars.csv", "CSV files (*.csv)")
+        where = self.loader.source().path
+        folder = "" if "://" in where else where if os.path.isdir(where) else os.path.dirname(where)  # beside a local log
+        path, _ = QFileDialog.getSaveFileName(self, "Export Scalars as CSV", os.path.join(folder, "scalars.csv"),
+                                              "CSV files (*.csv)")
         if path:
             self.export_csv(path)
 

@@ -84,11 +84,16 @@ def test_export_csv_equals_the_scalars_command(window, qtbot, tmp_path, capsys):
         view.filter.setText(pattern)
         out = tmp_path / "out" / "shown.csv"
         out.parent.mkdir(exist_ok=True)
-        assert view.export_csv(str(out))
+        with qtbot.waitSignal(view.exported, timeout=10000) as done:
+            view.export_csv(str(out))
+        assert done.args == [str(out), ""]
         capsys.readouterr()
         assert main(["scalars", "--csv", str(LOGS), *(["--tag", tag] if tag else [])]) == 0
         assert out.read_text() == capsys.readouterr().out
     assert [p.name for p in (tmp_path / "out").iterdir()] == ["shown.csv"]  # no temporary file left beside it
+    with qtbot.waitSignal(view.exported, timeout=10000) as failed:
+        view.export_csv(str(tmp_path / "missing" / "x.csv"))
+    assert failed.args[1] and "missing" in failed.args[1] and "\n" not in failed.args[1]
 
 
 def test_zoom_and_hover(window, qtbot):
