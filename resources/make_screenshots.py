@@ -1,11 +1,10 @@
-"""Make the docs' screenshots: nine subjects, light and dark, at 1600×1000 and 1024×700 (masks, video, audio
-and array-record at 1600×1000 only).
+"""Make the docs' screenshots: ten subjects, light and dark, at 1600×1000 and 1024×700 (masks, video, audio,
+array-record and scalars at 1600×1000 only).
 
 Drives the real main window (a throwaway Settings and index cache in a temporary
 folder), switches the theme through View > Theme, and saves
 ``{sorted,help,filter-scan,pixel-inspector,projection}-{light,dark}-{1600x1000,1024x700}.png`` and
-``masks-keypoints-{light,dark}-1600x1000.png``, ``video-{light,dark}-1600x1000.png`` and
-``array-record-{light,dark}-1600x1000.png``.
+``masks-keypoints-{light,dark}-1600x1000.png`` and ``{video,audio,array-record,scalars}-{light,dark}-1600x1000.png``.
 Run it under Xvfb with the xcb platform, so dialogs and the screen can be grabbed:
 
     Xvfb :81 -screen 0 1700x1100x24 &
@@ -253,6 +252,52 @@ def make_embedding_file(path: Path, n: int = 20_000, dims: int = 64) -> Path:
     return path
 
 
+def make_log_folder(folder: Path, steps: int = 400) -> Path:
+    """A TensorBoard log folder written with the vendored Event class: runs ``train`` and ``eval``, a noisy
+    falling ``loss``, a rising ``metrics/accuracy``, train's ``learning_rate`` (TF1 simple values) and
+    ``weights`` histograms (TF2 tensors of the histograms plugin)."""
+    import struct
+
+    from codec.decode.events import event_class
+    from codec.storage.writer import write_records
+
+    Event = event_class()
+    rng = np.random.default_rng(5)
+    start = 1_795_700_000.0
+    for k, (run, every, noise) in enumerate((("train", 1, 0.08), ("eval", 10, 0.03))):
+        events = [Event(wall_time=start + k, file_version="brain.Event:2").SerializeToString()]
+        for step in range(0, steps, every):
+            t = start + k + step * 9.0
+            loss = 2.2 * np.exp(-step / (110 if run == "train" else 140)) + 0.25 + rng.normal(0, noise)
+            accuracy = 0.95 - 0.85 * np.exp(-step / 120) + rng.normal(0, noise / 3)
+            for tag, value in (("loss", loss), ("metrics/accuracy", accuracy)):
+                event = Event(wall_time=t, step=step)
+                summary = event.summary.value.add(tag=tag)
+                summary.metadata.plugin_data.plugin_name = "scalars"
+                summary.tensor.dtype = 1  # DT_FLOAT
+                summary.tensor.tensor_shape.SetInParent()
+                summary.tensor.tensor_content = struct.pack("<f", value)
+                events.append(event.SerializeToString())
+            if run == "train":
+                events.append(Event(wall_time=t, step=step, summary={"value": [
+                    {"tag": "learning_rate", "simple_value": 1e-3 * 0.5 ** (step // 100)}]}).SerializeToString())
+            if step % 20 == 0:
+                weights = rng.normal(0, 0.2 + step / steps, 4000)
+                counts, edges = np.histogram(weights, bins=30)
+                buckets = np.stack([edges[:-1], edges[1:], counts]).T.astype("<f8")
+                event = Event(wall_time=t, step=step)
+                summary = event.summary.value.add(tag="weights")
+                summary.metadata.plugin_data.plugin_name = "histograms"
+                summary.tensor.dtype = 2  # DT_DOUBLE
+                summary.tensor.tensor_shape.dim.add(size=30)
+                summary.tensor.tensor_shape.dim.add(size=3)
+                summary.tensor.tensor_content = buckets.tobytes()
+                events.append(event.SerializeToString())
+        (folder / run).mkdir(parents=True, exist_ok=True)
+        write_records(str(folder / run / f"events.out.tfevents.{int(start) + k}.host.1.v2"), events)
+    return folder
+
+
 class Shooter:
     """One main window per screenshot, in a given theme and size; its grabs saved as optimised PNGs."""
 
@@ -480,6 +525,25 @@ class Shooter:
         wait_until(lambda: tab.detail.current_record() == record, what="the record")
         return self.grab_screen()
 
+    def scalars(self):
+        """A log folder of two runs: View > Scalars, shown by itself, its per-tag plots smoothed, a point hovered."""
+        from PySide6.QtCore import QPointF, Qt
+
+        tab = self.open_done(make_log_folder(self.work / "logs"))
+        view = tab.qa.scalars_view()
+        wait_until(lambda: view.isVisible() and bool(view.loader.series.points) and not view.loader.is_active(),
+                   what="the scalars")
+        self.window.resizeDocks([self.window.qa.scalars_dock], [int(self.window.height() * 0.72)],
+                                Qt.Orientation.Vertical)
+        settle()
+        plot = view.plot("loss")
+        frame = plot.frame()
+        curve = plot.curves[0]
+        k = len(curve.xs) * 2 // 3
+        plot._show_hover(QPointF(frame.px(curve.xs[k]), frame.py(curve.smoothed[k])),
+                         plot.mapToGlobal(QPointF(frame.px(curve.xs[k]), frame.py(curve.smoothed[k])).toPoint()))
+        return self.grab_screen()
+
 
     def array_record(self):
         """An ArrayRecord file of images written with group_size 4: the gallery, the warning over the tab,
@@ -499,9 +563,9 @@ class Shooter:
 
 SUBJECTS = {"sorted": "sorted", "help": "help", "filter-scan": "filter_scan", "pixel-inspector": "pixel_inspector",
             "masks": "masks", "projection": "projection", "video": "video", "audio": "audio",
-            "array-record": "array_record"}
+            "array-record": "array_record", "scalars": "scalars"}
 SUBJECT_SIZES = {"masks": ((1600, 1000),), "video": ((1600, 1000),), "audio": ((1600, 1000),),
-                 "array-record": ((1600, 1000),)}  # a subject shot at fewer sizes than SIZES
+                 "array-record": ((1600, 1000),), "scalars": ((1600, 1000),)}  # a subject shot at fewer sizes than SIZES
 SUBJECT_FILES = {"masks": "masks-keypoints"}  # a subject whose files are named otherwise
 
 

@@ -196,8 +196,8 @@ class CorruptionTools(QObject):
         if changed or not running:
             self.map.set_marks(merge_marks(self._marks(), self.map.extent))
         self.panel.set_note(self._note(running))
-        if self.model.rowCount() and self._user_choice is None and not self.panel_visible():
-            self.set_panel_visible(True, user=False)
+        if self._user_choice is None and bool(self.model.rowCount()) != self.panel_visible():
+            self.set_panel_visible(bool(self.model.rowCount()), user=False)  # (a log's tail taken as being written)
         self._update_view()
 
     def _records_replaced(self) -> None:

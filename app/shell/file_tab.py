@@ -27,6 +27,7 @@ from app.models.records_owner import RecordsOwner
 from app.models.settings import Settings, full_path
 from app.shell.corruption_tools import CorruptionTools
 from app.shell.disk_changes import DiskChanges
+from app.shell.log_tabs import settle_unfinished_tail
 from app.shell.payload_choice import opening_choice
 from app.shell.qa_views import QaViews
 from app.shell.row_selection import RowSelection
@@ -160,6 +161,9 @@ class FileTab(QWidget):
         self.sorter.state_changed.connect(self.state_changed)
         session.finished.connect(self.sorter.runner.source_idle)
         self.follow.grown.connect(self._follow_grown)
+        self.follow.grown.connect(self.qa.records_grown)  # a log's Scalars view reads the events appended
+        # a log's end still being written is no damage
+        session.finished.connect(lambda: settle_unfinished_tail(session, self.follow, self.model.refresh_status))
         self.follow.changed.connect(self._follow_changed)
         self.editing.modified_changed.connect(self._modified_changed)
         self.editing.feature_added.connect(self._show_new_feature)

@@ -51,6 +51,7 @@ from app.shell.window_tabs import WindowMenu, WindowTabs
 from app.style import icons
 from app.views.action_state import set_enabled
 from app.views.message_bar import MessageBar
+from app.views.scalars_view import is_log
 from app.views.start_page import StartPage
 from app.workers.worker import PAINT_GATE
 from codec.errors import TFRecordError
@@ -373,6 +374,8 @@ class MainWindow(QMainWindow):
         self.disk_watch.refresh()
         tab.start()
         tab.table.setFocus()
+        if is_log(tab.session.source):  # a TensorBoard log: its plots are what it is opened for
+            self.qa.show_scalars()
         return tab
 
     # -- URLs -------------------------------------------------------------------

@@ -21,11 +21,12 @@ from codec.sources.open import open_paths
 def file_filters() -> str:
     """The Open dialog's name filters: TFRecord files first (the default), ArrayRecord files, then all files.
 
-    The names the codec takes for TFRecord files, and ``*.record`` (the Object Detection API's habit);
-    ArrayRecord files as their writers name them (TFDS: ``name-train.array_record-00000-of-00001``).
-    Any file opens as what its bytes are, whatever its name.
+    The names the codec takes for TFRecord files, ``*.record`` (the Object Detection API's habit) and
+    TensorBoard's event files (``events.out.tfevents.*``, TFRecord files of Events); ArrayRecord files as
+    their writers name them (TFDS: ``name-train.array_record-00000-of-00001``). Any file opens as what its
+    bytes are, whatever its name.
     """
-    return (f"TFRecord files ({' '.join([*name_globs(), '*.record'])});;"
+    return (f"TFRecord files ({' '.join([*name_globs(), '*.record', '*tfevents*'])});;"
             "ArrayRecord files (*.array_record *.array_record-* *.arrayrecord);;All files (*)")
 
 

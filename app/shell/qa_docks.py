@@ -19,6 +19,7 @@ from app.style import palette
 from app.views.action_state import set_enabled
 
 DOCK_SHARE = 0.35  # of the window's height, when a dock first opens
+SCALARS_SHARE = 0.6  # the Scalars dock's, shown for a log
 
 
 class PanelDock(QDockWidget):
@@ -59,6 +60,8 @@ class TabQa(Protocol):
 
     def projection_view(self) -> QWidget: ...
 
+    def scalars_view(self) -> QWidget: ...
+
 
 class QaDocks(QObject):
     """Docks and actions of the gallery, filter, statistics and feature spec.
@@ -82,6 +85,10 @@ class QaDocks(QObject):
         window.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, self.projection_dock)
         window.tabifyDockWidget(self.stats_dock, self.spec_dock)
         window.tabifyDockWidget(self.spec_dock, self.projection_dock)
+        self.scalars_dock = PanelDock("Scalars", "scalarsDock", "Open a TensorBoard log to plot its scalars.", window)
+        window.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, self.scalars_dock)
+        window.tabifyDockWidget(self.projection_dock, self.scalars_dock)
+        self.scalars_dock.hide()
         self.stats_dock.hide()
         self.spec_dock.hide()
         self.projection_dock.hide()
@@ -107,6 +114,9 @@ class QaDocks(QObject):
         view_menu.addAction(self.stats_action)
         view_menu.addAction(self.spec_action)
         view_menu.addAction(self.projection_action)
+        self.scalars_action = self._dock_action(self.scalars_dock, "Sca&lars", "Ctrl+Shift+L",
+                                                "A TensorBoard log's scalars and histograms, plotted per tag")
+        view_menu.addAction(self.scalars_action)
         self.actions = [self.table_action, self.gallery_action, self.filter_action]
 
         for dock in self.docks():
@@ -146,10 +156,18 @@ class QaDocks(QObject):
         self.refresh()
 
     def docks(self) -> tuple[PanelDock, ...]:
-        return self.stats_dock, self.spec_dock, self.projection_dock
+        return self.stats_dock, self.spec_dock, self.projection_dock, self.scalars_dock
 
     def show_projection(self) -> None:
         self.show_dock(self.projection_dock)
+
+    def show_scalars(self) -> None:
+        """Show the Scalars dock with a log's plots, taller than the other docks start (the plots need room)."""
+        first = self.scalars_dock.isHidden()
+        self.show_dock(self.scalars_dock)
+        if first and not self.scalars_dock.isFloating():
+            self.window.resizeDocks([self.scalars_dock], [int(self.window.height() * SCALARS_SHARE)],
+                                    Qt.Orientation.Vertical)
 
     def show_statistics(self) -> None:
         self.show_dock(self.stats_dock)
@@ -161,7 +179,8 @@ class QaDocks(QObject):
         """Show the current tab's panels in the docks (making them when a dock is visible)."""
         qa = self._current_qa()
         why = "a report or a URL still opening is shown, not a file" if self._page_shown() else "open a file first"
-        for action in (*self.actions, self.stats_action, self.spec_action, self.projection_action):
+        for action in (*self.actions, self.stats_action, self.spec_action, self.projection_action,
+                       self.scalars_action):
             set_enabled(action, qa is not None, why)
         if qa is None:
             for dock in self.docks():
@@ -181,3 +200,5 @@ class QaDocks(QObject):
             self.spec_dock.show_panel(qa.schema_view())
         if self.projection_dock.isVisible():
             self.projection_dock.show_panel(qa.projection_view())
+        if self.scalars_dock.isVisible():
+            self.scalars_dock.show_panel(qa.scalars_view())

@@ -20,6 +20,7 @@ from app.views.filter_bar import FilterBar
 from app.views.gallery import Gallery
 from app.views.projection_view import ProjectionView
 from app.views.record_detail import IMAGES_TAB, RecordDetail
+from app.views.scalars_view import ScalarsView
 from app.views.schema_view import SchemaView
 from app.views.stats_panel import StatsPanel
 from codec.format.framing import RecordStatus
@@ -52,6 +53,7 @@ class QaViews(QObject):
         self._stats: StatsPanel | None = None
         self._schema: SchemaView | None = None
         self._projection: ProjectionView | None = None
+        self._scalars: ScalarsView | None = None
         self._closed = False
         self.filter_bar = FilterBar(rows, self.source, session.is_running, settings)
         self.gallery = Gallery(rows, self.read, settings, status=self.status, source=self.records)
@@ -172,6 +174,21 @@ class QaViews(QObject):
             self._projection.record_activated.connect(self.selection.select_record)
         return self._projection
 
+    def scalars_view(self) -> ScalarsView:
+        """A TensorBoard log's Scalars view (made on first use; the window places it)."""
+        if self._scalars is None:
+            self._scalars = ScalarsView(lambda: self.session.source, self.source_busy)
+            self._scalars.message.connect(self.message)
+        return self._scalars
+
+    def records_grown(self) -> None:
+        """The followed file grew: the Scalars view reads the events appended."""
+        if self._scalars is not None:
+            self._scalars.read_more()
+
+    def _panels(self) -> tuple:
+        return self._stats, self._schema, self._projection, self._scalars
+
     def close(self) -> None:
         """Stop every pass and thumbnail job (before the file closes); drop the panels."""
         if self._closed:
@@ -179,12 +196,12 @@ class QaViews(QObject):
         self._closed = True
         self.filter_bar.stop()
         self.gallery.stop()
-        for panel in (self._stats, self._schema, self._projection):
+        for panel in self._panels():
             if panel is not None:
                 panel.stop()
                 panel.setParent(None)
                 panel.deleteLater()
-        self._stats = self._schema = self._projection = None
+        self._stats = self._schema = self._projection = self._scalars = None
 
     # -- keeping views on the same record ---------------------------------
     def _table_current(self, current: QModelIndex, _previous: QModelIndex) -> None:
@@ -239,7 +256,7 @@ class QaViews(QObject):
     def _reopened(self) -> None:
         """The session reads another file now (saved): thumbnails, statistics and spec are from the old one."""
         self.gallery.model.forget()
-        for panel in (self._stats, self._schema, self._projection):
+        for panel in self._panels():
             if panel is not None:
                 panel.mark_stale()
 
@@ -247,6 +264,6 @@ class QaViews(QObject):
         if self._closed:
             return
         self.filter_bar.source_idle()
-        for panel in (self._stats, self._schema, self._projection):
+        for panel in self._panels():
             if panel is not None:
                 panel.source_idle()

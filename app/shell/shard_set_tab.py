@@ -130,7 +130,12 @@ class ShardSetTab(FileTab):
         spec); :attr:`open_note` says when they cannot decode as before.
         """
         chooser = SettingsChoice(settings)
-        opened = open_paths(args, chooser, as_set=True)
+        if len(args) == 1:  # (asked first, as open_paths would: a TensorBoard log folder is named as itself)
+            choice = chooser(args[0], list(args))
+            name = args[0] if getattr(choice.payload, "runs", None) else None
+            opened = open_paths(args, lambda *_: choice, as_set=True, name=name)
+        else:
+            opened = open_paths(args, chooser, as_set=True)
         return cls._over(opened.source, list(args), opened.choice, chooser.note, settings, parent)
 
     @classmethod

@@ -7,7 +7,6 @@ from codec.cli.report import EXIT_OK, EXIT_PROBLEMS, problem_line
 
 __all__ = ["add_scalars_parser", "cmd_scalars"]
 
-COLUMNS = ("run", "tag", "step", "wall_time", "value")
 _TABLE_SAMPLE = 1000  # the text table's column widths: of its first 1,000 points (the rest stream)
 
 
@@ -32,7 +31,7 @@ def add_scalars_parser(sub) -> None:
 
 def cmd_scalars(args) -> int:
     from codec.datasets.event_logs import runs_of
-    from codec.ops.scalars import scalar_points
+    from codec.ops.scalars import scalar_points, write_csv
 
     runs = runs_of(args.file)
     damaged = False
@@ -55,7 +54,7 @@ def cmd_scalars(args) -> int:
     if args.json:
         _write_json(points)
     elif args.csv:
-        _write_csv(points, args.csv_formulas == "escape")
+        write_csv(points, sys.stdout, args.csv_formulas == "escape")
     else:
         _write_table(points)
     sys.stdout.flush()
@@ -80,25 +79,6 @@ def _write_json(points) -> None:
         tag_json = strings.get(tag) or strings.setdefault(tag, json.dumps(tag))
         write(f'{{"run": {run_json}, "tag": {tag_json}, "step": {point.step}, "wall_time": {wall_time!r}, '
               f'"value": {value!r}}}\n')
-
-
-def _write_csv(points, escape: bool) -> None:
-    import csv
-
-    from codec.ops.export import csv_text
-    from codec.ops.scalars import point_json
-
-    writer = csv.writer(sys.stdout, lineterminator="\n")
-    writer.writerow(COLUMNS)
-    counters: dict = {}
-    for point in points:
-        row = point_json(point)
-        writer.writerow((csv_text(point.run, counters, escape), csv_text(point.tag, counters, escape),
-                         point.step, _number_text(row["wall_time"]), _number_text(row["value"])))
-
-
-def _number_text(value) -> str:
-    return value if isinstance(value, str) else repr(value)
 
 
 def _write_table(points) -> None:

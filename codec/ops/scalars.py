@@ -18,12 +18,15 @@ import re
 import stat
 import struct
 from dataclasses import dataclass, field
-from typing import Callable, Iterator, NamedTuple
+from typing import Callable, Iterable, Iterator, NamedTuple, TextIO
 
 from codec.datasets.event_logs import Run, unfinished_tail
 from codec.format.framing import Problem
 
-__all__ = ["FileProblems", "ScalarPoint", "point_json", "scalar_points"]
+__all__ = ["COLUMNS", "FileProblems", "ScalarPoint", "may_have_summary", "point_json", "point_value", "scalar_points",
+           "write_csv"]
+
+COLUMNS = ("run", "tag", "step", "wall_time", "value")  # a point's fields, a CSV's header
 
 # Tags of the fields before Event.summary (5) in TensorFlow's order that mean it has none: file_version (3),
 # graph_def (4), log_message (6), session_log (7), tagged_run_metadata (8), meta_graph_def (9), one of
@@ -82,6 +85,28 @@ def point_json(point: ScalarPoint) -> dict:
             "value": _json_number(point.value)}
 
 
+def write_csv(points: Iterable[ScalarPoint], out: TextIO, escape: bool = True) -> dict:
+    """``points`` as CSV on ``out`` (a header line, then one row per point, numbers as JSON spells them);
+    with ``escape`` run and tag cells a spreadsheet would run as a formula get a ``'`` first. Returns
+    the counters of what was escaped (``{"formulas": n}``)."""
+    import csv
+
+    from codec.ops.export import csv_text
+
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(COLUMNS)
+    counters: dict = {}
+    for point in points:
+        row = point_json(point)
+        writer.writerow((csv_text(point.run, counters, escape), csv_text(point.tag, counters, escape),
+                         point.step, _number_text(row["wall_time"]), _number_text(row["value"])))
+    return counters
+
+
+def _number_text(value) -> str:
+    return value if isinstance(value, str) else repr(value)
+
+
 def _json_number(value: float):
     if math.isfinite(value):
         return value
@@ -106,7 +131,7 @@ def scalar_points(runs: list[Run], *, tag: str | None = None, check_crc: bool = 
         for path in run.files:
             report = FileProblems(path)
             for number, data in enumerate(_event_records(path, check_crc, report)):
-                if not _may_have_summary(data):
+                if not may_have_summary(data):
                     continue
                 try:
                     event = parse(data)
@@ -118,7 +143,7 @@ def scalar_points(runs: list[Run], *, tag: str | None = None, check_crc: bool = 
                 if not event.HasField("summary"):
                     continue
                 for value in event.summary.value:
-                    point = _point_value(value, plugins)
+                    point = point_value(value, plugins)
                     if point is not None and (wanted is None or wanted(value.tag)):
                         yield ScalarPoint(run.name, value.tag, event.step, event.wall_time, point)
             if on_file is not None:
@@ -132,7 +157,7 @@ def _tag_filter(pattern: str | None) -> Callable[[str], bool] | None:
     return lambda tag: match(tag) is not None
 
 
-def _may_have_summary(data: bytes) -> bool:
+def may_have_summary(data: bytes) -> bool:
     """False for an event whose bytes say it holds no summary (a file_version, a graph...), read past
     ``wall_time`` and ``step`` without parsing; True when it may (it is parsed then)."""
     pos = 9 if data[:1] == b"\x09" else 0
@@ -144,7 +169,7 @@ def _may_have_summary(data: bytes) -> bool:
     return pos >= len(data) or data[pos] not in _NOT_SUMMARY
 
 
-def _point_value(value, plugins: dict[str, str]) -> float | None:
+def point_value(value, plugins: dict[str, str]) -> float | None:
     """The number a summary value holds as a scalar point, or None when it is not one."""
     kind = value.WhichOneof("value")
     tag = value.tag
