@@ -179,7 +179,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     if wanted("media"):
         from codec.cli.media import cmd_media
 
-        p = add("media", "one line per media value (audio): codec, sample rate, channels, frames, duration, sha256")
+        p = add("media", "one line per media value: audio clips, videos, instance masks, keypoints, class maps")
         p.add_argument("--json", action="store_true", help="one JSON object per media value, one per line")
         p.add_argument("--where", metavar="EXPR", help=WHERE_HELP)
         p.add_argument("--workers", type=int, metavar="N", help=WORKERS_HELP + " (for --where)")
