@@ -50,11 +50,12 @@ from codec.sources.tfrecord_file import TFRecordFile
 from codec.storage.opening import io_errors, open_fd, read_upto
 from codec.storage.remote_errors import RemoteFolderError
 
-__all__ = ["ArrayRecordFile", "RecordFile", "array_record_available", "is_array_record", "open_record_file"]
+__all__ = ["ArrayRecordFile", "RecordFile", "array_record_available", "first_line", "is_array_record",
+           "open_record_file"]
 
 CACHED_CHUNKS = 8  # decoded chunks kept: a group's records read one by one decode it once
-RUN_BYTES = 1 << 20
-HASH_BATCH = 4096  # chunks whose hashes Google's reader checks in one call  # chunks read in order come this many bytes at a time
+RUN_BYTES = 1 << 20  # chunks read in order come this many bytes at a time
+HASH_BATCH = 4096  # chunks whose hashes Google's reader checks in one call
 EXTRA = "pip install 'tfrecord-lens[array-record]'"
 
 
@@ -393,7 +394,7 @@ class ArrayRecordFile(OneFile):
         try:
             return list(self._google_reader().read(list(range(start, start + self.layout.chunk_records[k]))))
         except RuntimeError as exc:  # Google's reader raises RuntimeError, naming the damage
-            raise ChunkDamage(f"chunk at offset {begin:,}: {_first_line(exc)}", offset=begin) from None
+            raise ChunkDamage(f"chunk at offset {begin:,}: {first_line(exc)}", offset=begin) from None
 
     def _google_reader(self):
         with self.lock:
@@ -539,7 +540,7 @@ class ArrayRecordFile(OneFile):
         except RuntimeError as exc:  # its footer or postscript hash failed
             self.add_problem(Problem(None, self.layout.footer_offset, ProblemKind.DATA_CRC,
                                      f"chunk at offset {self.layout.footer_offset:,} (the footer or postscript): "
-                                     f"{_first_line(exc)}"))
+                                     f"{first_line(exc)}"))
             return
         chunks = [k for k, count in enumerate(self.layout.chunk_records)
                   if count and not self.index.status(self._starts[k]).damaged]
@@ -554,9 +555,9 @@ class ArrayRecordFile(OneFile):
                     except RuntimeError as exc:
                         if any(name in str(exc) for name in _INDEX_MESSAGES):  # its reading of the footer failed
                             self.add_problem(Problem(None, self.layout.footer_offset, ProblemKind.DATA_CRC,
-                                                     f"the ArrayRecord footer or postscript: {_first_line(exc)}"))
+                                                     f"the ArrayRecord footer or postscript: {first_line(exc)}"))
                             return
-                        self._damaged(k, f"chunk at offset {self.chunk_span(k)[0]:,}: {_first_line(exc)}")
+                        self._damaged(k, f"chunk at offset {self.chunk_span(k)[0]:,}: {first_line(exc)}")
             last = batch[-1]
             yield IndexProgress(self._starts[last], self.chunk_span(last)[1], self.file_size, len(self.problems))
 
@@ -592,7 +593,8 @@ class ArrayRecordFile(OneFile):
 _INDEX_MESSAGES = ("RiegeliPostscript", "RiegeliFooterMetadata", "ArrayRecordFooter")  # Google's reader's words
 
 
-def _first_line(exc: BaseException) -> str:
+def first_line(exc: BaseException) -> str:
+    """The first line of what ``exc`` says (Google's package raises messages of many lines)."""
     return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
 
 

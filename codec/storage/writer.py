@@ -364,6 +364,12 @@ class OutputFile:
     def closed(self) -> bool:
         return self._f is None
 
+    @property
+    def written_path(self) -> str:
+        """The file the bytes go to until :meth:`commit`: the temporary file, or the special file itself
+        (for a writer that opens files by name)."""
+        return self._tmp if self._tmp is not None else self.target
+
     def write(self, chunk: bytes) -> None:
         if self._f is None:
             raise UsageError(f"output {self.path} is closed")
