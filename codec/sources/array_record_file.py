@@ -108,6 +108,7 @@ class ArrayRecordFile(OneFile):
         self.layout: ArrayRecordLayout | None = None
         self.lock = threading.RLock()
         self._starts: list[int] = []  # the first record number of each chunk
+        self._chunk_arrays = (np.zeros(0, np.int64),) * 3  # (offsets, record counts, starts) of the chunks
         self._decoded: OrderedDict[int, list[bytes] | None] = OrderedDict()  # chunk -> records (None: damaged)
         self._run: tuple[int, list[list[bytes] | None]] = (0, [])  # (first chunk, their records): read in order
         self._last = -2  # the chunk read last (the next one read makes a run)
@@ -189,6 +190,7 @@ class ArrayRecordFile(OneFile):
             self.layout = layout
             self._layout_problems = list(self.problems)
             self._starts = starts[:-1].tolist()
+            self._chunk_arrays = (offsets.astype(np.int64), counts, starts[:-1])
             self.index = RecordIndex.from_arrays(positions, np.zeros(layout.num_records, dtype=np.uint8))
             self.indexed = True
 
@@ -308,6 +310,12 @@ class ArrayRecordFile(OneFile):
 
     def decode_run(self, k: int) -> list[list[bytes] | None]:
         """Chunk ``k`` and those after it within RUN_BYTES (at least one), read at once and decoded."""
+        singles, chunks = self._read_run(k)
+        return [[record] for record in singles] if singles is not None else chunks  # type: ignore[return-value]
+
+    def _read_run(self, k: int) -> tuple[list[bytes] | None, list[list[bytes] | None] | None]:
+        """:meth:`decode_run` as (the records of a run of sound one-record chunks, None) or (None, the records
+        of each chunk, None for a damaged one): a pass takes the first without a list per record."""
         assert self.layout is not None
         offsets = self.layout.chunk_offsets
         base = offsets[k]
@@ -315,11 +323,13 @@ class ArrayRecordFile(OneFile):
         end = self.chunk_span(stop - 1)[1]
         with io_errors(self.path):
             buf = self.byte_source.read_at(base, end - base)
-        if all(n == 1 for n in self.layout.chunk_records[k:stop]):
-            singles = self._singles(buf, base, offsets[k:stop], end)
+        chunk_offsets, counts, _ = self._chunk_arrays
+        if (counts[k:stop] == 1).all():
+            positions = logical_positions(np.append(chunk_offsets[k:stop], end), base)
+            singles = single_records(without_block_headers(buf, base), positions[:-1], positions[1:])
             if singles is not None:
-                self._mark_good(list(range(k, stop)))
-                return [[record] for record in singles]
+                self._mark_good(np.arange(k, stop))
+                return singles, None
         out = []
         good: list[int] = []
         ends = offsets[k + 1:stop] + [end]
@@ -328,22 +338,15 @@ class ArrayRecordFile(OneFile):
             out.append(records)
             if records is not None:
                 good.append(j)
-        self._mark_good(good)
-        return out
+        self._mark_good(np.asarray(good, dtype=np.int64))
+        return None, out
 
-    def _singles(self, buf: bytes, base: int, begins: list[int], end: int) -> list[bytes] | None:
-        """The records of a run of one-record chunks (``begins``, up to ``end``) read at once
-        (:func:`codec.format.riegeli.single_records`), or None to read them one by one."""
-        positions = logical_positions(begins + [end], base)
-        return single_records(without_block_headers(buf, base), positions[:-1], positions[1:])
-
-    def _mark_good(self, chunks: list[int]) -> None:
+    def _mark_good(self, chunks: np.ndarray) -> None:
         """The records of ``chunks`` (decoded, sound) are OK, unless already marked otherwise."""
-        if not chunks:
+        if not len(chunks):
             return
-        assert self.layout is not None
-        counts = np.asarray([self.layout.chunk_records[j] for j in chunks], dtype=np.int64)
-        firsts = np.asarray([self._starts[j] for j in chunks], dtype=np.int64)
+        _, all_counts, all_starts = self._chunk_arrays
+        counts, firsts = all_counts[chunks], all_starts[chunks]
         rows = np.repeat(firsts, counts) + (np.arange(int(counts.sum())) - np.repeat(np.cumsum(counts) - counts, counts))
         if not len(rows):
             return
@@ -447,24 +450,37 @@ class ArrayRecordFile(OneFile):
         n, problems = len(order), self.problem_count
         i, stop, next_progress = order.start, order.stop, every
         offsets, counts, starts = self.layout.chunk_offsets, self.layout.chunk_records, self._starts
-        codes = self.index.statuses().tobytes()  # (damage known before the pass: a hash that failed)
-        ok, bad = RecordStatus.OK, RecordStatus.DATA_CRC
+        statuses = self.index.statuses()  # (damage known before the pass: a hash that failed)
         low, high = int(RecordStatus.LENGTH_CRC), int(RecordStatus.TRUNCATED)
+        known_bad = (statuses >= low) & (statuses <= high)
+        ok, bad = RecordStatus.OK, RecordStatus.DATA_CRC
         while i < stop:
             k, _ = self.chunk_of(i)
-            run = self.decode_run(k)
+            singles, run = self._read_run(k)
+            if singles is not None:
+                first = starts[k]  # (one record a chunk: chunk k + j holds record first + j)
+                last = min(first + len(singles), stop)
+                if not known_bad[i:last].any():
+                    if i != first or last != first + len(singles):
+                        singles = singles[i - first:last - first]
+                    for row, data, offset in zip(range(i, last), singles, offsets[k + i - first:k + last - first]):
+                        yield row, data, ok, offset, len(data)
+                    i = last
+                    while i - order.start >= next_progress:
+                        yield IndexProgress(next_progress, next_progress, n, problems())
+                        next_progress += every
+                    continue
+                run = [[record] for record in singles]
+            assert run is not None
             for kk, records in enumerate(run, k):
                 first = starts[kk]
                 last = min(first + counts[kk], stop)
                 if i >= last:
                     continue
-                if records is None or low <= codes[first] <= high:
+                if records is None or known_bad[first]:
                     if not intact_only:
                         for row in range(i, last):
                             yield row, b"", bad, offsets[kk] + row - first, 0
-                elif last == first + 1:  # one record (group_size:1)
-                    data = records[0]
-                    yield first, data, ok, offsets[kk], len(data)
                 else:
                     base = offsets[kk] - first
                     for row in range(i, last):
