@@ -8,14 +8,17 @@ over it only when complete (:class:`codec.storage.writer.OutputFile`).
 from __future__ import annotations
 
 import os
+from contextlib import contextmanager
+from typing import Iterator
 
-from codec.errors import FileAccessError, UsageError
+from codec.errors import FileAccessError, TFRecordError, UsageError
 from codec.sources.array_record_file import EXTRA, array_record_available, first_line
 from codec.storage.writer import OutputFile
 
 __all__ = ["DEFAULT_GROUP_SIZE", "ArrayRecordWriter", "writer_options"]
 
 DEFAULT_GROUP_SIZE = "group_size:1"  # one record per chunk: random access reads one record, not a group
+FAILURES = (RuntimeError, ValueError, OSError)  # what Google's writer raises when it cannot write
 
 
 def writer_options(given: str | None) -> str:
@@ -40,32 +43,34 @@ class ArrayRecordWriter:
         self.path = os.fspath(path)
         self.options = writer_options(options)
         self.count = 0
+        self._writer = None
         self._out = OutputFile(self.path)
-        try:
-            self._writer = array_record_module.ArrayRecordWriter(self._out.written_path, self.options)
-        except ValueError as exc:  # Google's parser names the option and what it takes
-            self._out.abort()
-            raise UsageError(f"bad ArrayRecord writer options {options or ''!r}: {first_line(exc)}") from None
-        except BaseException as exc:
-            self._out.abort()
-            raise self._failure(exc) from None
-        if not self._writer.ok():
-            self._out.abort()
-            raise FileAccessError(f"cannot write {self.path}: Google's ArrayRecord writer did not open it")
+        with self._aborting():
+            try:
+                self._writer = array_record_module.ArrayRecordWriter(self._out.written_path, self.options)
+            except ValueError as exc:  # Google's parser names the option and what it takes
+                raise UsageError(f"bad ArrayRecord writer options {options or ''!r}: {first_line(exc)}") from None
 
-    def _failure(self, exc: BaseException) -> BaseException:
-        if isinstance(exc, (RuntimeError, ValueError, OSError)):
-            return FileAccessError(f"cannot write {self.path}: {first_line(exc)}")
-        return exc
+    @contextmanager
+    def _aborting(self) -> Iterator[None]:
+        """Any failure inside drops the output; Google's errors become one line naming the file."""
+        try:
+            yield
+        except TFRecordError:
+            self.abort()
+            raise
+        except FAILURES as exc:
+            self.abort()
+            raise FileAccessError(f"cannot write {self.path}: {first_line(exc)}") from exc
+        except BaseException:
+            self.abort()
+            raise
 
     def write(self, data: bytes) -> None:
         if self._writer is None:
             raise UsageError(f"writer for {self.path} is closed")
-        try:
+        with self._aborting():
             self._writer.write(data if type(data) is bytes else bytes(data))
-        except BaseException as exc:
-            self.abort()
-            raise self._failure(exc) from None
         self.count += 1
 
     def close(self) -> None:
@@ -73,12 +78,9 @@ class ArrayRecordWriter:
         writer, self._writer = self._writer, None
         if writer is None:
             return
-        try:
+        with self._aborting():
             writer.close()  # (raises RuntimeError, naming the failure, when a write failed)
             self._out.commit()
-        except BaseException as exc:
-            self._out.abort()
-            raise self._failure(exc) from None
 
     def abort(self) -> None:
         """Drop everything written; the target is untouched."""
@@ -87,7 +89,7 @@ class ArrayRecordWriter:
         if writer is not None:
             try:
                 writer.close()
-            except (RuntimeError, ValueError, OSError):
+            except FAILURES:
                 pass
 
     def __enter__(self) -> ArrayRecordWriter:
@@ -98,4 +100,3 @@ class ArrayRecordWriter:
             self.close()
         else:
             self.abort()
-

@@ -136,7 +136,7 @@ def test_shard_sets_and_globs_round_trip(tmp_path, capsys):
     merged = tmp_path / "merged.array_record"
     code, _, _ = run(capsys, "export", str(tmp_path / "data.tfrecord-*"), "--to", merged, "--format", "array_record")
     assert code == 0 and google_records(merged) == RECORDS
-    for k, part in enumerate(parts):  # and ArrayRecord shards, by a glob, back to one TFRecord file
+    for k in range(len(parts)):  # and ArrayRecord shards, by a glob, back to one TFRecord file
         run(capsys, "export", tmp_path / f"data.tfrecord-{k:05d}-of-00003", "--to",
             tmp_path / f"ar-{k:05d}-of-00003", "--format", "array_record")
     back = tmp_path / "back.tfrecord.gz"
