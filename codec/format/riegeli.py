@@ -192,14 +192,16 @@ def varint_array(buf: bytes, count: int) -> tuple[np.ndarray, np.ndarray] | None
         return None
     starts = np.zeros(count, dtype=np.int64)
     starts[1:] = ends[:-1] + 1
-    lengths = ends - starts + 1
-    longest = int(lengths.max()) if count else 0
-    if longest > 10:
-        return None
     values = (b[starts] & 0x7F).astype(np.uint64)
-    for k in range(1, longest):
-        has = np.flatnonzero(lengths > k)
-        values[has] |= (b[starts[has] + k] & 0x7F).astype(np.uint64) << np.uint64(7 * k)
+    longer = np.flatnonzero(ends != starts)  # the varints with a k-th byte (fewer each round)
+    k = 1
+    while len(longer):
+        if k == 10:
+            return None
+        at = starts[longer] + k
+        values[longer] |= (b[at] & 0x7F).astype(np.uint64) << np.uint64(7 * k)
+        longer = longer[ends[longer] != at]
+        k += 1
     return values, ends + 1
 
 

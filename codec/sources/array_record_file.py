@@ -179,18 +179,17 @@ class ArrayRecordFile(OneFile):
                 layout = parse_footer(*simple_values(header, data, footer_at), footer_at)
         except ChunkDamage as exc:
             layout = self._walk(str(exc))
-        offsets = np.asarray(layout.chunk_offsets, dtype=np.uint64)
-        counts = np.asarray(layout.chunk_records, dtype=np.int64)
+        offsets, counts = layout.chunk_arrays()
         starts = np.zeros(len(counts) + 1, dtype=np.int64)
         np.cumsum(counts, out=starts[1:])
         # Riegeli's record position: the chunk's offset plus the record's place in it
         within = np.arange(layout.num_records, dtype=np.int64) - np.repeat(starts[:-1], counts)
-        positions = np.repeat(offsets, counts) + within.astype(np.uint64)
+        positions = (np.repeat(offsets, counts) + within).astype(np.uint64)
         with self.lock:
             self.layout = layout
             self._layout_problems = list(self.problems)
             self._starts = starts[:-1].tolist()
-            self._chunk_arrays = (offsets.astype(np.int64), counts, starts[:-1])
+            self._chunk_arrays = (offsets, counts, starts[:-1])
             self.index = RecordIndex.from_arrays(positions, np.zeros(layout.num_records, dtype=np.uint8))
             self.indexed = True
 
