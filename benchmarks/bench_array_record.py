@@ -19,11 +19,10 @@ import argparse
 import os
 import random
 import sys
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from benchmarks.common import data_path, small_records
+from benchmarks.common import best_ms, data_path, small_records
 from codec.sources.array_record_file import ArrayRecordFile
 from codec.sources.record_pass import iter_records
 
@@ -43,13 +42,8 @@ def ensure(name: str, options: str, n: int) -> str:
 
 
 def seconds(fn, repeat: int = 1) -> float:
-    """The best of ``repeat`` timings of ``fn()`` (each on what ``fn`` makes afresh)."""
-    best = float("inf")
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - start)
-    return best
+    """The best of ``repeat`` timings of ``fn()`` (each on what ``fn`` makes afresh), in seconds."""
+    return best_ms(fn, repeat) / 1e3
 
 
 def bench(path: str, reads: int, repeat: int) -> None:

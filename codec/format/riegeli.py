@@ -277,7 +277,7 @@ def _ends(header: ChunkHeader, sizes: bytes, values: bytes, begin: int) -> np.nd
     return np.cumsum(lengths, dtype=np.int64)
 
 
-def logical_positions(positions: list[int], start: int) -> np.ndarray:
+def logical_positions(positions: list[int] | np.ndarray, start: int) -> np.ndarray:
     """Where file ``positions`` (chunk beginnings at or after ``start``) fall once the block headers from
     ``start`` on are taken out (:func:`without_block_headers`)."""
     p = np.asarray(positions, dtype=np.int64)

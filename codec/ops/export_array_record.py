@@ -13,7 +13,7 @@ from typing import Iterator
 
 from codec.errors import FileAccessError, TFRecordError, UsageError
 from codec.sources.array_record_file import EXTRA, array_record_available, first_line
-from codec.storage.writer import OutputFile
+from codec.storage.writer import ClosingWriter, OutputFile
 
 __all__ = ["DEFAULT_GROUP_SIZE", "ArrayRecordWriter", "writer_options"]
 
@@ -31,7 +31,7 @@ def writer_options(given: str | None) -> str:
     return DEFAULT_GROUP_SIZE + ("," + given if given else "")
 
 
-class ArrayRecordWriter:
+class ArrayRecordWriter(ClosingWriter):
     """``with ArrayRecordWriter(path, "zstd:9") as w: w.write(data)``: an ArrayRecord file that Google's
     reader reads, records unchanged; nothing appears at ``path`` unless the block ends normally."""
 
@@ -91,12 +91,3 @@ class ArrayRecordWriter:
                 writer.close()
             except FAILURES:
                 pass
-
-    def __enter__(self) -> ArrayRecordWriter:
-        return self
-
-    def __exit__(self, exc_type, exc, tb) -> None:
-        if exc_type is None:
-            self.close()
-        else:
-            self.abort()

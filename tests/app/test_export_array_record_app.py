@@ -8,9 +8,9 @@ import pytest
 
 pytest.importorskip("PySide6.QtWidgets")
 
-from codec.sources.array_record_file import array_record_available  # noqa: E402
-from codec.storage.writer import write_records  # noqa: E402
-from tests.gui_helpers import open_done  # noqa: E402
+from codec.sources.array_record_file import array_record_available
+from codec.storage.writer import write_records
+from tests.gui_helpers import open_done
 
 pytestmark = pytest.mark.skipif(not array_record_available(), reason="Google's array-record package is not installed")
 TIMEOUT = 20000
