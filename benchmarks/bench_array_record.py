@@ -7,8 +7,9 @@ writer (the ``array-record`` package is needed): zstd with group_size 1 and with
 it prints the open (postscript and footer), ``--reads`` random reads one record at a time, and a full
 pass in order (``iter_records``, the pass of ``cat``, ``stats`` and ``verify``), for
 :class:`codec.sources.array_record_file.ArrayRecordFile` and for Google's ``ArrayRecordReader`` (random
-reads with ``readahead_buffer_size:0``, as ``tfds.data_source`` and Grain open it, and its
-``ArrayRecordDataSource``, which ``tfds.data_source`` returns; the pass as ``read_all()`` and as one
+reads with ``readahead_buffer_size:0``, as ``tfds.data_source`` and Grain open it, its
+``ArrayRecordDataSource``, which ``tfds.data_source`` returns, and ``seek(i)`` + ``read()`` on a reader
+opened with ``readahead_buffer_size:0,max_parallelism:0``, its fastest single-record path; the pass as ``read_all()`` and as one
 ``read`` of every index, on its C++ threads, the faster of the two compared). Each figure is the best of
 ``--repeat`` runs, the machine's load average printed with them. Targets (issue 28, a file of 1M records,
 group_size 1): random reads within 2x of Google's per record, a full pass within 1.5x.
@@ -62,8 +63,17 @@ def bench(path: str, reads: int, repeat: int) -> None:
     theirs = seconds(lambda: [google.read([i]) for i in order], repeat) / len(order)
     source = ArrayRecordDataSource([path])
     data_source = seconds(lambda: [source[i] for i in order], repeat) / len(order)
-    print(f"  random reads ({len(order):,}): ours {ours * 1e6:.1f} us/record, Google's {theirs * 1e6:.1f} us/record "
-          f"({ours / theirs:.2f}x), its ArrayRecordDataSource (tfds.data_source's) {data_source * 1e6:.1f} us/record")
+    lean = array_record_module.ArrayRecordReader(path, "readahead_buffer_size:0,max_parallelism:0")
+
+    def seek_read(i: int) -> bytes:
+        lean.seek(i)
+        return lean.read()
+
+    seeking = seconds(lambda: [seek_read(i) for i in order], repeat) / len(order)
+    print(f"  random reads ({len(order):,}): ours {ours * 1e6:.1f} us/record; Google's read([i]) {theirs * 1e6:.1f} "
+          f"us/record (ours {ours / theirs:.2f}x), its ArrayRecordDataSource (tfds.data_source's) "
+          f"{data_source * 1e6:.1f} us/record, its seek(i) + read() with max_parallelism:0 {seeking * 1e6:.1f} "
+          f"us/record (ours {ours / seeking:.2f}x)")
 
     def our_pass() -> None:
         fresh = ArrayRecordFile(path).build_index()

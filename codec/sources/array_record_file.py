@@ -108,6 +108,7 @@ class ArrayRecordFile(OneFile):
         self.layout: ArrayRecordLayout | None = None
         self.lock = threading.RLock()
         self._starts: list[int] = []  # the first record number of each chunk
+        self._group = 0  # records in every chunk (the last may hold fewer), when that is so: chunk_of divides
         self._chunk_arrays = (np.zeros(0, np.int64),) * 3  # (offsets, record counts, starts) of the chunks
         self._decoded: OrderedDict[int, list[bytes] | None] = OrderedDict()  # chunk -> records (None: damaged)
         self._run: tuple[int, list[list[bytes] | None]] = (0, [])  # (first chunk, their records): read in order
@@ -189,6 +190,8 @@ class ArrayRecordFile(OneFile):
             self.layout = layout
             self._layout_problems = list(self.problems)
             self._starts = starts[:-1].tolist()
+            group = int(counts[0]) if len(counts) else 0
+            self._group = group if group and (counts[:-1] == group).all() and 1 <= counts[-1] <= group else 0
             self._chunk_arrays = (offsets, counts, starts[:-1])
             self.index = RecordIndex.from_arrays(positions, np.zeros(layout.num_records, dtype=np.uint8))
             self.indexed = True
@@ -271,6 +274,8 @@ class ArrayRecordFile(OneFile):
     # -- chunks --------------------------------------------------------------------
     def chunk_of(self, i: int) -> tuple[int, int]:
         """(chunk number, place in the chunk) of record ``i``."""
+        if self._group:
+            return divmod(i, self._group)
         k = bisect.bisect_right(self._starts, i) - 1
         return k, i - self._starts[k]
 
