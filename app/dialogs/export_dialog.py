@@ -39,11 +39,13 @@ from codec.format.framing import Compression
 from codec.index.cache import write_index
 from codec.index.scan import IndexProgress
 from codec.ops.export import ExportReport, export_iter
+from codec.sources.array_record_file import EXTRA, array_record_available
 from codec.sources.tfrecord_file import TFRecordFile
 
 # (key, label, file suffix; None: a folder)
 FORMATS = (
     ("tfrecord", "TFRecord", ".tfrecord"),
+    ("array_record", "ArrayRecord (Google's writer, group_size 1)", ".array_record"),
     ("jsonl", "JSON Lines (one record per line, as cat --json)", ".jsonl"),
     ("csv", "CSV (one column per feature)", ".csv"),
     ("images", "Images (a folder, one file per image)", None),
@@ -51,7 +53,7 @@ FORMATS = (
     ("index-native", "Index, native format (of the file on disk)", ".tfri"),
     ("index-dali", "Index, DALI format (of the file on disk)", ".idx"),
 )
-RECORD_FORMATS = ("tfrecord", "jsonl", "csv", "images", "audio")
+RECORD_FORMATS = ("tfrecord", "array_record", "jsonl", "csv", "images", "audio")
 FOLDER_FORMATS = {"images": "_images", "audio": "_audio"}  # and the default folder's suffix
 
 
@@ -225,6 +227,8 @@ class ExportDialog(QDialog):
             return "the index describes the file on disk, which does not have your unsaved edits: save first"
         if fmt in RECORD_FORMATS and self.indices() == []:
             return "no records to export"
+        if fmt == "array_record" and not array_record_available():
+            return f"writing ArrayRecord files needs Google's array-record package: {EXTRA}"
         return None
 
     def records_compression(self) -> Compression:
@@ -246,6 +250,8 @@ class ExportDialog(QDialog):
         self.note.setText(problem or (mismatch and f"{mismatch}: TensorFlow readers pick the compression by the name")
                           or {
             "tfrecord": "Records as shown, edits included; TensorFlow reads the file as is.",
+            "array_record": "Records as shown, one per chunk (group_size:1, zstd), written by Google's array-record "
+                            "package, for tfds.data_source and Grain.",
             "jsonl": "One JSON object per record, as tfrlens-cli cat --json writes it.",
             "csv": "Lists as JSON arrays; binary bytes as base64. Feature lists of SequenceExamples are left out.",
             "images": "Every encoded image as its own file (raw pixel buffers as PNG), named by record and key.",

@@ -36,7 +36,7 @@ if TYPE_CHECKING:
 # Spelled out for the parser (building it must stay cheap); tests hold them to
 # codec.format.framing.Compression and codec.ops.export.FORMATS.
 COMPRESSIONS = ("none", "gzip", "zlib")
-FORMATS = ("tfrecord", "jsonl", "csv", "images", "audio")
+FORMATS = ("tfrecord", "array_record", "jsonl", "csv", "images", "audio")
 WORKERS_HELP = "processes, one per shard or range of records (default and 0: one per core; 1: this one)"
 WHERE_HELP = "only records matching a filter expression, e.g. 'label == 3 and image/height > 100'"
 
@@ -146,12 +146,15 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         p.add_argument("--format", choices=["native", "dali"], default="native")
         p.set_defaults(func=cmd_index)
     if wanted("export"):
-        p = add("export", "export records as tfrecord, jsonl, csv, image or WAV files")
+        p = add("export", "export records as tfrecord, array_record, jsonl, csv, image or WAV files")
         p.add_argument("--to", required=True, metavar="OUT", help="output file (a folder for --format images and audio)")
         p.add_argument("--format", choices=FORMATS, default="tfrecord")
         p.add_argument("--compression", choices=COMPRESSIONS,
                        help="for --format tfrecord (default: as the name of OUT says: .gz gzip, .zz/.zlib zlib, "
                             "else none)")
+        p.add_argument("--array-record-options", metavar="OPTIONS",
+                       help="for --format array_record: Google's writer options, e.g. 'zstd:9' or 'group_size:64,brotli' "
+                            "(default: group_size:1 and Google's defaults, zstd:3)")
         p.add_argument("--records", metavar="SPEC", help="indexes and ranges, e.g. 1,3,10:20 (default: all)")
         p.add_argument("--where", metavar="EXPR", help=WHERE_HELP + " (with --records: those of them that match)")
         p.add_argument("--workers", type=int, metavar="N", help=WORKERS_HELP)

@@ -41,7 +41,8 @@ def cmd_export(args) -> int:
         if flt is not None:
             indices = selected(f, flt, indices, args)
         report = ExportReport(args.to, args.format)
-        for _ in export_iter(f, args.to, args.format, indices, compression, report, args.csv_formulas):
+        for _ in export_iter(f, args.to, args.format, indices, compression, report, args.csv_formulas,
+                             array_record_options=args.array_record_options):
             pass
         sys.stderr.write(f"tfrlens-cli: {report.summary()}\n")
         return EXIT_PROBLEMS if f.problems else EXIT_OK

@@ -7,7 +7,7 @@ ArrayRecordFooter), read field by field: they hold only varints and one string.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -28,6 +28,14 @@ class ArrayRecordLayout:
     chunk_offsets: list[int]
     chunk_records: list[int]
     writer_options: str | None
+    arrays: tuple[np.ndarray, np.ndarray] | None = field(default=None, repr=False, compare=False)  # the two lists
+
+    def chunk_arrays(self) -> tuple[np.ndarray, np.ndarray]:
+        """(chunk offsets as int64, record counts as int64), as numpy arrays."""
+        if self.arrays is not None:
+            return self.arrays
+        return (np.asarray(self.chunk_offsets, dtype=np.uint64).astype(np.int64),
+                np.asarray(self.chunk_records, dtype=np.int64))
 
     @property
     def options(self) -> dict[str, str]:
@@ -89,26 +97,27 @@ def parse_footer(values: bytes, ends: np.ndarray, where: int) -> ArrayRecordLayo
     num_records = int_field(metadata, 3) or 0
     if len(ends) != num_chunks + 1:
         raise damaged(f"{num_chunks:,} chunks stated, {len(ends) - 1:,} entries found")
-    offsets, counts = _entries(values[first:], ends[1:] - first, damaged)
-    if sum(counts) != num_records:
-        raise damaged(f"{num_records:,} records stated, its chunks hold {sum(counts):,}")
-    if (np.diff(np.asarray(offsets, dtype=np.uint64).astype(np.int64)) <= 0).any() or (offsets and offsets[-1] >= where):
+    offsets_array, counts_array = _entries(values[first:], ends[1:] - first, damaged)
+    if (counts_array < 0).any() or int(counts_array.sum()) != num_records:
+        raise damaged(f"{num_records:,} records stated, its chunks hold {int(counts_array.sum()):,}")
+    if (np.diff(offsets_array) <= 0).any() or (len(offsets_array) and not 0 <= offsets_array[0] <= offsets_array[-1] < where):
         raise damaged("its chunk offsets are out of order")
     options = next((v for v in metadata.get(4, ()) if isinstance(v, bytes)), None)
-    return ArrayRecordLayout(where, num_records, offsets, counts,
-                             None if options is None else options.decode("utf-8", "replace"))
+    return ArrayRecordLayout(where, num_records, offsets_array.tolist(), counts_array.tolist(),
+                             None if options is None else options.decode("utf-8", "replace"),
+                             (offsets_array, counts_array))
 
 
-def _entries(buf: bytes, ends: np.ndarray, damaged) -> tuple[list[int], list[int]]:
-    """(chunk offsets, record counts) of the ArrayRecordFooter entries in ``buf`` (each ending where ``ends``
-    says): as numpy reads them when every entry is its three fields in order (as the writer writes them),
-    else field by field."""
+def _entries(buf: bytes, ends: np.ndarray, damaged) -> tuple[np.ndarray, np.ndarray]:
+    """(chunk offsets, record counts), as int64, of the ArrayRecordFooter entries in ``buf`` (each ending
+    where ``ends`` says): as numpy reads them when every entry is its three fields in order (as the writer
+    writes them), else field by field."""
     got = varint_array(buf, 6 * len(ends))
     if got is not None:
         values, after = got
         if (np.array_equal(after[5::6], ends) and (values[0::6] == 0x08).all() and (values[2::6] == 0x10).all()
                 and (values[4::6] == 0x18).all()):
-            return values[1::6].tolist(), values[5::6].tolist()
+            return values[1::6].astype(np.int64), values[5::6].astype(np.int64)
     offsets, counts = [], []
     bounds = ends.tolist()
     for a, b in zip([0] + bounds[:-1], bounds):
@@ -122,4 +131,4 @@ def _entries(buf: bytes, ends: np.ndarray, damaged) -> tuple[list[int], list[int
             raise damaged("an entry has no chunk offset")
         offsets.append(offset)
         counts.append(int_field(fields, 3) or 0)
-    return offsets, counts
+    return np.asarray(offsets, dtype=np.uint64).astype(np.int64), np.asarray(counts, dtype=np.uint64).astype(np.int64)

@@ -192,14 +192,16 @@ def varint_array(buf: bytes, count: int) -> tuple[np.ndarray, np.ndarray] | None
         return None
     starts = np.zeros(count, dtype=np.int64)
     starts[1:] = ends[:-1] + 1
-    lengths = ends - starts + 1
-    longest = int(lengths.max()) if count else 0
-    if longest > 10:
-        return None
     values = (b[starts] & 0x7F).astype(np.uint64)
-    for k in range(1, longest):
-        has = np.flatnonzero(lengths > k)
-        values[has] |= (b[starts[has] + k] & 0x7F).astype(np.uint64) << np.uint64(7 * k)
+    longer = np.flatnonzero(ends != starts)  # the varints with a k-th byte (fewer each round)
+    k = 1
+    while len(longer):
+        if k == 10:
+            return None
+        at = starts[longer] + k
+        values[longer] |= (b[at] & 0x7F).astype(np.uint64) << np.uint64(7 * k)
+        longer = longer[ends[longer] != at]
+        k += 1
     return values, ends + 1
 
 
@@ -275,7 +277,7 @@ def _ends(header: ChunkHeader, sizes: bytes, values: bytes, begin: int) -> np.nd
     return np.cumsum(lengths, dtype=np.int64)
 
 
-def logical_positions(positions: list[int], start: int) -> np.ndarray:
+def logical_positions(positions: list[int] | np.ndarray, start: int) -> np.ndarray:
     """Where file ``positions`` (chunk beginnings at or after ``start``) fall once the block headers from
     ``start`` on are taken out (:func:`without_block_headers`)."""
     p = np.asarray(positions, dtype=np.int64)
@@ -316,7 +318,7 @@ def single_records(logical: bytes, starts: np.ndarray, limits: np.ndarray) -> li
 
 def _zstd_singles(logical: bytes, arr: np.ndarray, sizes_at: np.ndarray, values_at: np.ndarray, end: np.ndarray,
                   decoded: np.ndarray) -> list[bytes] | None:
-    """:func:`single_records` of zstd chunks: each chunk's two frames decompressed, their sizes checked."""
+    """:func:`single_records` of zstd chunks: their record frames decompressed in one call, their sizes checked."""
     sizes_out = arr[sizes_at].astype(np.int64)  # each sizes buffer's decompressed size (a one-byte varint)
     stated = np.zeros(len(values_at), dtype=np.uint64)  # each values buffer's decompressed size (a varint)
     frame_at = np.zeros(len(values_at), dtype=np.int64)  # where its frame begins, once the varint ends
@@ -333,20 +335,66 @@ def _zstd_singles(logical: bytes, arr: np.ndarray, sizes_at: np.ndarray, values_
             break
     if not done.all() or not np.array_equal(stated.astype(np.int64), decoded):
         return None
-    decompress = getattr(_local, "zstd", None) or _zstd()
-    sizes, records = [], []
+    decompressor = getattr(_local, "zstd", None) or _zstd()
     try:
-        for a, b, n, c, d, m in zip((sizes_at + 1).tolist(), values_at.tolist(), sizes_out.tolist(),
-                                    frame_at.tolist(), end.tolist(), decoded.tolist()):
-            sizes.append(decompress.decompress(logical[a:b], max_output_size=n))
-            records.append(decompress.decompress(logical[c:d], max_output_size=m))
+        if not _sizes_agree(decompressor, logical, arr, sizes_at + 1, values_at, sizes_out, decoded):
+            return None
+        return zstd_frames(decompressor, logical, frame_at, end, decoded)
     except Exception:  # noqa: BLE001 - a damaged frame: the caller reads the chunks one by one to say which
         return None
-    got = varint_array(b"".join(sizes), len(records))
-    if got is None or not np.array_equal(got[1], np.cumsum(sizes_out)) or not np.array_equal(got[0], decoded) \
-            or [len(r) for r in records] != decoded.tolist():
-        return None
-    return records
+
+
+def _sizes_agree(decompressor, logical: bytes, arr: np.ndarray, starts: np.ndarray, ends: np.ndarray,
+                 sizes_out: np.ndarray, decoded: np.ndarray) -> bool:
+    """Whether each one-record chunk's sizes frame (``logical[starts[k]:ends[k]]``) decompresses to one varint
+    of ``sizes_out[k]`` bytes saying ``decoded[k]``. Equal frames decompress alike: each distinct one
+    (a few, one per record size) is decompressed once."""
+    lengths = ends - starts
+    if not len(lengths) or (lengths <= 0).any() or int(lengths.max()) > 0xFF:
+        return False
+    width = int(lengths.max())
+    columns = np.arange(width)
+    rows = np.zeros((len(lengths), width + 1), dtype=np.uint8)
+    rows[:, :width] = np.where(columns < lengths[:, None], arr[np.minimum(starts[:, None] + columns, len(arr) - 1)], 0)
+    rows[:, width] = lengths  # (a frame and its length: frames that differ only in trailing zeros differ here)
+    keys = np.ascontiguousarray(rows).view(np.dtype((np.void, width + 1))).ravel()
+    _, firsts, inverse = np.unique(keys, return_index=True, return_inverse=True)
+    values, sizes = np.zeros(len(firsts), dtype=np.int64), np.zeros(len(firsts), dtype=np.int64)
+    for j, k in enumerate(firsts.tolist()):
+        out = decompressor.decompress(logical[int(starts[k]):int(ends[k])], max_output_size=int(sizes_out[k]))
+        got = varint64(out, 0, len(out))
+        values[j], sizes[j] = (got[0], len(out)) if got is not None and got[1] == len(out) else (-1, -1)
+    inverse = inverse.ravel()
+    return np.array_equal(values[inverse], decoded) and np.array_equal(sizes[inverse], sizes_out)
+
+
+def zstd_frames(decompressor, buf: bytes, starts: np.ndarray, ends: np.ndarray, sizes: np.ndarray) -> list[bytes]:
+    """The zstd frames ``buf[starts[k]:ends[k]]``, each decompressed to exactly ``sizes[k]`` bytes (else an
+    error), in one call for them all; a frame of empty content alone (``multi_decompress_to_buffer``
+    cannot take it)."""
+    import zstandard
+
+    filled = np.flatnonzero(sizes > 0)
+    records: list[bytes] = []
+    if len(filled):
+        segments = np.empty((len(filled), 2), dtype="<u8")
+        segments[:, 0] = starts[filled]
+        segments[:, 1] = ends[filled] - starts[filled]
+        if not segments[:, 1].all():
+            raise ValueError("an empty frame")
+        out = decompressor.multi_decompress_to_buffer(zstandard.BufferWithSegments(buf, segments.tobytes()),
+                                                      decompressed_sizes=sizes[filled].astype("<u8").tobytes())
+        records = [segment.tobytes() for segment in out]
+    if len(filled) == len(sizes):
+        return records
+    placed: list[bytes] = [b""] * len(sizes)
+    for k, record in zip(filled.tolist(), records):
+        placed[k] = record
+    for k in np.flatnonzero(sizes == 0).tolist():
+        placed[k] = decompressor.decompress(buf[int(starts[k]):int(ends[k])], max_output_size=1)
+        if placed[k]:
+            raise ValueError("a frame stated empty is not")
+    return placed
 
 
 def proto_fields(buf: bytes) -> dict[int, list[int | bytes]]:

@@ -1,4 +1,4 @@
-"""Export records as TFRecord, JSON Lines, CSV, image or WAV files.
+"""Export records as TFRecord, ArrayRecord, JSON Lines, CSV, image or WAV files.
 
 Every exporter is a generator of :class:`IndexProgress` over a *record
 source*: anything with ``len()`` and ``data(i)``/``status(i)`` or a
@@ -39,7 +39,7 @@ from codec.storage.writer import (
     output_join,
 )
 
-FORMATS = ("tfrecord", "jsonl", "csv", "images", "audio")
+FORMATS = ("tfrecord", "array_record", "jsonl", "csv", "images", "audio")
 CSV_FORMULAS = ("escape", "keep")
 # A spreadsheet runs a cell starting with one of these as a formula (OWASP's list for CSV injection).
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
@@ -149,7 +149,8 @@ def _progress(done: int, total: int) -> IndexProgress:
 
 def export_iter(source, out: str, fmt: str, indices: Sequence[int] | None = None,
                 compression: Compression | str | None = None,
-                report: ExportReport | None = None, csv_formulas: str = "escape") -> Iterator[IndexProgress]:
+                report: ExportReport | None = None, csv_formulas: str = "escape", *,
+                array_record_options: str | None = None) -> Iterator[IndexProgress]:
     """Export ``indices`` (default: all) of ``source`` to ``out`` in ``fmt``.
 
     ``compression`` (tfrecord only): None follows the name of ``out``
@@ -158,6 +159,8 @@ def export_iter(source, out: str, fmt: str, indices: Sequence[int] | None = None
     for images a prefix): each file is uploaded whole when it is complete.
     ``csv_formulas`` (csv only): "escape" prefixes text cells a spreadsheet
     would run as a formula with ``'``; "keep" writes them as they are.
+    ``array_record_options`` (array_record only): Google's writer options
+    (``zstd:9,group_size:4``); ``group_size:1`` unless they name a group size.
     """
     source = as_source(source)
     if fmt not in FORMATS:
@@ -168,6 +171,8 @@ def export_iter(source, out: str, fmt: str, indices: Sequence[int] | None = None
         compression = Compression.for_name(out) if fmt == "tfrecord" else Compression.NONE
     if fmt != "tfrecord" and Compression.parse(compression) is not Compression.NONE:
         raise UsageError(f"--compression applies to tfrecord exports only, not {fmt}")
+    if array_record_options is not None and fmt != "array_record":
+        raise UsageError(f"--array-record-options applies to array_record exports only, not {fmt}")
     if fmt not in FOLDER_FORMATS:
         check_not_input(out, source_paths(source), "the export")
     indices = list(range(len(source))) if indices is None else list(indices)
@@ -176,21 +181,35 @@ def export_iter(source, out: str, fmt: str, indices: Sequence[int] | None = None
     if fmt == "csv":
         yield from _csv(source, out, indices, report, csv_formulas == "escape")
         return
+    if fmt == "array_record":
+        from codec.ops.export_array_record import ArrayRecordWriter
+
+        yield from _records(source, indices, report, lambda: ArrayRecordWriter(out, array_record_options),
+                            "written as read")
+        return
     runner = {"tfrecord": _tfrecord, "jsonl": _jsonl, "images": _images, "audio": _audio}[fmt]
     yield from runner(source, out, indices, report, Compression.parse(compression))
 
 
 def export(source, out: str, fmt: str, indices: Sequence[int] | None = None,
-           compression: Compression | str | None = None, csv_formulas: str = "escape") -> ExportReport:
+           compression: Compression | str | None = None, csv_formulas: str = "escape", *,
+           array_record_options: str | None = None) -> ExportReport:
     report = ExportReport(out, fmt)
-    for _ in export_iter(source, out, fmt, indices, compression, report, csv_formulas):
+    for _ in export_iter(source, out, fmt, indices, compression, report, csv_formulas,
+                         array_record_options=array_record_options):
         pass
     return report
 
 
 def _tfrecord(source, out, indices, report, compression) -> Iterator[IndexProgress]:
+    yield from _records(source, indices, report, lambda: TFRecordWriter(out, compression), "written with fresh CRCs")
+
+
+def _records(source, indices, report, open_writer, damaged_note: str) -> Iterator[IndexProgress]:
+    """Each record of ``indices`` unchanged, through the writer ``open_writer()`` makes (committed when
+    every record is written, dropped on any failure); a note counts damaged records written."""
     damaged = 0
-    with TFRecordWriter(out, compression) as w:
+    with open_writer() as w:
         for k, i in enumerate(indices):
             if source.status(i).damaged and not source.status(i).data_intact:
                 damaged += 1
@@ -199,7 +218,7 @@ def _tfrecord(source, out, indices, report, compression) -> Iterator[IndexProgre
             if k % PROGRESS_EVERY == 0:
                 yield _progress(k, len(indices))
     if damaged:
-        report.notes.append(f"{damaged} damaged record(s) written with fresh CRCs")
+        report.notes.append(f"{damaged} damaged record(s) {damaged_note}")
     yield _progress(len(indices), len(indices))
 
 

@@ -50,11 +50,12 @@ from codec.sources.tfrecord_file import TFRecordFile
 from codec.storage.opening import io_errors, open_fd, read_upto
 from codec.storage.remote_errors import RemoteFolderError
 
-__all__ = ["ArrayRecordFile", "RecordFile", "array_record_available", "is_array_record", "open_record_file"]
+__all__ = ["ArrayRecordFile", "RecordFile", "array_record_available", "first_line", "is_array_record",
+           "open_record_file"]
 
 CACHED_CHUNKS = 8  # decoded chunks kept: a group's records read one by one decode it once
-RUN_BYTES = 1 << 20
-HASH_BATCH = 4096  # chunks whose hashes Google's reader checks in one call  # chunks read in order come this many bytes at a time
+RUN_BYTES = 1 << 20  # chunks read in order come this many bytes at a time
+HASH_BATCH = 4096  # chunks whose hashes Google's reader checks in one call
 EXTRA = "pip install 'tfrecord-lens[array-record]'"
 
 
@@ -107,6 +108,8 @@ class ArrayRecordFile(OneFile):
         self.layout: ArrayRecordLayout | None = None
         self.lock = threading.RLock()
         self._starts: list[int] = []  # the first record number of each chunk
+        self._group = 0  # records in every chunk (the last may hold fewer), when that is so: chunk_of divides
+        self._chunk_arrays = (np.zeros(0, np.int64),) * 3  # (offsets, record counts, starts) of the chunks
         self._decoded: OrderedDict[int, list[bytes] | None] = OrderedDict()  # chunk -> records (None: damaged)
         self._run: tuple[int, list[list[bytes] | None]] = (0, [])  # (first chunk, their records): read in order
         self._last = -2  # the chunk read last (the next one read makes a run)
@@ -177,17 +180,19 @@ class ArrayRecordFile(OneFile):
                 layout = parse_footer(*simple_values(header, data, footer_at), footer_at)
         except ChunkDamage as exc:
             layout = self._walk(str(exc))
-        offsets = np.asarray(layout.chunk_offsets, dtype=np.uint64)
-        counts = np.asarray(layout.chunk_records, dtype=np.int64)
+        offsets, counts = layout.chunk_arrays()
         starts = np.zeros(len(counts) + 1, dtype=np.int64)
         np.cumsum(counts, out=starts[1:])
         # Riegeli's record position: the chunk's offset plus the record's place in it
         within = np.arange(layout.num_records, dtype=np.int64) - np.repeat(starts[:-1], counts)
-        positions = np.repeat(offsets, counts) + within.astype(np.uint64)
+        positions = (np.repeat(offsets, counts) + within).astype(np.uint64)
         with self.lock:
             self.layout = layout
             self._layout_problems = list(self.problems)
             self._starts = starts[:-1].tolist()
+            group = int(counts[0]) if len(counts) else 0
+            self._group = group if group and (counts[:-1] == group).all() and 1 <= counts[-1] <= group else 0
+            self._chunk_arrays = (offsets, counts, starts[:-1])
             self.index = RecordIndex.from_arrays(positions, np.zeros(layout.num_records, dtype=np.uint8))
             self.indexed = True
 
@@ -269,6 +274,8 @@ class ArrayRecordFile(OneFile):
     # -- chunks --------------------------------------------------------------------
     def chunk_of(self, i: int) -> tuple[int, int]:
         """(chunk number, place in the chunk) of record ``i``."""
+        if self._group:
+            return divmod(i, self._group)
         k = bisect.bisect_right(self._starts, i) - 1
         return k, i - self._starts[k]
 
@@ -307,6 +314,12 @@ class ArrayRecordFile(OneFile):
 
     def decode_run(self, k: int) -> list[list[bytes] | None]:
         """Chunk ``k`` and those after it within RUN_BYTES (at least one), read at once and decoded."""
+        singles, chunks = self._read_run(k)
+        return [[record] for record in singles] if singles is not None else chunks  # type: ignore[return-value]
+
+    def _read_run(self, k: int) -> tuple[list[bytes] | None, list[list[bytes] | None] | None]:
+        """:meth:`decode_run` as (the records of a run of sound one-record chunks, None) or (None, the records
+        of each chunk, None for a damaged one): a pass takes the first without a list per record."""
         assert self.layout is not None
         offsets = self.layout.chunk_offsets
         base = offsets[k]
@@ -314,11 +327,13 @@ class ArrayRecordFile(OneFile):
         end = self.chunk_span(stop - 1)[1]
         with io_errors(self.path):
             buf = self.byte_source.read_at(base, end - base)
-        if all(n == 1 for n in self.layout.chunk_records[k:stop]):
-            singles = self._singles(buf, base, offsets[k:stop], end)
+        chunk_offsets, counts, _ = self._chunk_arrays
+        if (counts[k:stop] == 1).all():
+            positions = logical_positions(np.append(chunk_offsets[k:stop], end), base)
+            singles = single_records(without_block_headers(buf, base), positions[:-1], positions[1:])
             if singles is not None:
-                self._mark_good(list(range(k, stop)))
-                return [[record] for record in singles]
+                self._mark_good(np.arange(k, stop))
+                return singles, None
         out = []
         good: list[int] = []
         ends = offsets[k + 1:stop] + [end]
@@ -327,22 +342,15 @@ class ArrayRecordFile(OneFile):
             out.append(records)
             if records is not None:
                 good.append(j)
-        self._mark_good(good)
-        return out
+        self._mark_good(np.asarray(good, dtype=np.int64))
+        return None, out
 
-    def _singles(self, buf: bytes, base: int, begins: list[int], end: int) -> list[bytes] | None:
-        """The records of a run of one-record chunks (``begins``, up to ``end``) read at once
-        (:func:`codec.format.riegeli.single_records`), or None to read them one by one."""
-        positions = logical_positions(begins + [end], base)
-        return single_records(without_block_headers(buf, base), positions[:-1], positions[1:])
-
-    def _mark_good(self, chunks: list[int]) -> None:
+    def _mark_good(self, chunks: np.ndarray) -> None:
         """The records of ``chunks`` (decoded, sound) are OK, unless already marked otherwise."""
-        if not chunks:
+        if not len(chunks):
             return
-        assert self.layout is not None
-        counts = np.asarray([self.layout.chunk_records[j] for j in chunks], dtype=np.int64)
-        firsts = np.asarray([self._starts[j] for j in chunks], dtype=np.int64)
+        _, all_counts, all_starts = self._chunk_arrays
+        counts, firsts = all_counts[chunks], all_starts[chunks]
         rows = np.repeat(firsts, counts) + (np.arange(int(counts.sum())) - np.repeat(np.cumsum(counts) - counts, counts))
         if not len(rows):
             return
@@ -393,7 +401,7 @@ class ArrayRecordFile(OneFile):
         try:
             return list(self._google_reader().read(list(range(start, start + self.layout.chunk_records[k]))))
         except RuntimeError as exc:  # Google's reader raises RuntimeError, naming the damage
-            raise ChunkDamage(f"chunk at offset {begin:,}: {_first_line(exc)}", offset=begin) from None
+            raise ChunkDamage(f"chunk at offset {begin:,}: {first_line(exc)}", offset=begin) from None
 
     def _google_reader(self):
         with self.lock:
@@ -446,24 +454,37 @@ class ArrayRecordFile(OneFile):
         n, problems = len(order), self.problem_count
         i, stop, next_progress = order.start, order.stop, every
         offsets, counts, starts = self.layout.chunk_offsets, self.layout.chunk_records, self._starts
-        codes = self.index.statuses().tobytes()  # (damage known before the pass: a hash that failed)
-        ok, bad = RecordStatus.OK, RecordStatus.DATA_CRC
+        statuses = self.index.statuses()  # (damage known before the pass: a hash that failed)
         low, high = int(RecordStatus.LENGTH_CRC), int(RecordStatus.TRUNCATED)
+        known_bad = (statuses >= low) & (statuses <= high)
+        ok, bad = RecordStatus.OK, RecordStatus.DATA_CRC
         while i < stop:
             k, _ = self.chunk_of(i)
-            run = self.decode_run(k)
+            singles, run = self._read_run(k)
+            if singles is not None:
+                first = starts[k]  # (one record a chunk: chunk k + j holds record first + j)
+                last = min(first + len(singles), stop)
+                if not known_bad[i:last].any():
+                    if i != first or last != first + len(singles):
+                        singles = singles[i - first:last - first]
+                    for row, data, offset in zip(range(i, last), singles, offsets[k + i - first:k + last - first]):
+                        yield row, data, ok, offset, len(data)
+                    i = last
+                    while i - order.start >= next_progress:
+                        yield IndexProgress(next_progress, next_progress, n, problems())
+                        next_progress += every
+                    continue
+                run = [[record] for record in singles]
+            assert run is not None
             for kk, records in enumerate(run, k):
                 first = starts[kk]
                 last = min(first + counts[kk], stop)
                 if i >= last:
                     continue
-                if records is None or low <= codes[first] <= high:
+                if records is None or known_bad[first]:
                     if not intact_only:
                         for row in range(i, last):
                             yield row, b"", bad, offsets[kk] + row - first, 0
-                elif last == first + 1:  # one record (group_size:1)
-                    data = records[0]
-                    yield first, data, ok, offsets[kk], len(data)
                 else:
                     base = offsets[kk] - first
                     for row in range(i, last):
@@ -539,7 +560,7 @@ class ArrayRecordFile(OneFile):
         except RuntimeError as exc:  # its footer or postscript hash failed
             self.add_problem(Problem(None, self.layout.footer_offset, ProblemKind.DATA_CRC,
                                      f"chunk at offset {self.layout.footer_offset:,} (the footer or postscript): "
-                                     f"{_first_line(exc)}"))
+                                     f"{first_line(exc)}"))
             return
         chunks = [k for k, count in enumerate(self.layout.chunk_records)
                   if count and not self.index.status(self._starts[k]).damaged]
@@ -554,9 +575,9 @@ class ArrayRecordFile(OneFile):
                     except RuntimeError as exc:
                         if any(name in str(exc) for name in _INDEX_MESSAGES):  # its reading of the footer failed
                             self.add_problem(Problem(None, self.layout.footer_offset, ProblemKind.DATA_CRC,
-                                                     f"the ArrayRecord footer or postscript: {_first_line(exc)}"))
+                                                     f"the ArrayRecord footer or postscript: {first_line(exc)}"))
                             return
-                        self._damaged(k, f"chunk at offset {self.chunk_span(k)[0]:,}: {_first_line(exc)}")
+                        self._damaged(k, f"chunk at offset {self.chunk_span(k)[0]:,}: {first_line(exc)}")
             last = batch[-1]
             yield IndexProgress(self._starts[last], self.chunk_span(last)[1], self.file_size, len(self.problems))
 
@@ -600,7 +621,8 @@ class ArrayRecordFile(OneFile):
 _INDEX_MESSAGES = ("RiegeliPostscript", "RiegeliFooterMetadata", "ArrayRecordFooter")  # Google's reader's words
 
 
-def _first_line(exc: BaseException) -> str:
+def first_line(exc: BaseException) -> str:
+    """The first line of what ``exc`` says (Google's package raises messages of many lines)."""
     return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
 
 

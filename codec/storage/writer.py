@@ -28,7 +28,7 @@ import os
 import stat
 import threading
 import zlib
-from typing import BinaryIO, Callable, Iterable, TypeGuard
+from typing import BinaryIO, Callable, Iterable, TypeGuard, TypeVar
 
 from codec.errors import FileAccessError, UsageError
 from codec.format.framing import Compression, encode_record, name_disagrees
@@ -364,6 +364,12 @@ class OutputFile:
     def closed(self) -> bool:
         return self._f is None
 
+    @property
+    def written_path(self) -> str:
+        """The file the bytes go to until :meth:`commit`: the temporary file, or the special file itself
+        (for a writer that opens files by name)."""
+        return self._tmp if self._tmp is not None else self.target
+
     def write(self, chunk: bytes) -> None:
         if self._f is None:
             raise UsageError(f"output {self.path} is closed")
@@ -429,7 +435,30 @@ class OutputFile:
             self.abort()
 
 
-class TFRecordWriter:
+_Writer = TypeVar("_Writer", bound="ClosingWriter")
+
+
+class ClosingWriter:
+    """A writer used as ``with``: :meth:`close` (commit) when the block ends normally, :meth:`abort` on any
+    exception (KeyboardInterrupt included)."""
+
+    def close(self) -> None:
+        raise NotImplementedError
+
+    def abort(self) -> None:
+        raise NotImplementedError
+
+    def __enter__(self: _Writer) -> _Writer:
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        if exc_type is None:
+            self.close()
+        else:
+            self.abort()
+
+
+class TFRecordWriter(ClosingWriter):
     """``with TFRecordWriter(path, "gzip") as w: w.write(data)``; written safely as :class:`OutputFile` says
     (``before_replace`` too)."""
 
@@ -484,15 +513,6 @@ class TFRecordWriter:
     def abort(self) -> None:
         """Drop everything written; the target is untouched."""
         self._out.abort()
-
-    def __enter__(self) -> TFRecordWriter:
-        return self
-
-    def __exit__(self, exc_type, exc, tb) -> None:
-        if exc_type is None:
-            self.close()
-        else:
-            self.abort()
 
 
 def write_records(path: str | os.PathLike, records: Iterable[bytes],
