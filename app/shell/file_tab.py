@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QItemSelectionModel, QModelIndex, QPoint, Qt, Signal
 from PySide6.QtGui import QAction, QGuiApplication, QKeySequence
@@ -52,6 +53,9 @@ from codec.sources.tfrecord_file import TFRecordFile
 from codec.storage.remote import is_url
 from codec.storage.url_secrets import shown_path
 
+if TYPE_CHECKING:
+    from codec.datasets.tfds import TfdsDataset
+
 # Files up to this size get every data CRC checked right after indexing, so
 # damaged records are marked without asking; larger files on request.
 AUTO_VERIFY_BYTES = 256 << 20
@@ -74,6 +78,7 @@ class FileTab(QWidget):
     """
 
     is_set = False  # its rows come from one file (a ShardSetTab: from several)
+    dataset: TfdsDataset | None = None  # the TFDS dataset the tab shows (a ShardSetTab of a dataset folder)
     state_changed = Signal()
     indexing_finished = Signal()
     message = Signal(str)

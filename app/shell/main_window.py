@@ -414,7 +414,7 @@ class MainWindow(QMainWindow):
         tab = self.current_tab()
         if tab is None:
             return None
-        dialog = FileInfoDialog(tab.title, file_facts(tab.session.source, getattr(tab, "dataset", None)), self)
+        dialog = FileInfoDialog(tab.title, file_facts(tab.session.source, tab.dataset), self)
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         dialog.show()
         return dialog

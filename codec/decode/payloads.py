@@ -17,14 +17,15 @@ doubles as float64, enums by name with their numbers beside.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Protocol
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Mapping, Protocol
 
 from codec.decode.decoded import DecodedRecord, FlatValues, RecordKind, TreeNode
 
 if TYPE_CHECKING:
     import numpy as np
 
-__all__ = ["FlatValues", "KindReader", "Payload", "array_values", "flat_key", "kind_reader", "record_fields",
+__all__ = ["FlatValues", "KindReader", "Payload", "PayloadDefaults", "array_values", "flat_key", "kind_reader", "record_fields",
            "tensor_fields"]
 
 
@@ -34,11 +35,34 @@ class Payload(Protocol):
     ``name`` is shown to the user ("lens.demo.Frame from frames.desc").
     ``decode`` never raises for bad data: a record that is not what the
     payload expects is a RAW ``DecodedRecord`` with a ``note`` saying why.
+    ``runs``: a TensorBoard log folder's file -> its run ({} otherwise);
+    ``run_of(path)``: the run of a record of ``path`` (None: none).
+    ``line_extras(decoded, path)``: what a ``cat --json`` line adds ({}: nothing).
+    A caller asks these, never ``getattr`` (:class:`PayloadDefaults` says "none").
     """
 
     name: str
 
+    @property
+    def runs(self) -> Mapping[str, str]: ...
+
     def decode(self, data: bytes) -> DecodedRecord: ...
+
+    def run_of(self, path: str | None) -> str | None: ...
+
+    def line_extras(self, decoded: DecodedRecord, path: str | None) -> dict: ...
+
+
+class PayloadDefaults:
+    """The facts of a :class:`Payload` that names no runs and adds nothing to a ``cat --json`` line."""
+
+    runs: Mapping[str, str] = MappingProxyType({})
+
+    def run_of(self, path: str | None) -> str | None:
+        return None
+
+    def line_extras(self, decoded: DecodedRecord, path: str | None) -> dict:
+        return {}
 
 
 _DTYPE_NAMES: dict = {}  # numpy dtype -> its name as bytes (numpy computes .name in Python, per call)

@@ -23,12 +23,13 @@ import threading
 from collections import OrderedDict
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
-from typing import Any, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Iterator, Mapping, Sequence
 
 import numpy as np
 
 from codec.errors import FileAccessError, RecordIndexError, TFRecordError, UsageError
 from codec.format.framing import Compression, Problem, RecordInfo, RecordStatus
+from codec.format.problem_text import TFRECORD
 from codec.index.record_index import RecordIndex
 from codec.index.scan import IndexProgress
 from codec.index.small_files import SMALL_BYTES
@@ -38,6 +39,9 @@ from codec.sources.pinned import PinnedRecord
 from codec.sources.protocol import RecordData
 from codec.sources.tfrecord_file import TFRecordFile
 from codec.storage.listing import expand_entries
+
+if TYPE_CHECKING:
+    from codec.format.array_record import ArrayRecordLayout
 
 MAX_OPEN = 64
 _SHARD_PATTERN = re.compile(r"-\d{5}-of-\d{5}")
@@ -409,12 +413,47 @@ class ShardSet:
     def is_edited(self, i: int) -> bool:
         return False  # (a set is read-only)
 
+    @property
+    def complete_records(self) -> int:
+        return len(self)  # (only a single file is followed as it is written)
+
+    def _first_opened(self) -> RecordFile | None:
+        """The first shard's file if the set opened it (asking for it otherwise is I/O)."""
+        return self.shards[0].file if self.shards else None
+
+    @property
+    def container(self) -> str:
+        first = self._first_opened()
+        return first.container if first is not None else TFRECORD
+
+    def info_lines(self) -> list[str]:
+        first = self._first_opened()
+        return first.info_lines() if first is not None else []
+
+    @property
+    def layout(self) -> ArrayRecordLayout | None:
+        first = self._first_opened()
+        return first.layout if first is not None else None
+
+    @property
+    def hashes_checked(self) -> bool:
+        first = self._first_opened()
+        return first is not None and first.hashes_checked
+
+    def group_size_warning(self) -> str | None:
+        first = self._first_opened()
+        return first.group_size_warning() if first is not None else None
+
     def pinned(self, i: int) -> ShardRecord:
         """Record ``i`` for a detail view, read from its shard."""
         shard, local = self.locate(i)
         return ShardRecord(shard, i, local, self.payload, self.labels)
 
     # -- passes ---------------------------------------------------------------
+    def resume_iter(self, *, verify: bool = False) -> Iterator[IndexProgress]:
+        """Go on with a stopped index pass: the shards indexed already are not read again."""
+        return self.index_iter(verify=verify)
+
     def index_iter(self, *, verify: bool = False, publish: bool = True) -> Iterator[IndexProgress]:
         """Index the shards, in order except those :meth:`prioritize` asks for first.
 
