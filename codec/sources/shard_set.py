@@ -18,7 +18,6 @@ view shows never change between two of its repaints).
 from __future__ import annotations
 
 import os
-import re
 import threading
 from collections import OrderedDict
 from contextlib import contextmanager
@@ -29,6 +28,7 @@ import numpy as np
 
 from codec.errors import FileAccessError, RecordIndexError, TFRecordError, UsageError
 from codec.format.framing import Compression, Problem, RecordInfo, RecordStatus
+from codec.format.names import shard_pattern
 from codec.format.problem_text import TFRECORD
 from codec.index.record_index import RecordIndex
 from codec.index.scan import IndexProgress
@@ -44,7 +44,6 @@ if TYPE_CHECKING:
     from codec.format.array_record import ArrayRecordLayout
 
 MAX_OPEN = 64
-_SHARD_PATTERN = re.compile(r"-\d{5}-of-\d{5}")
 
 
 @dataclass
@@ -57,33 +56,12 @@ class Shard:
     info: dict | None = None  # a remote shard's listing entry (size, ETag...): opened without asking again
 
 
-def looks_like_shard_set(args: Sequence[str]) -> bool:
-    """Several paths, a folder, or a glob. A URL is judged by its spelling alone (no request):
-    a glob, or a folder or bucket written with a trailing ``/``."""
-    if len(args) > 1:
-        return True
-    for a in args:
-        if _is_url(a):
-            from codec.storage.remote_list import is_remote_glob
-
-            if is_remote_glob(a) or a.endswith("/"):
-                return True
-        elif os.path.isdir(a) or any(c in a for c in "*?[") and not os.path.exists(a):
-            return True
-    return False
-
-
 def _is_url(path: str) -> bool:
     if "://" not in path:  # codec.storage.remote is not imported for local paths
         return False
     from codec.storage.remote import is_url
 
     return is_url(path)
-
-
-def shard_pattern(path: str) -> str:
-    """``train-00003-of-01024.tfrecord`` -> ``train-*-of-01024.tfrecord``."""
-    return _SHARD_PATTERN.sub(lambda m: "-*-of-" + m.group(0)[-5:], path)
 
 
 class _SetIndex:
@@ -651,4 +629,4 @@ class ShardSet:
         return f"<ShardSet {self.path!r} shards={len(self.shards)} records={len(self)}>"
 
 
-__all__ = ["ShardSet", "Shard", "looks_like_shard_set", "shard_pattern", "MAX_OPEN"]
+__all__ = ["ShardSet", "Shard", "MAX_OPEN"]
