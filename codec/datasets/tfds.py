@@ -28,7 +28,7 @@ from codec.datasets.tfds_features import (
 )
 from codec.datasets.tfds_features import leaves as spec_leaves
 from codec.decode.decoder import DecodedRecord, RecordKind, TreeNode, decode_record
-from codec.decode.payloads import PayloadDefaults
+from codec.decode.payload_defaults import PayloadDefaults
 from codec.errors import SchemaError, UsageError
 
 __all__ = ["TfdsDataset", "TfdsPayload", "TfdsSplit", "boxes", "decoded_image", "encoded_tensors", "find_tfds_dir",

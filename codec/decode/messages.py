@@ -25,7 +25,7 @@ from google.protobuf.unknown_fields import UnknownFieldSet
 
 from codec.decode.decoded import DecodedRecord, RecordKind, is_text, read_varint
 from codec.decode.message_view import is_repeated_field, is_required_field, message_fields, message_json, message_tree
-from codec.decode.payloads import PayloadDefaults
+from codec.decode.payload_defaults import PayloadDefaults
 from codec.errors import SchemaError
 
 __all__ = [

@@ -17,7 +17,6 @@ doubles as float64, enums by name with their numbers beside.
 """
 from __future__ import annotations
 
-from types import MappingProxyType
 from typing import TYPE_CHECKING, Mapping, Protocol
 
 from codec.decode.decoded import DecodedRecord, FlatValues, RecordKind, TreeNode
@@ -25,7 +24,7 @@ from codec.decode.decoded import DecodedRecord, FlatValues, RecordKind, TreeNode
 if TYPE_CHECKING:
     import numpy as np
 
-__all__ = ["FlatValues", "KindReader", "Payload", "PayloadDefaults", "array_values", "flat_key", "kind_reader", "record_fields",
+__all__ = ["FlatValues", "KindReader", "Payload", "array_values", "flat_key", "kind_reader", "record_fields",
            "tensor_fields"]
 
 
@@ -38,7 +37,7 @@ class Payload(Protocol):
     ``runs``: a TensorBoard log folder's file -> its run ({} otherwise);
     ``run_of(path)``: the run of a record of ``path`` (None: none).
     ``line_extras(decoded, path)``: what a ``cat --json`` line adds ({}: nothing).
-    A caller asks these, never ``getattr`` (:class:`PayloadDefaults` says "none").
+    A caller asks these, never ``getattr`` (:class:`codec.decode.payload_defaults.PayloadDefaults` says "none").
     """
 
     name: str
@@ -51,18 +50,6 @@ class Payload(Protocol):
     def run_of(self, path: str | None) -> str | None: ...
 
     def line_extras(self, decoded: DecodedRecord, path: str | None) -> dict: ...
-
-
-class PayloadDefaults:
-    """The facts of a :class:`Payload` that names no runs and adds nothing to a ``cat --json`` line."""
-
-    runs: Mapping[str, str] = MappingProxyType({})
-
-    def run_of(self, path: str | None) -> str | None:
-        return None
-
-    def line_extras(self, decoded: DecodedRecord, path: str | None) -> dict:
-        return {}
 
 
 _DTYPE_NAMES: dict = {}  # numpy dtype -> its name as bytes (numpy computes .name in Python, per call)
