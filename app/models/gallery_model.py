@@ -147,7 +147,7 @@ class GalleryModel(QAbstractListModel):
         return self._stretch
 
     def set_stretch(self, stretch: str) -> None:
-        """Make thumbnails of 16-bit and float images with this scaling (see codec.decode.images.display_image)."""
+        """Make thumbnails of 16-bit and float images with this scaling (see codec.decode.image_display.display_image)."""
         if stretch != self._stretch:
             self._stretch = stretch
             self._drop_thumbnails(shapes=False)
