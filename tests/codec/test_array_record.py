@@ -392,3 +392,15 @@ def test_a_file_and_a_set_of_them_declare_the_container_and_its_footer(tmp_path)
             assert source.group_size_warning() == alone.group_size_warning()
             assert source.hashes_checked == alone.hashes_checked
             assert source.complete_records == len(source)
+
+
+def test_info_on_a_set_of_shards_words_damage_as_array_record_damage(tmp_path, capsys):
+    for k, name in enumerate(SHARED):
+        shutil.copy(FORMATS / name, tmp_path / f"part-{k:05d}-of-00002")
+    damaged = tmp_path / "part-00001-of-00002"
+    data = bytearray(damaged.read_bytes())
+    data[200] ^= 0xFF  # inside the first chunk of the second shard
+    damaged.write_bytes(bytes(data))
+    code, out, _ = run(capsys, "info", tmp_path)
+    assert code == 1 and "problems:    1" in out
+    assert "data_crc: the chunk that holds this record" in out and "tensorflow:" not in out
