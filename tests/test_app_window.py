@@ -239,7 +239,7 @@ def test_copy_selected_rows(window, qtbot, fixture_file):
     lines = QApplication.clipboard().text().splitlines()
     assert lines[0].startswith("#\tOffset\tSize\tKind\tStatus")
     assert lines[1].startswith("0\t0\t") and "\tExample\tok" in lines[1]
-    assert '"my_bytes"' in tab.copy_record_json()
+    assert '"my_bytes"' in tab.copying.record_json()
 
 
 def test_copy_of_more_rows_than_the_clipboard_takes(window, qtbot, tmp_path, monkeypatch):

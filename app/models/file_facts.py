@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from app.models.record_format import array_record_file
 from codec.datasets.payload_choice import Choice, info_lines
 from codec.format.framing import Compression
 from codec.format.names import tensorflow_name_note
+from codec.format.problem_text import ARRAY_RECORD
 from codec.ops.verify import status_counts
 from codec.sources.protocol import RecordSource
 from codec.storage.url_secrets import shown_path
@@ -30,22 +30,21 @@ def file_facts(source: RecordSource, dataset: Any = None) -> list[Fact]:
     """The source's path, shards, format and writer options (and their warning), size, records by status,
     payload, label names, a TFDS dataset's splits, and its problems."""
     facts: list[Fact] = [("path", shown_path(source.path))]
-    shards = getattr(source, "shards", None) if source.is_set else None
-    if shards is not None:
-        facts.append(("shards", f"{len(shards):,}" + (f" ({len(source.unusable)} unusable)" if source.unusable else "")))
-    ar = array_record_file(source)
-    if ar is not None:
-        facts.extend(_split(line) for line in ar.info_lines())
-        if shards is not None:
+    if source.is_set:
+        facts.append(("shards", f"{len(source.files):,}" + (f" ({len(source.unusable)} unusable)" if source.unusable else "")))
+    chunked = source.container == ARRAY_RECORD
+    if chunked:
+        facts.extend(_split(line) for line in source.info_lines())
+        if source.is_set:
             facts.append(("note", "the format of the first shard"))
     else:
         facts.append(("format", "TFRecord"))
         facts.append(("compression", source.compression.value))
-        note = None if shards is not None else tensorflow_name_note(source.path, source.compression)
+        note = None if source.is_set else tensorflow_name_note(source.path, source.compression)
         if note:
             facts.append(("note", note))
     size = f"{source.file_size:,} bytes"
-    if ar is None and shards is None and source.compression is not Compression.NONE:
+    if not chunked and not source.is_set and source.compression is not Compression.NONE:
         size += f" ({source.data_end:,} uncompressed)"
     facts.append(("size", size))
     statuses = status_counts(source)

@@ -18,7 +18,7 @@ from PySide6.QtCore import QAbstractListModel, QModelIndex, QPersistentModelInde
 from PySide6.QtGui import QImage
 
 from app.models.filtered_table_model import FilteredTableModel
-from app.models.labels import STATUS_TEXT
+from app.models.labels import status_words
 from app.models.overlay_layers import OverlayLayers
 from app.models.record_table_model import RECORD_ROLE, STATUS_ROLE
 from app.models.stretch_preference import stretch_mode
@@ -26,6 +26,8 @@ from app.models.tiles import ThumbRequest, ThumbResult, TileLoading
 from codec.decode.image_boxes import BoundingBox
 from codec.decode.images import RawShape
 from codec.format.framing import RecordStatus
+from codec.format.problem_text import TFRECORD
+from codec.sources.protocol import RecordSource
 
 TILE_ROLE = Qt.ItemDataRole.UserRole + 40  # a Tile: what the delegate paints
 DEFAULT_SIDE = 128  # the longest side of a thumbnail, in pixels, until the view sets its own
@@ -65,9 +67,11 @@ class GalleryModel(QAbstractListModel):
     aspect_changed = Signal(float)
 
     def __init__(self, rows: FilteredTableModel, loader: TileLoading, parent=None, *,
-                 status: Callable[[int], RecordStatus] | None = None) -> None:
+                 status: Callable[[int], RecordStatus] | None = None,
+                 source: Callable[[], RecordSource | None] = lambda: None) -> None:
         super().__init__(parent)
         self._rows = rows
+        self._source = source  # the records as now (their container words a status)
         self._status = status  # a record's live status (a verify pass may find damage after its tile was made)
         self._side = DEFAULT_SIDE  # device pixels
         self._image_key: str | None = None
@@ -143,7 +147,7 @@ class GalleryModel(QAbstractListModel):
         return self._stretch
 
     def set_stretch(self, stretch: str) -> None:
-        """Make thumbnails of 16-bit and float images with this scaling (see codec.decode.images.display_image)."""
+        """Make thumbnails of 16-bit and float images with this scaling (see codec.decode.image_display.display_image)."""
         if stretch != self._stretch:
             self._stretch = stretch
             self._drop_thumbnails(shapes=False)
@@ -327,8 +331,8 @@ class GalleryModel(QAbstractListModel):
             lines.append(result.note)
         status = self._live_status(record, result)
         if status.damaged:
-            source = self._rows.sourceModel()  # (its words for the records' container)
-            text = source.status_text(status) if hasattr(source, "status_text") else STATUS_TEXT[status]
+            records = self._source()  # (their container's words)
+            text = status_words(status, TFRECORD if records is None else records.container)
             lines.append(f"record damaged: {text}")
         return "\n".join(lines)
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 from codec.decode.decoder import DecodedRecord, RecordKind
 from codec.decode.images import ImageRef
 from codec.format.framing import RecordStatus
+from codec.format.problem_text import ARRAY_RECORD
 
 KIND_TEXT = {RecordKind.EXAMPLE: "Example", RecordKind.SEQUENCE_EXAMPLE: "SequenceExample", RecordKind.RAW: "raw",
              RecordKind.TENSOR: "Tensor", RecordKind.MESSAGE: "Message", RecordKind.PROTOBUF: "Protobuf (no schema)",
@@ -17,6 +18,11 @@ STATUS_TEXT = {
     RecordStatus.WRITING: "being written",
 }
 ARRAY_RECORD_STATUS_TEXT = {**STATUS_TEXT, RecordStatus.DATA_CRC: "chunk damaged"}  # (no CRCs: chunks)
+
+
+def status_words(status: RecordStatus, container: str) -> str:
+    """A status in words, as the records' container has it (an ArrayRecord file's chunks carry no CRCs)."""
+    return (ARRAY_RECORD_STATUS_TEXT if container == ARRAY_RECORD else STATUS_TEXT)[status]
 EDITED_STATUS = "edited"  # a record's Status while it is new or changed and not saved
 GAP_STATUS = "ok, after skipped bytes"  # the Status of the first record found after damage
 UNREADABLE_KIND, LARGE_KIND, NO_KIND = "unreadable", "large", "—"  # the Kind of a record not decoded, and why

@@ -14,11 +14,11 @@ from typing import Any
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
 
-from app.models.record_format import TFRECORD, container_of
+from app.models.record_format import container_of
 from app.models.records_owner import RecordsOwner
 from app.style import icons, palette
 from codec.format.framing import HEADER_SIZE, Compression, Problem, ProblemKind
-from codec.format.problem_text import explain_problem, kind_words
+from codec.format.problem_text import TFRECORD, explain_problem, kind_words
 from codec.sources.protocol import RecordSource
 
 PROBLEM_ROLE = Qt.ItemDataRole.UserRole  # the codec Problem of a row

@@ -10,12 +10,13 @@ from typing import NamedTuple
 from PIL import Image
 from PySide6.QtGui import QImage
 
-from codec.decode.images import STRETCH_DTYPE, ImageRef, decode_image, display_image
+from codec.decode.image_display import STRETCH_DTYPE, display_image
+from codec.decode.images import ImageRef, decode_image
 
 
 def to_qimage(image: Image.Image, stretch: str = STRETCH_DTYPE) -> QImage:
     """A deep copy of a Pillow image as a QImage; high-depth modes (I;16, I, F...) scaled to 8 bits by
-    ``codec.decode.images.display_image`` with ``stretch``."""
+    ``codec.decode.image_display.display_image`` with ``stretch``."""
     formats = {"RGB": QImage.Format.Format_RGB888, "RGBA": QImage.Format.Format_RGBA8888,
                "L": QImage.Format.Format_Grayscale8}
     if image.mode not in formats:

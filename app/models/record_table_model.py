@@ -27,17 +27,16 @@ from PySide6.QtGui import QFont
 
 from app.models.column_choice import SAMPLE_RECORDS, FeatureFacts, SampleRows, ranked_keys
 from app.models.labels import (
-    ARRAY_RECORD_STATUS_TEXT,
     EDITED_STATUS,
     GAP_STATUS,
     KIND_TEXT,
     LARGE_KIND,
     NO_KIND,
-    STATUS_TEXT,
     UNREADABLE_KIND,
+    status_words,
 )
 from app.models.problem_notes import ProblemNotes, renumbered_note
-from app.models.record_format import TFRECORD, container_of
+from app.models.record_format import container_of
 from app.models.records_owner import RecordsOwner
 from app.models.row_cache import RowCache
 from app.models.table_rows import LOADING_ROW, MAX_DECODE_BYTES, RowJob, TableRow, build_row, cell_text
@@ -432,7 +431,7 @@ class RecordTableModel(QAbstractTableModel):
 
     def status_text(self, status: RecordStatus) -> str:
         """A status in words, as the records' container has it (an ArrayRecord file's chunks carry no CRCs)."""
-        return (STATUS_TEXT if container_of(self.records) == TFRECORD else ARRAY_RECORD_STATUS_TEXT)[status]
+        return status_words(status, container_of(self.records))
 
     def _tooltip(self, i: int, col: int, row: TableRow, status: RecordStatus) -> str | None:
         if col == Column.OFFSET or (col == Column.STATUS and self.is_edited(i)):

@@ -4,7 +4,7 @@ from __future__ import annotations
 from PySide6.QtCore import QObject, Signal
 
 from app.models.settings import Settings
-from codec.decode.images import STRETCH_DTYPE, STRETCH_MINMAX
+from codec.decode.image_display import STRETCH_DTYPE, STRETCH_MINMAX
 
 
 def stretch_mode(on: bool) -> str:

@@ -11,7 +11,8 @@ from PySide6.QtGui import QColor, QImage
 
 from app.models.overlay_layers import OverlayLayers
 from codec.decode.image_boxes import BoundingBox
-from codec.decode.images import STRETCH_DTYPE, RawShape
+from codec.decode.image_display import STRETCH_DTYPE
+from codec.decode.images import RawShape
 from codec.format.framing import RecordStatus
 
 
@@ -24,7 +25,7 @@ class ThumbRequest:
     image_key: str | None  # None: the record's main image (the first step's for a SequenceExample)
     caption_key: str | None  # None: the best caption feature of each record
     epoch: int = 0  # the asker's numbering of records when asked (results from an older one are dropped)
-    stretch: str = STRETCH_DTYPE  # how 16-bit and float images become 8 bits (codec.decode.images.display_image)
+    stretch: str = STRETCH_DTYPE  # how 16-bit and float images become 8 bits (codec.decode.image_display.display_image)
     raw_shape: RawShape | None = None  # the user's shape for bytes to show as raw pixels
 
 

@@ -30,7 +30,7 @@ from PySide6.QtWidgets import QHBoxLayout, QSplitter, QWidget
 
 from app.models.hex_model import FramedRecord
 from app.models.problem_list_model import ProblemListModel, is_recovered, problem_title, record_before
-from app.models.record_format import SALVAGE_REASON, TFRECORD, container_of
+from app.models.record_format import SALVAGE_REASON, container_of
 from app.models.record_table_model import RECORD_ROLE
 from app.shell.row_selection import RowSelection
 from app.shell.session import TabSession
@@ -41,6 +41,7 @@ from app.views.record_detail import HEX_TAB, RecordDetail
 from app.views.record_table_view import RecordTableView
 from app.workers.background import PoolJobs
 from codec.format.framing import HEADER_SIZE, Compression, Problem, ProblemKind, RecordStatus
+from codec.format.problem_text import TFRECORD
 from codec.sources.protocol import RecordSource
 
 # Skipped bytes shown in the hex view at most (a garbage run may be huge).

@@ -16,8 +16,9 @@ from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QMainWindow, QMenu
 
 from app.dialogs.salvage_dialog import SalvageDialog
-from app.models.record_format import SALVAGE_REASON, TFRECORD, container_of
+from app.models.record_format import SALVAGE_REASON, container_of
 from app.models.settings import Settings
+from codec.format.problem_text import TFRECORD
 
 if TYPE_CHECKING:
     from app.shell.file_tab import FileTab

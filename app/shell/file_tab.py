@@ -11,11 +11,11 @@ they drive. The window only reads :meth:`FileTab.state` and calls the actions.
 """
 from __future__ import annotations
 
-import json
 import os
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QItemSelectionModel, QModelIndex, QPoint, Qt, Signal
-from PySide6.QtGui import QAction, QGuiApplication, QKeySequence
+from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QMenu, QSplitter, QVBoxLayout, QWidget
 
 from app.dialogs import edit_dialogs
@@ -30,6 +30,7 @@ from app.shell.disk_changes import DiskChanges
 from app.shell.log_tabs import settle_unfinished_tail
 from app.shell.payload_choice import opening_choice
 from app.shell.qa_views import QaViews
+from app.shell.record_copy import RecordCopy
 from app.shell.row_selection import RowSelection
 from app.shell.session import OpenedSource, PassProgress, TabSession
 from app.shell.tab_editing import TabEditing
@@ -45,12 +46,14 @@ from app.workers.row_fetcher import RowFetcher
 from app.workers.sort_runner import TableSorter
 from app.workers.worker import GeneratorWorker, call_on_worker, one_line
 from codec.datasets.payload_choice import apply
-from codec.decode.decoder import decode_record, record_json_value
-from codec.errors import PayloadDecodeError, TFRecordError
+from codec.errors import TFRecordError
 from codec.format.names import tensorflow_name_note
 from codec.sources.tfrecord_file import TFRecordFile
 from codec.storage.remote import is_url
 from codec.storage.url_secrets import shown_path
+
+if TYPE_CHECKING:
+    from codec.datasets.tfds import TfdsDataset
 
 # Files up to this size get every data CRC checked right after indexing, so
 # damaged records are marked without asking; larger files on request.
@@ -74,6 +77,7 @@ class FileTab(QWidget):
     """
 
     is_set = False  # its rows come from one file (a ShardSetTab: from several)
+    dataset: TfdsDataset | None = None  # the TFDS dataset the tab shows (a ShardSetTab of a dataset folder)
     state_changed = Signal()
     indexing_finished = Signal()
     message = Signal(str)
@@ -173,6 +177,8 @@ class FileTab(QWidget):
         self.disk = DiskChanges(session, self.change_bar, lambda: self.editing.busy, self)
         self.disk.reload_requested.connect(self.reload)
         self.disk.follow_requested.connect(self.follow_requested)
+        # Copy Record as JSON, Copy Offset
+        self.copying = RecordCopy(session, self.model, self.current_record, self.message.emit)
         self.disk.follow_requested.connect(self.start_follow)  # the bar's Follow is View > Follow
         self.disk.changed.connect(self.disk_changed)
         session.state_changed.connect(self.state_changed)
@@ -520,8 +526,8 @@ class FileTab(QWidget):
         menu = QMenu(self)
         menu.addAction("Copy", self.table.copy_rows).setShortcut(QKeySequence(QKeySequence.StandardKey.Copy))
         menu.addAction("Copy Cell", lambda: self.table.copy_cell(index))
-        menu.addAction("Copy Record as JSON", self.copy_record_json).setShortcut(QKeySequence("Ctrl+Shift+C"))
-        offset = menu.addAction("Copy Offset", self.copy_offset)
+        menu.addAction("Copy Record as JSON", self.copying.record_json).setShortcut(QKeySequence("Ctrl+Shift+C"))
+        offset = menu.addAction("Copy Offset", self.copying.offset)
         record = self.current_record()
         if record >= 0 and self.model.is_edited(record):
             offset.setEnabled(False)
@@ -590,39 +596,6 @@ class FileTab(QWidget):
     def next_damaged(self, backwards: bool = False) -> int:
         """Select the next (or previous) damaged record, or record after skipped bytes; -1 if none."""
         return self.goto.next_damaged(backwards)
-
-    # -- copying ----------------------------------------------------------
-    def copy_record_json(self) -> str:
-        """Copy the current record as TensorFlow's protobuf JSON."""
-        i = self.current_record()
-        if i < 0:
-            return ""
-        try:
-            with self.session.watching_changes():
-                data = self.session.records.read(i).data
-        except (TFRecordError, OSError, ValueError) as exc:
-            self.message.emit(f"cannot read record {i:,}: {one_line(exc)}")
-            return ""
-        try:
-            text = json.dumps(record_json_value(decode_record(data, self.session.records.payload)), indent=2)
-        except PayloadDecodeError as exc:  # a message with no JSON form (a Timestamp out of range)
-            self.message.emit(f"cannot copy record {i:,} as JSON: {one_line(exc)}")
-            return ""
-        QGuiApplication.clipboard().setText(text)
-        self.message.emit(f"copied record {i:,} as JSON")
-        return text
-
-    def copy_offset(self) -> str:
-        i = self.current_record()
-        if i < 0:
-            return ""
-        if self.model.is_edited(i):
-            self.message.emit(f"record {i:,} is edited and not saved yet: it has no offset in the file")
-            return ""
-        text = str(self.session.records.index.offset(i))
-        QGuiApplication.clipboard().setText(text)
-        self.message.emit(f"copied the offset of record {i:,}: {text}")
-        return text
 
     # -- lifetime ---------------------------------------------------------
     def reopen(self, path: str) -> None:

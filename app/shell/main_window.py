@@ -164,9 +164,9 @@ class MainWindow(QMainWindow):
         self.quit_action = a("&Quit", self.close, QKeySequence.StandardKey.Quit)
         self.quit_action.setMenuRole(QAction.MenuRole.QuitRole)
         self.copy_rows_action = a("&Copy Selected Rows", lambda: self._tab_call(lambda t: t.table.copy_rows()))
-        self.copy_json_action = a("Copy Record as &JSON", lambda: self._tab_call(FileTab.copy_record_json),
+        self.copy_json_action = a("Copy Record as &JSON", lambda: self._tab_call(lambda t: t.copying.record_json()),
                                   "Ctrl+Shift+C")
-        self.copy_offset_action = a("Copy Record &Offset", lambda: self._tab_call(FileTab.copy_offset))
+        self.copy_offset_action = a("Copy Record &Offset", lambda: self._tab_call(lambda t: t.copying.offset()))
         self.follow_action = a("F&ollow", self._toggle_follow, None, None,
                                "Show records as the file is written, like tail -f (a file still being written)")
         self.follow_action.setCheckable(True)
@@ -414,7 +414,7 @@ class MainWindow(QMainWindow):
         tab = self.current_tab()
         if tab is None:
             return None
-        dialog = FileInfoDialog(tab.title, file_facts(tab.session.source, getattr(tab, "dataset", None)), self)
+        dialog = FileInfoDialog(tab.title, file_facts(tab.session.source, tab.dataset), self)
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         dialog.show()
         return dialog

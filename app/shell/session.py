@@ -303,9 +303,9 @@ class TabSession(QObject):
     def _index_passes(self, resume: bool = False) -> Iterator[PassProgress]:
         # A URL's index pass downloads it anyway: its CRCs are checked as the bytes pass, not in a second download.
         verify_now = self.auto_verify and self.fetched is not None
-        passes = getattr(self.source, "resume_iter", None) if resume else None
+        passes = self.source.resume_iter if resume else self.source.index_iter
         with self.watching_changes():
-            for p in (passes or self.source.index_iter)(verify=verify_now):
+            for p in passes(verify=verify_now):
                 yield PassProgress("index", p)
         if self.auto_verify and not self.source.verified:
             yield from self._verify_passes()

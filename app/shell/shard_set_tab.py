@@ -132,7 +132,7 @@ class ShardSetTab(FileTab):
         chooser = SettingsChoice(settings)
         if len(args) == 1:  # (asked first, as open_paths would: a TensorBoard log folder is named as itself)
             choice = chooser(args[0], list(args))
-            name = args[0] if getattr(choice.payload, "runs", None) else None
+            name = args[0] if choice.payload is not None and choice.payload.runs else None
             opened = open_paths(args, lambda *_: choice, as_set=True, name=name)
         else:
             opened = open_paths(args, chooser, as_set=True)

@@ -381,7 +381,7 @@ class TabCheck(QObject):
         when no record is in a training split, those outside the first record's split."""
         from codec.doctor.splits import split_of
 
-        dataset = getattr(self.tab, "dataset", None)
+        dataset = self.tab.dataset
         splits = [(ref, (split_of(ref.path, dataset=dataset) or "").lower()) for ref in finding.records]
         if any(split in TRAIN_SPLITS for _, split in splits):
             return [ref for ref, split in splits if split not in TRAIN_SPLITS]

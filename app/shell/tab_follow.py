@@ -17,9 +17,10 @@ from typing import Callable, Iterator
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
-from app.models.record_format import FOLLOW_REASON, TFRECORD, container_of
+from app.models.record_format import FOLLOW_REASON, container_of
 from app.shell.session import TabSession
 from app.workers.worker import GeneratorWorker
+from codec.format.problem_text import TFRECORD
 
 POLL_MS = 200  # how often a followed file's size is looked at
 

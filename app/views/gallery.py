@@ -346,7 +346,7 @@ class Gallery(QWidget):
         self._scroll_target: tuple | None = None
         self._pending_record = -1  # the record to show as current (kept while the gallery is hidden)
         loader = ThumbnailLoader(read, threads, source=self._source)  # source(): how records decode now
-        self.model = GalleryModel(rows, loader, self, status=status)
+        self.model = GalleryModel(rows, loader, self, status=status, source=self._source)
         self.model.aspect_changed.connect(self._aspect_changed)
         self.delegate = GalleryDelegate(self)
         self.view = GalleryView(self)

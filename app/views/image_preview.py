@@ -55,8 +55,8 @@ from app.workers.background import PoolJobs
 from app.workers.worker import one_line
 from codec.decode.decoder import DecodedRecord
 from codec.decode.image_boxes import BoundingBox, find_boxes
+from codec.decode.image_display import STRETCH_MINMAX
 from codec.decode.images import (
-    STRETCH_MINMAX,
     ImageRef,
     PixelValues,
     find_images,

@@ -58,7 +58,7 @@ READ_REDRAW_MS = 600  # while a log is read, its plots grow this often
 
 def is_log(source: RecordSource) -> bool:
     """Whether ``source``'s records decode as TensorBoard Events (an event file, a log folder)."""
-    return getattr(source.payload, "name", None) == EVENT_TYPE
+    return source.payload is not None and source.payload.name == EVENT_TYPE
 
 
 class _Grid(QWidget):

@@ -132,4 +132,4 @@ class ScalarsLoader(QObject):
 
 def _complete(source: RecordSource) -> int:
     """The records whose bytes are all there (a followed file's last one may still be being written)."""
-    return getattr(source, "complete_records", len(source))
+    return source.complete_records

@@ -172,10 +172,9 @@ def _decoding(source: Any) -> tuple[Any, Any]:
 
 def _run(source: Any, record: int, decoded: DecodedRecord) -> str | None:
     """The log folder run of an event record (None for other records and a file opened on its own)."""
-    run_of = getattr(getattr(source, "payload", None), "run_of", None)
-    if run_of is None or decoded.kind is not RecordKind.EVENT:
+    if source is None or source.payload is None or decoded.kind is not RecordKind.EVENT:
         return None
-    return run_of(source.location(record)[0])
+    return source.payload.run_of(source.location(record)[0])
 
 
 _NO_STOP = threading.Event()  # a step's wait ends with the paint (or PAINT_WAIT_MAX), never sooner

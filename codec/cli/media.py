@@ -38,7 +38,7 @@ def cmd_media(args) -> int:
     broken = found = 0
     with _open(args, verify=not args.no_crc) as f:
         f.build_index()
-        run_of = getattr(f.payload, "run_of", None)  # a log folder's run, as cat --json names it
+        run_of = f.payload.run_of if f.payload is not None else None  # a log folder's run, as cat --json names it
         chosen = selected(f, flt, None, args) if flt is not None else range(len(f))
         for item in iter_records(f, chosen):  # a run of records at a time
             if isinstance(item, IndexProgress):

@@ -83,7 +83,7 @@ def cmd_stats(args) -> int:
 def _unusable(source) -> bool:
     """Shards of a set that could not be read at all (each named on stderr when the set opened):
     problems in the data, as a damaged record is."""
-    return bool(getattr(source, "unusable", None))
+    return bool(source.unusable)
 
 
 def cmd_schema(args) -> int:

@@ -45,16 +45,16 @@ def cmd_info(args) -> int:
                 features.setdefault(key, Counter())[dtype] += 1
                 present[key] += 1
         _out(f"path:        {shown_path(f.path)}")
-        if hasattr(f, "shards"):
-            _out(f"shards:      {len(f.shards):,}" + (f" ({len(f.unusable)} unusable)" if f.unusable else ""))
+        if f.is_set:
+            _out(f"shards:      {len(f.files):,}" + (f" ({len(f.unusable)} unusable)" if f.unusable else ""))
         _out(f"compression: {f.compression.value}")
-        for line in f.info_lines() if hasattr(f, "info_lines") else ():  # an ArrayRecord file's format and options
+        for line in () if f.is_set else f.info_lines():  # an ArrayRecord file's format and options
             _out(line)
-        note = None if hasattr(f, "shards") else tensorflow_name_note(f.path, f.compression)
+        note = None if f.is_set else tensorflow_name_note(f.path, f.compression)
         if note:
             _out(f"note:        {note}")
         size = f"{f.file_size:,} bytes"
-        if f.compression is not Compression.NONE and not hasattr(f, "shards"):
+        if f.compression is not Compression.NONE and not f.is_set:
             size += f" ({f.data_end:,} uncompressed)"
         _out(f"size:        {size}")
         ok = statuses.get("ok", 0)
@@ -81,7 +81,7 @@ def cmd_info(args) -> int:
 def _sample_size(f) -> int:
     """How many of the first records ``info`` describes: INFO_SAMPLE, or fewer filling INFO_SAMPLE_BYTES."""
     n = min(len(f), INFO_SAMPLE)
-    if n == 0 or hasattr(f, "shards"):
+    if n == 0 or f.is_set:
         return n
     import numpy as np
 
@@ -126,15 +126,15 @@ def _print_problems(f: TFRecordFile) -> None:
     _out(f"problems:    {len(f.problems)} ({kinds_summary(f.problems)})")
     for p in f.problems:
         _out(problem_line(p))
-    from codec.format.problem_text import damage_key, damage_table, tensorflow_stops
+    from codec.format.problem_text import ARRAY_RECORD, damage_key, damage_table, tensorflow_stops
 
     keys = list(dict.fromkeys(damage_key(p) for p in f.problems))
-    damage = damage_table(getattr(f, "container", "tfrecord"))
+    damage = damage_table(f.container)
     _out("meaning:")
     for key in keys:
         _out(f"  {key.replace('_recovered', ' (recovered)')}: {damage[key].happened}")
-    if hasattr(f, "info_lines"):
-        return  # an ArrayRecord file: what tf.data does with TFRecord damage does not apply
+    if f.container == ARRAY_RECORD:
+        return  # what tf.data does with TFRecord damage does not apply
     first = f.problems[0]
     record = first.index if first.index is not None else f.record_before(first) + 1
     _out(f"tensorflow:  {tensorflow_stops(damage_key(first), record)}")
@@ -161,7 +161,7 @@ def cmd_cat(args) -> int:
         try:
             for i, data, status, offset, length in _records(f, chosen):
                 show(i, offset, length, status, data,
-                     f.location(i)[0] if getattr(choice.payload, "line_extras", None) is not None else None)
+                     f.location(i)[0] if choice.payload is not None else None)
         finally:
             show.flush()
         return EXIT_PROBLEMS if f.problems else EXIT_OK
@@ -225,7 +225,7 @@ def index_through(f, stop: int | None) -> None:
     A command that needs only the first records of a 20 GB file or a URL stops
     reading there; only a whole pass is written to the index cache.
     """
-    if stop is None or hasattr(f, "shards"):
+    if stop is None or f.is_set:
         f.build_index()
         return
     passing = f.index_iter()
@@ -290,8 +290,10 @@ def cmd_index(args) -> int:
     to_stdout = not args.output or args.output == "-"
     if to_stdout and args.format == "native" and sys.stdout.isatty():  # as gzip refuses, before any work
         raise UsageError("refusing to write a binary index to a terminal; use -o FILE or redirect")
+    from codec.format.problem_text import ARRAY_RECORD
+
     with _open(args) as f:
-        if hasattr(f, "info_lines"):
+        if f.container == ARRAY_RECORD:
             raise UsageError(f"{f.path} is an ArrayRecord file: its footer is its index, there is no TFRecord "
                              "index to write")
         if not to_stdout:

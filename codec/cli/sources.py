@@ -59,7 +59,7 @@ def open_source(args, verify: bool = False):
     dataset = chosen.dataset
     # A TFDS folder's set is named as the dataset, not by its first split's shards.
     name = None if dataset is None else f"{dataset.folder} ({dataset.name} {dataset.version})"
-    if getattr(chosen.payload, "runs", None) and len(named) == 1:  # a TensorBoard log folder, by its name
+    if chosen.payload is not None and chosen.payload.runs and len(named) == 1:  # a TensorBoard log folder, by its name
         name = named[0]
     opened = open_paths(named, lambda *_: chosen, name=name, check_crc=not args.no_crc, use_cache=not args.no_cache)
     for note in opened.notes:
@@ -69,7 +69,7 @@ def open_source(args, verify: bool = False):
         shards.build_index(verify=verify)
         for path, reason in shards.unusable:
             _warn(f"skipped {path}: {reason}")
-    if getattr(chosen.payload, "name", None) == "tensorboard.Event":  # a log's unfinished end is not damage
+    if chosen.payload is not None and chosen.payload.name == "tensorboard.Event":  # a log's unfinished end is not damage
         from codec.datasets.event_logs import take_as_being_written
 
         opened.source.build_index(verify=verify)

@@ -145,13 +145,12 @@ def unfinished_tail(f):
 def take_as_being_written(source) -> None:
     """An indexed source of event files (one file or a set), each file whose last record is cut short at
     its end taken as still being written (``start_follow``): that record is "being written", not damage."""
-    shards = getattr(source, "shards", None)
-    if shards is None:
+    if not source.is_set:
         if unfinished_tail(source) is not None and "://" not in source.path:
             source.start_follow()
         return
-    for k, shard in enumerate(shards):
-        if "://" in shard.path:
+    for k, path in enumerate(source.files):
+        if "://" in path:
             continue
         with source.using(k) as f:
             if f is not None and unfinished_tail(f) is not None:

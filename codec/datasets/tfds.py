@@ -28,6 +28,7 @@ from codec.datasets.tfds_features import (
 )
 from codec.datasets.tfds_features import leaves as spec_leaves
 from codec.decode.decoder import DecodedRecord, RecordKind, TreeNode, decode_record
+from codec.decode.payload_defaults import PayloadDefaults
 from codec.errors import SchemaError, UsageError
 
 __all__ = ["TfdsDataset", "TfdsPayload", "TfdsSplit", "boxes", "decoded_image", "encoded_tensors", "find_tfds_dir",
@@ -373,7 +374,7 @@ def _shard_order(name: str) -> tuple[int, str]:
     return (int(match.group(1)) if match else -1, name)
 
 
-class TfdsPayload:
+class TfdsPayload(PayloadDefaults):
     """Decodes a TFDS dataset's records per its feature spec (a :class:`codec.decode.payloads.Payload`)."""
 
     def __init__(self, dataset: TfdsDataset) -> None:

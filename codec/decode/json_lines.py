@@ -57,9 +57,8 @@ def json_line(index: int, data: bytes, status: RecordStatus, offset: int | None 
                 "kind": decoded.kind.value, "value": value})
     if decoded.note:
         obj["note"] = decoded.note
-    extras = getattr(payload, "line_extras", None)
-    if extras is not None:
-        obj.update(extras(decoded, path))
+    if payload is not None:
+        obj.update(payload.line_extras(decoded, path))
     if labels:
         names = label_names(decoded, labels)
         if names:

@@ -25,6 +25,7 @@ from google.protobuf.unknown_fields import UnknownFieldSet
 
 from codec.decode.decoded import DecodedRecord, RecordKind, is_text, read_varint
 from codec.decode.message_view import is_repeated_field, is_required_field, message_fields, message_json, message_tree
+from codec.decode.payload_defaults import PayloadDefaults
 from codec.errors import SchemaError
 
 __all__ = [
@@ -48,7 +49,7 @@ _PACKAGE = re.compile(rb"^\s*package\s+([A-Za-z_][A-Za-z0-9_.]*)\s*;", re.MULTIL
 _UPB_PREFIX = re.compile(r"^Error parsing message( with type '[^']*')?:? ?")
 
 
-class MessageType:
+class MessageType(PayloadDefaults):
     """One message type from a user's schema file; decodes records as that type.
 
     ``name`` is the full type name, ``path`` the schema file, ``message_class``

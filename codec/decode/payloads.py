@@ -17,7 +17,7 @@ doubles as float64, enums by name with their numbers beside.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Mapping, Protocol
 
 from codec.decode.decoded import DecodedRecord, FlatValues, RecordKind, TreeNode
 
@@ -34,11 +34,22 @@ class Payload(Protocol):
     ``name`` is shown to the user ("lens.demo.Frame from frames.desc").
     ``decode`` never raises for bad data: a record that is not what the
     payload expects is a RAW ``DecodedRecord`` with a ``note`` saying why.
+    ``runs``: a TensorBoard log folder's file -> its run ({} otherwise);
+    ``run_of(path)``: the run of a record of ``path`` (None: none).
+    ``line_extras(decoded, path)``: what a ``cat --json`` line adds ({}: nothing).
+    A caller asks these, never ``getattr`` (:class:`codec.decode.payload_defaults.PayloadDefaults` says "none").
     """
 
     name: str
 
+    @property
+    def runs(self) -> Mapping[str, str]: ...
+
     def decode(self, data: bytes) -> DecodedRecord: ...
+
+    def run_of(self, path: str | None) -> str | None: ...
+
+    def line_extras(self, decoded: DecodedRecord, path: str | None) -> dict: ...
 
 
 _DTYPE_NAMES: dict = {}  # numpy dtype -> its name as bytes (numpy computes .name in Python, per call)

@@ -21,6 +21,9 @@ from codec.sources.pinned import PinnedRecord
 from codec.sources.protocol import NO_OFFSET, RecordData
 from codec.sources.tfrecord_file import TFRecordFile
 
+if TYPE_CHECKING:
+    from codec.format.array_record import ArrayRecordLayout
+
 
 class _RowIndex:
     """``index.status(i)`` / ``index.offset(i)`` / ``index.statuses()`` by document row."""
@@ -76,6 +79,28 @@ class EditedFile:
     @property
     def labels(self):
         return self.source.labels
+
+    @property
+    def container(self) -> str:
+        return self.source.container
+
+    @property
+    def complete_records(self) -> int:
+        return len(self)  # (a document is not followed)
+
+    def info_lines(self) -> list[str]:
+        return self.source.info_lines()
+
+    @property
+    def layout(self) -> ArrayRecordLayout | None:
+        return self.source.layout
+
+    @property
+    def hashes_checked(self) -> bool:
+        return self.source.hashes_checked
+
+    def group_size_warning(self) -> str | None:
+        return self.source.group_size_warning()
 
     @property
     def file_size(self) -> int:

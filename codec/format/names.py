@@ -1,6 +1,6 @@
 """What a TFRecord file's name looks like: how a folder (local or in a bucket) tells its shards
-from the other files in it without reading them; and what TensorFlow makes of a name that says
-another compression than the bytes hold."""
+from the other files in it without reading them; a set's name from its shards' (``train-*-of-01024``);
+and what TensorFlow makes of a name that says another compression than the bytes hold."""
 from __future__ import annotations
 
 import os
@@ -12,9 +12,10 @@ SUFFIXES = ("tfrecord", "tfrecords", "tfrec", "tfr")  # x.tfrecord ...
 COMPRESSED_SUFFIXES = ("gz", "gzip", "zz", "zlib")  # ... optionally followed by one of these
 _TFRECORD_NAME = re.compile(rf"(\.({'|'.join(SUFFIXES)})|-\d{{5}}-of-\d{{5}})(\.({'|'.join(COMPRESSED_SUFFIXES)}))?$",
                             re.IGNORECASE)
+_SHARD_NUMBER = re.compile(r"-\d{5}-of-\d{5}")
 _TF_TYPE = {Compression.NONE: "''", Compression.GZIP: "'GZIP'", Compression.ZLIB: "'ZLIB'"}
 
-__all__ = ["looks_like_tfrecord_name", "name_globs", "tensorflow_name_note"]
+__all__ = ["looks_like_tfrecord_name", "name_globs", "shard_pattern", "tensorflow_name_note"]
 
 
 def looks_like_tfrecord_name(name: str) -> bool:
@@ -48,3 +49,8 @@ def tensorflow_name_note(path: str, compression: Compression) -> str | None:
         given = f"with compression_type={_TF_TYPE[named]}"
     return (f"stored {stored} although {name}: TensorFlow {given} fails on it; "
             f"use {_TF_TYPE[compression]}" + (" (no compression_type)" if compression is Compression.NONE else ""))
+
+
+def shard_pattern(path: str) -> str:
+    """``train-00003-of-01024.tfrecord`` -> ``train-*-of-01024.tfrecord``."""
+    return _SHARD_NUMBER.sub(lambda m: "-*-of-" + m.group(0)[-5:], path)

@@ -68,6 +68,7 @@ DAMAGE: dict[str, DamageText] = {
 
 KIND_WORDS = {kind: DAMAGE[kind.value].name for kind in ProblemKind}  # a problem kind in a few words
 
+TFRECORD = "tfrecord"  # a source's ``container`` when its records are TFRecord frames
 ARRAY_RECORD = "array_record"  # a source's ``container`` when its records are in ArrayRecord chunks
 
 # The same kinds found in an ArrayRecord file: its records sit in chunks of ``group_size`` records, so

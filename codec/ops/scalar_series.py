@@ -135,12 +135,11 @@ class PointsBatch(NamedTuple):
 def run_namer(source) -> Callable[[int], str]:
     """Record number -> its run: a log folder's runs (``source.payload.runs``); a file on its own is a
     run named by its folder's name."""
-    runs = getattr(source.payload, "runs", None) or {}
-    shards = getattr(source, "shards", None)
-    if shards is None:
+    runs = source.payload.runs if source.payload is not None else {}
+    if not source.is_set:
         name = runs.get(source.path) or os.path.basename(os.path.dirname(os.path.abspath(source.path))) or "."
         return lambda _i: name
-    names = [runs.get(s.path) or os.path.basename(os.path.dirname(s.path)) or "." for s in shards]
+    names = [runs.get(path) or os.path.basename(os.path.dirname(path)) or "." for path in source.files]
     return lambda i: names[source.shard_of(i)]
 
 

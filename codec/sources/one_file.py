@@ -13,8 +13,10 @@ from typing import TYPE_CHECKING, Iterator
 
 from codec.errors import RecordIndexError
 from codec.format.framing import Problem
+from codec.format.problem_text import TFRECORD
 
 if TYPE_CHECKING:
+    from codec.format.array_record import ArrayRecordLayout
     from codec.index.record_index import RecordIndex
     from codec.sources.byte_sources import ByteSource
     from codec.storage.file_identity import FileIdentity
@@ -33,6 +35,8 @@ class OneFile:
 
     is_set = False  # one file
     numbered_out_of_order = False  # records are appended, never numbered in between
+    container = TFRECORD  # (an ArrayRecord file says its own, with its layout and hashes)
+    layout: ArrayRecordLayout | None = None
 
     # -- the bytes ------------------------------------------------------
     @property
@@ -138,3 +142,17 @@ class OneFile:
 
     def is_edited(self, i: int) -> bool:
         return False
+
+    @property
+    def complete_records(self) -> int:
+        return len(self.index)
+
+    def info_lines(self) -> list[str]:
+        return []  # (TFRecord framing has nothing to add to the path, compression and size)
+
+    @property
+    def hashes_checked(self) -> bool:
+        return False
+
+    def group_size_warning(self) -> str | None:
+        return None

@@ -48,6 +48,7 @@ class PinnedRecord:
         self.labels: LabelNames | None = source.labels
         self.unsaved = origin is None  # the hex view frames it on its own, at offset 0
         self.is_remote: bool = source.is_remote
+        self.container: str = source.container
         self.modified = origin is None
         self.note: str | None
         if origin is None:

@@ -9,10 +9,13 @@ records come from, not in how they are read: each implements
 ever asks which kind it holds. Row ``i`` is always ``source.read(i)``.
 
 What a caller needs to know about the kind is declared as a fact of the
-interface instead (``is_remote``, ``bytes_fetched``, ``is_set``,
+interface instead (``container``, ``is_remote``, ``bytes_fetched``, ``is_set``,
 ``numbered_out_of_order`` with ``publish()``, ``files``, ``file_row()``,
-``is_edited(i)``); mypy checks that every implementation has them
-(:mod:`codec.sources.conformance`).
+``is_edited(i)``, ``complete_records``, ``info_lines()``, an ArrayRecord file's
+``layout``, ``hashes_checked`` and ``group_size_warning()``); mypy checks that every
+implementation has them (:mod:`codec.sources.conformance`). No caller uses
+``getattr``/``hasattr`` on a source, a reader or its payload, nor ``isinstance`` on a
+source kind (``tests/test_no_probes.py``).
 """
 from __future__ import annotations
 
@@ -26,6 +29,7 @@ if TYPE_CHECKING:
 
     from codec.datasets.label_maps import LabelNames
     from codec.decode.payloads import Payload
+    from codec.format.array_record import ArrayRecordLayout
 
 NO_OFFSET = -1  # the offset of a record that has no place in a file yet (new or edited)
 
@@ -80,6 +84,9 @@ class RecordFacts(Protocol):
     @property
     def is_remote(self) -> bool: ...
 
+    @property
+    def container(self) -> str: ...
+
     def read(self, i: int) -> RecordData: ...
 
     def record_info(self, i: int) -> RecordInfo: ...
@@ -95,6 +102,8 @@ class RecordReader(RecordFacts, Protocol):
     ``payload``: how the records decode (see :mod:`codec.decode.payloads`; None: by the kind rule).
     ``labels``: class names of label ids, None when unknown.
     ``is_remote``: the bytes come over the network (never read them on the GUI thread).
+    ``container``: how the records are framed on disk, ``"tfrecord"`` or ``"array_record"``
+    (:data:`codec.format.problem_text.ARRAY_RECORD`; a shard set: its first opened shard's).
     """
 
     def read_bytes(self, offset: int, size: int) -> bytes: ...
@@ -134,6 +143,12 @@ class RecordSource(RecordFacts, Protocol):
     when it has none (not numbered yet, out of range, or edited away).
     ``is_edited(i)``: row ``i`` is new or changed and not in a file yet (its
     offset is ``NO_OFFSET``; saving writes it).
+    ``complete_records``: rows whose bytes are all there (all of them, less one
+    being written at the end of a followed file).
+    ``info_lines()``: what ``info`` and File Info say of the container beyond
+    TFRecord's (an ArrayRecord file's format, writer options and hashes; [] for TFRecord).
+    ``layout``, ``hashes_checked``, ``group_size_warning()``: an ArrayRecord file's footer
+    (None, False and None for TFRecord; a set: its first opened shard's).
     """
 
     @property
@@ -147,7 +162,6 @@ class RecordSource(RecordFacts, Protocol):
 
     @property
     def statuses_stored(self) -> bool: ...
-
 
     @property
     def mtime_ns(self) -> int | None: ...
@@ -190,3 +204,16 @@ class RecordSource(RecordFacts, Protocol):
     def location(self, i: int) -> tuple[str, int]: ...
 
     def pinned(self, i: int) -> RecordReader: ...
+
+    @property
+    def complete_records(self) -> int: ...
+
+    def info_lines(self) -> list[str]: ...
+
+    @property
+    def layout(self) -> ArrayRecordLayout | None: ...
+
+    @property
+    def hashes_checked(self) -> bool: ...
+
+    def group_size_warning(self) -> str | None: ...

@@ -18,17 +18,18 @@ view shows never change between two of its repaints).
 from __future__ import annotations
 
 import os
-import re
 import threading
 from collections import OrderedDict
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
-from typing import Any, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Iterator, Mapping, Sequence
 
 import numpy as np
 
 from codec.errors import FileAccessError, RecordIndexError, TFRecordError, UsageError
 from codec.format.framing import Compression, Problem, RecordInfo, RecordStatus
+from codec.format.names import shard_pattern
+from codec.format.problem_text import TFRECORD
 from codec.index.record_index import RecordIndex
 from codec.index.scan import IndexProgress
 from codec.index.small_files import SMALL_BYTES
@@ -39,8 +40,10 @@ from codec.sources.protocol import RecordData
 from codec.sources.tfrecord_file import TFRecordFile
 from codec.storage.listing import expand_entries
 
+if TYPE_CHECKING:
+    from codec.format.array_record import ArrayRecordLayout
+
 MAX_OPEN = 64
-_SHARD_PATTERN = re.compile(r"-\d{5}-of-\d{5}")
 
 
 @dataclass
@@ -53,33 +56,12 @@ class Shard:
     info: dict | None = None  # a remote shard's listing entry (size, ETag...): opened without asking again
 
 
-def looks_like_shard_set(args: Sequence[str]) -> bool:
-    """Several paths, a folder, or a glob. A URL is judged by its spelling alone (no request):
-    a glob, or a folder or bucket written with a trailing ``/``."""
-    if len(args) > 1:
-        return True
-    for a in args:
-        if _is_url(a):
-            from codec.storage.remote_list import is_remote_glob
-
-            if is_remote_glob(a) or a.endswith("/"):
-                return True
-        elif os.path.isdir(a) or any(c in a for c in "*?[") and not os.path.exists(a):
-            return True
-    return False
-
-
 def _is_url(path: str) -> bool:
     if "://" not in path:  # codec.storage.remote is not imported for local paths
         return False
     from codec.storage.remote import is_url
 
     return is_url(path)
-
-
-def shard_pattern(path: str) -> str:
-    """``train-00003-of-01024.tfrecord`` -> ``train-*-of-01024.tfrecord``."""
-    return _SHARD_PATTERN.sub(lambda m: "-*-of-" + m.group(0)[-5:], path)
 
 
 class _SetIndex:
@@ -409,12 +391,47 @@ class ShardSet:
     def is_edited(self, i: int) -> bool:
         return False  # (a set is read-only)
 
+    @property
+    def complete_records(self) -> int:
+        return len(self)  # (only a single file is followed as it is written)
+
+    def _first_opened(self) -> RecordFile | None:
+        """The first shard's file if the set opened it (asking for it otherwise is I/O)."""
+        return self.shards[0].file if self.shards else None
+
+    @property
+    def container(self) -> str:
+        first = self._first_opened()
+        return first.container if first is not None else TFRECORD
+
+    def info_lines(self) -> list[str]:
+        first = self._first_opened()
+        return first.info_lines() if first is not None else []
+
+    @property
+    def layout(self) -> ArrayRecordLayout | None:
+        first = self._first_opened()
+        return first.layout if first is not None else None
+
+    @property
+    def hashes_checked(self) -> bool:
+        first = self._first_opened()
+        return first is not None and first.hashes_checked
+
+    def group_size_warning(self) -> str | None:
+        first = self._first_opened()
+        return first.group_size_warning() if first is not None else None
+
     def pinned(self, i: int) -> ShardRecord:
         """Record ``i`` for a detail view, read from its shard."""
         shard, local = self.locate(i)
         return ShardRecord(shard, i, local, self.payload, self.labels)
 
     # -- passes ---------------------------------------------------------------
+    def resume_iter(self, *, verify: bool = False) -> Iterator[IndexProgress]:
+        """Go on with a stopped index pass: the shards indexed already are not read again."""
+        return self.index_iter(verify=verify)
+
     def index_iter(self, *, verify: bool = False, publish: bool = True) -> Iterator[IndexProgress]:
         """Index the shards, in order except those :meth:`prioritize` asks for first.
 
@@ -612,4 +629,4 @@ class ShardSet:
         return f"<ShardSet {self.path!r} shards={len(self.shards)} records={len(self)}>"
 
 
-__all__ = ["ShardSet", "Shard", "looks_like_shard_set", "shard_pattern", "MAX_OPEN"]
+__all__ = ["ShardSet", "Shard", "MAX_OPEN"]

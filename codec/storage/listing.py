@@ -7,13 +7,14 @@ from __future__ import annotations
 import glob
 import os
 import stat
+from typing import Sequence
 
 from codec.errors import FileAccessError, NotTFRecordError
 from codec.format.framing import HEADER_SIZE
 from codec.format.names import looks_like_tfrecord_name
 from codec.storage.opening import sniff_compression
 
-__all__ = ["expand_entries", "expand_inputs", "is_sidecar"]
+__all__ = ["expand_entries", "expand_inputs", "is_sidecar", "looks_like_shard_set"]
 
 # Files that travel with a dataset and are read by it (label maps, a TFDS folder's metadata, notes):
 # a folder holding them is not a folder with a stray file in it.
@@ -112,3 +113,25 @@ def _expand_local(arg: str, notes: list[str]) -> list[str]:
     if not paths:
         notes.append(f"no TFRecord files in {arg}")
     return paths
+
+
+def looks_like_shard_set(args: Sequence[str]) -> bool:
+    """Several paths, a folder, or a glob. A URL is judged by its spelling alone (no request):
+    a glob, or a folder or bucket written with a trailing ``/``."""
+    if len(args) > 1:
+        return True
+    for a in args:
+        if "://" in a and _is_url(a):
+            from codec.storage.remote_list import is_remote_glob
+
+            if is_remote_glob(a) or a.endswith("/"):
+                return True
+        elif os.path.isdir(a) or any(c in a for c in "*?[") and not os.path.exists(a):
+            return True
+    return False
+
+
+def _is_url(path: str) -> bool:
+    from codec.storage.remote import is_url  # (not imported for local paths)
+
+    return is_url(path)

@@ -15,6 +15,7 @@ from codec.cli.main import main
 from codec.format.riegeli import BLOCK_SIZE
 from codec.sources.array_record_file import ArrayRecordFile, array_record_available, open_record_file
 from codec.sources.open import open_paths
+from codec.sources.shard_set import ShardSet
 from codec.sources.tfrecord_file import TFRecordFile
 
 FORMATS = Path(__file__).resolve().parent.parent / "fixtures" / "formats"
@@ -375,3 +376,31 @@ def test_changed_bytes_never_raise_anything_but_one_line(tmp_path):
                 assert len(got) == len(f) and all(f.read(i).info.index == i for i in range(len(f)))
         except TFRecordError as exc:
             assert "\n" not in str(exc)
+
+
+def test_a_file_and_a_set_of_them_declare_the_container_and_its_footer(tmp_path):
+    for k, name in enumerate(SHARED):
+        shutil.copy(FORMATS / name, tmp_path / f"part-{k:05d}-of-00002")
+    alone = ArrayRecordFile(FORMATS / SHARED[0]).build_index()
+    with alone, ShardSet(sorted(str(p) for p in tmp_path.iterdir())) as shards:
+        assert shards.container == "tfrecord" and shards.layout is None  # no shard opened yet: no I/O to say
+        shards.build_index()
+        for source in (alone, shards):
+            assert source.container == "array_record" and source.pinned(0).container == "array_record"
+            assert source.layout == alone.layout and source.info_lines() == alone.info_lines()
+            assert source.info_lines()[0].startswith("format:      ArrayRecord")
+            assert source.group_size_warning() == alone.group_size_warning()
+            assert source.hashes_checked == alone.hashes_checked
+            assert source.complete_records == len(source)
+
+
+def test_info_on_a_set_of_shards_words_damage_as_array_record_damage(tmp_path, capsys):
+    for k, name in enumerate(SHARED):
+        shutil.copy(FORMATS / name, tmp_path / f"part-{k:05d}-of-00002")
+    damaged = tmp_path / "part-00001-of-00002"
+    data = bytearray(damaged.read_bytes())
+    data[200] ^= 0xFF  # inside the first chunk of the second shard
+    damaged.write_bytes(bytes(data))
+    code, out, _ = run(capsys, "info", tmp_path)
+    assert code == 1 and "problems:    1" in out
+    assert "data_crc: the chunk that holds this record" in out and "tensorflow:" not in out

@@ -11,7 +11,8 @@ import pytest
 from PIL import Image
 
 from codec.decode.decoder import DecodedRecord
-from codec.decode.images import ImageRef, decode_image, display_image, find_images, pixel_values, thumbnail
+from codec.decode.image_display import display_image
+from codec.decode.images import ImageRef, decode_image, find_images, pixel_values, thumbnail
 from tests.builders import bytestrings, decoded_example, ints
 
 FLAT = 24200

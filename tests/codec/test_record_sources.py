@@ -151,6 +151,10 @@ def test_each_source_declares_what_the_app_would_otherwise_probe(sources):
         (False, True, False)
     assert one.files == edited.files == [one.path] and shards.files == [s.path for s in shards.shards]
     assert one.publish() == edited.publish() == [] and shards.publish() == []  # verify() numbered them all
+    for source in (one, shards, edited):  # TFRecord framing: nothing an ArrayRecord footer would say
+        assert source.container == "tfrecord" and source.pinned(2).container == "tfrecord"
+        assert source.complete_records == len(source) and source.info_lines() == []
+        assert source.layout is None and not source.hashes_checked and source.group_size_warning() is None
 
 
 def test_each_source_finds_the_row_of_a_files_record(sources):

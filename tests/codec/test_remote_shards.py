@@ -16,8 +16,8 @@ pytest.importorskip("moto")
 pytest.importorskip("flask")
 
 from codec.errors import FileAccessError
-from codec.sources.shard_set import ShardSet, looks_like_shard_set
-from codec.storage.listing import expand_entries, expand_inputs
+from codec.sources.shard_set import ShardSet
+from codec.storage.listing import expand_entries, expand_inputs, looks_like_shard_set
 from codec.storage.remote_list import expand_remote, is_remote_glob
 from tests.builders import FIXTURES
 from tests.remote_servers import S3_UNSET, s3_env
@@ -272,7 +272,7 @@ def test_local_paths_import_nothing_remote(tmp_path):
     import sys
 
     code = ("import contextlib, io, sys\n"
-            "from codec.storage.listing import expand_inputs; from codec.sources.shard_set import looks_like_shard_set\n"
+            "from codec.storage.listing import expand_inputs, looks_like_shard_set\n"
             "from codec.cli.main import main\n"
             f"expand_inputs([{str(FIXTURES / 'shards')!r}]); looks_like_shard_set(['x/*'])\n"
             "with contextlib.redirect_stdout(io.StringIO()):\n"

@@ -10,10 +10,12 @@ import pytest
 
 from codec import TFRecordFile, write_records
 from codec.cli.main import main
+from codec.format.names import shard_pattern
 from codec.ops.export import export
 from codec.query.filter import compile_filter, matching_indices
-from codec.sources.shard_set import ShardSet, looks_like_shard_set, shard_pattern
+from codec.sources.shard_set import ShardSet
 from codec.stats.file_stats import compute_stats
+from codec.storage.listing import looks_like_shard_set
 from tests.builders import MANIFEST, fixture_path
 
 SHARDS = [f"shards/train-0000{k}-of-00004.tfrecord" for k in range(4)]
