@@ -39,7 +39,8 @@ _SOURCES = {
     **dict.fromkeys(("RepairReport", "repair", "repair_iter"), "ops.repair"),
     **dict.fromkeys(("FileSchema", "infer_schema", "schema_iter"), "stats.schema"),
     "ShardSet": "sources.shard_set",
-    **dict.fromkeys(("ArrayRecordFile", "open_record_file"), "sources.array_record_file"),
+    "ArrayRecordFile": "sources.array_record_file",
+    "open_record_file": "sources.record_file",
     **dict.fromkeys(("FileStats", "compute_stats", "stats_iter"), "stats.file_stats"),
 }
 
@@ -107,8 +108,9 @@ if TYPE_CHECKING:  # what type checkers and IDEs see
     from codec.ops.export import ExportReport, export, export_iter, parse_records_spec
     from codec.ops.repair import RepairReport, repair, repair_iter
     from codec.query.filter import ExprError, Filter, compile_filter, filter_iter, format_error, matching_indices
-    from codec.sources.array_record_file import ArrayRecordFile, open_record_file
+    from codec.sources.array_record_file import ArrayRecordFile
     from codec.sources.protocol import RecordData, RecordSource
+    from codec.sources.record_file import open_record_file
     from codec.sources.shard_set import ShardSet
     from codec.sources.tfrecord_file import TFRecordFile, open_tfrecord
     from codec.stats.file_stats import FileStats, compute_stats, stats_iter

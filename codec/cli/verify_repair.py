@@ -30,7 +30,7 @@ def cmd_verify(args) -> int:
             verify_report(args, one, "none", n, n, [], True)
             return EXIT_OK
     from codec.ops.verify import status_counts, verify_data
-    from codec.sources.array_record_file import open_record_file
+    from codec.sources.record_file import open_record_file
 
     found, single = _entries(args)
     code = EXIT_OK

@@ -71,7 +71,7 @@ def _plan(found: list[tuple[str, dict | None]], workers: int) -> tuple[list, lis
     every file was indexed here (else None)."""
     from codec.doctor.per_record import Task, problem_findings
     from codec.format.framing import Compression
-    from codec.sources.array_record_file import open_record_file
+    from codec.sources.record_file import open_record_file
 
     sizes = [_size(p, info) for p, info in found]
     total = sum(sizes)

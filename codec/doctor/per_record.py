@@ -91,7 +91,7 @@ class Inspector:
     # ------------------------------------------------------------ a task
     def run(self, task: Task, progress=None) -> TaskResult:
         """Check the task's records; ``progress(n)`` is told of every few hundred records done."""
-        from codec.sources.array_record_file import open_record_file
+        from codec.sources.record_file import open_record_file
 
         out = TaskResult(task.task_id, task.file_id, task.start)
         try:

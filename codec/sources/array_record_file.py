@@ -1,10 +1,10 @@
-"""An ArrayRecord file as a record source, and the choice between it and a TFRecord file by content.
+"""An ArrayRecord file as a record source.
 
 :class:`ArrayRecordFile` reads the postscript and footer (:mod:`codec.format.array_record`) as its
 index pass, then reads record N as one read of its chunk (:mod:`codec.format.riegeli`), the last
 chunks read kept decoded. A record's offset is Riegeli's record position: its chunk's offset plus
-its place in the chunk. :func:`open_record_file` opens a path as whichever of the two its first
-bytes say it is, whatever it is called.
+its place in the chunk. :mod:`codec.sources.record_file` chooses between it and a TFRecord file by
+content.
 """
 from __future__ import annotations
 
@@ -16,13 +16,12 @@ from typing import Iterator
 
 import numpy as np
 
-from codec.errors import CorruptRecordError, TFRecordError, UsageError
+from codec.errors import CorruptRecordError, UsageError
 from codec.format.array_record import POSTSCRIPT_SPAN, ArrayRecordLayout, footer_offset, parse_footer
 from codec.format.framing import Compression, Problem, ProblemKind, RecordInfo, RecordStatus
 from codec.format.riegeli import (
     CHUNK_HEADER_SIZE,
     KNOWN_CHUNKS,
-    SIGNATURE,
     SIMPLE_CHUNK,
     TRANSPOSED_CHUNK,
     ZERO_HEADER,
@@ -31,7 +30,6 @@ from codec.format.riegeli import (
     add_with_overhead,
     chunk_end,
     chunk_header,
-    is_riegeli,
     logical_positions,
     read_chunk,
     simple_records,
@@ -39,19 +37,15 @@ from codec.format.riegeli import (
     single_records,
     without_block_headers,
 )
-from codec.index import cache as index_cache
 from codec.index.record_index import RecordIndex
 from codec.index.scan import IndexProgress
 from codec.sources.byte_sources import ByteSource, LocalBytes, RemoteBytes
 from codec.sources.one_file import OneFile
 from codec.sources.pinned import PinnedRecord
 from codec.sources.protocol import RecordData
-from codec.sources.tfrecord_file import TFRecordFile
-from codec.storage.opening import io_errors, open_fd, read_upto
-from codec.storage.remote_errors import RemoteFolderError
+from codec.storage.opening import io_errors
 
-__all__ = ["ArrayRecordFile", "RecordFile", "array_record_available", "first_line", "is_array_record",
-           "open_record_file"]
+__all__ = ["ArrayRecordFile", "array_record_available", "first_line"]
 
 CACHED_CHUNKS = 8  # decoded chunks kept: a group's records read one by one decode it once
 RUN_BYTES = 1 << 20  # chunks read in order come this many bytes at a time
@@ -630,55 +624,3 @@ def _is_url(path: str) -> bool:
     from codec.storage.remote import is_url
 
     return is_url(path)
-
-
-def _cached_tfrecord(remote: RemoteBytes, use_cache: bool) -> bool:
-    """Whether the index cache holds this version of the object: a TFRecord file (it keeps no other)."""
-    if not use_cache or remote.size < index_cache.MIN_CACHED_BYTES:
-        return False
-    entry = index_cache.open_entry(remote.path, remote.size, remote.version)
-    if entry is None:
-        return False
-    with entry:
-        return True
-
-
-def is_array_record(path: str) -> bool:
-    """Whether the local file ``path`` begins with the Riegeli/records signature (False when unreadable:
-    opening it as a TFRecord file then says why)."""
-    try:
-        fd, _ = open_fd(path)
-    except TFRecordError:
-        return False
-    try:
-        return is_riegeli(read_upto(fd, path, 0, len(SIGNATURE)))
-    except TFRecordError:
-        return False
-    finally:
-        os.close(fd)
-
-
-RecordFile = TFRecordFile | ArrayRecordFile  # one file of records, whichever its bytes say
-
-
-def open_record_file(path: str | os.PathLike, *, check_crc: bool = True, use_cache: bool = True,
-                     info: dict | None = None, **options) -> RecordFile:
-    """``path`` opened as what its first bytes are: an ArrayRecord (Riegeli) file or a TFRecord file.
-
-    ``options`` go to :class:`TFRecordFile` (``fork_halves``). A URL's first bytes cost one small read.
-    """
-    path = os.fspath(path)
-    if "://" in path and _is_url(path):
-        try:
-            remote = RemoteBytes(path, info)
-        except RemoteFolderError:
-            remote = None  # (a folder named without its trailing slash: the caller lists it)
-        if remote is not None:
-            # (through the object's block cache: a TFRecord file's own sniff reads the same block, fetched once;
-            # an object the index cache knows is a TFRecord file, opened without a read)
-            if not _cached_tfrecord(remote, use_cache) and is_riegeli(remote.remote.read(0, len(SIGNATURE))):
-                return ArrayRecordFile(path, check_crc=check_crc, byte_source=remote)
-            return TFRecordFile(path, check_crc=check_crc, use_cache=use_cache, info=info, remote=remote, **options)
-    elif is_array_record(path):
-        return ArrayRecordFile(path, check_crc=check_crc)
-    return TFRecordFile(path, check_crc=check_crc, use_cache=use_cache, info=info, **options)

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from codec.index import cache as index_cache
 from codec.index.small_files import SMALL_BYTES, walk_small_file
-from codec.sources.array_record_file import ArrayRecordFile, open_record_file
+from codec.sources.array_record_file import ArrayRecordFile
+from codec.sources.record_file import open_record_file
 from codec.sources.tfrecord_file import TFRecordFile
 
 __all__ = ["indexed_file", "walked_file"]

@@ -13,7 +13,8 @@ from typing import Any, Callable, Sequence
 
 from codec.datasets.payload_choice import Choice, apply, choose_for
 from codec.errors import UsageError
-from codec.sources.array_record_file import ArrayRecordFile, open_record_file
+from codec.sources.array_record_file import ArrayRecordFile
+from codec.sources.record_file import open_record_file
 from codec.sources.shard_set import ShardSet
 from codec.sources.tfrecord_file import TFRecordFile
 from codec.storage.listing import expand_entries, looks_like_shard_set

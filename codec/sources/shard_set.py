@@ -33,10 +33,10 @@ from codec.format.problem_text import TFRECORD
 from codec.index.record_index import RecordIndex
 from codec.index.scan import IndexProgress
 from codec.index.small_files import SMALL_BYTES
-from codec.sources.array_record_file import RecordFile, open_record_file
 from codec.sources.indexed_files import walked_file
 from codec.sources.pinned import PinnedRecord
 from codec.sources.protocol import RecordData
+from codec.sources.record_file import RecordFile, open_record_file
 from codec.sources.tfrecord_file import TFRecordFile
 from codec.storage.listing import expand_entries
 

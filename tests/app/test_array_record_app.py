@@ -27,7 +27,8 @@ from app.models.record_table_model import BASE_COLUMNS, Column  # noqa: E402
 from app.models.shard_list_model import SPLIT  # noqa: E402
 from app.shell.shard_set_tab import ShardSetTab  # noqa: E402
 from app.views.record_detail import IMAGES_TAB, TREE_TAB  # noqa: E402
-from codec.sources.array_record_file import ArrayRecordFile, open_record_file  # noqa: E402
+from codec.sources.array_record_file import ArrayRecordFile  # noqa: E402
+from codec.sources.record_file import open_record_file  # noqa: E402
 from codec.sources.tfrecord_file import TFRecordFile  # noqa: E402
 from tests.builders import FIXTURES, example  # noqa: E402
 from tests.gui_helpers import open_done, wait_done  # noqa: E402

@@ -13,8 +13,9 @@ import pytest
 
 from codec.cli.main import main
 from codec.format.riegeli import BLOCK_SIZE
-from codec.sources.array_record_file import ArrayRecordFile, array_record_available, open_record_file
+from codec.sources.array_record_file import ArrayRecordFile, array_record_available
 from codec.sources.open import open_paths
+from codec.sources.record_file import open_record_file
 from codec.sources.shard_set import ShardSet
 from codec.sources.tfrecord_file import TFRecordFile
 

@@ -7,7 +7,8 @@ import random
 import pytest
 
 from codec.format.riegeli import BLOCK_SIZE
-from codec.sources.array_record_file import ArrayRecordFile, array_record_available, open_record_file
+from codec.sources.array_record_file import ArrayRecordFile, array_record_available
+from codec.sources.record_file import open_record_file
 
 pytestmark = pytest.mark.skipif(not array_record_available(), reason="Google's array-record package is not installed")
 

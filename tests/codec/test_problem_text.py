@@ -17,7 +17,7 @@ from codec.format.problem_text import (
     status_key,
     tensorflow_stops,
 )
-from codec.sources.array_record_file import open_record_file
+from codec.sources.record_file import open_record_file
 from tests.builders import FIXTURES, MANIFEST, fixture_path
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
