@@ -70,6 +70,7 @@ class FilteredTableModel(QAbstractProxyModel):
     def __init__(self, source, parent=None) -> None:
         super().__init__(parent)
         self._matches: np.ndarray | None = None  # sorted int64 record numbers, or None: every record
+        self.matches_complete = True  # False while a running filter's matches are still coming
         self._expression = ""
         self._start = 0  # the matching record (position) shown in view row 0
         self._rows = 0  # view rows, as announced to views
@@ -81,8 +82,12 @@ class FilteredTableModel(QAbstractProxyModel):
         self.setSourceModel(source)
 
     # -- the filter -------------------------------------------------------
-    def set_matches(self, matches: Sequence[int] | array | np.ndarray | None, expression: str = "") -> None:
-        """Show only these records (sorted record numbers), or every record with None; the window goes to the start."""
+    def set_matches(self, matches: Sequence[int] | array | np.ndarray | None, expression: str = "",
+                    complete: bool = True) -> None:
+        """Show only these records (sorted record numbers), or every record with None; the window goes to the start.
+        ``complete`` False: a running filter's matches are still coming (:meth:`append_matches`), until it sets
+        them again complete (:attr:`matches_complete`)."""
+        self.matches_complete = complete or matches is None
         self.beginResetModel()
         if matches is None:
             self._matches = None

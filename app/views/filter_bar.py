@@ -289,7 +289,7 @@ class FilterBar(QWidget):
         self.progress.setValue(0)
         self._active, self._stopped = self._pending, None
         self.filter_started.emit()
-        self._rows.set_matches([], self._active.flt.text if self._active is not None else "")
+        self._rows.set_matches([], self._active.flt.text if self._active is not None else "", complete=False)
         self._show_so_far()
 
     def _progress(self, p: IndexProgress) -> None:
@@ -344,6 +344,7 @@ class FilterBar(QWidget):
             if missing:
                 self._show_missing(text, missing)
         self._update_count()
+        self._rows.matches_complete = True
         self._rows.filter_changed.emit()  # the matches are complete: what follows the filter goes over them now
         self.filter_applied.emit()
 
@@ -354,6 +355,8 @@ class FilterBar(QWidget):
             self._take(run)
             run.stop_at(None)
             self._stopped = run
+            self._rows.matches_complete = True  # (as many as there will be: what follows the filter takes them)
+            self._rows.filter_changed.emit()
         self._update_count()
         self.error_label.setText(f"<span style='color:{palette.ERROR_COLOR}'>filter failed: {html.escape(error)}</span>")
         self.error_label.show()

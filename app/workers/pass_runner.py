@@ -130,7 +130,8 @@ class RecomputesWhenShown:
 
     Edits, a new filter or another scope only mark it stale (``_stale``); it
     goes over the records again when it is visible, or as soon as it is shown.
-    The panel provides ``compute()`` and ``_filter_applies()``.
+    The panel provides ``compute()``, ``_filter_applies()`` and ``_rows`` (the table's rows): a filter
+    whose matches are still coming makes it stale only, to go over them once they are all there.
     """
 
     _stale = True
@@ -160,5 +161,9 @@ class RecomputesWhenShown:
         self.mark_stale()
 
     def _filter_changed(self) -> None:
-        if self._filter_applies():
+        if not self._filter_applies():
+            return
+        if self._rows.matches_complete:
             self.mark_stale()
+        else:
+            self._stale = True
