@@ -39,3 +39,12 @@ def select_decoded(qtbot, tab, record: int, view, tab_index: int, timeout: int =
                     and not view.pending(), timeout=timeout)
     detail.tabs.setCurrentIndex(tab_index)
     return tab, view
+
+
+def export_with(qtbot, dialog, out, timeout: int = 20000):
+    """Run the Export dialog to ``out`` (as if typed there) and wait for it: the report (None when it failed)."""
+    dialog._touched = True
+    dialog.output.setText(str(out))
+    with qtbot.waitSignal(dialog.export_finished, timeout=timeout) as finished:
+        assert dialog.start()
+    return finished.args[0]

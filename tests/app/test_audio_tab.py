@@ -21,7 +21,7 @@ from app.views.audio_player import PLAYBACK_EXTRA, playback_available  # noqa: E
 from app.views.audio_view import level_colors  # noqa: E402
 from app.views.record_detail import AUDIO_TAB, NO_AUDIO_TIP, TREE_TAB  # noqa: E402
 from tests.builders import FIXTURES  # noqa: E402
-from tests.gui_helpers import open_done, select_decoded  # noqa: E402
+from tests.gui_helpers import export_with, open_done, select_decoded  # noqa: E402
 
 TIMEOUT = 20000
 AUDIO = FIXTURES / "media" / "audio.tfrecord"
@@ -360,11 +360,7 @@ def test_export_dialog_writes_one_wav_per_audio_value_with_the_source_samples(qt
     assert dialog.output.text().endswith("audio-export_audio") and "WAV" in dialog.note.text()
     assert not dialog.compression.isEnabled() and dialog.export_button.isEnabled()
     out = tmp_path / "wavs"
-    dialog._touched = True
-    dialog.output.setText(str(out))
-    with qtbot.waitSignal(dialog.export_finished, timeout=TIMEOUT) as finished:
-        assert dialog.start()
-    report = finished.args[0]
+    report = export_with(qtbot, dialog, out, TIMEOUT)
     assert report is not None and report.files == 12 and dialog.message == f"wrote 12 audio files to {out}"
     records = tab.session.records
     for i in range(len(records)):

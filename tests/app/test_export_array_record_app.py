@@ -10,7 +10,7 @@ pytest.importorskip("PySide6.QtWidgets")
 
 from codec.sources.array_record_file import array_record_available
 from codec.storage.writer import write_records
-from tests.gui_helpers import open_done
+from tests.gui_helpers import export_with, open_done
 
 pytestmark = pytest.mark.skipif(not array_record_available(), reason="Google's array-record package is not installed")
 TIMEOUT = 20000
@@ -28,11 +28,7 @@ def test_the_dialog_exports_an_array_record_file_googles_reader_reads(qtbot, win
     assert dialog.output.text().endswith("data-export.array_record") and "group_size:1" in dialog.note.text()
     assert not dialog.compression.isEnabled() and dialog.export_button.isEnabled()
     out = tmp_path / "data.array_record"
-    dialog._touched = True
-    dialog.output.setText(str(out))
-    with qtbot.waitSignal(dialog.export_finished, timeout=TIMEOUT) as finished:
-        assert dialog.start()
-    assert finished.args[0].records == 30 and dialog.message == f"wrote 30 records to {out}"
+    assert export_with(qtbot, dialog, out, TIMEOUT).records == 30 and dialog.message == f"wrote 30 records to {out}"
     reader = array_record_module.ArrayRecordReader(str(out))
     assert list(reader.read(list(range(30)))) == RECORDS
     assert reader.writer_options_string().startswith("group_size:1,")
