@@ -37,9 +37,14 @@ def build_window(args: argparse.Namespace):
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(sys.argv[1:] if argv is None else argv)
+    from PySide6.QtCore import QLoggingCategory
     from PySide6.QtWidgets import QApplication
 
     from app.style import icons
+
+    # QtMultimedia (the playback extra) looks for optional system libraries (PipeWire, VA-API) and names
+    # each one missing on stderr; playing a WAV needs none of them.
+    QLoggingCategory.setFilterRules("qt.multimedia.symbolsresolver=false")
 
     QApplication.setApplicationName("TFRecord Lens")
     QApplication.setOrganizationName("TFRecord Lens")
