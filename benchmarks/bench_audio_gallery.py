@@ -37,7 +37,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import numpy as np
 
-from benchmarks.common import ensure_file, row
+from benchmarks.common import GapWatch, ensure_file, row
 
 RATE = 16000
 SIDE = 128
@@ -156,7 +156,7 @@ def scroll_through(app, path: str) -> dict:
 def _scroll(app, gallery, step: int, start: int, frames_max: int | None = None) -> dict:
     """Scroll ``step`` pixels every FRAME_MS (the view painted each frame) from ``start`` to the bottom
     or for ``frames_max`` frames, while the loader makes tiles; what the GUI thread went through."""
-    from PySide6.QtCore import QElapsedTimer, QEventLoop, QTimer
+    from PySide6.QtCore import QEventLoop, QTimer
 
     from app.models.gallery_model import TILE_ROLE
 
@@ -167,19 +167,9 @@ def _scroll(app, gallery, step: int, start: int, frames_max: int | None = None) 
         made[0] += 1
 
     model.tile_ready.connect(count)
-    clock = QElapsedTimer()
-    gaps: list[int] = []
-    last_tick = [0]
     frames: list[float] = []
     filled: list[float] = []
     loop = QEventLoop()
-
-    def tick() -> None:
-        now = clock.elapsed()
-        gaps.append(now - last_tick[0])
-        if os.environ.get("BENCH_VERBOSE") and now - last_tick[0] > 100:
-            print(f"    gap {now - last_tick[0]} ms at {now} ms, frame {len(frames)}, made {made[0]}", flush=True)
-        last_tick[0] = now
 
     def frame() -> None:
         t = time.perf_counter()
@@ -193,28 +183,26 @@ def _scroll(app, gallery, step: int, start: int, frames_max: int | None = None) 
         if bar.value() >= bar.maximum() or (frames_max is not None and len(frames) >= frames_max):
             loop.quit()
 
-    ticker, scroller = QTimer(), QTimer()
-    ticker.setInterval(TICK_MS)
-    ticker.timeout.connect(tick)
+    watch = GapWatch(TICK_MS, 100, lambda: f"frame {len(frames)}, made {made[0]}")
+    scroller = QTimer()
     scroller.setInterval(FRAME_MS)
     scroller.timeout.connect(frame)
     bar.setValue(start)
     app.processEvents()
     t0 = time.perf_counter()
-    clock.start()
-    ticker.start()
+    watch.start()
     scroller.start()
     loop.exec()
     elapsed = time.perf_counter() - t0
     scroller.stop()
-    ticker.stop()
+    watch.stop()
     model.tile_ready.disconnect(count)
     return {
         "seconds": elapsed,
         "frames": len(frames),
         "tiles_per_s": made[0] / elapsed,
         "filled": statistics.mean(filled) if filled else 0.0,
-        "stall_ms": max(0, max(gaps[1:] or [0]) - TICK_MS),
+        "stall_ms": max(0, max(watch.gaps[1:] or [0]) - TICK_MS),
         "frame_ms_median": statistics.median(frames) * 1000,
         "frame_ms_worst": max(frames) * 1000,
     }

@@ -21,7 +21,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-from benchmarks.common import data_path, row, rss_mb
+from benchmarks.common import GapWatch, data_path, row, rss_mb
 
 
 def make_file(n: int, compression: str = "none") -> str:
@@ -50,7 +50,7 @@ def main() -> None:
     path = make_file(args.records)
     os.environ["TFRLENS_CACHE_DIR"] = tempfile.mkdtemp(prefix="tfrlens-bench-cache-")
 
-    from PySide6.QtCore import QElapsedTimer, QSettings, QTimer
+    from PySide6.QtCore import QSettings
     from PySide6.QtWidgets import QApplication
 
     QSettings.setPath(QSettings.Format.IniFormat, QSettings.Scope.UserScope, tempfile.mkdtemp())
@@ -63,24 +63,10 @@ def main() -> None:
     app.processEvents()
     empty_mb = rss_mb()
 
-    gaps = []
-    clock = QElapsedTimer()
-    ticker = QTimer()
-    ticker.setInterval(10)
-    last = [0]
-
-    def tick() -> None:
-        now = clock.elapsed()
-        gaps.append(now - last[0])
-        if os.environ.get("BENCH_VERBOSE") and now - last[0] > 30:
-            print(f"    gap {now - last[0]} ms at {now} ms, rows {tab.model.rowCount():,}", flush=True)
-        last[0] = now
-
-    ticker.timeout.connect(tick)
+    watch = GapWatch(10, 30, lambda: f"rows {tab.model.rowCount():,}")
     t0 = time.perf_counter()
     tab = window.open_file(path)
-    clock.start()
-    ticker.start()
+    watch.start()
     first_rows = None
     finished = []
     tab.indexing_finished.connect(lambda: finished.append(time.perf_counter()))
@@ -91,7 +77,7 @@ def main() -> None:
             first_rows = time.perf_counter() - t0
         time.sleep(0.001)
     full = finished[0] - t0
-    ticker.stop()
+    watch.stop()
     count = tab.model.rowCount()
     t = time.perf_counter()
     tab.table.scrollToBottom()
@@ -102,8 +88,8 @@ def main() -> None:
     print(f"{count:,} records, {os.path.getsize(path) / 2**20:,.0f} MiB, platform {app.platformName()}")
     row("open -> first rows painted", f"{first_rows:.3f} s")
     row("open -> full count (index pass)", f"{full:.2f} s", f"{count / full:,.0f} records/s")
-    row("longest event-loop gap while indexing", f"{max(gaps[1:] or [0]):.0f} ms",
-        f"mean tick {sum(gaps[1:]) / max(1, len(gaps) - 1):.1f} ms over {len(gaps)} ticks")
+    row("longest event-loop gap while indexing", f"{max(watch.gaps[1:] or [0]):.0f} ms",
+        f"mean tick {sum(watch.gaps[1:]) / max(1, len(watch.gaps) - 1):.1f} ms over {len(watch.gaps)} ticks")
     row("scroll to the end and paint", f"{scroll * 1000:.0f} ms")
     row("memory above the empty app", f"{mem:,.0f} MiB", f"{mem * 2**20 / count:.1f} B/record")
     gzip_record_times(app, window)

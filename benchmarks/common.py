@@ -108,3 +108,32 @@ def tf_iterate_seconds(path: str, compression: str = "") -> float | None:
 
 def row(what: str, value: str, tf_value: str = "") -> None:
     print(f"  {what:<44} {value:>18}   {tf_value}")
+
+
+class GapWatch:
+    """The GUI thread's stalls: a timer every ``interval_ms`` notes the time since its last tick (``gaps``, ms);
+    with BENCH_VERBOSE set, a gap over ``say_over_ms`` is printed with what ``context()`` says then."""
+
+    def __init__(self, interval_ms: int, say_over_ms: int, context=lambda: "") -> None:
+        from PySide6.QtCore import QElapsedTimer, QTimer
+
+        self.gaps: list[int] = []
+        self._clock, self._timer, self._last = QElapsedTimer(), QTimer(), 0
+        self._timer.setInterval(interval_ms)
+        self._timer.timeout.connect(self._tick)
+        self._say_over = say_over_ms if os.environ.get("BENCH_VERBOSE") else None
+        self._context = context
+
+    def start(self) -> None:
+        self._clock.start()
+        self._timer.start()
+
+    def stop(self) -> None:
+        self._timer.stop()
+
+    def _tick(self) -> None:
+        now = self._clock.elapsed()
+        gap, self._last = now - self._last, now
+        self.gaps.append(gap)
+        if self._say_over is not None and gap > self._say_over:
+            print(f"    gap {gap} ms at {now} ms, {self._context()}", flush=True)
